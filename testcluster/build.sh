@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Compiles the test cluster launcher and writes its runtime classpath to target/classpath.txt.
+# Fetches Hadoop's jars from Maven Central into ~/.m2 on first use.
+set -euo pipefail
+cd "$(dirname "$0")"
+command -v java >/dev/null || { echo "testcluster: no 'java' on PATH; install JDK 17 (apt-get install openjdk-17-jdk-headless)" >&2; exit 2; }
+command -v mvn >/dev/null || { echo "testcluster: no 'mvn' on PATH; install Maven (apt-get install maven)" >&2; exit 2; }
+stamp=target/.built
+if [ -f "$stamp" ] && [ -f target/classpath.txt ] && [ -z "$(find pom.xml src -newer "$stamp" -print -quit)" ]; then
+  exit 0
+fi
+log=$(mktemp)
+if ! mvn -B -q compile dependency:build-classpath -Dmdep.outputFile=target/classpath.txt >"$log" 2>&1; then
+  echo "testcluster: Maven build failed (jar download from Maven Central or compile error); see below, then re-run 'make cluster-up'" >&2
+  tail -n 30 "$log" >&2
+  rm -f "$log"
+  exit 2
+fi
+rm -f "$log"
+touch "$stamp"

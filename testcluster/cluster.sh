@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# Starts, stops and checks the single-machine Hadoop test cluster.
+#   cluster.sh up [plain|privacy]   start in the background and wait until really ready (idempotent)
+#   cluster.sh down                 stop it and every process it started
+#   cluster.sh status               exit 0 when healthy, 1 otherwise
+# Ports come from the environment (RM_PORT, SCHEDULER_PORT, TRACKER_PORT, ADMIN_PORT, RM_WEB_PORT,
+# NN_PORT, NN_HTTP_PORT); the readiness wait from CLUSTER_TIMEOUT (seconds, default 180).
+set -euo pipefail
+. "$(dirname "$0")/jvm.sh"
+
+RM_PORT=${RM_PORT:-8032}
+SCHEDULER_PORT=${SCHEDULER_PORT:-8030}
+TRACKER_PORT=${TRACKER_PORT:-8031}
+ADMIN_PORT=${ADMIN_PORT:-8033}
+RM_WEB_PORT=${RM_WEB_PORT:-8088}
+NN_PORT=${NN_PORT:-8020}
+NN_HTTP_PORT=${NN_HTTP_PORT:-9870}
+CLUSTER_TIMEOUT=${CLUSTER_TIMEOUT:-180}
+
+pidfile=$TC_DIR/cluster.pid
+die() { echo "testcluster: $*" >&2; exit 2; }
+
+alive() { [ -f "$pidfile" ] && kill -0 "$(cat "$pidfile")" 2>/dev/null; }
+
+port_taken() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+# Healthy = our JVM is alive, declared itself ready, its in-process health report is fresh and
+# says ok (NameNode out of safe mode, 2 RUNNING NodeManagers, the gpu label in place), and the
+# RM and NameNode RPC ports accept connections.
+healthy() {
+  alive && [ -f "$TC_DIR/ready" ] && [ -f "$TC_DIR/health" ] || return 1
+  local state stamp
+  read -r state _ < "$TC_DIR/health" || return 1
+  stamp=$(awk '{print $NF}' "$TC_DIR/health")
+  [ "$state" = ok ] && [ $(( $(date +%s) - stamp )) -lt 15 ] || return 1
+  port_taken "$(sed -n 's/^rm=.*://p' "$TC_DIR/ready")" && port_taken "$(sed -n 's|^fs.defaultFS=.*:||p' "$TC_DIR/ready")"
+}
+
+running_profile() { sed -n 's/^profile=//p' "$TC_DIR/ready" 2>/dev/null; }
+
+write_env() {
+  cat > "$TC_DIR/env.sh" <<ENV
+# Written by 'make cluster-up': source it to point Hadoop clients (and tfyarn) at the test cluster.
+export HADOOP_CONF_DIR="$TC_DIR/conf"
+export TFYARN_TESTCLUSTER_PROFILE="$(running_profile)"
+ENV
+}
+
+stop() {
+  if alive; then
+    local pid; pid=$(cat "$pidfile")
+    kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || true
+    for _ in $(seq 1 60); do kill -0 "$pid" 2>/dev/null || break; sleep 0.5; done
+    kill -KILL -- "-$pid" 2>/dev/null || kill -KILL "$pid" 2>/dev/null || true
+  fi
+  # Containers run in sessions of their own (setsid), outside the launcher's process group;
+  # every one of them has the cluster directory in its command line.
+  pkill -TERM -f -- "$TC_DIR/data" 2>/dev/null || true
+  sleep 0.5
+  pkill -KILL -f -- "$TC_DIR/data" 2>/dev/null || true
+  rm -f "$pidfile" "$TC_DIR/ready" "$TC_DIR/health" "$TC_DIR/env.sh"
+}
+
+up() {
+  local profile=${1:-plain}
+  case "$profile" in plain|privacy) ;; kerberos) die "profile kerberos is not implemented yet; use PROFILE=plain or PROFILE=privacy" ;; *) die "unknown PROFILE '$profile'; use plain or privacy" ;; esac
+  mkdir -p "$TC_DIR/logs"
+  if healthy; then
+    if [ "$(running_profile)" = "$profile" ]; then
+      write_env
+      echo "testcluster: already up (profile $profile, pid $(cat "$pidfile")); reusing it"
+      return 0
+    fi
+    die "a cluster with profile $(running_profile) is running; run 'make cluster-down' first"
+  fi
+  stop
+  local p
+  for p in "$RM_PORT" "$SCHEDULER_PORT" "$TRACKER_PORT" "$ADMIN_PORT" "$RM_WEB_PORT" "$NN_PORT" "$NN_HTTP_PORT"; do
+    port_taken "$p" && die "port $p is already in use by another process; stop it (ss -ltnp | grep :$p) or choose other ports (RM_PORT, NN_PORT, ...)"
+  done
+  "$TC_HOME/build.sh"
+  rm -rf "$TC_DIR/data" "$TC_DIR/conf" "$TC_DIR/failed"
+  mkdir -p "$TC_DIR/data"
+  local log=$TC_DIR/logs/cluster.log
+  local start=$SECONDS
+  echo "testcluster: starting (profile $profile); log: $log"
+  setsid java -Xmx2g -XX:+UseSerialGC "${TC_OPENS[@]}" -Djava.net.preferIPv4Stack=true \
+    -Dlog4j.configuration=file:"$TC_HOME/conf/log4j.properties" \
+    -cp "$(tc_classpath "$TC_HOME/conf")" dev.tfyarn.testcluster.TestCluster \
+    --dir "$TC_DIR" --profile "$profile" \
+    --rm-port "$RM_PORT" --scheduler-port "$SCHEDULER_PORT" --tracker-port "$TRACKER_PORT" \
+    --admin-port "$ADMIN_PORT" --rm-web-port "$RM_WEB_PORT" --nn-port "$NN_PORT" --nn-http-port "$NN_HTTP_PORT" \
+    </dev/null >"$log" 2>&1 &
+  echo $! > "$pidfile"
+  while [ $((SECONDS - start)) -lt "$CLUSTER_TIMEOUT" ]; do
+    if ! alive; then
+      local why; why=$(cat "$TC_DIR/failed" 2>/dev/null || grep -m1 -E 'Exception|Error' "$log" || echo "see the log")
+      rm -f "$pidfile"
+      die "the cluster JVM exited during start: $why (log: $log)"
+    fi
+    if healthy; then
+      write_env
+      echo "testcluster: ready in $((SECONDS - start))s (profile $profile); source $TC_DIR/env.sh"
+      return 0
+    fi
+    sleep 1
+  done
+  stop
+  die "the cluster was not ready within ${CLUSTER_TIMEOUT}s; see $log"
+}
+
+case "${1:-}" in
+  up) up "${2:-plain}" ;;
+  down) stop; echo "testcluster: down" ;;
+  status)
+    if healthy; then echo "testcluster: up (profile $(running_profile), pid $(cat "$pidfile"))"; cat "$TC_DIR/ready"; exit 0; fi
+    if alive; then echo "testcluster: running but not healthy: $(cat "$TC_DIR/health" 2>/dev/null || echo starting)"; exit 1; fi
+    echo "testcluster: not running"; exit 1 ;;
+  *) echo "usage: cluster.sh up [plain|privacy] | down | status" >&2; exit 2 ;;
+esac

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Hadoop's own Java CLIs, from the test cluster's jars, against .testcluster/conf — for
+# cross-checking tfyarn against the reference implementation. Usage:
+#   testcluster/hadoop.sh yarn node -list -showDetails
+#   testcluster/hadoop.sh yarn application -status APP_ID
+#   testcluster/hadoop.sh hdfs dfs -ls /
+set -euo pipefail
+. "$(dirname "$0")/jvm.sh"
+conf=${HADOOP_CONF_DIR:-$TC_DIR/conf}
+[ -f "$conf/yarn-site.xml" ] || { echo "hadoop.sh: no client config in $conf; run 'make cluster-up' first" >&2; exit 2; }
+"$TC_HOME/build.sh"
+tool=${1:-}; sub=${2:-}
+shift 2 || { echo "usage: hadoop.sh yarn|hdfs SUBCOMMAND [ARGS...]" >&2; exit 2; }
+case "$tool $sub" in
+  "yarn node") class=org.apache.hadoop.yarn.client.cli.NodeCLI ;;
+  "yarn application"|"yarn app") class=org.apache.hadoop.yarn.client.cli.ApplicationCLI; set -- -application "$@" ;;
+  "yarn applicationattempt") class=org.apache.hadoop.yarn.client.cli.ApplicationCLI; set -- -applicationattempt "$@" ;;
+  "yarn container") class=org.apache.hadoop.yarn.client.cli.ApplicationCLI; set -- -container "$@" ;;
+  "yarn queue") class=org.apache.hadoop.yarn.client.cli.QueueCLI ;;
+  "yarn cluster") class=org.apache.hadoop.yarn.client.cli.ClusterCLI ;;
+  "yarn logs") class=org.apache.hadoop.yarn.client.cli.LogsCLI ;;
+  "yarn rmadmin") class=org.apache.hadoop.yarn.client.cli.RMAdminCLI ;;
+  "hdfs dfs") class=org.apache.hadoop.fs.FsShell ;;
+  *) echo "hadoop.sh: unsupported command '$tool $sub'" >&2; exit 2 ;;
+esac
+exec java -Xmx512m "${TC_OPENS[@]}" -Dhadoop.root.logger=WARN,console -Dlog4j.configuration=file:"$TC_HOME/conf/cli-log4j.properties" \
+  -cp "$(tc_classpath "$conf")" "$class" "$@"
