@@ -9,12 +9,12 @@ stamp=target/.built
 if [ -f "$stamp" ] && [ -f target/classpath.txt ] && [ -z "$(find pom.xml src -newer "$stamp" -print -quit)" ]; then
   exit 0
 fi
-log=$(mktemp)
-if ! mvn -B -q compile dependency:build-classpath -Dmdep.outputFile=target/classpath.txt >"$log" 2>&1; then
-  echo "testcluster: Maven build failed (jar download from Maven Central or compile error); see below, then re-run 'make cluster-up'" >&2
-  tail -n 30 "$log" >&2
-  rm -f "$log"
+logdir=${TC_DIR:-$(cd .. && pwd)/.testcluster}/logs
+mkdir -p "$logdir"
+log=$logdir/maven.log
+if ! mvn -B compile dependency:build-classpath -Dmdep.outputFile=target/classpath.txt >"$log" 2>&1; then
+  first=$(grep -m1 -E '^\[ERROR\]' "$log" | cut -c1-300)
+  echo "testcluster: Maven could not fetch Hadoop's jars from Maven Central or compile the launcher (${first:-no detail}); check network/proxy settings for Maven, see $log, then re-run 'make cluster-up'" >&2
   exit 2
 fi
-rm -f "$log"
 touch "$stamp"

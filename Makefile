@@ -1,0 +1,49 @@
+# tfyarn — see README.md. `make test` is what CI runs (.ci/run).
+SHELL := /bin/bash
+GO ?= go
+PROFILE ?= plain
+GOFILES = $(shell git ls-files '*.go' | grep -v '^yarnpb/hadoop')
+
+.PHONY: build test unit e2e cluster-up cluster-down cluster-status demo proto bench fmt lint clean
+
+build:
+	CGO_ENABLED=0 $(GO) build -trimpath -o bin/tfyarn ./cmd/tfyarn
+
+# Unit tests, then the end-to-end tests against one shared start of the real cluster.
+test:
+	bash scripts/test.sh
+
+unit:
+	$(GO) test -count=1 ./...
+
+e2e: build
+	source .testcluster/env.sh && $(GO) test -tags e2e -count=1 -p 2 -timeout 25m ./...
+
+cluster-up:
+	bash testcluster/cluster.sh up $(PROFILE)
+
+cluster-down:
+	bash testcluster/cluster.sh down
+
+cluster-status:
+	bash testcluster/cluster.sh status
+
+demo:
+	bash scripts/demo.sh
+
+proto:
+	bash scripts/genproto.sh
+
+bench: build
+	bash bench/run.sh
+
+fmt:
+	gofmt -w $(GOFILES)
+
+lint:
+	@out=$$(gofmt -l $(GOFILES)); if [ -n "$$out" ]; then echo "gofmt needed: $$out"; exit 1; fi
+	$(GO) vet ./...
+	$(GO) vet -tags e2e ./...
+
+clean:
+	rm -rf bin testcluster/target

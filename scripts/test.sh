@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# `make test`: lint, unit tests, then every end-to-end test against one start of the real test
+# cluster. A cluster that was already up is reused and left running; one this script started is
+# stopped at the end, whatever the outcome.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+make --no-print-directory lint
+make --no-print-directory build
+go test -count=1 ./...
+
+started=0
+if ! bash testcluster/cluster.sh status >/dev/null 2>&1; then
+  bash testcluster/cluster.sh up "${PROFILE:-plain}"
+  started=1
+fi
+cleanup() { [ "$started" = 1 ] && bash testcluster/cluster.sh down || true; }
+trap cleanup EXIT
+
+source .testcluster/env.sh
+go test -tags e2e -count=1 -p 2 -timeout 25m ./...
