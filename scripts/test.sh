@@ -14,7 +14,11 @@ if ! bash testcluster/cluster.sh status >/dev/null 2>&1; then
   bash testcluster/cluster.sh up "${PROFILE:-plain}"
   started=1
 fi
-cleanup() { [ "$started" = 1 ] && bash testcluster/cluster.sh down || true; }
+cleanup() {
+  [ "$started" = 1 ] && bash testcluster/cluster.sh down || true
+  # The privacy-profile cluster is only ever started by the tests themselves (clustertest).
+  TC_DIR="$PWD/.testcluster-privacy" bash testcluster/cluster.sh down >/dev/null 2>&1 || true
+}
 trap cleanup EXIT
 
 source .testcluster/env.sh

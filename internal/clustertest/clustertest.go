@@ -20,26 +20,61 @@ import (
 // Cluster describes a running test cluster.
 type Cluster struct {
 	Root    string // the repository root
+	Dir     string // the cluster's state directory (.testcluster or .testcluster-privacy)
 	ConfDir string // the client configuration (HADOOP_CONF_DIR)
 	Profile string // plain or privacy
 	Facts   map[string]string
 }
 
+// A profile names one running cluster: its directory and its ports.
+type profile struct {
+	name string
+	dir  string   // relative to the repository root
+	env  []string // port overrides for testcluster/cluster.sh
+}
+
 var (
-	once    sync.Once
-	shared  *Cluster
-	failure error
+	// The main cluster: whatever `make cluster-up` started (plain unless PROFILE said otherwise).
+	mainProfile = profile{dir: ".testcluster"}
+	// A second cluster with hadoop.rpc.protection=privacy on ports shifted by 10000, so that the
+	// SASL-wrapped paths (auth-conf) are tested in the same run as the plain ones.
+	privacyProfile = profile{name: "privacy", dir: ".testcluster-privacy", env: []string{
+		"RM_PORT=18032", "SCHEDULER_PORT=18030", "TRACKER_PORT=18031", "ADMIN_PORT=18033",
+		"RM_WEB_PORT=18088", "NN_PORT=18020", "NN_HTTP_PORT=19870",
+	}}
+
+	mu       sync.Mutex
+	started  = map[string]*Cluster{}
+	failures = map[string]error{}
 )
 
-// Require returns the running cluster, starting it first if needed. The profile is the one
+// Require returns the main test cluster, starting it first if needed. The profile is the one
 // already running, or TFYARN_TESTCLUSTER_PROFILE (default plain) for a fresh start.
 func Require(t testing.TB) *Cluster {
 	t.Helper()
-	once.Do(func() { shared, failure = ensureUp() })
-	if failure != nil {
-		t.Fatalf("clustertest: the test cluster is needed and could not be started: %v", failure)
+	return requireProfile(t, mainProfile)
+}
+
+// RequirePrivacy returns a second cluster whose RPC protection is privacy (SASL auth-conf on
+// every token-authenticated connection), starting it if needed. `make test` stops it at the end.
+func RequirePrivacy(t testing.TB) *Cluster {
+	t.Helper()
+	return requireProfile(t, privacyProfile)
+}
+
+func requireProfile(t testing.TB, p profile) *Cluster {
+	t.Helper()
+	mu.Lock()
+	defer mu.Unlock()
+	c, ok := started[p.dir]
+	if !ok && failures[p.dir] == nil {
+		c, failures[p.dir] = ensureUp(p)
+		started[p.dir] = c
 	}
-	return shared
+	if err := failures[p.dir]; err != nil {
+		t.Fatalf("clustertest: the test cluster (%s) is needed and could not be started: %v", p.dir, err)
+	}
+	return c
 }
 
 // RepoRoot finds the repository root from this source file's location.
@@ -48,26 +83,32 @@ func RepoRoot() string {
 	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
 }
 
-func ensureUp() (*Cluster, error) {
+func ensureUp(p profile) (*Cluster, error) {
 	root := RepoRoot()
+	dir := filepath.Join(root, p.dir)
+	env := append([]string{"TC_DIR=" + dir}, p.env...)
 	script := filepath.Join(root, "testcluster", "cluster.sh")
-	if err := run(root, 5*time.Second, script, "status"); err != nil {
-		profile := os.Getenv("TFYARN_TESTCLUSTER_PROFILE")
-		if profile == "" {
-			profile = "plain"
+	if err := run(root, env, 5*time.Second, script, "status"); err != nil {
+		name := p.name
+		if name == "" {
+			name = os.Getenv("TFYARN_TESTCLUSTER_PROFILE")
+		}
+		if name == "" {
+			name = "plain"
 		}
 		// flock serialises concurrent test binaries; the second one finds the cluster healthy.
-		if err := run(root, 6*time.Minute, "flock", filepath.Join(root, ".testcluster.lock"), script, "up", profile); err != nil {
+		if err := run(root, env, 6*time.Minute, "flock", dir+".lock", script, "up", name); err != nil {
 			return nil, err
 		}
 	}
-	facts, err := readFacts(filepath.Join(root, ".testcluster", "ready"))
+	facts, err := readFacts(filepath.Join(dir, "ready"))
 	if err != nil {
 		return nil, err
 	}
 	return &Cluster{
 		Root:    root,
-		ConfDir: filepath.Join(root, ".testcluster", "conf"),
+		Dir:     dir,
+		ConfDir: filepath.Join(dir, "conf"),
 		Profile: facts["profile"],
 		Facts:   facts,
 	}, nil
@@ -87,11 +128,12 @@ func readFacts(path string) (map[string]string, error) {
 	return facts, nil
 }
 
-func run(dir string, timeout time.Duration, name string, args ...string) error {
+func run(dir string, env []string, timeout time.Duration, name string, args ...string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
 	var out bytes.Buffer
 	cmd.Stdout = &out
 	cmd.Stderr = &out
