@@ -1,0 +1,137 @@
+package appmaster
+
+import (
+	"sort"
+
+	"github.com/tfyarn/tfyarn/taskspec"
+)
+
+// Ready is what the machine wants done, accumulated over the Steps since
+// the last call to Machine.Ready. The loop performs it in this order:
+//
+//  1. Launch: startContainers on each container's NM (the outcome comes back
+//     as ContainerStarted or StartFailed).
+//  2. Stop: stopContainers, best effort (the outcome comes back as
+//     ContainerCompleted, or not at all once the job has finished).
+//  3. Asks and Release go out with the next allocate call, exactly once:
+//     an Ask is an absolute count, so resending one later, after containers
+//     have arrived, over-allocates (YARN-1902). If that allocate call fails,
+//     send them with the next one; AskBuffer does this bookkeeping.
+//  4. Finish, last: unregister with its status and diagnostics, then exit.
+//     No Ready after the one carrying Finish has anything in it.
+type Ready struct {
+	Asks    []Ask
+	Release []string // container ids
+	Launch  []Launch
+	Stop    []Stop
+	Finish  *Finish
+}
+
+// Empty reports whether there is nothing to do.
+func (r Ready) Empty() bool {
+	return len(r.Asks) == 0 && len(r.Release) == 0 && len(r.Launch) == 0 && len(r.Stop) == 0 && r.Finish == nil
+}
+
+// Ask is one ResourceRequest: the absolute number of containers still
+// wanted for a task group. Each group has its own allocation_request_id and
+// priority, so container shapes never mix. Resource name is always "*"
+// (any node) with relaxed locality.
+type Ask struct {
+	TaskType            taskspec.TaskType
+	AllocationRequestID int64
+	Priority            int32
+	Resource            taskspec.Resources
+	NodeLabel           string // node_label_expression; empty for none
+	Count               int
+}
+
+// Launch: start the task's process in the container.
+type Launch struct {
+	Task      taskspec.TaskID
+	Attempt   int // 0 for a task's first container, then one more per restart
+	Container Container
+}
+
+// Stop: stop a live container; Reason is for the log.
+type Stop struct {
+	Task      taskspec.TaskID
+	Container Container
+	Reason    string
+}
+
+// FinalStatus is how the application ends, as unregister reports it.
+type FinalStatus int
+
+const (
+	Succeeded FinalStatus = iota + 1
+	Failed
+	Killed
+)
+
+func (s FinalStatus) String() string {
+	switch s {
+	case Succeeded:
+		return "SUCCEEDED"
+	case Failed:
+		return "FAILED"
+	case Killed:
+		return "KILLED"
+	}
+	return "UNDEFINED"
+}
+
+// Finish: unregister from the RM with this status and diagnostics.
+type Finish struct {
+	Status      FinalStatus
+	Diagnostics string
+}
+
+// AskBuffer holds ask changes and releases until an allocate call has
+// carried them to the RM. A later Ask for the same group replaces an unsent
+// one: only the newest absolute count is true.
+type AskBuffer struct {
+	asks    map[int64]Ask
+	release []string
+}
+
+// Add queues a Ready's asks and releases.
+func (b *AskBuffer) Add(r Ready) {
+	if b.asks == nil {
+		b.asks = map[int64]Ask{}
+	}
+	for _, a := range r.Asks {
+		b.asks[a.AllocationRequestID] = a
+	}
+	b.release = append(b.release, r.Release...)
+}
+
+// Pending returns what the next allocate call should carry, asks ordered by
+// allocation_request_id.
+func (b *AskBuffer) Pending() (asks []Ask, release []string) {
+	for _, a := range b.asks {
+		asks = append(asks, a)
+	}
+	sort.Slice(asks, func(i, j int) bool { return asks[i].AllocationRequestID < asks[j].AllocationRequestID })
+	return asks, append([]string(nil), b.release...)
+}
+
+// Sent forgets what Pending returned, once an allocate call carrying it has
+// succeeded. Asks added since Pending was called are kept.
+func (b *AskBuffer) Sent(asks []Ask, release []string) {
+	for _, a := range asks {
+		if cur, ok := b.asks[a.AllocationRequestID]; ok && cur == a {
+			delete(b.asks, a.AllocationRequestID)
+		}
+	}
+	sent := map[string]bool{}
+	for _, id := range release {
+		sent[id] = true
+	}
+	kept := b.release[:0]
+	for _, id := range b.release {
+		if !sent[id] {
+			kept = append(kept, id)
+		}
+	}
+	b.release = kept
+}

@@ -1,0 +1,185 @@
+package appmaster
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/tfyarn/tfyarn/taskspec"
+)
+
+// Event is an input to the Machine: something the I/O loop observed. The
+// loop turns RPC responses and requests into events; the machine never
+// sees a proto, a socket or a clock.
+type Event interface{ isEvent() }
+
+// Registered: registerApplicationMaster succeeded. Limits come from its
+// response (maximum_capability, resource_types); the machine fails the job
+// at once if a group cannot fit instead of waiting forever for containers.
+type Registered struct {
+	Limits taskspec.ClusterLimits
+}
+
+// Resynced: the AM registered again after the RM asked it to resync (RM
+// restart or failover). The new RM knows none of our asks, so the machine
+// states the full ask table again.
+type Resynced struct{}
+
+// Allocated carries allocate's newly allocated containers. Feed it before
+// the same response's Completed events.
+type Allocated struct {
+	Containers []Container
+}
+
+// Container is a container the RM allocated, reduced to what the machine
+// and the loop need. ID is Hadoop's string form ("container_..."); the loop
+// keeps its own map back to the proto and the NMToken.
+type Container struct {
+	ID              string
+	NodeID          string // NM RPC address, host:port
+	NodeHTTPAddress string
+	Resource        taskspec.Resources
+	// AllocationRequestID and Priority echo the ask the container answers;
+	// the machine matches on the id, falling back to the priority for RMs
+	// that do not echo ids.
+	AllocationRequestID int64
+	Priority            int32
+}
+
+// ContainerStarted: the NM accepted startContainers for the container.
+type ContainerStarted struct {
+	ID string
+}
+
+// StartFailed: startContainers failed for the container (an RPC error or
+// an entry in failed_requests).
+type StartFailed struct {
+	ID     string
+	Reason string
+}
+
+// ContainerCompleted: the RM reported the container complete. ExitStatus
+// is the process exit code when ≥ 0, or one of YARN's negative
+// ContainerExitStatus values.
+type ContainerCompleted struct {
+	ID          string
+	ExitStatus  int32
+	Diagnostics string
+}
+
+// TaskRegistered: a task's launcher reported the address its TensorFlow
+// server listens on (rendezvous).
+type TaskRegistered struct {
+	Task taskspec.TaskID
+	Host string
+	Port int
+}
+
+// Tick moves the machine's notion of time; timestamps in TaskStatus and
+// policies' timeouts read it. It is the only source of time.
+type Tick struct {
+	Now time.Time
+}
+
+// KillRequested: a user asked to kill the job (`tfyarn kill`).
+type KillRequested struct {
+	Reason string
+}
+
+// ShutdownRequested: the RM told the AM to shut down (AM_SHUTDOWN), or the
+// AM process is being terminated. The job ends KILLED.
+type ShutdownRequested struct {
+	Reason string
+}
+
+// RMFailed: the loop gave up on the ResourceManager (allocate kept failing,
+// the AMRMToken was rejected). The job ends FAILED.
+type RMFailed struct {
+	Reason string
+}
+
+func (Registered) isEvent()         {}
+func (Resynced) isEvent()           {}
+func (Allocated) isEvent()          {}
+func (ContainerStarted) isEvent()   {}
+func (StartFailed) isEvent()        {}
+func (ContainerCompleted) isEvent() {}
+func (TaskRegistered) isEvent()     {}
+func (Tick) isEvent()               {}
+func (KillRequested) isEvent()      {}
+func (ShutdownRequested) isEvent()  {}
+func (RMFailed) isEvent()           {}
+
+// YARN's special container exit statuses (Hadoop's ContainerExitStatus).
+const (
+	ExitSuccess                    int32 = 0
+	ExitInvalid                    int32 = -1000
+	ExitAborted                    int32 = -100
+	ExitDisksFailed                int32 = -101
+	ExitPreempted                  int32 = -102
+	ExitKilledExceededVMem         int32 = -103
+	ExitKilledExceededPMem         int32 = -104
+	ExitKilledByAppMaster          int32 = -105
+	ExitKilledByResourceManager    int32 = -106
+	ExitKilledAfterAppCompletion   int32 = -107
+	ExitKilledByContainerScheduler int32 = -108
+)
+
+var exitReasons = map[int32]string{
+	ExitInvalid:                    "exit status unknown to YARN",
+	ExitAborted:                    "aborted by YARN: the container was released or its node was lost",
+	ExitDisksFailed:                "failed because the node's local or log disks went bad",
+	ExitPreempted:                  "preempted by the scheduler",
+	ExitKilledExceededVMem:         "killed for exceeding its virtual memory limit",
+	ExitKilledExceededPMem:         "killed for exceeding its physical memory limit; ask for more memory",
+	ExitKilledByAppMaster:          "killed by the ApplicationMaster",
+	ExitKilledByResourceManager:    "killed by the ResourceManager",
+	ExitKilledAfterAppCompletion:   "killed because the application finished",
+	ExitKilledByContainerScheduler: "killed by the NodeManager to make room for another container",
+}
+
+// signalNames covers the signals a task typically dies of; a shell reports
+// death by signal N as exit code 128+N.
+var signalNames = map[int32]string{1: "SIGHUP", 2: "SIGINT", 6: "SIGABRT", 9: "SIGKILL", 11: "SIGSEGV", 15: "SIGTERM"}
+
+// DescribeExit explains a completed container's exit status in a few words:
+// "exit code 3", "exit code 137 (SIGKILL)", "killed for exceeding its
+// physical memory limit; ask for more memory (exit status -104)".
+func DescribeExit(status int32) string {
+	if reason, ok := exitReasons[status]; ok {
+		return fmt.Sprintf("%s (exit status %d)", reason, status)
+	}
+	if status < 0 {
+		return fmt.Sprintf("exit status %d", status)
+	}
+	if sig, ok := signalNames[status-128]; ok {
+		return fmt.Sprintf("exit code %d (%s)", status, sig)
+	}
+	return fmt.Sprintf("exit code %d", status)
+}
+
+// IsInfrastructureExit reports whether a container ended for reasons that
+// are not the task's fault (lost node, bad disks, preemption), the ends a
+// restart policy should retry without counting them against the task.
+func IsInfrastructureExit(status int32) bool {
+	switch status {
+	case ExitAborted, ExitDisksFailed, ExitPreempted, ExitKilledByContainerScheduler:
+		return true
+	}
+	return false
+}
+
+// firstLine keeps diagnostics one line and short: YARN's often carry a
+// stack trace or the whole process tree.
+func firstLine(s string) string {
+	const maxLen = 300
+	for _, line := range strings.Split(s, "\n") {
+		if line = strings.TrimSpace(line); line != "" {
+			if len(line) > maxLen {
+				line = strings.ToValidUTF8(line[:maxLen], "") + "…"
+			}
+			return line
+		}
+	}
+	return ""
+}

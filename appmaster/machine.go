@@ -1,0 +1,512 @@
+// Package appmaster is tfyarn's ApplicationMaster. Its core, Machine, is a
+// deterministic state machine in the style of etcd's raft: the I/O loop
+// feeds it Events (RM responses, NM replies, task registrations, ticks) with
+// Step, and takes what it wants done from Ready (asks, launches, stops,
+// releases, the final status). The machine does no I/O, reads no clock and
+// starts no goroutine, so every scheduling rule is tested by feeding events.
+//
+// A driver loop looks like:
+//
+//	m, err := appmaster.New(appmaster.Config{Job: job})
+//	// after registerApplicationMaster:
+//	m.Step(appmaster.Registered{Limits: limits})
+//	for {
+//		rd := m.Ready()
+//		buf.Add(rd)                  // asks and releases for the next allocate
+//		launch(rd.Launch)            // → ContainerStarted / StartFailed
+//		stop(rd.Stop)
+//		if rd.Finish != nil { unregister(rd.Finish); return }
+//		select {                     // allocate heartbeat, NM replies, kill, ticks
+//		case ev := <-events:
+//			m.Step(ev)
+//		}
+//	}
+package appmaster
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/tfyarn/tfyarn/taskspec"
+)
+
+// Phase is where the machine is in the application's life.
+type Phase int
+
+const (
+	// PhaseUnregistered: waiting for Registered; nothing is asked yet.
+	PhaseUnregistered Phase = iota
+	// PhaseRunning: asking for containers and running tasks.
+	PhaseRunning
+	// PhaseFinished: Finish has been emitted; every later event is ignored.
+	PhaseFinished
+)
+
+func (p Phase) String() string {
+	if names := [...]string{"unregistered", "running", "finished"}; p >= 0 && int(p) < len(names) {
+		return names[p]
+	}
+	return fmt.Sprintf("Phase(%d)", int(p))
+}
+
+// TaskState is where one task is. A task goes Pending → Launching →
+// Running → Succeeded | Failed | Stopped; a restart takes an ended task back
+// to Pending with the next Attempt.
+type TaskState int
+
+const (
+	// TaskPending: waiting for a container.
+	TaskPending TaskState = iota
+	// TaskLaunching: has a container; startContainers is under way.
+	TaskLaunching
+	// TaskRunning: the NM started the container.
+	TaskRunning
+	// TaskSucceeded: the container exited 0.
+	TaskSucceeded
+	// TaskFailed: the container exited non-zero, was killed by YARN, or
+	// failed to start.
+	TaskFailed
+	// TaskStopped: the AM stopped it (no longer needed, or the job ended).
+	TaskStopped
+)
+
+func (s TaskState) String() string {
+	if names := [...]string{"pending", "launching", "running", "succeeded", "failed", "stopped"}; s >= 0 && int(s) < len(names) {
+		return names[s]
+	}
+	return fmt.Sprintf("TaskState(%d)", int(s))
+}
+
+// Live reports whether the task holds a container.
+func (s TaskState) Live() bool { return s == TaskLaunching || s == TaskRunning }
+
+// Ended reports whether the task's latest container is over.
+func (s TaskState) Ended() bool { return s == TaskSucceeded || s == TaskFailed || s == TaskStopped }
+
+// TaskStatus is one task as the machine knows it.
+type TaskStatus struct {
+	Task    taskspec.TaskID
+	State   TaskState
+	Attempt int // 0 for the first container, one more per restart
+	// Container is the task's current (or last) container; zero while the
+	// first attempt is pending.
+	Container Container
+	// Host and Port are what the task registered (TaskRegistered); empty
+	// until it does, and cleared by a restart.
+	Host string
+	Port int
+	// ExitStatus and Diagnostics are from ContainerCompleted; a start
+	// failure gives ExitInvalid and the failure's reason.
+	ExitStatus  int32
+	Diagnostics string
+	// Failure is one line naming the task, its container and node and why it
+	// failed; set when State is TaskFailed.
+	Failure       string
+	StopRequested bool
+	// Times come from Tick; EndOrder counts task ends (1, 2, ...) so
+	// policies can tell which failure came first within one instant.
+	RequestedAt, LaunchedAt, StartedAt, EndedAt time.Time
+	EndOrder                                    uint64
+}
+
+// Config is what New needs.
+type Config struct {
+	// Job's Tasks and NodeLabel are used: one ask per group, groups in job
+	// order (the Tasks slice is sorted into it).
+	Job taskspec.Job
+	// Policy judges the tasks' states; nil means AllSucceed.
+	Policy Policy
+}
+
+// Machine is the AM's state. It is not safe for concurrent use: the loop
+// owns it.
+type Machine struct {
+	policy Policy
+	phase  Phase
+	now    time.Time
+	ends   uint64
+
+	groups     []*group
+	tasks      []*TaskStatus // job order
+	byTask     map[taskspec.TaskID]*TaskStatus
+	containers map[string]*containerRecord // every container ever allocated to us
+
+	ready Ready
+}
+
+// group is one task group's ask bookkeeping. rmOutstanding is what the RM
+// still counts for our ask: the last absolute count sent, minus containers
+// allocated since (the RM decrements as it allocates). An Ask goes out only
+// when the count we want differs, so the RM never hears a stale count.
+type group struct {
+	spec                taskspec.TaskGroup
+	nodeLabel           string
+	allocationRequestID int64
+	priority            int32
+	rmOutstanding       int // -1: unknown to the RM (after a resync)
+}
+
+type containerRecord struct {
+	container Container
+	task      *TaskStatus // nil for surplus containers
+}
+
+// New builds a machine for cfg.Job, in PhaseUnregistered.
+func New(cfg Config) (*Machine, error) {
+	groups := append([]taskspec.TaskGroup(nil), cfg.Job.Tasks...)
+	taskspec.SortGroups(groups)
+	if len(groups) == 0 {
+		return nil, fmt.Errorf("appmaster: the job has no tasks")
+	}
+	m := &Machine{
+		policy:     cfg.Policy,
+		byTask:     map[taskspec.TaskID]*TaskStatus{},
+		containers: map[string]*containerRecord{},
+	}
+	if m.policy == nil {
+		m.policy = AllSucceed{}
+	}
+	seen := map[taskspec.TaskType]bool{}
+	for i, g := range groups {
+		if !g.Type.Known() || seen[g.Type] || g.Instances < 1 {
+			return nil, fmt.Errorf("appmaster: bad task group %s %q: need a known type, once, with at least 1 instance", g.Type, g.Spec())
+		}
+		seen[g.Type] = true
+		// Distinct ids and priorities keep shapes apart on every scheduler;
+		// earlier groups (chief first) get the higher priority (lower number).
+		m.groups = append(m.groups, &group{
+			spec:                g,
+			nodeLabel:           cfg.Job.NodeLabelFor(g),
+			allocationRequestID: int64(i + 1),
+			priority:            int32(i + 1),
+		})
+		for _, id := range g.TaskIDs() {
+			t := &TaskStatus{Task: id}
+			m.tasks = append(m.tasks, t)
+			m.byTask[id] = t
+		}
+	}
+	return m, nil
+}
+
+// Step applies one event. Events that do not apply (an unknown or repeated
+// container, anything after Finish) change nothing.
+func (m *Machine) Step(ev Event) {
+	if m.phase == PhaseFinished {
+		return
+	}
+	switch e := ev.(type) {
+	case Registered:
+		m.registered(e)
+	case Resynced:
+		for _, g := range m.groups {
+			g.rmOutstanding = -1
+		}
+	case Allocated:
+		if m.phase == PhaseRunning {
+			for _, c := range e.Containers {
+				m.allocated(c)
+			}
+		}
+	case ContainerStarted:
+		if t := m.launchingTask(e.ID); t != nil {
+			t.State = TaskRunning
+			t.StartedAt = m.now
+		}
+	case StartFailed:
+		if t := m.launchingTask(e.ID); t != nil {
+			m.end(t, ExitInvalid, e.Reason, "failed to start: "+firstLine(e.Reason))
+			m.ready.Release = append(m.ready.Release, e.ID) // the RM still counts it as ours
+		}
+	case ContainerCompleted:
+		m.completed(e)
+	case TaskRegistered:
+		if t := m.byTask[e.Task]; t != nil && t.State.Live() {
+			t.Host, t.Port = e.Host, e.Port
+		}
+	case Tick:
+		if e.Now.After(m.now) {
+			m.now = e.Now
+		}
+	case KillRequested:
+		m.finish(Killed, "killed: "+orDefault(e.Reason, "by request"))
+	case ShutdownRequested:
+		m.finish(Killed, "the ApplicationMaster was told to shut down: "+orDefault(e.Reason, "no reason given"))
+	case RMFailed:
+		m.finish(Failed, "lost the ResourceManager: "+orDefault(e.Reason, "no reason given"))
+	}
+	if m.phase == PhaseRunning {
+		m.consultPolicy()
+	}
+	if m.phase == PhaseRunning {
+		m.syncAsks()
+	}
+}
+
+// Ready returns what the machine wants done since the last call and
+// forgets it; see Ready for the order to do it in.
+func (m *Machine) Ready() Ready {
+	rd := m.ready
+	m.ready = Ready{}
+	return rd
+}
+
+// HasReady reports whether Ready would return anything.
+func (m *Machine) HasReady() bool { return !m.ready.Empty() }
+
+// Phase reports where the machine is.
+func (m *Machine) Phase() Phase { return m.phase }
+
+// Tasks returns every task's status, in job order.
+func (m *Machine) Tasks() []TaskStatus {
+	out := make([]TaskStatus, len(m.tasks))
+	for i, t := range m.tasks {
+		out[i] = *t
+	}
+	return out
+}
+
+// Task returns one task's status.
+func (m *Machine) Task(id taskspec.TaskID) (TaskStatus, bool) {
+	if t := m.byTask[id]; t != nil {
+		return *t, true
+	}
+	return TaskStatus{}, false
+}
+
+// AskTable is the full ask table: per group, the containers still wanted,
+// for status pages and tests. What goes to the RM is Ready's Asks, which
+// holds only changes.
+func (m *Machine) AskTable() []Ask {
+	out := make([]Ask, len(m.groups))
+	for i, g := range m.groups {
+		out[i] = m.ask(g)
+	}
+	return out
+}
+
+func (m *Machine) registered(e Registered) {
+	if m.phase != PhaseUnregistered {
+		return
+	}
+	m.phase = PhaseRunning
+	for _, g := range m.groups {
+		if err := taskspec.CheckFits(g.spec, e.Limits); err != nil {
+			m.finish(Failed, err.Error())
+			return
+		}
+	}
+	for _, t := range m.tasks {
+		t.RequestedAt = m.now
+	}
+}
+
+func (m *Machine) allocated(c Container) {
+	if c.ID == "" || m.containers[c.ID] != nil {
+		return
+	}
+	rec := &containerRecord{container: c}
+	m.containers[c.ID] = rec
+	g := m.groupFor(c)
+	if g == nil {
+		m.ready.Release = append(m.ready.Release, c.ID)
+		return
+	}
+	if g.rmOutstanding > 0 {
+		g.rmOutstanding--
+	}
+	t := m.firstPending(g.spec.Type)
+	if t == nil {
+		m.ready.Release = append(m.ready.Release, c.ID)
+		return
+	}
+	rec.task = t
+	t.State = TaskLaunching
+	t.Container = c
+	t.LaunchedAt = m.now
+	m.ready.Launch = append(m.ready.Launch, Launch{Task: t.Task, Attempt: t.Attempt, Container: c})
+}
+
+// groupFor matches a container to the ask it answers: by
+// allocation_request_id, or by priority when the RM echoes no id.
+func (m *Machine) groupFor(c Container) *group {
+	for _, g := range m.groups {
+		if c.AllocationRequestID == g.allocationRequestID {
+			return g
+		}
+	}
+	if c.AllocationRequestID != 0 {
+		return nil
+	}
+	for _, g := range m.groups {
+		if c.Priority == g.priority {
+			return g
+		}
+	}
+	return nil
+}
+
+func (m *Machine) firstPending(typ taskspec.TaskType) *TaskStatus {
+	for _, t := range m.tasks {
+		if t.Task.Type == typ && t.State == TaskPending {
+			return t
+		}
+	}
+	return nil
+}
+
+// taskOf returns the task whose current container is id, or nil for
+// unknown, surplus and superseded containers.
+func (m *Machine) taskOf(id string) *TaskStatus {
+	rec := m.containers[id]
+	if rec == nil || rec.task == nil || rec.task.Container.ID != id {
+		return nil
+	}
+	return rec.task
+}
+
+func (m *Machine) launchingTask(id string) *TaskStatus {
+	if t := m.taskOf(id); t != nil && t.State == TaskLaunching {
+		return t
+	}
+	return nil
+}
+
+func (m *Machine) completed(e ContainerCompleted) {
+	t := m.taskOf(e.ID)
+	if t == nil || !t.State.Live() {
+		return
+	}
+	m.dropPendingLaunch(e.ID) // over before the loop got to start it
+	why := "failed: " + DescribeExit(e.ExitStatus)
+	if e.ExitStatus < 0 {
+		// YARN's own kills carry the useful detail (the memory figures, the
+		// lost node); for process exits it is mostly launch boilerplate.
+		if line := firstLine(e.Diagnostics); line != "" {
+			why += ": " + line
+		}
+	}
+	m.end(t, e.ExitStatus, e.Diagnostics, why)
+}
+
+// end records that t's container is over. why completes the Failure line
+// when the end is a failure.
+func (m *Machine) end(t *TaskStatus, exitStatus int32, diagnostics, why string) {
+	t.ExitStatus = exitStatus
+	t.Diagnostics = diagnostics
+	t.EndedAt = m.now
+	m.ends++
+	t.EndOrder = m.ends
+	switch {
+	case t.StopRequested:
+		t.State = TaskStopped
+	case exitStatus == ExitSuccess:
+		t.State = TaskSucceeded
+	default:
+		t.State = TaskFailed
+		t.Failure = fmt.Sprintf("%s (container %s on %s) %s", t.Task, t.Container.ID, t.Container.NodeID, why)
+	}
+}
+
+func (m *Machine) consultPolicy() {
+	v := m.policy.Verdict(View{Now: m.now, Tasks: m.Tasks()})
+	switch v.Outcome {
+	case JobSucceeded:
+		m.finish(Succeeded, v.Diagnostics)
+		return
+	case JobFailed:
+		m.finish(Failed, v.Diagnostics)
+		return
+	}
+	for _, id := range v.Stop {
+		if t := m.byTask[id]; t != nil && t.State.Live() && !t.StopRequested {
+			m.stop(t, "no longer needed")
+		}
+	}
+	for _, id := range v.Restart {
+		if t := m.byTask[id]; t != nil && t.State.Ended() {
+			*t = TaskStatus{Task: t.Task, Attempt: t.Attempt + 1, Container: t.Container, RequestedAt: m.now}
+		}
+	}
+}
+
+// stop ends t's container. A container whose Launch has not left the
+// machine yet is never started: it goes back to the RM instead.
+func (m *Machine) stop(t *TaskStatus, reason string) {
+	t.StopRequested = true
+	if m.dropPendingLaunch(t.Container.ID) {
+		m.ready.Release = append(m.ready.Release, t.Container.ID)
+		m.end(t, ExitKilledByAppMaster, "stopped before launch: "+reason, "")
+		return
+	}
+	m.ready.Stop = append(m.ready.Stop, Stop{Task: t.Task, Container: t.Container, Reason: reason})
+}
+
+// dropPendingLaunch takes back a Launch the loop has not taken yet.
+func (m *Machine) dropPendingLaunch(id string) bool {
+	for i, l := range m.ready.Launch {
+		if l.Container.ID == id {
+			m.ready.Launch = append(m.ready.Launch[:i], m.ready.Launch[i+1:]...)
+			return true
+		}
+	}
+	return false
+}
+
+// finish decides the job: whatever still runs is stopped, asks no longer
+// matter (unregistering drops them), and nothing happens after.
+func (m *Machine) finish(status FinalStatus, diagnostics string) {
+	for _, t := range m.tasks {
+		if t.State.Live() && !t.StopRequested {
+			m.stop(t, "the job is "+status.String())
+		}
+	}
+	m.ready.Asks = nil
+	m.ready.Finish = &Finish{Status: status, Diagnostics: diagnostics}
+	m.phase = PhaseFinished
+}
+
+// syncAsks emits an Ask for each group whose wanted count differs from what
+// the RM holds, replacing an unsent Ask for the same group.
+func (m *Machine) syncAsks() {
+	for _, g := range m.groups {
+		a := m.ask(g)
+		if a.Count == g.rmOutstanding {
+			continue
+		}
+		g.rmOutstanding = a.Count
+		replaced := false
+		for i := range m.ready.Asks {
+			if m.ready.Asks[i].AllocationRequestID == a.AllocationRequestID {
+				m.ready.Asks[i], replaced = a, true
+			}
+		}
+		if !replaced {
+			m.ready.Asks = append(m.ready.Asks, a)
+		}
+	}
+}
+
+func (m *Machine) ask(g *group) Ask {
+	wanted := 0
+	for _, t := range m.tasks {
+		if t.Task.Type == g.spec.Type && t.State == TaskPending {
+			wanted++
+		}
+	}
+	return Ask{
+		TaskType:            g.spec.Type,
+		AllocationRequestID: g.allocationRequestID,
+		Priority:            g.priority,
+		Resource:            g.spec.Resources,
+		NodeLabel:           g.nodeLabel,
+		Count:               wanted,
+	}
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}

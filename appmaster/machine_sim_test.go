@@ -1,0 +1,304 @@
+package appmaster
+
+import (
+	"fmt"
+	"math/rand"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"github.com/tfyarn/tfyarn/taskspec"
+)
+
+// fakeRM models what matters of the ResourceManager's scheduler: each ask
+// sets an absolute outstanding count, allocation decrements it, and
+// allocated containers reach the AM only on a later heartbeat (the window
+// in which a stale count over-allocates, YARN-1902). It can also be told to
+// over-allocate on its own.
+type fakeRM struct {
+	outstanding map[int64]int
+	inFlight    []Container
+	nextID      int
+	allocated   int // containers allocated against asks
+	extra       int // containers allocated beyond any ask
+}
+
+// sim drives a Machine the way the I/O loop will, with random but seeded
+// interleavings, and checks invariants after every step.
+type sim struct {
+	t      *testing.T
+	rng    *rand.Rand
+	m      *Machine
+	rm     fakeRM
+	buf    AskBuffer
+	groups []taskspec.TaskGroup
+	now    time.Time
+
+	history      []Event
+	nmPending    []string // launched, waiting for the NM's answer
+	running      map[string]bool
+	launched     map[string]bool
+	released     map[string]bool
+	startFailed  map[string]bool
+	delivered    map[string]bool
+	liveByTask   map[taskspec.TaskID]string
+	finishes     []Finish
+	killed       bool
+	launchCount  int
+	restartLimit int // how many restarts the policy may grant in total
+}
+
+func newSim(t *testing.T, seed int64, policy Policy, restartLimit int, groups ...taskspec.TaskGroup) *sim {
+	m, err := New(Config{Job: taskspec.Job{Command: "true", Tasks: groups}, Policy: policy})
+	require.NoError(t, err)
+	return &sim{
+		t: t, rng: rand.New(rand.NewSource(seed)), m: m, groups: groups,
+		rm:      fakeRM{outstanding: map[int64]int{}},
+		now:     time.Unix(1_700_000_000, 0),
+		running: map[string]bool{}, launched: map[string]bool{}, released: map[string]bool{},
+		startFailed: map[string]bool{}, delivered: map[string]bool{}, liveByTask: map[taskspec.TaskID]string{},
+		restartLimit: restartLimit,
+	}
+}
+
+func (s *sim) taskCount() int {
+	n := 0
+	for _, g := range s.groups {
+		n += g.Instances
+	}
+	return n
+}
+
+func (s *sim) step(ev Event) {
+	s.history = append(s.history, ev)
+	s.m.Step(ev)
+	s.drain()
+}
+
+// drain performs a Ready as the loop would and checks it.
+func (s *sim) drain() {
+	t := s.t
+	finishedBefore := len(s.finishes) > 0
+	rd := s.m.Ready()
+	if finishedBefore {
+		require.True(t, rd.Empty(), "actions after Finish: %+v", rd)
+		return
+	}
+	for _, a := range rd.Asks {
+		require.GreaterOrEqual(t, a.Count, 0, "negative ask")
+	}
+	for _, a := range s.m.AskTable() {
+		require.GreaterOrEqual(t, a.Count, 0, "negative outstanding")
+	}
+	s.buf.Add(rd)
+	for _, l := range rd.Launch {
+		require.False(t, s.launched[l.Container.ID], "container %s launched twice", l.Container.ID)
+		require.True(t, s.delivered[l.Container.ID], "launch of a container the RM never gave")
+		prev, busy := s.liveByTask[l.Task]
+		require.False(t, busy, "%s launched in %s while %s is live", l.Task, l.Container.ID, prev)
+		s.launched[l.Container.ID] = true
+		s.liveByTask[l.Task] = l.Container.ID
+		s.nmPending = append(s.nmPending, l.Container.ID)
+		s.launchCount++
+	}
+	require.LessOrEqual(t, s.launchCount, s.taskCount()+s.restartLimit, "more launches than tasks")
+	for _, id := range rd.Release {
+		require.False(t, s.released[id], "container %s released twice", id)
+		require.True(t, !s.launched[id] || s.startFailed[id], "released %s, which was launched and started", id)
+		s.released[id] = true
+		s.forget(id)
+	}
+	for _, st := range rd.Stop {
+		require.True(t, s.launched[st.Container.ID], "stop of a container never launched")
+		if s.running[st.Container.ID] {
+			s.complete(st.Container.ID, ExitKilledByAppMaster)
+		}
+	}
+	if rd.Finish != nil {
+		s.finishes = append(s.finishes, *rd.Finish)
+	}
+}
+
+func (s *sim) forget(id string) {
+	for task, live := range s.liveByTask {
+		if live == id {
+			delete(s.liveByTask, task)
+		}
+	}
+}
+
+// complete queues nothing: it delivers the completion now, as the next
+// heartbeat would.
+func (s *sim) complete(id string, status int32) {
+	delete(s.running, id)
+	s.forget(id)
+	s.step(ContainerCompleted{ID: id, ExitStatus: status, Diagnostics: "simulated"})
+}
+
+func (s *sim) heartbeat() {
+	asks, release := s.buf.Pending()
+	if s.rng.Intn(10) == 0 {
+		return // the allocate call failed; the buffer keeps everything
+	}
+	s.buf.Sent(asks, release)
+	for _, a := range asks {
+		s.rm.outstanding[a.AllocationRequestID] = a.Count
+	}
+	// The scheduler allocates some of what is outstanding (in id order, so
+	// the run depends only on the seed), and now and then a container nobody
+	// asked for.
+	for id := int64(1); id <= int64(len(s.groups)); id++ {
+		n := s.rm.outstanding[id]
+		if n == 0 {
+			continue
+		}
+		k := s.rng.Intn(n + 1)
+		s.rm.outstanding[id] -= k
+		s.rm.allocated += k
+		for i := 0; i < k; i++ {
+			s.rm.inFlight = append(s.rm.inFlight, s.newContainer(id))
+		}
+	}
+	if s.rng.Intn(15) == 0 {
+		s.rm.extra++
+		s.rm.inFlight = append(s.rm.inFlight, s.newContainer(1+s.rng.Int63n(int64(len(s.groups)))))
+	}
+	// Part of what was allocated reaches the AM in this response.
+	n := s.rng.Intn(len(s.rm.inFlight) + 1)
+	batch := s.rm.inFlight[:n]
+	s.rm.inFlight = append([]Container(nil), s.rm.inFlight[n:]...)
+	for _, c := range batch {
+		s.delivered[c.ID] = true
+	}
+	s.step(Allocated{Containers: batch})
+}
+
+func (s *sim) newContainer(reqID int64) Container {
+	s.rm.nextID++
+	return Container{ID: cid(s.rm.nextID), NodeID: "node:8041", AllocationRequestID: reqID, Priority: int32(reqID)}
+}
+
+func (s *sim) nmAnswers() {
+	if len(s.nmPending) == 0 {
+		return
+	}
+	i := s.rng.Intn(len(s.nmPending))
+	id := s.nmPending[i]
+	s.nmPending = append(s.nmPending[:i], s.nmPending[i+1:]...)
+	if s.rng.Intn(20) == 0 {
+		s.startFailed[id] = true
+		s.forget(id)
+		s.step(StartFailed{ID: id, Reason: "simulated"})
+		return
+	}
+	s.running[id] = true
+	s.step(ContainerStarted{ID: id})
+}
+
+func (s *sim) someoneExits() {
+	if len(s.running) == 0 {
+		return
+	}
+	ids := make([]string, 0, len(s.running))
+	for id := range s.running {
+		ids = append(ids, id)
+	}
+	// Map order is random; sort for a seed-determined pick.
+	sort.Strings(ids)
+	id := ids[s.rng.Intn(len(ids))]
+	status := int32(0)
+	switch s.rng.Intn(25) {
+	case 0:
+		status = 1
+	case 1:
+		status = ExitKilledExceededPMem
+	case 2:
+		status = ExitPreempted
+	}
+	s.complete(id, status)
+}
+
+func (s *sim) run() {
+	s.step(Registered{})
+	for i := 0; i < 20000 && len(s.finishes) == 0; i++ {
+		switch r := s.rng.Intn(100); {
+		case r < 35:
+			s.heartbeat()
+		case r < 60:
+			s.nmAnswers()
+		case r < 85:
+			s.someoneExits()
+		case r < 92:
+			s.now = s.now.Add(time.Duration(s.rng.Intn(5000)) * time.Millisecond)
+			s.step(Tick{Now: s.now})
+		case r < 97 && len(s.history) > 0:
+			s.step(s.history[s.rng.Intn(len(s.history))]) // a duplicate
+		case r < 99:
+			s.step(ContainerCompleted{ID: cid(100000 + s.rng.Intn(100)), ExitStatus: 1}) // unknown
+		default:
+			if s.rng.Intn(10) == 0 {
+				s.killed = true
+				s.step(KillRequested{Reason: "simulated"})
+			}
+		}
+	}
+	// Whatever comes after the end must do nothing.
+	s.step(Allocated{Containers: []Container{s.newContainer(1)}})
+	s.step(KillRequested{})
+}
+
+func TestSimulatedInterleavings(t *testing.T) {
+	groups := []taskspec.TaskGroup{grp(taskspec.Chief, 1, small), grp(taskspec.Worker, 4, small), grp(taskspec.PS, 2, small)}
+	outcomes := map[FinalStatus]int{}
+	for seed := int64(1); seed <= 300; seed++ {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			s := newSim(t, seed, nil, 0, groups...)
+			s.run()
+			require.Len(t, s.finishes, 1, "exactly one Finish")
+			fin := s.finishes[0]
+			outcomes[fin.Status]++
+			// With no restarts, only a stale count could make the RM
+			// allocate more than the tasks: the machine never sends one.
+			require.LessOrEqual(t, s.rm.allocated, s.taskCount())
+			for id := range s.delivered {
+				require.True(t, s.launched[id] || s.released[id], "container %s neither launched nor released", id)
+			}
+			tasks := s.m.Tasks()
+			switch fin.Status {
+			case Succeeded:
+				for _, ts := range tasks {
+					require.Equal(t, TaskSucceeded, ts.State, ts.Task.String())
+				}
+			case Failed:
+				require.NotEmpty(t, fin.Diagnostics)
+				require.Contains(t, fin.Diagnostics, "container_")
+			case Killed:
+				require.True(t, s.killed)
+			}
+		})
+	}
+	t.Logf("outcomes over 300 seeds: %v", outcomes)
+	require.NotZero(t, outcomes[Succeeded])
+	require.NotZero(t, outcomes[Failed])
+}
+
+func TestSimulatedInterleavingsWithRestarts(t *testing.T) {
+	groups := []taskspec.TaskGroup{grp(taskspec.Worker, 5, small), grp(taskspec.Evaluator, 1, small)}
+	outcomes := map[FinalStatus]int{}
+	for seed := int64(1); seed <= 300; seed++ {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			s := newSim(t, seed, restartOnce, 6, groups...)
+			s.run()
+			require.Len(t, s.finishes, 1, "exactly one Finish")
+			outcomes[s.finishes[0].Status]++
+			for id := range s.delivered {
+				require.True(t, s.launched[id] || s.released[id], "container %s neither launched nor released", id)
+			}
+			for _, ts := range s.m.Tasks() {
+				require.LessOrEqual(t, ts.Attempt, 1)
+			}
+		})
+	}
+	t.Logf("outcomes over 300 seeds: %v", outcomes)
+}

@@ -1,0 +1,121 @@
+package appmaster
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/tfyarn/tfyarn/taskspec"
+)
+
+// Policy decides what the job's task states mean: whether the job has
+// succeeded or failed, which tasks are no longer needed, which ended tasks
+// deserve another container. The machine consults it after every event, so
+// a Policy must be a pure function of the View: the same View, the same
+// Verdict. The machine ignores Stop and Restart entries that do not apply
+// (a task already stopping, a live task to restart), so a Policy may repeat
+// itself.
+//
+// AllSucceed is the rule for generic commands; TensorFlow's rules (the chief
+// decides, ps and evaluator are stopped after it, restarts) are other
+// Policies over the same View.
+type Policy interface {
+	Verdict(View) Verdict
+}
+
+// PolicyFunc adapts a function to Policy.
+type PolicyFunc func(View) Verdict
+
+// Verdict implements Policy.
+func (f PolicyFunc) Verdict(v View) Verdict { return f(v) }
+
+// View is what a Policy sees.
+type View struct {
+	Now   time.Time    // from the latest Tick
+	Tasks []TaskStatus // every task, in job order
+}
+
+// Task returns one task's status.
+func (v View) Task(id taskspec.TaskID) (TaskStatus, bool) {
+	for _, t := range v.Tasks {
+		if t.Task == id {
+			return t, true
+		}
+	}
+	return TaskStatus{}, false
+}
+
+// OfType returns the statuses of one group's tasks, by index.
+func (v View) OfType(typ taskspec.TaskType) []TaskStatus {
+	var out []TaskStatus
+	for _, t := range v.Tasks {
+		if t.Task.Type == typ {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// Outcome is a Policy's judgement of the job.
+type Outcome int
+
+const (
+	// Undecided: the job goes on.
+	Undecided Outcome = iota
+	// JobSucceeded: finish SUCCEEDED, stopping whatever still runs.
+	JobSucceeded
+	// JobFailed: finish FAILED, stopping whatever still runs.
+	JobFailed
+)
+
+// Verdict is a Policy's answer. Diagnostics is what the application
+// reports when Outcome is decided.
+type Verdict struct {
+	Outcome     Outcome
+	Diagnostics string
+	// Stop lists live tasks the job no longer needs (ps after the chief
+	// finished). They end as TaskStopped, which is no failure.
+	Stop []taskspec.TaskID
+	// Restart lists ended tasks to run again in a new container: the machine
+	// asks YARN for one more container of their group.
+	Restart []taskspec.TaskID
+}
+
+// AllSucceed is the policy of generic commands: the job succeeds when every
+// task exits 0 and fails as soon as one task fails, naming it.
+type AllSucceed struct{}
+
+// Verdict implements Policy.
+func (AllSucceed) Verdict(v View) Verdict {
+	if failed := Failures(v.Tasks); len(failed) > 0 {
+		return Verdict{Outcome: JobFailed, Diagnostics: failed}
+	}
+	for _, t := range v.Tasks {
+		if !t.State.Ended() {
+			return Verdict{}
+		}
+	}
+	return Verdict{Outcome: JobSucceeded, Diagnostics: fmt.Sprintf("all %d tasks succeeded", len(v.Tasks))}
+}
+
+// Failures describes the failed tasks in the order they ended, joined by
+// "; ", or returns "" when none failed.
+func Failures(tasks []TaskStatus) string {
+	var failed []TaskStatus
+	for _, t := range tasks {
+		if t.State == TaskFailed {
+			failed = append(failed, t)
+		}
+	}
+	sortByEnd(failed)
+	parts := make([]string, len(failed))
+	for i, t := range failed {
+		parts[i] = t.Failure
+	}
+	return strings.Join(parts, "; ")
+}
+
+func sortByEnd(ts []TaskStatus) {
+	sort.SliceStable(ts, func(i, j int) bool { return ts[i].EndOrder < ts[j].EndOrder })
+}

@@ -1,0 +1,223 @@
+package taskspec
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// TaskType is the role of a task in a distributed TensorFlow job. A plain
+// command (`tfyarn run --worker 3x1c,256m -- COMMAND`) uses Worker: the AM
+// treats all types alike until a TensorFlow policy gives them meaning.
+type TaskType string
+
+// The task types, in job order.
+const (
+	Chief       TaskType = "chief"
+	Worker      TaskType = "worker"
+	PS          TaskType = "ps"
+	Evaluator   TaskType = "evaluator"
+	TensorBoard TaskType = "tensorboard"
+)
+
+// jobOrder ranks task types: the order groups are listed, asked for (the AM
+// gives earlier groups higher YARN priority) and printed.
+var jobOrder = map[TaskType]int{Chief: 0, Worker: 1, PS: 2, Evaluator: 3, TensorBoard: 4}
+
+// TaskTypes returns every task type in job order: chief, worker, ps,
+// evaluator, tensorboard.
+func TaskTypes() []TaskType { return []TaskType{Chief, Worker, PS, Evaluator, TensorBoard} }
+
+// Known reports whether t is one of the task types tfyarn schedules.
+func (t TaskType) Known() bool { _, ok := jobOrder[t]; return ok }
+
+// InCluster reports whether tasks of type t appear in TF_CONFIG's "cluster".
+// TensorFlow expects the evaluator only in its own "task" (it must not be
+// waited for by the training session), and TensorBoard is not a TF server.
+func (t TaskType) InCluster() bool { return t == Chief || t == Worker || t == PS }
+
+// ParseTaskType accepts a task type name in any case.
+func ParseTaskType(s string) (TaskType, error) {
+	t := TaskType(strings.ToLower(strings.TrimSpace(s)))
+	if !t.Known() {
+		return "", fmt.Errorf("unknown task type %q; expected one of %s", s, typeList())
+	}
+	return t, nil
+}
+
+func typeList() string {
+	names := make([]string, 0, len(jobOrder))
+	for _, t := range TaskTypes() {
+		names = append(names, string(t))
+	}
+	return strings.Join(names, ", ")
+}
+
+// TaskID names one task: its type and its index within its group.
+type TaskID struct {
+	Type  TaskType
+	Index int
+}
+
+// String renders the form users type and logs print: "worker:1".
+func (id TaskID) String() string { return string(id.Type) + ":" + strconv.Itoa(id.Index) }
+
+// ParseTaskID parses "worker:1". A bare type ("chief") means index 0, since
+// single-instance groups are the common case for --task filters.
+func ParseTaskID(s string) (TaskID, error) {
+	typePart, indexPart, hasIndex := strings.Cut(strings.TrimSpace(s), ":")
+	t, err := ParseTaskType(typePart)
+	if err != nil {
+		return TaskID{}, fmt.Errorf("task %q: %w", s, err)
+	}
+	if !hasIndex {
+		return TaskID{Type: t}, nil
+	}
+	n, ok := parseWhole(indexPart)
+	if !ok || n > MaxInstances {
+		return TaskID{}, fmt.Errorf("task %q: bad index %q; expected <type>:<index>, e.g. worker:1", s, indexPart)
+	}
+	return TaskID{Type: t, Index: int(n)}, nil
+}
+
+// Resources is what one task's container asks YARN for. The integer widths
+// follow YARN's ResourceProto.
+type Resources struct {
+	VCores    int32
+	MemoryMiB int64
+	GPUs      int64 // yarn.io/gpu
+}
+
+// String reads well in messages: "4 vcores, 2 GiB, 1 GPU".
+func (r Resources) String() string {
+	s := fmt.Sprintf("%d vcores, %s", r.VCores, formatMemory(r.MemoryMiB))
+	if r.GPUs > 0 {
+		s += ", " + plural(r.GPUs, "GPU")
+	}
+	return s
+}
+
+// TaskGroup is every task of one type: Instances identical containers.
+type TaskGroup struct {
+	Type      TaskType
+	Instances int
+	Resources Resources
+	// NodeLabel is a YARN node label expression for this group's containers;
+	// empty means the job's NodeLabel.
+	NodeLabel string
+}
+
+// Spec renders g in the spec grammar, canonically: ParseSpec(g.Type,
+// g.Spec()) gives g back (NodeLabel aside, which is not part of a spec).
+func (g TaskGroup) Spec() string {
+	var b strings.Builder
+	if g.Instances != 1 {
+		fmt.Fprintf(&b, "%dx", g.Instances)
+	}
+	fmt.Fprintf(&b, "%dc", g.Resources.VCores)
+	if g.Resources.MemoryMiB%1024 == 0 {
+		fmt.Fprintf(&b, ",%dg", g.Resources.MemoryMiB/1024)
+	} else {
+		fmt.Fprintf(&b, ",%dm", g.Resources.MemoryMiB)
+	}
+	if g.Resources.GPUs > 0 {
+		fmt.Fprintf(&b, ",%dgpu", g.Resources.GPUs)
+	}
+	return b.String()
+}
+
+// TaskIDs lists the group's tasks by index.
+func (g TaskGroup) TaskIDs() []TaskID {
+	ids := make([]TaskID, g.Instances)
+	for i := range ids {
+		ids[i] = TaskID{Type: g.Type, Index: i}
+	}
+	return ids
+}
+
+// SortGroups puts groups in job order (chief, worker, ps, evaluator,
+// tensorboard), unknown types last, keeping the given order among equals.
+func SortGroups(groups []TaskGroup) {
+	rank := func(t TaskType) int {
+		if r, ok := jobOrder[t]; ok {
+			return r
+		}
+		return len(jobOrder)
+	}
+	sort.SliceStable(groups, func(i, j int) bool { return rank(groups[i].Type) < rank(groups[j].Type) })
+}
+
+// Job is everything the AM needs to run a job's tasks. Staging (files, the
+// packed environment) belongs to the client; this is what survives into the
+// cluster.
+type Job struct {
+	Name    string // YARN application name
+	Queue   string // YARN queue; empty means the cluster's default
+	AppType string // YARN application type; empty means DefaultAppType
+
+	// Tasks lists the task groups, at most one per type, normally in job
+	// order (see SortGroups).
+	Tasks []TaskGroup
+
+	// Exactly one of Command and Script is set. Command is a program run as
+	// is in every task container (generic jobs); Script is a Python script
+	// run by the job's Python environment (TensorFlow jobs).
+	Command string
+	Script  string
+	// Args follow Command or Script; the TF1 placeholders ({ps_hosts}, ...)
+	// are substituted per task (see SubstitutePlaceholders).
+	Args []string
+
+	// Env is added to every task's environment. TF_CONFIG is reserved.
+	Env map[string]string
+	// NodeLabel is the default node label expression for groups that set
+	// none.
+	NodeLabel string
+}
+
+// DefaultAppType is the YARN application type of tfyarn jobs, what `yarn
+// application -list -appTypes` and `tfyarn list` filter on.
+const DefaultAppType = "TFYARN"
+
+// Group returns the job's group of type t.
+func (j Job) Group(t TaskType) (TaskGroup, bool) {
+	for _, g := range j.Tasks {
+		if g.Type == t {
+			return g, true
+		}
+	}
+	return TaskGroup{}, false
+}
+
+// NodeLabelFor is the label expression g's containers are asked with: the
+// group's own, else the job's.
+func (j Job) NodeLabelFor(g TaskGroup) string {
+	if g.NodeLabel != "" {
+		return g.NodeLabel
+	}
+	return j.NodeLabel
+}
+
+// TaskCount is the number of tasks (containers) the job runs.
+func (j Job) TaskCount() int {
+	n := 0
+	for _, g := range j.Tasks {
+		n += g.Instances
+	}
+	return n
+}
+
+func formatMemory(mib int64) string {
+	if mib > 0 && mib%1024 == 0 {
+		return fmt.Sprintf("%d GiB", mib/1024)
+	}
+	return fmt.Sprintf("%d MiB", mib)
+}
+
+func plural(n int64, unit string) string {
+	if n == 1 {
+		return "1 " + unit
+	}
+	return fmt.Sprintf("%d %ss", n, unit)
+}

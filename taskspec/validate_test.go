@@ -1,0 +1,145 @@
+package taskspec
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func group(t TaskType, instances int, vcores int32, memMiB, gpus int64) TaskGroup {
+	return TaskGroup{Type: t, Instances: instances, Resources: Resources{VCores: vcores, MemoryMiB: memMiB, GPUs: gpus}}
+}
+
+func tfJob(groups ...TaskGroup) Job {
+	return Job{Name: "train", Script: "train.py", Tasks: groups}
+}
+
+func TestValidateJob(t *testing.T) {
+	chief := group(Chief, 1, 4, 2048, 0)
+	workers := group(Worker, 8, 4, 8192, 1)
+	ps := group(PS, 2, 2, 4096, 0)
+	eval := group(Evaluator, 1, 1, 2048, 0)
+	tests := []struct {
+		name     string
+		job      Job
+		wantType TaskType
+		want     string // empty: valid
+	}{
+		{"full TF job", tfJob(chief, workers, ps, eval, group(TensorBoard, 1, 1, 1024, 0)), "", ""},
+		{"generic command", Job{Command: "hostname", Tasks: []TaskGroup{group(Worker, 3, 1, 256, 0)}}, "", ""},
+		{"chief only", tfJob(chief), "", ""},
+		{"any order", tfJob(eval, ps, workers, chief), "", ""},
+		{"no tasks", tfJob(), "", "the job has no tasks; give at least one task group, e.g. --worker 1c"},
+		{"two chiefs", tfJob(group(Chief, 2, 1, 1, 0)), Chief, "chief has 2 instances; TensorFlow runs at most 1 chief"},
+		{"two evaluators", tfJob(chief, group(Evaluator, 2, 1, 1, 0)), Evaluator, "evaluator has 2 instances; TensorFlow runs at most 1 evaluator"},
+		{"ps without workers", tfJob(chief, ps), PS, "ps tasks serve variables to workers, but the job has no worker; add --worker or drop --ps"},
+		{"evaluator alone", tfJob(eval), "", "the job has no chief and no worker; add --chief or --worker, which run the training"},
+		{"zero instances", tfJob(group(Worker, 0, 1, 1, 0)), Worker, "worker has 0 instances; give at least 1"},
+		{"too many instances", tfJob(group(Worker, 1001, 1, 1, 0)), Worker, "worker has 1001 instances, more than the maximum of 1000"},
+		{"zero vcores", tfJob(group(Worker, 1, 0, 1, 0)), Worker, "worker asks 0 vcores per task; give at least 1"},
+		{"zero memory", tfJob(group(Worker, 1, 1, 0, 0)), Worker, "worker asks 0 MiB per task; give at least 1 MiB"},
+		{"negative GPUs", tfJob(group(Worker, 1, 1, 1, -1)), Worker, "worker asks -1 GPUs per task; give 0 or more"},
+		{"duplicate type", tfJob(workers, workers), Worker, "worker is given twice; give one group per task type"},
+		{"unknown type", tfJob(chief, group("master", 1, 1, 1, 0)), "master", `unknown task type "master"; expected one of chief, worker, ps, evaluator, tensorboard`},
+		{"no program", Job{Tasks: []TaskGroup{chief}}, "", "the job has nothing to run; give a command or a script"},
+		{"both programs", Job{Command: "a", Script: "b.py", Tasks: []TaskGroup{chief}}, "", `the job has both a command ("a") and a script ("b.py"); give one`},
+		{"TF_CONFIG in env", Job{Script: "t.py", Env: map[string]string{"TF_CONFIG": "{}"}, Tasks: []TaskGroup{chief}}, "", "TF_CONFIG is set by tfyarn for each task; drop it from the environment"},
+		{"bad env name", Job{Script: "t.py", Env: map[string]string{"A=B": "1"}, Tasks: []TaskGroup{chief}}, "", `environment variable name "A=B" is invalid`},
+		{"bad queue", Job{Script: "t.py", Queue: "ml gpu", Tasks: []TaskGroup{chief}}, "", `queue "ml gpu" has spaces or control characters`},
+		{"bad name", Job{Script: "t.py", Name: "a\nb", Tasks: []TaskGroup{chief}}, "", `job name "a\nb" has control characters`},
+		{"good labels", Job{Script: "t.py", NodeLabel: "cpu", Tasks: []TaskGroup{{Type: Chief, Instances: 1, Resources: chief.Resources, NodeLabel: "gpu_v-100"}}}, "", ""},
+		{"bad job label", Job{Script: "t.py", NodeLabel: "a&&b", Tasks: []TaskGroup{chief}}, "", `the job's node label "a&&b" is invalid; a label is a letter or digit followed by letters, digits, - or _`},
+		{"bad group label", Job{Script: "t.py", Tasks: []TaskGroup{{Type: Chief, Instances: 1, Resources: chief.Resources, NodeLabel: "-gpu"}}}, Chief, `chief's node label "-gpu" is invalid; a label is a letter or digit followed by letters, digits, - or _`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.job.Validate(ClusterLimits{})
+			if tt.want == "" {
+				require.NoError(t, err)
+				return
+			}
+			require.EqualError(t, err, tt.want)
+			var ve *ValidationError
+			require.True(t, errors.As(err, &ve))
+			require.Equal(t, tt.wantType, ve.TaskType)
+		})
+	}
+}
+
+func TestValidateAgainstCluster(t *testing.T) {
+	gpuCluster := ClusterLimits{Known: true, MaxMemoryMiB: 8192, MaxVCores: 8, KnowsGPUs: true, MaxGPUs: 2}
+	cpuCluster := ClusterLimits{Known: true, MaxMemoryMiB: 8192, MaxVCores: 8}
+	tests := []struct {
+		name   string
+		group  TaskGroup
+		limits ClusterLimits
+		want   string
+	}{
+		{"fits exactly", group(Worker, 3, 8, 8192, 2), gpuCluster, ""},
+		{"limits unknown", group(Worker, 3, 64, 1<<20, 9), ClusterLimits{}, ""},
+		{"too many vcores", group(Worker, 3, 16, 1024, 0), gpuCluster,
+			"worker asks 16 vcores per task but the cluster's maximum allocation is 8 vcores; ask for fewer"},
+		{"too much memory", group(Worker, 3, 1, 16384, 0), gpuCluster,
+			"worker asks 16 GiB per task but the cluster's maximum allocation is 8 GiB; ask for less memory"},
+		{"too many GPUs", group(Worker, 3, 1, 1024, 4), gpuCluster,
+			"worker asks 4 GPUs per task but the cluster's maximum allocation is 2 GPUs; ask for fewer"},
+		{"no GPU resource type", group(Worker, 3, 1, 1024, 1), cpuCluster,
+			"worker asks 1 GPU per task but the cluster does not schedule GPUs (no resource type yarn.io/gpu); drop the gpu part of the spec or use a GPU cluster"},
+		{"zero GPUs on a CPU cluster", group(Worker, 3, 1, 1024, 0), cpuCluster, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tfJob(tt.group).Validate(tt.limits)
+			if tt.want == "" {
+				require.NoError(t, err)
+				return
+			}
+			require.EqualError(t, err, tt.want)
+			require.EqualError(t, CheckFits(tt.group, tt.limits), tt.want)
+		})
+	}
+}
+
+func TestValidateReportsGroupsInJobOrder(t *testing.T) {
+	limits := ClusterLimits{Known: true, MaxMemoryMiB: 1024, MaxVCores: 1}
+	job := tfJob(group(Worker, 1, 2, 1, 0), group(Chief, 1, 2, 1, 0))
+	err := job.Validate(limits)
+	require.ErrorContains(t, err, "chief asks 2 vcores")
+}
+
+func TestTaskIDs(t *testing.T) {
+	id, err := ParseTaskID("worker:3")
+	require.NoError(t, err)
+	require.Equal(t, TaskID{Worker, 3}, id)
+	require.Equal(t, "worker:3", id.String())
+
+	id, err = ParseTaskID("Chief")
+	require.NoError(t, err)
+	require.Equal(t, TaskID{Chief, 0}, id)
+
+	for _, bad := range []string{"master:0", "worker:", "worker:-1", "worker:x", ""} {
+		_, err := ParseTaskID(bad)
+		require.Error(t, err, bad)
+	}
+}
+
+func TestSortGroupsAndJobHelpers(t *testing.T) {
+	groups := []TaskGroup{group(TensorBoard, 1, 1, 1, 0), group(PS, 1, 1, 1, 0), group(Evaluator, 1, 1, 1, 0), group(Worker, 2, 1, 1, 0), group(Chief, 1, 1, 1, 0)}
+	SortGroups(groups)
+	var order []TaskType
+	for _, g := range groups {
+		order = append(order, g.Type)
+	}
+	require.Equal(t, TaskTypes(), order)
+
+	job := Job{NodeLabel: "cpu", Tasks: groups}
+	require.Equal(t, 6, job.TaskCount())
+	w, ok := job.Group(Worker)
+	require.True(t, ok)
+	require.Equal(t, []TaskID{{Worker, 0}, {Worker, 1}}, w.TaskIDs())
+	require.Equal(t, "cpu", job.NodeLabelFor(w))
+	w.NodeLabel = "gpu"
+	require.Equal(t, "gpu", job.NodeLabelFor(w))
+	require.Equal(t, "4 vcores, 2 GiB, 1 GPU", Resources{VCores: 4, MemoryMiB: 2048, GPUs: 1}.String())
+}
