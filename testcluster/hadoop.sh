@@ -13,9 +13,9 @@ tool=${1:-}; sub=${2:-}
 shift 2 || { echo "usage: hadoop.sh yarn|hdfs SUBCOMMAND [ARGS...]" >&2; exit 2; }
 case "$tool $sub" in
   "yarn node") class=org.apache.hadoop.yarn.client.cli.NodeCLI ;;
-  "yarn application"|"yarn app") class=org.apache.hadoop.yarn.client.cli.ApplicationCLI; set -- -application "$@" ;;
-  "yarn applicationattempt") class=org.apache.hadoop.yarn.client.cli.ApplicationCLI; set -- -applicationattempt "$@" ;;
-  "yarn container") class=org.apache.hadoop.yarn.client.cli.ApplicationCLI; set -- -container "$@" ;;
+  "yarn application"|"yarn app") class=org.apache.hadoop.yarn.client.cli.ApplicationCLI; set -- application "$@" ;;
+  "yarn applicationattempt") class=org.apache.hadoop.yarn.client.cli.ApplicationCLI; set -- applicationattempt "$@" ;;
+  "yarn container") class=org.apache.hadoop.yarn.client.cli.ApplicationCLI; set -- container "$@" ;;
   "yarn queue") class=org.apache.hadoop.yarn.client.cli.QueueCLI ;;
   "yarn cluster") class=org.apache.hadoop.yarn.client.cli.ClusterCLI ;;
   "yarn logs") class=org.apache.hadoop.yarn.client.cli.LogsCLI ;;

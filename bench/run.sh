@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# Runs the benchmarks against the test cluster (started if needed) and writes
+# bench/results/. Uses bin/tfyarn as built by 'make build'.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+[ -x bin/tfyarn ] || CGO_ENABLED=0 go build -trimpath -o bin/tfyarn ./cmd/tfyarn
+exec go test -tags e2e -run '^TestBench' -count=1 -timeout 15m -v ./bench/ "$@"

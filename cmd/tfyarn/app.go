@@ -1,0 +1,100 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+)
+
+// Exit codes, as documented in --help.
+const (
+	exitOK        = 0
+	exitJobFailed = 1 // the job failed or was killed (run, later)
+	exitUsage     = 2 // usage, validation, configuration or cluster-access error
+)
+
+const defaultTimeout = 15 * time.Second
+
+// env is what every command shares: where output goes and the global flags.
+type env struct {
+	stdout, stderr io.Writer
+	confDir        string // --conf-dir; empty: the environment decides
+	timeout        time.Duration
+	confFrom       string // "HADOOP_CONF_DIR=/x" or "--conf-dir=/x", for messages; set once conf loads
+}
+
+// run executes the CLI with args (args[0] is the program name) and returns
+// the process exit code. Tests call it in-process.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	e := &env{stdout: stdout, stderr: stderr}
+	app := newApp(e)
+	err := app.RunContext(ctx, args)
+	if err == nil {
+		return exitOK
+	}
+	msg, code := describe(err, e)
+	fmt.Fprintf(stderr, "tfyarn: %s\n", oneLine(msg))
+	return code
+}
+
+func newApp(e *env) *cli.App {
+	return &cli.App{
+		Name:  "tfyarn",
+		Usage: "run distributed TensorFlow on Hadoop YARN",
+		UsageText: "tfyarn [global options] command [command options] [arguments...]\n\n" +
+			"   tfyarn list --all-users\n" +
+			"   tfyarn status application_1700000000000_0001\n" +
+			"   tfyarn --conf-dir /etc/hadoop/conf cluster --output json",
+		Description: "tfyarn talks to the ResourceManager named by the Hadoop client configuration\n" +
+			"(HADOOP_CONF_DIR or --conf-dir). Exit codes: 0 success, 1 the job failed or was\n" +
+			"killed, 2 usage, validation or cluster-access error.",
+		Writer:          e.stdout,
+		ErrWriter:       e.stderr,
+		HideHelpCommand: true,
+		Flags: []cli.Flag{
+			&cli.StringFlag{
+				Name:        "conf-dir",
+				Usage:       "Hadoop client configuration directory (default: $HADOOP_CONF_DIR)",
+				Destination: &e.confDir,
+			},
+			&cli.DurationFlag{
+				Name:        "timeout",
+				Usage:       "how long to wait for the ResourceManager, failover included",
+				Value:       defaultTimeout,
+				Destination: &e.timeout,
+			},
+		},
+		Commands: []*cli.Command{
+			listCommand(e),
+			statusCommand(e),
+			killCommand(e),
+			clusterCommand(e),
+		},
+		// No os.Exit inside the library: run maps errors to exit codes.
+		ExitErrHandler: func(*cli.Context, error) {},
+		OnUsageError:   onUsageError,
+		Action: func(c *cli.Context) error {
+			if c.NArg() > 0 {
+				return usagef("unknown command %q; see 'tfyarn --help'", c.Args().First())
+			}
+			return cli.ShowAppHelp(c)
+		},
+	}
+}
+
+func onUsageError(c *cli.Context, err error, _ bool) error {
+	name := "tfyarn"
+	if c.Command != nil && c.Command.Name != "" {
+		name += " " + c.Command.Name
+	}
+	return usagef("%v; see '%s --help'", err, name)
+}
+
+// oneLine keeps the error to one line: the contract is one line on stderr.
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}

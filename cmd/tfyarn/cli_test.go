@@ -1,0 +1,98 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// runCLI runs tfyarn in-process, as a user would from a shell.
+func runCLI(t *testing.T, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code = run(context.Background(), append([]string{"tfyarn"}, args...), &out, &errb)
+	return out.String(), errb.String(), code
+}
+
+// deadConf writes a configuration naming an RM address nobody listens on.
+func deadConf(t *testing.T) string {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "yarn-site.xml"), []byte(
+		`<configuration><property><name>yarn.resourcemanager.address</name><value>127.0.0.1:1</value></property></configuration>`), 0o644))
+	return dir
+}
+
+func TestUsageErrors(t *testing.T) {
+	conf := deadConf(t) // usage errors must come before any RPC
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"status"}, "status needs exactly one application id"},
+		{[]string{"status", "a", "b"}, "status needs exactly one application id"},
+		{[]string{"status", "app_1"}, `malformed application id "app_1": expected application_<clusterTimestamp>_<sequence>`},
+		{[]string{"kill", "application_x_1"}, `malformed application id "application_x_1"`},
+		{[]string{"status", "application_1_0001", "--output", "xml"}, `--output "xml": expected table or json`},
+		{[]string{"status", "--nope", "application_1_0001"}, "flag provided but not defined: -nope; see 'tfyarn status --help'"},
+		{[]string{"status", "application_1_0001", "--nope"}, "flag provided but not defined: --nope"},
+		{[]string{"list", "extra"}, `list takes no arguments, got "extra"`},
+		{[]string{"list", "--state", "weird"}, `--state "weird": expected one of`},
+		{[]string{"cluster", "--output", "yaml"}, `--output "yaml": expected table or json`},
+		{[]string{"frobnicate"}, `unknown command "frobnicate"`},
+		{[]string{"--timeout", "soon", "list"}, "invalid value"},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			stdout, stderr, code := runCLI(t, append([]string{"--conf-dir", conf}, tc.args...)...)
+			require.Equal(t, exitUsage, code)
+			require.Empty(t, stdout)
+			require.True(t, strings.HasPrefix(stderr, "tfyarn: "), stderr)
+			require.Contains(t, stderr, tc.want)
+			require.Equal(t, 1, strings.Count(stderr, "\n"), "one line: %q", stderr)
+			require.NotContains(t, stderr, "goroutine")
+		})
+	}
+}
+
+func TestConfDirErrors(t *testing.T) {
+	_, stderr, code := runCLI(t, "--conf-dir", "/nonexistent/tfyarn", "list")
+	require.Equal(t, exitUsage, code)
+	require.Equal(t, "tfyarn: --conf-dir /nonexistent/tfyarn is not a directory; point it at the directory holding core-site.xml and yarn-site.xml\n", stderr)
+
+	t.Setenv("HADOOP_CONF_DIR", "")
+	t.Setenv("HADOOP_HOME", "")
+	_, stderr, code = runCLI(t, "list")
+	require.Equal(t, exitUsage, code)
+	require.Contains(t, stderr, "HADOOP_CONF_DIR is not set")
+}
+
+func TestUnreachableIsOneLine(t *testing.T) {
+	conf := deadConf(t)
+	_, stderr, code := runCLI(t, "--conf-dir", conf, "status", "application_1_0001")
+	require.Equal(t, exitUsage, code)
+	require.Equal(t, "tfyarn: cannot reach the ResourceManager at 127.0.0.1:1 (from --conf-dir="+conf+
+		"): connection refused; is the cluster up and HADOOP_CONF_DIR right?\n", stderr)
+}
+
+func TestHelpShowsExamples(t *testing.T) {
+	stdout, _, code := runCLI(t, "--help")
+	require.Equal(t, exitOK, code)
+	require.Contains(t, stdout, "tfyarn status application_1700000000000_0001")
+	require.Contains(t, stdout, "Exit codes: 0 success, 1 the job failed")
+	for _, cmd := range []string{"list", "status", "kill", "cluster"} {
+		stdout, _, code := runCLI(t, cmd, "--help")
+		require.Equal(t, exitOK, code, cmd)
+		require.Contains(t, stdout, "tfyarn "+cmd+" ", cmd)
+		require.Contains(t, stdout, "OPTIONS:", cmd+" help")
+	}
+}
+
+func TestPositionalAppliesTrailingFlags(t *testing.T) {
+	// Parsing works even after the id: the output error proves --output was read.
+	_, stderr, _ := runCLI(t, "--conf-dir", deadConf(t), "status", "application_1_0001", "-o=bogus")
+	require.Contains(t, stderr, `--output "bogus"`)
+}

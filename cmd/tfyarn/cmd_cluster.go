@@ -1,0 +1,124 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/tfyarn/tfyarn/hadoopconf"
+	"github.com/tfyarn/tfyarn/internal/cliout"
+	"github.com/urfave/cli/v2"
+)
+
+func clusterCommand(e *env) *cli.Command {
+	return &cli.Command{
+		Name:  "cluster",
+		Usage: "show nodes, queues, node labels, resource types and the largest allocation",
+		UsageText: "tfyarn cluster [--output table|json]\n\n" +
+			"   tfyarn cluster\n" +
+			"   tfyarn cluster --output json | jq '.nodes[] | select(.labels | index(\"gpu\"))'",
+		Description: "JSON keys: resource_manager, node_managers, nodes, queues, node_labels, resource_types,\n" +
+			"max_allocation. max_allocation is derived (largest node capped by the client configuration's\n" +
+			"yarn.scheduler.maximum-allocation-*): the RM reports its own maximum only when creating an application.",
+		Flags:        []cli.Flag{outputFlag()},
+		OnUsageError: onUsageError,
+		Action: func(c *cli.Context) error {
+			args, err := positional(c)
+			if err != nil {
+				return err
+			}
+			if len(args) > 0 {
+				return usagef("cluster takes no arguments, got %q; see 'tfyarn cluster --help'", args[0])
+			}
+			out, err := outputFormat(c)
+			if err != nil {
+				return err
+			}
+			rm, conf, err := e.rmClient()
+			if err != nil {
+				return err
+			}
+			defer rm.Close()
+			ctx, cancel := e.rpcContext(c.Context)
+			defer cancel()
+			v, err := fetchCluster(ctx, rm, schedulerMaxFrom(conf, e.confFrom))
+			if err != nil {
+				return err
+			}
+			if out == outputJSON {
+				return cliout.JSON(e.stdout, v)
+			}
+			return writeClusterTables(e.stdout, v)
+		},
+	}
+}
+
+// schedulerMaxFrom reads the scheduler's per-container cap when the client
+// configuration states it. yarn-default.xml's values (8192 MiB, 4 vcores)
+// are not assumed: the RM's own yarn-site.xml often differs from the
+// client's, and a wrong cap is worse than none.
+func schedulerMaxFrom(conf *hadoopconf.Config, confFrom string) schedulerMax {
+	const memKey, vcKey = "yarn.scheduler.maximum-allocation-mb", "yarn.scheduler.maximum-allocation-vcores"
+	var m schedulerMax
+	if !conf.IsSet(memKey) && !conf.IsSet(vcKey) {
+		return m
+	}
+	mem, err1 := conf.GetInt(memKey, 0)
+	vc, err2 := conf.GetInt(vcKey, 0)
+	if err1 != nil || err2 != nil {
+		return m
+	}
+	return schedulerMax{MemoryMB: int64(mem), VCores: int64(vc), From: confFrom}
+}
+
+func writeClusterTables(w io.Writer, v clusterView) error {
+	nm := v.NodeManagers
+	fmt.Fprintf(w, "ResourceManager: %s\n", strings.Join(v.ResourceManager, ", "))
+	fmt.Fprintf(w, "NodeManagers: %d total, %d active, %d lost, %d unhealthy, %d decommissioned\n\n",
+		nm.Total, nm.Active, nm.Lost, nm.Unhealthy, nm.Decommissioned)
+
+	nodes := cliout.NewTable("NODE", "STATE", "LABELS", "CONTAINERS", "MEMORY(MiB) USED/TOTAL", "VCORES USED/TOTAL", "GPUS USED/TOTAL")
+	for _, n := range v.Nodes {
+		nodes.Row(n.ID, n.State, strings.Join(n.Labels, ","), n.Containers, frac(n.MemoryMB), frac(n.VCores), frac(n.GPUs))
+	}
+	queues := cliout.NewTable("QUEUE", "STATE", "CAPACITY", "MAX-CAPACITY", "USED", "LABELS", "DEFAULT-LABEL")
+	for _, q := range v.Queues {
+		queues.Row(q.Path, q.State, pct(q.CapacityPercent), pct(q.MaxCapacityPercent), pct(q.CurrentCapacityPercent),
+			strings.Join(q.AccessibleLabels, ","), q.DefaultLabelExpression)
+	}
+	labels := cliout.NewTable("NODE-LABEL", "EXCLUSIVE")
+	for _, l := range v.NodeLabels {
+		labels.Row(l.Name, l.Exclusive)
+	}
+	types := cliout.NewTable("RESOURCE-TYPE", "UNITS", "KIND")
+	for _, t := range v.ResourceTypes {
+		types.Row(t.Name, t.Units, t.Type)
+	}
+	for _, t := range []*cliout.Table{nodes, queues, labels, types} {
+		if _, err := t.WriteTo(w); err != nil {
+			return err
+		}
+		fmt.Fprintln(w)
+	}
+	m := v.MaxAllocation
+	var extra []string
+	for _, k := range sortedNames(m.Resources) {
+		extra = append(extra, fmt.Sprintf(", %s %d", k, m.Resources[k]))
+	}
+	_, err := fmt.Fprintf(w, "Max allocation: %d MiB, %d vcores%s\n  (%s)\n", m.MemoryMB, m.VCores, strings.Join(extra, ""), m.Basis)
+	return err
+}
+
+func frac(u usage) string { return fmt.Sprintf("%d/%d", u.Used, u.Total) }
+
+func pct(p float64) string { return fmt.Sprintf("%g%%", p) }
+
+func sortedNames[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,57 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/tfyarn/tfyarn/yarn"
+	"github.com/urfave/cli/v2"
+)
+
+const defaultKillWait = 30 * time.Second
+
+func killCommand(e *env) *cli.Command {
+	return &cli.Command{
+		Name:      "kill",
+		Usage:     "kill an application and wait until YARN reports it ended",
+		ArgsUsage: "APP_ID",
+		UsageText: "tfyarn kill APP_ID [--wait 30s]\n\n" +
+			"   tfyarn kill application_1700000000000_0001",
+		Description: "Prints the final state (KILLED, or FINISHED/FAILED if the application had already ended).\n" +
+			"Exits 0 once the application has ended, 2 if it has not within --wait.",
+		Flags: []cli.Flag{
+			&cli.DurationFlag{Name: "wait", Value: defaultKillWait, Usage: "how long to wait for the application to end"},
+		},
+		OnUsageError: onUsageError,
+		Action: func(c *cli.Context) error {
+			idText, err := oneAppID(c)
+			if err != nil {
+				return err
+			}
+			id, err := yarn.ParseApplicationID(idText)
+			if err != nil {
+				return err
+			}
+			rm, _, err := e.rmClient()
+			if err != nil {
+				return err
+			}
+			defer rm.Close()
+			// --timeout bounds each RM exchange (the kill itself); --wait the
+			// whole thing, since the RM takes a moment to stop the containers.
+			ctx, cancel := context.WithTimeout(c.Context, max(c.Duration("wait"), e.timeout))
+			defer cancel()
+			r, err := rm.KillApplication(ctx, id, "killed by "+rm.User()+" with tfyarn kill")
+			if err != nil {
+				if r != nil && ctx.Err() != nil {
+					return fmt.Errorf("%s was still %s after %s; it may end later (tfyarn status %s)",
+						idText, yarn.AppStateName(r.GetYarnApplicationState()), c.Duration("wait"), idText)
+				}
+				return &appError{id: idText, err: err}
+			}
+			fmt.Fprintf(e.stdout, "%s %s\n", idText, yarn.AppStateName(r.GetYarnApplicationState()))
+			return nil
+		},
+	}
+}

@@ -1,0 +1,78 @@
+package main
+
+import (
+	"github.com/tfyarn/tfyarn/internal/cliout"
+	"github.com/tfyarn/tfyarn/yarn"
+	"github.com/urfave/cli/v2"
+)
+
+func statusCommand(e *env) *cli.Command {
+	return &cli.Command{
+		Name:      "status",
+		Usage:     "show one application's state, queue, tracking URL and diagnostics",
+		ArgsUsage: "APP_ID",
+		UsageText: "tfyarn status APP_ID [--output json]\n\n" +
+			"   tfyarn status application_1700000000000_0001\n" +
+			"   tfyarn status application_1700000000000_0001 --output json | jq -r .state",
+		Description:  "JSON keys: id, name, type, user, queue, state, final_status, progress, tracking_url,\nstart_time(_ms), finish_time(_ms), diagnostics, tags.",
+		Flags:        []cli.Flag{outputFlag()},
+		OnUsageError: onUsageError,
+		Action: func(c *cli.Context) error {
+			idText, err := oneAppID(c)
+			if err != nil {
+				return err
+			}
+			out, err := outputFormat(c)
+			if err != nil {
+				return err
+			}
+			id, err := yarn.ParseApplicationID(idText)
+			if err != nil {
+				return err
+			}
+			rm, _, err := e.rmClient()
+			if err != nil {
+				return err
+			}
+			defer rm.Close()
+			ctx, cancel := e.rpcContext(c.Context)
+			defer cancel()
+			r, err := rm.GetApplicationReport(ctx, id)
+			if err != nil {
+				return &appError{id: idText, err: err}
+			}
+			v := newAppView(r)
+			if out == outputJSON {
+				return cliout.JSON(e.stdout, v)
+			}
+			var kv cliout.KeyValues
+			kv.Add("Application-Id", v.ID)
+			kv.Add("Name", v.Name)
+			kv.Add("Type", v.Type)
+			kv.Add("User", v.User)
+			kv.Add("Queue", v.Queue)
+			kv.Add("State", v.State)
+			kv.Add("Final-State", v.FinalStatus)
+			kv.Add("Progress", percent(v.Progress))
+			kv.Add("Tracking-URL", cliout.Cell(v.TrackingURL))
+			kv.Add("Start-Time", orDash(v.StartTime))
+			kv.Add("Finish-Time", orDash(v.FinishTime))
+			kv.Add("Diagnostics", cliout.Cell(v.Diagnostics))
+			_, err = kv.WriteTo(e.stdout)
+			return err
+		},
+	}
+}
+
+// oneAppID demands exactly one positional argument.
+func oneAppID(c *cli.Context) (string, error) {
+	args, err := positional(c)
+	if err != nil {
+		return "", err
+	}
+	if len(args) != 1 {
+		return "", usagef("%s needs exactly one application id (%s); see 'tfyarn %s --help'",
+			c.Command.Name, yarn.ApplicationIDForm, c.Command.Name)
+	}
+	return args[0], nil
+}

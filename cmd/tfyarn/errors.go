@@ -1,0 +1,117 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"syscall"
+
+	"github.com/tfyarn/tfyarn/hadoopconf"
+	"github.com/tfyarn/tfyarn/ipc"
+	"github.com/tfyarn/tfyarn/yarn"
+)
+
+// usageError is a mistake in how tfyarn was invoked.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error {
+	return &usageError{msg: fmt.Sprintf(format, args...)}
+}
+
+// appError ties an RM error to the application the command was about, so
+// "not found" can name it.
+type appError struct {
+	id  string
+	err error
+}
+
+func (e *appError) Error() string { return e.id + ": " + e.err.Error() }
+func (e *appError) Unwrap() error { return e.err }
+
+// confError is a configuration that could not be loaded or used.
+type confError struct{ err error }
+
+func (e *confError) Error() string { return e.err.Error() }
+func (e *confError) Unwrap() error { return e.err }
+
+// describe is the one place that turns an error into the line users see and
+// the exit code. Everything a command returns passes through here.
+func describe(err error, e *env) (msg string, code int) {
+	var (
+		ue  *usageError
+		ide *yarn.IDError
+		ae  *appError
+		ce  *confError
+		rme *yarn.RMError
+	)
+	switch {
+	case errors.As(err, &ue):
+		return ue.msg, exitUsage
+	case errors.As(err, &ide):
+		return fmt.Sprintf("malformed %s %q: expected %s", ide.Kind, ide.Input, ide.Want), exitUsage
+	case yarn.IsApplicationNotFound(err):
+		id := "?"
+		if errors.As(err, &ae) {
+			id = ae.id
+		}
+		return fmt.Sprintf("application %s not found (the ResourceManager at %s does not know it)", id, rmAddr(err)), exitUsage
+	case errors.As(err, &ce):
+		return strings.TrimPrefix(ce.err.Error(), "hadoopconf: "), exitUsage
+	case yarn.IsUnreachable(err):
+		return fmt.Sprintf("cannot reach the ResourceManager at %s (from %s): %s; is the cluster up and %s right?",
+			rmAddrs(err), e.confFrom, netCause(err), hadoopconf.EnvHadoopConfDir), exitUsage
+	case yarn.IsTimeout(err) && errors.As(err, &rme):
+		return fmt.Sprintf("the ResourceManager at %s (from %s) did not answer within %s; is the cluster up and %s right? (--timeout raises the limit)",
+			rmAddrs(err), e.confFrom, e.timeout, hadoopconf.EnvHadoopConfDir), exitUsage
+	case errors.Is(err, context.Canceled):
+		return "interrupted", exitUsage
+	case errors.As(err, &rme):
+		return remoteText(rme), exitUsage
+	}
+	return err.Error(), exitUsage
+}
+
+func rmAddr(err error) string {
+	var rme *yarn.RMError
+	if errors.As(err, &rme) {
+		return rme.Addr
+	}
+	return "?"
+}
+
+func rmAddrs(err error) string {
+	var rme *yarn.RMError
+	if errors.As(err, &rme) && len(rme.Addrs) > 0 {
+		return strings.Join(rme.Addrs, ", ")
+	}
+	return "?"
+}
+
+// netCause is the socket-level reason, without Go's "dial tcp ...:" prefix
+// (the address is already in the message).
+func netCause(err error) string {
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		return errno.Error()
+	}
+	var oe *ipc.OpError
+	if errors.As(err, &oe) {
+		s := oe.Err.Error()
+		if i := strings.LastIndex(s, ": "); i >= 0 {
+			return s[i+2:]
+		}
+		return s
+	}
+	return err.Error()
+}
+
+func remoteText(rme *yarn.RMError) string {
+	var re *ipc.RemoteError
+	if errors.As(rme.Err, &re) {
+		return fmt.Sprintf("the ResourceManager at %s refused %s: %s", rme.Addr, rme.Method, rme.Reason())
+	}
+	return fmt.Sprintf("%s on the ResourceManager at %s failed: %s", rme.Method, rme.Addr, rme.Reason())
+}

@@ -1,0 +1,58 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"net"
+	"os"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"github.com/tfyarn/tfyarn/ipc"
+	"github.com/tfyarn/tfyarn/yarn"
+)
+
+func TestDescribe(t *testing.T) {
+	e := &env{confFrom: "HADOOP_CONF_DIR=/etc/hadoop", timeout: 15 * time.Second}
+	addrs := []string{"rm1:8032", "rm2:8032"}
+	remote := func(class, msg string) error {
+		return &yarn.RMError{Method: "getApplicationReport", Addr: "rm2:8032", Addrs: addrs,
+			Err: &ipc.RemoteError{Class: class, Message: msg, Addr: "rm2:8032"}}
+	}
+	refused := &yarn.RMError{Method: "getClusterMetrics", Addr: "rm2:8032", Addrs: addrs, Err: &ipc.OpError{
+		Op: "call", Addr: "rm2:8032",
+		Err: &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)},
+	}}
+	timedOut := &yarn.RMError{Method: "getClusterMetrics", Addr: "rm1:8032", Addrs: addrs,
+		Err: &ipc.OpError{Op: "call", Addr: "rm1:8032", Err: context.DeadlineExceeded}}
+	_, idErr := yarn.ParseApplicationID("nope")
+
+	for _, tc := range []struct {
+		name string
+		err  error
+		want string
+		code int
+	}{
+		{"usage", usagef("bad"), "bad", exitUsage},
+		{"malformed id", idErr, `malformed application id "nope": expected ` + yarn.ApplicationIDForm, exitUsage},
+		{"not found", &appError{id: "application_1_0001", err: remote(yarn.ApplicationNotFoundException, "gone")},
+			"application application_1_0001 not found (the ResourceManager at rm2:8032 does not know it)", exitUsage},
+		{"unreachable", refused,
+			"cannot reach the ResourceManager at rm1:8032, rm2:8032 (from HADOOP_CONF_DIR=/etc/hadoop): connection refused; is the cluster up and HADOOP_CONF_DIR right?", exitUsage},
+		{"timeout", timedOut,
+			"the ResourceManager at rm1:8032, rm2:8032 (from HADOOP_CONF_DIR=/etc/hadoop) did not answer within 15s; is the cluster up and HADOOP_CONF_DIR right? (--timeout raises the limit)", exitUsage},
+		{"other remote", remote("org.apache.hadoop.security.AccessControlException", "User bob cannot view"),
+			"the ResourceManager at rm2:8032 refused getApplicationReport: AccessControlException: User bob cannot view", exitUsage},
+		{"conf", &confError{errors.New("hadoopconf: yarn.resourcemanager.ha.enabled is true but yarn.resourcemanager.ha.rm-ids is empty")},
+			"yarn.resourcemanager.ha.enabled is true but yarn.resourcemanager.ha.rm-ids is empty", exitUsage},
+		{"interrupted", context.Canceled, "interrupted", exitUsage},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			msg, code := describe(tc.err, e)
+			require.Equal(t, tc.want, msg)
+			require.Equal(t, tc.code, code)
+		})
+	}
+}

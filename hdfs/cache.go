@@ -1,0 +1,135 @@
+package hdfs
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+
+	"github.com/tfyarn/tfyarn/yarnpb/hadoopyarn"
+)
+
+// UploadCached puts the local file into the user's content-addressed cache as
+// /user/<user>/.tfyarn/cache/<sha256>/<name> and describes it as a PRIVATE
+// resource (the NodeManager then also caches it per user, across applications).
+//
+// When the cache already holds it, nothing is written and uploadedBytes is 0.
+// Otherwise the file is written aside and renamed into place without
+// overwriting, so readers never see a partial file and a cached file never
+// changes once described; when a concurrent uploader wins that rename, its file
+// is used and ours dropped (uploadedBytes then still counts what we sent).
+func (fs *FS) UploadCached(ctx context.Context, localPath, name string) (r Resource, uploadedBytes int64, err error) {
+	if err := checkName(name); err != nil {
+		return Resource{}, 0, pathErr("upload", localPath, err)
+	}
+	digest, size, err := FileDigest(ctx, localPath)
+	if err != nil {
+		return Resource{}, 0, pathErr("upload", localPath, err)
+	}
+	open := func() (io.ReadCloser, error) { return os.Open(localPath) }
+	return fs.uploadCached(ctx, digest, size, name, open)
+}
+
+// UploadCachedBytes is UploadCached for small generated content.
+func (fs *FS) UploadCachedBytes(ctx context.Context, data []byte, name string) (Resource, int64, error) {
+	if err := checkName(name); err != nil {
+		return Resource{}, 0, pathErr("upload", name, err)
+	}
+	digest, size, err := readerDigest(ctx, bytes.NewReader(data))
+	if err != nil {
+		return Resource{}, 0, pathErr("upload", name, err)
+	}
+	open := func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil }
+	return fs.uploadCached(ctx, digest, size, name, open)
+}
+
+func (fs *FS) uploadCached(ctx context.Context, digest string, size int64, name string,
+	open func() (io.ReadCloser, error)) (Resource, int64, error) {
+	dir := path.Join(CacheDir(fs.user), digest)
+	final := path.Join(dir, name)
+
+	if r, ok, err := fs.cachedResource(ctx, final, size); err != nil || ok {
+		return r, 0, err
+	}
+
+	tmpName, err := tempName(name)
+	if err != nil {
+		return Resource{}, 0, pathErr("upload", final, err)
+	}
+	tmp := path.Join(dir, tmpName)
+	src, err := open()
+	if err != nil {
+		return Resource{}, 0, pathErr("upload", final, err)
+	}
+	defer src.Close()
+
+	w, err := fs.writeCacheTemp(ctx, dir, tmp, src)
+	if err != nil {
+		return Resource{}, 0, pathErr("upload", final, err)
+	}
+	if w.digest != digest || w.size != size {
+		fs.bestEffortRemove(tmp)
+		return Resource{}, w.size, pathErr("upload", final,
+			fmt.Errorf("local file changed while uploading (sha256 %s, %d bytes; then %s, %d bytes)", digest, size, w.digest, w.size))
+	}
+
+	err = fs.renameNoReplace(ctx, tmp, final)
+	if err != nil {
+		fs.bestEffortRemove(tmp)
+		if !isExists(err) {
+			return Resource{}, w.size, pathErr("upload", final, err)
+		}
+		// Lost the race: a concurrent uploader published the same content.
+		r, ok, err := fs.cachedResource(ctx, final, size)
+		if err == nil && !ok {
+			err = errors.New("cache entry vanished after a concurrent upload")
+		}
+		if err != nil {
+			return Resource{}, w.size, err
+		}
+		return r, w.size, nil
+	}
+
+	fi, err := fs.stat(ctx, final)
+	if err != nil {
+		return Resource{}, w.size, pathErr("upload", final, err)
+	}
+	return fs.resource(final, fi, hadoopyarn.LocalResourceVisibilityProto_PRIVATE), w.size, nil
+}
+
+// writeCacheTemp writes the temporary file, creating the digest directory
+// first. A concurrent CleanCache may remove that (empty) directory between our
+// mkdir and create; one retry covers it.
+func (fs *FS) writeCacheTemp(ctx context.Context, dir, tmp string, src io.Reader) (written, error) {
+	for attempt := 0; ; attempt++ {
+		if err := fs.mkdirAll(ctx, dir, cacheDirPerm); err != nil {
+			return written{}, err
+		}
+		w, err := fs.writeFile(ctx, tmp, cacheFilePerm, src)
+		if err != nil && attempt == 0 && errors.Is(err, os.ErrNotExist) {
+			continue // nothing was read from src: create itself failed
+		}
+		return w, err
+	}
+}
+
+// cachedResource reports the cached file at p when it is there, complete
+// (the expected size) and a regular file.
+func (fs *FS) cachedResource(ctx context.Context, p string, size int64) (Resource, bool, error) {
+	fi, err := fs.stat(ctx, p)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return Resource{}, false, nil
+	case err != nil:
+		return Resource{}, false, pathErr("upload", p, err)
+	case fi.IsDir() || fi.Size() != size:
+		// Only the aside-and-rename path writes here, so this is not a
+		// half-written upload but something placed by hand: refuse to guess.
+		return Resource{}, false, pathErr("upload", p, fmt.Errorf(
+			"cache entry is not the expected %d-byte file (found %d bytes); remove it (tfyarn cache clean)", size, fi.Size()))
+	}
+	return fs.resource(p, fi, hadoopyarn.LocalResourceVisibilityProto_PRIVATE), true, nil
+}

@@ -1,0 +1,19 @@
+// Package hdfs puts what a tfyarn job needs onto HDFS and describes it as YARN
+// LocalResources: a per-user content-addressed cache for large, reused files
+// (the packed Python environment), a per-application staging directory for
+// everything else, and the cache maintenance behind `tfyarn cache`.
+//
+// Data travels through github.com/colinmarc/hdfs/v2. That client has no
+// contexts and no way to rename without overwriting, so this package
+//
+//   - bounds every NameNode and DataNode socket operation with a deadline
+//     (Options.IOTimeout) and runs NameNode calls so that a cancelled ctx
+//     returns at once (the abandoned call ends by itself within that bound);
+//   - publishes cache entries with a non-overwriting rename2 sent over
+//     tfyarn's own ipc client, which is what makes concurrent uploads of the
+//     same file safe: the loser of the race sees FileAlreadyExistsException
+//     and adopts the winner's file, so a LocalResource handed to YARN is never
+//     replaced under it (its timestamp would stop matching).
+//
+// Kerberos is not supported yet; Options.KerberosClient is where it will plug in.
+package hdfs

@@ -1,0 +1,83 @@
+package hdfs
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"path"
+	"regexp"
+	"strings"
+)
+
+// Permissions. The cache is shared by the user's applications only (it is
+// under their home directory and localized as PRIVATE), so plain 0755/0644
+// suffice; staging directories can hold credentials and are closed.
+const (
+	cacheDirPerm    = 0o755
+	cacheFilePerm   = 0o644
+	stagingDirPerm  = 0o700
+	stagingFilePerm = 0o644 // as MapReduce's job files: the 0700 directory is the fence
+)
+
+// HomeDir is the user's HDFS home directory, /user/<user>, as Hadoop's
+// FileSystem.getHomeDirectory has it.
+func HomeDir(user string) string { return path.Join("/user", user) }
+
+// BaseDir is tfyarn's directory under the user's home.
+func BaseDir(user string) string { return path.Join(HomeDir(user), ".tfyarn") }
+
+// CacheDir is the root of the user's content-addressed cache.
+func CacheDir(user string) string { return path.Join(BaseDir(user), "cache") }
+
+// CachePath is where a file of the given SHA-256 (hex) and name is cached.
+func CachePath(user, digest, name string) string {
+	return path.Join(CacheDir(user), digest, name)
+}
+
+// StagingDir is an application's staging directory.
+func StagingDir(user, appID string) string { return path.Join(BaseDir(user), appID) }
+
+var (
+	digestRE = regexp.MustCompile(`^[0-9a-f]{64}$`)
+	// tempRE matches the names tempName makes, so listings can skip uploads
+	// in progress and cleaning can find abandoned ones.
+	tempRE = regexp.MustCompile(`^\..+\.[0-9a-f]{16}\.tmp$`)
+)
+
+// tempName is a unique name beside the final one: in the same directory, so
+// the rename that publishes it stays within one directory.
+func tempName(name string) (string, error) {
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", err
+	}
+	return "." + name + "." + hex.EncodeToString(b[:]) + ".tmp", nil
+}
+
+func isTempName(name string) bool { return tempRE.MatchString(name) }
+
+// checkName accepts one path component: the cache and staging layout must not
+// be escaped or nested into by a caller-supplied name.
+func checkName(name string) error {
+	switch {
+	case name == "", name == ".", name == "..":
+		return fmt.Errorf("invalid file name %q", name)
+	case strings.ContainsAny(name, "/\x00"):
+		return fmt.Errorf("invalid file name %q: must not contain '/'", name)
+	case strings.Contains(name, ":"):
+		// Hadoop's Path rejects ':' in a relative name (it reads as a scheme).
+		return fmt.Errorf("invalid file name %q: must not contain ':'", name)
+	}
+	return nil
+}
+
+// checkAppID keeps application ids to one plain path component.
+func checkAppID(appID string) error {
+	if err := checkName(appID); err != nil {
+		return fmt.Errorf("invalid application id %q", appID)
+	}
+	if strings.HasPrefix(appID, ".") || appID == "cache" {
+		return fmt.Errorf("invalid application id %q: reserved", appID)
+	}
+	return nil
+}

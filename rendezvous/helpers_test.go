@@ -1,0 +1,112 @@
+package rendezvous
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/tfyarn/tfyarn/taskspec"
+)
+
+func testSecret(t testing.TB) []byte {
+	s, err := NewSecret()
+	require.NoError(t, err)
+	return s
+}
+
+// syncBuffer is a log sink the server's goroutines may write to while the
+// test reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+type testServer struct {
+	addr string
+	logs *syncBuffer
+}
+
+// startServer serves h on a loopback port until the test ends.
+func startServer(t testing.TB, secret []byte, h Handler, opts ...Option) testServer {
+	t.Helper()
+	logs := &syncBuffer{}
+	opts = append([]Option{WithLogger(slog.New(slog.NewTextHandler(logs, nil)))}, opts...)
+	srv, err := NewServer(secret, h, opts...)
+	require.NoError(t, err)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx, ln) }()
+	t.Cleanup(func() {
+		cancel()
+		require.NoError(t, <-done)
+	})
+	return testServer{addr: ln.Addr().String(), logs: logs}
+}
+
+func newBoard(t testing.TB, timeout time.Duration, groups ...taskspec.TaskGroup) *Board {
+	t.Helper()
+	b, err := NewBoard(BoardConfig{Groups: groups, RegistrationTimeout: timeout})
+	require.NoError(t, err)
+	t.Cleanup(b.Close)
+	return b
+}
+
+func group(typ taskspec.TaskType, n int) taskspec.TaskGroup {
+	return taskspec.TaskGroup{Type: typ, Instances: n}
+}
+
+func task(typ taskspec.TaskType, i int) taskspec.TaskID { return taskspec.TaskID{Type: typ, Index: i} }
+
+func reg(typ taskspec.TaskType, i int, port int) Registration {
+	return Registration{Task: task(typ, i), Host: "node1.example.com", Port: port, ContainerID: "container_1_0001_01_00000" + string(rune('1'+i%9))}
+}
+
+// signedRequest builds a request as the client would, signed with secret.
+func signedRequest(t testing.TB, secret []byte, method, url string, body []byte) *http.Request {
+	t.Helper()
+	req, err := http.NewRequest(method, url, bytes.NewReader(body))
+	require.NoError(t, err)
+	sg, err := newSigner(secret)
+	require.NoError(t, err)
+	_, err = sg.sign(req, body, time.Now())
+	require.NoError(t, err)
+	return req
+}
+
+// send does req with a plain client (no retries) and returns status and body.
+func send(t testing.TB, req *http.Request) (int, string) {
+	t.Helper()
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	var b bytes.Buffer
+	_, _ = b.ReadFrom(resp.Body)
+	return resp.StatusCode, b.String()
+}
+
+func ctxTimeout(t testing.TB, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
+}

@@ -1,0 +1,128 @@
+package rendezvous
+
+import (
+	"bytes"
+	"encoding/hex"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/tfyarn/tfyarn/taskspec"
+)
+
+func registerURL(addr string) string { return "http://" + addr + PathPrefix + "register" }
+
+func TestServerRefusesWrongSecretAndLogsWithoutIt(t *testing.T) {
+	secret := testSecret(t)
+	board := newBoard(t, 0, group(taskspec.Worker, 1))
+	srv := startServer(t, secret, board)
+
+	wrong := testSecret(t)
+	req := signedRequest(t, wrong, "POST", registerURL(srv.addr), encodeRegistration(reg(taskspec.Worker, 0, 2222)))
+	sig := req.Header.Get(HeaderSignature)
+	status, body := send(t, req)
+	require.Equal(t, http.StatusUnauthorized, status)
+	require.Contains(t, body, "bad signature")
+	require.Empty(t, board.Registrations())
+
+	logs := srv.logs.String()
+	require.Contains(t, logs, "refused request")
+	require.Contains(t, logs, "bad signature")
+	for _, s := range [][]byte{secret, wrong} {
+		require.NotContains(t, logs, hex.EncodeToString(s))
+		require.NotContains(t, logs, string(s))
+	}
+	require.NotContains(t, logs, sig)
+}
+
+func TestServerRefusesTamperedBody(t *testing.T) {
+	secret := testSecret(t)
+	board := newBoard(t, 0, group(taskspec.Worker, 2))
+	srv := startServer(t, secret, board)
+
+	req := signedRequest(t, secret, "POST", registerURL(srv.addr), encodeRegistration(reg(taskspec.Worker, 0, 2222)))
+	forged := encodeRegistration(reg(taskspec.Worker, 1, 6666))
+	req.Body = ioNopCloser(forged)
+	req.ContentLength = int64(len(forged))
+	status, body := send(t, req)
+	require.Equal(t, http.StatusUnauthorized, status, body)
+	require.Empty(t, board.Registrations())
+}
+
+func TestServerRefusesReplay(t *testing.T) {
+	secret := testSecret(t)
+	board := newBoard(t, 0, group(taskspec.Worker, 1))
+	srv := startServer(t, secret, board)
+
+	body := encodeRegistration(reg(taskspec.Worker, 0, 2222))
+	req := signedRequest(t, secret, "POST", registerURL(srv.addr), body)
+	replay := req.Clone(req.Context())
+	replay.Body = ioNopCloser(body)
+
+	status, _ := send(t, req)
+	require.Equal(t, http.StatusOK, status)
+	status, resp := send(t, replay)
+	require.Equal(t, http.StatusUnauthorized, status)
+	require.Contains(t, resp, "replayed")
+	require.Contains(t, srv.logs.String(), "replayed")
+}
+
+func TestServerRefusesStaleRequest(t *testing.T) {
+	secret := testSecret(t)
+	board := newBoard(t, 0, group(taskspec.Worker, 1))
+	// The server's clock runs 10 minutes ahead of the launcher's.
+	srv := startServer(t, secret, board, withClock(func() time.Time { return time.Now().Add(10 * time.Minute) }))
+	status, body := send(t, signedRequest(t, secret, "POST", registerURL(srv.addr), encodeRegistration(reg(taskspec.Worker, 0, 2222))))
+	require.Equal(t, http.StatusUnauthorized, status)
+	require.Contains(t, body, "timestamp off")
+}
+
+func TestServerBoundsBodies(t *testing.T) {
+	secret := testSecret(t)
+	board := newBoard(t, 0, group(taskspec.Worker, 1))
+	srv := startServer(t, secret, board)
+	big := bytes.Repeat([]byte("x"), MaxBodyBytes+1)
+	status, body := send(t, signedRequest(t, secret, "POST", registerURL(srv.addr), big))
+	require.Equal(t, http.StatusRequestEntityTooLarge, status, body)
+
+	// Unsigned too: the limit applies before anything else is looked at.
+	req, _ := http.NewRequest("POST", registerURL(srv.addr), bytes.NewReader(big))
+	status, _ = send(t, req)
+	require.Equal(t, http.StatusRequestEntityTooLarge, status)
+}
+
+func TestServerRoutes(t *testing.T) {
+	secret := testSecret(t)
+	board := newBoard(t, 0, group(taskspec.Worker, 1))
+	srv := startServer(t, secret, board)
+	status, _ := send(t, signedRequest(t, secret, "GET", "http://"+srv.addr+PathPrefix+"nope", nil))
+	require.Equal(t, http.StatusNotFound, status)
+	status, _ = send(t, signedRequest(t, secret, "GET", registerURL(srv.addr), nil))
+	require.Equal(t, http.StatusMethodNotAllowed, status)
+	status, body := send(t, signedRequest(t, secret, "POST", registerURL(srv.addr), []byte(`{"task":"worker:0","host":"h h","port":1}`)))
+	require.Equal(t, http.StatusBadRequest, status)
+	require.Contains(t, body, "not allowed in a host name")
+	status, body = send(t, signedRequest(t, secret, "POST", registerURL(srv.addr), encodeRegistration(reg(taskspec.PS, 0, 1))))
+	require.Equal(t, http.StatusNotFound, status)
+	require.Contains(t, body, "unknown_task")
+}
+
+func TestServerLongPollNotYet(t *testing.T) {
+	secret := testSecret(t)
+	board := newBoard(t, 0, group(taskspec.Worker, 2))
+	srv := startServer(t, secret, board)
+	start := time.Now()
+	status, body := send(t, signedRequest(t, secret, "GET", "http://"+srv.addr+PathPrefix+"spec?task=worker:0&wait=100", nil))
+	require.Equal(t, http.StatusNoContent, status)
+	require.Empty(t, body)
+	require.GreaterOrEqual(t, time.Since(start), 100*time.Millisecond)
+}
+
+func ioNopCloser(b []byte) *nopCloser { return &nopCloser{bytes.NewReader(b)} }
+
+type nopCloser struct{ *bytes.Reader }
+
+func (nopCloser) Close() error { return nil }
+
