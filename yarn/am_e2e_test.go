@@ -3,9 +3,7 @@
 package yarn
 
 import (
-	"bytes"
 	"context"
-	"os/exec"
 	"regexp"
 	"strconv"
 	"testing"
@@ -233,24 +231,10 @@ func testAMLifecycle(t *testing.T, c *clustertest.Cluster) {
 	require.Regexp(t, regexp.MustCompile(`Final-State\s*:\s*SUCCEEDED`), status)
 }
 
-// applicationCLI runs Hadoop's ApplicationCLI (`yarn application|container
-// ...`) the way bin/yarn does, with the bare title as first argument.
-// testcluster/hadoop.sh passes "-application"/"-container", which
-// ApplicationCLI does not recognise as a title, so its options fail to parse.
+// applicationCLI runs Hadoop's own `yarn application|container ...` against the cluster.
 func applicationCLI(t *testing.T, c *clustertest.Cluster, args ...string) string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	script := `. "$1/testcluster/jvm.sh"; shift; exec java -Xmx512m "${TC_OPENS[@]}" -Dhadoop.root.logger=WARN,console ` +
-		`-Dlog4j.configuration=file:"$TC_HOME/conf/cli-log4j.properties" -cp "$(tc_classpath "$HADOOP_CONF_DIR")" ` +
-		`org.apache.hadoop.yarn.client.cli.ApplicationCLI "$@"`
-	cmd := exec.CommandContext(ctx, "bash", append([]string{"-c", script, "bash", c.Root}, args...)...)
-	cmd.Env = c.Env()
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	require.NoError(t, err, "ApplicationCLI %v: %s", args, stderr.String())
-	return string(out)
+	return c.Hadoop(t, append([]string{"yarn"}, args...)...)
 }
 
 func mustProtection(t *testing.T, conf *hadoopconf.Config) []string {
