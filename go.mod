@@ -7,6 +7,7 @@ require (
 	github.com/jcmturner/gokrb5/v8 v8.4.4
 	github.com/stretchr/testify v1.12.1
 	github.com/urfave/cli/v2 v2.27.7
+	golang.org/x/sys v0.30.0
 	google.golang.org/protobuf v1.36.12
 )
 

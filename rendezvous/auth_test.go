@@ -48,13 +48,17 @@ func TestVerifyRefuses(t *testing.T) {
 		body []byte
 		want string
 	}{
-		"wrong secret":   {signed(other, now), body, "bad signature"},
-		"tampered body":  {signed(sg, now), []byte(`{"task":"worker:1","host":"h","port":1}`), "bad signature"},
-		"stale":          {signed(sg, now.Add(-10*time.Minute)), body, "timestamp off"},
-		"future":         {signed(sg, now.Add(10*time.Minute)), body, "timestamp off"},
-		"unsigned":       {func() *http.Request { r, _ := http.NewRequest("POST", "http://am:1/x", nil); return r }(), nil, "unsigned"},
-		"tampered nonce": {func() *http.Request { r := signed(sg, now); r.Header.Set(HeaderNonce, "00000000000000000000000000000000"); return r }(), body, "bad signature"},
-		"bad nonce":      {func() *http.Request { r := signed(sg, now); r.Header.Set(HeaderNonce, "zz"); return r }(), body, "malformed nonce"},
+		"wrong secret":  {signed(other, now), body, "bad signature"},
+		"tampered body": {signed(sg, now), []byte(`{"task":"worker:1","host":"h","port":1}`), "bad signature"},
+		"stale":         {signed(sg, now.Add(-10*time.Minute)), body, "timestamp off"},
+		"future":        {signed(sg, now.Add(10*time.Minute)), body, "timestamp off"},
+		"unsigned":      {func() *http.Request { r, _ := http.NewRequest("POST", "http://am:1/x", nil); return r }(), nil, "unsigned"},
+		"tampered nonce": {func() *http.Request {
+			r := signed(sg, now)
+			r.Header.Set(HeaderNonce, "00000000000000000000000000000000")
+			return r
+		}(), body, "bad signature"},
+		"bad nonce": {func() *http.Request { r := signed(sg, now); r.Header.Set(HeaderNonce, "zz"); return r }(), body, "malformed nonce"},
 		"tampered time": {func() *http.Request {
 			r := signed(sg, now)
 			r.Header.Set(HeaderTimestamp, "1")

@@ -125,4 +125,3 @@ func ioNopCloser(b []byte) *nopCloser { return &nopCloser{bytes.NewReader(b)} }
 type nopCloser struct{ *bytes.Reader }
 
 func (nopCloser) Close() error { return nil }
-

@@ -1,0 +1,150 @@
+package executor
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/tfyarn/tfyarn/rendezvous"
+	"github.com/tfyarn/tfyarn/taskspec"
+)
+
+// Config is everything a launcher needs. ConfigFromEnv fills it inside a
+// YARN container; --local mode builds it directly.
+type Config struct {
+	Task      taskspec.TaskID
+	AMAddress string // host:port of the AM's rendezvous server
+	// Secret authenticates the launcher to the AM. In a container it comes
+	// from the credentials file; never from the command line or the
+	// environment.
+	Secret []byte
+	// Host is the name the other tasks reach this one by.
+	Host        string
+	ContainerID string
+	// Command is the user's program and its arguments; the TF1 placeholders
+	// ({ps_hosts} {worker_hosts} {job_name} {task_index}) are substituted.
+	Command []string
+	// Env is the program's base environment (nil: the launcher's own);
+	// TF_CONFIG and friends are added to it.
+	Env []string
+	Dir string // the program's working directory ("": the launcher's)
+
+	Stdout io.Writer // default os.Stdout
+	Stderr io.Writer // default os.Stderr
+
+	// RendezvousTimeout bounds registering and waiting for the cluster
+	// spec. The AM has its own, shorter, registration timeout and says so;
+	// this one only guards against a silent AM.
+	RendezvousTimeout time.Duration
+	// StopGrace is how long the program has between SIGTERM and SIGKILL
+	// when the AM stops it.
+	StopGrace time.Duration
+	// PortHandoffTimeout bounds how long the port stays reserved when the
+	// launcher cannot see whether the program listens (no /proc).
+	PortHandoffTimeout time.Duration
+	// ReleasePortBeforeExec frees the port just before starting the program
+	// (the classic, racy way), for programs whose server does not set
+	// SO_REUSEPORT. Non-cluster tasks (evaluator, tensorboard) always do.
+	ReleasePortBeforeExec bool
+	// ReportTimeout bounds the exit report; YARN tells the AM the exit
+	// status anyway, the report only adds the stderr tail.
+	ReportTimeout time.Duration
+
+	// Signals, if set, replaces the launcher's own SIGTERM/SIGINT
+	// subscription; tests inject signals through it.
+	Signals <-chan os.Signal
+	// ClientOptions tune the rendezvous client (tests shorten its waits).
+	ClientOptions []rendezvous.ClientOption
+}
+
+// Defaults of Config's durations.
+const (
+	DefaultRendezvousTimeout  = 30 * time.Minute
+	DefaultStopGrace          = 10 * time.Second
+	DefaultPortHandoffTimeout = 5 * time.Minute
+	DefaultReportTimeout      = 10 * time.Second
+	// stderrTailLines is how much of stderr goes into the exit report.
+	stderrTailLines = 50
+)
+
+// Environment a YARN NodeManager sets in every container.
+const (
+	EnvContainerID      = "CONTAINER_ID"
+	EnvNMHost           = "NM_HOST"
+	EnvTokenFile        = "HADOOP_TOKEN_FILE_LOCATION"
+	EnvTFConfig         = "TF_CONFIG"
+	EnvTFReusePort      = "TF_GRPC_REUSE_PORT"
+	EnvTaskPort         = "TFYARN_TASK_PORT" // the reserved port, for programs that pick their own (tensorboard --port)
+	EnvPythonUnbuffered = "PYTHONUNBUFFERED" // so the program's prints reach the YARN logs as they happen
+)
+
+// ConfigFromEnv builds the Config of a launcher in a YARN container from
+// the environment the AM and the NodeManager set, and the rendezvous secret
+// from the container's credentials file.
+func ConfigFromEnv(command []string) (Config, error) {
+	cfg := Config{Command: command}
+	var missing []string
+	get := func(name string) string {
+		v := os.Getenv(name)
+		if v == "" {
+			missing = append(missing, name)
+		}
+		return v
+	}
+	taskStr := get(rendezvous.EnvTask)
+	cfg.AMAddress = get(rendezvous.EnvAMAddress)
+	tokenFile := get(EnvTokenFile)
+	if len(missing) > 0 {
+		return Config{}, fmt.Errorf("task launcher: environment lacks %s (is this running in a tfyarn container?)", strings.Join(missing, ", "))
+	}
+	task, err := taskspec.ParseTaskID(taskStr)
+	if err != nil {
+		return Config{}, fmt.Errorf("task launcher: %s: %w", rendezvous.EnvTask, err)
+	}
+	cfg.Task = task
+	if cfg.Secret, err = rendezvous.ReadSecretFile(tokenFile); err != nil {
+		return Config{}, fmt.Errorf("task launcher: %w", err)
+	}
+	cfg.ContainerID = os.Getenv(EnvContainerID)
+	cfg.Host = os.Getenv(EnvNMHost)
+	if cfg.Host == "" {
+		if cfg.Host, err = os.Hostname(); err != nil {
+			return Config{}, fmt.Errorf("task launcher: no %s and no hostname: %w", EnvNMHost, err)
+		}
+	}
+	return cfg, nil
+}
+
+func (c *Config) setDefaults() error {
+	if len(c.Command) == 0 || c.Command[0] == "" {
+		return errors.New("task launcher: no program to run")
+	}
+	if !c.Task.Type.Known() {
+		return fmt.Errorf("task launcher: unknown task type %q", c.Task.Type)
+	}
+	if c.AMAddress == "" || c.Host == "" {
+		return errors.New("task launcher: AM address and host are required")
+	}
+	if c.Stdout == nil {
+		c.Stdout = os.Stdout
+	}
+	if c.Stderr == nil {
+		c.Stderr = os.Stderr
+	}
+	if c.Env == nil {
+		c.Env = os.Environ()
+	}
+	def := func(d *time.Duration, v time.Duration) {
+		if *d <= 0 {
+			*d = v
+		}
+	}
+	def(&c.RendezvousTimeout, DefaultRendezvousTimeout)
+	def(&c.StopGrace, DefaultStopGrace)
+	def(&c.PortHandoffTimeout, DefaultPortHandoffTimeout)
+	def(&c.ReportTimeout, DefaultReportTimeout)
+	return nil
+}

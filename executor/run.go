@@ -1,0 +1,189 @@
+package executor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/tfyarn/tfyarn/rendezvous"
+	"github.com/tfyarn/tfyarn/taskspec"
+)
+
+// Exit codes of a launcher that never ran the program. A program's own
+// code, or 128+signal, is returned as is; 126 and 127 follow the shell for
+// a program that cannot be started.
+const (
+	ExitLauncherFailed = 1 // rendezvous failed, or the port could not be reserved
+	ExitBadConfig      = 2
+)
+
+// Run is `tfyarn task`: it reserves a port, registers it with the AM,
+// waits for the cluster spec, runs the program with TF_CONFIG, forwards
+// SIGTERM and SIGINT to it, obeys the AM's stop order and reports the
+// exit. It returns the code the launcher should exit with: the program's
+// (128+N when signal N killed it). err explains a launcher failure; a
+// program that ran and failed is not one.
+func Run(ctx context.Context, cfg Config) (exitCode int, err error) {
+	if err := cfg.setDefaults(); err != nil {
+		return ExitBadConfig, err
+	}
+	log := &logger{w: cfg.Stderr, prefix: "tfyarn task " + cfg.Task.String() + ": "}
+	sigs := cfg.Signals
+	if sigs == nil {
+		ch := make(chan os.Signal, 4)
+		signal.Notify(ch, syscall.SIGTERM, syscall.SIGINT)
+		defer signal.Stop(ch)
+		sigs = ch
+	}
+
+	res, err := ReservePort()
+	if err != nil {
+		return ExitLauncherFailed, fmt.Errorf("task launcher: %w", err)
+	}
+	defer res.Release()
+
+	client, err := rendezvous.NewClient(cfg.AMAddress, cfg.Secret, cfg.ClientOptions...)
+	if err != nil {
+		return ExitBadConfig, fmt.Errorf("task launcher: %w", err)
+	}
+	defer client.Close()
+
+	reg := rendezvous.Registration{Task: cfg.Task, Host: cfg.Host, Port: res.Port, ContainerID: cfg.ContainerID, PID: os.Getpid()}
+	spec, sig, err := meet(ctx, &cfg, client, reg, sigs)
+	if sig != nil {
+		return 128 + signalNumber(sig), fmt.Errorf("task launcher: %s arrived before the program started", describeSignal(sig))
+	}
+	if err != nil {
+		return ExitLauncherFailed, fmt.Errorf("task launcher: %w", err)
+	}
+	tfConfig, err := taskspec.TFConfig(spec, cfg.Task)
+	if err != nil {
+		return ExitLauncherFailed, fmt.Errorf("task launcher: %w", err)
+	}
+	argv := taskspec.SubstitutePlaceholders(cfg.Command, spec, cfg.Task)
+	env := childEnv(cfg.Env, tfConfig, res.Port)
+	log.printf("%s at %s, TF_CONFIG=%s", cfg.Task, reg.Addr(), tfConfig)
+
+	hold := cfg.Task.Type.InCluster() && !cfg.ReleasePortBeforeExec && reusePortEnabled(env)
+	if !hold {
+		_ = res.Release()
+	}
+	tail := newTailBuffer(stderrTailLines, rendezvous.MaxStderrLineLen)
+	prog, err := startChild(argv, env, cfg.Dir, cfg.Stdout, teeWriter{cfg.Stderr, tail})
+	if err != nil {
+		code := startFailureCode(err)
+		err = fmt.Errorf("task launcher: starting %q: %w", argv[0], err)
+		log.printf("%v", err)
+		report(&cfg, client, log, rendezvous.ExitReport{Task: cfg.Task, ContainerID: cfg.ContainerID, ExitCode: code, StderrTail: []string{err.Error()}})
+		return code, err
+	}
+
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if hold {
+		go handOffPort(runCtx, res, prog.done, cfg.PortHandoffTimeout, log)
+	}
+	stopped := supervise(ctx, runCtx, &cfg, client, prog, sigs, log)
+	cancel()
+	// Whatever the program left behind in its group ends with it.
+	_ = prog.signal(syscall.SIGKILL)
+
+	code := prog.exitCode()
+	report(&cfg, client, log, rendezvous.ExitReport{Task: cfg.Task, ContainerID: cfg.ContainerID, ExitCode: code, Stopped: stopped, StderrTail: tail.Lines()})
+	log.printf("the program exited with code %d", code)
+	return code, nil
+}
+
+// meet registers and waits for the cluster spec, giving up at the
+// rendezvous deadline or when a signal says the container is being
+// stopped.
+func meet(ctx context.Context, cfg *Config, client *rendezvous.Client, reg rendezvous.Registration, sigs <-chan os.Signal) (taskspec.ClusterSpec, os.Signal, error) {
+	ctx, cancel := context.WithTimeout(ctx, cfg.RendezvousTimeout)
+	defer cancel()
+	type result struct {
+		spec taskspec.ClusterSpec
+		err  error
+	}
+	done := make(chan result, 1)
+	go func() {
+		if err := client.Register(ctx, reg); err != nil {
+			done <- result{err: err}
+			return
+		}
+		spec, err := client.WaitSpec(ctx, reg.Task)
+		done <- result{spec, err}
+	}()
+	select {
+	case r := <-done:
+		if errors.Is(r.err, context.DeadlineExceeded) && ctx.Err() != nil {
+			return nil, nil, fmt.Errorf("no cluster spec within %s: %w", cfg.RendezvousTimeout, r.err)
+		}
+		return r.spec, nil, r.err
+	case sig := <-sigs:
+		cancel()
+		<-done
+		return nil, sig, nil
+	}
+}
+
+// supervise waits for the program to end, forwarding signals and carrying
+// out the AM's stop order (or the caller's cancellation) as SIGTERM, then
+// SIGKILL after the grace period. It reports whether the program was
+// stopped on the AM's or the caller's behalf.
+func supervise(ctx, runCtx context.Context, cfg *Config, client *rendezvous.Client, prog *child, sigs <-chan os.Signal, log *logger) bool {
+	orders := make(chan rendezvous.StopOrder, 1)
+	go func() {
+		o, err := client.WaitStop(runCtx, cfg.Task, cfg.ContainerID)
+		if err != nil {
+			if runCtx.Err() == nil {
+				log.printf("no longer listening for the AM's stop order: %v", err)
+			}
+			return
+		}
+		orders <- o
+	}()
+	stopped := false
+	var kill <-chan time.Time
+	terminate := func(why string) {
+		stopped = true
+		log.printf("%s: sending SIGTERM to the program, SIGKILL in %s", why, cfg.StopGrace)
+		_ = prog.signal(syscall.SIGTERM)
+		if kill == nil {
+			kill = time.After(cfg.StopGrace)
+		}
+	}
+	cancelled := ctx.Done()
+	for {
+		select {
+		case <-prog.done:
+			return stopped
+		case sig := <-sigs:
+			log.printf("forwarding %s to the program", describeSignal(sig))
+			if s, ok := sig.(syscall.Signal); ok {
+				_ = prog.signal(s)
+			}
+		case o := <-orders:
+			terminate("the AM stops this task (" + o.Reason + ")")
+		case <-cancelled:
+			cancelled = nil
+			terminate("the launcher was cancelled")
+		case <-kill:
+			log.printf("the program outlived its %s grace period: SIGKILL", cfg.StopGrace)
+			_ = prog.signal(syscall.SIGKILL)
+		}
+	}
+}
+
+// report tells the AM how the program ended, best effort within
+// ReportTimeout.
+func report(cfg *Config, client *rendezvous.Client, log *logger, e rendezvous.ExitReport) {
+	ctx, cancel := context.WithTimeout(context.Background(), cfg.ReportTimeout)
+	defer cancel()
+	if err := client.ReportExit(ctx, e); err != nil {
+		log.printf("could not report the exit to the AM: %v", err)
+	}
+}

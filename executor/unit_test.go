@@ -1,0 +1,81 @@
+package executor
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/tfyarn/tfyarn/rendezvous"
+	"github.com/tfyarn/tfyarn/security"
+	"github.com/tfyarn/tfyarn/taskspec"
+)
+
+func TestTailBuffer(t *testing.T) {
+	tb := newTailBuffer(3, 10)
+	require.Empty(t, tb.Lines())
+	fmt.Fprint(tb, "a\nb")
+	require.Equal(t, []string{"a", "b"}, tb.Lines())
+	fmt.Fprint(tb, "c\nd\ne\n")
+	require.Equal(t, []string{"bc", "d", "e"}, tb.Lines())
+	fmt.Fprint(tb, "f\n"+strings.Repeat("x", 50)+"\npartial")
+	require.Equal(t, []string{"f", strings.Repeat("x", 10), "partial"}, tb.Lines())
+}
+
+func TestChildEnv(t *testing.T) {
+	env := childEnv([]string{"PATH=/bin", "TF_CONFIG=old", "TF_CONFIG=older", "PYTHONUNBUFFERED=0"}, `{"x":1}`, 4242)
+	v, _ := lookupEnv(env, EnvTFConfig)
+	require.Equal(t, `{"x":1}`, v)
+	require.Equal(t, 1, strings.Count(strings.Join(env, "\n"), "TF_CONFIG="))
+	v, _ = lookupEnv(env, EnvTaskPort)
+	require.Equal(t, "4242", v)
+	v, _ = lookupEnv(env, EnvPythonUnbuffered)
+	require.Equal(t, "0", v, "the user's choice stands")
+	require.True(t, reusePortEnabled(env))
+	require.False(t, reusePortEnabled(childEnv([]string{"TF_GRPC_REUSE_PORT=False"}, "", 1)))
+	require.True(t, reusePortEnabled(childEnv([]string{"TF_GRPC_REUSE_PORT=1"}, "", 1)))
+}
+
+func TestConfigFromEnv(t *testing.T) {
+	secret, err := rendezvous.NewSecret()
+	require.NoError(t, err)
+	creds := security.NewCredentials()
+	rendezvous.AddSecret(creds, secret)
+	path := filepath.Join(t.TempDir(), "container_tokens")
+	require.NoError(t, creds.WriteFile(path, security.FormatWritable))
+
+	t.Setenv(rendezvous.EnvTask, "worker:2")
+	t.Setenv(rendezvous.EnvAMAddress, "am.example.com:40000")
+	t.Setenv(EnvTokenFile, path)
+	t.Setenv(EnvContainerID, "container_1_0001_01_000003")
+	t.Setenv(EnvNMHost, "node7.example.com")
+	cfg, err := ConfigFromEnv([]string{"python3", "train.py"})
+	require.NoError(t, err)
+	require.Equal(t, taskspec.TaskID{Type: taskspec.Worker, Index: 2}, cfg.Task)
+	require.Equal(t, "am.example.com:40000", cfg.AMAddress)
+	require.Equal(t, secret, cfg.Secret)
+	require.Equal(t, "node7.example.com", cfg.Host)
+	require.Equal(t, "container_1_0001_01_000003", cfg.ContainerID)
+
+	t.Setenv(EnvNMHost, "")
+	cfg, err = ConfigFromEnv([]string{"x"})
+	require.NoError(t, err)
+	require.NotEmpty(t, cfg.Host, "falls back to the hostname")
+
+	require.NoError(t, security.NewCredentials().WriteFile(path, security.FormatWritable))
+	_, err = ConfigFromEnv([]string{"x"})
+	require.ErrorContains(t, err, rendezvous.SecretAlias)
+
+	t.Setenv(rendezvous.EnvAMAddress, "")
+	_, err = ConfigFromEnv([]string{"x"})
+	require.ErrorContains(t, err, "lacks TFYARN_AM_ADDRESS")
+}
+
+func TestRunRefusesBadConfig(t *testing.T) {
+	code, err := Run(context.Background(), Config{Task: taskspec.TaskID{Type: taskspec.Worker}})
+	require.Equal(t, ExitBadConfig, code)
+	require.ErrorContains(t, err, "no program")
+}
