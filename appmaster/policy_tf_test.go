@@ -1,0 +1,443 @@
+package appmaster
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"github.com/tfyarn/tfyarn/taskspec"
+)
+
+var (
+	chief0 = taskspec.TaskID{Type: taskspec.Chief}
+	eval0  = taskspec.TaskID{Type: taskspec.Evaluator}
+	tb0    = taskspec.TaskID{Type: taskspec.TensorBoard}
+	t0     = time.Unix(1_700_000_000, 0)
+)
+
+func psTask(i int) taskspec.TaskID { return taskspec.TaskID{Type: taskspec.PS, Index: i} }
+
+// viewBuilder builds Views the way the machine would: every task starts
+// running in container n (its position, from 1), and ends record the same
+// Failure line the machine writes.
+type viewBuilder struct {
+	v    View
+	ends uint64
+}
+
+func tfView(ids ...taskspec.TaskID) *viewBuilder {
+	b := &viewBuilder{v: View{Now: t0}}
+	for i, id := range ids {
+		b.v.Tasks = append(b.v.Tasks, TaskStatus{Task: id, State: TaskRunning, Container: ctr(i+1, 0)})
+	}
+	return b
+}
+
+func (b *viewBuilder) task(id taskspec.TaskID) *TaskStatus {
+	for i := range b.v.Tasks {
+		if b.v.Tasks[i].Task == id {
+			return &b.v.Tasks[i]
+		}
+	}
+	panic("no task " + id.String())
+}
+
+// at moves the clock.
+func (b *viewBuilder) at(d time.Duration) *viewBuilder {
+	b.v.Now = t0.Add(d)
+	return b
+}
+
+// exit ends a task's container with status (and YARN's diagnostics).
+func (b *viewBuilder) exit(id taskspec.TaskID, status int32, diagnostics ...string) *viewBuilder {
+	t := b.task(id)
+	diag := ""
+	if len(diagnostics) > 0 {
+		diag = diagnostics[0]
+	}
+	b.ends++
+	t.ExitStatus, t.Diagnostics, t.EndedAt, t.EndOrder = status, diag, b.v.Now, b.ends
+	switch {
+	case t.StopRequested:
+		t.State = TaskStopped
+	case status == ExitSuccess:
+		t.State = TaskSucceeded
+	default:
+		t.State = TaskFailed
+		why := "failed: " + DescribeExit(status)
+		if line := firstLine(diag); status < 0 && line != "" {
+			why += ": " + line
+		}
+		t.Failure = fmt.Sprintf("%s (container %s on %s) %s", t.Task, t.Container.ID, t.Container.NodeID, why)
+	}
+	return b
+}
+
+// stopping marks tasks as being stopped by the AM.
+func (b *viewBuilder) stopping(ids ...taskspec.TaskID) *viewBuilder {
+	for _, id := range ids {
+		b.task(id).StopRequested = true
+	}
+	return b
+}
+
+// stopped stops tasks and reports their containers killed by the AM.
+func (b *viewBuilder) stopped(ids ...taskspec.TaskID) *viewBuilder {
+	for _, id := range ids {
+		b.stopping(id).exit(id, ExitKilledByAppMaster)
+	}
+	return b
+}
+
+// pending puts tasks back to waiting for a container.
+func (b *viewBuilder) pending(ids ...taskspec.TaskID) *viewBuilder {
+	for _, id := range ids {
+		*b.task(id) = TaskStatus{Task: id}
+	}
+	return b
+}
+
+func (b *viewBuilder) view() View {
+	return View{Now: b.v.Now, Tasks: append([]TaskStatus(nil), b.v.Tasks...)}
+}
+
+// failure is the Failure line the builder (and the machine) write for the
+// task in container n.
+func failure(id taskspec.TaskID, n int, why string) string {
+	c := ctr(n, 0)
+	return fmt.Sprintf("%s (container %s on %s) failed: %s", id, c.ID, c.NodeID, why)
+}
+
+func pss() *viewBuilder {
+	return tfView(chief0, worker(0), worker(1), psTask(0), psTask(1), eval0)
+}
+
+func TestTensorFlowPolicy(t *testing.T) {
+	allButChief := []taskspec.TaskID{worker(0), worker(1), psTask(0), psTask(1), eval0}
+	for _, tc := range []struct {
+		name   string
+		policy TensorFlowPolicy
+		view   View
+		want   Verdict
+	}{
+		{
+			name: "MWMS: the workers and the chief exit 0",
+			view: tfView(chief0, worker(0), worker(1)).exit(worker(1), 0).exit(worker(0), 0).exit(chief0, 0).view(),
+			want: Verdict{Outcome: JobSucceeded, Diagnostics: "chief:0 succeeded"},
+		},
+		{
+			name: "MWMS: the chief exits 0 first, the workers are stopped",
+			view: tfView(chief0, worker(0), worker(1)).exit(chief0, 0).view(),
+			want: Verdict{Stop: []taskspec.TaskID{worker(0), worker(1)}},
+		},
+		{
+			name: "MWMS: the workers ended early, the chief goes on",
+			view: tfView(chief0, worker(0), worker(1)).exit(worker(1), 0).exit(worker(0), 0).view(),
+			want: Verdict{},
+		},
+		{
+			name: "PSS: the chief exits 0, everything still running is stopped",
+			view: pss().exit(chief0, 0).view(),
+			want: Verdict{Stop: allButChief},
+		},
+		{
+			name: "PSS: while the stops land, the live rest is listed again",
+			view: pss().exit(chief0, 0).stopping(allButChief...).stopped(worker(1), psTask(0)).view(),
+			want: Verdict{Stop: []taskspec.TaskID{worker(0), psTask(1), eval0}},
+		},
+		{
+			name: "PSS: once the stopped tasks ended, the job succeeded",
+			view: pss().exit(chief0, 0).stopped(allButChief...).view(),
+			want: Verdict{Outcome: JobSucceeded,
+				Diagnostics: "chief:0 succeeded; stopped worker:0, worker:1, ps:0, ps:1, evaluator:0 after it"},
+		},
+		{
+			name: "PSS: a worker that ended by itself is not in the stop list",
+			view: pss().exit(worker(1), 0).exit(chief0, 0).view(),
+			want: Verdict{Stop: []taskspec.TaskID{worker(0), psTask(0), psTask(1), eval0}},
+		},
+		{
+			name: "PSS: a stop that never lands is waited for at most StopTimeout",
+			view: pss().exit(chief0, 0).stopping(allButChief...).stopped(worker(0), worker(1), psTask(1), eval0).
+				at(DefaultStopTimeout).view(),
+			want: Verdict{Outcome: JobSucceeded, Diagnostics: "chief:0 succeeded; " +
+				"stopped worker:0, worker:1, ps:0, ps:1, evaluator:0 after it; gave up after 30s waiting for ps:0 to end"},
+		},
+		{
+			name: "PSS: just before StopTimeout it still waits",
+			view: pss().exit(chief0, 0).stopping(allButChief...).stopped(worker(0), worker(1), psTask(1), eval0).
+				at(DefaultStopTimeout - time.Second).view(),
+			want: Verdict{Stop: []taskspec.TaskID{psTask(0)}},
+		},
+		{
+			name:   "PSS: a shorter StopTimeout",
+			policy: TensorFlowPolicy{StopTimeout: 5 * time.Second},
+			view:   tfView(chief0, psTask(0)).exit(chief0, 0).stopping(psTask(0)).at(5 * time.Second).view(),
+			want: Verdict{Outcome: JobSucceeded,
+				Diagnostics: "chief:0 succeeded; stopped ps:0 after it; gave up after 5s waiting for ps:0 to end"},
+		},
+		{
+			name:   "PSS: a negative StopTimeout finishes at once, the machine stops the rest",
+			policy: TensorFlowPolicy{StopTimeout: -1},
+			view:   tfView(chief0, worker(0), psTask(0)).exit(chief0, 0).view(),
+			want:   Verdict{Outcome: JobSucceeded, Diagnostics: "chief:0 succeeded; stopped worker:0, ps:0 after it"},
+		},
+		{
+			name: "PSS: tasks still waiting for a container are dropped",
+			view: tfView(chief0, worker(0), worker(1), psTask(0)).pending(worker(1)).exit(chief0, 0).stopped(worker(0), psTask(0)).view(),
+			want: Verdict{Outcome: JobSucceeded,
+				Diagnostics: "chief:0 succeeded; stopped worker:0, ps:0 after it; worker:1 never got a container"},
+		},
+		{
+			name: "TF1 between-graph: worker:0 decides, worker:1 and ps are stopped",
+			view: tfView(worker(0), worker(1), psTask(0)).exit(worker(0), 0).view(),
+			want: Verdict{Stop: []taskspec.TaskID{worker(1), psTask(0)}},
+		},
+		{
+			name: "TF1 between-graph: then it succeeds",
+			view: tfView(worker(0), worker(1), psTask(0)).exit(worker(0), 0).stopped(worker(1), psTask(0)).view(),
+			want: Verdict{Outcome: JobSucceeded, Diagnostics: "worker:0 succeeded; stopped worker:1, ps:0 after it"},
+		},
+		{
+			name: "TF1 between-graph: another worker exiting 0 decides nothing",
+			view: tfView(worker(0), worker(1), psTask(0)).exit(worker(1), 0).view(),
+			want: Verdict{},
+		},
+		{
+			name: "the chief fails",
+			view: pss().exit(chief0, 1).view(),
+			want: Verdict{Outcome: JobFailed, Diagnostics: failure(chief0, 1, "exit code 1")},
+		},
+		{
+			name: "the chief is killed by YARN",
+			view: pss().exit(chief0, ExitKilledExceededPMem, "Container is running beyond physical memory limits.\n\tat java...").view(),
+			want: Verdict{Outcome: JobFailed, Diagnostics: failure(chief0, 1,
+				"killed for exceeding its physical memory limit; ask for more memory (exit status -104): Container is running beyond physical memory limits.")},
+		},
+		{
+			name: "worker:0 decides without a chief, and fails",
+			view: tfView(worker(0), worker(1), psTask(0)).exit(worker(1), 0).exit(worker(0), 137).view(),
+			want: Verdict{Outcome: JobFailed, Diagnostics: failure(worker(0), 1, "exit code 137 (SIGKILL)")},
+		},
+		{
+			name: "a worker fails before the chief is done",
+			view: pss().exit(worker(1), 2).view(),
+			want: Verdict{Outcome: JobFailed, Diagnostics: failure(worker(1), 3, "exit code 2")},
+		},
+		{
+			name: "failures are named in the order they happened",
+			view: pss().exit(worker(1), 2).exit(chief0, 1).view(),
+			want: Verdict{Outcome: JobFailed, Diagnostics: failure(worker(1), 3, "exit code 2") + "; " + failure(chief0, 1, "exit code 1")},
+		},
+		{
+			name: "a worker that failed before the chief succeeded still fails the job",
+			view: pss().exit(worker(1), 2).exit(chief0, 0).view(),
+			want: Verdict{Outcome: JobFailed, Diagnostics: failure(worker(1), 3, "exit code 2")},
+		},
+		{
+			name: "a worker failing after the chief succeeded is ignored",
+			view: tfView(chief0, worker(0)).exit(chief0, 0).exit(worker(0), 1).view(),
+			want: Verdict{Outcome: JobSucceeded,
+				Diagnostics: "chief:0 succeeded; " + failure(worker(0), 2, "exit code 1") + " (ignored: after chief:0 succeeded)"},
+		},
+		{
+			name: "a ps lost with its node",
+			view: pss().exit(psTask(1), ExitAborted, "Container released on a *lost* node").view(),
+			want: Verdict{Outcome: JobFailed, Diagnostics: failure(psTask(1), 5,
+				"aborted by YARN: the container was released or its node was lost (exit status -100): Container released on a *lost* node")},
+		},
+		{
+			name: "a ps preempted",
+			view: pss().exit(psTask(0), ExitPreempted, "Container preempted by scheduler").view(),
+			want: Verdict{Outcome: JobFailed, Diagnostics: failure(psTask(0), 4,
+				"preempted by the scheduler (exit status -102): Container preempted by scheduler")},
+		},
+		{
+			name: "a ps exiting 0 is no failure",
+			view: pss().exit(psTask(0), 0).view(),
+			want: Verdict{},
+		},
+		{
+			name: "the evaluator fails: the job goes on",
+			view: pss().exit(eval0, 1).view(),
+			want: Verdict{},
+		},
+		{
+			name: "the evaluator's failure is recorded when the chief succeeds",
+			view: pss().exit(eval0, 1).exit(chief0, 0).stopped(worker(0), worker(1), psTask(0), psTask(1)).view(),
+			want: Verdict{Outcome: JobSucceeded, Diagnostics: "chief:0 succeeded; stopped worker:0, worker:1, ps:0, ps:1 after it; " +
+				failure(eval0, 6, "exit code 1") + " (ignored: evaluator is a side-car)"},
+		},
+		{
+			name: "the evaluator's failure is recorded when the chief fails",
+			view: pss().exit(eval0, 1).exit(chief0, 3).view(),
+			want: Verdict{Outcome: JobFailed, Diagnostics: failure(chief0, 1, "exit code 3") + "; " +
+				failure(eval0, 6, "exit code 1") + " (ignored: evaluator is a side-car)"},
+		},
+		{
+			name: "tensorboard fails: the job goes on",
+			view: tfView(chief0, worker(0), tb0).exit(tb0, ExitKilledExceededPMem).view(),
+			want: Verdict{},
+		},
+		{
+			name: "stopped tasks are no failures, whatever their exit status",
+			view: pss().stopping(psTask(0), eval0).exit(psTask(0), 143).exit(eval0, ExitKilledByAppMaster).view(),
+			want: Verdict{},
+		},
+		{
+			name: "a stopped decider can no longer succeed",
+			view: tfView(chief0, worker(0)).stopped(chief0).view(),
+			want: Verdict{Outcome: JobFailed, Diagnostics: "chief:0 was stopped before it succeeded"},
+		},
+		{
+			name: "a decider waiting for a container decides nothing",
+			view: tfView(chief0, worker(0)).pending(chief0).exit(worker(0), 0).view(),
+			want: Verdict{},
+		},
+		{
+			name: "without chief or worker, every task must succeed",
+			view: tfView(eval0, tb0).exit(eval0, 0).exit(tb0, 0).view(),
+			want: Verdict{Outcome: JobSucceeded, Diagnostics: "all 2 tasks succeeded"},
+		},
+		{
+			name: "a failure without a Failure line is still named",
+			view: View{Tasks: []TaskStatus{{Task: chief0, State: TaskFailed, ExitStatus: ExitPreempted}}},
+			want: Verdict{Outcome: JobFailed, Diagnostics: "chief:0 failed: preempted by the scheduler (exit status -102)"},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := View{Now: tc.view.Now, Tasks: append([]TaskStatus(nil), tc.view.Tasks...)}
+			got := tc.policy.Verdict(tc.view)
+			require.Equal(t, tc.want, got)
+			require.Equal(t, got, tc.policy.Verdict(tc.view), "the same View, the same Verdict")
+			require.Equal(t, before, tc.view, "the View is left alone")
+		})
+	}
+}
+
+func TestDecider(t *testing.T) {
+	d, ok := Decider(tfView(worker(0), chief0).view())
+	require.True(t, ok)
+	require.Equal(t, chief0, d.Task)
+	d, ok = Decider(tfView(psTask(0), worker(1), worker(0)).view())
+	require.True(t, ok)
+	require.Equal(t, worker(0), d.Task)
+	_, ok = Decider(tfView(eval0).view())
+	require.False(t, ok)
+}
+
+// pssMachine runs a PSS job (chief, 2 workers, 2 ps, an evaluator) on the
+// real Machine up to every container running: chief in container 1, workers
+// in 2 and 3, ps in 4 and 5, the evaluator in 6.
+func pssMachine(t *testing.T, policy Policy) *Machine {
+	t.Helper()
+	m := newMachine(t, policy, grp(taskspec.Evaluator, 1, small), grp(taskspec.PS, 2, small),
+		grp(taskspec.Worker, 2, small), grp(taskspec.Chief, 1, small))
+	step(m, Tick{Now: t0}, Registered{})
+	// Groups are asked for in job order: chief 1, worker 2, ps 3, evaluator 4.
+	rd := step(m, Allocated{Containers: []Container{ctr(1, 1), ctr(2, 2), ctr(3, 2), ctr(4, 3), ctr(5, 3), ctr(6, 4)}})
+	require.Equal(t, map[string]taskspec.TaskID{
+		cid(1): chief0, cid(2): worker(0), cid(3): worker(1), cid(4): psTask(0), cid(5): psTask(1), cid(6): eval0,
+	}, launchedTasks(rd))
+	for n := 1; n <= 6; n++ {
+		step(m, ContainerStarted{ID: cid(n)})
+	}
+	for _, s := range m.Tasks() {
+		require.Equal(t, TaskRunning, s.State, s.Task.String())
+	}
+	return m
+}
+
+func TestTensorFlowPolicyDrivesAPSSJob(t *testing.T) {
+	m := pssMachine(t, TensorFlowPolicy{})
+
+	// The chief is done: everything else is stopped, the job not yet over.
+	rd := step(m, Tick{Now: t0.Add(time.Minute)}, ContainerCompleted{ID: cid(1), ExitStatus: 0})
+	require.Nil(t, rd.Finish)
+	require.Equal(t, []string{cid(2), cid(3), cid(4), cid(5), cid(6)}, stoppedIDs(rd))
+	for _, s := range rd.Stop {
+		require.Equal(t, "no longer needed", s.Reason)
+	}
+	require.True(t, step(m, Tick{Now: t0.Add(time.Minute + time.Second)}).Empty(), "a repeated Stop verdict is not a second stop")
+
+	// Their containers end, killed by the AM (a worker shot by SIGTERM).
+	for _, n := range []int{4, 2, 6, 5} {
+		require.True(t, step(m, ContainerCompleted{ID: cid(n), ExitStatus: ExitKilledByAppMaster}).Empty())
+	}
+	rd = step(m, ContainerCompleted{ID: cid(3), ExitStatus: 143})
+	require.Equal(t, &Finish{Status: Succeeded,
+		Diagnostics: "chief:0 succeeded; stopped worker:0, worker:1, ps:0, ps:1, evaluator:0 after it"}, rd.Finish)
+	require.Empty(t, rd.Stop)
+	require.Equal(t, PhaseFinished, m.Phase())
+
+	for _, s := range m.Tasks() {
+		want := TaskStopped
+		if s.Task == chief0 {
+			want = TaskSucceeded
+		}
+		require.Equal(t, want, s.State, s.Task.String())
+		require.Empty(t, s.Failure, s.Task.String())
+	}
+}
+
+func TestTensorFlowPolicyOnTheMachineGivesUpWaitingForStops(t *testing.T) {
+	m := pssMachine(t, TensorFlowPolicy{StopTimeout: 10 * time.Second})
+	require.Len(t, step(m, ContainerCompleted{ID: cid(1)}).Stop, 5)
+	for _, n := range []int{2, 3, 5, 6} {
+		step(m, ContainerCompleted{ID: cid(n), ExitStatus: ExitKilledByAppMaster})
+	}
+	require.True(t, step(m, Tick{Now: t0.Add(9 * time.Second)}).Empty(), "ps:0 is still being stopped")
+
+	rd := step(m, Tick{Now: t0.Add(10 * time.Second)})
+	require.Equal(t, &Finish{Status: Succeeded, Diagnostics: "chief:0 succeeded; " +
+		"stopped worker:0, worker:1, ps:0, ps:1, evaluator:0 after it; gave up after 10s waiting for ps:0 to end"}, rd.Finish)
+	require.Empty(t, rd.Stop, "ps:0's stop was already sent")
+}
+
+func TestTensorFlowPolicyOnTheMachineFailsOnAPreemptedPS(t *testing.T) {
+	m := pssMachine(t, TensorFlowPolicy{})
+
+	// The evaluator's failure does not end the job.
+	require.True(t, step(m, ContainerCompleted{ID: cid(6), ExitStatus: 1}).Empty())
+
+	rd := step(m, ContainerCompleted{ID: cid(5), ExitStatus: ExitPreempted, Diagnostics: "Container preempted by scheduler"})
+	require.Equal(t, Failed, rd.Finish.Status)
+	require.Equal(t, "ps:1 (container "+cid(5)+" on node2:8041) failed: preempted by the scheduler (exit status -102): "+
+		"Container preempted by scheduler; evaluator:0 (container "+cid(6)+" on node0:8041) failed: exit code 1 "+
+		"(ignored: evaluator is a side-car)", rd.Finish.Diagnostics)
+	require.Equal(t, []string{cid(1), cid(2), cid(3), cid(4)}, stoppedIDs(rd), "the machine stops everything else")
+}
+
+func TestSimulatedInterleavingsWithTensorFlowPolicy(t *testing.T) {
+	groups := []taskspec.TaskGroup{grp(taskspec.Chief, 1, small), grp(taskspec.Worker, 3, small),
+		grp(taskspec.PS, 2, small), grp(taskspec.Evaluator, 1, small)}
+	outcomes := map[FinalStatus]int{}
+	for seed := int64(1); seed <= 300; seed++ {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			s := newSim(t, seed, TensorFlowPolicy{}, 0, groups...)
+			s.run()
+			require.Len(t, s.finishes, 1, "exactly one Finish")
+			fin := s.finishes[0]
+			outcomes[fin.Status]++
+			chief, _ := s.m.Task(chief0)
+			switch fin.Status {
+			case Succeeded:
+				require.Equal(t, TaskSucceeded, chief.State)
+				require.Contains(t, fin.Diagnostics, "chief:0 succeeded")
+				for _, ts := range s.m.Tasks() {
+					if ts.State == TaskFailed {
+						require.Contains(t, []taskspec.TaskType{taskspec.Evaluator}, ts.Task.Type, ts.Task.String())
+						require.Contains(t, fin.Diagnostics, ts.Failure)
+					}
+				}
+			case Failed:
+				require.Contains(t, fin.Diagnostics, "container_")
+				require.NotEqual(t, TaskSucceeded, chief.State)
+			}
+		})
+	}
+	t.Logf("outcomes over 300 seeds: %v", outcomes)
+	require.NotZero(t, outcomes[Succeeded])
+	require.NotZero(t, outcomes[Failed])
+}
