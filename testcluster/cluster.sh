@@ -84,13 +84,15 @@ up() {
   local log=$TC_DIR/logs/cluster.log
   local start=$SECONDS
   echo "testcluster: starting (profile $profile); log: $log"
-  setsid java -Xmx2g -XX:+UseSerialGC "${TC_OPENS[@]}" -Djava.net.preferIPv4Stack=true \
+  # MiniYARNCluster puts NodeManager dirs under ./target/test/data (test.build.data): run from the
+  # cluster's data dir so they, and every container's command line, live below $TC_DIR/data.
+  (cd "$TC_DIR/data" && exec setsid java -Xmx2g -Dtest.build.data="$TC_DIR/data/yarn" -XX:+UseSerialGC "${TC_OPENS[@]}" -Djava.net.preferIPv4Stack=true \
     -Dlog4j.configuration=file:"$TC_HOME/conf/log4j.properties" \
     -cp "$(tc_classpath "$TC_HOME/conf")" dev.tfyarn.testcluster.TestCluster \
     --dir "$TC_DIR" --profile "$profile" \
     --rm-port "$RM_PORT" --scheduler-port "$SCHEDULER_PORT" --tracker-port "$TRACKER_PORT" \
     --admin-port "$ADMIN_PORT" --rm-web-port "$RM_WEB_PORT" --nn-port "$NN_PORT" --nn-http-port "$NN_HTTP_PORT" \
-    </dev/null >"$log" 2>&1 &
+    </dev/null >"$log" 2>&1) &
   echo $! > "$pidfile"
   while [ $((SECONDS - start)) -lt "$CLUSTER_TIMEOUT" ]; do
     if ! alive; then

@@ -2,7 +2,7 @@
 # Hadoop's own CLIs, so both run on the same jars with the same JDK 17 module openings.
 TC_HOME=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 TC_ROOT=$(dirname "$TC_HOME")
-TC_DIR=${TC_DIR:-$TC_ROOT/.testcluster}
+TC_DIR=$(realpath -m "${TC_DIR:-$TC_ROOT/.testcluster}")
 TC_OPENS=(
   --add-opens=java.base/java.lang=ALL-UNNAMED
   --add-opens=java.base/java.lang.reflect=ALL-UNNAMED

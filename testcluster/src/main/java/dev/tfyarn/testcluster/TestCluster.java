@@ -97,8 +97,6 @@ public final class TestCluster {
     prepareHdfs(dfs.getFileSystem());
 
     log("starting YARN (ResourceManager port " + opts.rmPort + ")");
-    // MiniYARNCluster puts its work dir under ./target relative to the working directory.
-    System.setProperty("user.dir", data.getPath());
     yarn = new MiniYARNCluster("tfyarn", 1, 2, 1, 1);
     yarn.init(conf);
     yarn.start();
