@@ -69,6 +69,8 @@ func newApp(e *env) *cli.App {
 			},
 		},
 		Commands: []*cli.Command{
+			runCommand(e),
+			amCommand(e),
 			listCommand(e),
 			statusCommand(e),
 			killCommand(e),

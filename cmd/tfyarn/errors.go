@@ -7,6 +7,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/tfyarn/tfyarn/client"
 	"github.com/tfyarn/tfyarn/hadoopconf"
 	"github.com/tfyarn/tfyarn/ipc"
 	"github.com/tfyarn/tfyarn/yarn"
@@ -46,8 +47,12 @@ func describe(err error, e *env) (msg string, code int) {
 		ae  *appError
 		ce  *confError
 		rme *yarn.RMError
+		je  *client.JobError
 	)
 	switch {
+	case errors.As(err, &je):
+		// The job ran and did not succeed: the one exit code that is not 2.
+		return je.Error(), exitJobFailed
 	case errors.As(err, &ue):
 		return ue.msg, exitUsage
 	case errors.As(err, &ide):

@@ -1,0 +1,112 @@
+package appmaster
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/tfyarn/tfyarn/hdfs"
+	"github.com/tfyarn/tfyarn/yarn"
+	"github.com/tfyarn/tfyarn/yarnpb/hadoopyarn"
+)
+
+// Environment YARN sets for an AM container (Hadoop's
+// ApplicationConstants.Environment) that the AM reads.
+const (
+	EnvNMHost        = "NM_HOST"
+	EnvContainerID   = "CONTAINER_ID"
+	EnvAppSubmitTime = "APP_SUBMIT_TIME_ENV" // epoch milliseconds
+)
+
+// AMOptions configure RunAM.
+type AMOptions struct {
+	JobFile string    // path of the job description (JobFileName in the working directory)
+	Log     io.Writer // where the AM logs, one line per event (its stderr)
+	Getenv  func(string) string
+}
+
+// RunAM is the ApplicationMaster process: it reads the job file and the
+// container's credentials, registers, runs the job through Loop, removes
+// the staging directory and unregisters with the job's final status. A
+// cancelled ctx (SIGTERM) ends the job KILLED, still unregistering. The
+// error means the AM could not register or unregister; the job's own
+// failure is reported to YARN, not here.
+func RunAM(ctx context.Context, opts AMOptions) (LoopResult, error) {
+	if opts.Getenv == nil {
+		opts.Getenv = os.Getenv
+	}
+	logf := func(format string, args ...any) {
+		fmt.Fprintf(opts.Log, "%s tfyarn am: %s\n", time.Now().Format("2006-01-02 15:04:05.000"), fmt.Sprintf(format, args...))
+	}
+	data, err := os.ReadFile(opts.JobFile)
+	if err != nil {
+		return LoopResult{}, fmt.Errorf("appmaster: %w", err)
+	}
+	jf, err := ParseJobFile(data)
+	if err != nil {
+		return LoopResult{}, err
+	}
+	logf("%s: %d tasks (%s) as %s in %s", jf.AppID, jf.Job.TaskCount(), groupSpecs(jf), jf.User, opts.Getenv(EnvContainerID))
+	creds, err := yarn.LoadContainerCredentials()
+	if err != nil {
+		return LoopResult{}, err
+	}
+	conf := jf.Config()
+	rm, err := yarn.NewAMRMClient(conf, creds, yarn.AMOptions{})
+	if err != nil {
+		return LoopResult{}, err
+	}
+	defer rm.Close()
+	protection, err := conf.RPCProtection()
+	if err != nil {
+		return LoopResult{}, err
+	}
+	nm := yarn.NewContainerManager(rm, yarn.NMOptions{Protection: protection})
+	defer nm.Close()
+	tokens := yarn.ContainerTokens(creds)
+
+	res, err := Loop(ctx, LoopConfig{
+		Job:           jf.Job,
+		RM:            rm,
+		NM:            nm,
+		Host:          opts.Getenv(EnvNMHost),
+		LaunchContext: func(ln Launch) *hadoopyarn.ContainerLaunchContextProto { return TaskLaunchContext(jf, ln, tokens) },
+		BeforeUnregister: func(ctx context.Context, _ Finish) {
+			if err := removeStaging(ctx, jf); err != nil {
+				logf("removing the staging directory: %v", err)
+			}
+		},
+		Logf: logf,
+	})
+	if ms, perr := strconv.ParseInt(opts.Getenv(EnvAppSubmitTime), 10, 64); perr == nil && !res.AllStartedAt.IsZero() {
+		logf("all %d tasks started %.3fs after submission", jf.Job.TaskCount(), res.AllStartedAt.Sub(time.UnixMilli(ms)).Seconds())
+	}
+	logf("peak RSS %d KiB", PeakRSSKiB())
+	return res, err
+}
+
+// removeStaging deletes the application's staging directory as the
+// submitting user (SIMPLE auth; the client removes it too, whichever is
+// first).
+func removeStaging(ctx context.Context, jf JobFile) error {
+	fs, err := hdfs.Connect(ctx, jf.Config(), jf.User)
+	if err != nil {
+		return err
+	}
+	defer fs.Close()
+	return fs.RemoveStaging(ctx, jf.AppID)
+}
+
+func groupSpecs(jf JobFile) string {
+	s := ""
+	for i, g := range jf.Job.Tasks {
+		if i > 0 {
+			s += " "
+		}
+		s += "--" + string(g.Type) + " " + g.Spec()
+	}
+	return s
+}

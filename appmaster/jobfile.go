@@ -1,0 +1,98 @@
+package appmaster
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+
+	"github.com/tfyarn/tfyarn/hadoopconf"
+	"github.com/tfyarn/tfyarn/taskspec"
+)
+
+// JobFileName is the job description's name in the AM's working directory
+// (a LocalResource the client ships from the staging directory).
+const JobFileName = "job.json"
+
+// jobFileVersion guards against a client and an AM of different builds
+// disagreeing about the format; the binary is shipped with the job, so they
+// normally agree.
+const jobFileVersion = 1
+
+// JobFile is everything the AM needs that YARN does not hand it: the job,
+// who submitted it, where its staging directory is and the slice of the
+// client's Hadoop configuration that locates the RM and HDFS. The AM runs in
+// a container without HADOOP_CONF_DIR, so that slice travels with the job.
+type JobFile struct {
+	Version    int               `json:"version"`
+	AppID      string            `json:"app_id"`
+	User       string            `json:"user"`
+	StagingDir string            `json:"staging_dir"`
+	Job        taskspec.Job      `json:"job"`
+	Conf       map[string]string `json:"conf"`
+}
+
+// NewJobFile describes job for the AM, copying from conf only the keys the
+// AM needs (see ShipConf).
+func NewJobFile(appID, user, stagingDir string, job taskspec.Job, conf *hadoopconf.Config) JobFile {
+	return JobFile{Version: jobFileVersion, AppID: appID, User: user, StagingDir: stagingDir, Job: job, Conf: ShipConf(conf)}
+}
+
+// Marshal encodes the job file.
+func (f JobFile) Marshal() ([]byte, error) {
+	b, err := json.MarshalIndent(f, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("appmaster: encoding the job file: %w", err)
+	}
+	return b, nil
+}
+
+// ParseJobFile decodes a job file written by Marshal.
+func ParseJobFile(data []byte) (JobFile, error) {
+	var f JobFile
+	if err := json.Unmarshal(data, &f); err != nil {
+		return JobFile{}, fmt.Errorf("appmaster: decoding the job file: %w", err)
+	}
+	if f.Version != jobFileVersion {
+		return JobFile{}, fmt.Errorf("appmaster: job file version %d, this AM reads version %d (client and AM binaries differ)", f.Version, jobFileVersion)
+	}
+	if f.AppID == "" || f.User == "" {
+		return JobFile{}, fmt.Errorf("appmaster: job file lacks the application id or the user")
+	}
+	return f, nil
+}
+
+// Config rebuilds a Hadoop configuration from the shipped keys.
+func (f JobFile) Config() *hadoopconf.Config {
+	c := hadoopconf.New(nil)
+	for k, v := range f.Conf {
+		c.Set(k, v)
+	}
+	return c
+}
+
+// shippedKeys are the configuration keys the AM needs: the RM's addresses
+// (with HA), the RPC protection, and HDFS's location. A whitelist, because
+// site files can hold secrets (ZooKeeper auth, S3 keys) that have no
+// business in a file on HDFS.
+var shippedKeys = regexp.MustCompile(`^(` +
+	`yarn\.resourcemanager\.(ha\.enabled|ha\.rm-ids|hostname(\..+)?|address(\..+)?|scheduler\.address(\..+)?)` +
+	`|hadoop\.rpc\.protection|hadoop\.security\.authentication` +
+	`|fs\.defaultFS|dfs\.nameservices|dfs\.ha\.namenodes\..+|dfs\.namenode\.rpc-address(\..+)?|dfs\.client\.use\.datanode\.hostname` +
+	`)$`)
+
+// ShipConf returns the expanded values of the keys the AM needs that conf
+// sets explicitly; defaults are the AM's own.
+func ShipConf(conf *hadoopconf.Config) map[string]string {
+	out := map[string]string{}
+	if conf == nil {
+		return out
+	}
+	for _, k := range conf.Keys() {
+		if shippedKeys.MatchString(k) {
+			if v, ok := conf.Get(k); ok {
+				out[k] = v
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,40 @@
+package appmaster
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"github.com/tfyarn/tfyarn/hadoopconf"
+	"github.com/tfyarn/tfyarn/taskspec"
+)
+
+func hadoopconfWith(kv map[string]string) *hadoopconf.Config {
+	c := hadoopconf.New(func(string) (string, bool) { return "", false })
+	for k, v := range kv {
+		c.Set(k, v)
+	}
+	return c
+}
+
+func TestJobFileRoundTripShipsOnlyWhitelistedKeys(t *testing.T) {
+	conf := hadoopconfWith(map[string]string{
+		"yarn.resourcemanager.scheduler.address": "rm:8030",
+		"yarn.resourcemanager.zk-auth":           "digest:u:secret",
+		"hadoop.rpc.protection":                  "privacy",
+		"fs.defaultFS":                           "hdfs://nn:8020",
+		"fs.s3a.secret.key":                      "secret",
+	})
+	g, _ := taskspec.ParseSpec(taskspec.Worker, "2x1c")
+	jf := NewJobFile("application_1_0001", "alice", "/user/alice/.tfyarn/application_1_0001", taskspec.Job{Tasks: []taskspec.TaskGroup{g}, Command: "true"}, conf)
+	data, err := jf.Marshal()
+	require.NoError(t, err)
+	require.NotContains(t, string(data), "secret")
+	back, err := ParseJobFile(data)
+	require.NoError(t, err)
+	require.Equal(t, jf, back)
+	addrs, err := back.Config().RMAddresses(hadoopconf.RMScheduler)
+	require.NoError(t, err)
+	require.Equal(t, []string{"rm:8030"}, addrs)
+	_, err = ParseJobFile([]byte(`{"version": 99}`))
+	require.ErrorContains(t, err, "version 99")
+}

@@ -1,0 +1,278 @@
+package appmaster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/tfyarn/tfyarn/taskspec"
+	"github.com/tfyarn/tfyarn/yarn"
+	"github.com/tfyarn/tfyarn/yarnpb/hadoopyarn"
+)
+
+// RM is what the loop needs of the ResourceManager; *yarn.AMRMClient is one.
+type RM interface {
+	Register(ctx context.Context, host string, rpcPort int32, trackingURL string) (*yarn.Registration, error)
+	Allocate(ctx context.Context, asks []*hadoopyarn.ResourceRequestProto, releases []*hadoopyarn.ContainerIdProto, progress float32) (*yarn.Allocation, error)
+	Finish(ctx context.Context, status hadoopyarn.FinalApplicationStatusProto, diagnostics, trackingURL string) error
+}
+
+// NM is what the loop needs of the NodeManagers; *yarn.ContainerManager is one.
+type NM interface {
+	StartContainers(ctx context.Context, addr string, reqs []yarn.StartRequest) (*yarn.StartResult, error)
+	StopContainers(ctx context.Context, addr string, ids []*hadoopyarn.ContainerIdProto) ([]*hadoopyarn.ContainerIdProto, []*yarn.ContainerError, error)
+}
+
+// LoopConfig is what Loop needs. Zero durations take the defaults below.
+type LoopConfig struct {
+	Job    taskspec.Job
+	Policy Policy // nil: AllSucceed
+	RM     RM
+	NM     NM
+	// Host is what registerApplicationMaster announces (the NM's host).
+	Host string
+	// LaunchContext builds the ContainerLaunchContext of one task.
+	LaunchContext func(Launch) *hadoopyarn.ContainerLaunchContextProto
+	// BeforeUnregister runs once the job is decided, before unregistering
+	// (the AM removes the staging directory there). Best effort: it logs
+	// its own failures.
+	BeforeUnregister func(context.Context, Finish)
+	// Shutdown delivers termination requests (SIGTERM); each becomes
+	// ShutdownRequested.
+	Shutdown <-chan string
+	// Logf logs one line; nil discards.
+	Logf func(format string, args ...any)
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+
+	Heartbeat     time.Duration // allocate interval when nothing is happening (1 s)
+	FastHeartbeat time.Duration // while containers are wanted or just changed (150 ms)
+	CallTimeout   time.Duration // per RM or NM call (30 s)
+	FinishTimeout time.Duration // for unregistering, retries included (60 s)
+	// MaxRMFailures is how many allocate calls in a row may fail before the
+	// loop gives up on the RM (10).
+	MaxRMFailures int
+}
+
+// LoopResult is how the loop ended.
+type LoopResult struct {
+	Finish Finish
+	Tasks  []TaskStatus
+	// Allocated counts every container the RM handed out (surplus ones
+	// included), Released those given back unused, Started the successful
+	// startContainers.
+	Allocated, Released, Started int
+	// AllStartedAt is when the last of the job's tasks had been started
+	// once (zero if that never happened).
+	AllStartedAt time.Time
+	Unregistered bool
+}
+
+// Loop drives a Machine against the RM and the NMs until the job is decided
+// and the AM has unregistered. Every decision is the machine's; the loop
+// only turns RPC answers into events and Ready into RPC calls. The error is
+// about unregistering: a job that failed is a FinalStatus, not an error.
+func Loop(ctx context.Context, cfg LoopConfig) (LoopResult, error) {
+	l, err := newLoop(cfg)
+	if err != nil {
+		return LoopResult{}, err
+	}
+	return l.run(ctx)
+}
+
+// fastWindow keeps heartbeats fast this long after containers arrived,
+// started or ended: more are likely to follow.
+const fastWindow = 3 * time.Second
+
+type loop struct {
+	cfg        LoopConfig
+	m          *Machine
+	buf        AskBuffer
+	containers map[string]*hadoopyarn.ContainerProto // allocated, by id
+	out        LoopResult
+	started    map[taskspec.TaskID]bool
+	fastUntil  time.Time
+	rmFailures int
+}
+
+func newLoop(cfg LoopConfig) (*loop, error) {
+	if cfg.Logf == nil {
+		cfg.Logf = func(string, ...any) {}
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	cfg.Heartbeat = orDuration(cfg.Heartbeat, time.Second)
+	cfg.FastHeartbeat = orDuration(cfg.FastHeartbeat, 150*time.Millisecond)
+	cfg.CallTimeout = orDuration(cfg.CallTimeout, 30*time.Second)
+	cfg.FinishTimeout = orDuration(cfg.FinishTimeout, 60*time.Second)
+	if cfg.MaxRMFailures <= 0 {
+		cfg.MaxRMFailures = 10
+	}
+	m, err := New(Config{Job: cfg.Job, Policy: cfg.Policy})
+	if err != nil {
+		return nil, err
+	}
+	return &loop{cfg: cfg, m: m, containers: map[string]*hadoopyarn.ContainerProto{}, started: map[taskspec.TaskID]bool{}}, nil
+}
+
+func orDuration(d, def time.Duration) time.Duration {
+	if d <= 0 {
+		return def
+	}
+	return d
+}
+
+func (l *loop) run(ctx context.Context) (LoopResult, error) {
+	l.tick()
+	cctx, cancel := context.WithTimeout(ctx, l.cfg.CallTimeout)
+	reg, err := l.cfg.RM.Register(cctx, l.cfg.Host, 0, "")
+	cancel()
+	if err != nil {
+		// Unregistered, the RM will not take a final status: nothing to
+		// finish, the attempt fails when this process exits.
+		return l.out, fmt.Errorf("appmaster: registering with the ResourceManager: %w", err)
+	}
+	limits := LimitsFrom(reg.MaxCapability, reg.ResourceTypes)
+	l.cfg.Logf("registered in queue %s (max container %d MiB, %d vcores)", reg.Queue, limits.MaxMemoryMiB, limits.MaxVCores)
+	l.m.Step(Registered{Limits: limits})
+
+	for {
+		rd := l.m.Ready()
+		l.buf.Add(rd)
+		l.logAsks(rd.Asks)
+		l.launch(ctx, rd.Launch)
+		l.stop(ctx, rd.Stop)
+		if rd.Finish != nil {
+			return l.finish(ctx, *rd.Finish)
+		}
+		if l.m.HasReady() {
+			continue // launching produced events
+		}
+		l.wait(ctx)
+		if l.m.HasReady() {
+			continue // a shutdown request decided the job
+		}
+		l.heartbeat(ctx)
+	}
+}
+
+func (l *loop) tick() { l.m.Step(Tick{Now: l.cfg.Now()}) }
+
+// wait sleeps until the next heartbeat, or less when told to shut down.
+func (l *loop) wait(ctx context.Context) {
+	d := l.cfg.Heartbeat
+	if l.wantsContainers() || l.cfg.Now().Before(l.fastUntil) {
+		d = l.cfg.FastHeartbeat
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case reason := <-l.cfg.Shutdown:
+		l.cfg.Logf("shutdown requested: %s", reason)
+		l.tick()
+		l.m.Step(ShutdownRequested{Reason: reason})
+	case <-ctx.Done():
+		// The AM's context ends on SIGTERM/SIGINT: the NodeManager's way of
+		// stopping the AM container (kill, preemption, a lost RM).
+		l.cfg.Logf("terminating: %v", ctx.Err())
+		l.tick()
+		l.m.Step(ShutdownRequested{Reason: "the AM process received a termination signal"})
+	}
+}
+
+func (l *loop) wantsContainers() bool {
+	for _, t := range l.m.Tasks() {
+		if t.State == TaskPending || t.State == TaskLaunching {
+			return true
+		}
+	}
+	return false
+}
+
+// heartbeat is one allocate call carrying the buffered asks and releases;
+// its answer becomes events, allocations before completions.
+func (l *loop) heartbeat(ctx context.Context) {
+	asks, release := l.buf.Pending()
+	askProtos := make([]*hadoopyarn.ResourceRequestProto, len(asks))
+	for i, a := range asks {
+		askProtos[i] = askProto(a)
+	}
+	var releaseProtos []*hadoopyarn.ContainerIdProto
+	for _, id := range release {
+		if c := l.containers[id]; c != nil {
+			releaseProtos = append(releaseProtos, c.GetId())
+		}
+	}
+	cctx, cancel := context.WithTimeout(ctx, l.cfg.CallTimeout)
+	resp, err := l.cfg.RM.Allocate(cctx, askProtos, releaseProtos, l.progress())
+	cancel()
+	l.tick()
+	if err != nil {
+		l.rmFailures++
+		l.cfg.Logf("allocate failed (%d in a row): %v", l.rmFailures, err)
+		switch {
+		case ctx.Err() != nil:
+			l.m.Step(ShutdownRequested{Reason: "the AM process received a termination signal"})
+		case errors.Is(err, yarn.ErrResponseIDMismatch) || l.rmFailures >= l.cfg.MaxRMFailures:
+			l.m.Step(RMFailed{Reason: err.Error()})
+		}
+		return
+	}
+	l.rmFailures = 0
+	l.buf.Sent(asks, release)
+	l.out.Released += len(releaseProtos)
+	if resp.Reregistered {
+		l.cfg.Logf("the ResourceManager had forgotten this attempt; registered again")
+		l.m.Step(Resynced{})
+	}
+	if got := resp.GetAllocatedContainers(); len(got) > 0 {
+		l.fastUntil = l.cfg.Now().Add(fastWindow)
+		cs := make([]Container, len(got))
+		for i, c := range got {
+			cs[i] = containerOf(c)
+			l.containers[cs[i].ID] = c
+			l.cfg.Logf("allocated %s on %s (%s)", cs[i].ID, cs[i].NodeID, cs[i].Resource)
+		}
+		l.out.Allocated += len(got)
+		l.m.Step(Allocated{Containers: cs})
+	}
+	for _, st := range resp.GetCompletedContainerStatuses() {
+		l.fastUntil = l.cfg.Now().Add(fastWindow)
+		id := yarn.FormatContainerID(st.GetContainerId())
+		l.m.Step(ContainerCompleted{ID: id, ExitStatus: st.GetExitStatus(), Diagnostics: st.GetDiagnostics()})
+		l.logCompleted(id, st.GetExitStatus())
+	}
+	if resp.GetAMCommand() == hadoopyarn.AMCommandProto_AM_SHUTDOWN {
+		l.m.Step(ShutdownRequested{Reason: "the ResourceManager sent AM_SHUTDOWN"})
+	}
+}
+
+func (l *loop) progress() float32 {
+	tasks := l.m.Tasks()
+	ended := 0
+	for _, t := range tasks {
+		if t.State.Ended() {
+			ended++
+		}
+	}
+	return float32(ended) / float32(max(len(tasks), 1))
+}
+
+func (l *loop) logAsks(asks []Ask) {
+	for _, a := range asks {
+		l.cfg.Logf("asking for %d %s containers (%s)", a.Count, a.TaskType, a.Resource)
+	}
+}
+
+func (l *loop) logCompleted(id string, exit int32) {
+	for _, t := range l.m.Tasks() {
+		if t.Container.ID == id && t.State.Ended() {
+			l.cfg.Logf("%s %s in %s: %s", t.Task, t.State, id, DescribeExit(exit))
+			return
+		}
+	}
+	l.cfg.Logf("container %s completed: %s", id, DescribeExit(exit))
+}

@@ -1,0 +1,80 @@
+package appmaster
+
+import (
+	"github.com/tfyarn/tfyarn/taskspec"
+	"github.com/tfyarn/tfyarn/yarn"
+	"github.com/tfyarn/tfyarn/yarnpb/hadoopyarn"
+	"google.golang.org/protobuf/proto"
+)
+
+// LimitsFrom turns the RM's maximum allocation and resource types (from
+// getNewApplication or registerApplicationMaster) into ClusterLimits. types
+// may be nil when the caller learnt them elsewhere; then only a GPU entry in
+// maxCap tells that the RM knows GPUs.
+func LimitsFrom(maxCap *hadoopyarn.ResourceProto, types []*hadoopyarn.ResourceTypeInfoProto) taskspec.ClusterLimits {
+	if maxCap == nil {
+		return taskspec.ClusterLimits{}
+	}
+	maxGPUs, knows := yarn.ResourceValue(maxCap, yarn.ResourceGPU)
+	for _, t := range types {
+		if t.GetName() == yarn.ResourceGPU {
+			knows = true
+		}
+	}
+	return taskspec.ClusterLimits{
+		Known:        true,
+		MaxMemoryMiB: yarn.MemoryMiB(maxCap),
+		MaxVCores:    int32(yarn.VCores(maxCap)),
+		KnowsGPUs:    knows,
+		MaxGPUs:      maxGPUs,
+	}
+}
+
+// askProto is one Ask as a ResourceRequest: any node, relaxed locality, the
+// group's own allocation_request_id and priority.
+func askProto(a Ask) *hadoopyarn.ResourceRequestProto {
+	var custom map[string]int64
+	if a.Resource.GPUs > 0 {
+		// Only when asked: a zero entry for a type the RM lacks is noise.
+		custom = map[string]int64{yarn.ResourceGPU: a.Resource.GPUs}
+	}
+	r := &hadoopyarn.ResourceRequestProto{
+		Priority:            &hadoopyarn.PriorityProto{Priority: proto.Int32(a.Priority)},
+		ResourceName:        proto.String("*"),
+		Capability:          yarn.NewResource(a.Resource.MemoryMiB, a.Resource.VCores, custom),
+		NumContainers:       proto.Int32(int32(a.Count)),
+		RelaxLocality:       proto.Bool(true),
+		AllocationRequestId: proto.Int64(a.AllocationRequestID),
+	}
+	if a.NodeLabel != "" {
+		r.NodeLabelExpression = proto.String(a.NodeLabel)
+	}
+	return r
+}
+
+// containerOf reduces an allocated container to what the machine sees.
+func containerOf(c *hadoopyarn.ContainerProto) Container {
+	return Container{
+		ID:              yarn.FormatContainerID(c.GetId()),
+		NodeID:          yarn.FormatNodeID(c.GetNodeId()),
+		NodeHTTPAddress: c.GetNodeHttpAddress(),
+		Resource: taskspec.Resources{
+			VCores:    int32(yarn.VCores(c.GetResource())),
+			MemoryMiB: yarn.MemoryMiB(c.GetResource()),
+			GPUs:      yarn.GPUs(c.GetResource()),
+		},
+		AllocationRequestID: c.GetAllocationRequestId(),
+		Priority:            c.GetPriority().GetPriority(),
+	}
+}
+
+// finalStatusProto maps the machine's status to unregister's.
+func finalStatusProto(s FinalStatus) hadoopyarn.FinalApplicationStatusProto {
+	switch s {
+	case Succeeded:
+		return hadoopyarn.FinalApplicationStatusProto_APP_SUCCEEDED
+	case Killed:
+		return hadoopyarn.FinalApplicationStatusProto_APP_KILLED
+	}
+	return hadoopyarn.FinalApplicationStatusProto_APP_FAILED
+}

@@ -1,0 +1,177 @@
+package appmaster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"github.com/tfyarn/tfyarn/taskspec"
+	"github.com/tfyarn/tfyarn/yarn"
+	"github.com/tfyarn/tfyarn/yarnpb/hadoopcommon"
+	"github.com/tfyarn/tfyarn/yarnpb/hadoopyarn"
+	"google.golang.org/protobuf/proto"
+)
+
+// fakeCluster is an RM and NMs in one: allocate hands out one container per
+// call while asked (as the CapacityScheduler does per node heartbeat), and
+// a started container completes with exit(seq) on the next call.
+type fakeCluster struct {
+	mu          sync.Mutex
+	noAlloc     bool
+	allocErr    error
+	exit        func(seq int64) int32
+	outstanding int32
+	seq         int64
+	asks        []int32 // every NumContainers sent
+	started     []*hadoopyarn.ContainerIdProto
+	stopped     int
+	finished    *hadoopyarn.FinishApplicationMasterRequestProto
+}
+
+func (f *fakeCluster) Register(context.Context, string, int32, string) (*yarn.Registration, error) {
+	return &yarn.Registration{Queue: "root.default", MaxCapability: yarn.NewResource(8192, 8, nil)}, nil
+}
+
+func (f *fakeCluster) Allocate(_ context.Context, asks []*hadoopyarn.ResourceRequestProto, _ []*hadoopyarn.ContainerIdProto, _ float32) (*yarn.Allocation, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.allocErr != nil {
+		return nil, f.allocErr
+	}
+	for _, a := range asks {
+		f.asks = append(f.asks, a.GetNumContainers())
+		f.outstanding = a.GetNumContainers()
+	}
+	resp := &hadoopyarn.AllocateResponseProto{}
+	for _, id := range f.started {
+		resp.CompletedContainerStatuses = append(resp.CompletedContainerStatuses, &hadoopyarn.ContainerStatusProto{
+			ContainerId: id, ExitStatus: proto.Int32(f.exit(id.GetId())),
+		})
+	}
+	f.started = nil
+	if f.outstanding > 0 && !f.noAlloc {
+		f.outstanding--
+		f.seq++
+		resp.AllocatedContainers = []*hadoopyarn.ContainerProto{{
+			Id:                  &hadoopyarn.ContainerIdProto{Id: proto.Int64(f.seq)},
+			NodeId:              &hadoopyarn.NodeIdProto{Host: proto.String("nm"), Port: proto.Int32(1)},
+			Resource:            yarn.NewResource(256, 1, nil),
+			AllocationRequestId: proto.Int64(1),
+			Priority:            &hadoopyarn.PriorityProto{Priority: proto.Int32(1)},
+			// The fake NM reads the container back from its token.
+			ContainerToken: &hadoopcommon.TokenProto{Identifier: []byte{byte(f.seq)}},
+		}}
+	}
+	return &yarn.Allocation{AllocateResponseProto: resp}, nil
+}
+
+func (f *fakeCluster) Finish(_ context.Context, s hadoopyarn.FinalApplicationStatusProto, diag, _ string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.finished = &hadoopyarn.FinishApplicationMasterRequestProto{FinalApplicationStatus: s.Enum(), Diagnostics: proto.String(diag)}
+	return nil
+}
+
+func (f *fakeCluster) StartContainers(_ context.Context, _ string, reqs []yarn.StartRequest) (*yarn.StartResult, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := &yarn.StartResult{}
+	for _, r := range reqs {
+		id := &hadoopyarn.ContainerIdProto{Id: proto.Int64(int64(r.ContainerToken.GetIdentifier()[0]))}
+		out.Started = append(out.Started, id)
+		f.started = append(f.started, id)
+	}
+	return out, nil
+}
+
+func (f *fakeCluster) StopContainers(_ context.Context, _ string, ids []*hadoopyarn.ContainerIdProto) ([]*hadoopyarn.ContainerIdProto, []*yarn.ContainerError, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.stopped += len(ids)
+	return ids, nil, nil
+}
+
+func runFakeLoop(t *testing.T, ctx context.Context, f *fakeCluster, workers int) LoopResult {
+	t.Helper()
+	g, err := taskspec.ParseSpec(taskspec.Worker, fmt.Sprintf("%dx1c,256m", workers))
+	require.NoError(t, err)
+	res, err := Loop(ctx, LoopConfig{
+		Job:           taskspec.Job{Tasks: []taskspec.TaskGroup{g}, Command: "true"},
+		RM:            f,
+		NM:            f,
+		LaunchContext: func(Launch) *hadoopyarn.ContainerLaunchContextProto { return &hadoopyarn.ContainerLaunchContextProto{} },
+		Heartbeat:     time.Millisecond,
+		FastHeartbeat: time.Millisecond,
+		MaxRMFailures: 3,
+	})
+	require.NoError(t, err)
+	require.True(t, res.Unregistered)
+	require.NotNil(t, f.finished)
+	return res
+}
+
+func TestLoopAllSucceed(t *testing.T) {
+	f := &fakeCluster{exit: func(int64) int32 { return 0 }}
+	res := runFakeLoop(t, context.Background(), f, 3)
+	require.Equal(t, Succeeded, res.Finish.Status)
+	require.Equal(t, hadoopyarn.FinalApplicationStatusProto_APP_SUCCEEDED, f.finished.GetFinalApplicationStatus())
+	require.Equal(t, "all 3 tasks succeeded", f.finished.GetDiagnostics())
+	require.Equal(t, []int32{3}, f.asks, "one absolute ask, never resent")
+	require.Equal(t, 3, res.Allocated)
+	require.Equal(t, 3, res.Started)
+	require.False(t, res.AllStartedAt.IsZero())
+}
+
+func TestLoopTaskFails(t *testing.T) {
+	f := &fakeCluster{exit: func(seq int64) int32 {
+		if seq == 1 {
+			return 3
+		}
+		return 0
+	}}
+	res := runFakeLoop(t, context.Background(), f, 3)
+	require.Equal(t, Failed, res.Finish.Status)
+	require.Equal(t, hadoopyarn.FinalApplicationStatusProto_APP_FAILED, f.finished.GetFinalApplicationStatus())
+	require.Contains(t, f.finished.GetDiagnostics(), "worker:0 (container ")
+	require.Contains(t, f.finished.GetDiagnostics(), "exit code 3")
+}
+
+func TestLoopGivesUpOnTheRM(t *testing.T) {
+	f := &fakeCluster{allocErr: errors.New("connection refused")}
+	res := runFakeLoop(t, context.Background(), f, 1)
+	require.Equal(t, Failed, res.Finish.Status)
+	require.Contains(t, f.finished.GetDiagnostics(), "lost the ResourceManager")
+	require.Contains(t, f.finished.GetDiagnostics(), "connection refused")
+}
+
+func TestLoopCancelledStillUnregisters(t *testing.T) {
+	f := &fakeCluster{noAlloc: true}
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(20*time.Millisecond, cancel)
+	res := runFakeLoop(t, ctx, f, 1)
+	require.Equal(t, Killed, res.Finish.Status)
+	require.Equal(t, hadoopyarn.FinalApplicationStatusProto_APP_KILLED, f.finished.GetFinalApplicationStatus())
+}
+
+func TestShellJoin(t *testing.T) {
+	require.Equal(t, `sh -c 'exit 0'`, ShellJoin([]string{"sh", "-c", "exit 0"}))
+	require.Equal(t, `echo 'it'\''s' '' a=b,c`, ShellJoin([]string{"echo", "it's", "", "a=b,c"}))
+	require.Equal(t, `'$HOME' '*'`, ShellJoin([]string{"$HOME", "*"}))
+}
+
+func TestTaskLaunchContext(t *testing.T) {
+	jf := JobFile{AppID: "application_1_0001", User: "alice", Job: taskspec.Job{Command: "sh", Args: []string{"-c", "exit 3"}, Env: map[string]string{"A": "1"}}}
+	clc := TaskLaunchContext(jf, Launch{Task: taskspec.TaskID{Type: taskspec.Worker, Index: 2}}, []byte("tok"))
+	require.Equal(t, []string{`sh -c 'exit 3' 1><LOG_DIR>/stdout 2><LOG_DIR>/stderr`}, clc.Command)
+	env := map[string]string{}
+	for _, kv := range clc.Environment {
+		env[kv.GetKey()] = kv.GetValue()
+	}
+	require.Equal(t, map[string]string{"A": "1", EnvTask: "worker:2", EnvTaskType: "worker", EnvTaskIndex: "2",
+		EnvTaskAttempt: "0", EnvAppID: "application_1_0001", "HADOOP_USER_NAME": "alice"}, env)
+	require.Equal(t, []byte("tok"), clc.Tokens)
+}

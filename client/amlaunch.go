@@ -1,0 +1,58 @@
+package client
+
+import (
+	"github.com/tfyarn/tfyarn/appmaster"
+	"github.com/tfyarn/tfyarn/hdfs"
+	"github.com/tfyarn/tfyarn/yarn"
+	"github.com/tfyarn/tfyarn/yarnpb/hadoopyarn"
+	"google.golang.org/protobuf/proto"
+)
+
+// Environment the AM container gets from the client.
+const (
+	EnvStagingDir = "TFYARN_STAGING_DIR"
+	EnvUser       = "TFYARN_USER"
+)
+
+// amCommand runs the shipped binary as the AM. YARN localizes FILE
+// resources with the owner's execute bit (FSDownload: 0500 for
+// PRIVATE/APPLICATION, 0555 for PUBLIC), so no chmod is needed.
+func amCommand() string {
+	return "./" + BinaryName + " am --job " + appmaster.JobFileName +
+		" 1>" + appmaster.LogDirVar + "/am.stdout 2>" + appmaster.LogDirVar + "/am.stderr"
+}
+
+// submissionContext is the application as submitApplication carries it: one
+// attempt (AM restarts come later), the shipped binary and job file, the
+// AM's resources, queue, name, type and tags.
+func submissionContext(job Job, id *hadoopyarn.ApplicationIdProto, stagingDir string, bin, jobFile hdfs.Resource) *hadoopyarn.ApplicationSubmissionContextProto {
+	env := map[string]string{
+		EnvStagingDir:      stagingDir,
+		EnvUser:            job.User,
+		"HADOOP_USER_NAME": job.User,
+	}
+	clc := &hadoopyarn.ContainerLaunchContextProto{
+		LocalResources: []*hadoopyarn.StringLocalResourceMapProto{
+			{Key: proto.String(BinaryName), Value: bin.Proto()},
+			{Key: proto.String(appmaster.JobFileName), Value: jobFile.Proto()},
+		},
+		Environment: appmaster.EnvProto(env),
+		Command:     []string{amCommand()},
+	}
+	app := &hadoopyarn.ApplicationSubmissionContextProto{
+		ApplicationId:   id,
+		ApplicationName: proto.String(job.Name),
+		Queue:           proto.String(job.Queue),
+		AmContainerSpec: clc,
+		MaxAppAttempts:  proto.Int32(1),
+		Resource:        yarn.NewResource(job.AMMemoryMiB, job.AMVCores, nil),
+		ApplicationType: proto.String(job.AppType),
+		ApplicationTags: job.Tags,
+
+		KeepContainersAcrossApplicationAttempts: proto.Bool(false),
+	}
+	if job.NodeLabel != "" {
+		app.NodeLabelExpression = proto.String(job.NodeLabel)
+	}
+	return app
+}

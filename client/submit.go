@@ -1,0 +1,162 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"time"
+
+	"github.com/tfyarn/tfyarn/appmaster"
+	"github.com/tfyarn/tfyarn/hadoopconf"
+	"github.com/tfyarn/tfyarn/hdfs"
+	"github.com/tfyarn/tfyarn/taskspec"
+	"github.com/tfyarn/tfyarn/yarn"
+	"github.com/tfyarn/tfyarn/yarnpb/hadoopyarn"
+)
+
+// Submission is a submitted application: Wait for it, or Kill it. Close it
+// when done with it (Wait does not).
+type Submission struct {
+	AppID       string
+	StagingDir  string
+	SubmittedAt time.Time
+	// UploadedBytes is what this submission wrote to HDFS's cache: 0 when
+	// the tfyarn binary was already there.
+	UploadedBytes int64
+
+	job Job
+	id  *hadoopyarn.ApplicationIdProto
+	rm  *yarn.ApplicationClient
+	fs  *hdfs.FS
+}
+
+// Submit validates the job, checks it against the cluster, ships the tfyarn
+// binary (once, content-addressed) and the job description, and submits the
+// ApplicationMaster. Nothing is created before the job has been checked, and
+// an error leaves nothing behind.
+func Submit(ctx context.Context, job Job) (*Submission, error) {
+	job = job.withDefaults()
+	if job.Script != "" {
+		return nil, &UnsupportedError{What: "running a Python script (use a command)"}
+	}
+	if err := job.Validate(taskspec.ClusterLimits{}); err != nil {
+		return nil, err
+	}
+	bin, err := job.binary()
+	if err != nil {
+		return nil, fmt.Errorf("client: finding the tfyarn binary to ship: %w", err)
+	}
+	if st, err := os.Stat(bin); err != nil || !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("client: the tfyarn binary to ship, %s, is not a regular file", bin)
+	}
+	if job.Conf == nil {
+		if job.Conf, err = hadoopconf.Load(); err != nil {
+			return nil, err
+		}
+	}
+	rm, err := yarn.NewApplicationClient(job.Conf, yarn.ClientOptions{User: job.User, DialTimeout: job.CallTimeout / 3})
+	if err != nil {
+		return nil, err
+	}
+	s := &Submission{job: job, rm: rm}
+	if err := s.submit(ctx, bin); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *Submission) call(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, s.job.CallTimeout)
+}
+
+func (s *Submission) submit(ctx context.Context, bin string) error {
+	job := s.job
+	cctx, cancel := s.call(ctx)
+	defer cancel()
+	if err := checkQueue(cctx, s.rm, job.Queue); err != nil {
+		return err
+	}
+	// getNewApplication only reserves an id: nothing shows in the RM's
+	// application list until submitApplication.
+	newApp, err := s.rm.GetNewApplication(cctx)
+	if err != nil {
+		return err
+	}
+	if err := checkFits(job, newApp, nil); err != nil {
+		return err
+	}
+	s.id = newApp.GetApplicationId()
+	s.AppID = yarn.FormatApplicationID(s.id)
+
+	if s.fs, err = hdfs.Connect(cctx, job.Conf, job.User); err != nil {
+		return err
+	}
+	binRes, n, err := s.fs.UploadCached(ctx, bin, BinaryName)
+	if err != nil {
+		return err
+	}
+	s.UploadedBytes = n
+	created, submitting := false, false
+	err = func() error {
+		cctx, cancel := s.call(ctx)
+		defer cancel()
+		if s.StagingDir, err = s.fs.CreateStaging(cctx, s.AppID); err != nil {
+			return err
+		}
+		created = true
+		jf := appmaster.NewJobFile(s.AppID, job.User, s.StagingDir, job.Job, job.Conf)
+		data, err := jf.Marshal()
+		if err != nil {
+			return err
+		}
+		jobRes, err := s.fs.UploadBytes(cctx, data, path.Join(s.StagingDir, appmaster.JobFileName))
+		if err != nil {
+			return err
+		}
+		s.SubmittedAt = time.Now()
+		submitting = true
+		return s.rm.SubmitApplication(cctx, submissionContext(job, s.id, s.StagingDir, binRes, jobRes))
+	}()
+	if err != nil && created {
+		s.cleanupFailedSubmit(err, submitting)
+	}
+	return err
+}
+
+// cleanupFailedSubmit removes the staging directory, and kills the
+// application in case submitApplication reached the RM even though the call
+// failed (a timeout on the answer).
+func (s *Submission) cleanupFailedSubmit(cause error, submitting bool) {
+	ctx, cancel := context.WithTimeout(context.Background(), s.job.CallTimeout)
+	defer cancel()
+	if submitting {
+		// Best effort: "not found" means the RM never took it, and an RM
+		// that cannot be reached cannot be asked either.
+		_, _ = s.rm.ForceKillApplication(ctx, s.id, "tfyarn: submission failed: "+cause.Error())
+	}
+	_ = s.fs.RemoveStaging(ctx, s.AppID)
+}
+
+// Close drops the connections.
+func (s *Submission) Close() error {
+	var errs []error
+	if s.fs != nil {
+		errs = append(errs, s.fs.Close())
+	}
+	errs = append(errs, s.rm.Close())
+	return errors.Join(errs...)
+}
+
+// removeStaging deletes the staging directory; the AM removes it too on its
+// way out, whichever comes first.
+func (s *Submission) removeStaging() error {
+	if s.fs == nil || s.AppID == "" {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), s.job.CallTimeout)
+	defer cancel()
+	return s.fs.RemoveStaging(ctx, s.AppID)
+}

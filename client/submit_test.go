@@ -1,0 +1,63 @@
+package client
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"github.com/tfyarn/tfyarn/hadoopconf"
+	"github.com/tfyarn/tfyarn/hdfs"
+	"github.com/tfyarn/tfyarn/taskspec"
+)
+
+// deadConf names an RM and a NameNode nobody listens on: whatever Submit
+// rejects here, it rejected before touching the cluster.
+func deadConf() *hadoopconf.Config {
+	c := hadoopconf.New(func(string) (string, bool) { return "", false })
+	c.Set("yarn.resourcemanager.address", "127.0.0.1:1")
+	c.Set("fs.defaultFS", "hdfs://127.0.0.1:1")
+	return c
+}
+
+func TestSubmitRejectsBeforeContactingTheCluster(t *testing.T) {
+	worker, err := taskspec.ParseSpec(taskspec.Worker, "1c")
+	require.NoError(t, err)
+	ps, err := taskspec.ParseSpec(taskspec.PS, "1c")
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		job  Job
+		want string
+	}{
+		{Job{Job: taskspec.Job{Command: "true"}}, "the job has no tasks"},
+		{Job{Job: taskspec.Job{Tasks: []taskspec.TaskGroup{ps}, Command: "true"}}, "no chief and no worker"},
+		{Job{Job: taskspec.Job{Tasks: []taskspec.TaskGroup{worker}}}, "nothing to run"},
+		{Job{Job: taskspec.Job{Tasks: []taskspec.TaskGroup{worker}, Script: "train.py"}}, "not supported yet"},
+		{Job{Job: taskspec.Job{Tasks: []taskspec.TaskGroup{worker}, Command: "true", Queue: "a b"}}, `queue "a b" has spaces`},
+		{Job{Job: taskspec.Job{Tasks: []taskspec.TaskGroup{worker}, Command: "true"}, Binary: "/nonexistent/tfyarn"}, "is not a regular file"},
+	} {
+		tc.job.Conf = deadConf()
+		_, err := Submit(context.Background(), tc.job)
+		require.ErrorContains(t, err, tc.want)
+	}
+}
+
+func TestSubmissionContext(t *testing.T) {
+	job := Job{Job: taskspec.Job{Name: "n", NodeLabel: "gpu"}, User: "alice", Tags: []string{"t"}}.withDefaults()
+	app := submissionContext(job, nil, "/user/alice/.tfyarn/application_1_0001", testResource("tfyarn"), testResource("job.json"))
+	require.Equal(t, "default", app.GetQueue())
+	require.Equal(t, taskspec.DefaultAppType, app.GetApplicationType())
+	require.EqualValues(t, 1, app.GetMaxAppAttempts())
+	require.False(t, app.GetKeepContainersAcrossApplicationAttempts())
+	require.Equal(t, "gpu", app.GetNodeLabelExpression())
+	require.EqualValues(t, DefaultAMMemoryMiB, app.GetResource().GetMemory())
+	require.Equal(t, []string{"./tfyarn am --job job.json 1><LOG_DIR>/am.stdout 2><LOG_DIR>/am.stderr"}, app.GetAmContainerSpec().GetCommand())
+	var keys []string
+	for _, r := range app.GetAmContainerSpec().GetLocalResources() {
+		keys = append(keys, r.GetKey())
+	}
+	require.Equal(t, []string{"tfyarn", "job.json"}, keys)
+}
+
+func testResource(name string) hdfs.Resource {
+	return hdfs.Resource{Scheme: "hdfs", Host: "nn", Port: 8020, Path: "/x/" + name, Size: 1, Timestamp: 1}
+}

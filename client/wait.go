@@ -1,0 +1,170 @@
+package client
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/tfyarn/tfyarn/yarn"
+	"github.com/tfyarn/tfyarn/yarnpb/hadoopyarn"
+)
+
+// Event is a change in the application's report that Wait observed.
+type Event struct {
+	Time        time.Time
+	AppID       string
+	State       string // YARN application state: NEW, SUBMITTED, ACCEPTED, RUNNING, FINISHED, FAILED, KILLED
+	FinalStatus string // UNDEFINED until the end, then SUCCEEDED, FAILED or KILLED
+	TrackingURL string
+	Diagnostics string
+	// StateChanged and TrackingURLChanged say what is new; the first event
+	// has StateChanged set.
+	StateChanged, TrackingURLChanged bool
+}
+
+// Result is how an application ended.
+type Result struct {
+	AppID         string `json:"app_id"`
+	FinalStatus   string `json:"final_status"`
+	State         string `json:"state"`
+	Diagnostics   string `json:"diagnostics"`
+	TrackingURL   string `json:"tracking_url"`
+	UploadedBytes int64  `json:"uploaded_bytes"`
+	// Tasks is each task's end, when known; the AM does not report them to
+	// the client yet.
+	Tasks []TaskResult `json:"tasks,omitempty"`
+}
+
+// TaskResult is one task's end.
+type TaskResult struct {
+	Task        string `json:"task"`
+	State       string `json:"state"`
+	Container   string `json:"container"`
+	ExitStatus  int32  `json:"exit_status"`
+	Diagnostics string `json:"diagnostics,omitempty"`
+}
+
+// Succeeded reports whether the job succeeded.
+func (r *Result) Succeeded() bool { return r.FinalStatus == "SUCCEEDED" }
+
+// maxPollFailures is how many report calls in a row may fail (each already
+// retried by ipc) before Wait gives up on the RM.
+const maxPollFailures = 10
+
+// Wait polls the application's report until it ends, calling onEvent (if
+// not nil) on every change of state or tracking URL, and returns how it
+// ended; a job that did not succeed also returns a *JobError. When ctx ends
+// first, Wait kills the application and returns its final report with
+// ctx's error. Either way the staging directory is removed.
+func (s *Submission) Wait(ctx context.Context, onEvent func(Event)) (*Result, error) {
+	defer s.removeStaging()
+	var last *hadoopyarn.ApplicationReportProto
+	failures := 0
+	t := time.NewTicker(s.job.PollInterval)
+	defer t.Stop()
+	for {
+		cctx, cancel := s.call(ctx)
+		r, err := s.rm.GetApplicationReport(cctx, s.id)
+		cancel()
+		switch {
+		case ctx.Err() != nil:
+			return s.killed(ctx.Err(), onEvent, last)
+		case err != nil:
+			if failures++; failures >= maxPollFailures {
+				return s.result(last), fmt.Errorf("client: watching %s: %w", s.AppID, err)
+			}
+		default:
+			failures = 0
+			emit(onEvent, last, r)
+			last = r
+			if yarn.IsTerminal(r.GetYarnApplicationState()) {
+				return s.finished(r)
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return s.killed(ctx.Err(), onEvent, last)
+		case <-t.C:
+		}
+	}
+}
+
+// Kill asks the RM to kill the application and waits until it ended.
+func (s *Submission) Kill(ctx context.Context, reason string) (*Result, error) {
+	r, err := s.rm.KillApplication(ctx, s.id, reason)
+	if err != nil {
+		return s.result(r), fmt.Errorf("client: killing %s: %w", s.AppID, err)
+	}
+	return s.result(r), nil
+}
+
+func (s *Submission) killed(cause error, onEvent func(Event), last *hadoopyarn.ApplicationReportProto) (*Result, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), s.job.CallTimeout)
+	defer cancel()
+	res, err := s.Kill(ctx, "killed by "+s.job.User+": tfyarn was interrupted")
+	if err != nil {
+		return res, fmt.Errorf("%w (and %w)", cause, err)
+	}
+	if r := s.lastReport(ctx); r != nil {
+		emit(onEvent, last, r)
+	}
+	return res, fmt.Errorf("client: waiting for %s: %w", s.AppID, cause)
+}
+
+func (s *Submission) lastReport(ctx context.Context) *hadoopyarn.ApplicationReportProto {
+	r, err := s.rm.GetApplicationReport(ctx, s.id)
+	if err != nil {
+		return nil
+	}
+	return r
+}
+
+func (s *Submission) finished(r *hadoopyarn.ApplicationReportProto) (*Result, error) {
+	res := s.result(r)
+	if !res.Succeeded() {
+		return res, &JobError{Result: res}
+	}
+	return res, nil
+}
+
+func (s *Submission) result(r *hadoopyarn.ApplicationReportProto) *Result {
+	res := &Result{AppID: s.AppID, UploadedBytes: s.UploadedBytes}
+	if r != nil {
+		res.State = yarn.AppStateName(r.GetYarnApplicationState())
+		res.FinalStatus = yarn.FinalStatusName(r.GetFinalApplicationStatus())
+		res.Diagnostics = r.GetDiagnostics()
+		res.TrackingURL = r.GetTrackingUrl()
+	}
+	return res
+}
+
+func emit(onEvent func(Event), prev, cur *hadoopyarn.ApplicationReportProto) {
+	if onEvent == nil {
+		return
+	}
+	ev := Event{
+		Time:        time.Now(),
+		AppID:       yarn.FormatApplicationID(cur.GetApplicationId()),
+		State:       yarn.AppStateName(cur.GetYarnApplicationState()),
+		FinalStatus: yarn.FinalStatusName(cur.GetFinalApplicationStatus()),
+		TrackingURL: cur.GetTrackingUrl(),
+		Diagnostics: cur.GetDiagnostics(),
+	}
+	ev.StateChanged = prev == nil || prev.GetYarnApplicationState() != cur.GetYarnApplicationState()
+	ev.TrackingURLChanged = prev != nil && prev.GetTrackingUrl() != cur.GetTrackingUrl() && cur.GetTrackingUrl() != ""
+	if ev.StateChanged || ev.TrackingURLChanged {
+		onEvent(ev)
+	}
+}
+
+// RunOnYarn submits the job, waits for it to end and cleans up: everything
+// `tfyarn run` does. A job that ran but did not succeed returns its Result
+// and a *JobError.
+func RunOnYarn(ctx context.Context, job Job) (*Result, error) {
+	s, err := Submit(ctx, job)
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	return s.Wait(ctx, nil)
+}
