@@ -44,6 +44,7 @@ lint:
 	@out=$$(gofmt -l $(GOFILES)); if [ -n "$$out" ]; then echo "gofmt needed: $$out"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) vet -tags e2e ./...
+	$(GO) vet -tags bench ./bench/
 
 clean:
 	rm -rf bin testcluster/target

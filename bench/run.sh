@@ -4,6 +4,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ -x bin/tfyarn ] || CGO_ENABLED=0 go build -trimpath -o bin/tfyarn ./cmd/tfyarn
-# '^TestBench' runs every benchmark: status (status_e2e_test.go → results/status.*) and
-# the ApplicationMaster's memory and start-up time (am_e2e_test.go → results/am.*).
-exec go test -tags e2e -run '^TestBench' -count=1 -timeout 15m -v ./bench/ "$@"
+# '^TestBench' runs every benchmark: status (status_bench_test.go → results/status.*) and
+# the ApplicationMaster's memory and start-up time (am_bench_test.go → results/am.*).
+exec go test -tags bench -run '^TestBench' -count=1 -timeout 15m -v ./bench/ "$@"
