@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tfyarn/tfyarn/hdfs"
+	"github.com/tfyarn/tfyarn/rendezvous"
 	"github.com/tfyarn/tfyarn/yarn"
 	"github.com/tfyarn/tfyarn/yarnpb/hadoopyarn"
 )
@@ -55,6 +56,25 @@ func RunAM(ctx context.Context, opts AMOptions) (LoopResult, error) {
 		return LoopResult{}, err
 	}
 	conf := jf.Config()
+	policy, err := PolicyFor(jf.Success, jf.Job)
+	if err != nil {
+		return LoopResult{}, err
+	}
+	secret, err := rendezvous.NewSecret()
+	if err != nil {
+		return LoopResult{}, err
+	}
+	host := opts.Getenv(EnvNMHost)
+	rv, err := StartRendezvous(RendezvousConfig{
+		AppID: jf.AppID, Job: jf.Job, Secret: secret, Host: host,
+		RegistrationTimeout: jf.RendezvousTimeout, Log: opts.Log, Logf: logf,
+	})
+	if err != nil {
+		return LoopResult{}, err
+	}
+	// A watching client gets a moment to read the final task table.
+	defer rv.Close(3 * time.Second)
+	logf("rendezvous and status page at %s (success rule %q)", rv.Address(), orDefault(jf.Success, DefaultSuccess(jf.Job)))
 	rm, err := yarn.NewAMRMClient(conf, creds, yarn.AMOptions{})
 	if err != nil {
 		return LoopResult{}, err
@@ -66,14 +86,21 @@ func RunAM(ctx context.Context, opts AMOptions) (LoopResult, error) {
 	}
 	nm := yarn.NewContainerManager(rm, yarn.NMOptions{Protection: protection})
 	defer nm.Close()
-	tokens := yarn.ContainerTokens(creds)
+	tokens := TaskTokens(creds, secret)
 
 	res, err := Loop(ctx, LoopConfig{
-		Job:           jf.Job,
-		RM:            rm,
-		NM:            nm,
-		Host:          opts.Getenv(EnvNMHost),
-		LaunchContext: func(ln Launch) *hadoopyarn.ContainerLaunchContextProto { return TaskLaunchContext(jf, ln, tokens) },
+		Job:         jf.Job,
+		Policy:      policy,
+		RM:          rm,
+		NM:          nm,
+		Host:        host,
+		RPCPort:     int32(rv.Port()),
+		TrackingURL: rv.TrackingURL(),
+		Launchers:   rv,
+		Observe:     rv.Observe,
+		LaunchContext: func(ln Launch) *hadoopyarn.ContainerLaunchContextProto {
+			return TaskLaunchContext(jf, ln, rv.Address(), tokens)
+		},
 		BeforeUnregister: func(ctx context.Context, _ Finish) {
 			if err := removeStaging(ctx, jf); err != nil {
 				logf("removing the staging directory: %v", err)

@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"time"
 
 	"github.com/tfyarn/tfyarn/hadoopconf"
+	"github.com/tfyarn/tfyarn/hdfs"
 	"github.com/tfyarn/tfyarn/taskspec"
 )
 
@@ -16,7 +18,7 @@ const JobFileName = "job.json"
 // jobFileVersion guards against a client and an AM of different builds
 // disagreeing about the format; the binary is shipped with the job, so they
 // normally agree.
-const jobFileVersion = 1
+const jobFileVersion = 2
 
 // JobFile is everything the AM needs that YARN does not hand it: the job,
 // who submitted it, where its staging directory is and the slice of the
@@ -29,7 +31,27 @@ type JobFile struct {
 	StagingDir string            `json:"staging_dir"`
 	Job        taskspec.Job      `json:"job"`
 	Conf       map[string]string `json:"conf"`
+
+	// TaskResources are the files every task container gets, by their
+	// name in its working directory: the tfyarn binary (BinaryName), which
+	// runs as the task's launcher, and the job's script if any.
+	TaskResources map[string]hdfs.Resource `json:"task_resources,omitempty"`
+	// Success is the rule deciding the job (SuccessChief, SuccessAll);
+	// empty means DefaultSuccess.
+	Success string `json:"success,omitempty"`
+	// RendezvousTimeout bounds how long the cluster tasks have to
+	// register once the first one has; 0 means DefaultRendezvousTimeout.
+	RendezvousTimeout time.Duration `json:"rendezvous_timeout_ns,omitempty"`
 }
+
+// BinaryName is the tfyarn binary's name in every container's working
+// directory: the AM's and each task's launcher.
+const BinaryName = "tfyarn"
+
+// DefaultRendezvousTimeout is how long the cluster tasks have to register
+// once the first one has. Containers start within seconds of each other on
+// a healthy cluster; localizing a large environment can take minutes.
+const DefaultRendezvousTimeout = 10 * time.Minute
 
 // NewJobFile describes job for the AM, copying from conf only the keys the
 // AM needs (see ShipConf).
@@ -57,6 +79,12 @@ func ParseJobFile(data []byte) (JobFile, error) {
 	}
 	if f.AppID == "" || f.User == "" {
 		return JobFile{}, fmt.Errorf("appmaster: job file lacks the application id or the user")
+	}
+	if _, ok := f.TaskResources[BinaryName]; !ok {
+		return JobFile{}, fmt.Errorf("appmaster: job file lacks the task launcher resource %q", BinaryName)
+	}
+	if _, err := PolicyFor(f.Success, f.Job); err != nil {
+		return JobFile{}, err
 	}
 	return f, nil
 }

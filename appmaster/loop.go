@@ -30,8 +30,18 @@ type LoopConfig struct {
 	Policy Policy // nil: AllSucceed
 	RM     RM
 	NM     NM
-	// Host is what registerApplicationMaster announces (the NM's host).
-	Host string
+	// Host, RPCPort and TrackingURL are what registerApplicationMaster
+	// announces: the NM's host and the AM's HTTP port (rendezvous and
+	// status page), which clients read from the application report.
+	Host        string
+	RPCPort     int32
+	TrackingURL string
+	// Launchers is the channel to the tasks' launchers (the rendezvous);
+	// nil when the tasks run without one.
+	Launchers Launchers
+	// Observe, if set, gets the job's state after every change, for the
+	// status page. It must not block.
+	Observe func(Snapshot)
 	// LaunchContext builds the ContainerLaunchContext of one task.
 	LaunchContext func(Launch) *hadoopyarn.ContainerLaunchContextProto
 	// BeforeUnregister runs once the job is decided, before unregistering
@@ -53,6 +63,39 @@ type LoopConfig struct {
 	// MaxRMFailures is how many allocate calls in a row may fail before the
 	// loop gives up on the RM (10).
 	MaxRMFailures int
+	// StopGrace is how long a task the job no longer needs has, once its
+	// launcher was asked to end the program, before the AM stops its
+	// container through the NodeManager (12 s: the launcher's own SIGTERM
+	// to SIGKILL grace is 10 s). Without Launchers, containers are stopped
+	// at once.
+	StopGrace time.Duration
+}
+
+// Launchers is what the loop needs of the tasks' launchers (`tfyarn task`
+// in each container, reached through the rendezvous server).
+type Launchers interface {
+	// Assign tells which container runs task; called before starting it,
+	// so that only that container may register as the task.
+	Assign(task taskspec.TaskID, containerID string)
+	// Stop asks task's launcher to end its program gracefully.
+	Stop(task taskspec.TaskID, reason string)
+	// StopAll asks every launcher to end its program: the job is decided.
+	StopAll(reason string)
+	// Notify is signalled when Drain has something.
+	Notify() <-chan struct{}
+	// Drain returns what the launchers reported since the last call, as
+	// machine events (TaskRegistered, ContainerCompleted for a program's
+	// exit, RendezvousFailed).
+	Drain() []Event
+	// StderrTail returns the last lines a task's program wrote to stderr in
+	// containerID, as its launcher reported them; nil when unknown.
+	StderrTail(task taskspec.TaskID, containerID string) []string
+}
+
+// Snapshot is the job's state as the status page shows it.
+type Snapshot struct {
+	Tasks  []TaskStatus
+	Finish *Finish // set once the job is decided
 }
 
 // LoopResult is how the loop ended.
@@ -94,6 +137,7 @@ type loop struct {
 	started    map[taskspec.TaskID]bool
 	fastUntil  time.Time
 	rmFailures int
+	hardStops  []hardStop // graceful stops to follow up with stopContainers
 }
 
 func newLoop(cfg LoopConfig) (*loop, error) {
@@ -107,6 +151,7 @@ func newLoop(cfg LoopConfig) (*loop, error) {
 	cfg.FastHeartbeat = orDuration(cfg.FastHeartbeat, 150*time.Millisecond)
 	cfg.CallTimeout = orDuration(cfg.CallTimeout, 30*time.Second)
 	cfg.FinishTimeout = orDuration(cfg.FinishTimeout, 60*time.Second)
+	cfg.StopGrace = orDuration(cfg.StopGrace, 12*time.Second)
 	if cfg.MaxRMFailures <= 0 {
 		cfg.MaxRMFailures = 10
 	}
@@ -127,7 +172,7 @@ func orDuration(d, def time.Duration) time.Duration {
 func (l *loop) run(ctx context.Context) (LoopResult, error) {
 	l.tick()
 	cctx, cancel := context.WithTimeout(ctx, l.cfg.CallTimeout)
-	reg, err := l.cfg.RM.Register(cctx, l.cfg.Host, 0, "")
+	reg, err := l.cfg.RM.Register(cctx, l.cfg.Host, l.cfg.RPCPort, l.cfg.TrackingURL)
 	cancel()
 	if err != nil {
 		// Unregistered, the RM will not take a final status: nothing to
@@ -143,13 +188,15 @@ func (l *loop) run(ctx context.Context) (LoopResult, error) {
 		l.buf.Add(rd)
 		l.logAsks(rd.Asks)
 		l.launch(ctx, rd.Launch)
-		l.stop(ctx, rd.Stop)
+		l.stop(ctx, rd.Stop, rd.Finish != nil)
 		if rd.Finish != nil {
 			return l.finish(ctx, *rd.Finish)
 		}
 		if l.m.HasReady() {
 			continue // launching produced events
 		}
+		l.escalateStops(ctx)
+		l.observe(nil)
 		l.wait(ctx)
 		if l.m.HasReady() {
 			continue // a shutdown request decided the job
@@ -160,7 +207,8 @@ func (l *loop) run(ctx context.Context) (LoopResult, error) {
 
 func (l *loop) tick() { l.m.Step(Tick{Now: l.cfg.Now()}) }
 
-// wait sleeps until the next heartbeat, or less when told to shut down.
+// wait sleeps until the next heartbeat, or less when told to shut down or
+// when what the launchers reported needs acting on.
 func (l *loop) wait(ctx context.Context) {
 	d := l.cfg.Heartbeat
 	if l.wantsContainers() || l.cfg.Now().Before(l.fastUntil) {
@@ -168,18 +216,54 @@ func (l *loop) wait(ctx context.Context) {
 	}
 	t := time.NewTimer(d)
 	defer t.Stop()
-	select {
-	case <-t.C:
-	case reason := <-l.cfg.Shutdown:
-		l.cfg.Logf("shutdown requested: %s", reason)
-		l.tick()
-		l.m.Step(ShutdownRequested{Reason: reason})
-	case <-ctx.Done():
-		// The AM's context ends on SIGTERM/SIGINT: the NodeManager's way of
-		// stopping the AM container (kill, preemption, a lost RM).
-		l.cfg.Logf("terminating: %v", ctx.Err())
-		l.tick()
-		l.m.Step(ShutdownRequested{Reason: "the AM process received a termination signal"})
+	var notify <-chan struct{}
+	if l.cfg.Launchers != nil {
+		notify = l.cfg.Launchers.Notify()
+	}
+	for {
+		select {
+		case <-t.C:
+			return
+		case <-notify:
+			l.drainLaunchers()
+			if l.m.HasReady() {
+				return // a program's exit decided something: act now
+			}
+			// Registrations alone need no allocate call: keep waiting.
+			l.observe(nil)
+		case reason := <-l.cfg.Shutdown:
+			l.cfg.Logf("shutdown requested: %s", reason)
+			l.tick()
+			l.m.Step(ShutdownRequested{Reason: reason})
+			return
+		case <-ctx.Done():
+			// The AM's context ends on SIGTERM/SIGINT: the NodeManager's way of
+			// stopping the AM container (kill, preemption, a lost RM).
+			l.cfg.Logf("terminating: %v", ctx.Err())
+			l.tick()
+			l.m.Step(ShutdownRequested{Reason: "the AM process received a termination signal"})
+			return
+		}
+	}
+}
+
+// drainLaunchers steps the machine with what the launchers reported.
+func (l *loop) drainLaunchers() {
+	evs := l.cfg.Launchers.Drain()
+	if len(evs) == 0 {
+		return
+	}
+	l.tick()
+	for _, ev := range evs {
+		if c, ok := ev.(ContainerCompleted); ok {
+			// A program's end as its launcher reported it: the container
+			// ends a moment later, and the RM's word on it is then ignored.
+			l.fastUntil = l.cfg.Now().Add(fastWindow)
+			l.m.Step(c)
+			l.logCompleted(c.ID, c.ExitStatus)
+			continue
+		}
+		l.m.Step(ev)
 	}
 }
 
@@ -242,8 +326,11 @@ func (l *loop) heartbeat(ctx context.Context) {
 	for _, st := range resp.GetCompletedContainerStatuses() {
 		l.fastUntil = l.cfg.Now().Add(fastWindow)
 		id := yarn.FormatContainerID(st.GetContainerId())
+		reported := l.endedContainer(id) // its launcher already told
 		l.m.Step(ContainerCompleted{ID: id, ExitStatus: st.GetExitStatus(), Diagnostics: st.GetDiagnostics()})
-		l.logCompleted(id, st.GetExitStatus())
+		if !reported {
+			l.logCompleted(id, st.GetExitStatus())
+		}
 	}
 	if resp.GetAMCommand() == hadoopyarn.AMCommandProto_AM_SHUTDOWN {
 		l.m.Step(ShutdownRequested{Reason: "the ResourceManager sent AM_SHUTDOWN"})
@@ -265,6 +352,17 @@ func (l *loop) logAsks(asks []Ask) {
 	for _, a := range asks {
 		l.cfg.Logf("asking for %d %s containers (%s)", a.Count, a.TaskType, a.Resource)
 	}
+}
+
+// endedContainer reports whether id is a task's container that already
+// ended in the machine's eyes.
+func (l *loop) endedContainer(id string) bool {
+	for _, t := range l.m.Tasks() {
+		if t.Container.ID == id {
+			return t.State.Ended()
+		}
+	}
+	return false
 }
 
 func (l *loop) logCompleted(id string, exit int32) {

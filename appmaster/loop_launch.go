@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tfyarn/tfyarn/rendezvous"
+	"github.com/tfyarn/tfyarn/security"
 	"github.com/tfyarn/tfyarn/yarnpb/hadoopyarn"
 	"google.golang.org/protobuf/proto"
 )
@@ -15,18 +17,20 @@ const LogDirVar = "<LOG_DIR>"
 
 // Environment variables every task sees.
 const (
-	EnvTask        = "TFYARN_TASK"         // worker:1
+	EnvTask        = rendezvous.EnvTask    // worker:1
 	EnvTaskType    = "TFYARN_TASK_TYPE"    // worker
 	EnvTaskIndex   = "TFYARN_TASK_INDEX"   // 1
 	EnvTaskAttempt = "TFYARN_TASK_ATTEMPT" // 0, then one more per restart
 	EnvAppID       = "TFYARN_APP_ID"
 )
 
-// TaskLaunchContext is what a task's container runs: the job's command with
-// its arguments, output to the container's log directory, the job's
-// environment plus the task's identity, and the AM's tokens minus the
-// AMRMToken (tokens, from yarn.ContainerTokens).
-func TaskLaunchContext(jf JobFile, ln Launch, tokens []byte) *hadoopyarn.ContainerLaunchContextProto {
+// TaskLaunchContext is what a task's container runs: the task launcher
+// (`./tfyarn task`, the shipped binary) around the job's command and its
+// arguments, output to the container's log directory, the job's environment
+// plus the task's identity and the AM's rendezvous address, the job's task
+// resources, and the tokens the AM passes on (tokens: its credentials minus
+// the AMRMToken, plus the rendezvous secret).
+func TaskLaunchContext(jf JobFile, ln Launch, amAddress string, tokens []byte) *hadoopyarn.ContainerLaunchContextProto {
 	env := map[string]string{}
 	for k, v := range jf.Job.Env {
 		env[k] = v
@@ -36,13 +40,37 @@ func TaskLaunchContext(jf JobFile, ln Launch, tokens []byte) *hadoopyarn.Contain
 	env[EnvTaskIndex] = strconv.Itoa(ln.Task.Index)
 	env[EnvTaskAttempt] = strconv.Itoa(ln.Attempt)
 	env[EnvAppID] = jf.AppID
+	env[rendezvous.EnvAMAddress] = amAddress
 	env["HADOOP_USER_NAME"] = jf.User
-	argv := append([]string{jf.Job.Command}, jf.Job.Args...)
-	return &hadoopyarn.ContainerLaunchContextProto{
-		Environment: EnvProto(env),
-		Command:     []string{ShellJoin(argv) + " 1>" + LogDirVar + "/stdout 2>" + LogDirVar + "/stderr"},
-		Tokens:      tokens,
+	argv := append([]string{"./" + BinaryName, "task", "--", jf.Job.Command}, jf.Job.Args...)
+	names := make([]string, 0, len(jf.TaskResources))
+	for name := range jf.TaskResources {
+		names = append(names, name)
 	}
+	sort.Strings(names)
+	res := make([]*hadoopyarn.StringLocalResourceMapProto, len(names))
+	for i, name := range names {
+		res[i] = &hadoopyarn.StringLocalResourceMapProto{Key: proto.String(name), Value: jf.TaskResources[name].Proto()}
+	}
+	return &hadoopyarn.ContainerLaunchContextProto{
+		LocalResources: res,
+		Environment:    EnvProto(env),
+		Command:        []string{ShellJoin(argv) + " 1>" + LogDirVar + "/stdout 2>" + LogDirVar + "/stderr"},
+		Tokens:         tokens,
+	}
+}
+
+// TaskTokens is what task containers get as credentials: the AM's minus the
+// AMRMToken, which would let a task impersonate the AM towards the RM, plus
+// the rendezvous secret. YARN writes them to a file only the container's
+// user can read; the secret is on no command line and in no environment.
+func TaskTokens(amCreds *security.Credentials, secret []byte) []byte {
+	if amCreds == nil {
+		amCreds = security.NewCredentials()
+	}
+	c := amCreds.Without(security.KindAMRMToken)
+	rendezvous.AddSecret(c, secret)
+	return c.Marshal()
 }
 
 // EnvProto renders an environment, sorted so launch contexts compare.

@@ -6,7 +6,6 @@ import (
 	"sort"
 
 	"github.com/tfyarn/tfyarn/yarn"
-	"github.com/tfyarn/tfyarn/yarnpb/hadoopyarn"
 )
 
 // launch starts the Launch actions, one startContainers call per node, and
@@ -20,6 +19,9 @@ func (l *loop) launch(ctx context.Context, launches []Launch) {
 		group := byNode[node]
 		reqs := make([]yarn.StartRequest, 0, len(group))
 		for _, ln := range group {
+			if l.cfg.Launchers != nil {
+				l.cfg.Launchers.Assign(ln.Task, ln.Container.ID)
+			}
 			reqs = append(reqs, yarn.StartRequestFor(l.containers[ln.Container.ID], l.cfg.LaunchContext(ln)))
 		}
 		cctx, cancel := context.WithTimeout(ctx, l.cfg.CallTimeout)
@@ -69,37 +71,14 @@ func (l *loop) noteStarted(ln Launch) {
 	}
 }
 
-// stop stops containers, best effort: their ends come back from the RM as
-// completions, or not at all once the job is decided (unregistering ends
-// them anyway).
-func (l *loop) stop(ctx context.Context, stops []Stop) {
-	byNode := map[string][]*hadoopyarn.ContainerIdProto{}
-	for _, s := range stops {
-		if c := l.containers[s.Container.ID]; c != nil {
-			byNode[s.Container.NodeID] = append(byNode[s.Container.NodeID], c.GetId())
-			l.cfg.Logf("stopping %s in %s: %s", s.Task, s.Container.ID, s.Reason)
-		}
-	}
-	for _, node := range sortedNodes(byNode) {
-		// Stopping matters most when the AM itself is being terminated.
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.cfg.CallTimeout)
-		_, failed, err := l.cfg.NM.StopContainers(cctx, node, byNode[node])
-		cancel()
-		if err != nil {
-			l.cfg.Logf("stopping containers on %s: %v", node, err)
-		}
-		for _, f := range failed {
-			l.cfg.Logf("stopping: %v", f)
-		}
-	}
-}
-
 // finish unregisters with the machine's verdict. It uses a context of its
 // own: a cancelled ctx (SIGTERM) is exactly when the final status matters.
 func (l *loop) finish(ctx context.Context, f Finish) (LoopResult, error) {
-	l.out.Finish = f
 	l.out.Tasks = l.m.Tasks()
+	f.Diagnostics = l.withStderr(f.Diagnostics, l.out.Tasks)
+	l.out.Finish = f
 	l.cfg.Logf("job %s: %s", f.Status, f.Diagnostics)
+	l.observe(&f)
 	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.cfg.FinishTimeout)
 	defer cancel()
 	if l.cfg.BeforeUnregister != nil {

@@ -1,6 +1,7 @@
 package appmaster
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -9,6 +10,9 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/tfyarn/tfyarn/hdfs"
+	"github.com/tfyarn/tfyarn/rendezvous"
+	"github.com/tfyarn/tfyarn/security"
 	"github.com/tfyarn/tfyarn/taskspec"
 	"github.com/tfyarn/tfyarn/yarn"
 	"github.com/tfyarn/tfyarn/yarnpb/hadoopcommon"
@@ -22,6 +26,7 @@ import (
 type fakeCluster struct {
 	mu          sync.Mutex
 	noAlloc     bool
+	hold        bool // started containers run until stopped
 	allocErr    error
 	exit        func(seq int64) int32
 	outstanding int32
@@ -29,6 +34,7 @@ type fakeCluster struct {
 	asks        []int32 // every NumContainers sent
 	started     []*hadoopyarn.ContainerIdProto
 	stopped     int
+	stoppedIDs  []*hadoopyarn.ContainerIdProto
 	finished    *hadoopyarn.FinishApplicationMasterRequestProto
 }
 
@@ -48,11 +54,22 @@ func (f *fakeCluster) Allocate(_ context.Context, asks []*hadoopyarn.ResourceReq
 	}
 	resp := &hadoopyarn.AllocateResponseProto{}
 	for _, id := range f.started {
+		if f.hold {
+			break
+		}
 		resp.CompletedContainerStatuses = append(resp.CompletedContainerStatuses, &hadoopyarn.ContainerStatusProto{
 			ContainerId: id, ExitStatus: proto.Int32(f.exit(id.GetId())),
 		})
 	}
-	f.started = nil
+	if !f.hold {
+		f.started = nil
+	}
+	for _, id := range f.stoppedIDs {
+		resp.CompletedContainerStatuses = append(resp.CompletedContainerStatuses, &hadoopyarn.ContainerStatusProto{
+			ContainerId: id, ExitStatus: proto.Int32(ExitKilledByAppMaster),
+		})
+	}
+	f.stoppedIDs = nil
 	if f.outstanding > 0 && !f.noAlloc {
 		f.outstanding--
 		f.seq++
@@ -92,6 +109,7 @@ func (f *fakeCluster) StopContainers(_ context.Context, _ string, ids []*hadoopy
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.stopped += len(ids)
+	f.stoppedIDs = append(f.stoppedIDs, ids...)
 	return ids, nil, nil
 }
 
@@ -164,14 +182,36 @@ func TestShellJoin(t *testing.T) {
 }
 
 func TestTaskLaunchContext(t *testing.T) {
-	jf := JobFile{AppID: "application_1_0001", User: "alice", Job: taskspec.Job{Command: "sh", Args: []string{"-c", "exit 3"}, Env: map[string]string{"A": "1"}}}
-	clc := TaskLaunchContext(jf, Launch{Task: taskspec.TaskID{Type: taskspec.Worker, Index: 2}}, []byte("tok"))
-	require.Equal(t, []string{`sh -c 'exit 3' 1><LOG_DIR>/stdout 2><LOG_DIR>/stderr`}, clc.Command)
+	bin := hdfs.Resource{Scheme: "hdfs", Host: "nn", Port: 8020, Path: "/user/alice/.tfyarn/cache/ab/tfyarn", Size: 10, Timestamp: 20}
+	jf := JobFile{AppID: "application_1_0001", User: "alice", TaskResources: map[string]hdfs.Resource{BinaryName: bin},
+		Job: taskspec.Job{Command: "sh", Args: []string{"-c", "exit 3"}, Env: map[string]string{"A": "1"}}}
+	clc := TaskLaunchContext(jf, Launch{Task: taskspec.TaskID{Type: taskspec.Worker, Index: 2}}, "am-host:4242", []byte("tok"))
+	require.Equal(t, []string{`./tfyarn task -- sh -c 'exit 3' 1><LOG_DIR>/stdout 2><LOG_DIR>/stderr`}, clc.Command)
 	env := map[string]string{}
 	for _, kv := range clc.Environment {
 		env[kv.GetKey()] = kv.GetValue()
 	}
 	require.Equal(t, map[string]string{"A": "1", EnvTask: "worker:2", EnvTaskType: "worker", EnvTaskIndex: "2",
-		EnvTaskAttempt: "0", EnvAppID: "application_1_0001", "HADOOP_USER_NAME": "alice"}, env)
+		EnvTaskAttempt: "0", EnvAppID: "application_1_0001", "HADOOP_USER_NAME": "alice",
+		rendezvous.EnvAMAddress: "am-host:4242"}, env)
 	require.Equal(t, []byte("tok"), clc.Tokens)
+	require.Len(t, clc.LocalResources, 1)
+	require.Equal(t, BinaryName, clc.LocalResources[0].GetKey())
+	require.Equal(t, "/user/alice/.tfyarn/cache/ab/tfyarn", clc.LocalResources[0].GetValue().GetResource().GetFile())
+}
+
+func TestTaskTokensDropTheAMRMTokenAndCarryTheSecret(t *testing.T) {
+	creds := security.NewCredentials()
+	creds.AddToken("amrm", security.Token{Kind: security.KindAMRMToken, Identifier: []byte("id"), Password: []byte("pw")})
+	creds.AddToken("hdfs", security.Token{Kind: "HDFS_DELEGATION_TOKEN", Identifier: []byte("id2"), Password: []byte("pw2")})
+	secret := bytes.Repeat([]byte{7}, rendezvous.SecretSize)
+	back, err := security.ParseCredentials(TaskTokens(creds, secret))
+	require.NoError(t, err)
+	require.Empty(t, back.TokensOfKind(security.KindAMRMToken))
+	require.Len(t, back.TokensOfKind("HDFS_DELEGATION_TOKEN"), 1)
+	got, err := rendezvous.SecretFrom(back)
+	require.NoError(t, err)
+	require.Equal(t, secret, got)
+	require.Equal(t, 2, creds.NumTokens(), "the AM's own credentials are untouched")
+	require.Zero(t, creds.NumSecrets())
 }

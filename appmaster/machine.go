@@ -234,6 +234,10 @@ func (m *Machine) Step(ev Event) {
 		m.finish(Killed, "the ApplicationMaster was told to shut down: "+orDefault(e.Reason, "no reason given"))
 	case RMFailed:
 		m.finish(Failed, "lost the ResourceManager: "+orDefault(e.Reason, "no reason given"))
+	case RendezvousFailed:
+		if m.phase == PhaseRunning {
+			m.finish(Failed, "rendezvous failed: "+orDefault(e.Reason, "no reason given"))
+		}
 	}
 	if m.phase == PhaseRunning {
 		m.consultPolicy()

@@ -152,7 +152,7 @@ func writeAMResults(t *testing.T, dir string, r amResult) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# The Go ApplicationMaster: memory and time to start containers\n\n")
 	fmt.Fprintf(&b, "`bin/tfyarn run --worker <N>x1c,128m -- sleep 5` on the plain test cluster, one run per size.\n"+
-		"Produced by `make bench` (bench/run.sh → bench/am_e2e_test.go).\n\n")
+		"Produced by `make bench` (bench/run.sh → bench/am_bench_test.go).\n\n")
 	fmt.Fprintf(&b, "- Date: %s\n- Machine: %s, %d CPUs, %s\n- Go: %s\n- Hadoop: %s (testcluster/, single-machine cluster)\n\n",
 		r.Date, r.Machine, r.NProc, r.CPU, r.GoVersion, r.HadoopVersion)
 	fmt.Fprintf(&b, "| task containers | application | AM peak RSS (MiB) | submission → all tasks started (s) | `tfyarn run` wall (s) | RM-allocated containers (AM + tasks) |\n|---:|---|---:|---:|---:|---:|\n")

@@ -219,7 +219,7 @@ func writeResults(t *testing.T, dir string, r result) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# `tfyarn status` vs `yarn application -status`\n\n")
 	fmt.Fprintf(&b, "Wall time of one CLI invocation reporting one ACCEPTED application, %d runs each, alternating,\n", r.Tfyarn.Runs)
-	fmt.Fprintf(&b, "after one unmeasured warm-up run each. Produced by `make bench` (bench/run.sh → bench/status_e2e_test.go).\n\n")
+	fmt.Fprintf(&b, "after one unmeasured warm-up run each. Produced by `make bench` (bench/run.sh → bench/status_bench_test.go).\n\n")
 	fmt.Fprintf(&b, "- Date: %s\n- Machine: %s, %d CPUs, %s\n- Go: %s\n- Hadoop: %s (testcluster/, single-machine cluster)\n- Application: %s\n\n",
 		r.Date, r.Machine, r.NProc, r.CPU, r.GoVersion, r.HadoopVersion, r.Application)
 	fmt.Fprintf(&b, "| command | median (ms) | p90 (ms) | min (ms) | max (ms) |\n|---|---:|---:|---:|---:|\n")

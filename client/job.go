@@ -4,6 +4,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/tfyarn/tfyarn/appmaster"
 	"github.com/tfyarn/tfyarn/hadoopconf"
 	"github.com/tfyarn/tfyarn/ipc"
 	"github.com/tfyarn/tfyarn/taskspec"
@@ -16,8 +17,11 @@ const (
 	DefaultQueue        = "default"
 	DefaultCallTimeout  = 30 * time.Second
 	DefaultPollInterval = 500 * time.Millisecond
-	// BinaryName is the tfyarn binary's name in the AM's working directory.
-	BinaryName = "tfyarn"
+	// BinaryName is the tfyarn binary's name in the AM's and every task's
+	// working directory.
+	BinaryName = appmaster.BinaryName
+	// DefaultPython runs a job's Script.
+	DefaultPython = "python3"
 )
 
 // Job is a taskspec.Job (tasks, command, environment, name, queue,
@@ -39,6 +43,18 @@ type Job struct {
 	// static Linux build (CGO_ENABLED=0). Empty means this process's own
 	// executable.
 	Binary string
+
+	// Success is the rule deciding the job: appmaster.SuccessChief
+	// (TensorFlow's: chief:0, else worker:0, decides) or
+	// appmaster.SuccessAll (every task must exit 0); empty means
+	// appmaster.DefaultSuccess.
+	Success string
+	// Python runs Script in the task containers (DefaultPython): a name on
+	// the containers' PATH or an absolute path on the nodes.
+	Python string
+	// RendezvousTimeout bounds how long the cluster tasks have to register
+	// once the first has (appmaster.DefaultRendezvousTimeout).
+	RendezvousTimeout time.Duration
 
 	// CallTimeout bounds each RM and HDFS call (DefaultCallTimeout).
 	CallTimeout time.Duration
@@ -72,6 +88,12 @@ func (j Job) withDefaults() Job {
 	}
 	if j.PollInterval <= 0 {
 		j.PollInterval = DefaultPollInterval
+	}
+	if j.Python == "" {
+		j.Python = DefaultPython
+	}
+	if j.Success == "" {
+		j.Success = appmaster.DefaultSuccess(j.Job)
 	}
 	return j
 }

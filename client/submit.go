@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/tfyarn/tfyarn/appmaster"
@@ -26,10 +28,11 @@ type Submission struct {
 	// the tfyarn binary was already there.
 	UploadedBytes int64
 
-	job Job
-	id  *hadoopyarn.ApplicationIdProto
-	rm  *yarn.ApplicationClient
-	fs  *hdfs.FS
+	job    Job
+	id     *hadoopyarn.ApplicationIdProto
+	status *statusWatcher // set by Wait
+	rm     *yarn.ApplicationClient
+	fs     *hdfs.FS
 }
 
 // Submit validates the job, checks it against the cluster, ships the tfyarn
@@ -38,10 +41,13 @@ type Submission struct {
 // an error leaves nothing behind.
 func Submit(ctx context.Context, job Job) (*Submission, error) {
 	job = job.withDefaults()
-	if job.Script != "" {
-		return nil, &UnsupportedError{What: "running a Python script (use a command)"}
-	}
 	if err := job.Validate(taskspec.ClusterLimits{}); err != nil {
+		return nil, err
+	}
+	if _, err := appmaster.PolicyFor(job.Success, job.Job); err != nil {
+		return nil, &taskspec.ValidationError{Message: strings.TrimPrefix(err.Error(), "appmaster: ")}
+	}
+	if err := checkScript(job.Script); err != nil {
 		return nil, err
 	}
 	bin, err := job.binary()
@@ -108,6 +114,20 @@ func (s *Submission) submit(ctx context.Context, bin string) error {
 		}
 		created = true
 		jf := appmaster.NewJobFile(s.AppID, job.User, s.StagingDir, job.Job, job.Conf)
+		jf.TaskResources = map[string]hdfs.Resource{BinaryName: binRes}
+		jf.Success = job.Success
+		jf.RendezvousTimeout = job.RendezvousTimeout
+		if job.Script != "" {
+			// The AM runs commands: the script becomes python's argument,
+			// shipped beside the launcher in every task's directory.
+			name := filepath.Base(job.Script)
+			res, err := s.fs.Upload(cctx, job.Script, path.Join(s.StagingDir, name))
+			if err != nil {
+				return err
+			}
+			jf.TaskResources[name] = res
+			jf.Job.Command, jf.Job.Args, jf.Job.Script = job.Python, append([]string{name}, job.Args...), ""
+		}
 		data, err := jf.Marshal()
 		if err != nil {
 			return err
@@ -159,4 +179,24 @@ func (s *Submission) removeStaging() error {
 	ctx, cancel := context.WithTimeout(context.Background(), s.job.CallTimeout)
 	defer cancel()
 	return s.fs.RemoveStaging(ctx, s.AppID)
+}
+
+// checkScript checks, before anything is created, that a job's script can
+// be shipped: a readable regular file whose name does not clash with the
+// launcher's.
+func checkScript(script string) error {
+	if script == "" {
+		return nil
+	}
+	st, err := os.Stat(script)
+	if err != nil {
+		return &taskspec.ValidationError{Message: fmt.Sprintf("script %s: %v", script, errors.Unwrap(err))}
+	}
+	if !st.Mode().IsRegular() {
+		return &taskspec.ValidationError{Message: fmt.Sprintf("script %s is not a regular file", script)}
+	}
+	if filepath.Base(script) == BinaryName {
+		return &taskspec.ValidationError{Message: fmt.Sprintf("script %s: the name %q is taken by tfyarn's launcher; rename the script", script, BinaryName)}
+	}
+	return nil
 }

@@ -31,7 +31,9 @@ func TestSubmitRejectsBeforeContactingTheCluster(t *testing.T) {
 		{Job{Job: taskspec.Job{Command: "true"}}, "the job has no tasks"},
 		{Job{Job: taskspec.Job{Tasks: []taskspec.TaskGroup{ps}, Command: "true"}}, "no chief and no worker"},
 		{Job{Job: taskspec.Job{Tasks: []taskspec.TaskGroup{worker}}}, "nothing to run"},
-		{Job{Job: taskspec.Job{Tasks: []taskspec.TaskGroup{worker}, Script: "train.py"}}, "not supported yet"},
+		{Job{Job: taskspec.Job{Tasks: []taskspec.TaskGroup{worker}, Script: "no-such-train.py"}}, "script no-such-train.py: no such file or directory"},
+		{Job{Job: taskspec.Job{Tasks: []taskspec.TaskGroup{worker}, Script: "."}}, "script . is not a regular file"},
+		{Job{Job: taskspec.Job{Tasks: []taskspec.TaskGroup{worker}, Command: "true"}, Success: "most"}, `unknown success rule "most"; expected chief or all`},
 		{Job{Job: taskspec.Job{Tasks: []taskspec.TaskGroup{worker}, Command: "true", Queue: "a b"}}, `queue "a b" has spaces`},
 		{Job{Job: taskspec.Job{Tasks: []taskspec.TaskGroup{worker}, Command: "true"}, Binary: "/nonexistent/tfyarn"}, "is not a regular file"},
 	} {

@@ -20,6 +20,13 @@ type Event struct {
 	// StateChanged and TrackingURLChanged say what is new; the first event
 	// has StateChanged set.
 	StateChanged, TrackingURLChanged bool
+
+	// Task is set, and the fields above are not, for a task's change seen
+	// on the AM's status page: TaskChange says which (TaskLaunched,
+	// TaskRegistered, TaskEnded), Counts sums up all the tasks then.
+	Task       *TaskResult
+	TaskChange string
+	Counts     *TaskCounts
 }
 
 // Result is how an application ended.
@@ -30,18 +37,9 @@ type Result struct {
 	Diagnostics   string `json:"diagnostics"`
 	TrackingURL   string `json:"tracking_url"`
 	UploadedBytes int64  `json:"uploaded_bytes"`
-	// Tasks is each task's end, when known; the AM does not report them to
-	// the client yet.
+	// Tasks is each task as the AM's status page last showed it; empty
+	// when the page could not be reached.
 	Tasks []TaskResult `json:"tasks,omitempty"`
-}
-
-// TaskResult is one task's end.
-type TaskResult struct {
-	Task        string `json:"task"`
-	State       string `json:"state"`
-	Container   string `json:"container"`
-	ExitStatus  int32  `json:"exit_status"`
-	Diagnostics string `json:"diagnostics,omitempty"`
 }
 
 // Succeeded reports whether the job succeeded.
@@ -60,6 +58,9 @@ func (s *Submission) Wait(ctx context.Context, onEvent func(Event)) (*Result, er
 	defer s.removeStaging()
 	var last *hadoopyarn.ApplicationReportProto
 	failures := 0
+	status := newStatusWatcher()
+	defer status.close()
+	s.status = status
 	t := time.NewTicker(s.job.PollInterval)
 	defer t.Stop()
 	for {
@@ -75,6 +76,11 @@ func (s *Submission) Wait(ctx context.Context, onEvent func(Event)) (*Result, er
 			}
 		default:
 			failures = 0
+			status.locate(r)
+			// Task changes first, so the tasks' ends come before the
+			// application's. The AM lingers a moment after unregistering
+			// for a watcher to read the final task table.
+			status.poll(ctx, s.AppID, onEvent)
 			emit(onEvent, last, r)
 			last = r
 			if yarn.IsTerminal(r.GetYarnApplicationState()) {
@@ -134,6 +140,9 @@ func (s *Submission) result(r *hadoopyarn.ApplicationReportProto) *Result {
 		res.FinalStatus = yarn.FinalStatusName(r.GetFinalApplicationStatus())
 		res.Diagnostics = r.GetDiagnostics()
 		res.TrackingURL = r.GetTrackingUrl()
+	}
+	if s.status != nil {
+		res.Tasks = s.status.tasks()
 	}
 	return res
 }

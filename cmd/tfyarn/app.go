@@ -37,7 +37,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitOK
 	}
 	msg, code := describe(err, e)
-	fmt.Fprintf(stderr, "tfyarn: %s\n", oneLine(msg))
+	if msg != "" {
+		fmt.Fprintf(stderr, "tfyarn: %s\n", oneLine(msg))
+	}
 	return code
 }
 
@@ -71,6 +73,7 @@ func newApp(e *env) *cli.App {
 		Commands: []*cli.Command{
 			runCommand(e),
 			amCommand(e),
+			taskCommand(e),
 			listCommand(e),
 			statusCommand(e),
 			killCommand(e),

@@ -22,6 +22,21 @@ func usagef(format string, args ...any) error {
 	return &usageError{msg: fmt.Sprintf(format, args...)}
 }
 
+// exitCodeError makes the process exit with code; err, if any, explains
+// it (`tfyarn task` exits with its program's code, which needs no words).
+type exitCodeError struct {
+	code int
+	err  error
+}
+
+func (e *exitCodeError) Error() string {
+	if e.err == nil {
+		return ""
+	}
+	return e.err.Error()
+}
+func (e *exitCodeError) Unwrap() error { return e.err }
+
 // appError ties an RM error to the application the command was about, so
 // "not found" can name it.
 type appError struct {
@@ -48,8 +63,11 @@ func describe(err error, e *env) (msg string, code int) {
 		ce  *confError
 		rme *yarn.RMError
 		je  *client.JobError
+		xe  *exitCodeError
 	)
 	switch {
+	case errors.As(err, &xe):
+		return xe.Error(), xe.code
 	case errors.As(err, &je):
 		// The job ran and did not succeed: the one exit code that is not 2.
 		return je.Error(), exitJobFailed

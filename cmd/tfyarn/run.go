@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 
+	"github.com/tfyarn/tfyarn/appmaster"
 	"github.com/tfyarn/tfyarn/client"
 	"github.com/tfyarn/tfyarn/internal/cliout"
 	"github.com/tfyarn/tfyarn/taskspec"
@@ -28,20 +30,35 @@ func runCommand(e *env) *cli.Command {
 		&cli.StringFlag{Name: "am-memory", Value: strconv.Itoa(client.DefaultAMMemoryMiB) + "m", Usage: "ApplicationMaster memory, e.g. 256m or 1g"},
 		&cli.IntFlag{Name: "am-vcores", Value: client.DefaultAMVCores, Usage: "ApplicationMaster vcores"},
 		&cli.GenericFlag{Name: "setenv", Value: &multiValue{}, Usage: "`KEY=VALUE` in every task's environment (repeatable)"},
+		&cli.GenericFlag{Name: "node-label", Value: &multiValue{}, Usage: "YARN node label for every task, or `[TYPE=]LABEL` for one task type (repeatable)"},
+		&cli.StringFlag{Name: "success", Usage: "what decides the job: `chief` (TensorFlow: chief:0, or worker:0 without a chief; the default with --chief, --ps, --evaluator or a script) or all (every task must exit 0; the default otherwise)"},
+		&cli.StringFlag{Name: "python", Value: client.DefaultPython, Usage: "Python interpreter that runs SCRIPT.py in the containers (on their PATH, or an absolute path on the nodes)"},
+		&cli.DurationFlag{Name: "rendezvous-timeout", Value: appmaster.DefaultRendezvousTimeout, Usage: "how long the chief, worker and ps tasks have to register once the first one has"},
 		outputFlag(),
 	)
 	return &cli.Command{
 		Name:      "run",
 		Usage:     "run a command in YARN containers and wait for it",
-		ArgsUsage: "-- COMMAND [ARGS...]",
-		UsageText: "tfyarn run --worker SPEC [--chief SPEC] [--ps SPEC] [--evaluator SPEC] [options] -- COMMAND [ARGS...]\n\n" +
+		ArgsUsage: "SCRIPT.py [-- ARGS...] | -- COMMAND [ARGS...]",
+		UsageText: "tfyarn run --worker SPEC [--chief SPEC] [--ps SPEC] [--evaluator SPEC] [options] SCRIPT.py [-- ARGS...]\n" +
+			"   tfyarn run --worker SPEC [--chief SPEC] [--ps SPEC] [--evaluator SPEC] [options] -- COMMAND [ARGS...]\n\n" +
+			"   tfyarn run --chief 1c,2g --worker 2x1c,2g train.py -- --epochs 3\n" +
 			"   tfyarn run --worker 3x1c,256m -- sh -c 'echo hello from $TFYARN_TASK'\n" +
 			"   tfyarn run --worker 2x2c,1g --queue ml-gpu --output json -- ./train.sh",
 		Description: taskspec.SpecHelp + "\n\n" +
-			"Every task runs COMMAND with TFYARN_TASK (e.g. worker:1), TFYARN_TASK_TYPE, TFYARN_TASK_INDEX\n" +
-			"and TFYARN_APP_ID set. The job succeeds when every task exits 0 and fails as soon as one fails.\n" +
+			"A first argument ending in .py is a script: it is shipped with the job and run by --python in\n" +
+			"every task. Anything else is a command run as is.\n" +
+			"Every task runs under tfyarn's launcher, which gathers the tasks' addresses and starts the\n" +
+			"program with TF_CONFIG ({\"cluster\": {...}, \"task\": {\"type\": \"worker\", \"index\": 1}}), the\n" +
+			"placeholders {ps_hosts} {worker_hosts} {job_name} {task_index} in ARGS substituted, and\n" +
+			"TFYARN_TASK (e.g. worker:1), TFYARN_TASK_TYPE, TFYARN_TASK_INDEX, TFYARN_TASK_PORT and\n" +
+			"TFYARN_APP_ID set. No program starts before every chief, worker and ps task has registered.\n" +
+			"--success chief: the job's outcome is chief:0's (worker:0's without a chief); once it succeeded,\n" +
+			"the ps, evaluator and remaining workers are stopped; a failed chief, worker or ps fails the job.\n" +
+			"--success all: the job succeeds when every task exits 0 and fails as soon as one fails.\n" +
 			"Exit codes: 0 succeeded, 1 failed or killed, 2 usage, validation or cluster error.\n" +
-			"JSON (--output json): {app_id, final_status, state, diagnostics, tracking_url, uploaded_bytes, tasks}.",
+			"JSON (--output json): {app_id, final_status, state, diagnostics, tracking_url, uploaded_bytes,\n" +
+			"tasks: [{task, type, index, state, host, port, container_id, node, exit_code}]}.",
 		Flags:        flags,
 		OnUsageError: onUsageError,
 		Action:       func(c *cli.Context) error { return runAction(c, e) },
@@ -74,6 +91,10 @@ func runAction(c *cli.Context, e *env) error {
 	defer s.Close()
 	fmt.Fprintf(progress, "%s submitted (uploaded %d bytes)\n", s.AppID, s.UploadedBytes)
 	res, err := s.Wait(c.Context, func(ev client.Event) {
+		if ev.Task != nil {
+			printTaskChange(progress, ev)
+			return
+		}
 		if ev.StateChanged {
 			fmt.Fprintf(progress, "%s %s\n", ev.AppID, ev.State)
 		}
@@ -101,14 +122,29 @@ func runAction(c *cli.Context, e *env) error {
 func runJob(c *cli.Context) (client.Job, error) {
 	argv := c.Args().Slice()
 	if len(argv) == 0 {
-		return client.Job{}, usagef("run needs a command after --, e.g. tfyarn run --worker 1c -- sh -c 'exit 0'; see 'tfyarn run --help'")
+		return client.Job{}, usagef("run needs a script or a command after --, e.g. tfyarn run --worker 1c train.py or tfyarn run --worker 1c -- sh -c 'exit 0'; see 'tfyarn run --help'")
 	}
 	job := client.Job{Job: taskspec.Job{
-		Name:    c.String("name"),
-		Queue:   c.String("queue"),
-		Command: argv[0],
-		Args:    argv[1:],
+		Name:  c.String("name"),
+		Queue: c.String("queue"),
 	}}
+	if strings.HasSuffix(argv[0], ".py") {
+		// The script's own arguments follow a "--" (which urfave/cli leaves
+		// in place after a positional argument).
+		args := argv[1:]
+		if len(args) > 0 && args[0] == "--" {
+			args = args[1:]
+		}
+		job.Script, job.Args = argv[0], args
+	} else {
+		job.Command, job.Args = argv[0], argv[1:]
+	}
+	job.Success = c.String("success")
+	job.Python = c.String("python")
+	job.RendezvousTimeout = c.Duration("rendezvous-timeout")
+	if job.RendezvousTimeout <= 0 {
+		return client.Job{}, usagef("--rendezvous-timeout %s: give a positive duration, e.g. 10m", job.RendezvousTimeout)
+	}
 	for _, t := range taskFlags {
 		if !c.IsSet(string(t)) {
 			continue
@@ -128,6 +164,12 @@ func runJob(c *cli.Context) (client.Job, error) {
 			job.Env = map[string]string{}
 		}
 		job.Env[k] = v
+	}
+	if err := applyNodeLabels(&job, c.Generic("node-label").(*multiValue).values); err != nil {
+		return client.Job{}, err
+	}
+	if rule := job.Success; rule != "" && rule != appmaster.SuccessChief && rule != appmaster.SuccessAll {
+		return client.Job{}, usagef("--success %q: expected %s or %s", rule, appmaster.SuccessChief, appmaster.SuccessAll)
 	}
 	job.Tags = c.Generic("tag").(*multiValue).values
 	mem, err := parseMiB(c.String("am-memory"))
@@ -169,3 +211,54 @@ type multiValue struct{ values []string }
 
 func (m *multiValue) Set(v string) error { m.values = append(m.values, v); return nil }
 func (m *multiValue) String() string     { return strings.Join(m.values, " ") }
+
+// applyNodeLabels reads --node-label values: LABEL is the job's default,
+// TYPE=LABEL one task group's.
+func applyNodeLabels(job *client.Job, values []string) error {
+	for _, v := range values {
+		typ, label, perType := strings.Cut(v, "=")
+		if !perType {
+			job.NodeLabel = v
+			continue
+		}
+		t, err := taskspec.ParseTaskType(typ)
+		if err != nil {
+			return usagef("--node-label %q: %v", v, err)
+		}
+		found := false
+		for i := range job.Tasks {
+			if job.Tasks[i].Type == t {
+				job.Tasks[i].NodeLabel, found = label, true
+			}
+		}
+		if !found {
+			return usagef("--node-label %q: the job has no %s tasks", v, t)
+		}
+	}
+	return nil
+}
+
+// printTaskChange prints one task's start, registration or end, with the
+// tasks' counts.
+func printTaskChange(w io.Writer, ev client.Event) {
+	t := ev.Task
+	var what string
+	switch ev.TaskChange {
+	case client.TaskLaunched:
+		what = fmt.Sprintf("started in %s on %s", t.ContainerID, t.Node)
+	case client.TaskRegistered:
+		what = fmt.Sprintf("registered at %s:%d", t.Host, t.Port)
+	case client.TaskEnded:
+		what = t.State
+		if t.ExitCode != nil {
+			what += fmt.Sprintf(" (%s)", appmaster.DescribeExit(*t.ExitCode))
+		}
+	default:
+		return
+	}
+	counts := ""
+	if n := ev.Counts; n != nil {
+		counts = fmt.Sprintf(" [%d/%d allocated, %d registered, %d running, %d ended]", n.Allocated, n.Total, n.Registered, n.Running, n.Ended)
+	}
+	fmt.Fprintf(w, "%s %s %s%s\n", ev.AppID, t.Task, what, counts)
+}

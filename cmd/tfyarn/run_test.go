@@ -1,10 +1,14 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"github.com/tfyarn/tfyarn/client"
+	"github.com/urfave/cli/v2"
 )
 
 // Bad runs fail before any RPC: the configuration names a dead RM.
@@ -15,7 +19,11 @@ func TestRunUsageErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{"run", "--worker", "3x1q", "--", "true"}, `worker spec "3x1q": bad vcores "1q"; expected <N>c, e.g. 4c`},
-		{[]string{"run", "--worker", "1c"}, "run needs a command after --"},
+		{[]string{"run", "--worker", "1c"}, "run needs a script or a command after --"},
+		{[]string{"run", "--worker", "1c", "--success", "most", "--", "true"}, `--success "most": expected chief or all`},
+		{[]string{"run", "--worker", "1c", "--node-label", "ps=gpu", "--", "true"}, `--node-label "ps=gpu": the job has no ps tasks`},
+		{[]string{"run", "--worker", "1c", "--node-label", "boss=gpu", "--", "true"}, `unknown task type "boss"`},
+		{[]string{"run", "--worker", "1c", "no-such-script.py"}, "script no-such-script.py: no such file or directory"},
 		{[]string{"run", "--", "true"}, "the job has no tasks"},
 		{[]string{"run", "--ps", "1c", "--", "true"}, "the job has no chief and no worker"},
 		{[]string{"run", "--worker", "1c", "--setenv", "NOEQUALS", "--", "true"}, `--setenv "NOEQUALS": expected KEY=VALUE`},
@@ -51,5 +59,46 @@ func TestParseMiB(t *testing.T) {
 	for _, bad := range []string{"", "0", "-1m", "1.5g", "x"} {
 		_, err := parseMiB(bad)
 		require.Error(t, err, bad)
+	}
+}
+
+func TestRunJobForms(t *testing.T) {
+	script := filepath.Join(t.TempDir(), "train.py")
+	require.NoError(t, os.WriteFile(script, []byte("print(1)\n"), 0o644))
+	for _, tc := range []struct {
+		args  []string
+		check func(t *testing.T, j client.Job)
+	}{
+		{[]string{"--worker", "3x1c", "--", "sh", "-c", "exit 0"}, func(t *testing.T, j client.Job) {
+			require.Equal(t, "sh", j.Command)
+			require.Equal(t, []string{"-c", "exit 0"}, j.Args)
+			require.Empty(t, j.Script)
+			require.Empty(t, j.Success, "the client picks the default")
+		}},
+		{[]string{"--chief", "1c", "--worker", "2x1c", "--python", "/opt/py/bin/python", script, "--", "--epochs", "3"}, func(t *testing.T, j client.Job) {
+			require.Equal(t, script, j.Script)
+			require.Empty(t, j.Command)
+			require.Equal(t, []string{"--epochs", "3"}, j.Args)
+			require.Equal(t, "/opt/py/bin/python", j.Python)
+		}},
+		{[]string{"--worker", "2x1c", "--ps", "1c", "--success", "all", "--node-label", "gpu", "--node-label", "ps=cpu", "--", "true"}, func(t *testing.T, j client.Job) {
+			require.Equal(t, "all", j.Success)
+			require.Equal(t, "gpu", j.NodeLabel)
+			g, _ := j.Group("ps")
+			require.Equal(t, "cpu", g.NodeLabel)
+		}},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			var got client.Job
+			cmd := runCommand(&env{})
+			cmd.Action = func(c *cli.Context) error {
+				j, err := runJob(c)
+				got = j
+				return err
+			}
+			app := &cli.App{Commands: []*cli.Command{cmd}, ExitErrHandler: func(*cli.Context, error) {}}
+			require.NoError(t, app.Run(append([]string{"tfyarn", "run"}, tc.args...)))
+			tc.check(t, got)
+		})
 	}
 }
