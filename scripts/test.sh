@@ -9,6 +9,9 @@ make --no-print-directory lint
 make --no-print-directory build
 go test -count=1 ./...
 
+# The TensorFlow examples' end-to-end tests need the pinned venv (.venv, tensorflow-cpu from PyPI).
+bash scripts/tfenv.sh
+
 started=0
 if ! bash testcluster/cluster.sh status >/dev/null 2>&1; then
   bash testcluster/cluster.sh up "${PROFILE:-plain}"

@@ -1,0 +1,54 @@
+package localrun
+
+import (
+	"time"
+
+	"github.com/tfyarn/tfyarn/taskspec"
+)
+
+// Status is a local job's final status, named like YARN's.
+type Status string
+
+const (
+	StatusSucceeded Status = "SUCCEEDED"
+	StatusFailed    Status = "FAILED"
+	StatusKilled    Status = "KILLED"
+)
+
+// Result is how a local job ended.
+type Result struct {
+	Status Status
+	// Diagnostics says why: the decider's exit, or the failed tasks with
+	// their exit codes and last stderr lines.
+	Diagnostics string
+	Tasks       []TaskResult // in job order
+	Duration    time.Duration
+}
+
+// TaskResult is how one task ended.
+type TaskResult struct {
+	Task taskspec.TaskID
+	// Addr is the host:port the task registered ("" if it never did).
+	Addr string
+	// ExitCode is the program's code (128+N for signal N), or the
+	// launcher's when the program never started (see LauncherError).
+	ExitCode int
+	// Stopped: ended by a stop order once the job was decided, or killed.
+	Stopped bool
+	// StderrTail is the last lines of the program's stderr.
+	StderrTail []string
+	// LauncherError explains a task whose program never ran or whose
+	// launcher failed (rendezvous, port reservation).
+	LauncherError string
+	Ended         time.Duration // since the start of the run
+}
+
+// Task returns one task's result.
+func (r *Result) Task(id taskspec.TaskID) (TaskResult, bool) {
+	for _, t := range r.Tasks {
+		if t.Task == id {
+			return t, true
+		}
+	}
+	return TaskResult{}, false
+}

@@ -1,0 +1,174 @@
+package localrun
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"github.com/tfyarn/tfyarn/taskspec"
+)
+
+func TestEveryTaskGetsTheFullTFConfig(t *testing.T) {
+	res, out := runLocal(t, context.Background(),
+		shJob(`echo "TF_CONFIG=$TF_CONFIG"; echo "task $TFYARN_TASK" >&2`, group(taskspec.Chief, 1), group(taskspec.Worker, 2)),
+		Options{})
+	require.Equal(t, StatusSucceeded, res.Status)
+	require.True(t, strings.HasPrefix(res.Diagnostics, "chief:0 succeeded"), res.Diagnostics)
+	require.Len(t, res.Tasks, 3)
+	requireFullTFConfig(t, res, out.String())
+	require.Contains(t, out.String(), "[worker:1] task worker:1\n", "stderr comes back prefixed too")
+	for _, tr := range res.Tasks {
+		require.True(t, strings.HasPrefix(tr.Addr, "127.0.0.1:"), tr.Addr)
+	}
+}
+
+func TestChiefDecidesAndTheRestIsStopped(t *testing.T) {
+	script := `case $TFYARN_TASK in
+	chief:0) sleep 0.5; exit 0 ;;
+	*) exec sleep 60 ;;
+	esac`
+	start := time.Now()
+	res, _ := runLocal(t, context.Background(),
+		shJob(script, group(taskspec.Chief, 1), group(taskspec.Worker, 2), group(taskspec.PS, 1), group(taskspec.Evaluator, 1)),
+		Options{})
+	require.Equal(t, StatusSucceeded, res.Status)
+	require.Less(t, time.Since(start), 10*time.Second, "the ps, evaluator and workers were not stopped promptly")
+	require.False(t, taskResult(t, res, id(taskspec.Chief, 0)).Stopped)
+	for _, other := range []taskspec.TaskID{id(taskspec.Worker, 0), id(taskspec.Worker, 1), id(taskspec.PS, 0), id(taskspec.Evaluator, 0)} {
+		tr := taskResult(t, res, other)
+		require.True(t, tr.Stopped, "%s", other)
+		require.Equal(t, 128+int(syscall.SIGTERM), tr.ExitCode, "%s", other)
+	}
+}
+
+func TestWorkersFinishingFirstDoNotDecide(t *testing.T) {
+	// MultiWorkerMirroredStrategy style: everyone trains and exits 0; the
+	// job waits for the chief even when workers are done first.
+	script := `case $TFYARN_TASK in
+	chief:0) sleep 2; exit 0 ;;
+	*) exit 0 ;;
+	esac`
+	res, _ := runLocal(t, context.Background(), shJob(script, group(taskspec.Chief, 1), group(taskspec.Worker, 2)), Options{})
+	require.Equal(t, StatusSucceeded, res.Status)
+	for _, tr := range res.Tasks {
+		require.Zero(t, tr.ExitCode, "%s", tr.Task)
+		require.False(t, tr.Stopped, "%s", tr.Task)
+	}
+}
+
+func TestWorkerFailureFailsTheJob(t *testing.T) {
+	script := `case $TFYARN_TASK in
+	worker:1) sleep 0.3; echo "Traceback (most recent call last):" >&2; echo "ValueError: boom" >&2; exit 3 ;;
+	*) exec sleep 60 ;;
+	esac`
+	res, _ := runLocal(t, context.Background(),
+		shJob(script, group(taskspec.Chief, 1), group(taskspec.Worker, 2), group(taskspec.PS, 1)), Options{})
+	require.Equal(t, StatusFailed, res.Status)
+	require.Contains(t, res.Diagnostics, "worker:1 exited with code 3: ValueError: boom\n")
+	require.Contains(t, res.Diagnostics, "ValueError: boom")
+	w1 := taskResult(t, res, id(taskspec.Worker, 1))
+	require.Equal(t, 3, w1.ExitCode)
+	require.False(t, w1.Stopped)
+	require.Equal(t, []string{"Traceback (most recent call last):", "ValueError: boom"}, w1.StderrTail)
+	require.True(t, taskResult(t, res, id(taskspec.Chief, 0)).Stopped, "the chief is stopped once the job failed")
+}
+
+func TestWithoutChiefWorker0DecidesAndPlaceholdersAreFilled(t *testing.T) {
+	// TF1 between-graph style (TFMesos/Marathon): no chief, ps never ends.
+	script := `echo "args $*"
+	case $TFYARN_TASK in
+	worker:0) exit 0 ;;
+	worker:1) sleep 30; exit 0 ;;
+	*) exec sleep 60 ;;
+	esac`
+	job := shJob(script, group(taskspec.Worker, 2), group(taskspec.PS, 1))
+	job.Args = append(job.Args, "sh", "--ps_hosts={ps_hosts}", "--worker_hosts={worker_hosts}", "--job_name={job_name}", "--task_index={task_index}")
+	res, out := runLocal(t, context.Background(), job, Options{})
+	require.Equal(t, StatusSucceeded, res.Status)
+	require.Equal(t, "worker:0 succeeded; stopped worker:1, ps:0 after it", res.Diagnostics)
+	ps := taskResult(t, res, id(taskspec.PS, 0))
+	require.True(t, ps.Stopped)
+	w := []string{taskResult(t, res, id(taskspec.Worker, 0)).Addr, taskResult(t, res, id(taskspec.Worker, 1)).Addr}
+	want := "[ps:0] args --ps_hosts=" + ps.Addr + " --worker_hosts=" + strings.Join(w, ",") + " --job_name=ps --task_index=0\n"
+	require.Contains(t, out.String(), want)
+}
+
+func TestCancelKillsEveryProcess(t *testing.T) {
+	dir := t.TempDir()
+	pids := filepath.Join(dir, "pids")
+	// One task ignores SIGTERM: the launcher must SIGKILL it after the
+	// grace period. Each program records its pid for the check below.
+	script := `echo $$ >> ` + pids + `
+	case $TFYARN_TASK in
+	ps:0) trap '' TERM; while :; do sleep 0.1; done ;;
+	*) exec sleep 60 ;;
+	esac`
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		for ctx.Err() == nil {
+			if b, _ := os.ReadFile(pids); strings.Count(string(b), "\n") == 4 {
+				cancel()
+				return
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}()
+	start := time.Now()
+	res, _ := runLocal(t, ctx, shJob(script, group(taskspec.Chief, 1), group(taskspec.Worker, 2), group(taskspec.PS, 1)), Options{StopGrace: time.Second})
+	require.Equal(t, StatusKilled, res.Status)
+	require.Contains(t, res.Diagnostics, "killed")
+	require.Less(t, time.Since(start), 15*time.Second)
+	for _, tr := range res.Tasks {
+		require.True(t, tr.Stopped, "%s", tr.Task)
+	}
+	require.Equal(t, 128+int(syscall.SIGKILL), taskResult(t, res, id(taskspec.PS, 0)).ExitCode, "the ps ignored SIGTERM")
+	b, err := os.ReadFile(pids)
+	require.NoError(t, err)
+	for _, f := range strings.Fields(string(b)) {
+		pid, err := strconv.Atoi(f)
+		require.NoError(t, err)
+		require.ErrorIs(t, syscall.Kill(pid, 0), syscall.ESRCH, "process %d outlived the run", pid)
+		// The program's process group (the sleeps a shell started) is gone
+		// too, once init has reaped the orphans the final SIGKILL left.
+		require.Eventually(t, func() bool { return errors.Is(syscall.Kill(-pid, 0), syscall.ESRCH) }, 5*time.Second, 20*time.Millisecond,
+			"process group %d outlived the run", pid)
+	}
+}
+
+func TestGenericRuleWaitsForEveryWorker(t *testing.T) {
+	script := `case $TFYARN_TASK in
+	worker:0) exit 0 ;;
+	*) sleep 0.5; exit 0 ;;
+	esac`
+	res, _ := runLocal(t, context.Background(), shJob(script, group(taskspec.Worker, 2)), Options{})
+	require.Equal(t, StatusSucceeded, res.Status)
+	require.Equal(t, "all 2 tasks succeeded", res.Diagnostics)
+	require.False(t, taskResult(t, res, id(taskspec.Worker, 1)).Stopped, "worker:0 alone does not decide a generic job")
+
+	_, err := Run(context.Background(), shJob("true", group(taskspec.Worker, 1)), Options{Success: "most"})
+	require.ErrorContains(t, err, `unknown success rule "most"`)
+}
+
+func TestLauncherFailureIsReported(t *testing.T) {
+	res, _ := runLocal(t, context.Background(),
+		taskspec.Job{Name: "t", Tasks: []taskspec.TaskGroup{group(taskspec.Worker, 1)}, Command: "/nonexistent/program"}, Options{})
+	require.Equal(t, StatusFailed, res.Status)
+	require.Contains(t, res.Diagnostics, "worker:0")
+	require.Contains(t, res.Diagnostics, "/nonexistent/program")
+	require.Equal(t, 127, res.Tasks[0].ExitCode)
+}
+
+func TestBadJobIsRefusedBeforeAnythingRuns(t *testing.T) {
+	_, err := Run(context.Background(), taskspec.Job{Name: "t", Command: "true"}, Options{})
+	require.ErrorContains(t, err, "no tasks")
+	_, err = Run(context.Background(), taskspec.Job{Name: "t", Tasks: []taskspec.TaskGroup{group(taskspec.Worker, 1)}}, Options{})
+	require.ErrorContains(t, err, "nothing to run")
+}
