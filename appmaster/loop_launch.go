@@ -55,7 +55,7 @@ func TaskLaunchContext(jf JobFile, ln Launch, amAddress string, tokens []byte) *
 	return &hadoopyarn.ContainerLaunchContextProto{
 		LocalResources: res,
 		Environment:    EnvProto(env),
-		Command:        []string{ShellJoin(argv) + " 1>" + LogDirVar + "/stdout 2>" + LogDirVar + "/stderr"},
+		Command:        []string{LaunchCommand(argv) + " 1>" + LogDirVar + "/stdout 2>" + LogDirVar + "/stderr"},
 		Tokens:         tokens,
 	}
 }
@@ -86,6 +86,18 @@ func EnvProto(env map[string]string) []*hadoopyarn.StringStringMapProto {
 	}
 	return out
 }
+
+// LaunchCommand is argv as a container's command. The NodeManager's launch
+// script runs it as `exec /bin/bash -c "COMMAND"`, pasted between double
+// quotes without escaping (Hadoop's UnixShellScriptBuilder), so the $, `,
+// \ and " of the quoted command are escaped for that outer layer: without
+// it, a user's "$TF_CONFIG" would be expanded by the launch script, before
+// the task launcher has set it.
+func LaunchCommand(argv []string) string {
+	return dqEscaper.Replace(ShellJoin(argv))
+}
+
+var dqEscaper = strings.NewReplacer(`\`, `\\`, `"`, `\"`, `$`, `\$`, "`", "\\`")
 
 // ShellJoin quotes argv for the bash that YARN's launch script hands the
 // command to, so arguments arrive exactly as the user typed them.

@@ -5,6 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -179,6 +182,22 @@ func TestShellJoin(t *testing.T) {
 	require.Equal(t, `sh -c 'exit 0'`, ShellJoin([]string{"sh", "-c", "exit 0"}))
 	require.Equal(t, `echo 'it'\''s' '' a=b,c`, ShellJoin([]string{"echo", "it's", "", "a=b,c"}))
 	require.Equal(t, `'$HOME' '*'`, ShellJoin([]string{"$HOME", "*"}))
+}
+
+// The launch script YARN writes wraps the command in double quotes: every
+// argument must come through that as typed.
+func TestLaunchCommandSurvivesYARNsLaunchScript(t *testing.T) {
+	args := []string{`echo "TF_CONFIG=$TF_CONFIG"`, "it's", "`id`", `back\slash`, "$(id)", "", "a b", "!x", `"`, `\"`}
+	script := filepath.Join(t.TempDir(), "launch.sh")
+	cmd := LaunchCommand(append([]string{"printf", `[%s]\n`}, args...))
+	require.NoError(t, os.WriteFile(script, []byte("export TF_CONFIG=wrong\nexec /bin/bash -c \""+cmd+"\"\n"), 0o755))
+	out, err := exec.Command("bash", script).Output()
+	require.NoError(t, err)
+	var want string
+	for _, a := range args {
+		want += "[" + a + "]\n"
+	}
+	require.Equal(t, want, string(out))
 }
 
 func TestTaskLaunchContext(t *testing.T) {

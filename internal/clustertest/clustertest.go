@@ -97,7 +97,7 @@ func ensureUp(p profile) (*Cluster, error) {
 			name = "plain"
 		}
 		// flock serialises concurrent test binaries; the second one finds the cluster healthy.
-		if err := run(root, env, 6*time.Minute, "flock", dir+".lock", script, "up", name); err != nil {
+		if err := run(root, env, 6*time.Minute, "flock", "-o", dir+".lock", script, "up", name); err != nil {
 			return nil, err
 		}
 	}

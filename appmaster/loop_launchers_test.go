@@ -1,0 +1,170 @@
+package appmaster
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"github.com/tfyarn/tfyarn/taskspec"
+	"github.com/tfyarn/tfyarn/yarnpb/hadoopyarn"
+)
+
+// fakeLaunchers stands for the rendezvous: react runs as the loop assigns
+// each container, and may queue what the launchers would report.
+type fakeLaunchers struct {
+	mu       sync.Mutex
+	assigned map[taskspec.TaskID]string
+	stops    []taskspec.TaskID
+	stopAll  bool
+	events   []Event
+	notify   chan struct{}
+	tails    map[string][]string
+	react    func(f *fakeLaunchers, task taskspec.TaskID)
+}
+
+func newFakeLaunchers(react func(*fakeLaunchers, taskspec.TaskID)) *fakeLaunchers {
+	return &fakeLaunchers{assigned: map[taskspec.TaskID]string{}, notify: make(chan struct{}, 1), tails: map[string][]string{}, react: react}
+}
+
+func (f *fakeLaunchers) Assign(task taskspec.TaskID, id string) {
+	f.mu.Lock()
+	f.assigned[task] = id
+	f.mu.Unlock()
+	if f.react != nil {
+		f.react(f, task)
+	}
+}
+
+func (f *fakeLaunchers) container(task taskspec.TaskID) string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.assigned[task]
+}
+
+func (f *fakeLaunchers) push(evs ...Event) {
+	f.mu.Lock()
+	f.events = append(f.events, evs...)
+	f.mu.Unlock()
+	select {
+	case f.notify <- struct{}{}:
+	default:
+	}
+}
+
+func (f *fakeLaunchers) Stop(task taskspec.TaskID, _ string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.stops = append(f.stops, task)
+}
+
+func (f *fakeLaunchers) StopAll(string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.stopAll = true
+}
+
+func (f *fakeLaunchers) Notify() <-chan struct{} { return f.notify }
+
+func (f *fakeLaunchers) Drain() []Event {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	ev := f.events
+	f.events = nil
+	return ev
+}
+
+func (f *fakeLaunchers) StderrTail(task taskspec.TaskID, id string) []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.tails[tailKey(task, id)]
+}
+
+func runLaunchersLoop(t *testing.T, f *fakeCluster, l *fakeLaunchers, policy Policy, workers int) (LoopResult, []Snapshot) {
+	t.Helper()
+	g, err := taskspec.ParseSpec(taskspec.Worker, "1c,256m")
+	require.NoError(t, err)
+	g.Instances = workers
+	var mu sync.Mutex
+	var snaps []Snapshot
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	res, err := Loop(ctx, LoopConfig{
+		Job:           taskspec.Job{Tasks: []taskspec.TaskGroup{g}, Command: "true"},
+		Policy:        policy,
+		RM:            f,
+		NM:            f,
+		Launchers:     l,
+		Observe:       func(s Snapshot) { mu.Lock(); snaps = append(snaps, s); mu.Unlock() },
+		LaunchContext: func(Launch) *hadoopyarn.ContainerLaunchContextProto { return &hadoopyarn.ContainerLaunchContextProto{} },
+		Heartbeat:     5 * time.Millisecond,
+		FastHeartbeat: time.Millisecond,
+		StopGrace:     50 * time.Millisecond,
+	})
+	require.NoError(t, err)
+	require.True(t, res.Unregistered)
+	return res, snaps
+}
+
+var worker0, worker1 = taskspec.TaskID{Type: taskspec.Worker}, taskspec.TaskID{Type: taskspec.Worker, Index: 1}
+
+// The decider's exit, as its launcher reports it, decides the job; the
+// other worker is asked to end through its launcher first, and its
+// container is stopped through the NodeManager only when it outlives
+// StopGrace.
+func TestLoopStopsGracefullyThenHard(t *testing.T) {
+	f := &fakeCluster{hold: true}
+	l := newFakeLaunchers(func(l *fakeLaunchers, task taskspec.TaskID) {
+		l.push(TaskRegistered{Task: task, Host: "node", Port: 2222 + task.Index})
+		if task == worker1 {
+			l.push(ContainerCompleted{ID: l.container(worker0), ExitStatus: 0})
+		}
+	})
+	res, snaps := runLaunchersLoop(t, f, l, TensorFlowPolicy{StopTimeout: 5 * time.Second}, 2)
+	require.Equal(t, Succeeded, res.Finish.Status)
+	require.Equal(t, "worker:0 succeeded; stopped worker:1 after it", res.Finish.Diagnostics)
+	require.Equal(t, []taskspec.TaskID{worker1}, l.stops, "asked through the launcher first")
+	require.Equal(t, 1, f.stopped, "then stopped through the NodeManager")
+	require.True(t, l.stopAll)
+	last := snaps[len(snaps)-1]
+	require.NotNil(t, last.Finish)
+	require.Equal(t, "node", last.Tasks[0].Host)
+	require.Equal(t, 2222, last.Tasks[0].Port)
+}
+
+func TestLoopQuotesTheFailedTasksStderr(t *testing.T) {
+	f := &fakeCluster{hold: true}
+	l := newFakeLaunchers(func(l *fakeLaunchers, task taskspec.TaskID) {
+		if task == worker1 {
+			id := l.container(worker0)
+			l.mu.Lock()
+			l.tails[tailKey(worker0, id)] = []string{"Traceback (most recent call last):", `  File "train.py", line 3, in <module>`, "ValueError: boom", "  "}
+			l.mu.Unlock()
+			l.push(ContainerCompleted{ID: id, ExitStatus: 1})
+		}
+	})
+	res, _ := runLaunchersLoop(t, f, l, AllSucceed{}, 2)
+	require.Equal(t, Failed, res.Finish.Status)
+	require.Regexp(t, `^worker:0 \(container \S+ on nm:1\) failed: exit code 1; `+
+		`last stderr of worker:0: Traceback \(most recent call last\): \| File "train.py", line 3, in <module> \| ValueError: boom$`, res.Finish.Diagnostics)
+	require.Equal(t, hadoopyarn.FinalApplicationStatusProto_APP_FAILED, f.finished.GetFinalApplicationStatus())
+	require.Equal(t, res.Finish.Diagnostics, f.finished.GetDiagnostics())
+}
+
+func TestLoopFailsWhenTheRendezvousFails(t *testing.T) {
+	f := &fakeCluster{hold: true}
+	l := newFakeLaunchers(func(l *fakeLaunchers, task taskspec.TaskID) {
+		l.push(RendezvousFailed{Reason: "not every task registered within 10m0s: missing worker:1"})
+	})
+	res, _ := runLaunchersLoop(t, f, l, AllSucceed{}, 2)
+	require.Equal(t, Failed, res.Finish.Status)
+	require.Equal(t, "rendezvous failed: not every task registered within 10m0s: missing worker:1", res.Finish.Diagnostics)
+}
+
+func TestStderrSummary(t *testing.T) {
+	require.Equal(t, "", StderrSummary(nil))
+	require.Equal(t, "b | c | d", StderrSummary([]string{"a", "b", "", "c", " d "}))
+	require.Equal(t, strings.Repeat("x", diagStderrLineLen)+"…", StderrSummary([]string{strings.Repeat("x", 500)}))
+}

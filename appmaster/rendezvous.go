@@ -1,0 +1,215 @@
+package appmaster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/tfyarn/tfyarn/rendezvous"
+	"github.com/tfyarn/tfyarn/taskspec"
+)
+
+// RendezvousConfig is what StartRendezvous needs.
+type RendezvousConfig struct {
+	AppID string
+	Job   taskspec.Job
+	// Secret authenticates the launchers; it reaches them in their
+	// containers' credentials, never on a command line or in the
+	// environment, and is never logged.
+	Secret []byte
+	// Host is the name the launchers and clients reach the AM by (the
+	// NodeManager's host).
+	Host string
+	// Listen is the address to bind; "" binds every interface, port 0 (any
+	// free port).
+	Listen string
+	// RegistrationTimeout: once the first cluster task registered, how long
+	// the others have (0: DefaultRendezvousTimeout).
+	RegistrationTimeout time.Duration
+	// Log receives the server's refusals (peer, endpoint and reason only);
+	// nil discards.
+	Log io.Writer
+	// Logf logs the AM's lines; nil discards.
+	Logf func(format string, args ...any)
+}
+
+// TaskRendezvous is the AM's side of the tasks' launchers: a
+// rendezvous.Board for the job served by a rendezvous.Server, plus the
+// status page, on one HTTP listener on the AM's host. It implements
+// Launchers for the loop, turning what the launchers report into machine
+// events.
+type TaskRendezvous struct {
+	appID  string
+	board  *rendezvous.Board
+	ln     net.Listener
+	hs     *http.Server
+	addr   string // advertised host:port
+	logf   func(format string, args ...any)
+	served chan struct{} // closed when Serve returns
+
+	mu    sync.Mutex
+	tails map[string][]string // by task and container: see tailKey
+	page  statusPage
+}
+
+// StartRendezvous listens and serves until Close.
+func StartRendezvous(cfg RendezvousConfig) (*TaskRendezvous, error) {
+	if cfg.Host == "" {
+		return nil, errors.New("appmaster: rendezvous: no host to advertise")
+	}
+	if cfg.Logf == nil {
+		cfg.Logf = func(string, ...any) {}
+	}
+	if cfg.Log == nil {
+		cfg.Log = io.Discard
+	}
+	if cfg.RegistrationTimeout <= 0 {
+		cfg.RegistrationTimeout = DefaultRendezvousTimeout
+	}
+	board, err := rendezvous.NewBoard(rendezvous.BoardConfig{Groups: cfg.Job.Tasks, RegistrationTimeout: cfg.RegistrationTimeout})
+	if err != nil {
+		return nil, fmt.Errorf("appmaster: %w", err)
+	}
+	srv, err := rendezvous.NewServer(cfg.Secret, board, rendezvous.WithLogger(slog.New(slog.NewTextHandler(cfg.Log, nil))))
+	if err != nil {
+		board.Close()
+		return nil, fmt.Errorf("appmaster: %w", err)
+	}
+	listen := cfg.Listen
+	if listen == "" {
+		listen = ":0"
+	}
+	ln, err := net.Listen("tcp", listen)
+	if err != nil {
+		board.Close()
+		return nil, fmt.Errorf("appmaster: rendezvous: %w", err)
+	}
+	r := &TaskRendezvous{
+		appID:  cfg.AppID,
+		board:  board,
+		ln:     ln,
+		addr:   net.JoinHostPort(cfg.Host, strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)),
+		logf:   cfg.Logf,
+		served: make(chan struct{}),
+		tails:  map[string][]string{},
+	}
+	r.page.init(cfg.AppID, cfg.Job)
+	mux := http.NewServeMux()
+	mux.Handle(rendezvous.PathPrefix, srv)
+	mux.HandleFunc(StatusPath, r.page.serveJSON)
+	mux.HandleFunc("/", r.page.serveText)
+	r.hs = &http.Server{
+		Handler:           mux,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		// Long polls are held up to rendezvous.DefaultMaxWait.
+		WriteTimeout:   rendezvous.DefaultMaxWait + 15*time.Second,
+		IdleTimeout:    2 * time.Minute,
+		MaxHeaderBytes: 16 << 10,
+		ErrorLog:       slog.NewLogLogger(slog.NewTextHandler(cfg.Log, nil), slog.LevelWarn),
+	}
+	go func() {
+		defer close(r.served)
+		_ = r.hs.Serve(ln)
+	}()
+	return r, nil
+}
+
+// Address is the rendezvous server's host:port as the launchers reach it
+// (TFYARN_AM_ADDRESS).
+func (r *TaskRendezvous) Address() string { return r.addr }
+
+// Port is the port the server listens on.
+func (r *TaskRendezvous) Port() int { return r.ln.Addr().(*net.TCPAddr).Port }
+
+// TrackingURL is the status page, what the AM registers as its tracking
+// URL.
+func (r *TaskRendezvous) TrackingURL() string { return "http://" + r.addr + "/" }
+
+// Assign implements Launchers.
+func (r *TaskRendezvous) Assign(task taskspec.TaskID, containerID string) {
+	r.board.Assign(task, containerID)
+}
+
+// Stop implements Launchers.
+func (r *TaskRendezvous) Stop(task taskspec.TaskID, reason string) { r.board.Stop(task, reason) }
+
+// StopAll implements Launchers. Launchers still waiting for the cluster
+// spec give up too.
+func (r *TaskRendezvous) StopAll(reason string) {
+	r.board.StopAll(reason)
+	r.board.Fail(errors.New(reason))
+}
+
+// Notify implements Launchers.
+func (r *TaskRendezvous) Notify() <-chan struct{} { return r.board.Notify() }
+
+// Drain implements Launchers: registrations become TaskRegistered, a
+// program's exit the ContainerCompleted of its container (the launcher
+// exits right after, so the task is over; the RM's report of the container
+// comes a heartbeat or two later and is then ignored), a rendezvous that
+// cannot complete RendezvousFailed.
+func (r *TaskRendezvous) Drain() []Event {
+	var out []Event
+	for _, ev := range r.board.Drain() {
+		switch e := ev.(type) {
+		case rendezvous.TaskRegistered:
+			reg := e.Registration
+			r.logf("%s registered at %s (container %s, launcher pid %d)", reg.Task, reg.Addr(), reg.ContainerID, reg.PID)
+			out = append(out, TaskRegistered{Task: reg.Task, Host: reg.Host, Port: reg.Port})
+		case rendezvous.SpecPublished:
+			r.logf("every cluster task registered: the cluster spec is out")
+		case rendezvous.RendezvousFailed:
+			r.logf("rendezvous failed: %v", e.Err)
+			out = append(out, RendezvousFailed{Reason: e.Err.Error()})
+		case rendezvous.TaskExited:
+			rep := e.Report
+			how := "exited with code " + strconv.Itoa(rep.ExitCode)
+			if rep.Stopped {
+				how += " after a stop order"
+			}
+			r.logf("%s's program %s (container %s)", rep.Task, how, rep.ContainerID)
+			r.mu.Lock()
+			r.tails[tailKey(rep.Task, rep.ContainerID)] = rep.StderrTail
+			r.mu.Unlock()
+			if rep.ContainerID != "" {
+				out = append(out, ContainerCompleted{ID: rep.ContainerID, ExitStatus: int32(rep.ExitCode), Diagnostics: "the program " + how})
+			}
+		}
+	}
+	return out
+}
+
+// StderrTail implements Launchers.
+func (r *TaskRendezvous) StderrTail(task taskspec.TaskID, containerID string) []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.tails[tailKey(task, containerID)]
+}
+
+func tailKey(task taskspec.TaskID, containerID string) string {
+	return task.String() + " " + containerID
+}
+
+// Observe is the loop's Observe hook: it updates the status page.
+func (r *TaskRendezvous) Observe(s Snapshot) { r.page.update(s) }
+
+// Close stops serving. A client that has been watching the status page
+// gets up to linger to fetch the final one (the AM process ends right
+// after, and with it the page).
+func (r *TaskRendezvous) Close(linger time.Duration) {
+	r.page.awaitFinalFetch(linger)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	_ = r.hs.Shutdown(ctx)
+	_ = r.hs.Close()
+	<-r.served
+	r.board.Close()
+}

@@ -1,0 +1,63 @@
+package appmaster
+
+import (
+	"strings"
+)
+
+// Bounds of the stderr lines the job's diagnostics quote: enough for a
+// Python traceback's last frame and its exception, not a log dump (the
+// diagnostics land in the RM's state store and every status call).
+const (
+	diagStderrLines   = 3
+	diagStderrLineLen = 240
+	diagStderrTasks   = 3
+)
+
+// withStderr adds to the job's diagnostics the last lines each failed task's
+// program wrote to stderr, as its launcher reported them: "boom" or
+// "ValueError: bad input" says more than "exit code 1".
+func (l *loop) withStderr(diag string, tasks []TaskStatus) string {
+	if l.cfg.Launchers == nil {
+		return diag
+	}
+	var failed []TaskStatus
+	for _, t := range tasks {
+		if t.State == TaskFailed {
+			failed = append(failed, t)
+		}
+	}
+	sortByEnd(failed)
+	var parts []string
+	for _, t := range failed {
+		if len(parts) == diagStderrTasks {
+			break
+		}
+		if tail := StderrSummary(l.cfg.Launchers.StderrTail(t.Task, t.Container.ID)); tail != "" {
+			parts = append(parts, "last stderr of "+t.Task.String()+": "+tail)
+		}
+	}
+	if len(parts) == 0 {
+		return diag
+	}
+	return strings.Join(append([]string{diag}, parts...), "; ")
+}
+
+// StderrSummary is the last few non-blank lines of a stderr tail, trimmed
+// and joined with " | " so the diagnostics stay one line.
+func StderrSummary(tail []string) string {
+	var lines []string
+	for i := len(tail) - 1; i >= 0 && len(lines) < diagStderrLines; i-- {
+		line := strings.TrimSpace(tail[i])
+		if line == "" || strings.HasPrefix(line, "tfyarn task ") {
+			continue
+		}
+		if len(line) > diagStderrLineLen {
+			line = strings.ToValidUTF8(line[:diagStderrLineLen], "") + "…"
+		}
+		lines = append(lines, line)
+	}
+	for i, j := 0, len(lines)-1; i < j; i, j = i+1, j-1 {
+		lines[i], lines[j] = lines[j], lines[i]
+	}
+	return strings.Join(lines, " | ")
+}

@@ -1,0 +1,148 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/tfyarn/tfyarn/appmaster"
+	"github.com/tfyarn/tfyarn/yarnpb/hadoopyarn"
+)
+
+// TaskResult is one task as the AM's status page last showed it: type,
+// index, state, the address it registered (host, port), its container and
+// node, and its exit code once it ended.
+type TaskResult = appmaster.TaskReport
+
+// TaskCounts sums up the tasks: total, allocated, registered, running, ended.
+type TaskCounts = appmaster.TaskCounts
+
+// Task changes an Event reports (Event.TaskChange).
+const (
+	TaskLaunched   = "launched"   // got a container
+	TaskRegistered = "registered" // its launcher registered its address
+	TaskEnded      = "ended"      // its program or container ended
+)
+
+// statusTimeout bounds one fetch of the AM's status page: it is a local
+// JSON document, and a slow answer only means falling back to the report.
+const statusTimeout = 3 * time.Second
+
+// statusWatcher follows the AM's status page (appmaster.StatusPath) at the
+// application report's host and rpc_port, the AM's HTTP port. Everything
+// it learns is extra: when the page cannot be reached, Wait goes on with
+// the application report alone.
+type statusWatcher struct {
+	hc   *http.Client
+	url  string
+	last *appmaster.StatusReport
+}
+
+func newStatusWatcher() *statusWatcher {
+	return &statusWatcher{hc: &http.Client{
+		Timeout: statusTimeout,
+		// The AM is on the cluster's network, not behind the user's proxy.
+		Transport: &http.Transport{Proxy: nil, DialContext: (&net.Dialer{Timeout: statusTimeout}).DialContext},
+	}}
+}
+
+func (w *statusWatcher) close() { w.hc.CloseIdleConnections() }
+
+// locate learns the status page's address from an application report; the
+// AM registers its HTTP port as its RPC port.
+func (w *statusWatcher) locate(r *hadoopyarn.ApplicationReportProto) {
+	host, port := r.GetHost(), r.GetRpcPort()
+	if host == "" || host == "N/A" || port <= 0 {
+		return
+	}
+	w.url = "http://" + net.JoinHostPort(host, strconv.Itoa(int(port))) + appmaster.StatusPath
+}
+
+// poll fetches the page and emits an event per task change. Errors are
+// dropped: the page is a bonus over the report.
+func (w *statusWatcher) poll(ctx context.Context, appID string, onEvent func(Event)) {
+	if w.url == "" || (w.last != nil && w.last.Final) {
+		return
+	}
+	rep, err := w.fetch(ctx)
+	if err != nil || rep.AppID != appID {
+		return
+	}
+	if onEvent != nil {
+		for _, ev := range taskChanges(w.last, rep) {
+			ev.AppID = appID
+			onEvent(ev)
+		}
+	}
+	w.last = rep
+}
+
+func (w *statusWatcher) fetch(ctx context.Context) (*appmaster.StatusReport, error) {
+	ctx, cancel := context.WithTimeout(ctx, statusTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, w.url, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := w.hc.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("client: %s: %s", w.url, resp.Status)
+	}
+	var rep appmaster.StatusReport
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 4<<20)).Decode(&rep); err != nil {
+		return nil, fmt.Errorf("client: %s: %w", w.url, err)
+	}
+	return &rep, nil
+}
+
+// tasks is the last task table seen, nil if none was.
+func (w *statusWatcher) tasks() []TaskResult {
+	if w.last == nil {
+		return nil
+	}
+	return w.last.Tasks
+}
+
+// taskChanges compares two reports task by task, launches first, then
+// registrations, then ends, so a poll that saw several steps tells them in
+// the order they happened.
+func taskChanges(prev, cur *appmaster.StatusReport) []Event {
+	old := map[string]TaskResult{}
+	if prev != nil {
+		for _, t := range prev.Tasks {
+			old[t.Task] = t
+		}
+	}
+	var launched, registered, ended []Event
+	counts := cur.Counts
+	for _, t := range cur.Tasks {
+		t := t
+		p := old[t.Task]
+		if p.Attempt != t.Attempt {
+			p = TaskResult{}
+		}
+		ev := Event{Time: time.Now(), Task: &t, Counts: &counts}
+		if t.ContainerID != "" && p.ContainerID != t.ContainerID {
+			ev.TaskChange = TaskLaunched
+			launched = append(launched, ev)
+		}
+		if t.Host != "" && (p.Host != t.Host || p.Port != t.Port) {
+			ev.TaskChange = TaskRegistered
+			registered = append(registered, ev)
+		}
+		if t.ExitCode != nil && p.ExitCode == nil {
+			ev.TaskChange = TaskEnded
+			ended = append(ended, ev)
+		}
+	}
+	return append(append(launched, registered...), ended...)
+}

@@ -1,0 +1,39 @@
+package main
+
+import (
+	"github.com/tfyarn/tfyarn/executor"
+	"github.com/urfave/cli/v2"
+)
+
+// taskCommand is the launcher of one task, run by YARN in each task
+// container (`./tfyarn task -- COMMAND ARGS...`, see appmaster's
+// TaskLaunchContext). Hidden: users never type it. It exits with the
+// program's exit code (128+N when signal N killed it).
+func taskCommand(e *env) *cli.Command {
+	return &cli.Command{
+		Name:            "task",
+		Usage:           "run one task's program (started by the ApplicationMaster)",
+		ArgsUsage:       "-- COMMAND [ARGS...]",
+		Hidden:          true,
+		SkipFlagParsing: true, // everything is the user's command
+		Action: func(c *cli.Context) error {
+			argv := c.Args().Slice()
+			if len(argv) > 0 && argv[0] == "--" {
+				argv = argv[1:]
+			}
+			if len(argv) == 0 {
+				return usagef("task needs a command after --")
+			}
+			cfg, err := executor.ConfigFromEnv(argv)
+			if err != nil {
+				return &exitCodeError{code: executor.ExitBadConfig, err: err}
+			}
+			cfg.Stdout, cfg.Stderr = e.stdout, e.stderr
+			code, err := executor.Run(c.Context, cfg)
+			if code == 0 && err == nil {
+				return nil
+			}
+			return &exitCodeError{code: code, err: err}
+		},
+	}
+}
