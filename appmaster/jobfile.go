@@ -36,9 +36,9 @@ type JobFile struct {
 	// name in its working directory: the tfyarn binary (BinaryName), which
 	// runs as the task's launcher, and the job's script if any.
 	TaskResources map[string]hdfs.Resource `json:"task_resources,omitempty"`
-	// Success is the rule deciding the job (SuccessChief, SuccessAll);
-	// empty means DefaultSuccess.
-	Success string `json:"success,omitempty"`
+	// Success is the rule deciding the job (taskspec.SuccessChief,
+	// taskspec.SuccessAll); empty means taskspec.DefaultSuccessRule.
+	Success taskspec.SuccessRule `json:"success,omitempty"`
 	// RendezvousTimeout bounds how long the cluster tasks have to
 	// register once the first one has; 0 means DefaultRendezvousTimeout.
 	RendezvousTimeout time.Duration `json:"rendezvous_timeout_ns,omitempty"`

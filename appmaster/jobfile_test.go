@@ -29,7 +29,7 @@ func TestJobFileRoundTripShipsOnlyWhitelistedKeys(t *testing.T) {
 	g, _ := taskspec.ParseSpec(taskspec.Worker, "2x1c")
 	jf := NewJobFile("application_1_0001", "alice", "/user/alice/.tfyarn/application_1_0001", taskspec.Job{Tasks: []taskspec.TaskGroup{g}, Command: "true"}, conf)
 	jf.TaskResources = map[string]hdfs.Resource{BinaryName: {Scheme: "hdfs", Host: "nn", Port: 8020, Path: "/c/tfyarn", Size: 1, Timestamp: 2}}
-	jf.Success = SuccessChief
+	jf.Success = taskspec.SuccessChief
 	jf.RendezvousTimeout = time.Minute
 	data, err := jf.Marshal()
 	require.NoError(t, err)
@@ -47,21 +47,4 @@ func TestJobFileRoundTripShipsOnlyWhitelistedKeys(t *testing.T) {
 	require.NoError(t, err)
 	_, err = ParseJobFile(data)
 	require.ErrorContains(t, err, `unknown success rule "most"`)
-}
-
-func TestPolicyFor(t *testing.T) {
-	workers, _ := taskspec.ParseSpec(taskspec.Worker, "3x1c")
-	chief, _ := taskspec.ParseSpec(taskspec.Chief, "1c")
-	ps, _ := taskspec.ParseSpec(taskspec.PS, "1c")
-	plain := taskspec.Job{Tasks: []taskspec.TaskGroup{workers}, Command: "sh"}
-	require.Equal(t, SuccessAll, DefaultSuccess(plain))
-	require.Equal(t, SuccessChief, DefaultSuccess(taskspec.Job{Tasks: []taskspec.TaskGroup{workers}, Script: "train.py"}))
-	require.Equal(t, SuccessChief, DefaultSuccess(taskspec.Job{Tasks: []taskspec.TaskGroup{chief, workers}, Command: "sh"}))
-	require.Equal(t, SuccessChief, DefaultSuccess(taskspec.Job{Tasks: []taskspec.TaskGroup{workers, ps}, Command: "sh"}))
-	p, err := PolicyFor("", plain)
-	require.NoError(t, err)
-	require.Equal(t, AllSucceed{}, p)
-	p, err = PolicyFor(SuccessChief, plain)
-	require.NoError(t, err)
-	require.Equal(t, TensorFlowPolicy{StopTimeout: TFStopTimeout}, p)
 }

@@ -44,11 +44,11 @@ type Job struct {
 	// executable.
 	Binary string
 
-	// Success is the rule deciding the job: appmaster.SuccessChief
+	// Success is the rule deciding the job: taskspec.SuccessChief
 	// (TensorFlow's: chief:0, else worker:0, decides) or
-	// appmaster.SuccessAll (every task must exit 0); empty means
-	// appmaster.DefaultSuccess.
-	Success string
+	// taskspec.SuccessAll (every task must exit 0); empty means
+	// taskspec.DefaultSuccessRule.
+	Success taskspec.SuccessRule
 	// Python runs Script in the task containers (DefaultPython): a name on
 	// the containers' PATH or an absolute path on the nodes.
 	Python string
@@ -93,7 +93,7 @@ func (j Job) withDefaults() Job {
 		j.Python = DefaultPython
 	}
 	if j.Success == "" {
-		j.Success = appmaster.DefaultSuccess(j.Job)
+		j.Success = taskspec.DefaultSuccessRule(j.Job)
 	}
 	return j
 }

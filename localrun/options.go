@@ -4,6 +4,8 @@ import (
 	"io"
 	"os"
 	"time"
+
+	"github.com/tfyarn/tfyarn/taskspec"
 )
 
 // Options tune a local run. The zero value is ready to use.
@@ -26,9 +28,10 @@ type Options struct {
 	// first has registered (default 2 minutes: importing TensorFlow takes
 	// seconds per process and local tasks share the CPUs).
 	RegistrationTimeout time.Duration
-	// Success is the success rule, SuccessChief or SuccessAll; "" picks
-	// DefaultSuccess(job), as the ApplicationMaster does.
-	Success string
+	// Success is the success rule, taskspec.SuccessChief or
+	// taskspec.SuccessAll; "" picks taskspec.DefaultSuccessRule(job), as the
+	// ApplicationMaster does.
+	Success taskspec.SuccessRule
 	// StopGrace is how long a stopped program has between SIGTERM and
 	// SIGKILL (default 10 s).
 	StopGrace time.Duration

@@ -40,7 +40,11 @@ type TaskResult struct {
 	// LauncherError explains a task whose program never ran or whose
 	// launcher failed (rendezvous, port reservation).
 	LauncherError string
-	Ended         time.Duration // since the start of the run
+	// Failure is one line saying why a task failed on its own (its name,
+	// exit code and last stderr line); empty when it succeeded or was
+	// stopped.
+	Failure string
+	Ended   time.Duration // since the start of the run
 }
 
 // Task returns one task's result.

@@ -53,42 +53,18 @@ type Verdict struct {
 	Stop        []taskspec.TaskID
 }
 
-// The success rules, named as `tfyarn run --success` names them.
-const (
-	// SuccessChief is TensorFlow's rule: see Judge.
-	SuccessChief = "chief"
-	// SuccessAll is the rule of generic commands: see JudgeAll.
-	SuccessAll = "all"
-)
-
-// DefaultSuccess is the rule of a job that names none, the same choice the
-// ApplicationMaster makes (appmaster.DefaultSuccess): TensorFlow's when the
-// job looks like a TensorFlow job (a chief, ps or evaluator group, or a
-// Python script), else every task must succeed.
-func DefaultSuccess(job taskspec.Job) string {
-	if job.Script != "" {
-		return SuccessChief
+// ruleFor returns the judge of a success rule ("" = the job's
+// taskspec.DefaultSuccessRule, the same choice the ApplicationMaster makes):
+// Judge for taskspec.SuccessChief, JudgeAll for taskspec.SuccessAll.
+func ruleFor(rule taskspec.SuccessRule, job taskspec.Job) (func([]TaskState) Verdict, error) {
+	rule, err := taskspec.SuccessRuleOf(rule, job)
+	if err != nil {
+		return nil, fmt.Errorf("localrun: %w", err)
 	}
-	for _, t := range []taskspec.TaskType{taskspec.Chief, taskspec.PS, taskspec.Evaluator} {
-		if _, ok := job.Group(t); ok {
-			return SuccessChief
-		}
-	}
-	return SuccessAll
-}
-
-// ruleFor returns the judge of a success rule ("" = DefaultSuccess).
-func ruleFor(rule string, job taskspec.Job) (func([]TaskState) Verdict, error) {
-	if rule == "" {
-		rule = DefaultSuccess(job)
-	}
-	switch rule {
-	case SuccessChief:
-		return Judge, nil
-	case SuccessAll:
+	if rule == taskspec.SuccessAll {
 		return JudgeAll, nil
 	}
-	return nil, fmt.Errorf("localrun: unknown success rule %q; expected %s or %s", rule, SuccessChief, SuccessAll)
+	return Judge, nil
 }
 
 // Decider is the task whose exit decides the job: the chief, else worker:0.

@@ -87,12 +87,32 @@ func TestJudgeAll(t *testing.T) {
 	require.Equal(t, Verdict{Outcome: Failed, Diagnostics: "worker:1 failed", Stop: []taskspec.TaskID{w0}}, v)
 }
 
-func TestDefaultSuccessFollowsTheJobsShape(t *testing.T) {
+func TestRuleForFollowsTheJobsShape(t *testing.T) {
+	// The judge's identity is not comparable: tell them apart by a verdict
+	// on which they differ (worker:0 done, worker:1 still running).
+	decidesEarly := func(judge func([]TaskState) Verdict) bool {
+		return judge([]TaskState{exited(id(taskspec.Worker, 0), 0, 1), running(id(taskspec.Worker, 1))}).Outcome != Undecided
+	}
 	workers := taskspec.Job{Tasks: []taskspec.TaskGroup{group(taskspec.Worker, 2)}, Command: "sh"}
-	require.Equal(t, SuccessAll, DefaultSuccess(workers))
 	withPS := workers
 	withPS.Tasks = append(withPS.Tasks, group(taskspec.PS, 1))
-	require.Equal(t, SuccessChief, DefaultSuccess(withPS))
 	script := taskspec.Job{Tasks: workers.Tasks, Script: "train.py"}
-	require.Equal(t, SuccessChief, DefaultSuccess(script))
+	for _, c := range []struct {
+		name string
+		rule taskspec.SuccessRule
+		job  taskspec.Job
+		tf   bool
+	}{
+		{"plain workers default to all", "", workers, false},
+		{"ps makes a TensorFlow job", "", withPS, true},
+		{"a script is a TensorFlow job", "", script, true},
+		{"explicit chief", taskspec.SuccessChief, workers, true},
+		{"explicit all", taskspec.SuccessAll, script, false},
+	} {
+		judge, err := ruleFor(c.rule, c.job)
+		require.NoError(t, err, c.name)
+		require.Equal(t, c.tf, decidesEarly(judge), c.name)
+	}
+	_, err := ruleFor("most", workers)
+	require.EqualError(t, err, `localrun: unknown success rule "most"; expected chief or all`)
 }

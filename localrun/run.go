@@ -168,8 +168,12 @@ func (r *runner) record(e ended) {
 	if e.err != nil {
 		res.LauncherError = e.err.Error()
 	}
+	failure := describeFailure(res)
+	t.state = TaskState{Task: t.id, Ended: true, ExitCode: e.code, Stopped: res.Stopped, EndOrder: r.endOrder, Failure: failure}
+	if t.state.Failed() {
+		res.Failure, _, _ = strings.Cut(failure, "\n")
+	}
 	r.results[t.id] = res
-	t.state = TaskState{Task: t.id, Ended: true, ExitCode: e.code, Stopped: res.Stopped, EndOrder: r.endOrder, Failure: describeFailure(res)}
 }
 
 // describeFailure is the diagnostics entry of a failed task: a first line

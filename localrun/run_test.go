@@ -16,9 +16,16 @@ import (
 )
 
 func TestEveryTaskGetsTheFullTFConfig(t *testing.T) {
+	// The chief, which decides, waits until both workers have printed:
+	// otherwise they may be stopped before they do.
+	dir := t.TempDir()
+	script := `echo "TF_CONFIG=$TF_CONFIG"; echo "task $TFYARN_TASK" >&2; touch "$DIR/$TFYARN_TASK"
+	if [ "$TFYARN_TASK" = chief:0 ]; then
+		for i in $(seq 200); do [ -e "$DIR/worker:0" ] && [ -e "$DIR/worker:1" ] && break; sleep 0.05; done
+	fi`
 	res, out := runLocal(t, context.Background(),
-		shJob(`echo "TF_CONFIG=$TF_CONFIG"; echo "task $TFYARN_TASK" >&2`, group(taskspec.Chief, 1), group(taskspec.Worker, 2)),
-		Options{})
+		shJob(script, group(taskspec.Chief, 1), group(taskspec.Worker, 2)),
+		Options{Env: append(os.Environ(), "DIR="+dir)})
 	require.Equal(t, StatusSucceeded, res.Status)
 	require.True(t, strings.HasPrefix(res.Diagnostics, "chief:0 succeeded"), res.Diagnostics)
 	require.Len(t, res.Tasks, 3)
@@ -77,20 +84,26 @@ func TestWorkerFailureFailsTheJob(t *testing.T) {
 	require.Equal(t, 3, w1.ExitCode)
 	require.False(t, w1.Stopped)
 	require.Equal(t, []string{"Traceback (most recent call last):", "ValueError: boom"}, w1.StderrTail)
-	require.True(t, taskResult(t, res, id(taskspec.Chief, 0)).Stopped, "the chief is stopped once the job failed")
+	require.Equal(t, "worker:1 exited with code 3: ValueError: boom", w1.Failure, "one line")
+	chief := taskResult(t, res, id(taskspec.Chief, 0))
+	require.True(t, chief.Stopped, "the chief is stopped once the job failed")
+	require.Empty(t, chief.Failure, "a stopped task did not fail")
 }
 
 func TestWithoutChiefWorker0DecidesAndPlaceholdersAreFilled(t *testing.T) {
 	// TF1 between-graph style (TFMesos/Marathon): no chief, ps never ends.
-	script := `echo "args $*"
+	// worker:0, which decides, waits until the ps has printed its
+	// arguments: otherwise the ps may be stopped before it does.
+	dir := t.TempDir()
+	script := `echo "args $*"; touch "$DIR/$TFYARN_TASK"
 	case $TFYARN_TASK in
-	worker:0) exit 0 ;;
+	worker:0) for i in $(seq 200); do [ -e "$DIR/ps:0" ] && break; sleep 0.05; done; exit 0 ;;
 	worker:1) sleep 30; exit 0 ;;
 	*) exec sleep 60 ;;
 	esac`
 	job := shJob(script, group(taskspec.Worker, 2), group(taskspec.PS, 1))
 	job.Args = append(job.Args, "sh", "--ps_hosts={ps_hosts}", "--worker_hosts={worker_hosts}", "--job_name={job_name}", "--task_index={task_index}")
-	res, out := runLocal(t, context.Background(), job, Options{})
+	res, out := runLocal(t, context.Background(), job, Options{Env: append(os.Environ(), "DIR="+dir)})
 	require.Equal(t, StatusSucceeded, res.Status)
 	require.Equal(t, "worker:0 succeeded; stopped worker:1, ps:0 after it", res.Diagnostics)
 	ps := taskResult(t, res, id(taskspec.PS, 0))

@@ -32,19 +32,21 @@ func runCommand(e *env) *cli.Command {
 		&cli.GenericFlag{Name: "setenv", Value: &multiValue{}, Usage: "`KEY=VALUE` in every task's environment (repeatable)"},
 		&cli.GenericFlag{Name: "node-label", Value: &multiValue{}, Usage: "YARN node label for every task, or `[TYPE=]LABEL` for one task type (repeatable)"},
 		&cli.StringFlag{Name: "success", Usage: "what decides the job: `chief` (TensorFlow: chief:0, or worker:0 without a chief; the default with --chief, --ps, --evaluator or a script) or all (every task must exit 0; the default otherwise)"},
-		&cli.StringFlag{Name: "python", Value: client.DefaultPython, Usage: "Python interpreter that runs SCRIPT.py in the containers (on their PATH, or an absolute path on the nodes)"},
-		&cli.DurationFlag{Name: "rendezvous-timeout", Value: appmaster.DefaultRendezvousTimeout, Usage: "how long the chief, worker and ps tasks have to register once the first one has"},
+		&cli.StringFlag{Name: "python", Value: client.DefaultPython, Usage: "Python interpreter that runs SCRIPT.py in the containers (on their PATH, or an absolute path on the nodes; with --local, on this machine)"},
+		&cli.DurationFlag{Name: "rendezvous-timeout", Value: appmaster.DefaultRendezvousTimeout, Usage: "how long the chief, worker and ps tasks have to register once the first one has (with --local: 2m unless given)"},
+		&cli.BoolFlag{Name: "local", Usage: "run every task as a process on this machine instead of in YARN containers (no cluster needed)"},
 		outputFlag(),
 	)
 	return &cli.Command{
 		Name:      "run",
-		Usage:     "run a command in YARN containers and wait for it",
+		Usage:     "run a command in YARN containers (or locally with --local) and wait for it",
 		ArgsUsage: "SCRIPT.py [-- ARGS...] | -- COMMAND [ARGS...]",
 		UsageText: "tfyarn run --worker SPEC [--chief SPEC] [--ps SPEC] [--evaluator SPEC] [options] SCRIPT.py [-- ARGS...]\n" +
 			"   tfyarn run --worker SPEC [--chief SPEC] [--ps SPEC] [--evaluator SPEC] [options] -- COMMAND [ARGS...]\n\n" +
 			"   tfyarn run --chief 1c,2g --worker 2x1c,2g train.py -- --epochs 3\n" +
 			"   tfyarn run --worker 3x1c,256m -- sh -c 'echo hello from $TFYARN_TASK'\n" +
-			"   tfyarn run --worker 2x2c,1g --queue ml-gpu --output json -- ./train.sh",
+			"   tfyarn run --worker 2x2c,1g --queue ml-gpu --output json -- ./train.sh\n" +
+			"   tfyarn run --local --chief 1c --worker 2x1c --python ./venv/bin/python train.py -- --epochs 1",
 		Description: taskspec.SpecHelp + "\n\n" +
 			"A first argument ending in .py is a script: it is shipped with the job and run by --python in\n" +
 			"every task. Anything else is a command run as is.\n" +
@@ -56,6 +58,11 @@ func runCommand(e *env) *cli.Command {
 			"--success chief: the job's outcome is chief:0's (worker:0's without a chief); once it succeeded,\n" +
 			"the ps, evaluator and remaining workers are stopped; a failed chief, worker or ps fails the job.\n" +
 			"--success all: the job succeeds when every task exits 0 and fails as soon as one fails.\n" +
+			"--local runs every task as a process on this machine, with the same rendezvous, TF_CONFIG,\n" +
+			"success rule, exit codes and JSON (app_id \"local\"), and contacts no cluster (no\n" +
+			"HADOOP_CONF_DIR needed); each task's output lines are prefixed with its name, e.g. [worker:1].\n" +
+			"It ignores, with a note, the YARN-only flags --queue, --name, --tag, --am-memory, --am-vcores,\n" +
+			"--node-label and the global --conf-dir and --timeout.\n" +
 			"Exit codes: 0 succeeded, 1 failed or killed, 2 usage, validation or cluster error.\n" +
 			"JSON (--output json): {app_id, final_status, state, diagnostics, tracking_url, uploaded_bytes,\n" +
 			"tasks: [{task, type, index, state, host, port, container_id, node, exit_code}]}.",
@@ -73,6 +80,9 @@ func runAction(c *cli.Context, e *env) error {
 	job, err := runJob(c)
 	if err != nil {
 		return err
+	}
+	if c.Bool("local") {
+		return runLocalAction(c, e, job, out)
 	}
 	conf, err := e.loadConf()
 	if err != nil {
@@ -139,7 +149,6 @@ func runJob(c *cli.Context) (client.Job, error) {
 	} else {
 		job.Command, job.Args = argv[0], argv[1:]
 	}
-	job.Success = c.String("success")
 	job.Python = c.String("python")
 	job.RendezvousTimeout = c.Duration("rendezvous-timeout")
 	if job.RendezvousTimeout <= 0 {
@@ -168,8 +177,12 @@ func runJob(c *cli.Context) (client.Job, error) {
 	if err := applyNodeLabels(&job, c.Generic("node-label").(*multiValue).values); err != nil {
 		return client.Job{}, err
 	}
-	if rule := job.Success; rule != "" && rule != appmaster.SuccessChief && rule != appmaster.SuccessAll {
-		return client.Job{}, usagef("--success %q: expected %s or %s", rule, appmaster.SuccessChief, appmaster.SuccessAll)
+	if s := c.String("success"); s != "" {
+		rule, err := taskspec.ParseSuccessRule(s)
+		if err != nil {
+			return client.Job{}, usagef("--success: %v", err)
+		}
+		job.Success = rule
 	}
 	job.Tags = c.Generic("tag").(*multiValue).values
 	mem, err := parseMiB(c.String("am-memory"))

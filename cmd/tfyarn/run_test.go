@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/tfyarn/tfyarn/client"
+	"github.com/tfyarn/tfyarn/taskspec"
 	"github.com/urfave/cli/v2"
 )
 
@@ -20,7 +21,7 @@ func TestRunUsageErrors(t *testing.T) {
 	}{
 		{[]string{"run", "--worker", "3x1q", "--", "true"}, `worker spec "3x1q": bad vcores "1q"; expected <N>c, e.g. 4c`},
 		{[]string{"run", "--worker", "1c"}, "run needs a script or a command after --"},
-		{[]string{"run", "--worker", "1c", "--success", "most", "--", "true"}, `--success "most": expected chief or all`},
+		{[]string{"run", "--worker", "1c", "--success", "most", "--", "true"}, `--success: unknown success rule "most"; expected chief or all`},
 		{[]string{"run", "--worker", "1c", "--node-label", "ps=gpu", "--", "true"}, `--node-label "ps=gpu": the job has no ps tasks`},
 		{[]string{"run", "--worker", "1c", "--node-label", "boss=gpu", "--", "true"}, `unknown task type "boss"`},
 		{[]string{"run", "--worker", "1c", "no-such-script.py"}, "script no-such-script.py: no such file or directory"},
@@ -46,6 +47,7 @@ func TestRunHelpShowsTheSpecGrammar(t *testing.T) {
 	require.Equal(t, exitOK, code)
 	require.Contains(t, stdout, "[N x] <vcores>c [, <mem>g|<mem>m] [, <k>gpu]")
 	require.Contains(t, stdout, "--setenv")
+	require.Contains(t, stdout, "tfyarn run --local ", "an example of --local")
 	stdout, _, _ = runCLI(t, "--help")
 	require.NotContains(t, stdout, " am ", "the AM command is hidden")
 }
@@ -82,7 +84,7 @@ func TestRunJobForms(t *testing.T) {
 			require.Equal(t, "/opt/py/bin/python", j.Python)
 		}},
 		{[]string{"--worker", "2x1c", "--ps", "1c", "--success", "all", "--node-label", "gpu", "--node-label", "ps=cpu", "--", "true"}, func(t *testing.T, j client.Job) {
-			require.Equal(t, "all", j.Success)
+			require.Equal(t, taskspec.SuccessAll, j.Success)
 			require.Equal(t, "gpu", j.NodeLabel)
 			g, _ := j.Group("ps")
 			require.Equal(t, "cpu", g.NodeLabel)
