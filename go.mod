@@ -5,9 +5,11 @@ go 1.23
 require (
 	github.com/colinmarc/hdfs/v2 v2.4.0
 	github.com/jcmturner/gokrb5/v8 v8.4.4
+	github.com/klauspost/pgzip v1.2.6
 	github.com/stretchr/testify v1.12.1
 	github.com/urfave/cli/v2 v2.27.7
 	golang.org/x/sys v0.30.0
+	golang.org/x/term v0.29.0
 	google.golang.org/protobuf v1.36.12
 )
 
@@ -19,6 +21,7 @@ require (
 	github.com/jcmturner/gofork v1.7.6 // indirect
 	github.com/jcmturner/goidentity/v6 v6.0.1 // indirect
 	github.com/jcmturner/rpc/v2 v2.0.3 // indirect
+	github.com/klauspost/compress v1.17.11 // indirect
 	github.com/russross/blackfriday/v2 v2.1.0 // indirect
 	github.com/xrash/smetrics v0.0.0-20240521201337-686a1a2994c1 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect

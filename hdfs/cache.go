@@ -21,16 +21,27 @@ import (
 // overwriting, so readers never see a partial file and a cached file never
 // changes once described; when a concurrent uploader wins that rename, its file
 // is used and ours dropped (uploadedBytes then still counts what we sent).
+// A write that fails mid-stream (a broken DataNode pipeline) is retried under
+// a fresh temporary name, DefaultUploadAttempts in all; uploadedBytes counts
+// the attempt that succeeded.
 func (fs *FS) UploadCached(ctx context.Context, localPath, name string) (r Resource, uploadedBytes int64, err error) {
+	return fs.UploadCachedOptions(ctx, localPath, name, UploadOptions{})
+}
+
+// UploadCachedOptions is UploadCached with a progress callback and retry tuning.
+func (fs *FS) UploadCachedOptions(ctx context.Context, localPath, name string, opts UploadOptions) (r Resource, uploadedBytes int64, err error) {
 	if err := checkName(name); err != nil {
 		return Resource{}, 0, pathErr("upload", localPath, err)
 	}
-	digest, size, err := FileDigest(ctx, localPath)
+	digest, size, err := opts.knownDigest(localPath)
+	if err == nil && digest == "" {
+		digest, size, err = FileDigest(ctx, localPath)
+	}
 	if err != nil {
 		return Resource{}, 0, pathErr("upload", localPath, err)
 	}
 	open := func() (io.ReadCloser, error) { return os.Open(localPath) }
-	return fs.uploadCached(ctx, digest, size, name, open)
+	return fs.uploadCached(ctx, digest, size, name, open, opts)
 }
 
 // UploadCachedBytes is UploadCached for small generated content.
@@ -43,11 +54,11 @@ func (fs *FS) UploadCachedBytes(ctx context.Context, data []byte, name string) (
 		return Resource{}, 0, pathErr("upload", name, err)
 	}
 	open := func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil }
-	return fs.uploadCached(ctx, digest, size, name, open)
+	return fs.uploadCached(ctx, digest, size, name, open, UploadOptions{})
 }
 
 func (fs *FS) uploadCached(ctx context.Context, digest string, size int64, name string,
-	open func() (io.ReadCloser, error)) (Resource, int64, error) {
+	open func() (io.ReadCloser, error), opts UploadOptions) (Resource, int64, error) {
 	dir := path.Join(CacheDir(fs.user), digest)
 	final := path.Join(dir, name)
 
@@ -55,18 +66,7 @@ func (fs *FS) uploadCached(ctx context.Context, digest string, size int64, name 
 		return r, 0, err
 	}
 
-	tmpName, err := tempName(name)
-	if err != nil {
-		return Resource{}, 0, pathErr("upload", final, err)
-	}
-	tmp := path.Join(dir, tmpName)
-	src, err := open()
-	if err != nil {
-		return Resource{}, 0, pathErr("upload", final, err)
-	}
-	defer src.Close()
-
-	w, err := fs.writeCacheTemp(ctx, dir, tmp, src)
+	tmp, w, err := writeTempRetrying(ctx, dir, name, size, open, opts, fs.writeCacheTemp, fs.bestEffortRemove)
 	if err != nil {
 		return Resource{}, 0, pathErr("upload", final, err)
 	}

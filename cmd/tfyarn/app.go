@@ -78,6 +78,7 @@ func newApp(e *env) *cli.App {
 			statusCommand(e),
 			killCommand(e),
 			clusterCommand(e),
+			packCommand(e), cacheCommand(e),
 		},
 		// No os.Exit inside the library: run maps errors to exit codes.
 		ExitErrHandler: func(*cli.Context, error) {},

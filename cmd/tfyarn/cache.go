@@ -1,0 +1,229 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/tfyarn/tfyarn/hdfs"
+	"github.com/tfyarn/tfyarn/internal/cliout"
+	"github.com/tfyarn/tfyarn/internal/progressbar"
+	"github.com/tfyarn/tfyarn/ipc"
+)
+
+func cacheCommand(e *env) *cli.Command {
+	return &cli.Command{
+		Name:  "cache",
+		Usage: "list or clean your content-addressed HDFS cache (/user/<you>/.tfyarn/cache)",
+		UsageText: "tfyarn cache list [--output table|json]\n" +
+			"   tfyarn cache clean --older-than 30d [--dry-run] [--output table|json]",
+		Subcommands: []*cli.Command{cacheListCommand(e), cacheCleanCommand(e)},
+		Action: func(c *cli.Context) error {
+			if c.NArg() > 0 {
+				return usagef("unknown cache command %q: expected list or clean", c.Args().First())
+			}
+			return usagef("cache needs a command: list or clean; see 'tfyarn cache --help'")
+		},
+	}
+}
+
+func cacheListCommand(e *env) *cli.Command {
+	return &cli.Command{
+		Name:         "list",
+		Usage:        "list cached files with their size, upload time and last use",
+		UsageText:    "tfyarn cache list [--output table|json]",
+		Flags:        []cli.Flag{outputFlag()},
+		OnUsageError: onUsageError,
+		Action: func(c *cli.Context) error {
+			args, err := positional(c)
+			if err != nil {
+				return err
+			}
+			if len(args) > 0 {
+				return usagef("cache list takes no arguments, got %q", args[0])
+			}
+			format, err := outputFormat(c)
+			if err != nil {
+				return err
+			}
+			fs, err := e.cacheFS(c.Context)
+			if err != nil {
+				return err
+			}
+			defer fs.Close()
+			entries, err := fs.ListCache(c.Context)
+			if err != nil {
+				return err
+			}
+			return printCache(e, format, cacheView(entries, false, false))
+		},
+	}
+}
+
+func cacheCleanCommand(e *env) *cli.Command {
+	return &cli.Command{
+		Name:  "clean",
+		Usage: "remove cached files not used for a while (and abandoned partial uploads)",
+		UsageText: "tfyarn cache clean --older-than AGE [--dry-run] [--output table|json]\n\n" +
+			"   tfyarn cache clean --older-than 30d --dry-run\n" +
+			"   tfyarn cache clean --older-than 12h",
+		Description: "AGE is a number of days (30d) or a Go duration (12h, 90m). A file's age counts from its\n" +
+			"last use: the later of its upload and the NameNode's last read (access times are coarse,\n" +
+			"1 h by default). Removing a file an application is still localizing fails that application:\n" +
+			"keep AGE well beyond your jobs' run time.",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "older-than", Usage: "remove files last used longer ago than this (30d, 12h)"},
+			&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "only list what would be removed"},
+			outputFlag(),
+		},
+		OnUsageError: onUsageError,
+		Action: func(c *cli.Context) error {
+			args, err := positional(c)
+			if err != nil {
+				return err
+			}
+			if len(args) > 0 {
+				return usagef("cache clean takes no arguments, got %q", args[0])
+			}
+			format, err := outputFormat(c)
+			if err != nil {
+				return err
+			}
+			if !c.IsSet("older-than") {
+				return usagef("cache clean needs --older-than (e.g. --older-than 30d)")
+			}
+			age, err := parseCacheAge(c.String("older-than"))
+			if err != nil {
+				return err
+			}
+			fs, err := e.cacheFS(c.Context)
+			if err != nil {
+				return err
+			}
+			defer fs.Close()
+			dry := c.Bool("dry-run")
+			var entries []hdfs.CacheEntry
+			if dry {
+				all, err := fs.ListCache(c.Context)
+				if err != nil {
+					return err
+				}
+				cutoff := time.Now().Add(-age)
+				for _, en := range all {
+					if en.LastUsed().Before(cutoff) {
+						entries = append(entries, en)
+					}
+				}
+			} else {
+				entries, err = fs.CleanCache(c.Context, age)
+				if err != nil {
+					return err
+				}
+			}
+			return printCache(e, format, cacheView(entries, true, dry))
+		},
+	}
+}
+
+// parseCacheAge reads "30d" (days, which Go durations lack) or a Go duration.
+func parseCacheAge(s string) (time.Duration, error) {
+	bad := usagef("--older-than %q: expected days like 30d or a duration like 12h", s)
+	if n, ok := strings.CutSuffix(s, "d"); ok {
+		days, err := strconv.ParseFloat(n, 64)
+		if err != nil || days < 0 || days > 100*365 {
+			return 0, bad
+		}
+		return time.Duration(days * float64(24*time.Hour)), nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 {
+		return 0, bad
+	}
+	return d, nil
+}
+
+// cacheFS connects to the default filesystem as the Hadoop user
+// (HADOOP_USER_NAME, else the OS user), bounded by --timeout.
+func (e *env) cacheFS(parent context.Context) (*hdfs.FS, error) {
+	conf, err := e.loadConf()
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := e.rpcContext(parent)
+	defer cancel()
+	return hdfs.ConnectOptions(ctx, conf, hdfs.Options{User: ipc.DefaultUser(), ConnectTimeout: e.timeout})
+}
+
+type cacheEntryView struct {
+	Digest   string `json:"digest"`
+	Name     string `json:"name"`
+	Path     string `json:"path"`
+	Size     int64  `json:"size"`
+	Uploaded string `json:"uploaded"`
+	LastUsed string `json:"last_used"`
+}
+
+type cacheListing struct {
+	Entries []cacheEntryView `json:"entries"`
+	Files   int              `json:"files"`
+	Bytes   int64            `json:"bytes"`
+	// For clean: Removed is true when the files are gone, false on --dry-run.
+	Clean   bool  `json:"-"`
+	Removed *bool `json:"removed,omitempty"`
+}
+
+func cacheView(entries []hdfs.CacheEntry, clean, dry bool) cacheListing {
+	l := cacheListing{Entries: []cacheEntryView{}, Clean: clean}
+	if clean {
+		removed := !dry
+		l.Removed = &removed
+	}
+	for _, en := range entries {
+		l.Entries = append(l.Entries, cacheEntryView{
+			Digest:   en.Digest,
+			Name:     en.Name,
+			Path:     en.Path,
+			Size:     en.Size,
+			Uploaded: en.ModTime.UTC().Format(time.RFC3339),
+			LastUsed: en.LastUsed().UTC().Format(time.RFC3339),
+		})
+		l.Files++
+		l.Bytes += en.Size
+	}
+	return l
+}
+
+func printCache(e *env, format string, l cacheListing) error {
+	if format == outputJSON {
+		return cliout.JSON(e.stdout, l)
+	}
+	if len(l.Entries) > 0 {
+		t := cliout.NewTable("DIGEST", "NAME", "SIZE", "UPLOADED", "LAST-USED")
+		for _, v := range l.Entries {
+			t.Row(v.Digest[:12], v.Name, progressbar.Bytes(v.Size), v.Uploaded, v.LastUsed)
+		}
+		if _, err := t.WriteTo(e.stdout); err != nil {
+			return err
+		}
+	}
+	verb := "cached"
+	switch {
+	case l.Clean && *l.Removed:
+		verb = "removed"
+	case l.Clean:
+		verb = "would remove"
+	}
+	_, err := fmt.Fprintf(e.stdout, "%s %d %s, %s\n", verb, l.Files, cacheNoun(l.Files, "file", "files"), progressbar.Bytes(l.Bytes))
+	return err
+}
+
+func cacheNoun(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}

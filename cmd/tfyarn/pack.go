@@ -1,0 +1,130 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/tfyarn/tfyarn/envpack"
+	"github.com/tfyarn/tfyarn/internal/cliout"
+	"github.com/tfyarn/tfyarn/internal/progressbar"
+)
+
+func packCommand(e *env) *cli.Command {
+	return &cli.Command{
+		Name:  "pack",
+		Usage: "pack a venv or conda env into a relocatable, reproducible .tar.gz",
+		UsageText: "tfyarn pack DIR [-o env.tar.gz] [--level N] [--output table|json]\n\n" +
+			"   tfyarn pack ./venv -o env.tar.gz\n" +
+			"   tfyarn pack /opt/conda/envs/tf --output json | jq -r .sha256",
+		Description: "The same environment always gives the same bytes (so the HDFS cache, keyed by sha256,\n" +
+			"uploads it once). Scripts in bin/ get relative shebangs; __pycache__ and *.pyc are left out.\n" +
+			"A venv links to its base interpreter: every node needs that interpreter at the same path\n" +
+			"(tasks check it and say so). A conda env carries its own interpreter.",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Value: "env.tar.gz", Usage: "archive to write (replaced atomically)"},
+			&cli.IntFlag{Name: "level", Value: envpack.DefaultLevel, Usage: "gzip level, 1 (fastest) to 9 (smallest)"},
+			// No -o alias here: -o is the archive, as in tar and the design's examples.
+			&cli.StringFlag{Name: "output", Value: outputTable, Usage: "table or json"},
+		},
+		OnUsageError: onUsageError,
+		Action: func(c *cli.Context) error {
+			args, err := positional(c)
+			if err != nil {
+				return err
+			}
+			if len(args) != 1 {
+				return usagef("pack needs exactly one environment directory; see 'tfyarn pack --help'")
+			}
+			format, err := outputFormat(c)
+			if err != nil {
+				return err
+			}
+			out := c.String("out")
+			if out == outputJSON || out == outputTable {
+				return usagef("-o %s names the archive to write; for the report format use --output %s", out, out)
+			}
+			if l := c.Int("level"); l < 1 || l > 9 {
+				return usagef("--level %d: expected 1 to 9", l)
+			}
+			start := time.Now()
+			m, err := packTo(c, args[0], out)
+			if err != nil {
+				return err
+			}
+			abs, _ := filepath.Abs(args[0])
+			return printPack(e, format, abs, out, m, time.Since(start))
+		},
+	}
+}
+
+// packTo writes the archive aside and renames it into place, so a failed or
+// interrupted pack never leaves a truncated archive under the wanted name.
+func packTo(c *cli.Context, dir, out string) (envpack.Manifest, error) {
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return envpack.Manifest{}, usagef("%s is not a directory: expected a venv (pyvenv.cfg) or a conda env (conda-meta/)", dir)
+	}
+	// An archive written inside the tree being packed would pack itself.
+	absDir, err1 := filepath.Abs(dir)
+	absOut, err2 := filepath.Abs(out)
+	if err1 == nil && err2 == nil && strings.HasPrefix(absOut, absDir+string(filepath.Separator)) {
+		return envpack.Manifest{}, usagef("-o %s is inside the environment being packed; write the archive elsewhere", out)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(out), "."+filepath.Base(out)+".*.tmp")
+	if err != nil {
+		return envpack.Manifest{}, err
+	}
+	defer os.Remove(tmp.Name()) // no-op after the rename
+	m, err := envpack.Pack(c.Context, dir, tmp, envpack.Options{Level: c.Int("level")})
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(tmp.Name(), 0o644)
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), out)
+	}
+	return m, err
+}
+
+func printPack(e *env, format, dir, out string, m envpack.Manifest, took time.Duration) error {
+	if format == outputJSON {
+		return cliout.JSON(e.stdout, struct {
+			Archive string `json:"archive"`
+			envpack.Manifest
+			Seconds float64 `json:"seconds"`
+		}{out, m, took.Round(time.Millisecond).Seconds()})
+	}
+	var kv cliout.KeyValues
+	py := ""
+	if m.PythonVersion != "" {
+		py = " (Python " + m.PythonVersion + ")"
+	}
+	kv.Add("Environment", fmt.Sprintf("%s %s%s", m.Kind, dir, py))
+	kv.Add("Archive", fmt.Sprintf("%s, %s from %s in %d files, %d symlinks, %d dirs",
+		out, progressbar.Bytes(m.ArchiveBytes), progressbar.Bytes(m.Bytes), m.Files, m.Symlinks, m.Dirs))
+	kv.Add("SHA-256", m.SHA256)
+	if m.BaseInterpreter != "" {
+		kv.Add("Base interpreter", m.BaseInterpreter+" (every node needs it at this path)")
+	}
+	kv.Add("Shebangs rewritten", len(m.ShebangsRewritten))
+	if n := len(m.PrefixTextFiles); n > 0 {
+		kv.Add("Text files with prefix", fmt.Sprintf("%d (rewritten on the node at run time)", n))
+	}
+	if n := len(m.PrefixBinaryFiles); n > 0 {
+		kv.Add("Binaries with prefix", fmt.Sprintf("%d, not rewritten: they work only where %s exists (e.g. %s)", n, m.Prefixes[0], m.PrefixBinaryFiles[0]))
+	}
+	if n := len(m.ExternalSymlinks); n > 0 {
+		kv.Add("External symlinks", fmt.Sprintf("%d (e.g. %s -> %s)", n, m.ExternalSymlinks[0].Path, m.ExternalSymlinks[0].Target))
+	}
+	kv.Add("Skipped", fmt.Sprintf("%d __pycache__ dirs, %d .pyc files, %d special files",
+		m.Skipped.PycacheDirs, m.Skipped.PycFiles, m.Skipped.Special))
+	kv.Add("Time", took.Round(10*time.Millisecond))
+	_, err := kv.WriteTo(e.stdout)
+	return err
+}
