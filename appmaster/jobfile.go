@@ -9,6 +9,7 @@ import (
 	"github.com/tfyarn/tfyarn/hadoopconf"
 	"github.com/tfyarn/tfyarn/hdfs"
 	"github.com/tfyarn/tfyarn/taskspec"
+	"github.com/tfyarn/tfyarn/yarnpb/hadoopyarn"
 )
 
 // JobFileName is the job description's name in the AM's working directory
@@ -36,6 +37,13 @@ type JobFile struct {
 	// name in its working directory: the tfyarn binary (BinaryName), which
 	// runs as the task's launcher, and the job's script if any.
 	TaskResources map[string]hdfs.Resource `json:"task_resources,omitempty"`
+	// PythonEnv is the link name of the job's Python environment among
+	// TaskResources (an ARCHIVE YARN unpacks into ./<name>/), "" for none:
+	// every task's launcher checks it and puts its bin/ first on PATH.
+	PythonEnv string `json:"python_env,omitempty"`
+	// PythonPath are link names among TaskResources (unpacked source
+	// directories) put first on every task's PYTHONPATH, in order.
+	PythonPath []string `json:"python_path,omitempty"`
 	// Success is the rule deciding the job (taskspec.SuccessChief,
 	// taskspec.SuccessAll); empty means taskspec.DefaultSuccessRule.
 	Success taskspec.SuccessRule `json:"success,omitempty"`
@@ -82,6 +90,11 @@ func ParseJobFile(data []byte) (JobFile, error) {
 	}
 	if _, ok := f.TaskResources[BinaryName]; !ok {
 		return JobFile{}, fmt.Errorf("appmaster: job file lacks the task launcher resource %q", BinaryName)
+	}
+	for _, name := range append([]string{f.PythonEnv}, f.PythonPath...) {
+		if r, ok := f.TaskResources[name]; name != "" && (!ok || r.Type != hadoopyarn.LocalResourceTypeProto_ARCHIVE) {
+			return JobFile{}, fmt.Errorf("appmaster: job file names %q as a Python directory but ships no archive of that name", name)
+		}
 	}
 	if _, err := PolicyFor(f.Success, f.Job); err != nil {
 		return JobFile{}, err

@@ -22,6 +22,11 @@ const (
 	EnvTaskIndex   = "TFYARN_TASK_INDEX"   // 1
 	EnvTaskAttempt = "TFYARN_TASK_ATTEMPT" // 0, then one more per restart
 	EnvAppID       = "TFYARN_APP_ID"
+	// EnvPythonEnv and EnvPythonPath tell the task launcher where the job's
+	// Python environment and source directories are (executor.EnvPythonEnv,
+	// executor.EnvPythonPath).
+	EnvPythonEnv  = "TFYARN_PYTHON_ENV"
+	EnvPythonPath = "TFYARN_PYTHONPATH"
 )
 
 // TaskLaunchContext is what a task's container runs: the task launcher
@@ -42,6 +47,12 @@ func TaskLaunchContext(jf JobFile, ln Launch, amAddress string, tokens []byte) *
 	env[EnvAppID] = jf.AppID
 	env[rendezvous.EnvAMAddress] = amAddress
 	env["HADOOP_USER_NAME"] = jf.User
+	if jf.PythonEnv != "" {
+		env[EnvPythonEnv] = jf.PythonEnv
+	}
+	if len(jf.PythonPath) > 0 {
+		env[EnvPythonPath] = strings.Join(jf.PythonPath, ":")
+	}
 	argv := append([]string{"./" + BinaryName, "task", "--", jf.Job.Command}, jf.Job.Args...)
 	names := make([]string, 0, len(jf.TaskResources))
 	for name := range jf.TaskResources {

@@ -11,7 +11,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -43,14 +42,8 @@ type amRun struct {
 }
 
 type amResult struct {
-	Benchmark     string  `json:"benchmark"`
-	Date          string  `json:"date"`
-	Machine       string  `json:"machine"`
-	NProc         int     `json:"nproc"`
-	CPU           string  `json:"cpu"`
-	GoVersion     string  `json:"go_version"`
-	HadoopVersion string  `json:"hadoop_version"`
-	Runs          []amRun `json:"runs"`
+	machine
+	Runs []amRun `json:"runs"`
 }
 
 var (
@@ -66,25 +59,14 @@ var (
 // containers run in waves of 7.
 func TestBenchAM(t *testing.T) {
 	c := clustertest.Require(t)
-	bin := filepath.Join(c.Root, "bin", "tfyarn")
-	if _, err := os.Stat(bin); err != nil {
-		t.Fatalf("%s is missing: run 'make build' first (bench/run.sh does)", bin)
-	}
-	r := amResult{
-		Benchmark:     "am",
-		Date:          time.Now().UTC().Format(time.RFC3339),
-		Machine:       runtime.GOOS + "/" + runtime.GOARCH,
-		NProc:         runtime.NumCPU(),
-		CPU:           cpuModel(),
-		GoVersion:     runtime.Version(),
-		HadoopVersion: hadoopVersion(t, c.Root),
-	}
+	bin := tfyarnBin(t, c)
+	r := amResult{machine: newMachine(t, c.Root, "am")}
 	for _, n := range []int{3, 30} {
 		run := benchAMRun(t, c, bin, n)
 		t.Logf("%+v", run)
 		r.Runs = append(r.Runs, run)
 	}
-	writeAMResults(t, filepath.Join(c.Root, "bench", "results"), r)
+	writeResults(t, c, "am", r, amMarkdown(r))
 }
 
 func benchAMRun(t *testing.T, c *clustertest.Cluster, bin string, n int) amRun {
@@ -143,18 +125,12 @@ func aggregatedAMLog(t *testing.T, c *clustertest.Cluster, appID string) string 
 	}
 }
 
-func writeAMResults(t *testing.T, dir string, r amResult) {
-	require.NoError(t, os.MkdirAll(dir, 0o755))
-	js, err := json.MarshalIndent(r, "", "  ")
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "am.json"), append(js, '\n'), 0o644))
-
+func amMarkdown(r amResult) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# The Go ApplicationMaster: memory and time to start containers\n\n")
 	fmt.Fprintf(&b, "`bin/tfyarn run --worker <N>x1c,128m -- sleep 5` on the plain test cluster, one run per size.\n"+
 		"Produced by `make bench` (bench/run.sh → bench/am_bench_test.go).\n\n")
-	fmt.Fprintf(&b, "- Date: %s\n- Machine: %s, %d CPUs, %s\n- Go: %s\n- Hadoop: %s (testcluster/, single-machine cluster)\n\n",
-		r.Date, r.Machine, r.NProc, r.CPU, r.GoVersion, r.HadoopVersion)
+	fmt.Fprintf(&b, "%s\n", r.markdown(""))
 	fmt.Fprintf(&b, "| task containers | application | AM peak RSS (MiB) | submission → all tasks started (s) | `tfyarn run` wall (s) | RM-allocated containers (AM + tasks) |\n|---:|---|---:|---:|---:|---:|\n")
 	for _, run := range r.Runs {
 		fmt.Fprintf(&b, "| %d | %s | %.1f | %.2f | %.2f | %d |\n", run.Containers, run.AppID, float64(run.PeakRSSKiB)/1024, run.AllStartedS, run.WallS, run.RMAllocated)
@@ -170,5 +146,5 @@ func writeAMResults(t *testing.T, dir string, r amResult) {
 		"  for 30 the figure is dominated by the earlier waves' `sleep 5`, not by the AM.\n"+
 		"- **RM-allocated containers**: \"AM Allocated Container\" entries for the application in the RM's audit\n"+
 		"  log: N + 1 means no surplus container was ever allocated.\n")
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "am.md"), []byte(b.String()), 0o644))
+	return b.String()
 }

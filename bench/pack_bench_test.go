@@ -6,7 +6,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	mrand "math/rand"
 	"os"
@@ -14,7 +13,6 @@ import (
 	"path"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -48,21 +46,15 @@ type uploadStats struct {
 }
 
 type packResult struct {
-	Benchmark     string        `json:"benchmark"`
-	Date          string        `json:"date"`
-	Machine       string        `json:"machine"`
-	NProc         int           `json:"nproc"`
-	CPU           string        `json:"cpu"`
-	GoVersion     string        `json:"go_version"`
-	HadoopVersion string        `json:"hadoop_version"`
-	Env           string        `json:"env"`
-	EnvKind       string        `json:"env_kind"`
-	EnvFiles      int           `json:"env_files"`
-	EnvBytes      int64         `json:"env_bytes"`
-	Variants      []packVariant `json:"pack_variants"`
-	ArchiveBytes  int64         `json:"archive_bytes"`
-	PackSeconds   float64       `json:"pack_seconds"`
-	Tfyarn        uploadStats   `json:"tfyarn_upload"`
+	machine
+	Env          string        `json:"env"`
+	EnvKind      string        `json:"env_kind"`
+	EnvFiles     int           `json:"env_files"`
+	EnvBytes     int64         `json:"env_bytes"`
+	Variants     []packVariant `json:"pack_variants"`
+	ArchiveBytes int64         `json:"archive_bytes"`
+	PackSeconds  float64       `json:"pack_seconds"`
+	Tfyarn       uploadStats   `json:"tfyarn_upload"`
 	// TfyarnKnown passes the sha256 Pack computed (UploadOptions.SHA256), as
 	// `tfyarn run --env DIR` can: no separate hashing pass over the file.
 	TfyarnKnown  uploadStats `json:"tfyarn_upload_known_digest"`
@@ -97,11 +89,7 @@ func TestBenchPack(t *testing.T) {
 	ctx := context.Background()
 	load0 := loadAvg()
 
-	r := packResult{
-		Benchmark: "pack", Date: time.Now().UTC().Format(time.RFC3339),
-		Machine: runtime.GOOS + "/" + runtime.GOARCH, NProc: runtime.NumCPU(), CPU: cpuModel(),
-		GoVersion: runtime.Version(), HadoopVersion: hadoopVersion(t, c.Root), Env: envName,
-	}
+	r := packResult{machine: newMachine(t, c.Root, "pack"), Env: envName}
 
 	// Pack: the default (pgzip, level 1) last so its archive is the one uploaded;
 	// one unmeasured pass first so every variant reads from the page cache.
@@ -188,7 +176,7 @@ func TestBenchPack(t *testing.T) {
 	r.DataNodeJava = uploadSummary(dnJava, mb)
 	r.RatioDataNode = round2(r.DataNodeTfyarn.MedianMBps / r.DataNodeJava.MedianMBps)
 	r.LoadAvg = [2]string{load0, loadAvg()}
-	writePackResults(t, filepath.Join(c.Root, "bench", "results"), r)
+	writeResults(t, c, "pack", r, packMarkdown(r))
 	t.Logf("archive %.0f MB; tfyarn %.1f MB/s, java %.1f MB/s: %.0f%% (transfer only %.0f%%)",
 		mb, r.Tfyarn.MedianMBps, r.Java.MedianMBps, 100*r.RatioThroughput, 100*r.RatioTransfer)
 }
@@ -321,16 +309,6 @@ func uploadSummary(secs []float64, mb float64) uploadStats {
 	return uploadStats{Seconds: roundAll(secs), MedianS: round2(med), MedianMBps: round2(mb / med)}
 }
 
-func sortedCopy(v []float64) []float64 {
-	s := append([]float64(nil), v...)
-	for i := 1; i < len(s); i++ {
-		for j := i; j > 0 && s[j] < s[j-1]; j-- {
-			s[j], s[j-1] = s[j-1], s[j]
-		}
-	}
-	return s
-}
-
 func randHex(t *testing.T) string {
 	var b [6]byte
 	_, err := rand.Read(b[:])
@@ -338,17 +316,11 @@ func randHex(t *testing.T) string {
 	return hex.EncodeToString(b[:])
 }
 
-func writePackResults(t *testing.T, dir string, r packResult) {
-	require.NoError(t, os.MkdirAll(dir, 0o755))
-	js, err := json.MarshalIndent(r, "", "  ")
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "pack.json"), append(js, '\n'), 0o644))
-
+func packMarkdown(r packResult) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# `tfyarn pack` + HDFS cache upload vs `hdfs dfs -put`\n\n")
 	fmt.Fprintf(&b, "Produced by `make bench` (bench/run.sh → bench/pack_bench_test.go).\n\n")
-	fmt.Fprintf(&b, "- Date: %s\n- Machine: %s, %d CPUs, %s\n- Go: %s\n- Hadoop: %s (testcluster/, single-machine cluster, 1 DataNode, replication 1)\n",
-		r.Date, r.Machine, r.NProc, r.CPU, r.GoVersion, r.HadoopVersion)
+	b.WriteString(r.markdown(", 1 DataNode, replication 1"))
 	fmt.Fprintf(&b, "- Environment: %s, %s, %d files, %.0f MB (without __pycache__)\n", r.Env, r.EnvKind, r.EnvFiles, float64(r.EnvBytes)/1e6)
 	fmt.Fprintf(&b, "- Load average (1 min) before / after: %s / %s (shared machine: both test clusters' JVMs run beside it)\n\n", r.LoadAvg[0], r.LoadAvg[1])
 	fmt.Fprintf(&b, "## Pack (envpack.Pack, page cache warm)\n\n| compressor | time (s) | input MB/s | archive (MB) |\n|---|---:|---:|---:|\n")
@@ -375,5 +347,5 @@ func writePackResults(t *testing.T, dir string, r packResult) {
 	fmt.Fprintf(&b, "tfyarn uploads through github.com/colinmarc/hdfs/v2 and hashes what it sends (sha256, to check the\n"+
 		"content-addressed name); on this 2-CPU machine the DataNode's JVM shares the CPUs with the client.\n"+
 		"Everything uploaded is removed afterwards.\n")
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "pack.md"), []byte(b.String()), 0o644))
+	return b.String()
 }

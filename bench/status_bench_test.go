@@ -5,14 +5,10 @@ package bench
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
-	"runtime"
-	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -39,13 +35,7 @@ type stats struct {
 }
 
 type result struct {
-	Benchmark     string `json:"benchmark"`
-	Date          string `json:"date"`
-	Machine       string `json:"machine"`
-	NProc         int    `json:"nproc"`
-	CPU           string `json:"cpu"`
-	GoVersion     string `json:"go_version"`
-	HadoopVersion string `json:"hadoop_version"`
+	machine
 	Application   string `json:"application"`
 	TfyarnCommand string `json:"tfyarn_command"`
 	JavaCommand   string `json:"java_command"`
@@ -61,10 +51,7 @@ type result struct {
 // application, alternating the two so both see the same cluster load.
 func TestBenchStatus(t *testing.T) {
 	c := clustertest.Require(t)
-	bin := filepath.Join(c.Root, "bin", "tfyarn")
-	if _, err := os.Stat(bin); err != nil {
-		t.Fatalf("%s is missing: run 'make build' first (bench/run.sh does)", bin)
-	}
+	bin := tfyarnBin(t, c)
 	runs := defaultRuns
 	if s := os.Getenv("TFYARN_BENCH_RUNS"); s != "" {
 		n, err := strconv.Atoi(s)
@@ -87,13 +74,7 @@ func TestBenchStatus(t *testing.T) {
 		jv = append(jv, timeRun(t, c, java, "ACCEPTED"))
 	}
 	r := result{
-		Benchmark:     "status",
-		Date:          time.Now().UTC().Format(time.RFC3339),
-		Machine:       runtime.GOOS + "/" + runtime.GOARCH,
-		NProc:         runtime.NumCPU(),
-		CPU:           cpuModel(),
-		GoVersion:     runtime.Version(),
-		HadoopVersion: hadoopVersion(t, c.Root),
+		machine:       newMachine(t, c.Root, "status"),
 		Application:   idText,
 		TfyarnCommand: "bin/tfyarn status " + idText,
 		JavaCommand:   "testcluster/hadoop.sh yarn application -status " + idText,
@@ -102,7 +83,7 @@ func TestBenchStatus(t *testing.T) {
 	}
 	r.SpeedupMedian = round2(r.Java.MedianMS / r.Tfyarn.MedianMS)
 	r.SpeedupP90 = round2(r.Java.P90MS / r.Tfyarn.P90MS)
-	writeResults(t, filepath.Join(c.Root, "bench", "results"), r)
+	writeResults(t, c, "status", r, statusMarkdown(r))
 	t.Logf("tfyarn median %.1f ms p90 %.1f ms; Java median %.1f ms p90 %.1f ms; %.1fx faster (median)",
 		r.Tfyarn.MedianMS, r.Tfyarn.P90MS, r.Java.MedianMS, r.Java.P90MS, r.SpeedupMedian)
 }
@@ -158,8 +139,7 @@ func timeRun(t *testing.T, c *clustertest.Cluster, argv []string, want string) f
 }
 
 func summarize(ms []float64) stats {
-	s := append([]float64(nil), ms...)
-	sort.Float64s(s)
+	s := sortedCopy(ms)
 	return stats{
 		Runs:     len(s),
 		MedianMS: round2(quantile(s, 0.5)),
@@ -170,58 +150,12 @@ func summarize(ms []float64) stats {
 	}
 }
 
-// quantile interpolates linearly between closest ranks (numpy's default).
-func quantile(sorted []float64, q float64) float64 {
-	pos := q * float64(len(sorted)-1)
-	lo := int(pos)
-	if lo+1 >= len(sorted) {
-		return sorted[lo]
-	}
-	return sorted[lo] + (pos-float64(lo))*(sorted[lo+1]-sorted[lo])
-}
-
-func round2(f float64) float64 { return float64(int64(f*100+0.5)) / 100 }
-
-func roundAll(v []float64) []float64 {
-	out := make([]float64, len(v))
-	for i, f := range v {
-		out[i] = round2(f)
-	}
-	return out
-}
-
-func cpuModel() string {
-	b, err := os.ReadFile("/proc/cpuinfo")
-	if err != nil {
-		return "unknown"
-	}
-	if m := regexp.MustCompile(`(?m)^model name\s*:\s*(.+)$`).FindSubmatch(b); m != nil {
-		return strings.TrimSpace(string(m[1]))
-	}
-	return "unknown"
-}
-
-func hadoopVersion(t *testing.T, root string) string {
-	b, err := os.ReadFile(filepath.Join(root, "testcluster", "pom.xml"))
-	require.NoError(t, err)
-	if m := regexp.MustCompile(`<hadoop.version>([^<]+)</hadoop.version>`).FindSubmatch(b); m != nil {
-		return string(m[1])
-	}
-	return "unknown"
-}
-
-func writeResults(t *testing.T, dir string, r result) {
-	require.NoError(t, os.MkdirAll(dir, 0o755))
-	js, err := json.MarshalIndent(r, "", "  ")
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "status.json"), append(js, '\n'), 0o644))
-
+func statusMarkdown(r result) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# `tfyarn status` vs `yarn application -status`\n\n")
 	fmt.Fprintf(&b, "Wall time of one CLI invocation reporting one ACCEPTED application, %d runs each, alternating,\n", r.Tfyarn.Runs)
 	fmt.Fprintf(&b, "after one unmeasured warm-up run each. Produced by `make bench` (bench/run.sh → bench/status_bench_test.go).\n\n")
-	fmt.Fprintf(&b, "- Date: %s\n- Machine: %s, %d CPUs, %s\n- Go: %s\n- Hadoop: %s (testcluster/, single-machine cluster)\n- Application: %s\n\n",
-		r.Date, r.Machine, r.NProc, r.CPU, r.GoVersion, r.HadoopVersion, r.Application)
+	fmt.Fprintf(&b, "%s- Application: %s\n\n", r.markdown(""), r.Application)
 	fmt.Fprintf(&b, "| command | median (ms) | p90 (ms) | min (ms) | max (ms) |\n|---|---:|---:|---:|---:|\n")
 	fmt.Fprintf(&b, "| `%s` | %.1f | %.1f | %.1f | %.1f |\n", "bin/tfyarn status ID", r.Tfyarn.MedianMS, r.Tfyarn.P90MS, r.Tfyarn.MinMS, r.Tfyarn.MaxMS)
 	fmt.Fprintf(&b, "| `%s` | %.1f | %.1f | %.1f | %.1f |\n\n", "testcluster/hadoop.sh yarn application -status ID (JVM)", r.Java.MedianMS, r.Java.P90MS, r.Java.MinMS, r.Java.MaxMS)
@@ -229,7 +163,7 @@ func writeResults(t *testing.T, dir string, r result) {
 	fmt.Fprintf(&b, "The Java side is Hadoop's own ApplicationCLI started by testcluster/hadoop.sh, the equivalent of\n"+
 		"bin/yarn (a shell wrapper starting a fresh JVM with -Xmx512m). Both read the same HADOOP_CONF_DIR\n"+
 		"and ask the same RM.\n")
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "status.md"), []byte(b.String()), 0o644))
+	return b.String()
 }
 
 // javaAppStatusCmd is Hadoop's own `yarn application -status ID`, through testcluster/hadoop.sh

@@ -4,9 +4,6 @@ package client
 
 import (
 	"context"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -22,33 +19,13 @@ import (
 //
 //	go test -tags e2e -run E2E ./client/
 func TestE2EClient(t *testing.T) {
-	bin := buildStatic(t)
-	for _, tc := range []struct {
-		name    string
-		cluster func(testing.TB) *clustertest.Cluster
-	}{
-		{"plain", clustertest.Require},
-		{"privacy", clustertest.RequirePrivacy},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			c := tc.cluster(t)
-			conf, err := hadoopconf.LoadDir(c.ConfDir)
-			require.NoError(t, err)
-			t.Run("RunOnYarn", func(t *testing.T) { testRunOnYarn(t, conf, bin) })
-			t.Run("CancelKills", func(t *testing.T) { testCancelKills(t, conf, bin) })
-		})
-	}
-}
-
-func buildStatic(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "tfyarn")
-	cmd := exec.Command("go", "build", "-trimpath", "-o", bin, "../cmd/tfyarn")
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	out, err := cmd.CombinedOutput()
-	require.NoError(t, err, "go build: %s", out)
-	return bin
+	bin := clustertest.BuildTfyarn(t)
+	clustertest.EachCluster(t, func(t *testing.T, c *clustertest.Cluster) {
+		conf, err := hadoopconf.LoadDir(c.ConfDir)
+		require.NoError(t, err)
+		t.Run("RunOnYarn", func(t *testing.T) { testRunOnYarn(t, conf, bin) })
+		t.Run("CancelKills", func(t *testing.T) { testCancelKills(t, conf, bin) })
+	})
 }
 
 func job(t *testing.T, conf *hadoopconf.Config, bin, spec string, argv ...string) Job {

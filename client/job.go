@@ -49,9 +49,39 @@ type Job struct {
 	// taskspec.SuccessAll (every task must exit 0); empty means
 	// taskspec.DefaultSuccessRule.
 	Success taskspec.SuccessRule
-	// Python runs Script in the task containers (DefaultPython): a name on
-	// the containers' PATH or an absolute path on the nodes.
+	// Python runs Script in the task containers. Without PythonEnv: a name
+	// on the containers' PATH or an absolute path on the nodes
+	// (DefaultPython). With PythonEnv: the interpreter inside it,
+	// env/bin/python by default; a relative path with a '/' is taken
+	// inside env/ (bin/python3.11), an absolute path as is, and a bare name
+	// is looked up on the task's PATH, which env/bin leads.
 	Python string
+
+	// PythonEnv is the job's Python environment: a venv or conda env
+	// directory, packed on the fly (envpack.Pack), or an archive of one
+	// (.tar.gz/.tgz, e.g. from `tfyarn pack`) used as is. It goes to the
+	// HDFS cache (uploaded only when the cache lacks it) and into every task
+	// container, not the AM's, as an ARCHIVE YARN unpacks into ./env/. The
+	// tasks run with env/bin first on PATH and VIRTUAL_ENV (or CONDA_PREFIX)
+	// set; their launcher checks that the environment runs on the node
+	// first (a venv needs its base interpreter at the same path).
+	PythonEnv string
+	// Files are shipped into every task's working directory as they are
+	// (FILE resources), named LocalFile.Name or their base name.
+	Files []LocalFile
+	// Archives are unpacked by YARN into ./<name>/ of every task's working
+	// directory (.tar.gz, .tgz, .tar, .zip, .jar).
+	Archives []LocalFile
+	// SrcDir is the script's source tree (its sibling modules): packed
+	// deterministically, unpacked into ./src/ of every task, and first on
+	// PYTHONPATH. A Script inside SrcDir runs from there (src/<path>).
+	SrcDir string
+
+	// OnPacked, if set, is told about each directory packed for the job.
+	OnPacked func(PackInfo)
+	// OnUpload, if set, follows each file's way into the HDFS cache (see
+	// UploadFunc); the CLI draws progress bars with it.
+	OnUpload UploadFunc
 	// RendezvousTimeout bounds how long the cluster tasks have to register
 	// once the first has (appmaster.DefaultRendezvousTimeout).
 	RendezvousTimeout time.Duration
@@ -88,9 +118,6 @@ func (j Job) withDefaults() Job {
 	}
 	if j.PollInterval <= 0 {
 		j.PollInterval = DefaultPollInterval
-	}
-	if j.Python == "" {
-		j.Python = DefaultPython
 	}
 	if j.Success == "" {
 		j.Success = taskspec.DefaultSuccessRule(j.Job)

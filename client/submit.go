@@ -24,8 +24,10 @@ type Submission struct {
 	AppID       string
 	StagingDir  string
 	SubmittedAt time.Time
-	// UploadedBytes is what this submission wrote to HDFS's cache: 0 when
-	// the tfyarn binary was already there.
+	// UploadedBytes is what this submission wrote to HDFS's cache (the
+	// binary, environment, script, source directory, files and archives;
+	// not the small per-application job description): 0 when the cache
+	// had them all.
 	UploadedBytes int64
 
 	job    Job
@@ -35,9 +37,11 @@ type Submission struct {
 	fs     *hdfs.FS
 }
 
-// Submit validates the job, checks it against the cluster, ships the tfyarn
-// binary (once, content-addressed) and the job description, and submits the
-// ApplicationMaster. Nothing is created before the job has been checked, and
+// Submit validates the job and its local files, checks it against the
+// cluster, ships the tfyarn binary, the Python environment (packed first when
+// it is a directory), the script, source directory, files and archives (each
+// once: the HDFS cache is content-addressed) and the job description, and
+// submits the ApplicationMaster. Nothing is created before the job has been checked, and
 // an error leaves nothing behind.
 func Submit(ctx context.Context, job Job) (*Submission, error) {
 	job = job.withDefaults()
@@ -47,7 +51,8 @@ func Submit(ctx context.Context, job Job) (*Submission, error) {
 	if _, err := appmaster.PolicyFor(job.Success, job.Job); err != nil {
 		return nil, &taskspec.ValidationError{Message: strings.TrimPrefix(err.Error(), "appmaster: ")}
 	}
-	if err := checkScript(job.Script); err != nil {
+	plan, err := planShipping(job)
+	if err != nil {
 		return nil, err
 	}
 	bin, err := job.binary()
@@ -67,7 +72,7 @@ func Submit(ctx context.Context, job Job) (*Submission, error) {
 		return nil, err
 	}
 	s := &Submission{job: job, rm: rm}
-	if err := s.submit(ctx, bin); err != nil {
+	if err := s.submit(ctx, bin, plan); err != nil {
 		s.Close()
 		return nil, err
 	}
@@ -78,7 +83,7 @@ func (s *Submission) call(ctx context.Context) (context.Context, context.CancelF
 	return context.WithTimeout(ctx, s.job.CallTimeout)
 }
 
-func (s *Submission) submit(ctx context.Context, bin string) error {
+func (s *Submission) submit(ctx context.Context, bin string, plan shipPlan) error {
 	job := s.job
 	cctx, cancel := s.call(ctx)
 	defer cancel()
@@ -100,11 +105,16 @@ func (s *Submission) submit(ctx context.Context, bin string) error {
 	if s.fs, err = hdfs.Connect(cctx, job.Conf, job.User); err != nil {
 		return err
 	}
-	binRes, n, err := s.fs.UploadCached(ctx, bin, BinaryName)
+	binRes, n, err := s.upload(ctx, bin, BinaryName, "")
+	s.UploadedBytes = n
 	if err != nil {
 		return err
 	}
-	s.UploadedBytes = n
+	shipped, n, err := s.ship(ctx, plan)
+	s.UploadedBytes += n
+	if err != nil {
+		return err
+	}
 	created, submitting := false, false
 	err = func() error {
 		cctx, cancel := s.call(ctx)
@@ -114,19 +124,15 @@ func (s *Submission) submit(ctx context.Context, bin string) error {
 		}
 		created = true
 		jf := appmaster.NewJobFile(s.AppID, job.User, s.StagingDir, job.Job, job.Conf)
-		jf.TaskResources = map[string]hdfs.Resource{BinaryName: binRes}
+		shipped[BinaryName] = binRes
+		jf.TaskResources = shipped
+		jf.PythonEnv, jf.PythonPath = plan.pythonEnv, plan.pythonPath
 		jf.Success = job.Success
 		jf.RendezvousTimeout = job.RendezvousTimeout
 		if job.Script != "" {
-			// The AM runs commands: the script becomes python's argument,
-			// shipped beside the launcher in every task's directory.
-			name := filepath.Base(job.Script)
-			res, err := s.fs.Upload(cctx, job.Script, path.Join(s.StagingDir, name))
-			if err != nil {
-				return err
-			}
-			jf.TaskResources[name] = res
-			jf.Job.Command, jf.Job.Args, jf.Job.Script = job.Python, append([]string{name}, job.Args...), ""
+			// The AM runs commands: the script (shipped beside the
+			// launcher, or inside src/) becomes python's argument.
+			jf.Job.Command, jf.Job.Args, jf.Job.Script = plan.command, plan.args, ""
 		}
 		data, err := jf.Marshal()
 		if err != nil {

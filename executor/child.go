@@ -26,6 +26,11 @@ const pipeGrace = 2 * time.Second
 
 func startChild(argv, env []string, dir string, stdout, stderr io.Writer) (*child, error) {
 	cmd := exec.Command(argv[0], argv[1:]...)
+	// A bare name is looked up in the program's PATH, which the job's
+	// Python environment leads, not in the launcher's.
+	if p, ok := lookPathIn(argv[0], env); ok {
+		cmd.Path, cmd.Err = p, nil
+	}
 	cmd.Env = env
 	cmd.Dir = dir
 	cmd.Stdout = stdout

@@ -31,6 +31,14 @@ type Config struct {
 	// TF_CONFIG and friends are added to it.
 	Env []string
 	Dir string // the program's working directory ("": the launcher's)
+	// PythonEnv is the job's unpacked Python environment (relative to Dir,
+	// or absolute; "" for none): checked before the program starts
+	// (envpack.CheckRuntime; a conda env is relocated first) and put first
+	// on the program's PATH.
+	PythonEnv string
+	// PythonPath lists directories (relative to Dir, or absolute) put first
+	// on the program's PYTHONPATH.
+	PythonPath []string
 
 	Stdout io.Writer // default os.Stdout
 	Stderr io.Writer // default os.Stderr
@@ -109,6 +117,8 @@ func ConfigFromEnv(command []string) (Config, error) {
 		return Config{}, fmt.Errorf("task launcher: %w", err)
 	}
 	cfg.ContainerID = os.Getenv(EnvContainerID)
+	cfg.PythonEnv = os.Getenv(EnvPythonEnv)
+	cfg.PythonPath = PythonPathList(os.Getenv(EnvPythonPath))
 	cfg.Host = os.Getenv(EnvNMHost)
 	if cfg.Host == "" {
 		if cfg.Host, err = os.Hostname(); err != nil {

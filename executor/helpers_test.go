@@ -1,13 +1,11 @@
 package executor
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"net"
 	"os"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -15,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 
+	"github.com/tfyarn/tfyarn/internal/syncbuf"
 	"github.com/tfyarn/tfyarn/rendezvous"
 	"github.com/tfyarn/tfyarn/taskspec"
 )
@@ -63,25 +62,8 @@ func reusePortListen(network, addr string) (net.Listener, error) {
 	return lc.Listen(context.Background(), network, addr)
 }
 
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // waitFor polls until buf contains s.
-func waitFor(t *testing.T, buf *syncBuffer, s string) {
+func waitFor(t *testing.T, buf *syncbuf.Buffer, s string) {
 	t.Helper()
 	require.Eventually(t, func() bool { return strings.Contains(buf.String(), s) }, 10*time.Second, 10*time.Millisecond, "waiting for %q in %q", s, buf.String())
 }
@@ -112,14 +94,14 @@ func startAM(t *testing.T, groups ...taskspec.TaskGroup) *am {
 
 type launch struct {
 	cfg            Config
-	stdout, stderr *syncBuffer
+	stdout, stderr *syncbuf.Buffer
 	signals        chan os.Signal
 }
 
 // newLaunch is a Config for task against a, with captured output and
 // injectable signals.
 func (a *am) newLaunch(task taskspec.TaskID, command ...string) *launch {
-	l := &launch{stdout: &syncBuffer{}, stderr: &syncBuffer{}, signals: make(chan os.Signal, 1)}
+	l := &launch{stdout: &syncbuf.Buffer{}, stderr: &syncbuf.Buffer{}, signals: make(chan os.Signal, 1)}
 	l.cfg = Config{
 		Task: task, AMAddress: a.addr, Secret: a.secret,
 		Host: "127.0.0.1", ContainerID: "container_test_" + strings.ReplaceAll(task.String(), ":", "_"),

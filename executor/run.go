@@ -52,6 +52,15 @@ func Run(ctx context.Context, cfg Config) (exitCode int, err error) {
 	}
 	defer client.Close()
 
+	// The environment is checked before registering: a task that cannot
+	// run fails at once, saying why, instead of after the rendezvous.
+	baseEnv, err := preparePython(ctx, &cfg, cfg.Env)
+	if err != nil {
+		log.printf("%v", err)
+		report(&cfg, client, log, rendezvous.ExitReport{Task: cfg.Task, ContainerID: cfg.ContainerID, ExitCode: ExitLauncherFailed, StderrTail: []string{err.Error()}})
+		return ExitLauncherFailed, err
+	}
+
 	reg := rendezvous.Registration{Task: cfg.Task, Host: cfg.Host, Port: res.Port, ContainerID: cfg.ContainerID, PID: os.Getpid()}
 	spec, sig, err := meet(ctx, &cfg, client, reg, sigs)
 	if sig != nil {
@@ -65,7 +74,7 @@ func Run(ctx context.Context, cfg Config) (exitCode int, err error) {
 		return ExitLauncherFailed, fmt.Errorf("task launcher: %w", err)
 	}
 	argv := taskspec.SubstitutePlaceholders(cfg.Command, spec, cfg.Task)
-	env := childEnv(cfg.Env, tfConfig, res.Port)
+	env := childEnv(baseEnv, tfConfig, res.Port)
 	log.printf("%s at %s, TF_CONFIG=%s", cfg.Task, reg.Addr(), tfConfig)
 
 	hold := cfg.Task.Type.InCluster() && !cfg.ReleasePortBeforeExec && reusePortEnabled(env)

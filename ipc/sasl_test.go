@@ -80,21 +80,22 @@ var tokenOffer = &hadoopcommon.RpcSaslProto_SaslAuth{
 	Challenge: []byte("c1"),
 }
 
+// offer reads the client's NEGOTIATE and answers with a NEGOTIATE offering auths.
+func offer(t *testing.T, fc *fakeConn, auths ...*hadoopcommon.RpcSaslProto_SaslAuth) {
+	msg, err := fc.readSasl()
+	require.NoError(t, err)
+	require.Equal(t, hadoopcommon.RpcSaslProto_NEGOTIATE, msg.GetState())
+	fc.writeSasl(&hadoopcommon.RpcSaslProto{State: hadoopcommon.RpcSaslProto_NEGOTIATE.Enum(), Auths: auths})
+}
+
 // tokenServer negotiates like Hadoop's server does for TOKEN auth and checks
 // each client message on the way.
 func tokenServer(t *testing.T, wrap SaslWrapper) func(fc *fakeConn) (SaslWrapper, bool) {
 	return func(fc *fakeConn) (SaslWrapper, bool) {
+		offer(t, fc,
+			&hadoopcommon.RpcSaslProto_SaslAuth{Method: proto.String(MethodKerberos), Mechanism: proto.String("GSSAPI"), Protocol: proto.String("rm"), ServerId: proto.String("localhost")},
+			tokenOffer)
 		msg, err := fc.readSasl()
-		require.NoError(t, err)
-		require.Equal(t, hadoopcommon.RpcSaslProto_NEGOTIATE, msg.GetState())
-		fc.writeSasl(&hadoopcommon.RpcSaslProto{
-			State: hadoopcommon.RpcSaslProto_NEGOTIATE.Enum(),
-			Auths: []*hadoopcommon.RpcSaslProto_SaslAuth{
-				{Method: proto.String(MethodKerberos), Mechanism: proto.String("GSSAPI"), Protocol: proto.String("rm"), ServerId: proto.String("localhost")},
-				tokenOffer,
-			},
-		})
-		msg, err = fc.readSasl()
 		require.NoError(t, err)
 		require.Equal(t, hadoopcommon.RpcSaslProto_INITIATE, msg.GetState())
 		require.Equal(t, "r1", string(msg.GetToken()))
@@ -169,12 +170,7 @@ func TestSaslServerSwitchesToSimple(t *testing.T) {
 func TestSaslOfferedSimple(t *testing.T) {
 	srv := newFakeServer(t, echo)
 	srv.sasl = func(fc *fakeConn) (SaslWrapper, bool) {
-		_, err := fc.readSasl()
-		require.NoError(t, err)
-		fc.writeSasl(&hadoopcommon.RpcSaslProto{
-			State: hadoopcommon.RpcSaslProto_NEGOTIATE.Enum(),
-			Auths: []*hadoopcommon.RpcSaslProto_SaslAuth{{Method: proto.String(MethodSimple), Mechanism: proto.String("")}},
-		})
+		offer(t, fc, &hadoopcommon.RpcSaslProto_SaslAuth{Method: proto.String(MethodSimple), Mechanism: proto.String("")})
 		msg, err := fc.readSasl()
 		require.NoError(t, err)
 		require.Equal(t, hadoopcommon.RpcSaslProto_INITIATE, msg.GetState())
@@ -214,12 +210,7 @@ func TestSaslRejected(t *testing.T) {
 func TestSaslNoUsableMechanism(t *testing.T) {
 	srv := newFakeServer(t, echo)
 	srv.sasl = func(fc *fakeConn) (SaslWrapper, bool) {
-		_, err := fc.readSasl()
-		require.NoError(t, err)
-		fc.writeSasl(&hadoopcommon.RpcSaslProto{
-			State: hadoopcommon.RpcSaslProto_NEGOTIATE.Enum(),
-			Auths: []*hadoopcommon.RpcSaslProto_SaslAuth{{Method: proto.String(MethodKerberos), Mechanism: proto.String("GSSAPI")}},
-		})
+		offer(t, fc, &hadoopcommon.RpcSaslProto_SaslAuth{Method: proto.String(MethodKerberos), Mechanism: proto.String("GSSAPI")})
 		fc.readSasl() // the client hangs up instead
 		return nil, false
 	}

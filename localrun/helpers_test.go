@@ -1,35 +1,16 @@
 package localrun
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/tfyarn/tfyarn/internal/syncbuf"
 	"github.com/tfyarn/tfyarn/taskspec"
 )
-
-// syncBuffer collects the output of concurrent tasks.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // group is n tasks of type typ with nominal resources (unused locally).
 func group(typ taskspec.TaskType, n int) taskspec.TaskGroup {
@@ -43,9 +24,9 @@ func shJob(script string, groups ...taskspec.TaskGroup) taskspec.Job {
 }
 
 // runLocal runs job with captured output and test-sized timeouts.
-func runLocal(t *testing.T, ctx context.Context, job taskspec.Job, opts Options) (*Result, *syncBuffer) {
+func runLocal(t *testing.T, ctx context.Context, job taskspec.Job, opts Options) (*Result, *syncbuf.Buffer) {
 	t.Helper()
-	out := &syncBuffer{}
+	out := &syncbuf.Buffer{}
 	opts.Stdout, opts.Stderr = out, out
 	if opts.StopGrace == 0 {
 		opts.StopGrace = 2 * time.Second

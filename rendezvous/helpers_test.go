@@ -6,12 +6,12 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/tfyarn/tfyarn/internal/syncbuf"
 	"github.com/tfyarn/tfyarn/taskspec"
 )
 
@@ -21,34 +21,15 @@ func testSecret(t testing.TB) []byte {
 	return s
 }
 
-// syncBuffer is a log sink the server's goroutines may write to while the
-// test reads it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 type testServer struct {
 	addr string
-	logs *syncBuffer
+	logs *syncbuf.Buffer
 }
 
 // startServer serves h on a loopback port until the test ends.
 func startServer(t testing.TB, secret []byte, h Handler, opts ...Option) testServer {
 	t.Helper()
-	logs := &syncBuffer{}
+	logs := &syncbuf.Buffer{}
 	opts = append([]Option{WithLogger(slog.New(slog.NewTextHandler(logs, nil)))}, opts...)
 	srv, err := NewServer(secret, h, opts...)
 	require.NoError(t, err)

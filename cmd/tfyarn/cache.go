@@ -39,27 +39,17 @@ func cacheListCommand(e *env) *cli.Command {
 		Flags:        []cli.Flag{outputFlag()},
 		OnUsageError: onUsageError,
 		Action: func(c *cli.Context) error {
-			args, err := positional(c)
+			format, err := outputNoArgs(c, "cache list")
 			if err != nil {
 				return err
 			}
-			if len(args) > 0 {
-				return usagef("cache list takes no arguments, got %q", args[0])
-			}
-			format, err := outputFormat(c)
-			if err != nil {
-				return err
-			}
-			fs, err := e.cacheFS(c.Context)
-			if err != nil {
-				return err
-			}
-			defer fs.Close()
-			entries, err := fs.ListCache(c.Context)
-			if err != nil {
-				return err
-			}
-			return printCache(e, format, cacheView(entries, false, false))
+			return e.withHDFS(c.Context, func(fs *hdfs.FS) error {
+				entries, err := fs.ListCache(c.Context)
+				if err != nil {
+					return err
+				}
+				return printCache(e, format, cacheView(entries, false, false))
+			})
 		},
 	}
 }
@@ -82,14 +72,7 @@ func cacheCleanCommand(e *env) *cli.Command {
 		},
 		OnUsageError: onUsageError,
 		Action: func(c *cli.Context) error {
-			args, err := positional(c)
-			if err != nil {
-				return err
-			}
-			if len(args) > 0 {
-				return usagef("cache clean takes no arguments, got %q", args[0])
-			}
-			format, err := outputFormat(c)
+			format, err := outputNoArgs(c, "cache clean")
 			if err != nil {
 				return err
 			}
@@ -100,31 +83,28 @@ func cacheCleanCommand(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
-			fs, err := e.cacheFS(c.Context)
-			if err != nil {
-				return err
-			}
-			defer fs.Close()
 			dry := c.Bool("dry-run")
-			var entries []hdfs.CacheEntry
-			if dry {
-				all, err := fs.ListCache(c.Context)
-				if err != nil {
-					return err
-				}
-				cutoff := time.Now().Add(-age)
-				for _, en := range all {
-					if en.LastUsed().Before(cutoff) {
-						entries = append(entries, en)
+			return e.withHDFS(c.Context, func(fs *hdfs.FS) error {
+				var entries []hdfs.CacheEntry
+				if dry {
+					all, err := fs.ListCache(c.Context)
+					if err != nil {
+						return err
+					}
+					cutoff := time.Now().Add(-age)
+					for _, en := range all {
+						if en.LastUsed().Before(cutoff) {
+							entries = append(entries, en)
+						}
+					}
+				} else {
+					var err error
+					if entries, err = fs.CleanCache(c.Context, age); err != nil {
+						return err
 					}
 				}
-			} else {
-				entries, err = fs.CleanCache(c.Context, age)
-				if err != nil {
-					return err
-				}
-			}
-			return printCache(e, format, cacheView(entries, true, dry))
+				return printCache(e, format, cacheView(entries, true, dry))
+			})
 		},
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"sort"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/tfyarn/tfyarn/hadoopconf"
 	"github.com/tfyarn/tfyarn/internal/cliout"
+	"github.com/tfyarn/tfyarn/yarn"
 	"github.com/urfave/cli/v2"
 )
 
@@ -24,32 +26,20 @@ func clusterCommand(e *env) *cli.Command {
 		Flags:        []cli.Flag{outputFlag()},
 		OnUsageError: onUsageError,
 		Action: func(c *cli.Context) error {
-			args, err := positional(c)
+			out, err := outputNoArgs(c, "cluster")
 			if err != nil {
 				return err
 			}
-			if len(args) > 0 {
-				return usagef("cluster takes no arguments, got %q; see 'tfyarn cluster --help'", args[0])
-			}
-			out, err := outputFormat(c)
-			if err != nil {
-				return err
-			}
-			rm, conf, err := e.rmClient()
-			if err != nil {
-				return err
-			}
-			defer rm.Close()
-			ctx, cancel := e.rpcContext(c.Context)
-			defer cancel()
-			v, err := fetchCluster(ctx, rm, schedulerMaxFrom(conf, e.confFrom))
-			if err != nil {
-				return err
-			}
-			if out == outputJSON {
-				return cliout.JSON(e.stdout, v)
-			}
-			return writeClusterTables(e.stdout, v)
+			return e.withRM(c.Context, e.timeout, func(ctx context.Context, rm *yarn.ApplicationClient, conf *hadoopconf.Config) error {
+				v, err := fetchCluster(ctx, rm, schedulerMaxFrom(conf, e.confFrom))
+				if err != nil {
+					return err
+				}
+				if out == outputJSON {
+					return cliout.JSON(e.stdout, v)
+				}
+				return writeClusterTables(e.stdout, v)
+			})
 		},
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/tfyarn/tfyarn/hadoopconf"
 	"github.com/tfyarn/tfyarn/yarn"
 	"github.com/urfave/cli/v2"
 )
@@ -25,33 +26,25 @@ func killCommand(e *env) *cli.Command {
 		},
 		OnUsageError: onUsageError,
 		Action: func(c *cli.Context) error {
-			idText, err := oneAppID(c)
+			idText, id, err := oneAppID(c)
 			if err != nil {
 				return err
 			}
-			id, err := yarn.ParseApplicationID(idText)
-			if err != nil {
-				return err
-			}
-			rm, _, err := e.rmClient()
-			if err != nil {
-				return err
-			}
-			defer rm.Close()
 			// --timeout bounds each RM exchange (the kill itself); --wait the
 			// whole thing, since the RM takes a moment to stop the containers.
-			ctx, cancel := context.WithTimeout(c.Context, max(c.Duration("wait"), e.timeout))
-			defer cancel()
-			r, err := rm.KillApplication(ctx, id, "killed by "+rm.User()+" with tfyarn kill")
-			if err != nil {
-				if r != nil && ctx.Err() != nil {
-					return fmt.Errorf("%s was still %s after %s; it may end later (tfyarn status %s)",
-						idText, yarn.AppStateName(r.GetYarnApplicationState()), c.Duration("wait"), idText)
+			limit := max(c.Duration("wait"), e.timeout)
+			return e.withRM(c.Context, limit, func(ctx context.Context, rm *yarn.ApplicationClient, _ *hadoopconf.Config) error {
+				r, err := rm.KillApplication(ctx, id, "killed by "+rm.User()+" with tfyarn kill")
+				if err != nil {
+					if r != nil && ctx.Err() != nil {
+						return fmt.Errorf("%s was still %s after %s; it may end later (tfyarn status %s)",
+							idText, yarn.AppStateName(r.GetYarnApplicationState()), c.Duration("wait"), idText)
+					}
+					return &appError{id: idText, err: err}
 				}
-				return &appError{id: idText, err: err}
-			}
-			fmt.Fprintf(e.stdout, "%s %s\n", idText, yarn.AppStateName(r.GetYarnApplicationState()))
-			return nil
+				fmt.Fprintf(e.stdout, "%s %s\n", idText, yarn.AppStateName(r.GetYarnApplicationState()))
+				return nil
+			})
 		},
 	}
 }

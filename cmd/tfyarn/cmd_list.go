@@ -1,8 +1,10 @@
 package main
 
 import (
+	"context"
 	"fmt"
 
+	"github.com/tfyarn/tfyarn/hadoopconf"
 	"github.com/tfyarn/tfyarn/internal/cliout"
 	"github.com/tfyarn/tfyarn/yarn"
 	"github.com/tfyarn/tfyarn/yarnpb/hadoopyarn"
@@ -29,14 +31,7 @@ func listCommand(e *env) *cli.Command {
 		},
 		OnUsageError: onUsageError,
 		Action: func(c *cli.Context) error {
-			args, err := positional(c)
-			if err != nil {
-				return err
-			}
-			if len(args) > 0 {
-				return usagef("list takes no arguments, got %q; see 'tfyarn list --help'", args[0])
-			}
-			out, err := outputFormat(c)
+			out, err := outputNoArgs(c, "list")
 			if err != nil {
 				return err
 			}
@@ -44,37 +39,32 @@ func listCommand(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
-			rm, _, err := e.rmClient()
-			if err != nil {
+			return e.withRM(c.Context, e.timeout, func(ctx context.Context, rm *yarn.ApplicationClient, _ *hadoopconf.Config) error {
+				f := yarn.ApplicationFilter{States: states, Queues: c.StringSlice("queue"), Types: c.StringSlice("type")}
+				if !c.Bool("all-users") {
+					f.Users = []string{rm.User()}
+				}
+				apps, err := rm.GetApplications(ctx, f)
+				if err != nil {
+					return err
+				}
+				views := make([]appView, 0, len(apps))
+				for _, a := range apps {
+					views = append(views, newAppView(a))
+				}
+				sortApps(views)
+				if out == outputJSON {
+					return cliout.JSON(e.stdout, struct {
+						Applications []appView `json:"applications"`
+					}{views})
+				}
+				t := cliout.NewTable("APPLICATION-ID", "NAME", "TYPE", "USER", "QUEUE", "STATE", "FINAL-STATUS", "PROGRESS", "TRACKING-URL")
+				for _, v := range views {
+					t.Row(v.ID, v.Name, v.Type, v.User, v.Queue, v.State, v.FinalStatus, percent(v.Progress), v.TrackingURL)
+				}
+				_, err = t.WriteTo(e.stdout)
 				return err
-			}
-			defer rm.Close()
-			f := yarn.ApplicationFilter{States: states, Queues: c.StringSlice("queue"), Types: c.StringSlice("type")}
-			if !c.Bool("all-users") {
-				f.Users = []string{rm.User()}
-			}
-			ctx, cancel := e.rpcContext(c.Context)
-			defer cancel()
-			apps, err := rm.GetApplications(ctx, f)
-			if err != nil {
-				return err
-			}
-			views := make([]appView, 0, len(apps))
-			for _, a := range apps {
-				views = append(views, newAppView(a))
-			}
-			sortApps(views)
-			if out == outputJSON {
-				return cliout.JSON(e.stdout, struct {
-					Applications []appView `json:"applications"`
-				}{views})
-			}
-			t := cliout.NewTable("APPLICATION-ID", "NAME", "TYPE", "USER", "QUEUE", "STATE", "FINAL-STATUS", "PROGRESS", "TRACKING-URL")
-			for _, v := range views {
-				t.Row(v.ID, v.Name, v.Type, v.User, v.Queue, v.State, v.FinalStatus, percent(v.Progress), v.TrackingURL)
-			}
-			_, err = t.WriteTo(e.stdout)
-			return err
+			})
 		},
 	}
 }

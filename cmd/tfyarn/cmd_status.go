@@ -1,8 +1,12 @@
 package main
 
 import (
+	"context"
+
+	"github.com/tfyarn/tfyarn/hadoopconf"
 	"github.com/tfyarn/tfyarn/internal/cliout"
 	"github.com/tfyarn/tfyarn/yarn"
+	"github.com/tfyarn/tfyarn/yarnpb/hadoopyarn"
 	"github.com/urfave/cli/v2"
 )
 
@@ -18,7 +22,7 @@ func statusCommand(e *env) *cli.Command {
 		Flags:        []cli.Flag{outputFlag()},
 		OnUsageError: onUsageError,
 		Action: func(c *cli.Context) error {
-			idText, err := oneAppID(c)
+			idText, id, err := oneAppID(c)
 			if err != nil {
 				return err
 			}
@@ -26,53 +30,49 @@ func statusCommand(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
-			id, err := yarn.ParseApplicationID(idText)
-			if err != nil {
+			return e.withRM(c.Context, e.timeout, func(ctx context.Context, rm *yarn.ApplicationClient, _ *hadoopconf.Config) error {
+				r, err := rm.GetApplicationReport(ctx, id)
+				if err != nil {
+					return &appError{id: idText, err: err}
+				}
+				v := newAppView(r)
+				if out == outputJSON {
+					return cliout.JSON(e.stdout, v)
+				}
+				var kv cliout.KeyValues
+				kv.Add("Application-Id", v.ID)
+				kv.Add("Name", v.Name)
+				kv.Add("Type", v.Type)
+				kv.Add("User", v.User)
+				kv.Add("Queue", v.Queue)
+				kv.Add("State", v.State)
+				kv.Add("Final-State", v.FinalStatus)
+				kv.Add("Progress", percent(v.Progress))
+				kv.Add("Tracking-URL", cliout.Cell(v.TrackingURL))
+				kv.Add("Start-Time", orDash(v.StartTime))
+				kv.Add("Finish-Time", orDash(v.FinishTime))
+				kv.Add("Diagnostics", cliout.Cell(v.Diagnostics))
+				_, err = kv.WriteTo(e.stdout)
 				return err
-			}
-			rm, _, err := e.rmClient()
-			if err != nil {
-				return err
-			}
-			defer rm.Close()
-			ctx, cancel := e.rpcContext(c.Context)
-			defer cancel()
-			r, err := rm.GetApplicationReport(ctx, id)
-			if err != nil {
-				return &appError{id: idText, err: err}
-			}
-			v := newAppView(r)
-			if out == outputJSON {
-				return cliout.JSON(e.stdout, v)
-			}
-			var kv cliout.KeyValues
-			kv.Add("Application-Id", v.ID)
-			kv.Add("Name", v.Name)
-			kv.Add("Type", v.Type)
-			kv.Add("User", v.User)
-			kv.Add("Queue", v.Queue)
-			kv.Add("State", v.State)
-			kv.Add("Final-State", v.FinalStatus)
-			kv.Add("Progress", percent(v.Progress))
-			kv.Add("Tracking-URL", cliout.Cell(v.TrackingURL))
-			kv.Add("Start-Time", orDash(v.StartTime))
-			kv.Add("Finish-Time", orDash(v.FinishTime))
-			kv.Add("Diagnostics", cliout.Cell(v.Diagnostics))
-			_, err = kv.WriteTo(e.stdout)
-			return err
+			})
 		},
 	}
 }
 
-// oneAppID demands exactly one positional argument.
-func oneAppID(c *cli.Context) (string, error) {
+// oneAppID demands exactly one positional argument, an application id, and
+// returns it as typed and parsed.
+func oneAppID(c *cli.Context) (string, *hadoopyarn.ApplicationIdProto, error) {
 	args, err := positional(c)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	if len(args) != 1 {
-		return "", usagef("%s needs exactly one application id (%s); see 'tfyarn %s --help'",
+		return "", nil, usagef("%s needs exactly one application id (%s); see 'tfyarn %s --help'",
 			c.Command.Name, yarn.ApplicationIDForm, c.Command.Name)
 	}
-	return args[0], nil
+	id, err := yarn.ParseApplicationID(args[0])
+	if err != nil {
+		return "", nil, err
+	}
+	return args[0], id, nil
 }

@@ -223,10 +223,7 @@ func TestE2ESubmitStatusListKill(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "RUNNING", yarn.AppStateName(r.GetYarnApplicationState()), r.GetDiagnostics())
 
-	stdout, stderr, code := runCLI(t, "--conf-dir", c.ConfDir, "status", idText, "--output", "json")
-	require.Equal(t, exitOK, code, stderr)
-	var st appView
-	require.NoError(t, json.Unmarshal([]byte(stdout), &st))
+	st := statusJSON(t, c, idText)
 	require.Equal(t, idText, st.ID)
 	require.Equal(t, "RUNNING", st.State)
 	require.Equal(t, "TFYARN-TEST", st.Type)
@@ -234,7 +231,7 @@ func TestE2ESubmitStatusListKill(t *testing.T) {
 	require.Equal(t, rm.User(), st.User)
 	require.NotNil(t, st.StartTime)
 
-	stdout, stderr, code = runCLI(t, "--conf-dir", c.ConfDir, "status", idText)
+	stdout, stderr, code := runCLI(t, "--conf-dir", c.ConfDir, "status", idText)
 	require.Equal(t, exitOK, code, stderr)
 	require.Regexp(t, `(?m)^State\s+: RUNNING$`, stdout)
 

@@ -10,7 +10,9 @@ import (
 
 	"github.com/tfyarn/tfyarn/appmaster"
 	"github.com/tfyarn/tfyarn/client"
+	"github.com/tfyarn/tfyarn/hdfs"
 	"github.com/tfyarn/tfyarn/internal/cliout"
+	"github.com/tfyarn/tfyarn/internal/progressbar"
 	"github.com/tfyarn/tfyarn/taskspec"
 	"github.com/urfave/cli/v2"
 )
@@ -32,7 +34,11 @@ func runCommand(e *env) *cli.Command {
 		&cli.GenericFlag{Name: "setenv", Value: &multiValue{}, Usage: "`KEY=VALUE` in every task's environment (repeatable)"},
 		&cli.GenericFlag{Name: "node-label", Value: &multiValue{}, Usage: "YARN node label for every task, or `[TYPE=]LABEL` for one task type (repeatable)"},
 		&cli.StringFlag{Name: "success", Usage: "what decides the job: `chief` (TensorFlow: chief:0, or worker:0 without a chief; the default with --chief, --ps, --evaluator or a script) or all (every task must exit 0; the default otherwise)"},
-		&cli.StringFlag{Name: "python", Value: client.DefaultPython, Usage: "Python interpreter that runs SCRIPT.py in the containers (on their PATH, or an absolute path on the nodes; with --local, on this machine)"},
+		&cli.StringFlag{Name: "env", Usage: "the job's Python environment: a venv or conda env `DIR` (packed on the fly) or an ARCHIVE of one (.tar.gz/.tgz, from tfyarn pack); uploaded once (content-addressed), unpacked into ./env/ of every task, env/bin first on PATH"},
+		&cli.StringFlag{Name: "python", Value: client.DefaultPython, Usage: "Python interpreter that runs SCRIPT.py: without --env, a name on the containers' PATH or an absolute path on the nodes; with --env, inside the env (default env/bin/python; bin/python3.11 means env/bin/python3.11, an absolute path is used as is); with --local, on this machine"},
+		&cli.StringSliceFlag{Name: "files", Usage: "files copied into every task's working directory, each as NAME (default: its base name): `PATH[#NAME]`, comma list, repeatable"},
+		&cli.StringSliceFlag{Name: "archives", Usage: ".zip/.tar.gz/.tgz/.tar/.jar archives unpacked into ./NAME/ of every task (default NAME: the base name without its suffix): `PATH[#NAME]`, comma list, repeatable"},
+		&cli.StringFlag{Name: "src-dir", Usage: "`DIR` of the script's sibling modules: packed, unpacked into ./src/ of every task and first on PYTHONPATH (a script inside DIR runs from there)"},
 		&cli.DurationFlag{Name: "rendezvous-timeout", Value: appmaster.DefaultRendezvousTimeout, Usage: "how long the chief, worker and ps tasks have to register once the first one has (with --local: 2m unless given)"},
 		&cli.BoolFlag{Name: "local", Usage: "run every task as a process on this machine instead of in YARN containers (no cluster needed)"},
 		outputFlag(),
@@ -46,7 +52,10 @@ func runCommand(e *env) *cli.Command {
 			"   tfyarn run --chief 1c,2g --worker 2x1c,2g train.py -- --epochs 3\n" +
 			"   tfyarn run --worker 3x1c,256m -- sh -c 'echo hello from $TFYARN_TASK'\n" +
 			"   tfyarn run --worker 2x2c,1g --queue ml-gpu --output json -- ./train.sh\n" +
-			"   tfyarn run --local --chief 1c --worker 2x1c --python ./venv/bin/python train.py -- --epochs 1",
+			"   tfyarn run --local --chief 1c --worker 2x1c --python ./venv/bin/python train.py -- --epochs 1\n" +
+			"   tfyarn run --chief 1c,2g --worker 2x1c,2g --env ./venv --src-dir . --files data.csv \\\n" +
+			"              --archives vocab.zip#vocab train.py -- --data data.csv --vocab vocab/\n" +
+			"   tfyarn run --worker 2x1c,256m --env env.tar.gz -- python -c 'import numpy; print(numpy.__version__)'",
 		Description: taskspec.SpecHelp + "\n\n" +
 			"A first argument ending in .py is a script: it is shipped with the job and run by --python in\n" +
 			"every task. Anything else is a command run as is.\n" +
@@ -58,11 +67,19 @@ func runCommand(e *env) *cli.Command {
 			"--success chief: the job's outcome is chief:0's (worker:0's without a chief); once it succeeded,\n" +
 			"the ps, evaluator and remaining workers are stopped; a failed chief, worker or ps fails the job.\n" +
 			"--success all: the job succeeds when every task exits 0 and fails as soon as one fails.\n" +
+			"--env DIR|ARCHIVE ships a Python environment: a directory is packed first (as tfyarn pack does);\n" +
+			"it goes to the HDFS cache by sha256 (uploaded only when missing) and YARN unpacks it into ./env/ of\n" +
+			"every task, which runs with env/bin first on PATH and VIRTUAL_ENV (or CONDA_PREFIX) set. A venv\n" +
+			"needs its base interpreter at the same path on every node: each task checks that before starting.\n" +
+			"--files, --archives, --src-dir and the script go through the same cache; uploaded_bytes counts\n" +
+			"what this submission uploaded (0 when the cache had everything). Missing files fail at once.\n" +
 			"--local runs every task as a process on this machine, with the same rendezvous, TF_CONFIG,\n" +
 			"success rule, exit codes and JSON (app_id \"local\"), and contacts no cluster (no\n" +
 			"HADOOP_CONF_DIR needed); each task's output lines are prefixed with its name, e.g. [worker:1].\n" +
 			"It ignores, with a note, the YARN-only flags --queue, --name, --tag, --am-memory, --am-vcores,\n" +
-			"--node-label and the global --conf-dir and --timeout.\n" +
+			"--node-label and the global --conf-dir and --timeout. With --local, --env DIR uses DIR's python\n" +
+			"and bin/ directly (no packing; an archive is refused), --src-dir goes first on PYTHONPATH, and\n" +
+			"--files and --archives are linked (archives unpacked) into a temporary directory the tasks run in.\n" +
 			"Exit codes: 0 succeeded, 1 failed or killed, 2 usage, validation or cluster error.\n" +
 			"JSON (--output json): {app_id, final_status, state, diagnostics, tracking_url, uploaded_bytes,\n" +
 			"tasks: [{task, type, index, state, host, port, container_id, node, exit_code}]}.",
@@ -93,6 +110,21 @@ func runAction(c *cli.Context, e *env) error {
 	progress := e.stdout
 	if out == outputJSON {
 		progress = e.stderr // stdout holds one JSON document
+	}
+	job.OnPacked = func(p client.PackInfo) {
+		what := "source directory"
+		if p.Manifest != nil {
+			what = string(p.Manifest.Kind)
+			if p.Manifest.PythonVersion != "" {
+				what += ", Python " + p.Manifest.PythonVersion
+			}
+		}
+		fmt.Fprintf(progress, "packed %s (%s): %s in %.1fs, sha256 %s\n", p.Dir, what, progressbar.Bytes(p.Bytes), p.Took.Seconds(), shortDigest(p.SHA256))
+	}
+	job.OnUpload = func(name string, size int64) (hdfs.ProgressFunc, func()) {
+		// On a terminal only: nothing at all on a pipe.
+		bar := progressbar.New(e.stderr, "uploading "+name)
+		return bar.Update, bar.Done
 	}
 	s, err := client.Submit(c.Context, job)
 	if err != nil {
@@ -149,7 +181,12 @@ func runJob(c *cli.Context) (client.Job, error) {
 	} else {
 		job.Command, job.Args = argv[0], argv[1:]
 	}
-	job.Python = c.String("python")
+	if c.IsSet("python") {
+		job.Python = c.String("python")
+	}
+	if err := applyShipping(c, &job); err != nil {
+		return client.Job{}, err
+	}
 	job.RendezvousTimeout = c.Duration("rendezvous-timeout")
 	if job.RendezvousTimeout <= 0 {
 		return client.Job{}, usagef("--rendezvous-timeout %s: give a positive duration, e.g. 10m", job.RendezvousTimeout)
@@ -274,4 +311,43 @@ func printTaskChange(w io.Writer, ev client.Event) {
 		counts = fmt.Sprintf(" [%d/%d allocated, %d registered, %d running, %d ended]", n.Allocated, n.Total, n.Registered, n.Running, n.Ended)
 	}
 	fmt.Fprintf(w, "%s %s %s%s\n", ev.AppID, t.Task, what, counts)
+}
+
+// applyShipping reads --env, --files, --archives and --src-dir. Their
+// files are checked by client.Submit (or the local run) before anything
+// else happens.
+func applyShipping(c *cli.Context, job *client.Job) error {
+	job.PythonEnv = c.String("env")
+	job.SrcDir = c.String("src-dir")
+	var err error
+	if job.Files, err = localFiles("files", c.StringSlice("files")); err != nil {
+		return err
+	}
+	job.Archives, err = localFiles("archives", c.StringSlice("archives"))
+	return err
+}
+
+// localFiles parses PATH[#NAME] values; StringSliceFlag has already split
+// comma lists and gathered repeated flags.
+func localFiles(flag string, values []string) ([]client.LocalFile, error) {
+	var out []client.LocalFile
+	for _, v := range values {
+		v = strings.TrimSpace(v)
+		if v == "" {
+			continue
+		}
+		f, err := client.ParseLocalFile(v)
+		if err != nil {
+			return nil, usagef("--%s %v", flag, err)
+		}
+		out = append(out, f)
+	}
+	return out, nil
+}
+
+func shortDigest(d string) string {
+	if len(d) > 12 {
+		return d[:12]
+	}
+	return d
 }

@@ -31,34 +31,12 @@ import (
 //
 //	go test -tags e2e -run E2ERun ./cmd/tfyarn/
 func TestE2ERun(t *testing.T) {
-	bin := buildStatic(t)
-	for _, tc := range []struct {
-		name    string
-		cluster func(testing.TB) *clustertest.Cluster
-	}{
-		{"plain", clustertest.Require},
-		{"privacy", clustertest.RequirePrivacy},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			c := tc.cluster(t)
-			t.Run("succeeds", func(t *testing.T) { testRunSucceeds(t, c, bin) })
-			t.Run("fails", func(t *testing.T) { testRunFails(t, c, bin) })
-			t.Run("rejects", func(t *testing.T) { testRunRejects(t, c, bin) })
-		})
-	}
-}
-
-// buildStatic builds tfyarn as `make build` does: the binary the client
-// ships must run in a container, so no cgo.
-func buildStatic(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "tfyarn")
-	cmd := exec.Command("go", "build", "-trimpath", "-o", bin, ".")
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	out, err := cmd.CombinedOutput()
-	require.NoError(t, err, "go build: %s", out)
-	return bin
+	bin := clustertest.BuildTfyarn(t)
+	clustertest.EachCluster(t, func(t *testing.T, c *clustertest.Cluster) {
+		t.Run("succeeds", func(t *testing.T) { testRunSucceeds(t, c, bin) })
+		t.Run("fails", func(t *testing.T) { testRunFails(t, c, bin) })
+		t.Run("rejects", func(t *testing.T) { testRunRejects(t, c, bin) })
+	})
 }
 
 // execTfyarn runs the binary as a separate process, the way users do.
@@ -84,6 +62,16 @@ func runJSON(t *testing.T, stdout string) client.Result {
 	require.NoError(t, json.Unmarshal([]byte(stdout), &r), "stdout: %q", stdout)
 	require.Regexp(t, `^application_\d+_\d+$`, r.AppID)
 	return r
+}
+
+// statusJSON is `tfyarn status APP_ID --output json`, which must succeed.
+func statusJSON(t *testing.T, c *clustertest.Cluster, appID string) appView {
+	t.Helper()
+	out, errOut, code := runCLI(t, "--conf-dir", c.ConfDir, "status", appID, "--output", "json")
+	require.Equal(t, exitOK, code, errOut)
+	var v appView
+	require.NoError(t, json.Unmarshal([]byte(out), &v), "stdout: %q", out)
+	return v
 }
 
 func testRunSucceeds(t *testing.T, c *clustertest.Cluster, bin string) {
@@ -116,10 +104,7 @@ func testRunFails(t *testing.T, c *clustertest.Cluster, bin string) {
 	require.Contains(t, lines[len(lines)-1], "tfyarn: "+r.AppID+" ended FAILED: worker:")
 
 	// What the AM told the RM is what status shows afterwards.
-	out, errOut, code := runCLI(t, "--conf-dir", c.ConfDir, "status", r.AppID, "--output", "json")
-	require.Equal(t, exitOK, code, errOut)
-	var v appView
-	require.NoError(t, json.Unmarshal([]byte(out), &v))
+	v := statusJSON(t, c, r.AppID)
 	require.Equal(t, "FAILED", v.FinalStatus)
 	require.Equal(t, r.Diagnostics, v.Diagnostics)
 	require.Contains(t, v.Diagnostics, "exit code 3")

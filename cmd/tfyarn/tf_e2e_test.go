@@ -29,7 +29,7 @@ import (
 //
 //	go test -tags e2e -run E2ETF ./cmd/tfyarn/
 func TestE2ETF(t *testing.T) {
-	bin := buildStatic(t)
+	bin := clustertest.BuildTfyarn(t)
 	c := clustertest.Require(t)
 	t.Run("shape", func(t *testing.T) {
 		t.Parallel()
@@ -105,10 +105,7 @@ func testChiefDecides(t *testing.T, c *clustertest.Cluster, bin string) {
 	exit := regexp.MustCompile(`CHIEF_EXIT=(\d+)`).FindStringSubmatch(logs)
 	require.NotNil(t, exit, "the chief's exit time")
 	chiefExit, _ := strconv.ParseInt(exit[1], 10, 64)
-	out, errOut, code := runCLI(t, "--conf-dir", c.ConfDir, "status", r.AppID, "--output", "json")
-	require.Equal(t, exitOK, code, errOut)
-	var v appView
-	require.NoError(t, json.Unmarshal([]byte(out), &v))
+	v := statusJSON(t, c, r.AppID)
 	took := time.Duration(v.FinishTimeMS-chiefExit) * time.Millisecond
 	t.Logf("the application finished %s after the chief's exit", took)
 	require.Less(t, took, 30*time.Second)
@@ -148,10 +145,7 @@ func testChiefFails(t *testing.T, c *clustertest.Cluster, bin string) {
 	lines := strings.Split(strings.TrimSpace(stderr), "\n")
 	require.Contains(t, lines[len(lines)-1], "tfyarn: "+r.AppID+" ended FAILED: chief:0")
 
-	out, errOut, code := runCLI(t, "--conf-dir", c.ConfDir, "status", r.AppID, "--output", "json")
-	require.Equal(t, exitOK, code, errOut)
-	var v appView
-	require.NoError(t, json.Unmarshal([]byte(out), &v))
+	v := statusJSON(t, c, r.AppID)
 	require.Equal(t, "FAILED", v.FinalStatus)
 	require.Contains(t, v.Diagnostics, "chief:0")
 	require.Contains(t, v.Diagnostics, "boom")
@@ -218,10 +212,7 @@ func testPSS(t *testing.T, c *clustertest.Cluster, bin, python string) {
 		}
 	}
 	require.Equal(t, 1, chiefEnd)
-	out, errOut, code := runCLI(t, "--conf-dir", c.ConfDir, "status", r.AppID, "--output", "json")
-	require.Equal(t, exitOK, code, errOut)
-	var v appView
-	require.NoError(t, json.Unmarshal([]byte(out), &v))
+	v := statusJSON(t, c, r.AppID)
 	logs := appLogs(t, c, r.AppID, 6)
 	done := regexp.MustCompile(`(?m)^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}) tfyarn am: chief:0 succeeded in `).FindStringSubmatch(logs)
 	require.NotNil(t, done, "the AM logged the chief's end")
@@ -241,10 +232,7 @@ func testScriptRaises(t *testing.T, c *clustertest.Cluster, bin, python string) 
 	require.Equal(t, exitJobFailed, code)
 	require.Equal(t, "FAILED", r.FinalStatus)
 	require.Contains(t, stderr, "ended FAILED: worker:0")
-	out, errOut, code := runCLI(t, "--conf-dir", c.ConfDir, "status", r.AppID, "--output", "json")
-	require.Equal(t, exitOK, code, errOut)
-	var v appView
-	require.NoError(t, json.Unmarshal([]byte(out), &v))
+	v := statusJSON(t, c, r.AppID)
 	require.Regexp(t, `last stderr of worker:0: .*ValueError: tfyarn-e2e: bad input 2\.\d+\.\d+$`, v.Diagnostics)
 }
 

@@ -62,6 +62,24 @@ func RequirePrivacy(t testing.TB) *Cluster {
 	return requireProfile(t, privacyProfile)
 }
 
+// EachCluster runs f as parallel subtests "plain" (Require) and "privacy"
+// (RequirePrivacy): the same test against both clusters.
+func EachCluster(t *testing.T, f func(t *testing.T, c *Cluster)) {
+	t.Helper()
+	for _, tc := range []struct {
+		name    string
+		cluster func(testing.TB) *Cluster
+	}{
+		{"plain", Require},
+		{"privacy", RequirePrivacy},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			f(t, tc.cluster(t))
+		})
+	}
+}
+
 func requireProfile(t testing.TB, p profile) *Cluster {
 	t.Helper()
 	mu.Lock()

@@ -1,0 +1,318 @@
+package client
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+
+	"github.com/tfyarn/tfyarn/taskspec"
+)
+
+// Link names in every task's working directory.
+const (
+	// EnvLinkName is where YARN unpacks the job's Python environment: the
+	// tasks run ./env/bin/python (or --python inside it).
+	EnvLinkName = "env"
+	// SrcLinkName is where YARN unpacks the job's source directory, first
+	// on the tasks' PYTHONPATH.
+	SrcLinkName = "src"
+	// envCacheName is a packed environment's name in the HDFS cache (the
+	// NodeManager unpacks by the suffix).
+	envCacheName = "env.tar.gz"
+	srcCacheName = "src.tar.gz"
+)
+
+// LocalFile is a local file shipped into every task's working directory
+// under Name (a FILE resource for Job.Files, an ARCHIVE YARN unpacks into
+// ./Name/ for Job.Archives).
+type LocalFile struct {
+	Path string
+	// Name is the link name in the container; empty means the default:
+	// the base name for files, the base name without its archive suffix
+	// for archives (x.zip → x, data.tar.gz → data).
+	Name string
+}
+
+// archiveSuffixes are what the NodeManager unpacks (FSDownload goes by the
+// lower-cased name), longest first so .tar.gz wins over .gz-less .tar.
+var archiveSuffixes = []string{".tar.gz", ".tgz", ".tar", ".zip", ".jar"}
+
+// envArchiveSuffixes are the archives --env takes (what tfyarn pack and
+// conda-pack write).
+var envArchiveSuffixes = []string{".tar.gz", ".tgz"}
+
+// ParseLocalFile reads the CLI's PATH[#NAME] form of --files and
+// --archives: NAME, after the last '#', is the link name in the container.
+func ParseLocalFile(spec string) (LocalFile, error) {
+	p, name, hasName := spec, "", false
+	if i := strings.LastIndexByte(spec, '#'); i >= 0 {
+		p, name, hasName = spec[:i], spec[i+1:], true
+	}
+	if p == "" {
+		return LocalFile{}, fmt.Errorf("%q: expected PATH or PATH#NAME", spec)
+	}
+	if hasName {
+		if err := checkLinkName(name); err != nil {
+			return LocalFile{}, fmt.Errorf("%q: %v", spec, err)
+		}
+	}
+	return LocalFile{Path: p, Name: name}, nil
+}
+
+func (f LocalFile) fileName() string {
+	if f.Name != "" {
+		return f.Name
+	}
+	return filepath.Base(f.Path)
+}
+
+func (f LocalFile) archiveName() string {
+	if f.Name != "" {
+		return f.Name
+	}
+	base := filepath.Base(f.Path)
+	if suf := archiveSuffix(base, archiveSuffixes); suf != "" {
+		return base[:len(base)-len(suf)]
+	}
+	return base
+}
+
+// archiveSuffix returns the suffix of name among suffixes (case
+// insensitive), "" for none.
+func archiveSuffix(name string, suffixes []string) string {
+	lower := strings.ToLower(name)
+	for _, s := range suffixes {
+		if strings.HasSuffix(lower, s) && len(lower) > len(s) {
+			return name[len(name)-len(s):]
+		}
+	}
+	return ""
+}
+
+// checkLinkName accepts one plain path component.
+func checkLinkName(name string) error {
+	switch {
+	case name == "", name == ".", name == "..":
+		return fmt.Errorf("invalid name %q in the container", name)
+	case strings.ContainsAny(name, "/\x00"):
+		return fmt.Errorf("invalid name %q in the container: must not contain '/'", name)
+	}
+	return nil
+}
+
+// cacheName is a local file's name in the HDFS cache: its base name, with
+// the ':' Hadoop's paths reject replaced. The suffix survives, which is
+// what the NodeManager unpacks archives by.
+func cacheName(local string) string {
+	return strings.ReplaceAll(filepath.Base(local), ":", "_")
+}
+
+// itemKind is how a shipped item reaches the cache and the containers.
+type itemKind int
+
+const (
+	itemFile    itemKind = iota // uploaded as is, a FILE resource
+	itemArchive                 // uploaded as is, an ARCHIVE resource
+	itemEnvDir                  // packed with envpack, then an ARCHIVE
+	itemSrcDir                  // packed with packSrcDir, then an ARCHIVE
+)
+
+// shipItem is one thing every task container gets.
+type shipItem struct {
+	link  string // name in the container's working directory
+	local string // the local file or directory
+	kind  itemKind
+	cache string // name in the HDFS cache
+}
+
+// shipPlan is what a job ships besides the tfyarn binary, checked against
+// the local filesystem before anything touches the cluster.
+type shipPlan struct {
+	items []shipItem
+	// command and args replace the job's when it has a script: the Python
+	// that runs it and the script's path in the container.
+	command string
+	args    []string
+	// pythonEnv and pythonPath are link names for the task launcher.
+	pythonEnv  string
+	pythonPath []string
+}
+
+// planShipping checks the job's local inputs (script, environment, files,
+// archives, source directory) and decides what goes where. Every problem
+// is a *taskspec.ValidationError naming the file.
+func planShipping(job Job) (shipPlan, error) {
+	var p shipPlan
+	taken := map[string]string{BinaryName: "tfyarn's launcher"}
+	claim := func(link, what string) error {
+		if err := checkLinkName(link); err != nil {
+			return invalidf("%s: %v", what, err)
+		}
+		if other, ok := taken[link]; ok {
+			return invalidf("%s and %s both want the name %q in the container; rename one (PATH#NAME)", what, other, link)
+		}
+		taken[link] = what
+		return nil
+	}
+
+	if job.PythonEnv != "" {
+		item, err := envItem(job.PythonEnv)
+		if err != nil {
+			return shipPlan{}, err
+		}
+		if err := claim(item.link, "env "+job.PythonEnv); err != nil {
+			return shipPlan{}, err
+		}
+		p.items = append(p.items, item)
+		p.pythonEnv = item.link
+	}
+	var srcAbs string
+	if job.SrcDir != "" {
+		st, err := os.Stat(job.SrcDir)
+		if err != nil {
+			return shipPlan{}, invalidf("src dir %s: %v", job.SrcDir, unwrapPathError(err))
+		}
+		if !st.IsDir() {
+			return shipPlan{}, invalidf("src dir %s is not a directory", job.SrcDir)
+		}
+		if srcAbs, err = filepath.Abs(job.SrcDir); err != nil {
+			return shipPlan{}, invalidf("src dir %s: %v", job.SrcDir, err)
+		}
+		if err := claim(SrcLinkName, "src dir "+job.SrcDir); err != nil {
+			return shipPlan{}, err
+		}
+		p.items = append(p.items, shipItem{link: SrcLinkName, local: job.SrcDir, kind: itemSrcDir, cache: srcCacheName})
+		p.pythonPath = []string{SrcLinkName}
+	}
+	if job.Script != "" {
+		if err := checkScript(job.Script); err != nil {
+			return shipPlan{}, err
+		}
+		scriptArg := ""
+		if srcAbs != "" {
+			if abs, err := filepath.Abs(job.Script); err == nil {
+				if rel, err := filepath.Rel(srcAbs, abs); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
+					// Shipped inside src/: run it from there, so its
+					// siblings and data files are beside it.
+					scriptArg = path.Join(SrcLinkName, filepath.ToSlash(rel))
+				}
+			}
+		}
+		if scriptArg == "" {
+			scriptArg = filepath.Base(job.Script)
+			if err := claim(scriptArg, "script "+job.Script); err != nil {
+				return shipPlan{}, err
+			}
+			p.items = append(p.items, shipItem{link: scriptArg, local: job.Script, kind: itemFile, cache: cacheName(job.Script)})
+		}
+		p.command, p.args = job.python(), append([]string{scriptArg}, job.Args...)
+	}
+	for _, f := range job.Files {
+		what := "file " + f.Path
+		if err := checkRegular(f.Path, "file"); err != nil {
+			return shipPlan{}, err
+		}
+		if err := claim(f.fileName(), what); err != nil {
+			return shipPlan{}, err
+		}
+		p.items = append(p.items, shipItem{link: f.fileName(), local: f.Path, kind: itemFile, cache: cacheName(f.Path)})
+	}
+	for _, a := range job.Archives {
+		what := "archive " + a.Path
+		if err := checkRegular(a.Path, "archive"); err != nil {
+			return shipPlan{}, err
+		}
+		if archiveSuffix(a.Path, archiveSuffixes) == "" {
+			return shipPlan{}, invalidf("archive %s: YARN unpacks only .tar.gz, .tgz, .tar, .zip and .jar files; ship other files with --files", a.Path)
+		}
+		if err := claim(a.archiveName(), what); err != nil {
+			return shipPlan{}, err
+		}
+		p.items = append(p.items, shipItem{link: a.archiveName(), local: a.Path, kind: itemArchive, cache: cacheName(a.Path)})
+	}
+	return p, nil
+}
+
+// envItem checks --env: a venv or conda env directory, or an archive of one.
+func envItem(env string) (shipItem, error) {
+	st, err := os.Stat(env)
+	if err != nil {
+		return shipItem{}, invalidf("env %s: %v", env, unwrapPathError(err))
+	}
+	if st.IsDir() {
+		if !isPythonEnv(env) {
+			return shipItem{}, invalidf("env %s is not a Python environment: expected a venv (pyvenv.cfg) or a conda env (conda-meta/), or an archive made by tfyarn pack", env)
+		}
+		return shipItem{link: EnvLinkName, local: env, kind: itemEnvDir, cache: envCacheName}, nil
+	}
+	if !st.Mode().IsRegular() || archiveSuffix(env, envArchiveSuffixes) == "" {
+		return shipItem{}, invalidf("env %s: expected an environment directory or a .tar.gz/.tgz archive of one (tfyarn pack)", env)
+	}
+	return shipItem{link: EnvLinkName, local: env, kind: itemArchive, cache: cacheName(env)}, nil
+}
+
+func isPythonEnv(dir string) bool {
+	if st, err := os.Stat(filepath.Join(dir, "pyvenv.cfg")); err == nil && st.Mode().IsRegular() {
+		return true
+	}
+	st, err := os.Stat(filepath.Join(dir, "conda-meta"))
+	return err == nil && st.IsDir()
+}
+
+func checkRegular(p, what string) error {
+	st, err := os.Stat(p)
+	if err != nil {
+		return invalidf("%s %s: %v", what, p, unwrapPathError(err))
+	}
+	if !st.Mode().IsRegular() {
+		return invalidf("%s %s is not a regular file", what, p)
+	}
+	return nil
+}
+
+func unwrapPathError(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+func invalidf(format string, args ...any) error {
+	return &taskspec.ValidationError{Message: fmt.Sprintf(format, args...)}
+}
+
+// python is the interpreter that runs the job's script in the containers.
+// Without an environment: Python, else DefaultPython. With one: Python
+// inside it, env/bin/python by default; a relative path with a '/' is
+// taken inside env/ (bin/python3.11 → env/bin/python3.11), an absolute path
+// as is, and a bare name (python3.11) is looked up on the task's PATH,
+// which env/bin leads.
+func (j Job) python() string {
+	if j.PythonEnv == "" {
+		if j.Python == "" {
+			return DefaultPython
+		}
+		return j.Python
+	}
+	switch p := j.Python; {
+	case p == "":
+		return EnvLinkName + "/bin/python"
+	case filepath.IsAbs(p) || !strings.Contains(p, "/"):
+		return p
+	default:
+		return path.Join(EnvLinkName, filepath.ToSlash(p))
+	}
+}
+
+// CheckLocalFiles checks, as Submit does before anything else, that the
+// job's script, Python environment, files, archives and source directory
+// exist, are of the right kind and get distinct names in the containers.
+// Its errors are *taskspec.ValidationError.
+func CheckLocalFiles(job Job) error {
+	_, err := planShipping(job)
+	return err
+}

@@ -1,0 +1,111 @@
+package client
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/tfyarn/tfyarn/envpack"
+	"github.com/tfyarn/tfyarn/hdfs"
+	"github.com/tfyarn/tfyarn/yarnpb/hadoopyarn"
+)
+
+// UploadFunc is told that a file of the job is about to go to the HDFS
+// cache (name as in the cache, size in bytes). The progress function it
+// returns, if not nil, follows the upload, which happens only when the
+// cache lacks the file; done is called once the file is there (or failed).
+type UploadFunc func(name string, size int64) (progress hdfs.ProgressFunc, done func())
+
+// PackInfo describes an environment or source directory packed for a job.
+type PackInfo struct {
+	Dir      string
+	Link     string            // name in the containers: EnvLinkName or SrcLinkName
+	Manifest *envpack.Manifest // the environment's; nil for a source directory
+	Bytes    int64             // the archive's size
+	SHA256   string
+	Took     time.Duration
+}
+
+// upload puts one local file into the cache, with the job's progress hook.
+func (s *Submission) upload(ctx context.Context, local, name, digest string) (hdfs.Resource, int64, error) {
+	opts := hdfs.UploadOptions{SHA256: digest}
+	if s.job.OnUpload != nil {
+		var size int64
+		if st, err := os.Stat(local); err == nil {
+			size = st.Size()
+		}
+		progress, done := s.job.OnUpload(name, size)
+		if done != nil {
+			defer done()
+		}
+		opts.Progress = progress
+	}
+	return s.fs.UploadCachedOptions(ctx, local, name, opts)
+}
+
+// ship packs what must be packed and puts every item of the plan into the
+// content-addressed cache, returning the resources by link name and the
+// bytes uploaded (0 when the cache had everything).
+func (s *Submission) ship(ctx context.Context, plan shipPlan) (map[string]hdfs.Resource, int64, error) {
+	out := map[string]hdfs.Resource{}
+	var uploaded int64
+	for _, it := range plan.items {
+		local, digest := it.local, ""
+		switch it.kind {
+		case itemEnvDir, itemSrcDir:
+			tmp, info, err := s.pack(ctx, it)
+			if err != nil {
+				return nil, uploaded, err
+			}
+			defer os.Remove(tmp)
+			local, digest = tmp, info.SHA256
+		}
+		r, n, err := s.upload(ctx, local, it.cache, digest)
+		uploaded += n
+		if err != nil {
+			return nil, uploaded, err
+		}
+		if it.kind == itemFile {
+			// A .zip shipped with --files stays a .zip.
+			r.Type = hadoopyarn.LocalResourceTypeProto_FILE
+		} else {
+			r.Type = hadoopyarn.LocalResourceTypeProto_ARCHIVE
+		}
+		out[it.link] = r
+	}
+	return out, uploaded, nil
+}
+
+// pack writes an environment (envpack.Pack) or a source directory
+// (packSrcDir) to a temporary file, the caller removes it.
+func (s *Submission) pack(ctx context.Context, it shipItem) (string, PackInfo, error) {
+	f, err := os.CreateTemp("", "tfyarn-"+it.link+"-*.tar.gz")
+	if err != nil {
+		return "", PackInfo{}, fmt.Errorf("client: packing %s: %w", it.local, err)
+	}
+	start := time.Now()
+	info := PackInfo{Dir: it.local, Link: it.link}
+	if it.kind == itemEnvDir {
+		var m envpack.Manifest
+		m, err = envpack.Pack(ctx, it.local, f, envpack.Options{})
+		info.Manifest, info.SHA256 = &m, m.SHA256
+	} else {
+		info.SHA256, err = packSrcDir(ctx, it.local, f)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return "", PackInfo{}, err
+	}
+	if st, err := os.Stat(f.Name()); err == nil {
+		info.Bytes = st.Size()
+	}
+	info.Took = time.Since(start)
+	if s.job.OnPacked != nil {
+		s.job.OnPacked(info)
+	}
+	return f.Name(), info, nil
+}

@@ -1,0 +1,165 @@
+//go:build e2e
+
+package main
+
+import (
+	"archive/tar"
+	"archive/zip"
+	"compress/gzip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"github.com/tfyarn/tfyarn/internal/clustertest"
+)
+
+// Shipping a Python environment, files, archives and sources with a job,
+// on the plain cluster:
+//
+//	go test -tags e2e -run E2EEnv ./cmd/tfyarn/
+func TestE2EEnv(t *testing.T) {
+	bin := clustertest.BuildTfyarn(t)
+	c := clustertest.Require(t)
+	t.Run("venv", func(t *testing.T) {
+		t.Parallel()
+		testEnvVenv(t, c, bin)
+	})
+	t.Run("files", func(t *testing.T) {
+		t.Parallel()
+		testEnvFilesArchivesSrc(t, c, bin)
+	})
+	t.Run("missing base interpreter", func(t *testing.T) {
+		t.Parallel()
+		testEnvMissingBase(t, c, bin)
+	})
+}
+
+// A venv holding a package the system python lacks: every task imports it.
+// The same job again uploads nothing.
+func testEnvVenv(t *testing.T, c *clustertest.Cluster, bin string) {
+	venv := makeVenv(t)
+	require.Error(t, exec.Command("python3", "-c", "import tfyarn_probe").Run(), "the system python must not have tfyarn_probe")
+
+	args := []string{"run", "--worker", "2x1c,256m", "--name", "e2e-env-venv", "--env", venv, "--output", "json",
+		"--", "python", "-c", "import sys, tfyarn_probe; print(tfyarn_probe.VALUE); print('PREFIX', sys.prefix)"}
+	start := time.Now()
+	stdout, stderr, code := execTfyarn(t, c, bin, nil, args...)
+	t.Logf("first: %.1fs\nstdout: %s\nstderr: %s", time.Since(start).Seconds(), stdout, stderr)
+	require.Equal(t, exitOK, code)
+	r := runJSON(t, stdout)
+	require.Equal(t, "SUCCEEDED", r.FinalStatus)
+	require.Positive(t, r.UploadedBytes, "a new environment is uploaded")
+	require.Regexp(t, `packed `+regexp.QuoteMeta(venv)+` \(venv, Python 3\.\d+\.\d+\): `, stderr)
+	require.NotContains(t, stderr, "\r", "no progress bar on a pipe")
+
+	logs := appLogs(t, c, r.AppID, 3) // the AM's and 2 tasks'
+	require.Len(t, regexp.MustCompile(`(?m)^42$`).FindAllString(logs, -1), 2, "every task prints 42:\n%s", logs)
+	// sys.prefix is the unpacked env in the container (./env → the NM's
+	// localized copy), not the venv on this machine nor the base install.
+	prefixes := regexp.MustCompile(`(?m)^PREFIX (.*)$`).FindAllStringSubmatch(logs, -1)
+	require.Len(t, prefixes, 2)
+	for _, p := range prefixes {
+		require.True(t, strings.HasSuffix(p[1], "/env"), p[1])
+	}
+
+	start = time.Now()
+	stdout, stderr, code = execTfyarn(t, c, bin, nil, args...)
+	t.Logf("second: %.1fs\nstdout: %s\nstderr: %s", time.Since(start).Seconds(), stdout, stderr)
+	require.Equal(t, exitOK, code)
+	r = runJSON(t, stdout)
+	require.Equal(t, "SUCCEEDED", r.FinalStatus)
+	require.Zero(t, r.UploadedBytes, "the same environment packs to the same bytes, already in the cache")
+	requireNoStaging(t, c, r.AppID)
+}
+
+// --files, --archives (zip and tar.gz) and --src-dir with a script inside
+// it, under the venv.
+func testEnvFilesArchivesSrc(t *testing.T, c *clustertest.Cluster, bin string) {
+	venv := makeVenv(t)
+	dir := t.TempDir()
+	src := filepath.Join(dir, "proj")
+	write := func(p, content string) {
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, []byte(content), 0o644))
+	}
+	write(filepath.Join(src, "helper.py"), "GREETING = 'hello from helper'\n")
+	write(filepath.Join(src, "main.py"), `import os, sys, helper, tfyarn_probe
+print("HELPER", helper.GREETING, tfyarn_probe.VALUE)
+print("DATA", open("data.csv").read().strip().replace("\n", "|"))
+for top in ("vocab", "models"):
+    for root, dirs, files in sorted(os.walk(top, followlinks=True)):
+        for f in sorted(files):
+            p = os.path.join(root, f)
+            print("ENTRY", p, open(p).read().strip())
+print("ARGS", " ".join(sys.argv[1:]))
+`)
+	data := filepath.Join(dir, "data.csv")
+	write(data, "a,b\n1,2\n")
+
+	zipPath := filepath.Join(dir, "vocab.zip")
+	zf, err := os.Create(zipPath)
+	require.NoError(t, err)
+	zw := zip.NewWriter(zf)
+	w, err := zw.Create("words/en.txt")
+	require.NoError(t, err)
+	_, err = w.Write([]byte("hello world\n"))
+	require.NoError(t, err)
+	require.NoError(t, zw.Close())
+	require.NoError(t, zf.Close())
+
+	tgz := filepath.Join(dir, "models-v1.tar.gz")
+	tf, err := os.Create(tgz)
+	require.NoError(t, err)
+	gz := gzip.NewWriter(tf)
+	tw := tar.NewWriter(gz)
+	content := []byte("weights\n")
+	require.NoError(t, tw.WriteHeader(&tar.Header{Name: "m/w.bin", Mode: 0o644, Size: int64(len(content)), Typeflag: tar.TypeReg}))
+	_, err = tw.Write(content)
+	require.NoError(t, err)
+	require.NoError(t, tw.Close())
+	require.NoError(t, gz.Close())
+	require.NoError(t, tf.Close())
+
+	stdout, stderr, code := execTfyarn(t, c, bin, nil, "run", "--worker", "2x1c,256m", "--name", "e2e-env-files",
+		"--success", "all", // a script means TensorFlow's rule: worker:0 decides and worker:1 may be stopped before it prints
+		"--env", venv, "--src-dir", src, "--files", data, "--archives", zipPath+","+tgz+"#models",
+		"--output", "json", filepath.Join(src, "main.py"), "--", "--epochs", "1")
+	t.Logf("stdout: %s\nstderr: %s", stdout, stderr)
+	require.Equal(t, exitOK, code)
+	r := runJSON(t, stdout)
+	require.Equal(t, "SUCCEEDED", r.FinalStatus)
+	logs := appLogs(t, c, r.AppID, 3)
+	for _, want := range []string{
+		`(?m)^HELPER hello from helper 42$`,
+		`(?m)^DATA a,b\|1,2$`,
+		`(?m)^ENTRY vocab/words/en.txt hello world$`,
+		`(?m)^ENTRY models/m/w.bin weights$`,
+		`(?m)^ARGS --epochs 1$`,
+	} {
+		require.Len(t, regexp.MustCompile(want).FindAllString(logs, -1), 2, "%s in every task:\n%s", want, logs)
+	}
+}
+
+// A venv whose base interpreter is not on the node: the job fails and its
+// diagnostics carry the launcher's one-line reason.
+func testEnvMissingBase(t *testing.T, c *clustertest.Cluster, bin string) {
+	venv := filepath.Join(t.TempDir(), "venv")
+	require.NoError(t, os.MkdirAll(filepath.Join(venv, "bin"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(venv, "pyvenv.cfg"),
+		[]byte("home = /nonexistent/tfyarn/bin\nversion = 3.11.7\nexecutable = /nonexistent/tfyarn/bin/python3.11\n"), 0o644))
+	require.NoError(t, os.Symlink("/nonexistent/tfyarn/bin/python3.11", filepath.Join(venv, "bin", "python")))
+	stdout, stderr, code := execTfyarn(t, c, bin, nil, "run", "--worker", "1c,256m", "--name", "e2e-env-nobase",
+		"--env", venv, "--output", "json", "--", "python", "-c", "print('never')")
+	t.Logf("stdout: %s\nstderr: %s", stdout, stderr)
+	require.Equal(t, exitJobFailed, code)
+	r := runJSON(t, stdout)
+	require.Equal(t, "FAILED", r.FinalStatus)
+	require.Contains(t, r.Diagnostics, "last stderr of worker:0: env: base interpreter /nonexistent/tfyarn/bin/python3.11 (Python 3.11.7) not found on this node; "+
+		"a venv runs only where its base interpreter is installed at the same path")
+	require.NotContains(t, r.Diagnostics, "\n")
+}

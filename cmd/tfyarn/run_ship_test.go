@@ -1,0 +1,162 @@
+package main
+
+import (
+	"archive/zip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"github.com/tfyarn/tfyarn/client"
+	"github.com/urfave/cli/v2"
+)
+
+// parseRun runs only run's flag parsing and runJob.
+func parseRun(t *testing.T, args ...string) (client.Job, error) {
+	t.Helper()
+	var job client.Job
+	var jobErr error
+	cmd := runCommand(&env{})
+	cmd.Action = func(c *cli.Context) error {
+		job, jobErr = runJob(c)
+		return nil
+	}
+	app := &cli.App{Commands: []*cli.Command{cmd}}
+	require.NoError(t, app.Run(append([]string{"tfyarn", "run"}, args...)))
+	return job, jobErr
+}
+
+func TestRunShippingFlags(t *testing.T) {
+	job, err := parseRun(t, "--worker", "1c", "--env", "./venv", "--src-dir", "proj",
+		"--files", "a.py,data/b.csv#input.csv", "--files", "c.txt",
+		"--archives", "x.zip#vocab,models.tar.gz", "--archives", "dir/lib.jar",
+		"train.py", "--", "--epochs", "1")
+	require.NoError(t, err)
+	require.Equal(t, "./venv", job.PythonEnv)
+	require.Equal(t, "proj", job.SrcDir)
+	require.Equal(t, []client.LocalFile{{Path: "a.py"}, {Path: "data/b.csv", Name: "input.csv"}, {Path: "c.txt"}}, job.Files)
+	require.Equal(t, []client.LocalFile{{Path: "x.zip", Name: "vocab"}, {Path: "models.tar.gz"}, {Path: "dir/lib.jar"}}, job.Archives)
+	require.Equal(t, "train.py", job.Script)
+	require.Equal(t, []string{"--epochs", "1"}, job.Args)
+	require.Empty(t, job.Python, "no --python: the client picks (env/bin/python with --env)")
+
+	job, err = parseRun(t, "--worker", "1c", "--env", "env.tar.gz", "--python", "bin/python3.11", "train.py")
+	require.NoError(t, err)
+	require.Equal(t, "bin/python3.11", job.Python)
+
+	_, err = parseRun(t, "--worker", "1c", "--archives", "x.zip#a/b", "--", "true")
+	require.EqualError(t, err, `--archives "x.zip#a/b": invalid name "a/b" in the container: must not contain '/'`)
+	_, err = parseRun(t, "--worker", "1c", "--files", "#x", "--", "true")
+	require.EqualError(t, err, `--files "#x": expected PATH or PATH#NAME`)
+}
+
+// Missing local files: exit 2, one line, before any RPC (the configuration
+// names a dead RM, so getting that far would fail differently).
+func TestRunMissingLocalFiles(t *testing.T) {
+	conf := deadConf(t)
+	dir := t.TempDir()
+	venv := filepath.Join(dir, "venv")
+	require.NoError(t, os.MkdirAll(venv, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(venv, "pyvenv.cfg"), []byte("home = /usr/bin\n"), 0o644))
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--env", "no-such-venv"}, "tfyarn: env no-such-venv: no such file or directory"},
+		{[]string{"--env", dir}, "tfyarn: env " + dir + " is not a Python environment"},
+		{[]string{"--files", "a.py,no-such.csv"}, "tfyarn: file a.py: no such file or directory"},
+		{[]string{"--archives", "no-such.zip#x"}, "tfyarn: archive no-such.zip: no such file or directory"},
+		{[]string{"--src-dir", "no-such-dir"}, "tfyarn: src dir no-such-dir: no such file or directory"},
+		{[]string{"--env", venv, "--files", filepath.Join(venv, "pyvenv.cfg") + "#env"}, `both want the name "env" in the container`},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			for _, local := range []bool{false, true} {
+				args := append([]string{"--conf-dir", conf, "run", "--worker", "1c"}, tc.args...)
+				if local {
+					args = append([]string{"run", "--local", "--worker", "1c"}, tc.args...)
+				}
+				stdout, stderr, code := runCLI(t, append(args, "--", "true")...)
+				require.Equal(t, exitUsage, code, stderr)
+				require.Empty(t, stdout)
+				require.Contains(t, stderr, tc.want)
+				require.Equal(t, 1, strings.Count(stderr, "\n"), "one line: %q", stderr)
+			}
+		})
+	}
+}
+
+func TestRunHelpShowsShipping(t *testing.T) {
+	stdout, _, code := runCLI(t, "run", "--help")
+	require.Equal(t, exitOK, code)
+	for _, s := range []string{"--env DIR", "--files PATH[#NAME]", "--archives PATH[#NAME]", "--src-dir DIR", "--env ./venv --src-dir ."} {
+		require.Contains(t, stdout, s)
+	}
+}
+
+// makeVenv creates a real venv (no pip: fast, offline) with a package the
+// system python lacks.
+func makeVenv(t *testing.T) string {
+	t.Helper()
+	venv := filepath.Join(t.TempDir(), "venv")
+	out, err := exec.Command("python3", "-m", "venv", "--without-pip", venv).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	sites, err := filepath.Glob(filepath.Join(venv, "lib", "python3*", "site-packages"))
+	require.NoError(t, err)
+	require.Len(t, sites, 1)
+	pkg := filepath.Join(sites[0], "tfyarn_probe")
+	require.NoError(t, os.MkdirAll(pkg, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(pkg, "__init__.py"), []byte("VALUE = 42\n"), 0o644))
+	return venv
+}
+
+// --local --env DIR: the tasks' python is DIR's, --src-dir is importable,
+// --files and --archives are in the tasks' working directory.
+func TestRunLocalShipping(t *testing.T) {
+	venv := makeVenv(t)
+	dir := t.TempDir()
+	src := filepath.Join(dir, "proj")
+	require.NoError(t, os.MkdirAll(src, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(src, "helper.py"), []byte("NAME = 'helper'\n"), 0o644))
+	data := filepath.Join(dir, "data.csv")
+	require.NoError(t, os.WriteFile(data, []byte("a,b\n"), 0o644))
+	zipPath := filepath.Join(dir, "vocab.zip")
+	zf, err := os.Create(zipPath)
+	require.NoError(t, err)
+	zw := zip.NewWriter(zf)
+	w, err := zw.Create("words/list.txt")
+	require.NoError(t, err)
+	_, err = w.Write([]byte("hello\n"))
+	require.NoError(t, err)
+	require.NoError(t, zw.Close())
+	require.NoError(t, zf.Close())
+
+	program := `import os, sys, tfyarn_probe, helper
+print("VALUE", tfyarn_probe.VALUE, helper.NAME)
+print("PREFIX", sys.prefix)
+print("DATA", open("input.csv").read().strip())
+print("VOCAB", open("vocab/words/list.txt").read().strip())`
+	stdout, stderr, code := runCLI(t, "run", "--local", "--worker", "2x1c", "--env", venv, "--src-dir", src,
+		"--files", data+"#input.csv", "--archives", zipPath, "--", "python", "-c", program)
+	require.Equal(t, exitOK, code, "stdout: %s\nstderr: %s", stdout, stderr)
+	for i := 0; i < 2; i++ {
+		task := "[worker:" + string(rune('0'+i)) + "] "
+		require.Contains(t, stdout, task+"VALUE 42 helper")
+		require.Contains(t, stdout, task+"PREFIX "+venv)
+		require.Contains(t, stdout, task+"DATA a,b")
+		require.Contains(t, stdout, task+"VOCAB hello")
+	}
+
+	// An archive is for YARN only.
+	_, stderr, code = runCLI(t, "run", "--local", "--worker", "1c", "--env", zipPath, "--", "true")
+	require.Equal(t, exitUsage, code)
+	require.Contains(t, stderr, "env "+zipPath+": expected an environment directory or a .tar.gz/.tgz archive")
+}
+
+func TestLocalPython(t *testing.T) {
+	require.Equal(t, "/v/bin/python", localPython("/v", ""))
+	require.Equal(t, "/v/bin/python3.11", localPython("/v", "bin/python3.11"))
+	require.Equal(t, "/usr/bin/python3", localPython("/v", "/usr/bin/python3"))
+	require.Equal(t, "python3", localPython("/v", "python3"))
+}
