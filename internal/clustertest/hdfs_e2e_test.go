@@ -9,6 +9,7 @@ import (
 	"os/user"
 	"path"
 	"testing"
+	"time"
 
 	"github.com/colinmarc/hdfs/v2"
 	colinconf "github.com/colinmarc/hdfs/v2/hadoopconf"
@@ -45,7 +46,16 @@ func TestHDFSRoundTrip(t *testing.T) {
 	require.NoError(t, err)
 	_, err = w.Write(payload)
 	require.NoError(t, err)
-	require.NoError(t, w.Close())
+	// Like Hadoop's own DFSOutputStream, keep asking until the NameNode has heard from the
+	// DataNode about the last block; on a loaded machine that can take a moment.
+	for attempt := 1; ; attempt++ {
+		err = w.Close()
+		if err == nil || !hdfs.IsErrReplicating(err) || attempt == 10 {
+			break
+		}
+		time.Sleep(time.Duration(attempt) * 100 * time.Millisecond)
+	}
+	require.NoError(t, err)
 
 	entries, err := client.ReadDir(dir)
 	require.NoError(t, err)
