@@ -9,6 +9,7 @@ import (
 
 	"github.com/tfyarn/tfyarn/client"
 	"github.com/tfyarn/tfyarn/hadoopconf"
+	"github.com/tfyarn/tfyarn/hdfs"
 	"github.com/tfyarn/tfyarn/ipc"
 	"github.com/tfyarn/tfyarn/yarn"
 )
@@ -64,6 +65,7 @@ func describe(err error, e *env) (msg string, code int) {
 		rme *yarn.RMError
 		je  *client.JobError
 		xe  *exitCodeError
+		nne *hdfs.ConnectError
 	)
 	switch {
 	case errors.As(err, &xe):
@@ -83,6 +85,9 @@ func describe(err error, e *env) (msg string, code int) {
 		return fmt.Sprintf("application %s not found (the ResourceManager at %s does not know it)", id, rmAddr(err)), exitUsage
 	case errors.As(err, &ce):
 		return strings.TrimPrefix(ce.err.Error(), "hadoopconf: "), exitUsage
+	case errors.As(err, &nne):
+		// The NameNode's own error already names its addresses and where they came from.
+		return strings.TrimPrefix(nne.Error(), "hdfs: "), exitUsage
 	case yarn.IsUnreachable(err):
 		return fmt.Sprintf("cannot reach the ResourceManager at %s (from %s): %s; is the cluster up and %s right?",
 			rmAddrs(err), e.confFrom, netCause(err), hadoopconf.EnvHadoopConfDir), exitUsage

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"syscall"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/tfyarn/tfyarn/hdfs"
 	"github.com/tfyarn/tfyarn/ipc"
 	"github.com/tfyarn/tfyarn/yarn"
 )
@@ -55,4 +57,12 @@ func TestDescribe(t *testing.T) {
 			require.Equal(t, tc.code, code)
 		})
 	}
+}
+
+func TestDeadNameNodeIsNamedAsSuch(t *testing.T) {
+	e := &env{confFrom: "HADOOP_CONF_DIR=/etc/hadoop"}
+	err := fmt.Errorf("upload: %w", &hdfs.ConnectError{Addrs: []string{"nn1:8020"}, Err: syscall.ECONNREFUSED})
+	msg, code := describe(err, e)
+	require.Equal(t, exitUsage, code)
+	require.Equal(t, "cannot reach the NameNode at nn1:8020: connection refused", msg)
 }
