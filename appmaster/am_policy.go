@@ -12,7 +12,7 @@ import (
 // programs and the NodeManagers a hard stop after that, so this bound
 // only matters when a node stops answering; it keeps the application's end
 // within 30 s of the decider's.
-const TFStopTimeout = 20 * time.Second
+const TFStopTimeout = 15 * time.Second
 
 // PolicyFor returns the Policy of a success rule; "" means the job's
 // taskspec.DefaultSuccessRule. taskspec.SuccessChief is TensorFlowPolicy

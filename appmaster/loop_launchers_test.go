@@ -122,7 +122,7 @@ func TestLoopStopsGracefullyThenHard(t *testing.T) {
 			l.push(ContainerCompleted{ID: l.container(worker0), ExitStatus: 0})
 		}
 	})
-	res, snaps := runLaunchersLoop(t, f, l, TensorFlowPolicy{StopTimeout: 5 * time.Second}, 2)
+	res, snaps := runLaunchersLoop(t, f, l, TensorFlowPolicy{StopTimeout: 5 * time.Second, WorkerGrace: -1}, 2)
 	require.Equal(t, Succeeded, res.Finish.Status)
 	require.Equal(t, "worker:0 succeeded; stopped worker:1 after it", res.Finish.Diagnostics)
 	require.Equal(t, []taskspec.TaskID{worker1}, l.stops, "asked through the launcher first")

@@ -8,9 +8,11 @@ import (
 	"github.com/tfyarn/tfyarn/taskspec"
 )
 
-// DefaultStopTimeout is how long TensorFlowPolicy waits, once the decider
-// has succeeded, for the tasks it stopped to end before finishing anyway.
-const DefaultStopTimeout = 30 * time.Second
+// DefaultStopTimeout is how long TensorFlowPolicy waits for the tasks it
+// stopped to end, counted from the stop, before finishing anyway. With
+// taskspec.DefaultWorkerGrace before the last stop, the policy finishes at
+// most 25 s after the decider's end.
+const DefaultStopTimeout = 15 * time.Second
 
 // TensorFlowPolicy is the rule of distributed TensorFlow jobs.
 //
@@ -18,16 +20,21 @@ const DefaultStopTimeout = 30 * time.Second
 // between-graph replication, where worker 0 is the chief). The job's outcome
 // is the decider's:
 //
-//   - The decider exits 0: the job succeeds. Every task still live is
-//     stopped first: ps tasks and the evaluator never exit on their own (ps
-//     runs server.join(), the evaluator loops over checkpoints), nor do
-//     TensorBoard or, under ParameterServerStrategy, workers; under
-//     MultiWorkerMirroredStrategy the other workers end with the chief
-//     anyway, so stopping the stragglers loses nothing. Tasks still waiting
-//     for a container are dropped. The policy waits for the stopped tasks'
-//     containers to end (at most StopTimeout, measured from the decider's
-//     end on the Tick clock) so the job ends with its containers, and the
-//     final diagnostics name the tasks that were stopped.
+//   - The decider exits 0: the job succeeds, once every task still live has
+//     ended. What happens to those is taskspec.SplitAfterDecider: ps tasks,
+//     the evaluator and TensorBoard never exit on their own (ps runs
+//     server.join(), the evaluator loops over checkpoints) and are stopped
+//     at once, and so are the workers of a ParameterServerStrategy job (a
+//     chief and ps: its workers are servers in server.join() too). Other
+//     workers (MultiWorkerMirroredStrategy: no ps; TF1 between-graph: no
+//     chief) finish their training with the decider but take a moment
+//     longer to exit: they get WorkerGrace to end by themselves (the ps of
+//     a TF1 job stay up for them), and are stopped only if still running
+//     after it. A worker that exits 0 in the grace has succeeded; one that
+//     fails in it does not change the outcome (the decider's model is
+//     saved) but is named in the diagnostics; one stopped after it is no
+//     failure. Tasks still waiting for a container are dropped. The final
+//     diagnostics name the tasks that were stopped.
 //   - The decider fails (a non-zero exit, a kill by YARN, a failed start):
 //     the job fails at once, naming it; the machine stops everything else.
 //   - A chief, worker or ps task fails before the decider has succeeded: the
@@ -37,6 +44,15 @@ const DefaultStopTimeout = 30 * time.Second
 //   - The evaluator and TensorBoard are side-cars: their failures never fail
 //     the job, but the final diagnostics record them.
 //   - Stopped tasks never count as failures.
+//
+// Timing, on the Tick clock: stops are issued at the decider's end, and for
+// lingering tasks when the last worker ended or WorkerGrace ran out. Each
+// stop is waited for at most StopTimeout after it was issued (the AM's
+// loop kills a stopped container through its NodeManager 12 s after asking
+// its launcher, so a stop normally lands well within 15 s), so the policy
+// finishes at most WorkerGrace + StopTimeout after the decider's end: 25 s
+// with the defaults, leaving room for the heartbeat and unregistering
+// within 30 s.
 //
 // Restarts: none yet; a fatal failure ends the job. A restart rule belongs
 // in fatalFailures, which would then answer Restart (say for
@@ -48,10 +64,15 @@ const DefaultStopTimeout = 30 * time.Second
 // number of times; it repeats its Stop list until the stopped tasks have
 // ended, which the machine ignores (see Policy).
 type TensorFlowPolicy struct {
-	// StopTimeout bounds the wait for stopped tasks after the decider
-	// succeeded: 0 means DefaultStopTimeout, a negative value finishes at
-	// once (the machine then stops whatever still runs as the job ends).
+	// StopTimeout bounds the wait for a stopped task, from its stop: 0
+	// means DefaultStopTimeout, a negative value finishes as soon as
+	// nothing lingers (the machine then stops whatever still runs as the
+	// job ends).
 	StopTimeout time.Duration
+	// WorkerGrace is how long lingering workers (see above) have, after
+	// the decider's end, to end by themselves: 0 means
+	// taskspec.DefaultWorkerGrace, a negative value stops them at once.
+	WorkerGrace time.Duration
 }
 
 // Verdict implements Policy.
@@ -86,45 +107,130 @@ func Decider(v View) (TaskStatus, bool) {
 	return v.Task(taskspec.TaskID{Type: taskspec.Worker})
 }
 
-// afterSuccess stops what still runs and, once nothing does (or the wait is
-// over), declares the job succeeded.
+// afterSuccess stops what still runs, now or after the worker grace, and
+// once nothing does (or the wait is over) declares the job succeeded.
 func (p TensorFlowPolicy) afterSuccess(v View, decider TaskStatus) Verdict {
-	// stopping: live tasks (being stopped, or about to be); stopped: both
-	// those and the ones already ended by a stop, in job order.
-	var stopping, stopped, pending []taskspec.TaskID
-	for _, t := range v.Tasks {
-		switch {
-		case t.State == TaskPending:
-			pending = append(pending, t.Task)
-		case t.State.Live():
-			stopping = append(stopping, t.Task)
-			stopped = append(stopped, t.Task)
-		case t.State == TaskStopped:
-			stopped = append(stopped, t.Task)
-		}
+	grace := p.WorkerGrace
+	if grace == 0 {
+		grace = taskspec.DefaultWorkerGrace
 	}
 	timeout := p.StopTimeout
 	if timeout == 0 {
 		timeout = DefaultStopTimeout
 	}
-	waitedOut := timeout < 0 ||
-		(!decider.EndedAt.IsZero() && v.Now.Sub(decider.EndedAt) >= timeout)
-	if len(stopping) > 0 && !waitedOut {
+	var types []taskspec.TaskType
+	var live, pending []taskspec.TaskID
+	// The last worker's end, and whether any is still live: when a TF1
+	// job's ps, which linger with the workers, were stopped.
+	var workersEnded time.Time
+	for _, t := range v.Tasks {
+		types = append(types, t.Task.Type)
+		switch {
+		case t.State == TaskPending:
+			pending = append(pending, t.Task)
+		case t.State.Live():
+			live = append(live, t.Task)
+		}
+		if t.Task.Type == taskspec.Worker && t.State.Ended() && t.EndedAt.After(workersEnded) {
+			workersEnded = t.EndedAt
+		}
+	}
+	graceEnd := decider.EndedAt.Add(max(grace, 0))
+	// Without a clock (no Tick ever) there is no grace to wait out.
+	graceOver := grace < 0 || decider.EndedAt.IsZero() || !v.Now.Before(graceEnd)
+	stopNow, linger := taskspec.SplitAfterDecider(types, live)
+	if graceOver {
+		stopNow, linger = live, nil
+	}
+
+	// Which stops were issued when: at the decider's end, except for the
+	// tasks that may linger, stopped when the grace ran out or, for the
+	// ps of a TF1 job, when the last worker ended before that.
+	all := make([]taskspec.TaskID, len(v.Tasks))
+	for i, t := range v.Tasks {
+		all[i] = t.Task
+	}
+	_, mayLinger := taskspec.SplitAfterDecider(types, all)
+	lingers := map[taskspec.TaskID]bool{}
+	if grace > 0 {
+		for _, id := range mayLinger {
+			lingers[id] = true
+		}
+	}
+	lastStop := decider.EndedAt
+	var stoppedAtOnce, stoppedAfterGrace []taskspec.TaskID
+	for _, t := range v.Tasks {
+		if !t.StopRequested || !(t.State.Live() || t.State == TaskStopped) {
+			continue
+		}
+		issued := decider.EndedAt
+		switch {
+		case !lingers[t.Task]:
+			stoppedAtOnce = append(stoppedAtOnce, t.Task)
+		case t.Task.Type == taskspec.Worker:
+			stoppedAfterGrace = append(stoppedAfterGrace, t.Task)
+			issued = graceEnd
+		default:
+			stoppedAtOnce = append(stoppedAtOnce, t.Task)
+			issued = graceEnd
+			if workersEnded.Before(graceEnd) {
+				issued = workersEnded
+			}
+		}
+		if issued.After(lastStop) {
+			lastStop = issued
+		}
+	}
+	// Tasks the machine has not stopped yet are stopped now.
+	for _, id := range stopNow {
+		if t, _ := v.Task(id); !t.StopRequested {
+			if lingers[id] && id.Type == taskspec.Worker {
+				stoppedAfterGrace = append(stoppedAfterGrace, id)
+			} else {
+				stoppedAtOnce = append(stoppedAtOnce, id)
+			}
+			lastStop = v.Now
+		}
+	}
+
+	if len(linger) > 0 {
+		return Verdict{Stop: stopNow}
+	}
+	waitedOut := timeout < 0 || (!lastStop.IsZero() && v.Now.Sub(lastStop) >= timeout)
+	if len(stopNow) > 0 && !waitedOut {
 		// The whole live list every time: the machine skips tasks already
 		// stopping, and the same View gives the same Verdict.
-		return Verdict{Stop: stopping}
+		return Verdict{Stop: stopNow}
 	}
 	lines := []string{decider.Task.String() + " succeeded"}
-	if len(stopped) > 0 {
-		lines = append(lines, "stopped "+joinIDs(stopped)+" after it")
+	if len(stoppedAtOnce) > 0 {
+		lines = append(lines, "stopped "+joinIDs(inJobOrder(v, stoppedAtOnce))+" after it")
 	}
-	if len(stopping) > 0 && timeout > 0 {
-		lines = append(lines, fmt.Sprintf("gave up after %s waiting for %s to end", timeout, joinIDs(stopping)))
+	if len(stoppedAfterGrace) > 0 {
+		lines = append(lines, fmt.Sprintf("stopped %s when the %s worker grace ran out", joinIDs(inJobOrder(v, stoppedAfterGrace)), grace))
+	}
+	if len(stopNow) > 0 && timeout > 0 {
+		lines = append(lines, fmt.Sprintf("gave up after %s waiting for %s to end", timeout, joinIDs(stopNow)))
 	}
 	if len(pending) > 0 {
 		lines = append(lines, joinIDs(pending)+" never got a container")
 	}
 	return Verdict{Outcome: JobSucceeded, Diagnostics: joinDiagnostics(lines, ignoredFailures(v, decider))}
+}
+
+// inJobOrder sorts ids the way v lists its tasks.
+func inJobOrder(v View, ids []taskspec.TaskID) []taskspec.TaskID {
+	in := map[taskspec.TaskID]bool{}
+	for _, id := range ids {
+		in[id] = true
+	}
+	var out []taskspec.TaskID
+	for _, t := range v.Tasks {
+		if in[t.Task] {
+			out = append(out, t.Task)
+		}
+	}
+	return out
 }
 
 // isSideCar reports whether a task's failure leaves the job alone.

@@ -127,13 +127,85 @@ func TestTensorFlowPolicy(t *testing.T) {
 			want: Verdict{Outcome: JobSucceeded, Diagnostics: "chief:0 succeeded"},
 		},
 		{
-			name: "MWMS: the chief exits 0 first, the workers are stopped",
+			// Before: the workers were stopped at once, and reported
+			// "stopped" although they were about to exit 0.
+			name: "MWMS: the chief exits 0 first, the workers get the worker grace",
 			view: tfView(chief0, worker(0), worker(1)).exit(chief0, 0).view(),
+			want: Verdict{},
+		},
+		{
+			name: "MWMS: the workers exit 0 a second after the chief: all succeeded, nothing stopped",
+			view: tfView(chief0, worker(0), worker(1)).exit(chief0, 0).at(time.Second).exit(worker(0), 0).exit(worker(1), 0).view(),
+			want: Verdict{Outcome: JobSucceeded, Diagnostics: "chief:0 succeeded"},
+		},
+		{
+			name: "MWMS: one worker done, one still running just before the grace ends",
+			view: tfView(chief0, worker(0), worker(1)).exit(chief0, 0).at(time.Second).exit(worker(0), 0).
+				at(taskspec.DefaultWorkerGrace - time.Millisecond).view(),
+			want: Verdict{},
+		},
+		{
+			name: "MWMS: a stuck worker is stopped when the grace runs out",
+			view: tfView(chief0, worker(0), worker(1)).exit(chief0, 0).at(time.Second).exit(worker(0), 0).
+				at(taskspec.DefaultWorkerGrace).view(),
+			want: Verdict{Stop: []taskspec.TaskID{worker(1)}},
+		},
+		{
+			name: "MWMS: once the stuck worker's stop landed, the job succeeded",
+			view: tfView(chief0, worker(0), worker(1)).exit(chief0, 0).at(time.Second).exit(worker(0), 0).
+				at(11 * time.Second).stopped(worker(1)).view(),
+			want: Verdict{Outcome: JobSucceeded, Diagnostics: "chief:0 succeeded; stopped worker:1 when the 10s worker grace ran out"},
+		},
+		{
+			name: "MWMS: the stuck worker's stop is waited for StopTimeout from the grace's end",
+			view: tfView(chief0, worker(0), worker(1)).exit(chief0, 0).stopping(worker(1)).
+				at(taskspec.DefaultWorkerGrace + DefaultStopTimeout - time.Second).view(),
 			want: Verdict{Stop: []taskspec.TaskID{worker(0), worker(1)}},
 		},
 		{
-			name: "MWMS: the workers ended early, the chief goes on",
-			view: tfView(chief0, worker(0), worker(1)).exit(worker(1), 0).exit(worker(0), 0).view(),
+			name: "MWMS: and no longer, 25 s after the chief's end",
+			view: tfView(chief0, worker(0), worker(1)).exit(chief0, 0).at(3*time.Second).exit(worker(0), 0).stopping(worker(1)).
+				at(taskspec.DefaultWorkerGrace + DefaultStopTimeout).view(),
+			want: Verdict{Outcome: JobSucceeded, Diagnostics: "chief:0 succeeded; stopped worker:1 when the 10s worker grace ran out; " +
+				"gave up after 15s waiting for worker:1 to end"},
+		},
+		{
+			name: "MWMS: a worker failing in the grace is named, the job is still the chief's",
+			view: tfView(chief0, worker(0), worker(1)).exit(chief0, 0).at(time.Second).exit(worker(0), 1).exit(worker(1), 0).view(),
+			want: Verdict{Outcome: JobSucceeded,
+				Diagnostics: "chief:0 succeeded; " + failure(worker(0), 2, "exit code 1") + " (ignored: after chief:0 succeeded)"},
+		},
+		{
+			name: "MWMS: the evaluator is stopped at once, the workers are not",
+			view: tfView(chief0, worker(0), worker(1), eval0).exit(chief0, 0).view(),
+			want: Verdict{Stop: []taskspec.TaskID{eval0}},
+		},
+		{
+			name: "MWMS: the evaluator stopped, the workers done in the grace",
+			view: tfView(chief0, worker(0), worker(1), eval0).exit(chief0, 0).stopped(eval0).at(2*time.Second).exit(worker(1), 0).exit(worker(0), 0).view(),
+			want: Verdict{Outcome: JobSucceeded, Diagnostics: "chief:0 succeeded; stopped evaluator:0 after it"},
+		},
+		{
+			name:   "MWMS: a negative WorkerGrace stops the workers at once, as before",
+			policy: TensorFlowPolicy{WorkerGrace: -1},
+			view:   tfView(chief0, worker(0), worker(1)).exit(chief0, 0).view(),
+			want:   Verdict{Stop: []taskspec.TaskID{worker(0), worker(1)}},
+		},
+		{
+			name:   "MWMS: without a grace, the stopped workers are no grace's",
+			policy: TensorFlowPolicy{WorkerGrace: -1},
+			view:   tfView(chief0, worker(0), worker(1)).exit(chief0, 0).stopped(worker(0), worker(1)).view(),
+			want:   Verdict{Outcome: JobSucceeded, Diagnostics: "chief:0 succeeded; stopped worker:0, worker:1 after it"},
+		},
+		{
+			name:   "MWMS: a shorter WorkerGrace",
+			policy: TensorFlowPolicy{WorkerGrace: 2 * time.Second},
+			view:   tfView(chief0, worker(0), worker(1)).exit(chief0, 0).at(2 * time.Second).view(),
+			want:   Verdict{Stop: []taskspec.TaskID{worker(0), worker(1)}},
+		},
+		{
+			name: "workers only: worker:0 decides, the others get the grace",
+			view: tfView(worker(0), worker(1)).exit(worker(0), 0).view(),
 			want: Verdict{},
 		},
 		{
@@ -162,7 +234,7 @@ func TestTensorFlowPolicy(t *testing.T) {
 			view: pss().exit(chief0, 0).stopping(allButChief...).stopped(worker(0), worker(1), psTask(1), eval0).
 				at(DefaultStopTimeout).view(),
 			want: Verdict{Outcome: JobSucceeded, Diagnostics: "chief:0 succeeded; " +
-				"stopped worker:0, worker:1, ps:0, ps:1, evaluator:0 after it; gave up after 30s waiting for ps:0 to end"},
+				"stopped worker:0, worker:1, ps:0, ps:1, evaluator:0 after it; gave up after 15s waiting for ps:0 to end"},
 		},
 		{
 			name: "PSS: just before StopTimeout it still waits",
@@ -190,14 +262,50 @@ func TestTensorFlowPolicy(t *testing.T) {
 				Diagnostics: "chief:0 succeeded; stopped worker:0, ps:0 after it; worker:1 never got a container"},
 		},
 		{
-			name: "TF1 between-graph: worker:0 decides, worker:1 and ps are stopped",
+			// Before: worker:1 and the ps were stopped at once, killing
+			// worker:1 mid-training. The ps stays up with it: worker:1
+			// reads the global step that tells it to stop there.
+			name: "TF1 between-graph: worker:0 decides, worker:1 may finish, the ps stays up for it",
 			view: tfView(worker(0), worker(1), psTask(0)).exit(worker(0), 0).view(),
+			want: Verdict{},
+		},
+		{
+			name: "TF1 between-graph: worker:1 ends in the grace, the ps is stopped",
+			view: tfView(worker(0), worker(1), psTask(0)).exit(worker(0), 0).at(3*time.Second).exit(worker(1), 0).view(),
+			want: Verdict{Stop: []taskspec.TaskID{psTask(0)}},
+		},
+		{
+			name: "TF1 between-graph: then it succeeds, worker:1 succeeded",
+			view: tfView(worker(0), worker(1), psTask(0)).exit(worker(0), 0).at(3*time.Second).exit(worker(1), 0).stopped(psTask(0)).view(),
+			want: Verdict{Outcome: JobSucceeded, Diagnostics: "worker:0 succeeded; stopped ps:0 after it"},
+		},
+		{
+			name: "TF1 between-graph: the ps stop is waited for StopTimeout from the workers' end",
+			view: tfView(worker(0), worker(1), psTask(0)).exit(worker(0), 0).at(3*time.Second).exit(worker(1), 0).stopping(psTask(0)).
+				at(3*time.Second + DefaultStopTimeout - time.Millisecond).view(),
+			want: Verdict{Stop: []taskspec.TaskID{psTask(0)}},
+		},
+		{
+			name: "TF1 between-graph: and no longer",
+			view: tfView(worker(0), worker(1), psTask(0)).exit(worker(0), 0).at(3*time.Second).exit(worker(1), 0).stopping(psTask(0)).
+				at(3*time.Second + DefaultStopTimeout).view(),
+			want: Verdict{Outcome: JobSucceeded, Diagnostics: "worker:0 succeeded; stopped ps:0 after it; gave up after 15s waiting for ps:0 to end"},
+		},
+		{
+			name: "TF1 between-graph: worker:1 still training when the grace runs out is stopped with the ps",
+			view: tfView(worker(0), worker(1), psTask(0)).exit(worker(0), 0).at(taskspec.DefaultWorkerGrace).view(),
 			want: Verdict{Stop: []taskspec.TaskID{worker(1), psTask(0)}},
 		},
 		{
 			name: "TF1 between-graph: then it succeeds",
-			view: tfView(worker(0), worker(1), psTask(0)).exit(worker(0), 0).stopped(worker(1), psTask(0)).view(),
-			want: Verdict{Outcome: JobSucceeded, Diagnostics: "worker:0 succeeded; stopped worker:1, ps:0 after it"},
+			view: tfView(worker(0), worker(1), psTask(0)).exit(worker(0), 0).at(taskspec.DefaultWorkerGrace).stopped(worker(1), psTask(0)).view(),
+			want: Verdict{Outcome: JobSucceeded, Diagnostics: "worker:0 succeeded; stopped ps:0 after it; stopped worker:1 when the 10s worker grace ran out"},
+		},
+		{
+			name: "TF1 between-graph: worker:1 failing without its ps is named, the job is worker:0's",
+			view: tfView(worker(0), worker(1), psTask(0)).exit(worker(0), 0).at(time.Second).exit(worker(1), 1).stopped(psTask(0)).view(),
+			want: Verdict{Outcome: JobSucceeded, Diagnostics: "worker:0 succeeded; stopped ps:0 after it; " +
+				failure(worker(1), 2, "exit code 1") + " (ignored: after worker:0 succeeded)"},
 		},
 		{
 			name: "TF1 between-graph: another worker exiting 0 decides nothing",
@@ -379,6 +487,67 @@ func TestTensorFlowPolicyDrivesAPSSJob(t *testing.T) {
 		require.Equal(t, want, s.State, s.Task.String())
 		require.Empty(t, s.Failure, s.Task.String())
 	}
+}
+
+// mwmsMachine runs a MultiWorkerMirroredStrategy job (chief, 2 workers, no
+// ps) on the real Machine up to every container running: chief in
+// container 1, workers in 2 and 3.
+func mwmsMachine(t *testing.T, policy Policy) *Machine {
+	t.Helper()
+	m := newMachine(t, policy, grp(taskspec.Worker, 2, small), grp(taskspec.Chief, 1, small))
+	step(m, Tick{Now: t0}, Registered{})
+	rd := step(m, Allocated{Containers: []Container{ctr(1, 1), ctr(2, 2), ctr(3, 2)}})
+	require.Equal(t, map[string]taskspec.TaskID{cid(1): chief0, cid(2): worker(0), cid(3): worker(1)}, launchedTasks(rd))
+	for n := 1; n <= 3; n++ {
+		step(m, ContainerStarted{ID: cid(n)})
+	}
+	return m
+}
+
+func TestTensorFlowPolicyLetsMWMSWorkersEndByThemselves(t *testing.T) {
+	m := mwmsMachine(t, TensorFlowPolicy{})
+
+	// The chief is done; the workers, done training too, exit a second later.
+	require.True(t, step(m, ContainerCompleted{ID: cid(1), ExitStatus: 0}).Empty(), "nothing stopped yet")
+	require.True(t, step(m, Tick{Now: t0.Add(time.Second)}, ContainerCompleted{ID: cid(2), ExitStatus: 0}).Empty())
+	rd := step(m, Tick{Now: t0.Add(1500 * time.Millisecond)}, ContainerCompleted{ID: cid(3), ExitStatus: 0})
+	require.Equal(t, &Finish{Status: Succeeded, Diagnostics: "chief:0 succeeded"}, rd.Finish)
+	require.Empty(t, rd.Stop)
+	for _, s := range m.Tasks() {
+		require.Equal(t, TaskSucceeded, s.State, s.Task.String())
+	}
+}
+
+func TestTensorFlowPolicyStopsAStuckMWMSWorkerAfterTheGrace(t *testing.T) {
+	m := mwmsMachine(t, TensorFlowPolicy{})
+	require.True(t, step(m, ContainerCompleted{ID: cid(1), ExitStatus: 0}).Empty())
+	require.True(t, step(m, Tick{Now: t0.Add(time.Second)}, ContainerCompleted{ID: cid(2), ExitStatus: 0}).Empty())
+	require.True(t, step(m, Tick{Now: t0.Add(9 * time.Second)}).Empty(), "worker:1 is still in its grace")
+
+	rd := step(m, Tick{Now: t0.Add(10 * time.Second)})
+	require.Nil(t, rd.Finish)
+	require.Equal(t, []string{cid(3)}, stoppedIDs(rd))
+	require.True(t, step(m, Tick{Now: t0.Add(11 * time.Second)}).Empty(), "a repeated Stop verdict is not a second stop")
+
+	rd = step(m, Tick{Now: t0.Add(12 * time.Second)}, ContainerCompleted{ID: cid(3), ExitStatus: ExitKilledByAppMaster})
+	require.Equal(t, &Finish{Status: Succeeded, Diagnostics: "chief:0 succeeded; stopped worker:1 when the 10s worker grace ran out"}, rd.Finish)
+	w1, _ := m.Task(worker(1))
+	require.Equal(t, TaskStopped, w1.State)
+	w0, _ := m.Task(worker(0))
+	require.Equal(t, TaskSucceeded, w0.State)
+}
+
+func TestTensorFlowPolicyOnTheMachineEndsWithin25sOfTheChief(t *testing.T) {
+	// A stuck worker whose stop never lands: the policy gives up
+	// WorkerGrace + StopTimeout after the chief's end, whatever happens.
+	m := mwmsMachine(t, TensorFlowPolicy{})
+	step(m, ContainerCompleted{ID: cid(1), ExitStatus: 0})
+	require.Len(t, step(m, Tick{Now: t0.Add(10 * time.Second)}).Stop, 2)
+	step(m, Tick{Now: t0.Add(12 * time.Second)}, ContainerCompleted{ID: cid(2), ExitStatus: ExitKilledByAppMaster})
+	require.True(t, step(m, Tick{Now: t0.Add(24 * time.Second)}).Empty())
+	rd := step(m, Tick{Now: t0.Add(25 * time.Second)})
+	require.Equal(t, &Finish{Status: Succeeded, Diagnostics: "chief:0 succeeded; stopped worker:0, worker:1 when the 10s worker grace ran out; " +
+		"gave up after 15s waiting for worker:1 to end"}, rd.Finish)
 }
 
 func TestTensorFlowPolicyOnTheMachineGivesUpWaitingForStops(t *testing.T) {

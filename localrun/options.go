@@ -35,6 +35,13 @@ type Options struct {
 	// StopGrace is how long a stopped program has between SIGTERM and
 	// SIGKILL (default 10 s).
 	StopGrace time.Duration
+	// WorkerGrace is how long, under TensorFlow's rule, the tasks Judge
+	// lets linger after the decider's success (the workers of a job that
+	// is not ParameterServerStrategy-shaped) have to end by themselves
+	// before they are stopped (default taskspec.DefaultWorkerGrace, 10 s).
+	// A run ends at most WorkerGrace + StopGrace + 5 s after the decider:
+	// 25 s with the defaults.
+	WorkerGrace time.Duration
 }
 
 const (
@@ -70,5 +77,8 @@ func (o *Options) setDefaults() {
 	}
 	if o.StopGrace <= 0 {
 		o.StopGrace = defaultStopGrace
+	}
+	if o.WorkerGrace <= 0 {
+		o.WorkerGrace = taskspec.DefaultWorkerGrace
 	}
 }

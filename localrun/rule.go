@@ -45,12 +45,15 @@ const (
 	Failed
 )
 
-// Verdict is a rule's answer: the outcome, why, and which live tasks to
-// stop (all of them once the outcome is decided).
+// Verdict is a rule's answer: the outcome, why, and what becomes of the
+// live tasks once the outcome is decided: Stop lists those to stop at
+// once, Linger those left the worker grace (Options.WorkerGrace) to end by
+// themselves, to be stopped if still running after it.
 type Verdict struct {
 	Outcome     Outcome
 	Diagnostics string
 	Stop        []taskspec.TaskID
+	Linger      []taskspec.TaskID
 }
 
 // ruleFor returns the judge of a success rule ("" = the job's
@@ -94,12 +97,17 @@ func isSideCar(t taskspec.TaskType) bool { return t == taskspec.Evaluator || t =
 //   - the decider exiting 0 succeeds the job, whatever ends after it;
 //   - the decider being stopped fails the job: training did not finish;
 //   - evaluator and tensorboard failures are side-car failures: recorded in
-//     the diagnostics, never fatal; so are failures after the decision;
+//     the diagnostics, never fatal; so are failures after the decision
+//     (a worker failing in its grace, say);
 //   - a job without a decider (Validate forbids it) falls back to JudgeAll.
 //
-// Once decided, every task still running is listed in Stop: ps, evaluator
-// and tensorboard never end by themselves, nor do ParameterServerStrategy
-// workers blocked in server.join().
+// Once the job failed, every task still running is listed in Stop. Once it
+// succeeded, taskspec.SplitAfterDecider says which: ps, evaluator and
+// tensorboard never end by themselves, nor do ParameterServerStrategy
+// workers blocked in server.join(), and are listed in Stop; the workers of
+// other jobs (MultiWorkerMirroredStrategy, TF1 between-graph), and a TF1
+// job's ps while they run, are listed in Linger: the runner gives them the
+// worker grace to end by themselves, and stops them after it.
 func Judge(tasks []TaskState) Verdict {
 	decider, ok := Decider(tasks)
 	if !ok {
@@ -125,22 +133,27 @@ func Judge(tasks []TaskState) Verdict {
 	var v Verdict
 	switch {
 	case len(fatal) > 0:
-		v = Verdict{Outcome: Failed, Diagnostics: describeAll(fatal, "")}
+		v = Verdict{Outcome: Failed, Diagnostics: describeAll(fatal, ""), Stop: live(tasks)}
 	case succeeded:
 		v = Verdict{Outcome: Succeeded, Diagnostics: decider.String() + " succeeded"}
-	case dec.Ended && dec.Stopped:
-		v = Verdict{Outcome: Failed, Diagnostics: decider.String() + " was stopped before it succeeded"}
-	default:
-		return Verdict{}
-	}
-	v.Stop = live(tasks)
-	if v.Outcome == Succeeded {
+		v.Stop, v.Linger = taskspec.SplitAfterDecider(types(tasks), live(tasks))
 		if len(v.Stop) > 0 {
 			v.Diagnostics += "; stopping " + joinIDs(v.Stop) + " after it"
 		}
-		if stopped := stoppedAfter(tasks, dec); len(stopped) > 0 {
+		if len(v.Linger) > 0 {
+			v.Diagnostics += "; letting " + joinIDs(v.Linger) + " end by " + map[bool]string{true: "itself", false: "themselves"}[len(v.Linger) == 1]
+		}
+		stopped, afterGrace := stoppedAfter(tasks, dec)
+		if len(stopped) > 0 {
 			v.Diagnostics += "; stopped " + joinIDs(stopped) + " after it"
 		}
+		if len(afterGrace) > 0 {
+			v.Diagnostics += "; stopped " + joinIDs(afterGrace) + " when the worker grace ran out"
+		}
+	case dec.Ended && dec.Stopped:
+		v = Verdict{Outcome: Failed, Diagnostics: decider.String() + " was stopped before it succeeded", Stop: live(tasks)}
+	default:
+		return Verdict{}
 	}
 	if len(ignored) > 0 {
 		v.Diagnostics += "; ignored: " + describeAll(ignored, decider.String())
@@ -185,13 +198,48 @@ func describeAll(ts []TaskState, decider string) string {
 	return strings.Join(parts, "; ")
 }
 
-// stoppedAfter lists the tasks a stop order ended after the decider.
-func stoppedAfter(tasks []TaskState, dec TaskState) []taskspec.TaskID {
-	var out []taskspec.TaskID
+// stoppedAfter lists the tasks a stop order ended after the decider: those
+// stopped at once (or, for a TF1 job's ps, once the workers were gone),
+// and the workers stopped when their grace ran out.
+func stoppedAfter(tasks []TaskState, dec TaskState) (stopped, afterGrace []taskspec.TaskID) {
+	var ids []taskspec.TaskID
 	for _, t := range tasks {
 		if t.Ended && t.Stopped && t.EndOrder > dec.EndOrder {
+			ids = append(ids, t.Task)
+		}
+	}
+	// Of the stopped tasks, the workers that could linger did: they were
+	// stopped when the grace ran out.
+	stopped, lingered := taskspec.SplitAfterDecider(types(tasks), ids)
+	for _, id := range lingered {
+		if id.Type == taskspec.Worker {
+			afterGrace = append(afterGrace, id)
+		} else {
+			stopped = append(stopped, id)
+		}
+	}
+	return inOrder(tasks, stopped), afterGrace
+}
+
+// inOrder sorts ids the way tasks lists them.
+func inOrder(tasks []TaskState, ids []taskspec.TaskID) []taskspec.TaskID {
+	in := map[taskspec.TaskID]bool{}
+	for _, id := range ids {
+		in[id] = true
+	}
+	var out []taskspec.TaskID
+	for _, t := range tasks {
+		if in[t.Task] {
 			out = append(out, t.Task)
 		}
+	}
+	return out
+}
+
+func types(tasks []TaskState) []taskspec.TaskType {
+	out := make([]taskspec.TaskType, len(tasks))
+	for i, t := range tasks {
+		out[i] = t.Task.Type
 	}
 	return out
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -117,35 +118,66 @@ type runner struct {
 	endOrder uint64
 	verdict  Verdict
 	killed   error
+	// lingering: the job succeeded and some tasks have the worker grace to
+	// end by themselves (Verdict.Linger).
+	lingering bool
+	// stopAt is when each live task was ordered to stop, until its launcher
+	// is cancelled for outliving the order.
+	stopAt map[*task]time.Time
 }
 
 func (r *runner) wait(ctx context.Context, ends <-chan ended) *Result {
 	r.results = map[taskspec.TaskID]TaskResult{}
-	var stuck <-chan time.Time
+	r.stopAt = map[*task]time.Time{}
+	var stuck, graceOver <-chan time.Time
 	done := ctx.Done()
 	for running := len(r.tasks); running > 0; {
 		select {
 		case e := <-ends:
 			running--
 			r.record(e)
-			if r.verdict.Outcome == Undecided && r.killed == nil {
+			switch {
+			case r.killed != nil:
+			case r.verdict.Outcome == Undecided:
 				if v := r.judge(r.states()); v.Outcome != Undecided {
 					r.decide(v)
-					stuck = time.After(r.opts.StopGrace + stuckMargin)
+					if r.lingering {
+						graceOver = time.After(r.opts.WorkerGrace)
+					}
+				}
+			case r.lingering:
+				// A lingering task ended: a TF1 job's ps may go once the
+				// workers are gone, and the grace is over with the last.
+				v := r.judge(r.states())
+				decided, _, _ := strings.Cut(firstLine(r.verdict.Diagnostics), ";")
+				r.stop(v.Stop, "the job succeeded: "+decided)
+				if len(v.Linger) == 0 {
+					r.lingering, graceOver = false, nil
 				}
 			}
+		case <-graceOver:
+			graceOver, r.lingering = nil, false
+			v := r.judge(r.states())
+			r.logf("%s still running %s after %s: stopping them", joinIDs(v.Linger), r.opts.WorkerGrace, firstLine(r.verdict.Diagnostics))
+			r.stop(v.Linger, fmt.Sprintf("still running %s after the job succeeded", r.opts.WorkerGrace))
 		case <-done:
 			done = nil
-			if r.verdict.Outcome == Undecided {
+			switch {
+			case r.verdict.Outcome == Undecided:
 				r.killed = context.Cause(ctx)
 				r.logf("interrupted (%v): stopping every task", r.killed)
 				r.board.Fail(errors.New("the local run was interrupted"))
 				r.stopAll(true)
+			case r.lingering:
+				// The outcome stands; the grace is cut short.
+				graceOver, r.lingering = nil, false
+				r.logf("interrupted (%v) during the worker grace: stopping every task", context.Cause(ctx))
+				r.stopAll(true)
 			}
 		case <-stuck:
-			r.logf("tasks still running %s after the stop order: cancelling their launchers", r.opts.StopGrace+stuckMargin)
-			r.stopAll(true)
+			r.cancelOverdue()
 		}
+		stuck = r.nextOverdue()
 	}
 	return r.result()
 }
@@ -205,23 +237,36 @@ func (r *runner) states() []TaskState {
 	return out
 }
 
-// decide records the verdict and stops whatever still runs.
+// decide records the verdict and stops whatever still runs, except the
+// tasks a success lets linger.
 func (r *runner) decide(v Verdict) {
 	r.verdict = v
-	first, _, _ := strings.Cut(v.Diagnostics, "\n")
+	first := firstLine(v.Diagnostics)
 	r.logf("job %s (%s)", v.Outcome, first)
 	if len(v.Stop) > 0 && v.Outcome != Succeeded { // a success's diagnostics already say so
-		names := make([]string, len(v.Stop))
-		for i, id := range v.Stop {
-			names[i] = id.String()
-		}
-		r.logf("stopping %s", strings.Join(names, ", "))
+		r.logf("stopping %s", joinIDs(v.Stop))
 	}
 	// Tasks still waiting for the spec (a failure before every task met)
 	// learn the rendezvous is off; running ones get the stop order.
 	r.board.Fail(fmt.Errorf("the job is over: %s", first))
-	r.board.StopAll("the job " + strings.ToLower(v.Outcome.String()) + ": " + first)
+	reason := "the job " + strings.ToLower(v.Outcome.String()) + ": " + first
+	if v.Outcome == Succeeded && len(v.Linger) > 0 {
+		r.lingering = true
+		r.stop(v.Stop, reason)
+		return
+	}
+	r.board.StopAll(reason)
 	r.stopAll(false)
+}
+
+// stop orders tasks stopped, one by one.
+func (r *runner) stop(ids []taskspec.TaskID, reason string) {
+	for _, t := range r.tasks {
+		if !t.state.Ended && !t.stopAsked && slices.Contains(ids, t.id) {
+			r.board.Stop(t.id, reason)
+			r.markStopped(t)
+		}
+	}
 }
 
 // stopAll marks every live task as stopped on purpose, and with cancel
@@ -231,11 +276,62 @@ func (r *runner) stopAll(cancel bool) {
 		if t.state.Ended {
 			continue
 		}
-		t.stopAsked = true
+		r.markStopped(t)
 		if cancel {
 			t.cancel()
+			delete(r.stopAt, t)
 		}
 	}
+}
+
+func (r *runner) markStopped(t *task) {
+	if !t.stopAsked {
+		t.stopAsked = true
+		r.stopAt[t] = time.Now()
+	}
+}
+
+// stuckAfter is how long a stopped task may take before its launcher is
+// cancelled as well.
+func (r *runner) stuckAfter() time.Duration { return r.opts.StopGrace + stuckMargin }
+
+// nextOverdue fires when the earliest stop order still out becomes overdue
+// (nil when none is out).
+func (r *runner) nextOverdue() <-chan time.Time {
+	var first time.Time
+	for t, at := range r.stopAt {
+		if t.state.Ended {
+			delete(r.stopAt, t)
+		} else if first.IsZero() || at.Before(first) {
+			first = at
+		}
+	}
+	if first.IsZero() {
+		return nil
+	}
+	return time.After(time.Until(first.Add(r.stuckAfter())))
+}
+
+// cancelOverdue cancels the launchers of the tasks still running
+// stuckAfter after their stop order: the order travels by long-poll, and a
+// launcher that missed it must not hang the run.
+func (r *runner) cancelOverdue() {
+	var overdue []taskspec.TaskID
+	for _, t := range r.tasks {
+		if at, ok := r.stopAt[t]; ok && !t.state.Ended && time.Since(at) >= r.stuckAfter() {
+			overdue = append(overdue, t.id)
+			t.cancel()
+			delete(r.stopAt, t)
+		}
+	}
+	if len(overdue) > 0 {
+		r.logf("%s still running %s after the stop order: cancelling their launchers", joinIDs(overdue), r.stuckAfter())
+	}
+}
+
+func firstLine(s string) string {
+	first, _, _ := strings.Cut(s, "\n")
+	return first
 }
 
 func (r *runner) result() *Result {

@@ -70,6 +70,41 @@ func TestWorkersFinishingFirstDoNotDecide(t *testing.T) {
 	}
 }
 
+func TestWorkersEndingJustAfterTheChiefSucceed(t *testing.T) {
+	// MultiWorkerMirroredStrategy style: the workers finish training with
+	// the chief but take a moment longer to exit; the ps-less job gives
+	// them the worker grace. A TF1-style worker goes on training (with its
+	// ps, kept up for it) and ends by itself within the grace as well.
+	script := `case $TFYARN_TASK in
+	chief:0|worker:0) exit 0 ;;
+	worker:*) sleep 1; exit 0 ;;
+	*) exec sleep 60 ;;
+	esac`
+	for _, c := range []struct {
+		name   string
+		groups []taskspec.TaskGroup
+		diag   string
+	}{
+		{"MWMS", []taskspec.TaskGroup{group(taskspec.Chief, 1), group(taskspec.Worker, 3)}, "chief:0 succeeded"},
+		{"TF1", []taskspec.TaskGroup{group(taskspec.Worker, 2), group(taskspec.PS, 1)}, "worker:0 succeeded; stopped ps:0 after it"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			res, _ := runLocal(t, context.Background(), shJob(script, c.groups...), Options{})
+			require.Equal(t, StatusSucceeded, res.Status)
+			require.Equal(t, c.diag, res.Diagnostics)
+			for _, tr := range res.Tasks {
+				if tr.Task.Type == taskspec.PS {
+					require.True(t, tr.Stopped, "%s", tr.Task)
+					continue
+				}
+				require.Zero(t, tr.ExitCode, "%s", tr.Task)
+				require.False(t, tr.Stopped, "%s", tr.Task)
+				require.Empty(t, tr.Failure, "%s", tr.Task)
+			}
+		})
+	}
+}
+
 func TestWorkerFailureFailsTheJob(t *testing.T) {
 	script := `case $TFYARN_TASK in
 	worker:1) sleep 0.3; echo "Traceback (most recent call last):" >&2; echo "ValueError: boom" >&2; exit 3 ;;
@@ -103,11 +138,16 @@ func TestWithoutChiefWorker0DecidesAndPlaceholdersAreFilled(t *testing.T) {
 	esac`
 	job := shJob(script, group(taskspec.Worker, 2), group(taskspec.PS, 1))
 	job.Args = append(job.Args, "sh", "--ps_hosts={ps_hosts}", "--worker_hosts={worker_hosts}", "--job_name={job_name}", "--task_index={task_index}")
-	res, out := runLocal(t, context.Background(), job, Options{Env: append(os.Environ(), "DIR="+dir)})
+	// worker:1, still "training" (sleep 30), has the worker grace to end;
+	// it does not, so it is stopped with the ps when the grace runs out.
+	res, out := runLocal(t, context.Background(), job, Options{Env: append(os.Environ(), "DIR="+dir), WorkerGrace: time.Second})
 	require.Equal(t, StatusSucceeded, res.Status)
-	require.Equal(t, "worker:0 succeeded; stopped worker:1, ps:0 after it", res.Diagnostics)
+	require.Equal(t, "worker:0 succeeded; stopped ps:0 after it; stopped worker:1 when the worker grace ran out", res.Diagnostics)
 	ps := taskResult(t, res, id(taskspec.PS, 0))
 	require.True(t, ps.Stopped)
+	w1 := taskResult(t, res, id(taskspec.Worker, 1))
+	require.True(t, w1.Stopped)
+	require.Greater(t, w1.Ended-taskResult(t, res, id(taskspec.Worker, 0)).Ended, 900*time.Millisecond, "worker:1 had its grace")
 	w := []string{taskResult(t, res, id(taskspec.Worker, 0)).Addr, taskResult(t, res, id(taskspec.Worker, 1)).Addr}
 	want := "[ps:0] args --ps_hosts=" + ps.Addr + " --worker_hosts=" + strings.Join(w, ",") + " --job_name=ps --task_index=0\n"
 	require.Contains(t, out.String(), want)

@@ -1,0 +1,46 @@
+package taskspec
+
+import "time"
+
+// DefaultWorkerGrace is how long, under SuccessChief, the tasks still
+// running when the decider succeeded may take to end by themselves when
+// they are not stopped at once (see SplitAfterDecider).
+const DefaultWorkerGrace = 10 * time.Second
+
+// SplitAfterDecider is what SuccessChief does with the tasks still running
+// when the decider (chief:0, else worker:0) has succeeded; the
+// ApplicationMaster and the local runner both apply it. types are the task
+// types of the whole job (its shape), live the tasks still running.
+//
+//   - ps, evaluator and TensorBoard never end by themselves: stopped at
+//     once;
+//   - the workers of a ParameterServerStrategy job (a chief AND ps) are
+//     servers blocked in server.join(): stopped at once;
+//   - other workers (MultiWorkerMirroredStrategy: no ps; TF1 between-graph:
+//     no chief) end by themselves shortly after the decider: they linger,
+//     for the worker grace, and are stopped only if still running after
+//     it. So do the ps of a TF1 job while one of its workers lingers: those
+//     workers still read and update their variables there (the global step
+//     that tells them to stop included), and would fail without them.
+//
+// stopNow and linger keep live's order.
+func SplitAfterDecider(types []TaskType, live []TaskID) (stopNow, linger []TaskID) {
+	has := map[TaskType]bool{}
+	for _, t := range types {
+		has[t] = true
+	}
+	pss := has[Chief] && has[PS]
+	workersLinger := false
+	for _, id := range live {
+		workersLinger = workersLinger || (!pss && id.Type == Worker)
+	}
+	for _, id := range live {
+		switch {
+		case id.Type == Worker && !pss, id.Type == PS && workersLinger:
+			linger = append(linger, id)
+		default:
+			stopNow = append(stopNow, id)
+		}
+	}
+	return stopNow, linger
+}
