@@ -4,7 +4,7 @@ GO ?= go
 PROFILE ?= plain
 GOFILES = $(shell git ls-files --cached --others --exclude-standard '*.go' | grep -v '^yarnpb/hadoop')
 
-.PHONY: build test unit e2e cluster-up cluster-down cluster-status demo proto bench fmt lint clean
+.PHONY: build test unit e2e cluster-up cluster-down cluster-status demo proto bench soak fmt lint clean
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -o bin/tfyarn ./cmd/tfyarn
@@ -37,6 +37,11 @@ proto:
 bench: build
 	bash bench/run.sh
 
+# 20 back-to-back MultiWorkerMirroredStrategy jobs on the cluster: no hang, no port conflict
+# (results in bench/results/soak.md; about 6 minutes).
+soak:
+	bash bench/soak.sh
+
 fmt:
 	gofmt -w $(GOFILES)
 
@@ -45,6 +50,7 @@ lint:
 	$(GO) vet ./...
 	$(GO) vet -tags e2e ./...
 	$(GO) vet -tags bench ./bench/
+	$(GO) vet -tags soak ./bench/
 
 clean:
 	rm -rf bin testcluster/target
