@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/tfyarn/tfyarn/envpack"
 	"github.com/tfyarn/tfyarn/taskspec"
 )
 
@@ -117,7 +118,7 @@ const (
 	itemFile    itemKind = iota // uploaded as is, a FILE resource
 	itemArchive                 // uploaded as is, an ARCHIVE resource
 	itemEnvDir                  // packed with envpack, then an ARCHIVE
-	itemSrcDir                  // packed with packSrcDir, then an ARCHIVE
+	itemSrcDir                  // packed with envpack.PackDir, then an ARCHIVE
 )
 
 // shipItem is one thing every task container gets.
@@ -243,7 +244,7 @@ func envItem(env string) (shipItem, error) {
 		return shipItem{}, invalidf("env %s: %v", env, unwrapPathError(err))
 	}
 	if st.IsDir() {
-		if !isPythonEnv(env) {
+		if !envpack.IsEnv(env) {
 			return shipItem{}, invalidf("env %s is not a Python environment: expected a venv (pyvenv.cfg) or a conda env (conda-meta/), or an archive made by tfyarn pack", env)
 		}
 		return shipItem{link: EnvLinkName, local: env, kind: itemEnvDir, cache: envCacheName}, nil
@@ -252,14 +253,6 @@ func envItem(env string) (shipItem, error) {
 		return shipItem{}, invalidf("env %s: expected an environment directory or a .tar.gz/.tgz archive of one (tfyarn pack)", env)
 	}
 	return shipItem{link: EnvLinkName, local: env, kind: itemArchive, cache: cacheName(env)}, nil
-}
-
-func isPythonEnv(dir string) bool {
-	if st, err := os.Stat(filepath.Join(dir, "pyvenv.cfg")); err == nil && st.Mode().IsRegular() {
-		return true
-	}
-	st, err := os.Stat(filepath.Join(dir, "conda-meta"))
-	return err == nil && st.IsDir()
 }
 
 func checkRegular(p, what string) error {

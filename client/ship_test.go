@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"github.com/tfyarn/tfyarn/envpack"
 	"github.com/tfyarn/tfyarn/taskspec"
 )
 
@@ -173,11 +174,11 @@ func TestPackSrcDirIsDeterministicAndSkipsJunk(t *testing.T) {
 	require.NoError(t, os.Chmod(filepath.Join(src, "util.py"), 0o700))
 	require.NoError(t, os.Symlink("util.py", filepath.Join(src, "link.py")))
 	var a, b bytes.Buffer
-	da, err := packSrcDir(context.Background(), src, &a)
+	da, err := envpack.PackDir(context.Background(), src, &a)
 	require.NoError(t, err)
 	// Touch everything: mtimes must not matter.
-	require.NoError(t, os.Chtimes(filepath.Join(src, "train.py"), srcTime.AddDate(3, 0, 0), srcTime.AddDate(3, 0, 0)))
-	db, err := packSrcDir(context.Background(), src, &b)
+	require.NoError(t, os.Chtimes(filepath.Join(src, "train.py"), envpack.ArchiveTime.AddDate(3, 0, 0), envpack.ArchiveTime.AddDate(3, 0, 0)))
+	db, err := envpack.PackDir(context.Background(), src, &b)
 	require.NoError(t, err)
 	require.Equal(t, a.Bytes(), b.Bytes())
 	require.Equal(t, da, db)
@@ -197,7 +198,7 @@ func TestPackSrcDirIsDeterministicAndSkipsJunk(t *testing.T) {
 		require.NoError(t, err)
 		names = append(names, h.Name)
 		modes[h.Name] = h.Mode
-		require.True(t, h.ModTime.Equal(srcTime), h.Name)
+		require.True(t, h.ModTime.Equal(envpack.ArchiveTime), h.Name)
 		if h.Name == "link.py" {
 			require.Equal(t, "util.py", h.Linkname)
 		}
@@ -208,6 +209,6 @@ func TestPackSrcDirIsDeterministicAndSkipsJunk(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err = packSrcDir(ctx, src, io.Discard)
+	_, err = envpack.PackDir(ctx, src, io.Discard)
 	require.ErrorIs(t, err, context.Canceled)
 }

@@ -78,7 +78,7 @@ func (s *Submission) ship(ctx context.Context, plan shipPlan) (map[string]hdfs.R
 }
 
 // pack writes an environment (envpack.Pack) or a source directory
-// (packSrcDir) to a temporary file, the caller removes it.
+// (envpack.PackDir) to a temporary file, the caller removes it.
 func (s *Submission) pack(ctx context.Context, it shipItem) (string, PackInfo, error) {
 	f, err := os.CreateTemp("", "tfyarn-"+it.link+"-*.tar.gz")
 	if err != nil {
@@ -91,7 +91,7 @@ func (s *Submission) pack(ctx context.Context, it shipItem) (string, PackInfo, e
 		m, err = envpack.Pack(ctx, it.local, f, envpack.Options{})
 		info.Manifest, info.SHA256 = &m, m.SHA256
 	} else {
-		info.SHA256, err = packSrcDir(ctx, it.local, f)
+		info.SHA256, err = envpack.PackDir(ctx, it.local, f)
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr

@@ -191,6 +191,19 @@ func (s *Submission) removeStaging() error {
 // be shipped: a readable regular file whose name does not clash with the
 // launcher's.
 func checkScript(script string) error {
+	if err := CheckScriptFile(script); err != nil || script == "" {
+		return err
+	}
+	if filepath.Base(script) == BinaryName {
+		return &taskspec.ValidationError{Message: fmt.Sprintf("script %s: the name %q is taken by tfyarn's launcher; rename the script", script, BinaryName)}
+	}
+	return nil
+}
+
+// CheckScriptFile refuses, before anything starts, a script that is not a
+// readable regular file: every task would fail with the same error. An empty
+// name (no script) is fine.
+func CheckScriptFile(script string) error {
 	if script == "" {
 		return nil
 	}
@@ -200,9 +213,6 @@ func checkScript(script string) error {
 	}
 	if !st.Mode().IsRegular() {
 		return &taskspec.ValidationError{Message: fmt.Sprintf("script %s is not a regular file", script)}
-	}
-	if filepath.Base(script) == BinaryName {
-		return &taskspec.ValidationError{Message: fmt.Sprintf("script %s: the name %q is taken by tfyarn's launcher; rename the script", script, BinaryName)}
 	}
 	return nil
 }

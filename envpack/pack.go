@@ -28,9 +28,9 @@ type Options struct {
 	Serial bool
 }
 
-// archiveTime is every entry's mtime: a constant, so the archive depends on
+// ArchiveTime is every entry's mtime: a constant, so the archive depends on
 // the environment's content only. Not 0: some tars warn on the epoch.
-var archiveTime = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+var ArchiveTime = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // shebangMax bounds the bin/ files read whole to check their shebang: scripts
 // are tiny; anything larger is a binary and streamed.
@@ -141,7 +141,7 @@ func (p *packer) header(name string, typ byte, mode int64, size int64) *tar.Head
 		Name:     name,
 		Mode:     mode,
 		Size:     size,
-		ModTime:  archiveTime,
+		ModTime:  ArchiveTime,
 		// Uid, Gid 0 and no Uname/Gname: the unpacking user owns everything.
 	}
 }

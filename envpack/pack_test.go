@@ -31,7 +31,7 @@ func TestPackVenvDeterministic(t *testing.T) {
 	require.Equal(t, []byte{0, 0, 0, 0}, a[4:8])
 
 	for _, h := range entries(t, a) {
-		require.Equal(t, archiveTime, h.ModTime.UTC(), h.Name)
+		require.Equal(t, ArchiveTime, h.ModTime.UTC(), h.Name)
 		require.Zero(t, h.Uid, h.Name)
 		require.Zero(t, h.Gid, h.Name)
 		require.Empty(t, h.Uname, h.Name)

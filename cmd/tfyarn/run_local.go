@@ -5,7 +5,6 @@ import (
 	"archive/zip"
 	"compress/gzip"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -21,7 +20,6 @@ import (
 	"github.com/tfyarn/tfyarn/executor"
 	"github.com/tfyarn/tfyarn/internal/cliout"
 	"github.com/tfyarn/tfyarn/localrun"
-	"github.com/tfyarn/tfyarn/taskspec"
 	"github.com/urfave/cli/v2"
 )
 
@@ -46,7 +44,7 @@ func runLocalAction(c *cli.Context, e *env, job client.Job, out string) error {
 	if len(ignored) > 0 {
 		fmt.Fprintf(e.stderr, "tfyarn: note: --local ignores %s (YARN only)\n", strings.Join(ignored, ", "))
 	}
-	if err := checkLocalScript(job.Script); err != nil {
+	if err := client.CheckScriptFile(job.Script); err != nil {
 		return err
 	}
 	opts := localrun.Options{
@@ -88,22 +86,6 @@ func runLocalAction(c *cli.Context, e *env, job client.Job, out string) error {
 	}
 	if !res.Succeeded() {
 		return &client.JobError{Result: res}
-	}
-	return nil
-}
-
-// checkLocalScript refuses, before any task starts, a script that is not
-// there: every task would fail with the same error.
-func checkLocalScript(script string) error {
-	if script == "" {
-		return nil
-	}
-	st, err := os.Stat(script)
-	if err != nil {
-		return &taskspec.ValidationError{Message: fmt.Sprintf("script %s: %v", script, errors.Unwrap(err))}
-	}
-	if !st.Mode().IsRegular() {
-		return &taskspec.ValidationError{Message: fmt.Sprintf("script %s is not a regular file", script)}
 	}
 	return nil
 }
