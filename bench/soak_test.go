@@ -115,8 +115,8 @@ func TestSoakMWMS(t *testing.T) {
 
 	res := soakResult{
 		Benchmark: "soak-mwms", Date: time.Now().UTC().Format(time.RFC3339),
-		Machine: runtime.GOOS + "/" + runtime.GOARCH, NProc: runtime.NumCPU(), CPU: soakCPU(),
-		GoVersion: runtime.Version(), HadoopVersion: soakHadoopVersion(c.Root),
+		Machine: runtime.GOOS + "/" + runtime.GOARCH, NProc: runtime.NumCPU(), CPU: cpuModel(),
+		GoVersion: runtime.Version(), HadoopVersion: hadoopVersion(t, c.Root),
 		Command: "tfyarn run --chief 1c,1g --worker 2x1c,1g --python .venv/bin/python examples/mwms_keras.py" +
 			" -- --epochs 1 --steps-per-epoch 5 --model-dir DIR",
 		Runs: runs, TimeoutS: timeout.Seconds(),
@@ -129,7 +129,7 @@ func TestSoakMWMS(t *testing.T) {
 		t.Logf("run %2d: %s %s in %.1fs (exit %d) ports %v %s", i, r.AppID, r.FinalStatus, r.WallS, r.ExitCode, r.Ports, r.Failure)
 		res.Results = append(res.Results, r)
 	}
-	res.TotalS = round2s(time.Since(start).Seconds())
+	res.TotalS = round2(time.Since(start).Seconds())
 
 	// The logs, once every run is over.
 	ports := map[int]bool{}
@@ -169,7 +169,7 @@ func TestSoakMWMS(t *testing.T) {
 	}
 	sort.Float64s(walls)
 	res.WallMinS, res.WallMaxS = walls[0], walls[len(walls)-1]
-	res.WallMedianS = round2s(soakMedian(walls))
+	res.WallMedianS = round2(quantile(walls, 0.5))
 	res.DistinctPorts = len(ports)
 	soakWrite(t, c.Root, res)
 
@@ -219,7 +219,7 @@ func soakOnce(t *testing.T, c *clustertest.Cluster, bin string, timeout time.Dur
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	start := time.Now()
 	err := cmd.Run()
-	r := soakRun{Run: n, WallS: round2s(time.Since(start).Seconds()), ExitCode: cmd.ProcessState.ExitCode()}
+	r := soakRun{Run: n, WallS: round2(time.Since(start).Seconds()), ExitCode: cmd.ProcessState.ExitCode()}
 	r.TimedOut = errors.Is(ctx.Err(), context.DeadlineExceeded)
 	var res client.Result
 	if jerr := json.Unmarshal(stdout.Bytes(), &res); jerr == nil {
@@ -326,35 +326,3 @@ func soakPython(t *testing.T, c *clustertest.Cluster) string {
 	require.NoError(t, err, "scripts/tfenv.sh: %s", out)
 	return filepath.Join(c.Root, ".venv", "bin", "python")
 }
-
-func soakCPU() string {
-	b, err := os.ReadFile("/proc/cpuinfo")
-	if err != nil {
-		return "unknown"
-	}
-	if m := regexp.MustCompile(`(?m)^model name\s*:\s*(.+)$`).FindSubmatch(b); m != nil {
-		return strings.TrimSpace(string(m[1]))
-	}
-	return "unknown"
-}
-
-func soakHadoopVersion(root string) string {
-	b, err := os.ReadFile(filepath.Join(root, "testcluster", "pom.xml"))
-	if err != nil {
-		return "unknown"
-	}
-	if m := regexp.MustCompile(`<hadoop.version>([^<]+)</hadoop.version>`).FindSubmatch(b); m != nil {
-		return string(m[1])
-	}
-	return "unknown"
-}
-
-func soakMedian(sorted []float64) float64 {
-	n := len(sorted)
-	if n%2 == 1 {
-		return sorted[n/2]
-	}
-	return (sorted[n/2-1] + sorted[n/2]) / 2
-}
-
-func round2s(f float64) float64 { return float64(int64(f*100+0.5)) / 100 }
