@@ -1,0 +1,325 @@
+package security
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	krbclient "github.com/jcmturner/gokrb5/v8/client"
+	krbconfig "github.com/jcmturner/gokrb5/v8/config"
+	"github.com/jcmturner/gokrb5/v8/credentials"
+	"github.com/jcmturner/gokrb5/v8/iana/nametype"
+	"github.com/jcmturner/gokrb5/v8/keytab"
+	"github.com/jcmturner/gokrb5/v8/types"
+)
+
+// Environment variables MIT Kerberos (and Hadoop's JDK clients) read.
+const (
+	EnvKrb5Config = "KRB5_CONFIG"
+	EnvKrb5CCName = "KRB5CCNAME"
+)
+
+// DefaultKrb5Config is where krb5.conf is when KRB5_CONFIG is unset.
+const DefaultKrb5Config = "/etc/krb5.conf"
+
+// DefaultKDCTimeout bounds one login (the AS exchange with the KDC).
+const DefaultKDCTimeout = 15 * time.Second
+
+// KerberosOptions say where a Kerberos identity comes from: a keytab (with
+// Principal) or, without one, the user's ticket cache (what kinit wrote).
+type KerberosOptions struct {
+	// Principal is the identity to log in as from Keytab: "alice@REALM",
+	// or "alice" for the default realm of krb5.conf.
+	Principal string
+	// Keytab, when set, logs in with the KDC using the principal's key.
+	Keytab string
+	// CCache is the ticket cache path; empty means KRB5CCNAME, else
+	// /tmp/krb5cc_<uid> (MIT's default). Only FILE caches can be read.
+	CCache string
+	// Krb5Conf is krb5.conf's path; empty means KRB5_CONFIG, else
+	// /etc/krb5.conf.
+	Krb5Conf string
+	// Timeout bounds the exchange with the KDC (DefaultKDCTimeout).
+	Timeout time.Duration
+
+	Getenv func(string) string // tests; os.Getenv
+	Now    func() time.Time    // tests; time.Now
+}
+
+// KerberosLogin is a logged-in Kerberos identity.
+type KerberosLogin struct {
+	// Client gets service tickets (for SASL GSSAPI). It holds secrets:
+	// never print it.
+	Client *krbclient.Client
+	// Principal is the full name, "alice@EXAMPLE.COM" (what Hadoop's RPC
+	// servers see as the user).
+	Principal string
+	// Source says where the credentials came from, for messages:
+	// "ticket cache /tmp/krb5cc_0" or "keytab /path/alice.keytab".
+	Source string
+	// Expires is when a ticket cache's ticket-granting ticket ends; zero
+	// for a keytab login, which can always log in again.
+	Expires time.Time
+}
+
+// ShortName is the principal's first component ("alice" of
+// "alice@EXAMPLE.COM", "nn" of "nn/host@REALM"): the user name Hadoop's
+// default auth_to_local rule gives it.
+func (l *KerberosLogin) ShortName() string { return ShortName(l.Principal) }
+
+// ShortName is the first component of a principal name.
+func ShortName(principal string) string {
+	name, _, _ := strings.Cut(principal, "@")
+	name, _, _ = strings.Cut(name, "/")
+	return name
+}
+
+// KerberosError is a Kerberos login that did not work: Op says which step,
+// Hint what the user can do about it.
+type KerberosError struct {
+	Op   string // e.g. "no Kerberos ticket for alice@EXAMPLE.COM"
+	Hint string // e.g. "run kinit or pass --keytab"
+	Err  error  // the cause, if any
+}
+
+func (e *KerberosError) Error() string {
+	msg := e.Op
+	if e.Err != nil {
+		msg += ": " + e.Err.Error()
+	}
+	if e.Hint != "" {
+		msg += "; " + e.Hint
+	}
+	return msg
+}
+
+func (e *KerberosError) Unwrap() error { return e.Err }
+
+// LoginKerberos logs in as opts say. A keytab login talks to the KDC (bounded
+// by ctx and opts.Timeout); a ticket-cache login only reads the cache and
+// checks that its ticket-granting ticket has not expired.
+func LoginKerberos(ctx context.Context, opts KerberosOptions) (*KerberosLogin, error) {
+	if opts.Getenv == nil {
+		opts.Getenv = os.Getenv
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Timeout <= 0 {
+		opts.Timeout = DefaultKDCTimeout
+	}
+	cfg, err := loadKrb5Conf(opts)
+	if err != nil {
+		return nil, err
+	}
+	if opts.Keytab != "" {
+		return loginKeytab(ctx, opts, cfg)
+	}
+	return loginCCache(opts, cfg)
+}
+
+func loadKrb5Conf(opts KerberosOptions) (*krbconfig.Config, error) {
+	path := opts.Krb5Conf
+	from := "--krb5-conf"
+	if path == "" {
+		path, from = opts.Getenv(EnvKrb5Config), EnvKrb5Config
+	}
+	if path == "" {
+		path, from = DefaultKrb5Config, "the default location"
+	}
+	if _, err := os.Stat(path); err != nil {
+		return nil, &KerberosError{
+			Op:   fmt.Sprintf("no Kerberos configuration at %s (from %s)", path, from),
+			Hint: "install your cluster's krb5.conf there or point " + EnvKrb5Config + " at it",
+		}
+	}
+	cfg, err := safeCall(func() (*krbconfig.Config, error) { return krbconfig.Load(path) })
+	if err != nil {
+		return nil, &KerberosError{Op: "reading the Kerberos configuration " + path, Err: err, Hint: "fix the file or point " + EnvKrb5Config + " at a valid one"}
+	}
+	return cfg, nil
+}
+
+// ccachePath resolves the ticket cache like MIT's libkrb5 for FILE caches.
+func ccachePath(opts KerberosOptions) (string, error) {
+	name := opts.CCache
+	if name == "" {
+		name = opts.Getenv(EnvKrb5CCName)
+	}
+	if name == "" {
+		return fmt.Sprintf("/tmp/krb5cc_%d", os.Getuid()), nil
+	}
+	if kind, rest, ok := strings.Cut(name, ":"); ok && !strings.Contains(kind, "/") {
+		if strings.ToUpper(kind) != "FILE" {
+			return "", &KerberosError{
+				Op:   fmt.Sprintf("the ticket cache %s is of type %s, which tfyarn cannot read", name, kind),
+				Hint: "use a file cache (export " + EnvKrb5CCName + "=FILE:/tmp/krb5cc_$(id -u) and run kinit again) or pass --keytab",
+			}
+		}
+		name = rest
+	}
+	return name, nil
+}
+
+func loginCCache(opts KerberosOptions, cfg *krbconfig.Config) (*KerberosLogin, error) {
+	path, err := ccachePath(opts)
+	if err != nil {
+		return nil, err
+	}
+	who := "you"
+	if opts.Principal != "" {
+		who = opts.Principal
+	}
+	if _, err := os.Stat(path); err != nil {
+		return nil, &KerberosError{
+			Op:   fmt.Sprintf("no Kerberos ticket for %s (no ticket cache at %s)", who, path),
+			Hint: "run kinit or pass --keytab",
+		}
+	}
+	cc, err := safeCall(func() (*credentials.CCache, error) { return credentials.LoadCCache(path) })
+	if err != nil {
+		return nil, &KerberosError{Op: "reading the ticket cache " + path, Err: err, Hint: "run kinit again or pass --keytab"}
+	}
+	principal := cc.DefaultPrincipal.PrincipalName.PrincipalNameString() + "@" + cc.DefaultPrincipal.Realm
+	if opts.Principal != "" && !samePrincipal(opts.Principal, principal, cfg) {
+		return nil, &KerberosError{
+			Op:   fmt.Sprintf("the ticket cache %s holds a ticket for %s, not for %s", path, principal, opts.Principal),
+			Hint: "run kinit " + opts.Principal + " or pass --keytab",
+		}
+	}
+	tgtName := types.PrincipalName{NameType: nametype.KRB_NT_SRV_INST, NameString: []string{"krbtgt", cc.DefaultPrincipal.Realm}}
+	tgt, ok := cc.GetEntry(tgtName)
+	if !ok {
+		return nil, &KerberosError{
+			Op:   fmt.Sprintf("no Kerberos ticket for %s (the ticket cache %s has no ticket-granting ticket)", principal, path),
+			Hint: "run kinit or pass --keytab",
+		}
+	}
+	if now := opts.Now(); !tgt.EndTime.After(now) {
+		return nil, &KerberosError{
+			Op:   fmt.Sprintf("the Kerberos ticket for %s expired at %s (ticket cache %s)", principal, tgt.EndTime.Local().Format(time.DateTime), path),
+			Hint: "run kinit again or pass --keytab",
+		}
+	}
+	cl, err := krbclient.NewFromCCache(cc, cfg, krbclient.DisablePAFXFAST(true))
+	if err != nil {
+		return nil, &KerberosError{Op: "using the ticket cache " + path, Err: err, Hint: "run kinit again or pass --keytab"}
+	}
+	return &KerberosLogin{Client: cl, Principal: principal, Source: "ticket cache " + path, Expires: tgt.EndTime}, nil
+}
+
+func loginKeytab(ctx context.Context, opts KerberosOptions, cfg *krbconfig.Config) (*KerberosLogin, error) {
+	if opts.Principal == "" {
+		return nil, &KerberosError{Op: "--keytab needs --principal", Hint: "pass --principal user@REALM"}
+	}
+	name, realm := splitPrincipal(opts.Principal, cfg)
+	if realm == "" {
+		return nil, &KerberosError{
+			Op:   fmt.Sprintf("principal %s names no realm and krb5.conf has no default_realm", opts.Principal),
+			Hint: "pass the full principal, e.g. " + name + "@EXAMPLE.COM",
+		}
+	}
+	principal := name + "@" + realm
+	st, err := os.Stat(opts.Keytab)
+	if err != nil {
+		return nil, &KerberosError{Op: "keytab " + opts.Keytab, Err: errors.Unwrap(err), Hint: "pass the path of the keytab holding " + principal}
+	}
+	if !st.Mode().IsRegular() {
+		return nil, &KerberosError{Op: "keytab " + opts.Keytab + " is not a regular file"}
+	}
+	kt, err := safeCall(func() (*keytab.Keytab, error) { return keytab.Load(opts.Keytab) })
+	if err != nil {
+		return nil, &KerberosError{Op: "reading keytab " + opts.Keytab, Err: err, Hint: "is it a keytab (ktutil, kadmin xst)?"}
+	}
+	if !keytabHas(kt, name, realm) {
+		return nil, &KerberosError{
+			Op:   fmt.Sprintf("keytab %s has no key for %s", opts.Keytab, principal),
+			Hint: "check the principal (klist -kt " + opts.Keytab + ")",
+		}
+	}
+	cl := krbclient.NewWithKeytab(name, realm, kt, cfg, krbclient.DisablePAFXFAST(true))
+	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- cl.Login() }()
+	select {
+	case err = <-done:
+	case <-ctx.Done():
+		return nil, &KerberosError{
+			Op:   fmt.Sprintf("the KDC for realm %s (%s) did not answer within %s", realm, kdcList(cfg, realm), opts.Timeout),
+			Hint: "check that the KDC is up and krb5.conf names it",
+		}
+	}
+	if err != nil {
+		return nil, classifyKDCError(principal, realm, cfg, err)
+	}
+	return &KerberosLogin{Client: cl, Principal: principal, Source: "keytab " + opts.Keytab}, nil
+}
+
+// classifyKDCError turns the KDC's answer (or its silence) into one line.
+func classifyKDCError(principal, realm string, cfg *krbconfig.Config, err error) error {
+	text := err.Error()
+	switch {
+	case strings.Contains(text, "KDC_ERR_C_PRINCIPAL_UNKNOWN"):
+		return &KerberosError{Op: fmt.Sprintf("the KDC of realm %s does not know %s", realm, principal), Hint: "check --principal"}
+	case strings.Contains(text, "KDC_ERR_PREAUTH_FAILED"), strings.Contains(text, "KRB_AP_ERR_BAD_INTEGRITY"),
+		strings.Contains(text, "Decryption integrity check failed"):
+		return &KerberosError{Op: fmt.Sprintf("the KDC refused the keytab's key for %s (outdated keytab?)", principal), Hint: "get a current keytab from your Kerberos admin"}
+	case strings.Contains(text, "KRB_AP_ERR_SKEW"):
+		return &KerberosError{Op: "this machine's clock differs too much from the KDC's (Kerberos clock skew)", Hint: "synchronise the clock (NTP) and try again"}
+	case strings.Contains(text, "KDC_ERR_KEY_EXPIRED"):
+		return &KerberosError{Op: fmt.Sprintf("the password of %s has expired", principal), Hint: "change it, then get a new keytab"}
+	case strings.Contains(text, "error sending to a KDC"), strings.Contains(text, "error resolving KDC"),
+		strings.Contains(text, "no KDCs defined"), strings.Contains(text, "connection refused"):
+		return &KerberosError{
+			Op:   fmt.Sprintf("cannot reach the KDC for realm %s (%s)", realm, kdcList(cfg, realm)),
+			Hint: "check that the KDC is up and that krb5.conf names it",
+		}
+	}
+	return &KerberosError{Op: "Kerberos login as " + principal, Err: err}
+}
+
+func kdcList(cfg *krbconfig.Config, realm string) string {
+	for _, r := range cfg.Realms {
+		if strings.EqualFold(r.Realm, realm) && len(r.KDC) > 0 {
+			return "kdc " + strings.Join(r.KDC, ", ")
+		}
+	}
+	return "no kdc in krb5.conf"
+}
+
+func splitPrincipal(p string, cfg *krbconfig.Config) (name, realm string) {
+	name, realm, ok := strings.Cut(p, "@")
+	if !ok {
+		realm = cfg.LibDefaults.DefaultRealm
+	}
+	return name, realm
+}
+
+func samePrincipal(want, have string, cfg *krbconfig.Config) bool {
+	n, r := splitPrincipal(want, cfg)
+	return n+"@"+r == have
+}
+
+func keytabHas(kt *keytab.Keytab, name, realm string) bool {
+	for _, e := range kt.Entries {
+		if e.Principal.Realm == realm && strings.Join(e.Principal.Components, "/") == name {
+			return true
+		}
+	}
+	return false
+}
+
+// safeCall runs a gokrb5 parser, whose readers index without bounds
+// checks, so that a corrupt file is an error and not a crash.
+func safeCall[T any](f func() (T, error)) (v T, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("malformed file (%v)", r)
+		}
+	}()
+	return f()
+}

@@ -1,0 +1,198 @@
+package security
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jcmturner/gokrb5/v8/iana/errorcode"
+	"github.com/jcmturner/gokrb5/v8/iana/etypeID"
+	"github.com/jcmturner/gokrb5/v8/iana/nametype"
+	"github.com/jcmturner/gokrb5/v8/keytab"
+	"github.com/jcmturner/gokrb5/v8/messages"
+	"github.com/jcmturner/gokrb5/v8/types"
+)
+
+func writeKrb5Conf(t *testing.T, kdc string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "krb5.conf")
+	conf := fmt.Sprintf(`[libdefaults]
+  default_realm = EXAMPLE.COM
+  dns_lookup_kdc = false
+  dns_lookup_realm = false
+  udp_preference_limit = 1
+  default_tkt_enctypes = aes128-cts-hmac-sha1-96
+  default_tgs_enctypes = aes128-cts-hmac-sha1-96
+  permitted_enctypes = aes128-cts-hmac-sha1-96
+[realms]
+  EXAMPLE.COM = {
+    kdc = %s
+  }
+`, kdc)
+	if err := os.WriteFile(p, []byte(conf), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func writeKeytab(t *testing.T, principal string) string {
+	t.Helper()
+	kt := keytab.New()
+	if err := kt.AddEntry(principal, "EXAMPLE.COM", "secret-password", time.Now(), 1, etypeID.AES128_CTS_HMAC_SHA1_96); err != nil {
+		t.Fatal(err)
+	}
+	b, err := kt.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), "user.keytab")
+	if err := os.WriteFile(p, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// fakeKDC answers every request (over TCP, RFC 4120 framing) with a
+// KRB-ERROR of the given code, or never answers when code is 0.
+func fakeKDC(t *testing.T, code int32) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func(c net.Conn) {
+				defer c.Close()
+				var hdr [4]byte
+				if _, err := io.ReadFull(c, hdr[:]); err != nil {
+					return
+				}
+				n := binary.BigEndian.Uint32(hdr[:])
+				if n > 1<<16 {
+					return
+				}
+				if _, err := io.ReadFull(c, make([]byte, n)); err != nil {
+					return
+				}
+				if code == 0 {
+					time.Sleep(10 * time.Second)
+					return
+				}
+				sname := types.PrincipalName{NameType: nametype.KRB_NT_SRV_INST, NameString: []string{"krbtgt", "EXAMPLE.COM"}}
+				ke := messages.NewKRBError(sname, "EXAMPLE.COM", code, "")
+				b, err := ke.Marshal()
+				if err != nil {
+					return
+				}
+				binary.BigEndian.PutUint32(hdr[:], uint32(len(b)))
+				c.Write(append(hdr[:], b...))
+			}(c)
+		}
+	}()
+	return ln.Addr().String()
+}
+
+func closedPort(t *testing.T) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return addr
+}
+
+func TestLoginKerberosErrors(t *testing.T) {
+	noEnv := func(string) string { return "" }
+	ktAlice := writeKeytab(t, "alice")
+	garbage := filepath.Join(t.TempDir(), "garbage")
+	if err := os.WriteFile(garbage, []byte{0x05, 0x04, 0xff, 0xff, 0xff, 0xff, 1, 2}, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		opts func() KerberosOptions
+		want []string
+	}{
+		{"no krb5.conf", func() KerberosOptions {
+			return KerberosOptions{Krb5Conf: "/nonexistent/krb5.conf", Getenv: noEnv}
+		}, []string{"no Kerberos configuration at /nonexistent/krb5.conf"}},
+		{"no ticket cache", func() KerberosOptions {
+			return KerberosOptions{Krb5Conf: writeKrb5Conf(t, closedPort(t)), CCache: "/nonexistent/cc", Principal: "alice@EXAMPLE.COM", Getenv: noEnv}
+		}, []string{"no Kerberos ticket for alice@EXAMPLE.COM", "run kinit or pass --keytab"}},
+		{"KRB5CCNAME names a keyring", func() KerberosOptions {
+			env := func(k string) string {
+				if k == EnvKrb5CCName {
+					return "KEYRING:persistent:0"
+				}
+				return ""
+			}
+			return KerberosOptions{Krb5Conf: writeKrb5Conf(t, closedPort(t)), Getenv: env}
+		}, []string{"is of type KEYRING", "pass --keytab"}},
+		{"corrupt ticket cache", func() KerberosOptions {
+			return KerberosOptions{Krb5Conf: writeKrb5Conf(t, closedPort(t)), CCache: "FILE:" + garbage, Getenv: noEnv}
+		}, []string{"reading the ticket cache " + garbage}},
+		{"keytab without the principal", func() KerberosOptions {
+			return KerberosOptions{Krb5Conf: writeKrb5Conf(t, closedPort(t)), Principal: "bob@EXAMPLE.COM", Keytab: ktAlice, Getenv: noEnv}
+		}, []string{"keytab " + ktAlice + " has no key for bob@EXAMPLE.COM"}},
+		{"keytab that is not one", func() KerberosOptions {
+			return KerberosOptions{Krb5Conf: writeKrb5Conf(t, closedPort(t)), Principal: "alice", Keytab: garbage, Getenv: noEnv}
+		}, []string{"reading keytab " + garbage}},
+		{"KDC down", func() KerberosOptions {
+			return KerberosOptions{Krb5Conf: writeKrb5Conf(t, closedPort(t)), Principal: "alice", Keytab: ktAlice, Getenv: noEnv}
+		}, []string{"cannot reach the KDC for realm EXAMPLE.COM (kdc 127.0.0.1:"}},
+		{"KDC silent", func() KerberosOptions {
+			return KerberosOptions{Krb5Conf: writeKrb5Conf(t, fakeKDC(t, 0)), Principal: "alice", Keytab: ktAlice, Getenv: noEnv, Timeout: 500 * time.Millisecond}
+		}, []string{"the KDC for realm EXAMPLE.COM (kdc 127.0.0.1:", "did not answer within 500ms"}},
+		{"clock skew", func() KerberosOptions {
+			return KerberosOptions{Krb5Conf: writeKrb5Conf(t, fakeKDC(t, errorcode.KRB_AP_ERR_SKEW)), Principal: "alice", Keytab: ktAlice, Getenv: noEnv}
+		}, []string{"clock differs too much from the KDC's", "NTP"}},
+		{"unknown principal", func() KerberosOptions {
+			return KerberosOptions{Krb5Conf: writeKrb5Conf(t, fakeKDC(t, errorcode.KDC_ERR_C_PRINCIPAL_UNKNOWN)), Principal: "alice", Keytab: ktAlice, Getenv: noEnv}
+		}, []string{"does not know alice@EXAMPLE.COM"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := LoginKerberos(context.Background(), tc.opts())
+			var ke *KerberosError
+			if !errors.As(err, &ke) {
+				t.Fatalf("err = %v (%T), want a *KerberosError", err, err)
+			}
+			msg := err.Error()
+			for _, w := range tc.want {
+				if !strings.Contains(msg, w) {
+					t.Errorf("error %q lacks %q", msg, w)
+				}
+			}
+			if strings.Contains(msg, "\n") || strings.Contains(msg, "secret-password") {
+				t.Errorf("error %q is not one clean line", msg)
+			}
+		})
+	}
+}
+
+func TestShortName(t *testing.T) {
+	for in, want := range map[string]string{
+		"alice@EXAMPLE.COM":          "alice",
+		"nn/host.example.com@REALM":  "nn",
+		"bob":                        "bob",
+		"root/localhost@EXAMPLE.COM": "root",
+	} {
+		if got := ShortName(in); got != want {
+			t.Errorf("ShortName(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
