@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Starts, stops and checks the single-machine Hadoop test cluster.
-#   cluster.sh up [plain|privacy]   start in the background and wait until really ready (idempotent)
+#   cluster.sh up [plain|privacy|kerberos]   start in the background and wait until really ready (idempotent)
 #   cluster.sh down                 stop it and every process it started
 #   cluster.sh status               exit 0 when healthy, 1 otherwise
 # Ports come from the environment (RM_PORT, SCHEDULER_PORT, TRACKER_PORT, ADMIN_PORT, RM_WEB_PORT,
-# NN_PORT, NN_HTTP_PORT); the readiness wait from CLUSTER_TIMEOUT (seconds, default 180).
+# NN_PORT, NN_HTTP_PORT, and for kerberos KDC_PORT); the readiness wait from CLUSTER_TIMEOUT (seconds,
+# default 180). Kerberos only: TOKEN_RENEW_MS and TOKEN_MAX_LIFETIME_MS, the HDFS delegation
+# tokens' renew interval and maximum lifetime (default 20000 and 90000).
 set -euo pipefail
 . "$(dirname "$0")/jvm.sh"
 
@@ -15,6 +17,9 @@ ADMIN_PORT=${ADMIN_PORT:-8033}
 RM_WEB_PORT=${RM_WEB_PORT:-8088}
 NN_PORT=${NN_PORT:-8020}
 NN_HTTP_PORT=${NN_HTTP_PORT:-9870}
+KDC_PORT=${KDC_PORT:-8090}
+TOKEN_RENEW_MS=${TOKEN_RENEW_MS:-20000}
+TOKEN_MAX_LIFETIME_MS=${TOKEN_MAX_LIFETIME_MS:-90000}
 CLUSTER_TIMEOUT=${CLUSTER_TIMEOUT:-180}
 
 pidfile=$TC_DIR/cluster.pid
@@ -44,6 +49,14 @@ write_env() {
 export HADOOP_CONF_DIR="$TC_DIR/conf"
 export TFYARN_TESTCLUSTER_PROFILE="$(running_profile)"
 ENV
+  if [ "$(running_profile)" = kerberos ]; then
+    cat >> "$TC_DIR/env.sh" <<ENV
+export KRB5_CONFIG="$TC_DIR/krb5.conf"
+export KRB5CCNAME="FILE:$TC_DIR/alice.ccache"
+export TFYARN_TEST_PRINCIPAL="alice@EXAMPLE.COM"
+export TFYARN_TEST_KEYTAB="$TC_DIR/alice.keytab"
+ENV
+  fi
 }
 
 stop() {
@@ -63,7 +76,7 @@ stop() {
 
 up() {
   local profile=${1:-plain}
-  case "$profile" in plain|privacy) ;; kerberos) die "profile kerberos is not implemented yet; use PROFILE=plain or PROFILE=privacy" ;; *) die "unknown PROFILE '$profile'; use plain or privacy" ;; esac
+  case "$profile" in plain|privacy|kerberos) ;; *) die "unknown PROFILE '$profile'; use plain, privacy or kerberos" ;; esac
   mkdir -p "$TC_DIR/logs"
   if healthy; then
     if [ "$(running_profile)" = "$profile" ]; then
@@ -74,12 +87,13 @@ up() {
     die "a cluster with profile $(running_profile) is running; run 'make cluster-down' first"
   fi
   stop
-  local p
-  for p in "$RM_PORT" "$SCHEDULER_PORT" "$TRACKER_PORT" "$ADMIN_PORT" "$RM_WEB_PORT" "$NN_PORT" "$NN_HTTP_PORT"; do
+  local p ports=("$RM_PORT" "$SCHEDULER_PORT" "$TRACKER_PORT" "$ADMIN_PORT" "$RM_WEB_PORT" "$NN_PORT" "$NN_HTTP_PORT")
+  [ "$profile" = kerberos ] && ports+=("$KDC_PORT")
+  for p in "${ports[@]}"; do
     port_taken "$p" && die "port $p is already in use by another process; stop it (ss -ltnp | grep :$p) or choose other ports (RM_PORT, NN_PORT, ...)"
   done
   "$TC_HOME/build.sh"
-  rm -rf "$TC_DIR/data" "$TC_DIR/conf" "$TC_DIR/failed"
+  rm -rf "$TC_DIR/data" "$TC_DIR/conf" "$TC_DIR/failed" "$TC_DIR"/*.keytab "$TC_DIR"/*.ccache "$TC_DIR/alice.password" "$TC_DIR/krb5.conf"
   mkdir -p "$TC_DIR/data"
   local log=$TC_DIR/logs/cluster.log
   local start=$SECONDS
@@ -92,6 +106,7 @@ up() {
     --dir "$TC_DIR" --profile "$profile" \
     --rm-port "$RM_PORT" --scheduler-port "$SCHEDULER_PORT" --tracker-port "$TRACKER_PORT" \
     --admin-port "$ADMIN_PORT" --rm-web-port "$RM_WEB_PORT" --nn-port "$NN_PORT" --nn-http-port "$NN_HTTP_PORT" \
+    --kdc-port "$KDC_PORT" --token-renew-ms "$TOKEN_RENEW_MS" --token-max-lifetime-ms "$TOKEN_MAX_LIFETIME_MS" \
     </dev/null >"$log" 2>&1) &
   echo $! > "$pidfile"
   while [ $((SECONDS - start)) -lt "$CLUSTER_TIMEOUT" ]; do
@@ -118,5 +133,5 @@ case "${1:-}" in
     if healthy; then echo "testcluster: up (profile $(running_profile), pid $(cat "$pidfile"))"; cat "$TC_DIR/ready"; exit 0; fi
     if alive; then echo "testcluster: running but not healthy: $(cat "$TC_DIR/health" 2>/dev/null || echo starting)"; exit 1; fi
     echo "testcluster: not running"; exit 1 ;;
-  *) echo "usage: cluster.sh up [plain|privacy] | down | status" >&2; exit 2 ;;
+  *) echo "usage: cluster.sh up [plain|privacy|kerberos] | down | status" >&2; exit 2 ;;
 esac

@@ -36,6 +36,12 @@ import org.apache.hadoop.yarn.server.api.protocolrecords.ReplaceLabelsOnNodeRequ
 import org.apache.hadoop.yarn.server.resourcemanager.ResourceManager;
 import org.apache.hadoop.yarn.server.resourcemanager.rmnode.RMNode;
 import org.apache.hadoop.yarn.util.resource.ResourceUtils;
+import org.apache.kerby.KOptions;
+import org.apache.kerby.kerberos.kerb.client.KrbClient;
+import org.apache.kerby.kerberos.kerb.client.KrbOption;
+import org.apache.kerby.kerberos.kerb.server.KdcConfigKey;
+import org.apache.kerby.kerberos.kerb.server.SimpleKdcServer;
+import org.apache.kerby.kerberos.kerb.type.ticket.TgtTicket;
 
 /**
  * Starts a real single-machine Hadoop cluster in this JVM: MiniDFSCluster (1 NameNode, 1 DataNode)
@@ -51,6 +57,12 @@ public final class TestCluster {
   private final Options opts;
   private MiniDFSCluster dfs;
   private MiniYARNCluster yarn;
+  private SimpleKdcServer kdc;
+  // Kerberos profile only: the service principal (all daemons) and the test user.
+  private String servicePrincipal;
+  private File serviceKeytab;
+  private String userPrincipal;
+  private File userKeytab;
 
   private TestCluster(Options opts) {
     this.opts = opts;
@@ -58,6 +70,10 @@ public final class TestCluster {
 
   public static void main(String[] args) throws Exception {
     Options opts = Options.parse(args);
+    if (opts.kerberos()) {
+      // Before any JDK or Hadoop Kerberos code reads the default realm.
+      System.setProperty("java.security.krb5.conf", new File(opts.dir.getAbsoluteFile(), "krb5.conf").getPath());
+    }
     TestCluster cluster = new TestCluster(opts);
     CountDownLatch stopped = new CountDownLatch(1);
     Runtime.getRuntime().addShutdownHook(new Thread(() -> {
@@ -78,7 +94,14 @@ public final class TestCluster {
   private void start() throws Exception {
     File base = opts.dir.getAbsoluteFile();
     File data = new File(base, "data");
+    if (opts.kerberos()) {
+      startKdc(base, data);
+    }
     Configuration conf = serverConf(data);
+    if (opts.kerberos()) {
+      UserGroupInformation.setConfiguration(conf);
+      UserGroupInformation.loginUserFromKeytab(servicePrincipal, serviceKeytab.getPath());
+    }
 
     // Resource types are a JVM-wide singleton in Hadoop; load ours before any YARN service reads them.
     ResourceUtils.resetResourceTypes(conf);
@@ -95,6 +118,10 @@ public final class TestCluster {
     String defaultFs = "hdfs://localhost:" + dfs.getNameNodePort();
     conf.set("fs.defaultFS", defaultFs);
     prepareHdfs(dfs.getFileSystem());
+    if (opts.kerberos()) {
+      mkdir(dfs.getFileSystem(), "/user/alice", (short) 0755);
+      dfs.getFileSystem().setOwner(new Path("/user/alice"), "alice", null);
+    }
 
     log("starting YARN (ResourceManager port " + opts.rmPort + ")");
     yarn = new MiniYARNCluster("tfyarn", 1, 2, 1, 1);
@@ -117,6 +144,21 @@ public final class TestCluster {
     facts.put("rm.web", "localhost:" + opts.rmWebPort);
     for (int i = 0; i < 2; i++) {
       facts.put("nm" + i, yarn.getNodeManager(i).getNMContext().getNodeId().toString());
+    }
+    if (opts.kerberos()) {
+      File expired = new File(base, "alice-expired.ccache");
+      waitUntilExpired(expired);
+      facts.put("realm", REALM);
+      facts.put("krb5.conf", new File(base, "krb5.conf").getPath());
+      facts.put("principal", userPrincipal);
+      facts.put("keytab", userKeytab.getPath());
+      facts.put("password.file", new File(base, "alice.password").getPath());
+      facts.put("ccache", new File(base, "alice.ccache").getPath());
+      facts.put("expired.ccache", expired.getPath());
+      facts.put("service.principal", servicePrincipal);
+      facts.put("kdc", "localhost:" + opts.kdcPort);
+      facts.put("token.renew.ms", Long.toString(opts.tokenRenewMs));
+      facts.put("token.max-lifetime.ms", Long.toString(opts.tokenMaxLifetimeMs));
     }
     StringBuilder sb = new StringBuilder();
     facts.forEach((k, v) -> sb.append(k).append('=').append(v).append('\n'));
@@ -182,6 +224,9 @@ public final class TestCluster {
     Configuration conf = new YarnConfiguration();
     conf.set("hadoop.rpc.protection", opts.rpcProtection());
     conf.set("hadoop.security.authentication", "simple");
+    if (opts.kerberos()) {
+      kerberosServerConf(conf);
+    }
     // Lets the NameNode and our tests run as whoever started the cluster (root in CI).
     conf.set("hadoop.proxyuser." + currentUser() + ".hosts", "*");
     conf.set("hadoop.proxyuser." + currentUser() + ".groups", "*");
@@ -224,15 +269,15 @@ public final class TestCluster {
     conf.set(YarnConfiguration.FS_NODE_LABELS_STORE_ROOT_DIR,
         new File(data, "node-labels").toURI().toString());
 
-    logAggregation(conf);
+    logAggregation(conf, !opts.kerberos());
     return conf;
   }
 
   // MiniYARNCluster points each NodeManager's yarn.nodemanager.remote-app-log-dir at its own
   // local directory; the per-controller key takes precedence, so every container's logs land in
   // one HDFS tree that `yarn logs` and `tfyarn logs` can read.
-  private static void logAggregation(Configuration conf) {
-    conf.setBoolean(YarnConfiguration.LOG_AGGREGATION_ENABLED, true);
+  private static void logAggregation(Configuration conf, boolean enabled) {
+    conf.setBoolean(YarnConfiguration.LOG_AGGREGATION_ENABLED, enabled);
     conf.set(YarnConfiguration.LOG_AGGREGATION_FILE_FORMATS, "TFile");
     conf.set("yarn.log-aggregation.TFile.remote-app-log-dir", "/tmp/logs");
     conf.set(YarnConfiguration.NM_REMOTE_APP_LOG_DIR, "/tmp/logs");
@@ -253,7 +298,21 @@ public final class TestCluster {
     c.set(YarnConfiguration.RM_WEBAPP_ADDRESS, "localhost:" + opts.rmWebPort);
     c.set(YarnConfiguration.RESOURCE_TYPES, GPU);
     c.set(YarnConfiguration.NODE_LABELS_ENABLED, "true");
-    logAggregation(c);
+    logAggregation(c, !opts.kerberos());
+    if (opts.kerberos()) {
+      // Written as production clusters write them: _HOST is the server's canonical host name.
+      String hostPrincipal = currentUser() + "/_HOST@" + REALM;
+      c.set("hadoop.security.authentication", "kerberos");
+      c.set("hadoop.rpc.protection", "privacy");
+      c.set("dfs.namenode.kerberos.principal", hostPrincipal);
+      c.set("dfs.datanode.kerberos.principal", hostPrincipal);
+      c.set("dfs.web.authentication.kerberos.principal", "HTTP/_HOST@" + REALM);
+      c.set("dfs.block.access.token.enable", "true");
+      c.set("dfs.data.transfer.protection", "authentication");
+      c.set(YarnConfiguration.RM_PRINCIPAL, hostPrincipal);
+      c.set(YarnConfiguration.NM_PRINCIPAL, hostPrincipal);
+      c.set("hadoop.http.authentication.type", "simple");
+    }
     return c;
   }
 
@@ -305,12 +364,32 @@ public final class TestCluster {
     log("labelled " + gpuNode + " with '" + GPU_LABEL + "'");
   }
 
-  /** Proves readiness the way a client sees it: over RPC, from the written client config. */
+  /**
+   * Proves readiness the way a client sees it: over RPC, from the written client config; under
+   * kerberos as the test user, logged in from its keytab (a real GSSAPI handshake with each server).
+   */
   private void verifyOverRpc(File confDir) throws Exception {
     Configuration c = new YarnConfiguration(new Configuration(false));
     for (String f : new String[] {"core-site.xml", "hdfs-site.xml", "yarn-site.xml"}) {
       c.addResource(new Path(new File(confDir, f).toURI()));
     }
+    if (!opts.kerberos()) {
+      verifyOverRpc(c);
+      return;
+    }
+    UserGroupInformation alice = UserGroupInformation.loginUserFromKeytabAndReturnUGI(userPrincipal, userKeytab.getPath());
+    alice.doAs((java.security.PrivilegedExceptionAction<Void>) () -> {
+      verifyOverRpc(c);
+      try (FileSystem fs = FileSystem.newInstance(c)) {
+        Path probe = new Path("/user/alice/.testcluster-probe");
+        fs.create(probe, true).close(); // the block write goes over SASL data transfer
+        fs.delete(probe, false);
+      }
+      return null;
+    });
+  }
+
+  private void verifyOverRpc(Configuration c) throws Exception {
     long deadline = System.currentTimeMillis() + 60_000;
     String last = "";
     while (System.currentTimeMillis() < deadline) {
@@ -395,7 +474,168 @@ public final class TestCluster {
       }
       dfs = null;
     }
+    if (kdc != null) {
+      try {
+        kdc.stop();
+      } catch (Throwable t) {
+        System.err.println("testcluster: stopping the KDC: " + t);
+      }
+      kdc = null;
+    }
     log("stopped");
+  }
+
+  // ---- Kerberos profile --------------------------------------------------------------------
+
+  static final String REALM = "EXAMPLE.COM";
+  private static final String ENCTYPES = "aes256-cts-hmac-sha1-96 aes128-cts-hmac-sha1-96";
+
+  /**
+   * A real KDC in this JVM (Apache Kerby's SimpleKdcServer, what hadoop-minikdc's MiniKdc wraps),
+   * TCP only on a fixed port, with one service principal for every daemon, HTTP/localhost for the
+   * web UIs' SPNEGO filters, and the test user alice (password + keytab + ticket caches).
+   */
+  private void startKdc(File base, File data) throws Exception {
+    File krb5 = new File(base, "krb5.conf");
+    writeString(krb5, krb5Conf());
+    File kdcDir = new File(data, "kdc");
+    kdcDir.mkdirs();
+    kdc = new SimpleKdcServer(new org.apache.kerby.kerberos.kerb.client.KrbConfig());
+    kdc.setWorkDir(kdcDir);
+    kdc.setKdcHost("localhost");
+    kdc.setKdcRealm(REALM);
+    kdc.setKdcTcpPort(opts.kdcPort);
+    kdc.setAllowUdp(false);
+    kdc.getKdcConfig().setString(KdcConfigKey.ENCRYPTION_TYPES, ENCTYPES);
+    kdc.getKdcConfig().setLong(KdcConfigKey.MINIMUM_TICKET_LIFETIME, 1L);
+    kdc.getKdcConfig().setBoolean(KdcConfigKey.PA_ENC_TIMESTAMP_REQUIRED, false);
+    kdc.getKrbClient().getKrbConfig().setString(
+        org.apache.kerby.kerberos.kerb.client.KrbConfigKey.PERMITTED_ENCTYPES, ENCTYPES);
+    kdc.getKrbClient().getKrbConfig().setString(
+        org.apache.kerby.kerberos.kerb.client.KrbConfigKey.DEFAULT_TKT_ENCTYPES, ENCTYPES);
+    kdc.getKrbClient().getKrbConfig().setString(
+        org.apache.kerby.kerberos.kerb.client.KrbConfigKey.DEFAULT_TGS_ENCTYPES, ENCTYPES);
+    kdc.init();
+    kdc.start();
+    // Kerby's init() points java.security.krb5.conf at a file of its own: use ours (the one Go reads).
+    System.setProperty("java.security.krb5.conf", krb5.getPath());
+    Class.forName("sun.security.krb5.Config").getMethod("refresh").invoke(null);
+    log("KDC for " + REALM + " listening on localhost:" + opts.kdcPort + " (TCP)");
+
+    String user = currentUser();
+    servicePrincipal = user + "/localhost@" + REALM;
+    serviceKeytab = new File(base, "service.keytab");
+    serviceKeytab.delete();
+    kdc.createAndExportPrincipals(serviceKeytab, user + "/localhost", "HTTP/localhost");
+    ownerOnly(serviceKeytab);
+
+    userPrincipal = "alice@" + REALM;
+    String password = "alice-" + java.util.UUID.randomUUID();
+    kdc.createPrincipal(userPrincipal, password);
+    File pw = new File(base, "alice.password");
+    writeString(pw, password + "\n");
+    ownerOnly(pw);
+    userKeytab = new File(base, "alice.keytab");
+    userKeytab.delete();
+    kdc.exportPrincipal(userPrincipal, userKeytab);
+    ownerOnly(userKeytab);
+
+    KrbClient client = kdc.getKrbClient();
+    File ccache = new File(base, "alice.ccache");
+    storeTicket(client, client.requestTgt(userPrincipal, password), ccache);
+    // A ticket with a lifetime of 2 s: expired long before the cluster is ready.
+    KOptions shortLived = new KOptions();
+    shortLived.add(KrbOption.CLIENT_PRINCIPAL, userPrincipal);
+    shortLived.add(KrbOption.USE_PASSWD, true);
+    shortLived.add(KrbOption.USER_PASSWD, password);
+    shortLived.add(KrbOption.LIFE_TIME, 2);
+    TgtTicket expiring = client.requestTgt(shortLived);
+    expiredCCacheEnd = expiring.getEncKdcRepPart().getEndTime().getTime();
+    storeTicket(client, expiring, new File(base, "alice-expired.ccache"));
+  }
+
+  private long expiredCCacheEnd;
+
+  private void waitUntilExpired(File ccache) throws InterruptedException {
+    long wait = expiredCCacheEnd + 1000 - System.currentTimeMillis();
+    if (wait > 0) {
+      Thread.sleep(wait);
+    }
+    log("ticket cache " + ccache + " expired at " + new java.util.Date(expiredCCacheEnd));
+  }
+
+  private static void storeTicket(KrbClient client, TgtTicket tgt, File ccache) throws Exception {
+    File tmp = new File(ccache.getPath() + ".tmp");
+    tmp.delete();
+    client.storeTicket(tgt, tmp);
+    ownerOnly(tmp);
+    Files.move(tmp.toPath(), ccache.toPath(), StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+  }
+
+  private static void ownerOnly(File f) throws IOException {
+    Files.setPosixFilePermissions(f.toPath(), java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
+  }
+
+  /** An MIT-style krb5.conf that the JDK, Hadoop's CLIs and Go's gokrb5 all read. */
+  private String krb5Conf() {
+    String kdcAddr = "localhost:" + opts.kdcPort;
+    return "[libdefaults]\n"
+        + "  default_realm = " + REALM + "\n"
+        + "  dns_lookup_kdc = false\n"
+        + "  dns_lookup_realm = false\n"
+        + "  udp_preference_limit = 1\n"
+        + "  rdns = false\n"
+        + "  forwardable = true\n"
+        + "  renew_lifetime = 7d\n"
+        + "  ticket_lifetime = 24h\n"
+        + "  default_tkt_enctypes = " + ENCTYPES + "\n"
+        + "  default_tgs_enctypes = " + ENCTYPES + "\n"
+        + "  permitted_enctypes = " + ENCTYPES + "\n"
+        + "\n[realms]\n"
+        + "  " + REALM + " = {\n"
+        + "    kdc = " + kdcAddr + "\n"
+        + "    admin_server = " + kdcAddr + "\n"
+        + "  }\n"
+        + "\n[domain_realm]\n"
+        + "  localhost = " + REALM + "\n"
+        + "  .localhost = " + REALM + "\n";
+  }
+
+  /**
+   * The server side of a kerberized cluster, after Hadoop's own secure minicluster tests
+   * (SaslDataTransferTestCase, TestSecureNNWithQJM, TestContainerManagerSecurity): one service
+   * principal for every daemon, SASL on data transfer instead of privileged DataNode ports,
+   * short-lived HDFS delegation tokens.
+   */
+  private void kerberosServerConf(Configuration conf) {
+    String keytab = serviceKeytab.getPath();
+    String http = "HTTP/localhost@" + REALM;
+    conf.set("hadoop.security.authentication", "kerberos");
+    conf.set("hadoop.security.authorization", "false");
+    conf.set("hadoop.http.authentication.type", "simple");
+    conf.set("dfs.namenode.kerberos.principal", servicePrincipal);
+    conf.set("dfs.namenode.keytab.file", keytab);
+    conf.set("dfs.datanode.kerberos.principal", servicePrincipal);
+    conf.set("dfs.datanode.keytab.file", keytab);
+    conf.set("dfs.web.authentication.kerberos.principal", http);
+    conf.set("dfs.web.authentication.kerberos.keytab", keytab);
+    conf.set("dfs.namenode.kerberos.internal.spnego.principal", http);
+    conf.setBoolean("dfs.block.access.token.enable", true);
+    conf.set("dfs.data.transfer.protection", "authentication");
+    conf.setBoolean("ignore.secure.ports.for.testing", true);
+    conf.setLong("dfs.namenode.delegation.token.renew-interval", opts.tokenRenewMs);
+    conf.setLong("dfs.namenode.delegation.token.max-lifetime", opts.tokenMaxLifetimeMs);
+
+    conf.set(YarnConfiguration.RM_PRINCIPAL, servicePrincipal);
+    conf.set(YarnConfiguration.RM_KEYTAB, keytab);
+    conf.set(YarnConfiguration.NM_PRINCIPAL, servicePrincipal);
+    conf.set(YarnConfiguration.NM_KEYTAB, keytab);
+    conf.set(YarnConfiguration.RM_WEBAPP_SPNEGO_USER_NAME_KEY, http);
+    conf.set(YarnConfiguration.RM_WEBAPP_SPNEGO_KEYTAB_FILE_KEY, keytab);
+    conf.set(YarnConfiguration.NM_WEBAPP_SPNEGO_USER_NAME_KEY, http);
+    conf.set(YarnConfiguration.NM_WEBAPP_SPNEGO_KEYTAB_FILE_KEY, keytab);
+    conf.set(YarnConfiguration.NM_CONTAINER_EXECUTOR,
+        "org.apache.hadoop.yarn.server.nodemanager.DefaultContainerExecutor");
   }
 
   private static String currentUser() {
@@ -425,9 +665,21 @@ public final class TestCluster {
     int nmMemoryMb = 8192;
     int nmVcores = 8;
     int nmGpus = 2;
+    int kdcPort = 8090;
+    long tokenRenewMs = 20_000;
+    long tokenMaxLifetimeMs = 90_000;
+
+    boolean kerberos() {
+      return profile.equals("kerberos");
+    }
 
     String rpcProtection() {
-      return profile.equals("privacy") ? "privacy" : "authentication";
+      switch (profile) {
+        case "privacy": return "privacy";
+        // Servers accept every level so that a client may pick any of them.
+        case "kerberos": return "authentication,integrity,privacy";
+        default: return "authentication";
+      }
     }
 
     static Options parse(String[] args) {
@@ -451,17 +703,19 @@ public final class TestCluster {
           case "--nm-memory-mb": o.nmMemoryMb = Integer.parseInt(v); break;
           case "--nm-vcores": o.nmVcores = Integer.parseInt(v); break;
           case "--nm-gpus": o.nmGpus = Integer.parseInt(v); break;
+          case "--kdc-port": o.kdcPort = Integer.parseInt(v); break;
+          case "--token-renew-ms": o.tokenRenewMs = Long.parseLong(v); break;
+          case "--token-max-lifetime-ms": o.tokenMaxLifetimeMs = Long.parseLong(v); break;
           default: throw new IllegalArgumentException("unknown option " + a);
         }
       }
       switch (o.profile) {
         case "plain":
         case "privacy":
-          break;
         case "kerberos":
-          throw new IllegalArgumentException("profile kerberos is not implemented yet; use plain or privacy");
+          break;
         default:
-          throw new IllegalArgumentException("unknown profile " + o.profile + "; use plain or privacy");
+          throw new IllegalArgumentException("unknown profile " + o.profile + "; use plain, privacy or kerberos");
       }
       return o;
     }
