@@ -41,6 +41,8 @@ type Board struct {
 	events    []Event
 	notify    chan struct{}
 	closeOnce sync.Once
+
+	creds credsBox // the credentials handed to the launchers; its own lock
 }
 
 type stopEntry struct {

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/tfyarn/tfyarn/security"
 	"github.com/tfyarn/tfyarn/taskspec"
 )
 
@@ -136,6 +137,31 @@ func (c *Client) WaitStop(ctx context.Context, task taskspec.TaskID, containerID
 	}
 }
 
+// maxResponseBytes bounds what the client reads of an answer; a longer one
+// fails its signature check.
+const maxResponseBytes = maxCredentialsBody + 1<<10
+
+// WaitCredentials long-polls until the AM has credentials of another
+// version than after (0: any), or ctx ends. It returns them parsed as
+// well. An AM that does not hand out credentials gives an error matching
+// ErrNotServed: stop asking it.
+func (c *Client) WaitCredentials(ctx context.Context, task taskspec.TaskID, after uint64) (CredentialsUpdate, *security.Credentials, error) {
+	q := url.Values{"task": {task.String()}, "after": {strconv.FormatUint(after, 10)}}
+	for {
+		status, body, err := c.poll(ctx, "credentials", q)
+		if err != nil {
+			return CredentialsUpdate{}, nil, fmt.Errorf("rendezvous: waiting for credentials newer than version %d as %s: %w", after, task, err)
+		}
+		if status == http.StatusOK {
+			u, creds, err := DecodeCredentials(body)
+			if err != nil {
+				return CredentialsUpdate{}, nil, fmt.Errorf("rendezvous: %w", err)
+			}
+			return u, creds, nil
+		}
+	}
+}
+
 // ReportExit tells the AM how the task's program ended. The stderr tail is
 // clipped to fit a message. Bound ctx: this is best effort, the AM also
 // learns the exit status from YARN.
@@ -231,8 +257,9 @@ func (c *Client) attempt(ctx context.Context, method, endpoint string, q url.Val
 		return 0, nil, &transientError{err}
 	}
 	defer resp.Body.Close()
-	// A cluster spec of thousands of tasks fits in well under 1 MiB.
-	respBody, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	// A cluster spec of thousands of tasks fits in well under 1 MiB; the
+	// credentials answer is bounded by maxCredentialsBody.
+	respBody, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes))
 	if err != nil {
 		return 0, nil, &transientError{fmt.Errorf("reading response: %w", err)}
 	}

@@ -44,6 +44,9 @@ var (
 	ErrUnauthorized = errors.New("unauthorized")
 	// ErrBadRequest: the server could not make sense of the request.
 	ErrBadRequest = errors.New("bad request")
+	// ErrNotServed: the AM has no such endpoint (an AM from before it, or
+	// one whose Handler does not serve it).
+	ErrNotServed = errors.New("endpoint not served by this AM")
 )
 
 // Wire codes of the errors above, in the JSON error body.
@@ -57,6 +60,7 @@ var errorCodes = []struct {
 	{ErrRendezvousFailed, "rendezvous_failed", 410},
 	{ErrUnauthorized, "unauthorized", 401},
 	{ErrBadRequest, "bad_request", 400},
+	{ErrNotServed, "not_found", 404},
 }
 
 // StatusError is a refusal from the server, as the client sees it.

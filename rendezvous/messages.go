@@ -191,9 +191,11 @@ func decodeStop(body []byte) (StopOrder, error) {
 
 // decodeJSON insists on exactly one JSON object: trailing data would mean
 // the signed body and the decoded one differ in what they say.
-func decodeJSON(body []byte, v any) error {
-	if len(body) > MaxBodyBytes {
-		return fmt.Errorf("body of %d bytes exceeds %d", len(body), MaxBodyBytes)
+func decodeJSON(body []byte, v any) error { return decodeJSONLimit(body, v, MaxBodyBytes) }
+
+func decodeJSONLimit(body []byte, v any, limit int) error {
+	if len(body) > limit {
+		return fmt.Errorf("body of %d bytes exceeds %d", len(body), limit)
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	if err := dec.Decode(v); err != nil {

@@ -3,6 +3,7 @@ package rendezvous
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -112,7 +113,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	resp := responder{w: w, signer: s.signer, nonce: r.Header.Get(HeaderNonce)}
 	name, ok := strings.CutPrefix(r.URL.Path, PathPrefix)
 	method, known := routes[name]
-	if !ok || !known {
+	if !ok || !known || name == "credentials" && !s.servesCredentials() {
 		resp.fail(http.StatusNotFound, "not_found", "no such endpoint")
 		return
 	}
@@ -146,6 +147,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.spec(r, resp)
 	case "stop":
 		s.stop(r, resp)
+	case "credentials":
+		s.credentials(r, resp)
 	}
 }
 
@@ -154,6 +157,9 @@ var routes = map[string]string{
 	"exit":     http.MethodPost,
 	"spec":     http.MethodGet,
 	"stop":     http.MethodGet,
+	// credentials?task=worker:0&after=N long-polls for credentials newer
+	// than version N; only when the Handler is a CredentialsHandler.
+	"credentials": http.MethodGet,
 }
 
 func (s *Server) authenticate(r *http.Request, body []byte) error {
@@ -236,6 +242,41 @@ func (s *Server) stop(r *http.Request, resp responder) {
 		resp.ok(http.StatusNoContent, nil)
 	default:
 		s.handlerFailed("stop", task, err)
+		resp.handlerError(err)
+	}
+}
+
+func (s *Server) servesCredentials() bool {
+	_, ok := s.h.(CredentialsHandler)
+	return ok
+}
+
+func (s *Server) credentials(r *http.Request, resp responder) {
+	task, ctx, cancel, ok := s.longPoll(r, resp)
+	if !ok {
+		return
+	}
+	defer cancel()
+	var after uint64
+	if a := r.URL.Query().Get("after"); a != "" {
+		v, err := strconv.ParseUint(a, 10, 64)
+		if err != nil {
+			resp.fail(http.StatusBadRequest, "bad_request", "after must be a version number")
+			return
+		}
+		after = v
+	}
+	u, err := s.h.(CredentialsHandler).WaitCredentials(ctx, task, after)
+	switch {
+	case err == nil && (u.Version == 0 || len(u.Credentials) > MaxCredentialsBytes):
+		s.handlerFailed("credentials", task, fmt.Errorf("handler returned version %d of %d bytes", u.Version, len(u.Credentials)))
+		resp.fail(http.StatusInternalServerError, "internal", "bad credentials from the AM")
+	case err == nil:
+		resp.ok(http.StatusOK, encodeCredentials(u))
+	case ctx.Err() != nil && errors.Is(err, ctx.Err()):
+		resp.ok(http.StatusNoContent, nil)
+	default:
+		s.handlerFailed("credentials", task, err)
 		resp.handlerError(err)
 	}
 }
