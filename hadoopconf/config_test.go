@@ -243,3 +243,40 @@ func TestSecurity(t *testing.T) {
 		})
 	}
 }
+
+func TestServerPrincipal(t *testing.T) {
+	for _, tc := range []struct{ pattern, addr, want string }{
+		{"nn/_HOST@EXAMPLE.COM", "NN1.Example.com:8020", "nn/nn1.example.com@EXAMPLE.COM"},
+		{"root/_HOST@EXAMPLE.COM", "localhost:28032", "root/localhost@EXAMPLE.COM"},
+		{"rm/fixed.host@R", "other:8032", "rm/fixed.host@R"},
+		{"nn/_HOST", "host-a:1", "nn/host-a"},
+	} {
+		if got := ServerPrincipal(tc.pattern, tc.addr); got != tc.want {
+			t.Errorf("ServerPrincipal(%q, %q) = %q, want %q", tc.pattern, tc.addr, got, tc.want)
+		}
+	}
+}
+
+func TestTokenService(t *testing.T) {
+	ha := HDFSTarget{Nameservice: "ns2", Addresses: []string{"a:8020", "b:8020"}}
+	if got := ha.TokenService(); got != "ha-hdfs:ns2" {
+		t.Errorf("HA token service = %q", got)
+	}
+	one := HDFSTarget{Addresses: []string{"127.0.0.1:28020"}}
+	if got := one.TokenService(); got != "127.0.0.1:28020" {
+		t.Errorf("token service = %q", got)
+	}
+	if got := IPTokenService("localhost:8020"); got != "127.0.0.1:8020" {
+		t.Errorf("IPTokenService(localhost:8020) = %q, want 127.0.0.1:8020", got)
+	}
+}
+
+func TestSecurityPrincipalsMissing(t *testing.T) {
+	c := confOf(t, envOf(), KeyAuthentication, "kerberos")
+	if _, err := c.RMPrincipalFor("rm:8032"); err == nil || !strings.Contains(err.Error(), KeyRMPrincipal) {
+		t.Errorf("RMPrincipalFor without the key: %v", err)
+	}
+	if _, err := c.NameNodePrincipalFor("nn:8020"); err == nil || !strings.Contains(err.Error(), KeyNameNodePrincipal) {
+		t.Errorf("NameNodePrincipalFor without the key: %v", err)
+	}
+}

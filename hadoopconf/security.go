@@ -2,6 +2,8 @@ package hadoopconf
 
 import (
 	"fmt"
+	"net"
+	"os"
 	"strings"
 )
 
@@ -40,4 +42,96 @@ func (c *Config) RPCProtection() ([]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// Token service prefix of an HA (logical) HDFS URI (HAUtilClient).
+const haHDFSTokenPrefix = "ha-hdfs:"
+
+// ServerPrincipal is a Kerberos principal pattern from the configuration
+// (e.g. "nn/_HOST@EXAMPLE.COM") for the server at hostport, with _HOST
+// replaced by the server's lower-cased host name, as Hadoop's
+// SecurityUtil.getServerPrincipal does. An IP address is looked up first;
+// 0.0.0.0 (a wildcard bind address) becomes this machine's name.
+func ServerPrincipal(pattern, hostport string) string {
+	if !strings.Contains(pattern, "_HOST") {
+		return pattern
+	}
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	}
+	switch {
+	case host == "" || host == "0.0.0.0":
+		if h, err := os.Hostname(); err == nil {
+			host = h
+		}
+	case net.ParseIP(host) != nil:
+		if names, err := net.LookupAddr(host); err == nil && len(names) > 0 {
+			host = strings.TrimSuffix(names[0], ".")
+		}
+	}
+	return strings.Replace(pattern, "_HOST", strings.ToLower(host), 1)
+}
+
+// RMPrincipalFor is yarn.resourcemanager.principal for the RM at rmAddr, with
+// _HOST replaced. It is also the renewer of the delegation tokens a job
+// hands to YARN (Hadoop's Master.getMasterPrincipal).
+func (c *Config) RMPrincipalFor(rmAddr string) (string, error) {
+	p, ok := c.Get(KeyRMPrincipal)
+	if !ok || strings.TrimSpace(p) == "" {
+		return "", fmt.Errorf("hadoopconf: %s is not set, but the cluster uses Kerberos; set it in yarn-site.xml (your cluster's value)", KeyRMPrincipal)
+	}
+	return ServerPrincipal(strings.TrimSpace(p), rmAddr), nil
+}
+
+// NameNodePrincipalFor is dfs.namenode.kerberos.principal for the NameNode
+// at addr, with _HOST replaced.
+func (c *Config) NameNodePrincipalFor(addr string) (string, error) {
+	p, ok := c.NameNodePrincipal()
+	if !ok || strings.TrimSpace(p) == "" {
+		return "", fmt.Errorf("hadoopconf: %s is not set, but the cluster uses Kerberos; set it in hdfs-site.xml (your cluster's value)", KeyNameNodePrincipal)
+	}
+	return ServerPrincipal(strings.TrimSpace(p), addr), nil
+}
+
+// DataTransferProtection is dfs.data.transfer.protection's first level
+// (empty when unset): SASL on DataNode connections.
+func (c *Config) DataTransferProtection() string {
+	levels := c.GetStrings("dfs.data.transfer.protection")
+	if len(levels) == 0 {
+		return ""
+	}
+	return strings.ToLower(levels[0])
+}
+
+// TokenService is the service field Hadoop gives a delegation token of this
+// filesystem: "ha-hdfs:<nameservice>" for a logical URI, else the
+// NameNode's resolved "ip:port" (hadoop.security.token.service.use_ip).
+func (t HDFSTarget) TokenService() string {
+	if t.Nameservice != "" {
+		return haHDFSTokenPrefix + t.Nameservice
+	}
+	return IPTokenService(t.Addresses[0])
+}
+
+// IPTokenService is SecurityUtil.buildTokenService for host:port: the
+// host's first IPv4 address (else any), and the port.
+func IPTokenService(hostport string) string {
+	host, port, err := net.SplitHostPort(hostport)
+	if err != nil {
+		return hostport
+	}
+	if net.ParseIP(host) == nil {
+		if ips, err := net.LookupIP(host); err == nil && len(ips) > 0 {
+			pick := ips[0]
+			for _, ip := range ips {
+				if ip.To4() != nil {
+					pick = ip
+					break
+				}
+			}
+			host = pick.String()
+		}
+	}
+	return net.JoinHostPort(host, port)
 }
