@@ -84,19 +84,20 @@ func (c *conn) handshake(ctx context.Context, cfg *Config, clientID []byte) erro
 		return err
 	}
 	method := MethodSimple
+	var sess SaslSession
 	if useSASL {
-		m, sess, err := saslNegotiate(ctx, raw, cfg)
+		m, s, err := saslNegotiate(ctx, raw, cfg)
 		if err != nil {
 			return err
 		}
-		method = m
+		method, sess = m, s
 		if sess != nil {
 			if w := sess.Wrapper(); w != nil {
 				c.s = &wrapStream{raw: raw, wrapper: w, maxFrame: cfg.MaxFrame}
 			}
 		}
 	}
-	if err := c.writeContext(cfg, method, clientID); err != nil {
+	if err := c.writeContext(cfg, method, sess, clientID); err != nil {
 		return err
 	}
 	if !stop() {
@@ -105,12 +106,24 @@ func (c *conn) handshake(ctx context.Context, cfg *Config, clientID []byte) erro
 	return c.nc.SetDeadline(time.Time{})
 }
 
+// effectiveUserSession is a SASL session that authenticated a user by name
+// (KERBEROS: the full principal).
+type effectiveUserSession interface {
+	EffectiveUser() string
+}
+
 // writeContext sends the IpcConnectionContextProto (ProtoUtil.makeIpcConnectionContext):
-// with token auth the token already names the user, so no user info is sent.
-func (c *conn) writeContext(cfg *Config, method string, clientID []byte) error {
+// with token auth the token already names the user, so no user info is sent;
+// with Kerberos the effective user is the full principal the session
+// authenticated (alice@EXAMPLE.COM), as Hadoop sends ugi.getUserName().
+func (c *conn) writeContext(cfg *Config, method string, sess SaslSession, clientID []byte) error {
 	cc := &hadoopcommon.IpcConnectionContextProto{Protocol: proto.String(cfg.Protocol)}
 	if method != MethodToken {
-		cc.UserInfo = &hadoopcommon.UserInformationProto{EffectiveUser: proto.String(cfg.User)}
+		user := cfg.User
+		if eu, ok := sess.(effectiveUserSession); ok && method == MethodKerberos {
+			user = eu.EffectiveUser()
+		}
+		cc.UserInfo = &hadoopcommon.UserInformationProto{EffectiveUser: proto.String(user)}
 	}
 	pkt, err := appendPacket(nil, cfg.MaxFrame, requestHeader(connectionContextCallID, invalidRetryCount, clientID), cc)
 	if err != nil {
