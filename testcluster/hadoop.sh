@@ -4,6 +4,10 @@
 #   testcluster/hadoop.sh yarn node -list -showDetails
 #   testcluster/hadoop.sh yarn application -status APP_ID
 #   testcluster/hadoop.sh hdfs dfs -ls /
+#   testcluster/hadoop.sh hdfs fetchdt --renewer root FILE     (kerberos: HDFS delegation token)
+# Kerberos profile: with KRB5_CONFIG set (env.sh does it) the JVM reads that krb5.conf; Hadoop's
+# UGI logs in from the ticket cache named by KRB5CCNAME (FILE:path or path), or uses only the
+# delegation tokens in HADOOP_TOKEN_FILE_LOCATION (inside a YARN container).
 set -euo pipefail
 . "$(dirname "$0")/jvm.sh"
 conf=${HADOOP_CONF_DIR:-$TC_DIR/conf}
@@ -21,7 +25,10 @@ case "$tool $sub" in
   "yarn logs") class=org.apache.hadoop.yarn.client.cli.LogsCLI ;;
   "yarn rmadmin") class=org.apache.hadoop.yarn.client.cli.RMAdminCLI ;;
   "hdfs dfs") class=org.apache.hadoop.fs.FsShell ;;
+  "hdfs fetchdt") class=org.apache.hadoop.hdfs.tools.DelegationTokenFetcher ;;
   *) echo "hadoop.sh: unsupported command '$tool $sub'" >&2; exit 2 ;;
 esac
-exec java -Xmx512m "${TC_OPENS[@]}" -Dhadoop.root.logger=WARN,console -Dlog4j.configuration=file:"$TC_HOME/conf/cli-log4j.properties" \
+krb=()
+[ -n "${KRB5_CONFIG:-}" ] && krb=(-Djava.security.krb5.conf="$KRB5_CONFIG")
+exec java -Xmx512m "${TC_OPENS[@]}" "${krb[@]}" -Dhadoop.root.logger=WARN,console -Dlog4j.configuration=file:"$TC_HOME/conf/cli-log4j.properties" \
   -cp "$(tc_classpath "$conf")" "$class" "$@"

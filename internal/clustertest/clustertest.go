@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -20,10 +21,28 @@ import (
 // Cluster describes a running test cluster.
 type Cluster struct {
 	Root    string // the repository root
-	Dir     string // the cluster's state directory (.testcluster or .testcluster-privacy)
+	Dir     string // the cluster's state directory (.testcluster, .testcluster-privacy, .testcluster-kerberos)
 	ConfDir string // the client configuration (HADOOP_CONF_DIR)
-	Profile string // plain or privacy
+	Profile string // plain, privacy or kerberos
 	Facts   map[string]string
+	// Kerberos describes the KDC and the test user of a kerberos-profile cluster; nil otherwise.
+	Kerberos *KerberosInfo
+}
+
+// KerberosInfo is what a test needs to authenticate to a kerberos-profile cluster. Every file is
+// written by the cluster's JVM (an in-process Apache Kerby KDC) and is readable by gokrb5.
+type KerberosInfo struct {
+	Realm            string        // EXAMPLE.COM
+	Krb5Config       string        // path of krb5.conf (KRB5_CONFIG): TCP only, kdc = localhost:KDC port
+	CCache           string        // path of a valid ticket cache (TGT) for Principal (MIT ccache v4)
+	ExpiredCCache    string        // path of a ticket cache for Principal whose TGT has already expired
+	Principal        string        // the test user, alice@EXAMPLE.COM (the YARN app user)
+	Keytab           string        // Principal's keytab
+	PasswordFile     string        // Principal's password (one line)
+	ServicePrincipal string        // <osuser>/localhost@EXAMPLE.COM: NameNode, DataNode, RM and NMs
+	KDC              string        // host:port of the KDC (TCP)
+	TokenRenew       time.Duration // HDFS delegation token renew interval
+	TokenMaxLifetime time.Duration // HDFS delegation token maximum lifetime
 }
 
 // A profile names one running cluster: its directory and its ports.
@@ -41,6 +60,11 @@ var (
 	privacyProfile = profile{name: "privacy", dir: ".testcluster-privacy", env: []string{
 		"RM_PORT=18032", "SCHEDULER_PORT=18030", "TRACKER_PORT=18031", "ADMIN_PORT=18033",
 		"RM_WEB_PORT=18088", "NN_PORT=18020", "NN_HTTP_PORT=19870",
+	}}
+	// A third cluster with Kerberos (an in-JVM KDC on 28090) on ports shifted by 20000.
+	kerberosProfile = profile{name: "kerberos", dir: ".testcluster-kerberos", env: []string{
+		"RM_PORT=28032", "SCHEDULER_PORT=28030", "TRACKER_PORT=28031", "ADMIN_PORT=28033",
+		"RM_WEB_PORT=28088", "NN_PORT=28020", "NN_HTTP_PORT=29870", "KDC_PORT=28090",
 	}}
 
 	mu       sync.Mutex
@@ -60,6 +84,14 @@ func Require(t testing.TB) *Cluster {
 func RequirePrivacy(t testing.TB) *Cluster {
 	t.Helper()
 	return requireProfile(t, privacyProfile)
+}
+
+// RequireKerberos returns a third cluster secured with Kerberos (see KerberosInfo: a KDC in the
+// cluster's JVM, user alice with a ticket cache, keytab and password, short-lived HDFS delegation
+// tokens), starting it if needed. `make test` stops it at the end.
+func RequireKerberos(t testing.TB) *Cluster {
+	t.Helper()
+	return requireProfile(t, kerberosProfile)
 }
 
 // EachCluster runs f as parallel subtests "plain" (Require) and "privacy"
@@ -123,13 +155,48 @@ func ensureUp(p profile) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Cluster{
+	c := &Cluster{
 		Root:    root,
 		Dir:     dir,
 		ConfDir: filepath.Join(dir, "conf"),
 		Profile: facts["profile"],
 		Facts:   facts,
-	}, nil
+	}
+	if c.Profile == "kerberos" {
+		if c.Kerberos, err = kerberosInfo(facts); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+func kerberosInfo(facts map[string]string) (*KerberosInfo, error) {
+	k := &KerberosInfo{
+		Realm:            facts["realm"],
+		Krb5Config:       facts["krb5.conf"],
+		CCache:           facts["ccache"],
+		ExpiredCCache:    facts["expired.ccache"],
+		Principal:        facts["principal"],
+		Keytab:           facts["keytab"],
+		PasswordFile:     facts["password.file"],
+		ServicePrincipal: facts["service.principal"],
+		KDC:              facts["kdc"],
+	}
+	for key, d := range map[string]*time.Duration{"token.renew.ms": &k.TokenRenew, "token.max-lifetime.ms": &k.TokenMaxLifetime} {
+		ms, err := strconv.ParseInt(facts[key], 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("cluster facts: %s=%q: %w", key, facts[key], err)
+		}
+		*d = time.Duration(ms) * time.Millisecond
+	}
+	for key, v := range map[string]string{"realm": k.Realm, "krb5.conf": k.Krb5Config, "ccache": k.CCache,
+		"expired.ccache": k.ExpiredCCache, "principal": k.Principal, "keytab": k.Keytab,
+		"password.file": k.PasswordFile, "service.principal": k.ServicePrincipal, "kdc": k.KDC} {
+		if v == "" {
+			return nil, fmt.Errorf("cluster facts: %s missing for the kerberos profile", key)
+		}
+	}
+	return k, nil
 }
 
 func readFacts(path string) (map[string]string, error) {
@@ -161,9 +228,13 @@ func run(dir string, env []string, timeout time.Duration, name string, args ...s
 	return nil
 }
 
-// Env returns os.Environ with HADOOP_CONF_DIR pointing at the cluster, for child processes.
+// Env returns os.Environ with HADOOP_CONF_DIR pointing at the cluster, for child processes; for a
+// kerberos cluster also KRB5_CONFIG and KRB5CCNAME (the test user's valid ticket cache).
 func (c *Cluster) Env(extra ...string) []string {
 	env := append(os.Environ(), "HADOOP_CONF_DIR="+c.ConfDir)
+	if c.Kerberos != nil {
+		env = append(env, "KRB5_CONFIG="+c.Kerberos.Krb5Config, "KRB5CCNAME=FILE:"+c.Kerberos.CCache)
+	}
 	return append(env, extra...)
 }
 

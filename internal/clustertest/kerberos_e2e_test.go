@@ -1,0 +1,75 @@
+//go:build e2e
+
+package clustertest
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jcmturner/gokrb5/v8/client"
+	"github.com/jcmturner/gokrb5/v8/config"
+	"github.com/jcmturner/gokrb5/v8/credentials"
+	"github.com/stretchr/testify/require"
+)
+
+// TestKerberosCluster: the third cluster comes up with a KDC in its JVM; Hadoop's own CLI lists
+// HDFS with nothing but the test user's ticket cache; gokrb5 reads krb5.conf and that cache and
+// gets a ticket for the service principal; the expired cache really holds an expired TGT.
+func TestKerberosCluster(t *testing.T) {
+	c := RequireKerberos(t)
+	require.Equal(t, "kerberos", c.Profile)
+	require.Equal(t, "localhost:28032", c.Facts["rm"])
+	k := c.Kerberos
+	require.NotNil(t, k)
+	require.Equal(t, "EXAMPLE.COM", k.Realm)
+	require.Equal(t, "alice@EXAMPLE.COM", k.Principal)
+	require.Equal(t, "localhost:28090", k.KDC)
+	require.True(t, strings.HasSuffix(k.ServicePrincipal, "/localhost@EXAMPLE.COM"), k.ServicePrincipal)
+	require.Equal(t, 20*time.Second, k.TokenRenew)
+	require.Equal(t, 90*time.Second, k.TokenMaxLifetime)
+	for _, f := range []string{k.Keytab, k.CCache, k.ExpiredCCache, k.PasswordFile, filepath.Join(c.Dir, "service.keytab")} {
+		st, err := os.Stat(f)
+		require.NoError(t, err)
+		require.Equal(t, os.FileMode(0o600), st.Mode().Perm(), f)
+	}
+
+	core, err := os.ReadFile(filepath.Join(c.ConfDir, "core-site.xml"))
+	require.NoError(t, err)
+	require.Contains(t, string(core), "<name>hadoop.security.authentication</name><value>kerberos</value>")
+	require.Contains(t, string(core), "<name>hadoop.rpc.protection</name><value>privacy</value>")
+
+	// Hadoop's own client, authenticated only by the ticket cache (c.Env sets KRB5CCNAME).
+	out := c.Hadoop(t, "hdfs", "dfs", "-ls", "/user")
+	require.Contains(t, out, "/user/alice", out)
+	nodes := c.Hadoop(t, "yarn", "node", "-list", "-showDetails")
+	require.Equal(t, 2, strings.Count(nodes, "RUNNING"), nodes)
+	require.Contains(t, nodes, "Node-Labels : gpu")
+
+	cfg, err := config.Load(k.Krb5Config)
+	require.NoError(t, err)
+	require.Equal(t, k.Realm, cfg.LibDefaults.DefaultRealm)
+
+	cc, err := credentials.LoadCCache(k.CCache)
+	require.NoError(t, err)
+	cl, err := client.NewFromCCache(cc, cfg, client.DisablePAFXFAST(true))
+	require.NoError(t, err)
+	service := strings.TrimSuffix(k.ServicePrincipal, "@"+k.Realm)
+	_, _, err = cl.GetServiceTicket(service)
+	require.NoError(t, err, "a service ticket for %s from the valid ccache", service)
+
+	expired, err := credentials.LoadCCache(k.ExpiredCCache)
+	require.NoError(t, err)
+	require.Equal(t, "alice", expired.GetClientPrincipalName().PrincipalNameString())
+	var tgts int
+	for _, e := range expired.GetEntries() {
+		if e.Server.PrincipalName.PrincipalNameString() != "krbtgt/"+k.Realm {
+			continue
+		}
+		tgts++
+		require.True(t, e.EndTime.Before(time.Now()), "the TGT in %s ends at %s: not expired", k.ExpiredCCache, e.EndTime)
+	}
+	require.Equal(t, 1, tgts, "one TGT in %s", k.ExpiredCCache)
+}
