@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tfyarn/tfyarn/rendezvous"
+	"github.com/tfyarn/tfyarn/security"
 	"github.com/tfyarn/tfyarn/taskspec"
 )
 
@@ -21,6 +22,21 @@ type Config struct {
 	// from the credentials file; never from the command line or the
 	// environment.
 	Secret []byte
+	// Credentials are the container's Hadoop credentials without the
+	// rendezvous secret (ConfigFromEnv reads them from the NodeManager's
+	// token file). When set, the launcher writes them to TokenFile before
+	// the program starts, points the program's HADOOP_TOKEN_FILE_LOCATION
+	// there, and while the program runs merges into it the fresh tokens
+	// the AM publishes. Nil: the program inherits the environment's
+	// HADOOP_TOKEN_FILE_LOCATION and nothing is refreshed (--local mode).
+	Credentials *security.Credentials
+	// TokenFile is the program's token file (relative to Dir, or absolute;
+	// "": TokenFileName).
+	TokenFile string
+	// ScrubTokenFile, when set, is the NodeManager's token file, rewritten
+	// without the rendezvous secret once the program's own is written, so
+	// the program cannot read the secret there either (best effort).
+	ScrubTokenFile string
 	// Host is the name the other tasks reach this one by.
 	Host        string
 	ContainerID string
@@ -113,9 +129,17 @@ func ConfigFromEnv(command []string) (Config, error) {
 		return Config{}, fmt.Errorf("task launcher: %s: %w", rendezvous.EnvTask, err)
 	}
 	cfg.Task = task
-	if cfg.Secret, err = rendezvous.ReadSecretFile(tokenFile); err != nil {
-		return Config{}, fmt.Errorf("task launcher: %w", err)
+	// Read once: the secret stays in the launcher's memory, the rest goes
+	// to the program's own token file.
+	creds, err := security.ReadCredentialsFile(tokenFile)
+	if err != nil {
+		return Config{}, fmt.Errorf("task launcher: reading the rendezvous secret: %w", err)
 	}
+	if cfg.Secret, err = rendezvous.SecretFrom(creds); err != nil {
+		return Config{}, fmt.Errorf("task launcher: %w (file %s)", err, tokenFile)
+	}
+	cfg.Credentials = rendezvous.TaskCredentials(creds)
+	cfg.ScrubTokenFile = tokenFile
 	cfg.ContainerID = os.Getenv(EnvContainerID)
 	cfg.PythonEnv = os.Getenv(EnvPythonEnv)
 	cfg.PythonPath = PythonPathList(os.Getenv(EnvPythonPath))

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 	"time"
 
@@ -61,6 +62,18 @@ func Run(ctx context.Context, cfg Config) (exitCode int, err error) {
 		return ExitLauncherFailed, err
 	}
 
+	// The program's token file is written before registering, so a
+	// container that cannot write it fails at once.
+	var tokens *tokenFile
+	if cfg.Credentials != nil {
+		if tokens, err = prepareTokenFile(&cfg, log); err != nil {
+			err = fmt.Errorf("task launcher: %w", err)
+			log.printf("%v", err)
+			report(&cfg, client, log, rendezvous.ExitReport{Task: cfg.Task, ContainerID: cfg.ContainerID, ExitCode: ExitLauncherFailed, StderrTail: []string{err.Error()}})
+			return ExitLauncherFailed, err
+		}
+	}
+
 	reg := rendezvous.Registration{Task: cfg.Task, Host: cfg.Host, Port: res.Port, ContainerID: cfg.ContainerID, PID: os.Getpid()}
 	spec, sig, err := meet(ctx, &cfg, client, reg, sigs)
 	if sig != nil {
@@ -75,6 +88,9 @@ func Run(ctx context.Context, cfg Config) (exitCode int, err error) {
 	}
 	argv := taskspec.SubstitutePlaceholders(cfg.Command, spec, cfg.Task)
 	env := childEnv(baseEnv, tfConfig, res.Port)
+	if tokens != nil {
+		env = setEnv(env, EnvTokenFile, tokens.path, true)
+	}
 	log.printf("%s at %s, TF_CONFIG=%s", cfg.Task, reg.Addr(), tfConfig)
 
 	hold := cfg.Task.Type.InCluster() && !cfg.ReleasePortBeforeExec && reusePortEnabled(env)
@@ -96,8 +112,18 @@ func Run(ctx context.Context, cfg Config) (exitCode int, err error) {
 	if hold {
 		go handOffPort(runCtx, res, prog.done, cfg.PortHandoffTimeout, log)
 	}
+	refreshing := make(chan struct{})
+	if tokens != nil {
+		go func() {
+			defer close(refreshing)
+			refreshTokens(runCtx, tokens, cfg.Task, client.WaitCredentials, log, tokenRetryFirst, tokenRetryMax)
+		}()
+	} else {
+		close(refreshing)
+	}
 	stopped := supervise(ctx, runCtx, &cfg, client, prog, sigs, log)
 	cancel()
+	<-refreshing // no rewrite of the token file after the program
 	// Whatever the program left behind in its group ends with it.
 	_ = prog.signal(syscall.SIGKILL)
 
@@ -105,6 +131,27 @@ func Run(ctx context.Context, cfg Config) (exitCode int, err error) {
 	report(&cfg, client, log, rendezvous.ExitReport{Task: cfg.Task, ContainerID: cfg.ContainerID, ExitCode: code, Stopped: stopped, StderrTail: tail.Lines()})
 	log.printf("the program exited with code %d", code)
 	return code, nil
+}
+
+// prepareTokenFile writes the program's token file, then scrubs the
+// rendezvous secret from the NodeManager's.
+func prepareTokenFile(cfg *Config, log *logger) (*tokenFile, error) {
+	path, err := tokenFilePath(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("token file: %w", err)
+	}
+	f, err := writeTokenFile(path, cfg.Credentials)
+	if err != nil {
+		return nil, fmt.Errorf("token file: %w", err)
+	}
+	if src := cfg.ScrubTokenFile; src != "" {
+		if abs, err := filepath.Abs(src); err != nil || abs != path {
+			if err := writeFileAtomic(src, f.data); err != nil {
+				log.printf("could not remove the rendezvous secret from the container's token file: %v", err)
+			}
+		}
+	}
+	return f, nil
 }
 
 // meet registers and waits for the cluster spec, giving up at the
