@@ -78,7 +78,7 @@ func (k *Kerberos) Start(ctx context.Context, offer SaslOffer) (SaslSession, err
 		return nil, err
 	}
 	if !cfxEnctype(key.KeyType) {
-		return nil, fmt.Errorf("ipc: kerberos: the service ticket for %s has a %s session key, whose RFC 1964 GSS tokens are not supported (JDK 17 disables them too); allow aes256-cts-hmac-sha1-96 or aes128-cts-hmac-sha1-96 for the service", spn, enctypeName(key.KeyType))
+		return nil, fmt.Errorf("ipc: kerberos: the service ticket for %s has a session key of type %s", spn, unsupportedEnctype(key.KeyType))
 	}
 	creds := k.Client.Credentials
 	return &krbSession{

@@ -26,15 +26,25 @@ const (
 var errGSS = errors.New("kerberos")
 
 // cfxEnctype reports whether the enctype uses RFC 4121 (CFX) per-message
-// tokens. The older enctypes (des3-cbc-sha1, rc4-hmac) use RFC 1964 tokens,
-// which JDK 17 disables by default and this client does not implement.
+// tokens and is supported here. The older enctypes (des3-cbc-sha1, rc4-hmac)
+// use RFC 1964 tokens, which JDK 17 disables by default and this client does
+// not implement. aes256-cts-hmac-sha384-192 is left out too: gokrb5 v8.4.4
+// gets its key size wrong (24 bytes instead of 32) and cannot use it.
 func cfxEnctype(id int32) bool {
 	switch id {
 	case etypeID.AES128_CTS_HMAC_SHA1_96, etypeID.AES256_CTS_HMAC_SHA1_96,
-		etypeID.AES128_CTS_HMAC_SHA256_128, etypeID.AES256_CTS_HMAC_SHA384_192:
+		etypeID.AES128_CTS_HMAC_SHA256_128:
 		return true
 	}
 	return false
+}
+
+// unsupportedEnctype explains why a session key's enctype is refused.
+func unsupportedEnctype(id int32) string {
+	if id == etypeID.AES256_CTS_HMAC_SHA384_192 {
+		return fmt.Sprintf("%s is not supported (gokrb5 mishandles its keys); use aes256-cts-hmac-sha1-96 or aes128-cts-hmac-sha1-96", enctypeName(id))
+	}
+	return fmt.Sprintf("%s needs RFC 1964 GSS tokens, which are not supported (JDK 17 disables them too); use aes256-cts-hmac-sha1-96 or aes128-cts-hmac-sha1-96", enctypeName(id))
 }
 
 func enctypeName(id int32) string {
@@ -77,7 +87,7 @@ type gssLayer struct {
 
 func newGSSLayer(initiator bool, key types.EncryptionKey, acceptorSubkey bool, sendSeq, recvSeq uint32) (*gssLayer, error) {
 	if !cfxEnctype(key.KeyType) {
-		return nil, fmt.Errorf("%w: %s needs RFC 1964 GSS tokens, which are not supported (JDK 17 disables them too); use aes256-cts-hmac-sha1-96 or aes128-cts-hmac-sha1-96", errGSS, enctypeName(key.KeyType))
+		return nil, fmt.Errorf("%w: %s", errGSS, unsupportedEnctype(key.KeyType))
 	}
 	et, err := crypto.GetEtype(key.KeyType)
 	if err != nil {
@@ -238,7 +248,7 @@ func (l *gssLayer) unwrap(tok []byte, requireSealed bool) ([]byte, error) {
 		if !hmac.Equal(inner[0:6], tok[0:6]) || !hmac.Equal(inner[8:16], tok[8:16]) {
 			return nil, fmt.Errorf("%w: sealed wrap token header does not match its encrypted copy", errGSS)
 		}
-		data = plain[:len(plain)-cfxHeaderLen-ec]
+		data = append([]byte{}, plain[:len(plain)-cfxHeaderLen-ec]...)
 	} else {
 		if ec != l.cksumLen() || len(body) < ec {
 			return nil, fmt.Errorf("%w: signed wrap token has checksum length %d (token %d bytes), want %d", errGSS, ec, len(tok), l.cksumLen())
@@ -252,7 +262,7 @@ func (l *gssLayer) unwrap(tok []byte, requireSealed bool) ([]byte, error) {
 		if len(want) < ec || !hmac.Equal(sum, want[:ec]) {
 			return nil, fmt.Errorf("%w: signed wrap token fails its integrity check (wrong key, key usage or tampered)", errGSS)
 		}
-		data = append([]byte(nil), msg...)
+		data = append([]byte{}, msg...)
 	}
 	l.rmu.Lock()
 	defer l.rmu.Unlock()
