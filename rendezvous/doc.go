@@ -3,8 +3,9 @@
 //
 // A launcher registers its task's address, long-polls for the cluster spec
 // the AM publishes once every chief, worker and ps task has registered,
-// long-polls for a stop order while its program runs, and reports how the
-// program exited.
+// long-polls for a stop order while its program runs (and, beside it, for
+// fresh Hadoop credentials the AM publishes), and reports how the program
+// exited.
 //
 // The protocol is HTTP/1.1 with JSON bodies under PathPrefix, so it can be
 // inspected with curl and mounted beside the AM's web UI:
@@ -12,7 +13,12 @@
 //	POST PathPrefix+"register"           Registration       → 200
 //	GET  PathPrefix+"spec?task=worker:1&wait=20000"         → 200 {"cluster":…} | 204 not yet
 //	GET  PathPrefix+"stop?task=worker:1&container=…&wait=…" → 200 {"reason":…}  | 204 not yet
+//	GET  PathPrefix+"credentials?task=worker:1&after=N&wait=…" → 200 {"version":M,"credentials":base64 HDTS} | 204 no newer
 //	POST PathPrefix+"exit"               ExitReport         → 200
+//
+// The credentials (Board.PublishCredentials, at most MaxCredentialsBytes)
+// never hold an AMRMToken or the secret; an AM whose Handler is not a
+// CredentialsHandler answers 404 (ErrNotServed), as an older AM does.
 //
 // Every request is signed with HMAC-SHA256 under a per-application secret
 // (32 random bytes, see NewSecret) over the method, the request URI, a
