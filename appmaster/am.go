@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/tfyarn/tfyarn/hdfs"
 	"github.com/tfyarn/tfyarn/rendezvous"
 	"github.com/tfyarn/tfyarn/taskspec"
 	"github.com/tfyarn/tfyarn/yarn"
@@ -56,6 +55,10 @@ func RunAM(ctx context.Context, opts AMOptions) (LoopResult, error) {
 	if err != nil {
 		return LoopResult{}, err
 	}
+	sec, err := newAMSecurity(ctx, jf, creds, opts.Getenv)
+	if err != nil {
+		return LoopResult{}, err
+	}
 	conf := jf.Config()
 	policy, err := PolicyFor(jf.Success, jf.Job)
 	if err != nil {
@@ -87,7 +90,9 @@ func RunAM(ctx context.Context, opts AMOptions) (LoopResult, error) {
 	}
 	nm := yarn.NewContainerManager(rm, yarn.NMOptions{Protection: protection})
 	defer nm.Close()
-	tokens := TaskTokens(creds, secret)
+	refreshCtx, stopRefresh := context.WithCancel(ctx)
+	defer stopRefresh()
+	go sec.refreshTokens(refreshCtx, rv.PublishCredentials, logf)
 
 	res, err := Loop(ctx, LoopConfig{
 		Job:         jf.Job,
@@ -100,10 +105,11 @@ func RunAM(ctx context.Context, opts AMOptions) (LoopResult, error) {
 		Launchers:   rv,
 		Observe:     rv.Observe,
 		LaunchContext: func(ln Launch) *hadoopyarn.ContainerLaunchContextProto {
-			return TaskLaunchContext(jf, ln, rv.Address(), tokens)
+			return TaskLaunchContext(jf, ln, rv.Address(), sec.taskTokens(secret))
 		},
 		BeforeUnregister: func(ctx context.Context, _ Finish) {
-			if err := removeStaging(ctx, jf); err != nil {
+			stopRefresh()
+			if err := sec.removeStaging(ctx); err != nil {
 				logf("removing the staging directory: %v", err)
 			}
 		},
@@ -114,18 +120,6 @@ func RunAM(ctx context.Context, opts AMOptions) (LoopResult, error) {
 	}
 	logf("peak RSS %d KiB", PeakRSSKiB())
 	return res, err
-}
-
-// removeStaging deletes the application's staging directory as the
-// submitting user (SIMPLE auth; the client removes it too, whichever is
-// first).
-func removeStaging(ctx context.Context, jf JobFile) error {
-	fs, err := hdfs.Connect(ctx, jf.Config(), jf.User)
-	if err != nil {
-		return err
-	}
-	defer fs.Close()
-	return fs.RemoveStaging(ctx, jf.AppID)
 }
 
 func groupSpecs(jf JobFile) string {

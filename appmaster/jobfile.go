@@ -50,7 +50,31 @@ type JobFile struct {
 	// RendezvousTimeout bounds how long the cluster tasks have to
 	// register once the first one has; 0 means DefaultRendezvousTimeout.
 	RendezvousTimeout time.Duration `json:"rendezvous_timeout_ns,omitempty"`
+
+	// Kerberos, on a Kerberized cluster, says how the AM keeps the job's
+	// HDFS access alive; nil on an insecure cluster.
+	Kerberos *JobKerberos `json:"kerberos,omitempty"`
 }
+
+// JobKerberos is the Kerberos part of a job file. It never holds a secret:
+// the keytab is a separate, private LocalResource of the AM.
+type JobKerberos struct {
+	// Principal submitted the job ("alice@EXAMPLE.COM").
+	Principal string `json:"principal"`
+	// Keytab is the keytab's name in the AM's working directory when the
+	// job was submitted with one: the AM then logs in from it and renews
+	// the tasks' HDFS delegation tokens past their maximum lifetime.
+	Keytab string `json:"keytab,omitempty"`
+	// FileSystems are the job's filesystems (the default one first) whose
+	// delegation tokens the AM renews.
+	FileSystems []string `json:"file_systems,omitempty"`
+	// Krb5Conf is the client's krb5.conf, for an AM on a node that has
+	// none (KRB5_CONFIG and /etc/krb5.conf win); keytab jobs only.
+	Krb5Conf string `json:"krb5_conf,omitempty"`
+}
+
+// KeytabName is the keytab's name in the AM's working directory.
+const KeytabName = "tfyarn.keytab"
 
 // BinaryName is the tfyarn binary's name in every container's working
 // directory: the AM's and each task's launcher.
@@ -119,6 +143,7 @@ var shippedKeys = regexp.MustCompile(`^(` +
 	`yarn\.resourcemanager\.(ha\.enabled|ha\.rm-ids|hostname(\..+)?|address(\..+)?|scheduler\.address(\..+)?)` +
 	`|hadoop\.rpc\.protection|hadoop\.security\.authentication` +
 	`|fs\.defaultFS|dfs\.nameservices|dfs\.ha\.namenodes\..+|dfs\.namenode\.rpc-address(\..+)?|dfs\.client\.use\.datanode\.hostname` +
+	`|yarn\.resourcemanager\.principal|dfs\.namenode\.kerberos\.principal|dfs\.data\.transfer\.protection|dfs\.block\.access\.token\.enable` +
 	`)$`)
 
 // ShipConf returns the expanded values of the keys the AM needs that conf

@@ -86,6 +86,19 @@ type Job struct {
 	// once the first has (appmaster.DefaultRendezvousTimeout).
 	RendezvousTimeout time.Duration
 
+	// Principal and Keytab log in to a Kerberized cluster: with a Keytab,
+	// as Principal from it (and the ApplicationMaster keeps the job's HDFS
+	// delegation tokens fresh past their maximum lifetime); without one,
+	// from the user's ticket cache (kinit), which must hold Principal when
+	// it is set. On an insecure cluster they are refused.
+	Principal string
+	Keytab    string
+	// FileSystems are further HDFS filesystems the tasks use
+	// (hdfs://host:port, hdfs://nameservice): on a Kerberized cluster the
+	// job gets a delegation token for each. An HA nameservice must be known
+	// to the ResourceManager's configuration too, since it renews them.
+	FileSystems []string
+
 	// CallTimeout bounds each RM and HDFS call (DefaultCallTimeout).
 	CallTimeout time.Duration
 	// PollInterval is how often Wait asks for the application's report

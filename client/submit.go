@@ -13,6 +13,7 @@ import (
 	"github.com/tfyarn/tfyarn/appmaster"
 	"github.com/tfyarn/tfyarn/hadoopconf"
 	"github.com/tfyarn/tfyarn/hdfs"
+	"github.com/tfyarn/tfyarn/security"
 	"github.com/tfyarn/tfyarn/taskspec"
 	"github.com/tfyarn/tfyarn/yarn"
 	"github.com/tfyarn/tfyarn/yarnpb/hadoopyarn"
@@ -35,6 +36,7 @@ type Submission struct {
 	status *statusWatcher // set by Wait
 	rm     *yarn.ApplicationClient
 	fs     *hdfs.FS
+	login  *security.KerberosLogin // nil on an insecure cluster
 }
 
 // Submit validates the job and its local files, checks it against the
@@ -67,11 +69,23 @@ func Submit(ctx context.Context, job Job) (*Submission, error) {
 			return nil, err
 		}
 	}
-	rm, err := yarn.NewApplicationClient(job.Conf, yarn.ClientOptions{User: job.User, DialTimeout: job.CallTimeout / 3})
+	for _, uri := range job.FileSystems {
+		if _, err := job.Conf.HDFS(uri); err != nil {
+			return nil, &taskspec.ValidationError{Message: "--file-systems: " + strings.TrimPrefix(err.Error(), "hadoopconf: ")}
+		}
+	}
+	login, err := Login(ctx, job.Conf, job.Principal, job.Keytab)
 	if err != nil {
 		return nil, err
 	}
-	s := &Submission{job: job, rm: rm}
+	if login != nil {
+		job.User = login.ShortName()
+	}
+	rm, err := NewRMClient(job.Conf, login, yarn.ClientOptions{User: job.User, DialTimeout: job.CallTimeout / 3})
+	if err != nil {
+		return nil, err
+	}
+	s := &Submission{job: job, rm: rm, login: login}
 	if err := s.submit(ctx, bin, plan); err != nil {
 		s.Close()
 		return nil, err
@@ -102,7 +116,7 @@ func (s *Submission) submit(ctx context.Context, bin string, plan shipPlan) erro
 	s.id = newApp.GetApplicationId()
 	s.AppID = yarn.FormatApplicationID(s.id)
 
-	if s.fs, err = hdfs.Connect(cctx, job.Conf, job.User); err != nil {
+	if s.fs, err = ConnectHDFS(cctx, job.Conf, s.login, hdfs.Options{User: job.User}); err != nil {
 		return err
 	}
 	binRes, n, err := s.upload(ctx, bin, BinaryName, "")
@@ -129,6 +143,11 @@ func (s *Submission) submit(ctx context.Context, bin string, plan shipPlan) erro
 		jf.PythonEnv, jf.PythonPath = plan.pythonEnv, plan.pythonPath
 		jf.Success = job.Success
 		jf.RendezvousTimeout = job.RendezvousTimeout
+		sec, err := s.secure(cctx)
+		if err != nil {
+			return err
+		}
+		jf.Kerberos = sec.job
 		if job.Script != "" {
 			// The AM runs commands: the script (shipped beside the
 			// launcher, or inside src/) becomes python's argument.
@@ -144,7 +163,9 @@ func (s *Submission) submit(ctx context.Context, bin string, plan shipPlan) erro
 		}
 		s.SubmittedAt = time.Now()
 		submitting = true
-		return s.rm.SubmitApplication(cctx, submissionContext(job, s.id, s.StagingDir, binRes, jobRes))
+		app := submissionContext(job, s.id, s.StagingDir, binRes, jobRes)
+		sec.apply(app.AmContainerSpec)
+		return s.rm.SubmitApplication(cctx, app)
 	}()
 	if err != nil && created {
 		s.cleanupFailedSubmit(err, submitting)

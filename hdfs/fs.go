@@ -11,10 +11,10 @@ import (
 	"time"
 
 	gohdfs "github.com/colinmarc/hdfs/v2"
-	krb "github.com/jcmturner/gokrb5/v8/client"
 
 	"github.com/tfyarn/tfyarn/hadoopconf"
 	"github.com/tfyarn/tfyarn/ipc"
+	"github.com/tfyarn/tfyarn/security"
 )
 
 // Defaults for Options.
@@ -39,10 +39,21 @@ type Options struct {
 	// IOTimeout bounds each socket read or write to a NameNode or DataNode once
 	// connected. 0: DefaultIOTimeout.
 	IOTimeout time.Duration
-	// KerberosClient is the seam for secure clusters. It is not supported yet:
-	// a non-nil value, or a Kerberized configuration, makes Connect fail.
-	KerberosClient *krb.Client
+	// Kerberos is the login on a Kerberized cluster
+	// (hadoop.security.authentication=kerberos): every NameNode call uses
+	// SASL GSSAPI, DataNode connections follow dfs.data.transfer.protection,
+	// and User is replaced by the principal's short name.
+	Kerberos *security.KerberosLogin
+	// Tokens, on a Kerberized cluster without a Kerberos login (an
+	// ApplicationMaster), are the HDFS delegation tokens to authenticate
+	// with (TOKEN/DIGEST-MD5). Such an FS can only remove paths
+	// (RemoveStaging, RemoveAll): the DataNode path needs Kerberos.
+	Tokens []security.Token
 }
+
+// ErrTokenOnly is returned by operations an FS connected with delegation
+// tokens only cannot do.
+var ErrTokenOnly = errors.New("hdfs: this operation needs a Kerberos login; only delegation tokens are available")
 
 // FS is a connection to the default HDFS filesystem of a Hadoop configuration.
 // It is safe for concurrent use.
@@ -81,9 +92,6 @@ func ConnectOptions(ctx context.Context, conf *hadoopconf.Config, opts Options) 
 	if opts.User == "" {
 		return nil, errors.New("hdfs: no user given")
 	}
-	if opts.KerberosClient != nil || conf.SecurityEnabled() {
-		return nil, errors.New("hdfs: Kerberos (hadoop.security.authentication=kerberos) is not supported yet")
-	}
 	target, err := conf.DefaultHDFS()
 	if err != nil {
 		return nil, fmt.Errorf("hdfs: %w", err)
@@ -121,14 +129,32 @@ func ConnectOptions(ctx context.Context, conf *hadoopconf.Config, opts Options) 
 	fs.connectBy = deadline
 	fs.mu.Unlock()
 
+	auth, err := nameNodeAuth(conf, target, opts)
+	if err != nil {
+		return nil, err
+	}
+	fs.user = auth.user
+	if auth.tokenOnly {
+		fs.rpc, err = newNameNodeRPC(target, auth, connectTimeout, fs.ioTimeout)
+		if err != nil {
+			return nil, err
+		}
+		return fs, nil
+	}
+
 	copts := gohdfs.ClientOptions{
 		Addresses:        target.Addresses,
-		User:             opts.User,
+		User:             fs.user,
 		NamenodeDialFunc: fs.dialNameNode(ctx),
 		DatanodeDialFunc: fs.dialDataNode,
 	}
 	if v, _ := conf.Get("dfs.client.use.datanode.hostname"); v == "true" {
 		copts.UseDatanodeHostname = true
+	}
+	if opts.Kerberos != nil {
+		copts.KerberosClient = opts.Kerberos.Client
+		copts.KerberosServicePrincipleName = auth.spn
+		copts.DataTransferProtection = conf.DataTransferProtection()
 	}
 
 	// NewClient dials without a context of its own and, under SIMPLE auth,
@@ -155,16 +181,10 @@ func ConnectOptions(ctx context.Context, conf *hadoopconf.Config, opts Options) 
 	fs.connectBy = time.Time{}
 	fs.mu.Unlock()
 
-	fs.rpc, err = ipc.NewClient(ipc.Config{
-		Addresses:   target.Addresses,
-		Protocol:    clientProtocol,
-		User:        opts.User,
-		DialTimeout: connectTimeout,
-		CallTimeout: fs.ioTimeout,
-	})
+	fs.rpc, err = newNameNodeRPC(target, auth, connectTimeout, fs.ioTimeout)
 	if err != nil {
 		client.Close()
-		return nil, fmt.Errorf("hdfs: %w", err)
+		return nil, err
 	}
 	return fs, nil
 }
@@ -179,7 +199,9 @@ func (fs *FS) Target() hadoopconf.HDFSTarget { return fs.target }
 // panics when repeated). Files being written are abandoned.
 func (fs *FS) Close() error {
 	fs.closeOnce.Do(func() {
-		fs.closeErr = fs.client.Close()
+		if fs.client != nil {
+			fs.closeErr = fs.client.Close()
+		}
 		if e := fs.rpc.Close(); fs.closeErr == nil {
 			fs.closeErr = e
 		}
@@ -270,6 +292,9 @@ func (c *deadlineConn) Write(p []byte) (int, error) {
 // cancelled ctx returns at once. The abandoned call goes on in the background
 // and ends within the socket deadlines (Options.IOTimeout).
 func (fs *FS) do(ctx context.Context, fn func() error) error {
+	if fs.client == nil {
+		return ErrTokenOnly
+	}
 	_, err := callCtx(ctx, func() (struct{}, error) { return struct{}{}, fn() }, nil)
 	return err
 }

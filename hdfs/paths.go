@@ -17,6 +17,7 @@ const (
 	cacheFilePerm   = 0o644
 	stagingDirPerm  = 0o700
 	stagingFilePerm = 0o644 // as MapReduce's job files: the 0700 directory is the fence
+	privateFilePerm = 0o600 // keytabs: closed even if the directory is not
 )
 
 // HomeDir is the user's HDFS home directory, /user/<user>, as Hadoop's

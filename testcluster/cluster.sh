@@ -98,11 +98,26 @@ up() {
   local log=$TC_DIR/logs/cluster.log
   local start=$SECONDS
   echo "testcluster: starting (profile $profile); log: $log"
+  # The NodeManagers' localizers build their HDFS client from the site files on the classpath
+  # (ContainerLocalizer runs in this JVM with DefaultContainerExecutor), not from the cluster's
+  # Configuration object: under kerberos they must know about SASL data transfer too.
+  local servercp=""
+  if [ "$profile" = kerberos ]; then
+    mkdir -p "$TC_DIR/server-conf"
+    cat > "$TC_DIR/server-conf/hdfs-site.xml" <<'XML'
+<?xml version="1.0"?>
+<configuration>
+  <property><name>dfs.data.transfer.protection</name><value>authentication</value></property>
+  <property><name>dfs.block.access.token.enable</name><value>true</value></property>
+</configuration>
+XML
+    servercp="$TC_DIR/server-conf:"
+  fi
   # MiniYARNCluster puts NodeManager dirs under ./target/test/data (test.build.data): run from the
   # cluster's data dir so they, and every container's command line, live below $TC_DIR/data.
   (cd "$TC_DIR/data" && exec setsid java -Xmx2g -Dtest.build.data="$TC_DIR/data/yarn" -XX:+UseSerialGC "${TC_OPENS[@]}" -Djava.net.preferIPv4Stack=true \
     -Dlog4j.configuration=file:"$TC_HOME/conf/log4j.properties" \
-    -cp "$(tc_classpath "$TC_HOME/conf")" dev.tfyarn.testcluster.TestCluster \
+    -cp "$servercp$(tc_classpath "$TC_HOME/conf")" dev.tfyarn.testcluster.TestCluster \
     --dir "$TC_DIR" --profile "$profile" \
     --rm-port "$RM_PORT" --scheduler-port "$SCHEDULER_PORT" --tracker-port "$TRACKER_PORT" \
     --admin-port "$ADMIN_PORT" --rm-web-port "$RM_WEB_PORT" --nn-port "$NN_PORT" --nn-http-port "$NN_HTTP_PORT" \

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/tfyarn/tfyarn/security"
 	"io"
 	"strings"
 	"time"
@@ -25,6 +26,13 @@ type env struct {
 	confDir        string // --conf-dir; empty: the environment decides
 	timeout        time.Duration
 	confFrom       string // "HADOOP_CONF_DIR=/x" or "--conf-dir=/x", for messages; set once conf loads
+
+	// Kerberos: --principal and --keytab (global, or run's own), and the
+	// login made from them once per command.
+	principal, keytab string
+	login             *security.KerberosLogin
+	loginErr          error
+	loggedIn          bool
 }
 
 // run executes the CLI with args (args[0] is the program name) and returns
@@ -52,8 +60,10 @@ func newApp(e *env) *cli.App {
 			"   tfyarn status application_1700000000000_0001\n" +
 			"   tfyarn --conf-dir /etc/hadoop/conf cluster --output json",
 		Description: "tfyarn talks to the ResourceManager named by the Hadoop client configuration\n" +
-			"(HADOOP_CONF_DIR or --conf-dir). Exit codes: 0 success, 1 the job failed or was\n" +
-			"killed, 2 usage, validation or cluster-access error.",
+			"(HADOOP_CONF_DIR or --conf-dir). On a Kerberized cluster (hadoop.security.authentication=\n" +
+			"kerberos) it uses the ticket cache kinit wrote (KRB5CCNAME, else /tmp/krb5cc_UID; krb5.conf\n" +
+			"from KRB5_CONFIG, else /etc/krb5.conf), or --principal with --keytab. Exit codes: 0 success,\n" +
+			"1 the job failed or was killed, 2 usage, validation or cluster-access error.",
 		Writer:          e.stdout,
 		ErrWriter:       e.stderr,
 		HideHelpCommand: true,
@@ -62,6 +72,16 @@ func newApp(e *env) *cli.App {
 				Name:        "conf-dir",
 				Usage:       "Hadoop client configuration directory (default: $HADOOP_CONF_DIR)",
 				Destination: &e.confDir,
+			},
+			&cli.StringFlag{
+				Name:        "principal",
+				Usage:       "Kerberos `PRINCIPAL` (user@REALM): the identity of --keytab, or the one the ticket cache must hold",
+				Destination: &e.principal,
+			},
+			&cli.StringFlag{
+				Name:        "keytab",
+				Usage:       "log in to a Kerberized cluster from this `KEYTAB` as --principal instead of the ticket cache (kinit)",
+				Destination: &e.keytab,
 			},
 			&cli.DurationFlag{
 				Name:        "timeout",

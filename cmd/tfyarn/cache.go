@@ -9,6 +9,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/tfyarn/tfyarn/client"
 	"github.com/tfyarn/tfyarn/hdfs"
 	"github.com/tfyarn/tfyarn/internal/cliout"
 	"github.com/tfyarn/tfyarn/internal/progressbar"
@@ -133,9 +134,13 @@ func (e *env) cacheFS(parent context.Context) (*hdfs.FS, error) {
 	if err != nil {
 		return nil, err
 	}
+	login, err := e.kerberos(conf)
+	if err != nil {
+		return nil, err
+	}
 	ctx, cancel := e.rpcContext(parent)
 	defer cancel()
-	return hdfs.ConnectOptions(ctx, conf, hdfs.Options{User: ipc.DefaultUser(), ConnectTimeout: e.timeout})
+	return client.ConnectHDFS(ctx, conf, login, hdfs.Options{User: ipc.DefaultUser(), ConnectTimeout: e.timeout})
 }
 
 type cacheEntryView struct {

@@ -4,7 +4,9 @@ import (
 	"context"
 	"os"
 
+	"github.com/tfyarn/tfyarn/client"
 	"github.com/tfyarn/tfyarn/hadoopconf"
+	"github.com/tfyarn/tfyarn/security"
 	"github.com/tfyarn/tfyarn/yarn"
 )
 
@@ -41,11 +43,27 @@ func (e *env) rmClient() (*yarn.ApplicationClient, *hadoopconf.Config, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	c, err := yarn.NewApplicationClient(conf, yarn.ClientOptions{DialTimeout: e.timeout / 3})
+	login, err := e.kerberos(conf)
+	if err != nil {
+		return nil, nil, err
+	}
+	c, err := client.NewRMClient(conf, login, yarn.ClientOptions{DialTimeout: e.timeout / 3})
 	if err != nil {
 		return nil, nil, &confError{err}
 	}
 	return c, conf, nil
+}
+
+// kerberos logs in once per command as a Kerberized cluster needs (see
+// client.Login); nil on an insecure cluster.
+func (e *env) kerberos(conf *hadoopconf.Config) (*security.KerberosLogin, error) {
+	if !e.loggedIn {
+		ctx, cancel := context.WithTimeout(context.Background(), e.timeout)
+		defer cancel()
+		e.login, e.loginErr = client.Login(ctx, conf, e.principal, e.keytab)
+		e.loggedIn = true
+	}
+	return e.login, e.loginErr
 }
 
 // rpcContext bounds the RM calls of one command by --timeout.

@@ -41,6 +41,9 @@ func runCommand(e *env) *cli.Command {
 		&cli.StringFlag{Name: "src-dir", Usage: "`DIR` of the script's sibling modules: packed, unpacked into ./src/ of every task and first on PYTHONPATH (a script inside DIR runs from there)"},
 		&cli.DurationFlag{Name: "rendezvous-timeout", Value: appmaster.DefaultRendezvousTimeout, Usage: "how long the chief, worker and ps tasks have to register once the first one has (with --local: 2m unless given)"},
 		&cli.BoolFlag{Name: "local", Usage: "run every task as a process on this machine instead of in YARN containers (no cluster needed)"},
+		&cli.StringFlag{Name: "principal", Usage: "Kerberos `PRINCIPAL` (user@REALM) to log in as from --keytab (same as the global flag)"},
+		&cli.StringFlag{Name: "keytab", Usage: "log in from this `KEYTAB` instead of the ticket cache; the ApplicationMaster then also renews the job's HDFS delegation tokens past their maximum lifetime (the keytab travels only in the job's private staging directory)"},
+		&cli.StringSliceFlag{Name: "file-systems", Usage: "further HDFS filesystems the tasks use, `hdfs://HOST:PORT or hdfs://NAMESERVICE` (comma list, repeatable): on a Kerberized cluster the job gets delegation tokens for them too"},
 		outputFlag(),
 	)
 	return &cli.Command{
@@ -107,6 +110,14 @@ func runAction(c *cli.Context, e *env) error {
 	}
 	job.Conf = conf
 	job.CallTimeout = e.timeout
+	job.Principal, job.Keytab = e.principal, e.keytab
+	if c.IsSet("principal") {
+		job.Principal = c.String("principal")
+	}
+	if c.IsSet("keytab") {
+		job.Keytab = c.String("keytab")
+	}
+	job.FileSystems = c.StringSlice("file-systems")
 	progress := e.stdout
 	if out == outputJSON {
 		progress = e.stderr // stdout holds one JSON document

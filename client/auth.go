@@ -1,0 +1,82 @@
+package client
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/tfyarn/tfyarn/hadoopconf"
+	"github.com/tfyarn/tfyarn/hdfs"
+	"github.com/tfyarn/tfyarn/ipc"
+	"github.com/tfyarn/tfyarn/security"
+	"github.com/tfyarn/tfyarn/yarn"
+)
+
+// Login logs in as a Kerberized cluster (hadoop.security.authentication=
+// kerberos in conf) needs: from keytab as principal when keytab is set, else
+// from the user's ticket cache (KRB5CCNAME, else the default cache; krb5.conf
+// from KRB5_CONFIG, else /etc/krb5.conf). On an insecure cluster it returns
+// nil, and refuses a keytab, which could only be a mistake.
+func Login(ctx context.Context, conf *hadoopconf.Config, principal, keytab string) (*security.KerberosLogin, error) {
+	if !conf.SecurityEnabled() {
+		if keytab != "" || principal != "" {
+			return nil, &security.KerberosError{
+				Op: fmt.Sprintf("--principal/--keytab were given, but the cluster configuration says %s=%s (from %s)",
+					hadoopconf.KeyAuthentication, conf.AuthMethod(), conf.Source(hadoopconf.KeyAuthentication)),
+				Hint: "drop them, or point " + hadoopconf.EnvHadoopConfDir + " at the Kerberized cluster's configuration",
+			}
+		}
+		return nil, nil
+	}
+	if keytab == "" && principal != "" {
+		// A principal alone picks the ticket cache's identity: it must match.
+		return security.LoginKerberos(ctx, security.KerberosOptions{Principal: principal})
+	}
+	return security.LoginKerberos(ctx, security.KerberosOptions{Principal: principal, Keytab: keytab})
+}
+
+// RMClientOptions are opts plus what the login needs: SASL GSSAPI to the
+// ResourceManager(s), as the principal. A nil login leaves opts as they are.
+func RMClientOptions(conf *hadoopconf.Config, login *security.KerberosLogin, opts yarn.ClientOptions) (yarn.ClientOptions, error) {
+	if login == nil {
+		return opts, nil
+	}
+	addrs, err := conf.RMAddresses(hadoopconf.RMClient)
+	if err != nil {
+		return opts, err
+	}
+	var principals []string
+	for _, a := range addrs {
+		p, err := conf.RMPrincipalFor(a)
+		if err != nil {
+			return opts, err
+		}
+		principals = append(principals, p)
+	}
+	protection, err := conf.RPCProtection()
+	if err != nil {
+		return opts, err
+	}
+	opts.User = login.Principal
+	opts.SASL = []ipc.SaslMechanism{ipc.KerberosAuth(login.Client, principals, protection)}
+	return opts, nil
+}
+
+// NewRMClient connects (lazily) to the ResourceManager as login (nil on an
+// insecure cluster).
+func NewRMClient(conf *hadoopconf.Config, login *security.KerberosLogin, opts yarn.ClientOptions) (*yarn.ApplicationClient, error) {
+	opts, err := RMClientOptions(conf, login, opts)
+	if err != nil {
+		return nil, err
+	}
+	return yarn.NewApplicationClient(conf, opts)
+}
+
+// ConnectHDFS connects to the default filesystem as login, or as user on an
+// insecure cluster.
+func ConnectHDFS(ctx context.Context, conf *hadoopconf.Config, login *security.KerberosLogin, opts hdfs.Options) (*hdfs.FS, error) {
+	opts.Kerberos = login
+	if login != nil {
+		opts.User = login.ShortName()
+	}
+	return hdfs.ConnectOptions(ctx, conf, opts)
+}
