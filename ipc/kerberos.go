@@ -130,7 +130,7 @@ func (k *Kerberos) serverPrincipal(offer SaslOffer) (string, error) {
 		return "", fmt.Errorf("ipc: kerberos: configured server principal %s has no host part (want service/host@REALM)", k.ServerPrincipal)
 	}
 	if name != spn || (confRealm != "" && confRealm != realm) {
-		return "", fmt.Errorf("ipc: kerberos: server principal %s does not match the configured %s (check dfs.namenode.kerberos.principal / yarn.resourcemanager.principal)", offered, k.ServerPrincipal)
+		return "", &PrincipalMismatchError{Offered: offered, Configured: k.ServerPrincipal}
 	}
 	return spn, nil
 }
@@ -244,4 +244,17 @@ func krbErrorText(code int32) string {
 		return "KDC policy rejects the request"
 	}
 	return "Kerberos error"
+}
+
+// PrincipalMismatchError: the server authenticates as another principal
+// than the client's configuration names for it (yarn.resourcemanager.
+// principal, dfs.namenode.kerberos.principal): a wrong configuration, or a
+// server that is not the one it claims to be.
+type PrincipalMismatchError struct {
+	Offered    string // what the server offered (protocol/serverId@realm)
+	Configured string // what the configuration says, _HOST replaced
+}
+
+func (e *PrincipalMismatchError) Error() string {
+	return fmt.Sprintf("ipc: kerberos: server principal %s does not match the configured %s (check dfs.namenode.kerberos.principal / yarn.resourcemanager.principal)", e.Offered, e.Configured)
 }

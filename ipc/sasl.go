@@ -16,6 +16,10 @@ const (
 	MethodKerberos = "KERBEROS" // mechanism GSSAPI
 )
 
+// ErrServerSimple: the server accepts SIMPLE authentication only, while the
+// client insists on SASL (its configuration says Kerberos).
+var ErrServerSimple = errors.New("ipc: sasl: server wants SIMPLE auth, but this client requires SASL")
+
 // ErrNoCredentials is returned by SaslMechanism.Start when the client holds no
 // credentials for the server's offer (e.g. no token for that service); the
 // next offer is then tried, as Hadoop's SaslRpcClient does.
@@ -135,7 +139,7 @@ func saslNegotiate(ctx context.Context, s stream, cfg *Config) (string, SaslSess
 		case hadoopcommon.RpcSaslProto_SUCCESS:
 			if sess == nil { // a SIMPLE server answers any SASL client with an immediate SUCCESS
 				if cfg.RequireSASL {
-					return "", nil, errors.New("ipc: sasl: server wants SIMPLE auth, but this client requires SASL")
+					return "", nil, ErrServerSimple
 				}
 				return MethodSimple, nil, nil
 			}

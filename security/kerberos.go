@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/user"
 	"strings"
 	"time"
 
@@ -169,7 +170,10 @@ func loginCCache(opts KerberosOptions, cfg *krbconfig.Config) (*KerberosLogin, e
 	if err != nil {
 		return nil, err
 	}
-	who := "you"
+	who := "the current user"
+	if u, err := user.Current(); err == nil {
+		who = u.Username
+	}
 	if opts.Principal != "" {
 		who = opts.Principal
 	}

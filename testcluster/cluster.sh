@@ -101,6 +101,9 @@ up() {
   # The NodeManagers' localizers build their HDFS client from the site files on the classpath
   # (ContainerLocalizer runs in this JVM with DefaultContainerExecutor), not from the cluster's
   # Configuration object: under kerberos they must know about SASL data transfer too.
+  # The cluster's processes (and the containers they start) must not borrow the caller's Kerberos
+  # ticket: a task proves it works with its delegation tokens alone.
+  unset KRB5CCNAME
   local servercp=""
   if [ "$profile" = kerberos ]; then
     mkdir -p "$TC_DIR/server-conf"

@@ -96,6 +96,8 @@ func describe(err error, e *env) (msg string, code int) {
 			rmAddrs(err), e.confFrom, e.timeout, hadoopconf.EnvHadoopConfDir), exitUsage
 	case errors.Is(err, context.Canceled):
 		return "interrupted", exitUsage
+	case authMismatch(err, e) != "":
+		return authMismatch(err, e), exitUsage
 	case errors.As(err, &rme):
 		return remoteText(rme), exitUsage
 	}
@@ -142,4 +144,21 @@ func remoteText(rme *yarn.RMError) string {
 		return fmt.Sprintf("the ResourceManager at %s refused %s: %s", rme.Addr, rme.Method, rme.Reason())
 	}
 	return fmt.Sprintf("%s on the ResourceManager at %s failed: %s", rme.Method, rme.Addr, rme.Reason())
+}
+
+// authMismatch explains a client configuration that does not match the
+// cluster's security: Kerberos on one side only, or a server principal other
+// than the configured one. "" for any other error.
+func authMismatch(err error, e *env) string {
+	var pm *ipc.PrincipalMismatchError
+	switch {
+	case errors.As(err, &pm):
+		return fmt.Sprintf("the server authenticates as %s, but the configuration (%s) names %s (yarn.resourcemanager.principal or dfs.namenode.kerberos.principal); use the cluster's client configuration",
+			pm.Offered, e.confFrom, pm.Configured)
+	case errors.Is(err, ipc.ErrServerSimple):
+		return fmt.Sprintf("the configuration (%s) says hadoop.security.authentication=kerberos, but the cluster does not use Kerberos (its servers accept SIMPLE authentication only); use the cluster's client configuration", e.confFrom)
+	case strings.Contains(err.Error(), "SIMPLE authentication is not enabled"):
+		return fmt.Sprintf("the cluster requires Kerberos, but the configuration (%s) says hadoop.security.authentication=simple; use the cluster's client configuration (core-site.xml)", e.confFrom)
+	}
+	return ""
 }
