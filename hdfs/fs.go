@@ -174,6 +174,11 @@ func ConnectOptions(ctx context.Context, conf *hadoopconf.Config, opts Options) 
 		return c, nil
 	}, func(c *gohdfs.Client) { c.Close() })
 	if err != nil {
+		if opts.Kerberos != nil {
+			if aerr := fs.kerberosAuthError(ctx, auth, connectTimeout); aerr != nil {
+				return nil, aerr
+			}
+		}
 		return nil, fs.connectError(ctx, err, conf)
 	}
 	fs.client = client
@@ -187,6 +192,39 @@ func ConnectOptions(ctx context.Context, conf *hadoopconf.Config, opts Options) 
 		return nil, err
 	}
 	return fs, nil
+}
+
+// kerberosAuthError explains a failed Kerberos connect to a NameNode that
+// was reachable: our own client checks the principal the NameNode offers
+// against dfs.namenode.kerberos.principal, as Hadoop's does, where colinmarc
+// asks the KDC for the configured name and reports only that the KDC does
+// not know it. nil when the probe finds no principal mismatch.
+func (fs *FS) kerberosAuthError(ctx context.Context, auth nnAuth, dial time.Duration) error {
+	fs.mu.Lock()
+	unreachable := len(fs.dialErrs)
+	fs.mu.Unlock()
+	if unreachable >= len(fs.target.Addresses) || ctx.Err() != nil {
+		return nil
+	}
+	rpc, err := newNameNodeRPC(fs.target, auth, dial, fs.ioTimeout)
+	if err != nil {
+		return nil
+	}
+	defer rpc.Close()
+	rq, err := newMessage("hadoop.hdfs.GetServerDefaultsRequestProto")
+	if err != nil {
+		return nil
+	}
+	rs, err := newMessage("hadoop.hdfs.GetServerDefaultsResponseProto")
+	if err != nil {
+		return nil
+	}
+	err = rpc.Call(ctx, "getServerDefaults", rq.Interface(), rs.Interface())
+	var pm *ipc.PrincipalMismatchError
+	if errors.As(err, &pm) {
+		return fmt.Errorf("hdfs: authenticating to the NameNode of %s: %w", fs.target.URI, err)
+	}
+	return nil
 }
 
 // User is the HDFS user this FS acts as.
