@@ -56,8 +56,11 @@ func RMClientOptions(conf *hadoopconf.Config, login *security.KerberosLogin, opt
 	if err != nil {
 		return opts, err
 	}
-	opts.User = login.Principal
+	// The RM names users by their short name (list filters, reports); the
+	// connection itself announces the full principal (ipc.Kerberos).
+	opts.User = login.ShortName()
 	opts.SASL = []ipc.SaslMechanism{ipc.KerberosAuth(login.Client, principals, protection)}
+	opts.RequireSASL = true
 	return opts, nil
 }
 

@@ -159,6 +159,9 @@ func (c *conn) call(ctx context.Context, id int32, pkt []byte) (reply, error) {
 		if cerr := ctxErr(ctx); cerr != nil {
 			return reply{}, cerr
 		}
+		if rerr := c.remoteCause(); rerr != nil {
+			return reply{}, rerr
+		}
 		return reply{}, err
 	}
 	select {
@@ -189,10 +192,33 @@ func (c *conn) write(ctx context.Context, pkt []byte) error {
 		<-fired // so the past deadline cannot land on the next writer
 	}
 	if err != nil {
+		// A server that refuses a connection (e.g. SIMPLE auth on a
+		// Kerberized cluster) sends a FATAL reply saying why and hangs up,
+		// which can fail this write first: give the reader a moment to
+		// record that cause, which call then reports instead of EPIPE.
+		select {
+		case <-c.done:
+		case <-time.After(fatalReplyGrace):
+		}
 		// A partial packet leaves the stream unusable for everyone.
 		c.close(fmt.Errorf("%w: write: %w", ErrConnectionClosed, err))
 	}
 	return err
+}
+
+// fatalReplyGrace bounds the wait for a server's parting FATAL reply after
+// a failed write.
+const fatalReplyGrace = 300 * time.Millisecond
+
+// remoteCause is the server's own reason for a dead connection, if it sent one.
+func (c *conn) remoteCause() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var re *RemoteError
+	if errors.As(c.err, &re) {
+		return c.err
+	}
+	return nil
 }
 
 func (c *conn) forget(id int32) {

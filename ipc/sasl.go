@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/tfyarn/tfyarn/yarnpb/hadoopcommon"
 	"google.golang.org/protobuf/proto"
@@ -196,6 +197,10 @@ func chooseSasl(ctx context.Context, offers []*hadoopcommon.RpcSaslProto_SaslAut
 			}
 			return o, sess, nil
 		}
+	}
+	if cfg.RequireSASL && slices.Contains(methods, MethodSimple) {
+		// What an insecure server offers a client that has no token for it.
+		return nil, nil, fmt.Errorf("%w (it offers %v)", ErrServerSimple, methods)
 	}
 	return nil, nil, fmt.Errorf("ipc: sasl: client cannot authenticate via %v", methods)
 }

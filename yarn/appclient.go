@@ -22,6 +22,9 @@ type ClientOptions struct {
 	User string
 	// SASL mechanisms to offer (Kerberos, tokens); empty means SIMPLE.
 	SASL []ipc.SaslMechanism
+	// RequireSASL refuses a ResourceManager that accepts SIMPLE auth only
+	// (a client configured for Kerberos talking to an insecure cluster).
+	RequireSASL bool
 	// DialTimeout bounds connecting to one address.
 	DialTimeout time.Duration
 	// MaxAttempts bounds the tries of one call across all addresses.
@@ -60,6 +63,7 @@ func NewApplicationClientAt(addrs []string, opts ClientOptions) (*ApplicationCli
 		Protocol:    ApplicationClientProtocol,
 		User:        user,
 		SASL:        opts.SASL,
+		RequireSASL: opts.RequireSASL,
 		DialTimeout: opts.DialTimeout,
 		MaxAttempts: opts.MaxAttempts,
 		Backoff:     opts.Backoff,

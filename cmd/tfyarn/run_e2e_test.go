@@ -42,7 +42,13 @@ func TestE2ERun(t *testing.T) {
 // execTfyarn runs the binary as a separate process, the way users do.
 func execTfyarn(t *testing.T, c *clustertest.Cluster, bin string, env []string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	return execTfyarnFor(t, c, bin, 2*time.Minute, env, args...)
+}
+
+// execTfyarnFor is execTfyarn for commands that may take up to limit.
+func execTfyarnFor(t *testing.T, c *clustertest.Cluster, bin string, limit time.Duration, env []string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Env = c.Env(env...)
