@@ -3,6 +3,8 @@ package ipc
 import (
 	"context"
 	"errors"
+	"io"
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -164,7 +166,69 @@ func TestSaslServerSwitchesToSimple(t *testing.T) {
 
 	strict := newTestClient(t, Config{SASL: []SaslMechanism{tok}, RequireSASL: true}, srv.addr)
 	_, err = callString(context.Background(), strict, "m", "x")
-	require.ErrorContains(t, err, "requires SASL")
+	require.ErrorIs(t, err, ErrServerSimple)
+}
+
+// A client configured for Kerberos meets an insecure server, which offers
+// TOKEN and SIMPLE: that is ErrServerSimple, which the CLI explains.
+func TestSaslStrictClientOfferedSimple(t *testing.T) {
+	srv := newFakeServer(t, echo)
+	srv.sasl = func(fc *fakeConn) (SaslWrapper, bool) {
+		offer(t, fc,
+			&hadoopcommon.RpcSaslProto_SaslAuth{Method: proto.String(MethodToken), Mechanism: proto.String("DIGEST-MD5"), Protocol: proto.String(""), ServerId: proto.String("default")},
+			&hadoopcommon.RpcSaslProto_SaslAuth{Method: proto.String(MethodSimple), Mechanism: proto.String("")})
+		fc.readSasl() // the client hangs up instead
+		return nil, false
+	}
+	krb := &fakeMech{method: MethodKerberos, mech: "GSSAPI"}
+	c := newTestClient(t, Config{SASL: []SaslMechanism{krb}, RequireSASL: true, MaxAttempts: 1}, srv.addr)
+	_, err := callString(context.Background(), c, "m", "x")
+	require.ErrorIs(t, err, ErrServerSimple)
+	require.ErrorContains(t, err, "[TOKEN SIMPLE]")
+}
+
+// A Kerberized server refuses a SIMPLE client with a FATAL reply and hangs
+// up at once; whichever of the client's writes fails first, the caller
+// reads the server's reason, not EPIPE.
+func TestServerReasonBeatsBrokenPipe(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	go func() {
+		for {
+			nc, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func(nc net.Conn) {
+				defer nc.Close()
+				if _, err := io.ReadFull(nc, make([]byte, 7)); err != nil { // hrpc, version, class, auth
+					return
+				}
+				h := &hadoopcommon.RpcResponseHeaderProto{
+					CallId:             proto.Uint32(uint32(int64(connectionContextCallID) & 0xffffffff)),
+					Status:             hadoopcommon.RpcResponseHeaderProto_FATAL.Enum(),
+					ExceptionClassName: proto.String("org.apache.hadoop.security.AccessControlException"),
+					ErrorMsg:           proto.String("SIMPLE authentication is not enabled.  Available:[TOKEN, KERBEROS]"),
+					ErrorDetail:        hadoopcommon.RpcResponseHeaderProto_FATAL_UNAUTHORIZED.Enum(),
+				}
+				// Hadoop answers once the client's call is on its way; the
+				// call's large payload then meets a closed socket.
+				time.Sleep(20 * time.Millisecond)
+				pkt, _ := appendPacket(nil, 1<<20, h)
+				nc.Write(pkt)
+			}(nc)
+		}
+	}()
+	for i := 0; i < 20; i++ {
+		c, err := NewClient(Config{Addresses: []string{ln.Addr().String()}, Protocol: "p", MaxAttempts: 1})
+		require.NoError(t, err)
+		payload := strings.Repeat("x", 8<<20) // far larger than the socket buffers
+		_, err = callString(context.Background(), c, "m", payload)
+		c.Close()
+		require.True(t, IsClass(err, "AccessControlException"), "attempt %d: %v", i, err)
+		require.ErrorContains(t, err, "SIMPLE authentication is not enabled")
+	}
 }
 
 func TestSaslOfferedSimple(t *testing.T) {
