@@ -58,6 +58,10 @@ func TestE2EKerberos(t *testing.T) {
 		t.Parallel()
 		testKerberosKeytabOutlivesTokens(t, c, bin, input)
 	})
+	t.Run("without a keytab the tokens end at their maximum lifetime", func(t *testing.T) {
+		t.Parallel()
+		testKerberosTokensExpireWithoutKeytab(t, c, bin, input)
+	})
 	t.Run("every protection level", func(t *testing.T) {
 		t.Parallel()
 		testKerberosProtection(t, c, bin)
@@ -182,6 +186,20 @@ func testKerberosKeytabOutlivesTokens(t *testing.T, c *clustertest.Cluster, bin,
 	// The keytab went to the private staging directory only, never to the shared cache.
 	listing := c.Hadoop(t, "hdfs", "dfs", "-ls", "-R", "/user/alice/.tfyarn")
 	require.NotContains(t, listing, "keytab", listing)
+}
+
+// The control for the keytab test: the same task from a ticket cache loses
+// HDFS once the tokens' maximum lifetime has passed, so the keytab test
+// proves the AM's refresh, not a lenient NameNode.
+func testKerberosTokensExpireWithoutKeytab(t *testing.T, c *clustertest.Cluster, bin, input string) {
+	pause := int(c.Kerberos.TokenMaxLifetime/time.Second) + 10
+	args := append([]string{"run", "--worker", "1c,512m", "--name", "e2e-krb-expire", "--output", "json"}, taskEnv(c)...)
+	args = append(args, "--", "sh", "-c", taskHDFSScript(c, input, "/user/alice/kerberos-e2e/never-written", pause))
+	stdout, stderr, code := execTfyarnFor(t, c, bin, 5*time.Minute, nil, args...)
+	r := runJSON(t, stdout)
+	require.Equal(t, exitJobFailed, code, stderr)
+	require.Equal(t, "FAILED", r.FinalStatus)
+	require.Contains(t, r.Diagnostics, fmt.Sprintf("read after %ds failed", pause), r.Diagnostics)
 }
 
 func testKerberosProtection(t *testing.T, c *clustertest.Cluster, bin string) {
