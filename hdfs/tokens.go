@@ -28,11 +28,11 @@ func delegationToken(ctx context.Context, rpc *ipc.Client, target hadoopconf.HDF
 	resp := &hadoopcommon.GetDelegationTokenResponseProto{}
 	err := rpc.Call(ctx, "getDelegationToken", &hadoopcommon.GetDelegationTokenRequestProto{Renewer: proto.String(renewer)}, resp)
 	if err != nil {
-		return security.Token{}, &TokenError{URI: target.URI, Op: "getting a delegation token", Err: err}
+		return security.Token{}, &TokenError{URI: target.URI, Op: "cannot get a delegation token from", Err: err}
 	}
 	p := resp.GetToken()
 	if p == nil || len(p.GetIdentifier()) == 0 {
-		return security.Token{}, &TokenError{URI: target.URI, Op: "getting a delegation token",
+		return security.Token{}, &TokenError{URI: target.URI, Op: "cannot get a delegation token from",
 			Err: errors.New("the NameNode issued none (it issues tokens only to Kerberos logins)")}
 	}
 	return security.Token{
@@ -55,7 +55,7 @@ func renewToken(ctx context.Context, rpc *ipc.Client, target hadoopconf.HDFSTarg
 	}}
 	resp := &hadoopcommon.RenewDelegationTokenResponseProto{}
 	if err := rpc.Call(ctx, "renewDelegationToken", req, resp); err != nil {
-		return time.Time{}, &TokenError{URI: target.URI, Op: "renewing " + tok.String(), Err: err}
+		return time.Time{}, &TokenError{URI: target.URI, Op: "cannot renew " + tok.String() + " at", Err: err}
 	}
 	return time.UnixMilli(int64(resp.GetNewExpiryTime())), nil
 }
@@ -107,7 +107,9 @@ type TokenError struct {
 	Err error
 }
 
-func (e *TokenError) Error() string { return "hdfs: " + e.URI + ": " + e.Op + ": " + describe(e.Err) }
+func (e *TokenError) Error() string {
+	return "hdfs: " + e.Op + " " + e.URI + ": " + describe(e.Err)
+}
 func (e *TokenError) Unwrap() error { return e.Err }
 
 // deleteRPC removes p recursively through ClientProtocol.delete on our own

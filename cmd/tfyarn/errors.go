@@ -66,6 +66,7 @@ func describe(err error, e *env) (msg string, code int) {
 		je  *client.JobError
 		xe  *exitCodeError
 		nne *hdfs.ConnectError
+		dte *hdfs.TokenError
 	)
 	switch {
 	case errors.As(err, &xe):
@@ -88,6 +89,8 @@ func describe(err error, e *env) (msg string, code int) {
 	case errors.As(err, &nne):
 		// The NameNode's own error already names its addresses and where they came from.
 		return strings.TrimPrefix(nne.Error(), "hdfs: "), exitUsage
+	case errors.As(err, &dte):
+		return dte.Error(), exitUsage
 	case yarn.IsUnreachable(err):
 		return fmt.Sprintf("cannot reach the ResourceManager at %s (from %s): %s; is the cluster up and %s right?",
 			rmAddrs(err), e.confFrom, netCause(err), hadoopconf.EnvHadoopConfDir), exitUsage

@@ -167,7 +167,21 @@ func testKerberosKeytabOutlivesTokens(t *testing.T, c *clustertest.Cluster, bin,
 		"--worker", "1c,512m", "--name", "e2e-krb-keytab", "--output", "json"}, taskEnv(c)...)
 	args = append(args, "--", "sh", "-c", taskHDFSScript(c, input, out, pause))
 	// The client itself has no ticket either: the keytab is all it has.
-	stdout, stderr, code := execTfyarnFor(t, c, bin, 5*time.Minute, []string{noTicket}, args...)
+	type result struct {
+		stdout, stderr string
+		code           int
+	}
+	done := make(chan result, 1)
+	go func() {
+		stdout, stderr, code := execTfyarnFor(t, c, bin, 5*time.Minute, []string{noTicket}, args...)
+		done <- result{stdout, stderr, code}
+	}()
+	// While it runs, the keytab sits in the private staging directory, readable by alice only.
+	id := waitForRunning(t, c, bin, "e2e-krb-keytab")
+	ls := c.Hadoop(t, "hdfs", "dfs", "-ls", hdfs.StagingDir("alice", id))
+	require.Regexp(t, `(?m)^-rw------- .* alice .*/tfyarn\.keytab$`, ls)
+	res := <-done
+	stdout, stderr, code := res.stdout, res.stderr, res.code
 	r := runJSON(t, stdout)
 	require.Equal(t, exitOK, code, "%s\n%s", r.Diagnostics, stderr)
 	require.Equal(t, "SUCCEEDED", r.FinalStatus)
@@ -234,6 +248,7 @@ func testKerberosErrors(t *testing.T, c *clustertest.Cluster, bin string) {
 		{"KDC does not answer", []string{"KRB5_CONFIG=" + deadKDC}, []string{"--principal", k.Principal, "--keytab", k.Keytab}, "tfyarn: cannot reach the KDC for realm EXAMPLE.COM"},
 		{"server principal does not match", []string{"HADOOP_CONF_DIR=" + wrongRM}, nil, "tfyarn: the server authenticates as " + k.ServicePrincipal + ", but the configuration"},
 		{"configuration says simple", []string{"HADOOP_CONF_DIR=" + simpleConf}, nil, "tfyarn: the cluster requires Kerberos, but the configuration"},
+		{"a further filesystem that does not answer", nil, []string{"--file-systems", "hdfs://127.0.0.1:" + strconv.Itoa(freePort(t))}, "tfyarn: hdfs: cannot get a delegation token from hdfs://127.0.0.1:"},
 		{"configuration says kerberos to a plain cluster", []string{"HADOOP_CONF_DIR=" + kerberosOnPlain}, nil, "tfyarn: the configuration (HADOOP_CONF_DIR=" + kerberosOnPlain + ") says hadoop.security.authentication=kerberos, but the cluster does not use Kerberos"},
 	} {
 		name := "e2e-krb-err-" + strings.ReplaceAll(tc.name, " ", "-")
