@@ -131,6 +131,7 @@ func taskHDFSScript(c *clustertest.Cluster, input, out string, pause int) string
 	h := filepath.Join(c.Root, "testcluster", "hadoop.sh")
 	return fmt.Sprintf(`set -u
 [ -n "${HADOOP_TOKEN_FILE_LOCATION:-}" ] || { echo "no token file" >&2; exit 10; }
+[ ! -e tfyarn.keytab ] || { echo "a task container got the keytab" >&2; exit 16; }
 want='hello from kerberized hdfs'
 got=$(%[1]s hdfs dfs -cat %[2]s) || { echo "first read failed" >&2; exit 11; }
 [ "$got" = "$want" ] || { echo "first read: $got" >&2; exit 12; }
@@ -180,6 +181,8 @@ func testKerberosKeytabOutlivesTokens(t *testing.T, c *clustertest.Cluster, bin,
 	id := waitForRunning(t, c, bin, "e2e-krb-keytab")
 	ls := c.Hadoop(t, "hdfs", "dfs", "-ls", hdfs.StagingDir("alice", id))
 	require.Regexp(t, `(?m)^-rw------- .* alice .*/tfyarn\.keytab$`, ls)
+	base := c.Hadoop(t, "hdfs", "dfs", "-ls", hdfs.BaseDir("alice"))
+	require.Regexp(t, `(?m)^drwx------ .* alice .*/`+regexp.QuoteMeta(id)+`$`, base)
 	res := <-done
 	stdout, stderr, code := res.stdout, res.stderr, res.code
 	r := runJSON(t, stdout)
