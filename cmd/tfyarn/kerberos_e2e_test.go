@@ -157,6 +157,10 @@ func testKerberosTaskTokens(t *testing.T, c *clustertest.Cluster, bin, input str
 	require.Equal(t, exitOK, code, "%s\n%s", r.Diagnostics, stderr)
 	require.Equal(t, "SUCCEEDED", r.FinalStatus)
 	require.Equal(t, "written by worker:0", strings.TrimSpace(c.Hadoop(t, "hdfs", "dfs", "-cat", out)))
+	// The AM, which has no ticket, removed the staging directory with the tokens.
+	am := localContainerLog(t, c, r.AppID, "am.stderr")
+	require.Contains(t, am, "job SUCCEEDED")
+	require.NotContains(t, am, "removing the staging directory")
 	requireNoKerberosStaging(t, c, r.AppID)
 }
 
