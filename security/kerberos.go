@@ -183,7 +183,17 @@ func loginCCache(opts KerberosOptions, cfg *krbconfig.Config) (*KerberosLogin, e
 			Hint: "run kinit or pass --keytab",
 		}
 	}
-	cc, err := safeCall(func() (*credentials.CCache, error) { return credentials.LoadCCache(path) })
+	cc, err := safeCall(func() (*credentials.CCache, error) {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return nil, err
+		}
+		if err := checkCCacheCounts(b); err != nil {
+			return nil, err
+		}
+		cc := new(credentials.CCache)
+		return cc, cc.Unmarshal(b)
+	})
 	if err != nil {
 		return nil, &KerberosError{Op: "reading the ticket cache " + path, Err: err, Hint: "run kinit again or pass --keytab"}
 	}
