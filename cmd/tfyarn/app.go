@@ -62,8 +62,8 @@ func newApp(e *env) *cli.App {
 		Description: "tfyarn talks to the ResourceManager named by the Hadoop client configuration\n" +
 			"(HADOOP_CONF_DIR or --conf-dir). On a Kerberized cluster (hadoop.security.authentication=\n" +
 			"kerberos) it uses the ticket cache kinit wrote (KRB5CCNAME, else /tmp/krb5cc_UID; krb5.conf\n" +
-			"from KRB5_CONFIG, else /etc/krb5.conf), or --principal with --keytab. Exit codes: 0 success,\n" +
-			"1 the job failed or was killed, 2 usage, validation or cluster-access error.",
+			"from KRB5_CONFIG, else /etc/krb5.conf), or --principal with --keytab.\n" +
+			"Exit codes: 0 success, 1 the job failed or was killed, 2 usage, validation or cluster-access error.",
 		Writer:          e.stdout,
 		ErrWriter:       e.stderr,
 		HideHelpCommand: true,
