@@ -51,6 +51,14 @@ type JobFile struct {
 	// register once the first one has; 0 means DefaultRendezvousTimeout.
 	RendezvousTimeout time.Duration `json:"rendezvous_timeout_ns,omitempty"`
 
+	// AllocTimeout bounds how long, from the AM's registration, the chief,
+	// worker and ps tasks may stay unallocated; 0 means DefaultAllocTimeout.
+	AllocTimeout time.Duration `json:"alloc_timeout_ns,omitempty"`
+	// ClusterOffers describe, per node label ("" for nodes without one), what
+	// the cluster offered the job's queue at submission, in words, for the
+	// diagnostics of a job whose tasks cannot be allocated.
+	ClusterOffers map[string]string `json:"cluster_offers,omitempty"`
+
 	// Kerberos, on a Kerberized cluster, says how the AM keeps the job's
 	// HDFS access alive; nil on an insecure cluster.
 	Kerberos *JobKerberos `json:"kerberos,omitempty"`
@@ -79,6 +87,10 @@ const KeytabName = "tfyarn.keytab"
 // BinaryName is the tfyarn binary's name in every container's working
 // directory: the AM's and each task's launcher.
 const BinaryName = "tfyarn"
+
+// DefaultAllocTimeout is how long the chief, worker and ps tasks may stay
+// unallocated after the AM registered before the job fails saying which.
+const DefaultAllocTimeout = 5 * time.Minute
 
 // DefaultRendezvousTimeout is how long the cluster tasks have to register
 // once the first one has. Containers start within seconds of each other on
