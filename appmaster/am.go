@@ -95,15 +95,17 @@ func RunAM(ctx context.Context, opts AMOptions) (LoopResult, error) {
 	go sec.refreshTokens(refreshCtx, rv.PublishCredentials, logf)
 
 	res, err := Loop(ctx, LoopConfig{
-		Job:         jf.Job,
-		Policy:      policy,
-		RM:          rm,
-		NM:          nm,
-		Host:        host,
-		RPCPort:     int32(rv.Port()),
-		TrackingURL: rv.TrackingURL(),
-		Launchers:   rv,
-		Observe:     rv.Observe,
+		Job:           jf.Job,
+		Policy:        policy,
+		AllocTimeout:  jf.AllocTimeout,
+		ClusterOffers: jf.ClusterOffers,
+		RM:            rm,
+		NM:            nm,
+		Host:          host,
+		RPCPort:       int32(rv.Port()),
+		TrackingURL:   rv.TrackingURL(),
+		Launchers:     rv,
+		Observe:       rv.Observe,
 		LaunchContext: func(ln Launch) *hadoopyarn.ContainerLaunchContextProto {
 			return TaskLaunchContext(jf, ln, rv.Address(), sec.taskTokens(secret))
 		},

@@ -28,6 +28,11 @@ type NM interface {
 type LoopConfig struct {
 	Job    taskspec.Job
 	Policy Policy // nil: AllSucceed
+	// AllocTimeout and ClusterOffers are the machine's (Config): how long a
+	// task may wait for a container, and what the cluster offers the
+	// queue, by node label.
+	AllocTimeout  time.Duration
+	ClusterOffers map[string]string
 	RM     RM
 	NM     NM
 	// Host, RPCPort and TrackingURL are what registerApplicationMaster
@@ -155,7 +160,7 @@ func newLoop(cfg LoopConfig) (*loop, error) {
 	if cfg.MaxRMFailures <= 0 {
 		cfg.MaxRMFailures = 10
 	}
-	m, err := New(Config{Job: cfg.Job, Policy: cfg.Policy})
+	m, err := New(Config{Job: cfg.Job, Policy: cfg.Policy, AllocTimeout: cfg.AllocTimeout, ClusterOffers: cfg.ClusterOffers})
 	if err != nil {
 		return nil, err
 	}
@@ -297,7 +302,11 @@ func (l *loop) heartbeat(ctx context.Context) {
 	if err != nil {
 		l.rmFailures++
 		l.cfg.Logf("allocate failed (%d in a row): %v", l.rmFailures, err)
+		var refused *yarn.RequestRefusedError
 		switch {
+		case errors.As(err, &refused):
+			// Retrying would send the same asks: no use.
+			l.m.Step(RequestRefused{Asks: asks, Exception: refused.Class, Message: refused.Message})
 		case ctx.Err() != nil:
 			l.m.Step(ShutdownRequested{Reason: "the AM process received a termination signal"})
 		case errors.Is(err, yarn.ErrResponseIDMismatch) || l.rmFailures >= l.cfg.MaxRMFailures:

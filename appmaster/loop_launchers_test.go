@@ -160,7 +160,9 @@ func TestLoopFailsWhenTheRendezvousFails(t *testing.T) {
 	})
 	res, _ := runLaunchersLoop(t, f, l, AllSucceed{}, 2)
 	require.Equal(t, Failed, res.Finish.Status)
-	require.Equal(t, "rendezvous failed: not every task registered within 10m0s: missing worker:1", res.Finish.Diagnostics)
+	// worker:1 was still waiting for its container: the diagnostics say so.
+	require.Equal(t, `rendezvous failed: not every task registered within 10m0s: missing worker:1; `+
+		`worker:1 (1 vcores, 256 MiB, label "") never got a container`, res.Finish.Diagnostics)
 }
 
 func TestStderrSummary(t *testing.T) {

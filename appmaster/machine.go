@@ -116,6 +116,13 @@ type Config struct {
 	Job taskspec.Job
 	// Policy judges the tasks' states; nil means AllSucceed.
 	Policy Policy
+	// AllocTimeout bounds how long a task may wait for a container, from
+	// the registration (or its restart): 0 means DefaultAllocTimeout, a
+	// negative value no deadline. See allocDeadline.
+	AllocTimeout time.Duration
+	// ClusterOffers say, per node label ("" for none), what the cluster
+	// offers the job's queue, for the diagnostics of unallocated tasks.
+	ClusterOffers map[string]string
 }
 
 // Machine is the AM's state. It is not safe for concurrent use: the loop
@@ -130,6 +137,9 @@ type Machine struct {
 	tasks      []*TaskStatus // job order
 	byTask     map[taskspec.TaskID]*TaskStatus
 	containers map[string]*containerRecord // every container ever allocated to us
+
+	allocTimeout  time.Duration
+	clusterOffers map[string]string
 
 	ready Ready
 }
@@ -159,9 +169,14 @@ func New(cfg Config) (*Machine, error) {
 		return nil, fmt.Errorf("appmaster: the job has no tasks")
 	}
 	m := &Machine{
-		policy:     cfg.Policy,
-		byTask:     map[taskspec.TaskID]*TaskStatus{},
-		containers: map[string]*containerRecord{},
+		policy:        cfg.Policy,
+		byTask:        map[taskspec.TaskID]*TaskStatus{},
+		containers:    map[string]*containerRecord{},
+		allocTimeout:  cfg.AllocTimeout,
+		clusterOffers: cfg.ClusterOffers,
+	}
+	if m.allocTimeout == 0 {
+		m.allocTimeout = DefaultAllocTimeout
 	}
 	if m.policy == nil {
 		m.policy = AllSucceed{}
@@ -226,6 +241,14 @@ func (m *Machine) Step(ev Event) {
 		}
 	case Tick:
 		if e.Now.After(m.now) {
+			if m.now.IsZero() {
+				// Waits that began before the first Tick begin now.
+				for _, t := range m.tasks {
+					if t.State == TaskPending && t.RequestedAt.IsZero() && m.phase == PhaseRunning {
+						t.RequestedAt = e.Now
+					}
+				}
+			}
 			m.now = e.Now
 		}
 	case KillRequested:
@@ -236,8 +259,19 @@ func (m *Machine) Step(ev Event) {
 		m.finish(Failed, "lost the ResourceManager: "+orDefault(e.Reason, "no reason given"))
 	case RendezvousFailed:
 		if m.phase == PhaseRunning {
-			m.finish(Failed, "rendezvous failed: "+orDefault(e.Reason, "no reason given"))
+			diag := "rendezvous failed: " + orDefault(e.Reason, "no reason given")
+			if never := m.unallocatedAtRendezvous(); never != "" {
+				diag += "; " + never
+			}
+			m.finish(Failed, diag)
 		}
+	case RequestRefused:
+		if m.phase == PhaseRunning {
+			m.finish(Failed, RefusalDiagnostics(e))
+		}
+	}
+	if m.phase == PhaseRunning {
+		m.allocDeadline()
 	}
 	if m.phase == PhaseRunning {
 		m.consultPolicy()
@@ -385,9 +419,10 @@ func (m *Machine) completed(e ContainerCompleted) {
 	why := "failed: " + DescribeExit(e.ExitStatus)
 	if e.ExitStatus < 0 {
 		// YARN's own kills carry the useful detail (the memory figures, the
-		// lost node); for process exits it is mostly launch boilerplate.
-		if line := firstLine(e.Diagnostics); line != "" {
-			why += ": " + line
+		// lost node, the localization failure); for process exits it is
+		// mostly launch boilerplate.
+		if reason := ContainerDiagnostics(e.Diagnostics); reason != "" {
+			why += ": " + reason
 		}
 	}
 	m.end(t, e.ExitStatus, e.Diagnostics, why)

@@ -25,6 +25,53 @@ const (
 	InvalidApplicationMasterRequestException = "org.apache.hadoop.yarn.exceptions.InvalidApplicationMasterRequestException"
 )
 
+// Exceptions with which the RM refuses the resource requests an allocate
+// call carries (Hadoop's SchedulerUtils and ApplicationMasterService): a
+// label that does not exist or that the queue may not use, a shape larger
+// than the maximum allocation, a bad blacklist. Sending the same asks again
+// gets the same answer.
+const (
+	InvalidResourceRequestException          = "org.apache.hadoop.yarn.exceptions.InvalidResourceRequestException"
+	InvalidLabelResourceRequestException     = "org.apache.hadoop.yarn.exceptions.InvalidLabelResourceRequestException"
+	InvalidResourceBlacklistRequestException = "org.apache.hadoop.yarn.exceptions.InvalidResourceBlacklistRequestException"
+	SchedulerInvalidResoureRequestException  = "org.apache.hadoop.yarn.exceptions.SchedulerInvalidResoureRequestException" // sic
+)
+
+var refusalClasses = []string{
+	InvalidResourceRequestException, InvalidLabelResourceRequestException,
+	InvalidResourceBlacklistRequestException, SchedulerInvalidResoureRequestException,
+}
+
+// RequestRefusedError is an allocate the RM refused because of what it
+// asked for (see the exceptions above): not a lost RM, and not worth
+// retrying. Class and Message are the RM's exception.
+type RequestRefusedError struct {
+	Class   string
+	Message string
+	Err     error
+}
+
+func (e *RequestRefusedError) Error() string {
+	return fmt.Sprintf("yarn: the ResourceManager refused the request: %s: %s", e.Class[strings.LastIndex(e.Class, ".")+1:], e.Message)
+}
+
+func (e *RequestRefusedError) Unwrap() error { return e.Err }
+
+// refusal returns err as a *RequestRefusedError when it is one of the
+// refusal exceptions, nil otherwise.
+func refusal(err error) *RequestRefusedError {
+	var re *ipc.RemoteError
+	if !errors.As(err, &re) {
+		return nil
+	}
+	for _, class := range refusalClasses {
+		if ipc.IsClass(err, class) {
+			return &RequestRefusedError{Class: class, Message: re.Message, Err: err}
+		}
+	}
+	return nil
+}
+
 // ErrResponseIDMismatch marks an allocate the RM refused because its
 // response_id did not follow the RM's last response: another process is
 // heartbeating for the same attempt, or this one lost track. Resending with
@@ -207,7 +254,8 @@ type Allocation struct {
 // (ApplicationMasterNotRegisteredException), Allocate registers again with
 // the last Register's arguments and retries once (see
 // Allocation.Reregistered). A response_id the RM refuses is returned as an
-// error matching ErrResponseIDMismatch. When the response carries a new
+// error matching ErrResponseIDMismatch; asks the RM refuses (a label that
+// does not exist, a shape it cannot grant) as a *RequestRefusedError. When the response carries a new
 // AMRMToken, later calls use it on a fresh connection. A response with
 // AMCommand AM_SHUTDOWN tells the AM to exit.
 func (c *AMRMClient) Allocate(ctx context.Context, asks []*hadoopyarn.ResourceRequestProto, releases []*hadoopyarn.ContainerIdProto, progress float32) (*Allocation, error) {
@@ -237,6 +285,9 @@ func (c *AMRMClient) Allocate(ctx context.Context, asks []*hadoopyarn.ResourceRe
 		if errors.As(err, &re) && strings.Contains(strings.ToLower(re.Message), "responseid") {
 			return nil, fmt.Errorf("%w (sent %d): %w", ErrResponseIDMismatch, req.GetResponseId(), err)
 		}
+	}
+	if r := refusal(err); r != nil {
+		return nil, r
 	}
 	if err != nil {
 		return nil, err

@@ -1,0 +1,225 @@
+package appmaster
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/tfyarn/tfyarn/taskspec"
+)
+
+// The allocation deadline: a task waiting for a container (from the AM's
+// registration, or from its restart) longer than Config.AllocTimeout will
+// most likely never get one (the cluster is too small or too busy for its
+// shape, its label has no capacity for the queue). A chief, worker or ps
+// task that waits that long fails the job at once, since gang semantics
+// keep every other task from starting its program without it. An evaluator
+// or TensorBoard task that waits that long is given up: its ask is
+// withdrawn and it is recorded as failed ("never allocated"), which the
+// TensorFlow policy reports without failing the job and AllSucceed counts
+// as a failure. Either way nothing waits for a container forever.
+
+// allocDeadline applies the deadline at the machine's current time.
+func (m *Machine) allocDeadline() {
+	if m.allocTimeout <= 0 || m.now.IsZero() {
+		return
+	}
+	var fatal, sideCars []*TaskStatus
+	for _, t := range m.tasks {
+		if t.State != TaskPending || t.RequestedAt.IsZero() || m.now.Sub(t.RequestedAt) < m.allocTimeout {
+			continue
+		}
+		if t.Task.Type.InCluster() {
+			fatal = append(fatal, t)
+		} else {
+			sideCars = append(sideCars, t)
+		}
+	}
+	if len(fatal) > 0 {
+		m.finish(Failed, UnallocatedDiagnostics(m.groupSpecs(), statuses(fatal), m.allocTimeout, m.clusterOffers))
+		return
+	}
+	for _, t := range sideCars {
+		t.State = TaskFailed
+		t.ExitStatus = ExitInvalid
+		t.EndedAt = m.now
+		m.ends++
+		t.EndOrder = m.ends
+		t.Failure = unallocatedSentence(m.groupSpecs(), []TaskStatus{*t}, fmt.Sprintf("was not allocated a container within %s", m.allocTimeout))
+	}
+}
+
+// unallocatedAtRendezvous explains a failed rendezvous by the cluster tasks
+// that never got a container, "" when every one did.
+func (m *Machine) unallocatedAtRendezvous() string {
+	var never []TaskStatus
+	for _, t := range m.tasks {
+		if t.Task.Type.InCluster() && t.State == TaskPending {
+			never = append(never, *t)
+		}
+	}
+	if len(never) == 0 {
+		return ""
+	}
+	return unallocatedSentence(m.groupSpecs(), never, "never got a container")
+}
+
+func (m *Machine) groupSpecs() map[taskspec.TaskType]groupShape {
+	out := map[taskspec.TaskType]groupShape{}
+	for _, g := range m.groups {
+		out[g.spec.Type] = groupShape{Resources: g.spec.Resources, NodeLabel: g.nodeLabel}
+	}
+	return out
+}
+
+func statuses(ts []*TaskStatus) []TaskStatus {
+	out := make([]TaskStatus, len(ts))
+	for i, t := range ts {
+		out[i] = *t
+	}
+	return out
+}
+
+// groupShape is what a task group asks the RM for.
+type groupShape struct {
+	Resources taskspec.Resources
+	NodeLabel string
+}
+
+// Shape describes a container shape for users: "1 vcores, 8192 MiB,
+// label \"\"", with GPUs when asked for.
+func Shape(r taskspec.Resources, label string) string {
+	s := fmt.Sprintf("%d vcores, %d MiB", r.VCores, r.MemoryMiB)
+	if r.GPUs > 0 {
+		s += fmt.Sprintf(", %d GPUs", r.GPUs)
+	}
+	return s + fmt.Sprintf(", label %q", label)
+}
+
+// UnallocatedDiagnostics is the job's diagnostics when the tasks in late
+// were not allocated within timeout: per task group the tasks, their shape
+// and what the cluster offers for that label (offers, by label, "" for
+// nodes without one), then what to do.
+func UnallocatedDiagnostics(shapes map[taskspec.TaskType]groupShape, late []TaskStatus, timeout time.Duration, offers map[string]string) string {
+	var parts []string
+	for _, typ := range taskspec.TaskTypes() {
+		var ofType []TaskStatus
+		for _, t := range late {
+			if t.Task.Type == typ {
+				ofType = append(ofType, t)
+			}
+		}
+		if len(ofType) == 0 {
+			continue
+		}
+		verb := "was"
+		if len(ofType) > 1 {
+			verb = "were"
+		}
+		part := unallocatedSentence(shapes, ofType, fmt.Sprintf("%s not allocated within %s", verb, timeout))
+		if offer := strings.TrimSpace(offers[shapes[typ].NodeLabel]); offer != "" {
+			part += ": " + strings.TrimRight(offer, ".")
+		}
+		parts = append(parts, part)
+	}
+	return strings.Join(parts, "; ") + "; ask for less or raise --alloc-timeout"
+}
+
+// unallocatedSentence is "worker:1, worker:2 (1 vcores, 8192 MiB, label
+// \"\") <what>" for tasks of one or more groups.
+func unallocatedSentence(shapes map[taskspec.TaskType]groupShape, tasks []TaskStatus, what string) string {
+	var parts []string
+	for _, typ := range taskspec.TaskTypes() {
+		var ids []taskspec.TaskID
+		for _, t := range tasks {
+			if t.Task.Type == typ {
+				ids = append(ids, t.Task)
+			}
+		}
+		if len(ids) > 0 {
+			sh := shapes[typ]
+			parts = append(parts, fmt.Sprintf("%s (%s)", joinIDs(ids), Shape(sh.Resources, sh.NodeLabel)))
+		}
+	}
+	return strings.Join(parts, ", ") + " " + what
+}
+
+// RequestRefused: the RM refused the resource requests an allocate call
+// carried (InvalidResourceRequestException,
+// InvalidLabelResourceRequestException, ...). The same asks would be
+// refused again, so the job fails at once with the RM's reason.
+type RequestRefused struct {
+	Asks      []Ask  // the asks the refused call carried
+	Exception string // the Java exception class (full or short)
+	Message   string // its message
+}
+
+func (RequestRefused) isEvent() {}
+
+// Messages of Hadoop's SchedulerUtils, for RefusalDiagnostics.
+var (
+	refusedNoSuchLabel = regexp.MustCompile(`cluster do not contain\s*,?\s*label\s*=\s*(\S*)`)
+	refusedQueueLabel  = regexp.MustCompile(`queue=(\S+) doesn't have permission to access all labels in resource request\. labelExpression of resource request=(\S*?)\. Queue labels=(.*)$`)
+)
+
+// RefusalDiagnostics says in plain words which request the RM refused and
+// why: `the ResourceManager refused the worker request: label
+// "nosuchlabel" does not exist on the cluster
+// (InvalidLabelResourceRequestException)`.
+func RefusalDiagnostics(e RequestRefused) string {
+	class := e.Exception[strings.LastIndex(e.Exception, ".")+1:]
+	msg := strings.Join(strings.Fields(e.Message), " ")
+	reason, label := msg, ""
+	hasLabel := false
+	if m := refusedNoSuchLabel.FindStringSubmatch(msg); m != nil {
+		label, hasLabel = m[1], true
+		reason = fmt.Sprintf("label %q does not exist on the cluster", label)
+	} else if m := refusedQueueLabel.FindStringSubmatch(msg); m != nil {
+		label, hasLabel = m[2], true
+		allowed := strings.TrimSpace(m[3])
+		if allowed == "" {
+			allowed = "none"
+		}
+		reason = fmt.Sprintf("queue %s may not use label %q (labels it may use: %s)", m[1], label, allowed)
+	}
+	if reason == "" {
+		reason = "no reason given"
+	}
+	const maxReason = 500
+	if len(reason) > maxReason {
+		reason = strings.ToValidUTF8(reason[:maxReason], "") + "…"
+	}
+	var types []string
+	seen := map[taskspec.TaskType]bool{}
+	add := func(a Ask) {
+		if !seen[a.TaskType] {
+			seen[a.TaskType] = true
+			types = append(types, string(a.TaskType))
+		}
+	}
+	for _, a := range e.Asks {
+		if hasLabel && a.NodeLabel == label {
+			add(a)
+		}
+	}
+	if len(types) == 0 {
+		for _, a := range e.Asks {
+			if a.Count > 0 {
+				add(a)
+			}
+		}
+	}
+	what := "resource request"
+	switch len(types) {
+	case 0:
+	case 1:
+		what = types[0] + " request"
+	default:
+		what = strings.Join(types[:len(types)-1], ", ") + " and " + types[len(types)-1] + " requests"
+	}
+	if class == "" {
+		return fmt.Sprintf("the ResourceManager refused the %s: %s", what, reason)
+	}
+	return fmt.Sprintf("the ResourceManager refused the %s: %s (%s)", what, reason, class)
+}
