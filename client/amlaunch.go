@@ -51,8 +51,10 @@ func submissionContext(job Job, id *hadoopyarn.ApplicationIdProto, stagingDir st
 
 		KeepContainersAcrossApplicationAttempts: proto.Bool(false),
 	}
-	if job.NodeLabel != "" {
-		app.NodeLabelExpression = proto.String(job.NodeLabel)
+	// The job-wide NodeLabel is the tasks' (the AM puts it on their
+	// requests): the AM's own container goes where --am-node-label says.
+	if job.AMNodeLabel != "" {
+		app.NodeLabelExpression = proto.String(job.AMNodeLabel)
 	}
 	return app
 }

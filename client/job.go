@@ -32,6 +32,10 @@ type Job struct {
 	Tags        []string // YARN application tags (YARN lower-cases them)
 	AMMemoryMiB int64    // the ApplicationMaster's container (DefaultAMMemoryMiB)
 	AMVCores    int32    // (DefaultAMVCores)
+	// AMNodeLabel is the node label expression of the ApplicationMaster's
+	// container; empty means none (the queue's default). The job-wide
+	// NodeLabel is for the tasks only.
+	AMNodeLabel string
 
 	// Conf is the Hadoop client configuration; nil loads it from
 	// HADOOP_CONF_DIR.
@@ -85,6 +89,10 @@ type Job struct {
 	// RendezvousTimeout bounds how long the cluster tasks have to register
 	// once the first has (appmaster.DefaultRendezvousTimeout).
 	RendezvousTimeout time.Duration
+	// AllocTimeout bounds how long, from the AM's registration, the chief,
+	// worker and ps tasks may stay unallocated before the job fails saying
+	// which and what the cluster offers (appmaster.DefaultAllocTimeout).
+	AllocTimeout time.Duration
 
 	// Principal and Keytab log in to a Kerberized cluster: with a Keytab,
 	// as Principal from it (and the ApplicationMaster keeps the job's HDFS

@@ -252,6 +252,9 @@ func envItem(env string) (shipItem, error) {
 	if !st.Mode().IsRegular() || archiveSuffix(env, envArchiveSuffixes) == "" {
 		return shipItem{}, invalidf("env %s: expected an environment directory or a .tar.gz/.tgz archive of one (tfyarn pack)", env)
 	}
+	if err := checkEnvArchive(env); err != nil {
+		return shipItem{}, err
+	}
 	return shipItem{link: EnvLinkName, local: env, kind: itemArchive, cache: cacheName(env)}, nil
 }
 

@@ -86,7 +86,7 @@ func project(t *testing.T) string {
 	write("proj/.venv/lib/big", "big")
 	write("data.csv", "a,b\n1,2\n")
 	write("vocab.zip", "PK")
-	write("env.tgz", "gz")
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "env.tgz"), tgz(t, map[string]string{"bin/python3": "#!", "lib/x.py": ""}), 0o644))
 	write("notes.rar", "x")
 	return dir
 }

@@ -25,6 +25,9 @@ type Submission struct {
 	AppID       string
 	StagingDir  string
 	SubmittedAt time.Time
+	// OrphansRemoved are staging directories of ended applications this
+	// submission removed on its way (best effort, bounded).
+	OrphansRemoved []OrphanedStaging
 	// UploadedBytes is what this submission wrote to HDFS's cache (the
 	// binary, environment, script, source directory, files and archives;
 	// not the small per-application job description): 0 when the cache
@@ -113,12 +116,25 @@ func (s *Submission) submit(ctx context.Context, bin string, plan shipPlan) erro
 	if err := checkFits(job, newApp, nil); err != nil {
 		return err
 	}
+	// What the cluster can place, per label, counting the AM: a job that
+	// can never run is refused here; one that cannot run now is the AM's
+	// allocation deadline's. An RM that will not say skips the check.
+	var offers map[string]string
+	if cs, err := FetchClusterState(cctx, s.rm, job.Queue); err == nil {
+		if err := CheckPlacement(job, cs); err != nil {
+			return err
+		}
+		offers = ClusterOffers(cs)
+	} else if ctx.Err() != nil {
+		return err
+	}
 	s.id = newApp.GetApplicationId()
 	s.AppID = yarn.FormatApplicationID(s.id)
 
 	if s.fs, err = ConnectHDFS(cctx, job.Conf, s.login, hdfs.Options{User: job.User}); err != nil {
 		return err
 	}
+	s.cleanOrphans(ctx)
 	binRes, n, err := s.upload(ctx, bin, BinaryName, "")
 	s.UploadedBytes = n
 	if err != nil {
@@ -143,6 +159,8 @@ func (s *Submission) submit(ctx context.Context, bin string, plan shipPlan) erro
 		jf.PythonEnv, jf.PythonPath = plan.pythonEnv, plan.pythonPath
 		jf.Success = job.Success
 		jf.RendezvousTimeout = job.RendezvousTimeout
+		jf.AllocTimeout = job.AllocTimeout
+		jf.ClusterOffers = offers
 		sec, err := s.secure(cctx)
 		if err != nil {
 			return err

@@ -50,7 +50,13 @@ func TestSubmissionContext(t *testing.T) {
 	require.Equal(t, taskspec.DefaultAppType, app.GetApplicationType())
 	require.EqualValues(t, 1, app.GetMaxAppAttempts())
 	require.False(t, app.GetKeepContainersAcrossApplicationAttempts())
-	require.Equal(t, "gpu", app.GetNodeLabelExpression())
+	// The job-wide label is the tasks' (issue 10, case 2): the AM's
+	// container gets only --am-node-label.
+	require.Empty(t, app.GetNodeLabelExpression())
+	require.Nil(t, app.NodeLabelExpression)
+	job.AMNodeLabel = "am"
+	app = submissionContext(job, nil, "/user/alice/.tfyarn/application_1_0001", testResource("tfyarn"), testResource("job.json"))
+	require.Equal(t, "am", app.GetNodeLabelExpression())
 	require.EqualValues(t, DefaultAMMemoryMiB, app.GetResource().GetMemory())
 	require.Equal(t, []string{"./tfyarn am --job job.json 1><LOG_DIR>/am.stdout 2><LOG_DIR>/am.stderr"}, app.GetAmContainerSpec().GetCommand())
 	var keys []string

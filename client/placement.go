@@ -1,0 +1,305 @@
+package client
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/tfyarn/tfyarn/taskspec"
+)
+
+// ClusterNode is one RUNNING node as placement sees it.
+type ClusterNode struct {
+	ID        string
+	Label     string // "" for a node without a label (YARN gives a node at most one)
+	MemoryMiB int64
+	VCores    int64
+	GPUs      int64
+}
+
+// QueueOffer is what the job's queue may use.
+type QueueOffer struct {
+	Name string
+	// AccessibleLabels are the labels the queue may use ("*": all); nodes
+	// without a label are open to every queue.
+	AccessibleLabels []string
+	// DefaultLabel is the queue's default node label expression, which
+	// the RM applies to requests (the AM's too) that carry none.
+	DefaultLabel string
+	// Capacity and MaxCapacity are the queue's shares, in percent, of each
+	// label's resources ("" for nodes without a label); nil when the RM
+	// did not report them (no check then).
+	Capacity    map[string]float64
+	MaxCapacity map[string]float64
+}
+
+// ClusterState is what the client knows of the cluster at submission: its
+// RUNNING nodes, its node labels and the job's queue.
+type ClusterState struct {
+	Nodes  []ClusterNode
+	Labels []string
+	Queue  QueueOffer
+}
+
+// canUse reports whether the queue may place containers on label.
+func (q QueueOffer) canUse(label string) bool {
+	if label == "" {
+		return true
+	}
+	for _, l := range q.AccessibleLabels {
+		if l == "*" || l == label {
+			return true
+		}
+	}
+	return false
+}
+
+// effectiveLabel is the label a request asking label lands on: the queue's
+// default when it asks none.
+func (cs ClusterState) effectiveLabel(label string) string {
+	if label == "" {
+		return cs.Queue.DefaultLabel
+	}
+	return label
+}
+
+// demand is one kind of container a label must hold.
+type demand struct {
+	what  string // "worker", "the ApplicationMaster"
+	typ   taskspec.TaskType
+	count int64
+	res   taskspec.Resources
+	am    bool
+}
+
+func (d demand) shape() string { return d.res.String() }
+
+// labelName reads well in messages.
+func labelName(label string) string {
+	if label == "" {
+		return "nodes without a label"
+	}
+	return "nodes labelled " + label
+}
+
+// labelOffer sums up a label's nodes.
+type labelOffer struct {
+	nodes                 int
+	maxMem, maxVC, maxGPU int64
+	sumMem, sumVC, sumGPU int64
+}
+
+func (cs ClusterState) offer(label string) labelOffer {
+	var o labelOffer
+	for _, n := range cs.Nodes {
+		if n.Label != label {
+			continue
+		}
+		o.nodes++
+		o.maxMem, o.maxVC, o.maxGPU = max(o.maxMem, n.MemoryMiB), max(o.maxVC, n.VCores), max(o.maxGPU, n.GPUs)
+		o.sumMem, o.sumVC, o.sumGPU = o.sumMem+n.MemoryMiB, o.sumVC+n.VCores, o.sumGPU+n.GPUs
+	}
+	return o
+}
+
+func (o labelOffer) String() string {
+	if o.nodes == 0 {
+		return "no running node"
+	}
+	nodes := "1 node"
+	if o.nodes > 1 {
+		nodes = fmt.Sprintf("%d nodes", o.nodes)
+	}
+	return fmt.Sprintf("%s, the largest with %s", nodes,
+		taskspec.Resources{VCores: int32(o.maxVC), MemoryMiB: o.maxMem, GPUs: o.maxGPU}.String()+gpuSuffix(o.maxGPU))
+}
+
+// gpuSuffix says "0 GPUs" explicitly, which Resources.String leaves out.
+func gpuSuffix(n int64) string {
+	if n == 0 {
+		return ", 0 GPUs"
+	}
+	return ""
+}
+
+// ClusterOffers describe, per label ("" for nodes without one), what the
+// cluster offers the job's queue there, one sentence each: for the AM's
+// diagnostics when tasks cannot be allocated.
+func ClusterOffers(cs ClusterState) map[string]string {
+	out := map[string]string{}
+	for _, label := range append([]string{""}, cs.Labels...) {
+		q := cs.Queue
+		if !q.canUse(label) {
+			out[label] = fmt.Sprintf("queue %s cannot use %s", q.Name, labelName(label))
+			continue
+		}
+		s := fmt.Sprintf("queue %s on %s: %s", q.Name, labelName(label), cs.offer(label))
+		if c, ok := q.Capacity[label]; ok {
+			s += fmt.Sprintf("; the queue's capacity there %s (max %s)", pct(c), pct(q.MaxCapacity[label]))
+		} else if q.Capacity != nil {
+			s += "; the queue has no capacity there"
+		}
+		out[label] = s
+	}
+	return out
+}
+
+func pct(f float64) string { return strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.2f", f), "0"), ".") + "%" }
+
+// CheckPlacement refuses, as a *taskspec.ValidationError, a job the cluster
+// can never place: per label (the queue's default for requests without
+// one), counting the ApplicationMaster's container, a label the cluster does
+// not have or the queue may not use, a queue without capacity there, a
+// container larger than every node of its label or asking GPUs where there
+// are none, and containers that together exceed the label's nodes (every
+// task of a job runs at once). What merely does not fit now passes: the
+// AM's allocation deadline covers it.
+func CheckPlacement(job Job, cs ClusterState) error {
+	byLabel := map[string][]demand{}
+	var order []string
+	add := func(label string, d demand) {
+		label = cs.effectiveLabel(label)
+		if _, ok := byLabel[label]; !ok {
+			order = append(order, label)
+		}
+		byLabel[label] = append(byLabel[label], d)
+	}
+	for _, g := range job.Tasks {
+		add(job.NodeLabelFor(g), demand{what: string(g.Type), typ: g.Type, count: int64(g.Instances), res: g.Resources})
+	}
+	amMem, amVC := job.AMMemoryMiB, job.AMVCores
+	if amMem <= 0 {
+		amMem = DefaultAMMemoryMiB
+	}
+	if amVC <= 0 {
+		amVC = DefaultAMVCores
+	}
+	add(job.AMNodeLabel, demand{what: "the ApplicationMaster", count: 1, am: true,
+		res: taskspec.Resources{VCores: amVC, MemoryMiB: amMem}})
+
+	known := map[string]bool{"": true}
+	for _, l := range cs.Labels {
+		known[l] = true
+	}
+	q := cs.Queue
+	for _, label := range order {
+		ds := byLabel[label]
+		first := ds[0]
+		fail := func(format string, args ...any) error {
+			return &taskspec.ValidationError{TaskType: first.typ, Message: fmt.Sprintf(format, args...)}
+		}
+		fix := "--node-label"
+		if first.am {
+			fix = "--am-node-label"
+		}
+		if !known[label] {
+			return fail("%s asks node label %q, which the cluster does not have (its labels: %s); use one of them or change %s",
+				first.what, label, listOrNone(cs.Labels), fix)
+		}
+		if !q.canUse(label) {
+			return fail("queue %s cannot use node label %q (it may use: %s), which %s asks; use a queue that can (--queue) or change %s",
+				q.Name, label, listOrNone(q.AccessibleLabels), first.what, fix)
+		}
+		if q.Capacity != nil && q.Capacity[label] <= 0 {
+			return fail("queue %s has no capacity on %s, where %s would run; use a queue with capacity there (--queue) or change %s",
+				q.Name, labelName(label), first.what, fix)
+		}
+		o := cs.offer(label)
+		if o.nodes == 0 {
+			continue // none running now: the allocation deadline covers it
+		}
+		for _, d := range ds {
+			fix := "--node-label"
+			if d.am {
+				fix = "--am-node-label"
+			}
+			if d.res.GPUs > 0 && o.maxGPU == 0 {
+				return &taskspec.ValidationError{TaskType: d.typ, Message: fmt.Sprintf(
+					"%s asks %d GPUs per task, but no node of the %s has any (%s); ask for none, or use a label whose nodes have GPUs (%s, with --queue)",
+					d.what, d.res.GPUs, strings.TrimPrefix(labelName(label), "nodes "), o, fix)}
+			}
+			if !fitsOne(d.res, cs, label) {
+				return &taskspec.ValidationError{TaskType: d.typ, Message: fmt.Sprintf(
+					"%s (%s) is larger than every node of the %s (%s); ask for less%s",
+					d.what, d.shape(), strings.TrimPrefix(labelName(label), "nodes "), o, orElsewhere(d, fix))}
+			}
+		}
+		var mem, vc, gpu int64
+		var parts []string
+		for _, d := range ds {
+			mem += d.count * d.res.MemoryMiB
+			vc += d.count * int64(d.res.VCores)
+			gpu += d.count * d.res.GPUs
+			n := ""
+			if d.count > 1 {
+				n = fmt.Sprintf("%d × ", d.count)
+			}
+			parts = append(parts, fmt.Sprintf("%s %s%s", d.what, n, d.res))
+		}
+		over := ""
+		switch {
+		case mem > o.sumMem:
+			over = fmt.Sprintf("%s of memory, they have %s", memText(mem), memText(o.sumMem))
+		case vc > o.sumVC:
+			over = fmt.Sprintf("%d vcores, they have %d", vc, o.sumVC)
+		case gpu > o.sumGPU:
+			over = fmt.Sprintf("%d GPUs, they have %d", gpu, o.sumGPU)
+		}
+		if over == "" {
+			over = bigOnes(ds, cs, label, o)
+		}
+		if over != "" {
+			hint := "ask for fewer or smaller tasks"
+			if len(ds) > 1 && ds[len(ds)-1].am {
+				hint += ", or run the ApplicationMaster elsewhere (--am-node-label)"
+			}
+			return fail("the job can never run: its containers on %s (%s) must all run at once and need %s in all (%s); %s",
+				labelName(label), strings.Join(parts, ", "), over, o, hint)
+		}
+	}
+	return nil
+}
+
+// fitsOne reports whether some node of label holds r.
+func fitsOne(r taskspec.Resources, cs ClusterState, label string) bool {
+	for _, n := range cs.Nodes {
+		if n.Label == label && r.MemoryMiB <= n.MemoryMiB && int64(r.VCores) <= n.VCores && r.GPUs <= n.GPUs {
+			return true
+		}
+	}
+	return false
+}
+
+// bigOnes is a second necessary condition: containers larger than half the
+// largest node (in one resource) cannot share a node, so there must be as
+// many nodes able to hold one as there are of them.
+func bigOnes(ds []demand, cs ClusterState, label string, o labelOffer) string {
+	var big int64
+	for _, d := range ds {
+		if 2*d.res.MemoryMiB > o.maxMem || 2*int64(d.res.VCores) > o.maxVC || o.maxGPU > 0 && 2*d.res.GPUs > o.maxGPU {
+			big += d.count
+		}
+	}
+	if big <= int64(o.nodes) {
+		return ""
+	}
+	return fmt.Sprintf("a node each for %d containers larger than half a node, there are %d nodes", big, o.nodes)
+}
+
+func orElsewhere(d demand, fix string) string {
+	if d.am {
+		return " (--am-memory, --am-vcores), or run it elsewhere (" + fix + ")"
+	}
+	return ", or use a label with larger nodes (" + fix + ")"
+}
+
+func memText(mib int64) string { return taskspec.Resources{MemoryMiB: mib}.String()[len("0 vcores, "):] }
+
+func listOrNone(l []string) string {
+	if len(l) == 0 {
+		return "none"
+	}
+	s := append([]string(nil), l...)
+	sort.Strings(s)
+	return strings.Join(s, ", ")
+}
