@@ -215,12 +215,12 @@ func CheckPlacement(job Job, cs ClusterState) error {
 			}
 			if d.res.GPUs > 0 && o.maxGPU == 0 {
 				return &taskspec.ValidationError{TaskType: d.typ, Message: fmt.Sprintf(
-					"%s asks %d GPUs per task, but no node of the %s has any (%s); ask for none, or use a label whose nodes have GPUs (%s, with --queue)",
+					"%s asks %d GPUs per task, but no node %s has any (%s); ask for none, or use a label whose nodes have GPUs (%s, with --queue)",
 					d.what, d.res.GPUs, strings.TrimPrefix(labelName(label), "nodes "), o, fix)}
 			}
 			if !fitsOne(d.res, cs, label) {
 				return &taskspec.ValidationError{TaskType: d.typ, Message: fmt.Sprintf(
-					"%s (%s) is larger than every node of the %s (%s); ask for less%s",
+					"%s (%s) is larger than every node %s (%s); ask for less%s",
 					d.what, d.shape(), strings.TrimPrefix(labelName(label), "nodes "), o, orElsewhere(d, fix))}
 			}
 		}
@@ -239,11 +239,11 @@ func CheckPlacement(job Job, cs ClusterState) error {
 		over := ""
 		switch {
 		case mem > o.sumMem:
-			over = fmt.Sprintf("%s of memory, they have %s", memText(mem), memText(o.sumMem))
+			over = fmt.Sprintf("%s of memory, but those nodes have %s in all", memText(mem), memText(o.sumMem))
 		case vc > o.sumVC:
-			over = fmt.Sprintf("%d vcores, they have %d", vc, o.sumVC)
+			over = fmt.Sprintf("%d vcores, but those nodes have %d in all", vc, o.sumVC)
 		case gpu > o.sumGPU:
-			over = fmt.Sprintf("%d GPUs, they have %d", gpu, o.sumGPU)
+			over = fmt.Sprintf("%d GPUs, but those nodes have %d in all", gpu, o.sumGPU)
 		}
 		if over == "" {
 			over = bigOnes(ds, cs, label, o)
@@ -253,7 +253,7 @@ func CheckPlacement(job Job, cs ClusterState) error {
 			if len(ds) > 1 && ds[len(ds)-1].am {
 				hint += ", or run the ApplicationMaster elsewhere (--am-node-label)"
 			}
-			return fail("the job can never run: its containers on %s (%s) must all run at once and need %s in all (%s); %s",
+			return fail("the job can never run: its containers on %s (%s) must all run at once and need %s (%s); %s",
 				labelName(label), strings.Join(parts, ", "), over, o, hint)
 		}
 	}
@@ -283,7 +283,7 @@ func bigOnes(ds []demand, cs ClusterState, label string, o labelOffer) string {
 	if big <= int64(o.nodes) {
 		return ""
 	}
-	return fmt.Sprintf("a node each for %d containers larger than half a node, there are %d nodes", big, o.nodes)
+	return fmt.Sprintf("a node each for %d containers larger than half a node, but there are %d such nodes", big, o.nodes)
 }
 
 func orElsewhere(d demand, fix string) string {

@@ -1,0 +1,101 @@
+package client
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"github.com/tfyarn/tfyarn/taskspec"
+)
+
+// testCluster is the test cluster's shape: one 8 GiB, 8 vcore node without
+// a label, one with label gpu and 2 GPUs; queue default may use every label
+// but has capacity only without one, ml-gpu owns gpu (its default label).
+func testCluster(queue string) ClusterState {
+	cs := ClusterState{
+		Nodes: []ClusterNode{
+			{ID: "n1:1", MemoryMiB: 8192, VCores: 8},
+			{ID: "n2:1", Label: "gpu", MemoryMiB: 8192, VCores: 8, GPUs: 2},
+		},
+		Labels: []string{"gpu"},
+	}
+	switch queue {
+	case "default":
+		cs.Queue = QueueOffer{Name: "default", AccessibleLabels: []string{"*"},
+			Capacity: map[string]float64{"": 60}, MaxCapacity: map[string]float64{"": 100}}
+	case "ml-gpu":
+		cs.Queue = QueueOffer{Name: "ml-gpu", AccessibleLabels: []string{"gpu"}, DefaultLabel: "gpu",
+			Capacity: map[string]float64{"": 40, "gpu": 100}, MaxCapacity: map[string]float64{"": 100, "gpu": 100}}
+	case "nolabels":
+		cs.Queue = QueueOffer{Name: "nolabels"}
+	}
+	return cs
+}
+
+func TestCheckPlacement(t *testing.T) {
+	spec := func(typ taskspec.TaskType, s, label string) taskspec.TaskGroup {
+		g, err := taskspec.ParseSpec(typ, s)
+		require.NoError(t, err)
+		g.NodeLabel = label
+		return g
+	}
+	for _, tc := range []struct {
+		name    string
+		queue   string
+		tasks   []taskspec.TaskGroup
+		label   string // job-wide
+		amLabel string
+		amMiB   int64
+		want    string // "" for placeable
+	}{
+		{"small", "default", []taskspec.TaskGroup{spec("worker", "3x1c,256m", "")}, "", "", 0, ""},
+		{"fills the node exactly with the AM", "default", []taskspec.TaskGroup{spec("worker", "1c,7936m", "")}, "", "", 0, ""},
+		{"issue case 1: 8g beside the AM", "default", []taskspec.TaskGroup{spec("worker", "1c,8g", "")}, "", "", 0,
+			"the job can never run: its containers on nodes without a label (worker 1 vcores, 8 GiB, the ApplicationMaster 1 vcores, 256 MiB) must all run at once and need 8448 MiB of memory, but those nodes have 8 GiB in all (1 node, the largest with 8 vcores, 8 GiB, 0 GPUs); ask for fewer or smaller tasks, or run the ApplicationMaster elsewhere (--am-node-label)"},
+		{"8g with the AM on gpu nodes", "ml-gpu", []taskspec.TaskGroup{spec("worker", "1c,8g", "")}, "", "", 0,
+			"the job can never run: its containers on nodes labelled gpu"},
+		{"8g in ml-gpu, AM without a label", "ml-gpu", []taskspec.TaskGroup{spec("worker", "1c,8g", "")}, "", "", 0, "the job can never run"},
+		{"larger than every node", "default", []taskspec.TaskGroup{spec("worker", "1c,9g", "")}, "", "", 0,
+			"worker (1 vcores, 9 GiB) is larger than every node without a label"},
+		{"vcores larger than every node", "default", []taskspec.TaskGroup{spec("chief", "9c,1g", "")}, "", "", 0, "chief (9 vcores, 1 GiB) is larger than every node"},
+		{"issue case 2: job label gpu in default", "default", []taskspec.TaskGroup{spec("worker", "1c,256m", "")}, "gpu", "", 0,
+			"queue default has no capacity on nodes labelled gpu, where worker would run; use a queue with capacity there (--queue) or change --node-label"},
+		{"AM label gpu in default", "default", []taskspec.TaskGroup{spec("worker", "1c,256m", "")}, "", "gpu", 0,
+			"queue default has no capacity on nodes labelled gpu, where the ApplicationMaster would run; use a queue with capacity there (--queue) or change --am-node-label"},
+		{"issue case 3: 3 x 2 GPUs on one 2-GPU node", "ml-gpu", []taskspec.TaskGroup{spec("worker", "3x1c,1g,2gpu", "")}, "", "", 0,
+			"need 6 GPUs, but those nodes have 2 in all (1 node"},
+		{"2 GPUs fit", "ml-gpu", []taskspec.TaskGroup{spec("worker", "1c,1g,2gpu", "")}, "", "", 0, ""},
+		{"GPUs on nodes without any", "default", []taskspec.TaskGroup{spec("worker", "1c,1g,1gpu", "")}, "", "", 0,
+			"worker asks 1 GPUs per task, but no node without a label has any"},
+		{"issue case 3: 20 x 4g", "default", []taskspec.TaskGroup{spec("worker", "20x1c,4g", "")}, "", "", 0,
+			"worker 20 × 1 vcores, 4 GiB, the ApplicationMaster 1 vcores, 256 MiB) must all run at once and need 82176 MiB of memory"},
+		{"two 5g tasks on one 8g node", "ml-gpu", []taskspec.TaskGroup{spec("worker", "2x1c,5g", "")}, "", "", 0,
+			"a node each for 2 containers larger than half a node, but there are 1 such nodes"},
+		{"issue case 4: no such label", "default", []taskspec.TaskGroup{spec("worker", "1c,256m", "nosuchlabel")}, "", "", 0,
+			`worker asks node label "nosuchlabel", which the cluster does not have (its labels: gpu); use one of them or change --node-label`},
+		{"label the queue cannot use", "nolabels", []taskspec.TaskGroup{spec("worker", "1c,256m", "gpu")}, "", "", 0,
+			`queue nolabels cannot use node label "gpu" (it may use: none), which worker asks`},
+		{"per-type labels", "ml-gpu", []taskspec.TaskGroup{spec("chief", "1c,1g", ""), spec("worker", "2x1c,1g,1gpu", "gpu")}, "", "", 0, ""},
+		{"AM too big", "default", []taskspec.TaskGroup{spec("worker", "1c,256m", "")}, "", "", 9000,
+			"the ApplicationMaster (1 vcores, 9000 MiB) is larger than every node without a label (1 node, the largest with 8 vcores, 8 GiB, 0 GPUs); ask for less (--am-memory, --am-vcores), or run it elsewhere (--am-node-label)"},
+		{"no capacities reported", "nolabels", []taskspec.TaskGroup{spec("worker", "1c,256m", "")}, "", "", 0, ""},
+	} {
+		job := Job{Job: taskspec.Job{Tasks: tc.tasks, NodeLabel: tc.label, Queue: tc.queue}, AMNodeLabel: tc.amLabel, AMMemoryMiB: tc.amMiB}
+		err := CheckPlacement(job, testCluster(tc.queue))
+		if tc.want == "" {
+			require.NoError(t, err, tc.name)
+			continue
+		}
+		require.ErrorContains(t, err, tc.want, tc.name)
+		var ve *taskspec.ValidationError
+		require.ErrorAs(t, err, &ve, tc.name)
+		require.NotContains(t, err.Error(), "\n", tc.name)
+	}
+}
+
+func TestClusterOffers(t *testing.T) {
+	require.Equal(t, map[string]string{
+		"":    "queue default on nodes without a label: 1 node, the largest with 8 vcores, 8 GiB, 0 GPUs; the queue's capacity there 60% (max 100%)",
+		"gpu": "queue default on nodes labelled gpu: 1 node, the largest with 8 vcores, 8 GiB, 2 GPUs; the queue has no capacity there",
+	}, ClusterOffers(testCluster("default")))
+	require.Equal(t, "queue nolabels cannot use nodes labelled gpu", ClusterOffers(testCluster("nolabels"))["gpu"])
+}
