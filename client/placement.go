@@ -144,7 +144,9 @@ func ClusterOffers(cs ClusterState) map[string]string {
 	return out
 }
 
-func pct(f float64) string { return strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.2f", f), "0"), ".") + "%" }
+func pct(f float64) string {
+	return strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.2f", f), "0"), ".") + "%"
+}
 
 // CheckPlacement refuses, as a *taskspec.ValidationError, a job the cluster
 // can never place: per label (the queue's default for requests without
@@ -293,7 +295,9 @@ func orElsewhere(d demand, fix string) string {
 	return ", or use a label with larger nodes (" + fix + ")"
 }
 
-func memText(mib int64) string { return taskspec.Resources{MemoryMiB: mib}.String()[len("0 vcores, "):] }
+func memText(mib int64) string {
+	return taskspec.Resources{MemoryMiB: mib}.String()[len("0 vcores, "):]
+}
 
 func listOrNone(l []string) string {
 	if len(l) == 0 {

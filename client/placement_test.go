@@ -68,8 +68,6 @@ func TestCheckPlacement(t *testing.T) {
 			"worker asks 1 GPUs per task, but no node without a label has any"},
 		{"issue case 3: 20 x 4g", "default", []taskspec.TaskGroup{spec("worker", "20x1c,4g", "")}, "", "", 0,
 			"worker 20 × 1 vcores, 4 GiB, the ApplicationMaster 1 vcores, 256 MiB) must all run at once and need 82176 MiB of memory"},
-		{"two 5g tasks on one 8g node", "ml-gpu", []taskspec.TaskGroup{spec("worker", "2x1c,5g", "")}, "", "", 0,
-			"a node each for 2 containers larger than half a node, but there are 1 such nodes"},
 		{"issue case 4: no such label", "default", []taskspec.TaskGroup{spec("worker", "1c,256m", "nosuchlabel")}, "", "", 0,
 			`worker asks node label "nosuchlabel", which the cluster does not have (its labels: gpu); use one of them or change --node-label`},
 		{"label the queue cannot use", "nolabels", []taskspec.TaskGroup{spec("worker", "1c,256m", "gpu")}, "", "", 0,
@@ -90,6 +88,19 @@ func TestCheckPlacement(t *testing.T) {
 		require.ErrorAs(t, err, &ve, tc.name)
 		require.NotContains(t, err.Error(), "\n", tc.name)
 	}
+}
+
+func TestCheckPlacementBigOnes(t *testing.T) {
+	// 3 × 5 GiB + the AM fit in two 8 GiB nodes' sum, but no two of them
+	// share a node.
+	cs := ClusterState{Nodes: []ClusterNode{{ID: "a", MemoryMiB: 8192, VCores: 8}, {ID: "b", MemoryMiB: 8192, VCores: 8}},
+		Queue: QueueOffer{Name: "default"}}
+	g, err := taskspec.ParseSpec(taskspec.Worker, "3x1c,5g")
+	require.NoError(t, err)
+	err = CheckPlacement(Job{Job: taskspec.Job{Tasks: []taskspec.TaskGroup{g}}}, cs)
+	require.ErrorContains(t, err, "need a node each for 3 containers larger than half a node, but there are 2 such nodes")
+	g.Instances = 2
+	require.NoError(t, CheckPlacement(Job{Job: taskspec.Job{Tasks: []taskspec.TaskGroup{g}}}, cs))
 }
 
 func TestClusterOffers(t *testing.T) {
