@@ -33,8 +33,8 @@ type LoopConfig struct {
 	// queue, by node label.
 	AllocTimeout  time.Duration
 	ClusterOffers map[string]string
-	RM     RM
-	NM     NM
+	RM            RM
+	NM            NM
 	// Host, RPCPort and TrackingURL are what registerApplicationMaster
 	// announces: the NM's host and the AM's HTTP port (rendezvous and
 	// status page), which clients read from the application report.

@@ -3,6 +3,7 @@ package yarn
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -56,7 +57,8 @@ type fakeRM struct {
 	forget     bool // next allocate: "the RM restarted"
 	rollToken  *hadoopcommon.TokenProto
 	nmTokens   []*hadoopyarn.NMTokenProto
-	finishNo   int // finish calls answered with is_unregistered=false before true
+	finishNo   int   // finish calls answered with is_unregistered=false before true
+	refuse     error // allocate answers this
 }
 
 func remote(class, msg string) error { return &ipc.RemoteError{Class: class, Message: msg} }
@@ -77,6 +79,9 @@ func (rm *fakeRM) dial(tok security.Token) (rpcCaller, error) {
 			}
 			if !rm.registered {
 				return remote(ApplicationMasterNotRegisteredException, "AM not registered")
+			}
+			if rm.refuse != nil {
+				return rm.refuse
 			}
 			r := req.(*hadoopyarn.AllocateRequestProto)
 			if r.GetResponseId() != rm.lastID {
@@ -257,4 +262,40 @@ func TestFormatContainerID(t *testing.T) {
 	require.Equal(t, "container_e03_1700000000000_0007_01_000002",
 		FormatContainerID(&hadoopyarn.ContainerIdProto{AppId: app, AppAttemptId: att, Id: proto.Int64(3<<40 | 2)}))
 	require.Equal(t, "", FormatContainerID(nil))
+}
+
+func TestAMRMRefusedRequests(t *testing.T) {
+	ctx := context.Background()
+	tests := []struct {
+		err     error
+		refused bool
+	}{
+		{remote(InvalidLabelResourceRequestException, "Invalid label resource request, cluster do not contain , label= nosuchlabel"), true},
+		{remote(InvalidResourceRequestException, "Invalid resource request! Cannot allocate containers as requested resource is greater than maximum allowed allocation."), true},
+		{remote(InvalidResourceBlacklistRequestException, "bad blacklist"), true},
+		{remote(SchedulerInvalidResoureRequestException, "zero resource"), true},
+		{remote("org.apache.hadoop.ipc.StandbyException", "standby"), false},
+		{remote("java.io.IOException", "boom"), false},
+		{ipc.ErrClosed, false},
+	}
+	for _, tc := range tests {
+		am, rm := newFakeAM(t, AMOptions{})
+		_, err := am.Register(ctx, "host", 1, "")
+		require.NoError(t, err)
+		rm.refuse = tc.err
+		_, err = am.Allocate(ctx, nil, nil, 0)
+		require.Error(t, err)
+		var refused *RequestRefusedError
+		require.Equal(t, tc.refused, errors.As(err, &refused), "%v", err)
+		if !tc.refused {
+			continue
+		}
+		var re *ipc.RemoteError
+		require.True(t, errors.As(tc.err, &re))
+		require.Equal(t, re.Class, refused.Class)
+		require.Equal(t, re.Message, refused.Message)
+		require.ErrorContains(t, err, "refused the request: "+re.Class[strings.LastIndex(re.Class, ".")+1:]+": "+re.Message)
+		require.ErrorIs(t, err, re, "the RM's error stays in the chain")
+		require.Zero(t, am.responseID, "the response id does not move")
+	}
 }
