@@ -1,0 +1,65 @@
+package appmaster
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestContainerDiagnostics(t *testing.T) {
+	tests := []struct {
+		name, in, want string
+	}{
+		{"empty", "", ""},
+		{"blank lines and timestamps only", "\n[2026-11-23 09:19:10.852]\n  \n[2026-11-23 09:19:10.853]\n", ""},
+		{
+			// Hadoop 3.4 NodeManager, a container over its physical memory.
+			name: "physical memory kill: the figures stay, the process tree goes",
+			in: "[2026-11-23 09:19:10.852]Container [pid=31337,containerID=container_1700000000000_0001_01_000002] is running 480247808B beyond the 'PHYSICAL' memory limit. Current usage: 714.0 MB of 256 MB physical memory used; 2.9 GB of 537.6 MB virtual memory used. Killing container.\n" +
+				"Dump of the process-tree for container_1700000000000_0001_01_000002 :\n" +
+				"\t|- PID PPID PGRPID SESSID CMD_NAME USER_MODE_TIME(MILLIS) SYSTEM_TIME(MILLIS) VMEM_USAGE(BYTES) RSSMEM_USAGE(PAGES) FULL_CMD_LINE\n" +
+				"\t|- 31337 31330 31337 31337 (python3) 120 40 3100000000 182000 python3 -c ...\n\n" +
+				"[2026-11-23 09:19:10.900]Container killed on request. Exit code is 143\n" +
+				"[2026-11-23 09:19:10.901]Container exited with a non-zero exit code 143. \n",
+			want: "Container [pid=31337,containerID=container_1700000000000_0001_01_000002] is running 480247808B beyond the 'PHYSICAL' memory limit. Current usage: 714.0 MB of 256 MB physical memory used; 2.9 GB of 537.6 MB virtual memory used. Killing container. | Container killed on request. Exit code is 143 | Container exited with a non-zero exit code 143.",
+		},
+		{
+			name: "localization failure: the bare timestamp line goes, the exception chain stays, frames go",
+			in: "[2026-11-23 09:19:10.852]\n" +
+				"java.io.IOException: Error untarring file /tmp/nm-local-dir/filecache/10/env.tar.gz. Tar process exited with exit code 2 from command [bash, -c, gzip -dc '/tmp/nm-local-dir/filecache/10/env.tar.gz' | (cd '/tmp/nm-local-dir/filecache/10/env.tar.gz' && tar -xf -)]\n" +
+				"\tat org.apache.hadoop.fs.FileUtil.unTarUsingTar(FileUtil.java:1021)\n" +
+				"\tat org.apache.hadoop.fs.FileUtil.unTar(FileUtil.java:975)\n" +
+				"\tat java.base/java.util.concurrent.FutureTask.run(FutureTask.java:264)\n" +
+				"Caused by: org.apache.hadoop.util.Shell$ExitCodeException: gzip: stdin: not in gzip format\n" +
+				"tar: Child returned status 1\n" +
+				"\tat org.apache.hadoop.util.Shell.runCommand(Shell.java:1024)\n" +
+				"\t... 12 more\n\n" +
+				"For more detailed output, check the application tracking page",
+			want: "java.io.IOException: Error untarring file /tmp/nm-local-dir/filecache/10/env.tar.gz. Tar process exited with exit code 2 from command [bash, -c, gzip -dc '/tmp/nm-local-dir/filecache/10/env.tar.gz' | (cd '/tmp/nm-local-dir/filecache/10/env.tar.gz' && tar -xf -)] | Caused by: org.apache.hadoop.util.Shell$ExitCodeException: gzip: stdin: not in gzip format | tar: Child returned status 1 | For more detailed output, check the application tracking page",
+		},
+		{
+			name: "repeats are said once, whitespace collapsed",
+			in:   "[2026-11-23 09:19:10.852]Container released on a *lost* node\n[2026-11-23 09:19:11.000]Container   released on a *lost*\tnode  \n",
+			want: "Container released on a *lost* node",
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			require.Equal(t, tc.want, ContainerDiagnostics(tc.in))
+		})
+	}
+	long := ContainerDiagnostics("[2026-11-23 09:19:10.852]\n" + strings.Repeat("é", 400))
+	require.LessOrEqual(t, len(long), maxContainerDiagnostics+len("…"))
+	require.True(t, strings.HasSuffix(long, "…"))
+	require.True(t, strings.HasPrefix(long, "éé"))
+}
+
+func TestCompletedDiagnosticsInTheFailure(t *testing.T) {
+	m := newMachine(t, nil, grp("worker", 1, small))
+	step(m, Registered{})
+	step(m, Allocated{Containers: []Container{ctr(1, 1)}}, ContainerStarted{ID: cid(1)})
+	rd := step(m, ContainerCompleted{ID: cid(1), ExitStatus: ExitInvalid, Diagnostics: "[2026-11-23 09:19:10.852]\njava.io.IOException: not in gzip format\n\tat x.y(Z.java:1)\n"})
+	require.Equal(t, Failed, rd.Finish.Status)
+	require.Contains(t, rd.Finish.Diagnostics, "(exit status -1000): java.io.IOException: not in gzip format")
+}
