@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"strconv"
 	"time"
 
@@ -41,6 +42,10 @@ type statusWatcher struct {
 	hc   *http.Client
 	url  string
 	last *appmaster.StatusReport
+	// notice, if set, is told when the page stops answering (after it
+	// did, silentPolls fetches in a row) and when it answers again.
+	notice   func(string)
+	failures int
 }
 
 func newStatusWatcher() *statusWatcher {
@@ -70,9 +75,18 @@ func (w *statusWatcher) poll(ctx context.Context, appID string, onEvent func(Eve
 		return
 	}
 	rep, err := w.fetch(ctx)
+	if err != nil && w.last != nil && ctx.Err() == nil {
+		if w.failures++; w.failures == silentPolls && w.notice != nil {
+			w.notice(fmt.Sprintf("ApplicationMaster at %s not answering (%s); following the ResourceManager's report", w.host(), shortCause(err)))
+		}
+	}
 	if err != nil || rep.AppID != appID {
 		return
 	}
+	if w.failures >= silentPolls && w.notice != nil {
+		w.notice(fmt.Sprintf("ApplicationMaster at %s answering again", w.host()))
+	}
+	w.failures = 0
 	if onEvent != nil {
 		for _, ev := range taskChanges(w.last, rep) {
 			ev.AppID = appID
@@ -145,4 +159,12 @@ func taskChanges(prev, cur *appmaster.StatusReport) []Event {
 		}
 	}
 	return append(append(launched, registered...), ended...)
+}
+
+// host is the status page's host:port.
+func (w *statusWatcher) host() string {
+	if u, err := url.Parse(w.url); err == nil {
+		return u.Host
+	}
+	return w.url
 }

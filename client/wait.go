@@ -2,7 +2,10 @@ package client
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
+	"syscall"
 	"time"
 
 	"github.com/tfyarn/tfyarn/yarn"
@@ -27,6 +30,12 @@ type Event struct {
 	Task       *TaskResult
 	TaskChange string
 	Counts     *TaskCounts
+
+	// Notice is set, and nothing else but Time and AppID, when the
+	// ResourceManager or the ApplicationMaster stops answering or answers
+	// again: one line for the user (the CLI prints it on stderr), e.g.
+	// "ResourceManager at rm:8032 not answering (connection refused); retrying".
+	Notice string
 }
 
 // Result is how an application ended.
@@ -45,9 +54,13 @@ type Result struct {
 // Succeeded reports whether the job succeeded.
 func (r *Result) Succeeded() bool { return r.FinalStatus == "SUCCEEDED" }
 
-// maxPollFailures is how many report calls in a row may fail (each already
-// retried by ipc) before Wait gives up on the RM.
-const maxPollFailures = 10
+// silentPolls is how many report calls (or status page fetches) in a row
+// may fail before Wait says that the RM (or the AM) is not answering.
+const silentPolls = 2
+
+// MaxRMSilence is how long Wait keeps retrying an RM that does not answer
+// before it gives up (the application goes on without it).
+const MaxRMSilence = 15 * time.Minute
 
 // Wait polls the application's report until it ends, calling onEvent (if
 // not nil) on every change of state or tracking URL, and returns how it
@@ -58,7 +71,14 @@ func (s *Submission) Wait(ctx context.Context, onEvent func(Event)) (*Result, er
 	defer s.removeStaging()
 	var last *hadoopyarn.ApplicationReportProto
 	failures := 0
+	var silentSince time.Time
+	notice := func(text string) {
+		if onEvent != nil {
+			onEvent(Event{Time: time.Now(), AppID: s.AppID, Notice: text})
+		}
+	}
 	status := newStatusWatcher()
+	status.notice = notice
 	defer status.close()
 	s.status = status
 	t := time.NewTicker(s.job.PollInterval)
@@ -71,10 +91,19 @@ func (s *Submission) Wait(ctx context.Context, onEvent func(Event)) (*Result, er
 		case ctx.Err() != nil:
 			return s.killed(ctx.Err(), onEvent, last)
 		case err != nil:
-			if failures++; failures >= maxPollFailures {
-				return s.result(last), fmt.Errorf("client: watching %s: %w", s.AppID, err)
+			if failures++; failures == 1 {
+				silentSince = time.Now()
+			}
+			if failures == silentPolls {
+				notice(fmt.Sprintf("ResourceManager at %s not answering (%s); retrying", rmAddr(s.rm, err), shortCause(err)))
+			}
+			if time.Since(silentSince) > MaxRMSilence {
+				return s.result(last), fmt.Errorf("client: watching %s: no answer for %s: %w", s.AppID, MaxRMSilence, err)
 			}
 		default:
+			if failures >= silentPolls {
+				notice(fmt.Sprintf("ResourceManager at %s answering again after %s", rmAddr(s.rm, nil), time.Since(silentSince).Round(time.Second)))
+			}
 			failures = 0
 			status.locate(r)
 			// Task changes first, so the tasks' ends come before the
@@ -176,4 +205,29 @@ func RunOnYarn(ctx context.Context, job Job) (*Result, error) {
 	}
 	defer s.Close()
 	return s.Wait(ctx, nil)
+}
+
+// rmAddr is the RM address err names, else the configured ones.
+func rmAddr(rm *yarn.ApplicationClient, err error) string {
+	var rme *yarn.RMError
+	if errors.As(err, &rme) && rme.Addr != "" {
+		return rme.Addr
+	}
+	return strings.Join(rm.Addrs(), ", ")
+}
+
+// shortCause is why a call failed, in a few words: the socket error
+// ("connection refused"), "no answer within ..." or the RM's reason.
+func shortCause(err error) string {
+	var errno syscall.Errno
+	var rme *yarn.RMError
+	switch {
+	case errors.As(err, &errno):
+		return errno.Error()
+	case yarn.IsTimeout(err):
+		return "no answer in time"
+	case errors.As(err, &rme):
+		return rme.Reason()
+	}
+	return err.Error()
 }

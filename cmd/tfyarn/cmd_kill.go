@@ -19,8 +19,10 @@ func killCommand(e *env) *cli.Command {
 		ArgsUsage: "APP_ID",
 		UsageText: "tfyarn kill APP_ID [--wait 30s]\n\n" +
 			"   tfyarn kill application_1700000000000_0001",
-		Description: "Prints the final state (KILLED, or FINISHED/FAILED if the application had already ended).\n" +
-			"Exits 0 once the application has ended, 2 if it has not within --wait.",
+		Description: "Prints the final state (KILLED). An application that had already ended is left alone:\n" +
+			"kill says so (\"APP_ID already ended FINISHED/SUCCEEDED; nothing to kill\") and exits 0, since\n" +
+			"what was asked (the application is not running) holds. Exits 0 once the application has ended,\n" +
+			"2 if it has not within --wait or is unknown.",
 		Flags: []cli.Flag{
 			&cli.DurationFlag{Name: "wait", Value: defaultKillWait, Usage: "how long to wait for the application to end"},
 		},
@@ -34,6 +36,11 @@ func killCommand(e *env) *cli.Command {
 			// whole thing, since the RM takes a moment to stop the containers.
 			limit := max(c.Duration("wait"), e.timeout)
 			return e.withRM(c.Context, limit, func(ctx context.Context, rm *yarn.ApplicationClient, _ *hadoopconf.Config) error {
+				if r, err := rm.GetApplicationReport(ctx, id); err == nil && yarn.IsTerminal(r.GetYarnApplicationState()) {
+					fmt.Fprintf(e.stdout, "%s already ended %s/%s; nothing to kill\n", idText,
+						yarn.AppStateName(r.GetYarnApplicationState()), yarn.FinalStatusName(r.GetFinalApplicationStatus()))
+					return nil
+				}
 				r, err := rm.KillApplication(ctx, id, "killed by "+rm.User()+" with tfyarn kill")
 				if err != nil {
 					if r != nil && ctx.Err() != nil {

@@ -260,10 +260,10 @@ func TestE2ESubmitStatusListKill(t *testing.T) {
 	require.Equal(t, "KILLED", javaField(java, "State"), java)
 	require.Equal(t, "KILLED", javaField(java, "Final-State"), java)
 
-	// Killing again is harmless: the final state is reported as it is.
+	// Killing again is harmless and says so (issue 10): exit 0.
 	stdout, _, code = runCLI(t, "--conf-dir", c.ConfDir, "kill", idText)
 	require.Equal(t, exitOK, code)
-	require.Equal(t, idText+" KILLED\n", stdout)
+	require.Equal(t, idText+" already ended KILLED/KILLED; nothing to kill\n", stdout)
 }
 
 // freePort returns a port nothing listens on (it was free a moment ago).

@@ -39,6 +39,8 @@ func runCommand(e *env) *cli.Command {
 		&cli.StringSliceFlag{Name: "files", Usage: "files copied into every task's working directory, each as NAME (default: its base name): `PATH[#NAME]`, comma list, repeatable"},
 		&cli.StringSliceFlag{Name: "archives", Usage: ".zip/.tar.gz/.tgz/.tar/.jar archives unpacked into ./NAME/ of every task (default NAME: the base name without its suffix): `PATH[#NAME]`, comma list, repeatable"},
 		&cli.StringFlag{Name: "src-dir", Usage: "`DIR` of the script's sibling modules: packed, unpacked into ./src/ of every task and first on PYTHONPATH (a script inside DIR runs from there)"},
+		&cli.DurationFlag{Name: "alloc-timeout", Value: appmaster.DefaultAllocTimeout, Usage: "how long, once the ApplicationMaster runs, the chief, worker and ps tasks may wait for containers: the job then fails naming the tasks still unallocated, their shape and what the cluster offers"},
+		&cli.StringFlag{Name: "am-node-label", Usage: "YARN node `LABEL` of the ApplicationMaster's own container (default: none, i.e. the queue's default; --node-label is for the tasks only)"},
 		&cli.DurationFlag{Name: "rendezvous-timeout", Value: appmaster.DefaultRendezvousTimeout, Usage: "how long the chief, worker and ps tasks have to register once the first one has (with --local: 2m unless given)"},
 		&cli.BoolFlag{Name: "local", Usage: "run every task as a process on this machine instead of in YARN containers (no cluster needed)"},
 		&cli.StringFlag{Name: "principal", Usage: "Kerberos `PRINCIPAL` (user@REALM) to log in as from --keytab (same as the global flag)"},
@@ -80,9 +82,19 @@ func runCommand(e *env) *cli.Command {
 			"success rule, exit codes and JSON (app_id \"local\"), and contacts no cluster (no\n" +
 			"HADOOP_CONF_DIR needed); each task's output lines are prefixed with its name, e.g. [worker:1].\n" +
 			"It ignores, with a note, the YARN-only flags --queue, --name, --tag, --am-memory, --am-vcores,\n" +
-			"--node-label and the global --conf-dir and --timeout. With --local, --env DIR uses DIR's python\n" +
+			"--node-label, --am-node-label, --alloc-timeout and the global --conf-dir and --timeout. With --local, --env DIR uses DIR's python\n" +
 			"and bin/ directly (no packing; an archive is refused), --src-dir goes first on PYTHONPATH, and\n" +
 			"--files and --archives are linked (archives unpacked) into a temporary directory the tasks run in.\n" +
+			"Before anything is created the job is checked against what the cluster can place, per node label\n" +
+			"and counting the ApplicationMaster's container (--am-memory, --am-vcores, --am-node-label): a task\n" +
+			"larger than every node of its label, GPUs where its nodes have none, a label the cluster lacks or\n" +
+			"the queue cannot use or has no capacity on, or tasks that together exceed the label's nodes are\n" +
+			"refused (exit 2). A job that merely does not fit now is submitted; if its chief, worker and ps\n" +
+			"tasks still lack containers --alloc-timeout after the ApplicationMaster started, it fails saying\n" +
+			"which and what the cluster offers. --node-label applies to the tasks only. An --env archive is\n" +
+			"read through first (gzip, tar, bin/python inside). Staging directories of ended applications\n" +
+			"left behind by a crashed client and AM are removed on submission. When the ResourceManager or the\n" +
+			"ApplicationMaster stops answering, run says so on stderr and keeps following.\n" +
 			"Exit codes: 0 succeeded, 1 failed or killed, 2 usage, validation or cluster error.\n" +
 			"JSON (--output json): {app_id, final_status, state, diagnostics, tracking_url, uploaded_bytes,\n" +
 			"tasks: [{task, type, index, state, host, port, container_id, node, exit_code}]}.",
@@ -143,7 +155,14 @@ func runAction(c *cli.Context, e *env) error {
 	}
 	defer s.Close()
 	fmt.Fprintf(progress, "%s submitted (uploaded %d bytes)\n", s.AppID, s.UploadedBytes)
+	for _, o := range s.OrphansRemoved {
+		fmt.Fprintf(e.stderr, "removed the staging directory %s of %s (%s)\n", o.Path, o.AppID, o.State)
+	}
 	res, err := s.Wait(c.Context, func(ev client.Event) {
+		if ev.Notice != "" {
+			fmt.Fprintf(e.stderr, "%s\n", ev.Notice)
+			return
+		}
 		if ev.Task != nil {
 			printTaskChange(progress, ev)
 			return
@@ -197,6 +216,14 @@ func runJob(c *cli.Context) (client.Job, error) {
 	}
 	if err := applyShipping(c, &job); err != nil {
 		return client.Job{}, err
+	}
+	job.AllocTimeout = c.Duration("alloc-timeout")
+	if job.AllocTimeout <= 0 {
+		return client.Job{}, usagef("--alloc-timeout %s: give a positive duration, e.g. 5m", job.AllocTimeout)
+	}
+	job.AMNodeLabel = c.String("am-node-label")
+	if strings.ContainsAny(job.AMNodeLabel, " ,=&|") {
+		return client.Job{}, usagef("--am-node-label %q: give one node label", job.AMNodeLabel)
 	}
 	job.RendezvousTimeout = c.Duration("rendezvous-timeout")
 	if job.RendezvousTimeout <= 0 {
