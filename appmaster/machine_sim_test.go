@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -20,8 +21,9 @@ type fakeRM struct {
 	outstanding map[int64]int
 	inFlight    []Container
 	nextID      int
-	allocated   int // containers allocated against asks
-	extra       int // containers allocated beyond any ask
+	allocated   int            // containers allocated against asks
+	extra       int            // containers allocated beyond any ask
+	starve      map[int64]bool // asks it never serves (no room for that shape)
 }
 
 // sim drives a Machine the way the I/O loop will, with random but seeded
@@ -44,6 +46,7 @@ type sim struct {
 	delivered    map[string]bool
 	liveByTask   map[taskspec.TaskID]string
 	finishes     []Finish
+	finishedAt   time.Time
 	killed       bool
 	launchCount  int
 	restartLimit int // how many restarts the policy may grant in total
@@ -117,6 +120,7 @@ func (s *sim) drain() {
 	}
 	if rd.Finish != nil {
 		s.finishes = append(s.finishes, *rd.Finish)
+		s.finishedAt = s.now
 	}
 }
 
@@ -150,7 +154,7 @@ func (s *sim) heartbeat() {
 	// asked for.
 	for id := int64(1); id <= int64(len(s.groups)); id++ {
 		n := s.rm.outstanding[id]
-		if n == 0 {
+		if n == 0 || s.rm.starve[id] {
 			continue
 		}
 		k := s.rng.Intn(n + 1)
@@ -161,8 +165,10 @@ func (s *sim) heartbeat() {
 		}
 	}
 	if s.rng.Intn(15) == 0 {
-		s.rm.extra++
-		s.rm.inFlight = append(s.rm.inFlight, s.newContainer(1+s.rng.Int63n(int64(len(s.groups)))))
+		if id := 1 + s.rng.Int63n(int64(len(s.groups))); !s.rm.starve[id] {
+			s.rm.extra++
+			s.rm.inFlight = append(s.rm.inFlight, s.newContainer(id))
+		}
 	}
 	// Part of what was allocated reaches the AM in this response.
 	n := s.rng.Intn(len(s.rm.inFlight) + 1)
@@ -301,4 +307,44 @@ func TestSimulatedInterleavingsWithRestarts(t *testing.T) {
 		})
 	}
 	t.Logf("outcomes over 300 seeds: %v", outcomes)
+}
+
+// A group the scheduler never serves ends the job at the allocation
+// deadline, whatever the interleaving, naming only tasks that never got a
+// container; nothing else waits for ever.
+func TestSimulatedStarvedGroupMeetsTheDeadline(t *testing.T) {
+	groups := []taskspec.TaskGroup{grp(taskspec.Chief, 1, small), grp(taskspec.Worker, 3, big), grp(taskspec.PS, 1, small)}
+	outcomes := map[string]int{}
+	for seed := int64(1); seed <= 200; seed++ {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			s := newSim(t, seed, nil, 0, groups...)
+			s.rm.starve = map[int64]bool{2: true} // the workers
+			start := s.now
+			s.step(Tick{Now: s.now})
+			s.run()
+			require.Len(t, s.finishes, 1, "exactly one Finish")
+			fin := s.finishes[0]
+			switch {
+			case fin.Status == Failed && strings.Contains(fin.Diagnostics, "not allocated within"):
+				outcomes["deadline"]++
+				require.Regexp(t, `^worker:0, worker:1, worker:2 \(4 vcores, 8192 MiB, 1 GPUs, label ""\) were not allocated within 5m0s; ask for less or raise --alloc-timeout$`, fin.Diagnostics)
+				// Ticks come at most 5 s apart in the simulation.
+				require.False(t, s.finishedAt.Before(start.Add(DefaultAllocTimeout)), "failed before the deadline")
+				require.True(t, s.finishedAt.Before(start.Add(DefaultAllocTimeout+5*time.Second)), "failed %s after the deadline", s.finishedAt.Sub(start.Add(DefaultAllocTimeout)))
+				for _, ts := range s.m.Tasks() {
+					require.False(t, ts.State.Live() && !ts.StopRequested, "%s still runs", ts.Task)
+				}
+			case fin.Status == Failed:
+				outcomes["task failure"]++
+				require.Contains(t, fin.Diagnostics, "container_")
+			case fin.Status == Killed:
+				outcomes["killed"]++
+				require.True(t, s.killed)
+			default:
+				t.Fatalf("a job whose workers never get containers ended %s: %s", fin.Status, fin.Diagnostics)
+			}
+		})
+	}
+	t.Logf("outcomes over 200 seeds: %v", outcomes)
+	require.NotZero(t, outcomes["deadline"])
 }
