@@ -62,7 +62,11 @@ func cacheCleanCommand(e *env) *cli.Command {
 		UsageText: "tfyarn cache clean --older-than AGE [--dry-run] [--output table|json]\n\n" +
 			"   tfyarn cache clean --older-than 30d --dry-run\n" +
 			"   tfyarn cache clean --older-than 12h",
-		Description: "AGE is a number of days (30d) or a Go duration (12h, 90m). A file's age counts from its\n" +
+		Description: "Also removes the staging directories (/user/<you>/.tfyarn/application_*) of applications\n" +
+			"that have ended, which a crashed client and ApplicationMaster leave behind, asking the\n" +
+			"ResourceManager about each (one it does not know counts as ended once 10 minutes old); never\n" +
+			"one of a running or accepted application. They are listed as \"staging\" (JSON: staging).\n" +
+			"AGE is a number of days (30d) or a Go duration (12h, 90m). A file's age counts from its\n" +
 			"last use: the later of its upload and the NameNode's last read (access times are coarse,\n" +
 			"1 h by default). Removing a file an application is still localizing fails that application:\n" +
 			"keep AGE well beyond your jobs' run time.",
@@ -104,7 +108,15 @@ func cacheCleanCommand(e *env) *cli.Command {
 						return err
 					}
 				}
-				return printCache(e, format, cacheView(entries, true, dry))
+				l := cacheView(entries, true, dry)
+				l.Staging = []client.OrphanedStaging{}
+				if orphans, err := e.orphanedStaging(c.Context, fs, !dry); err != nil {
+					msg, _ := describe(err, e)
+					fmt.Fprintf(e.stderr, "tfyarn: staging directories not checked: %s\n", msg)
+				} else if orphans != nil {
+					l.Staging = orphans
+				}
+				return printCache(e, format, l)
 			})
 		},
 	}
@@ -156,6 +168,9 @@ type cacheListing struct {
 	Entries []cacheEntryView `json:"entries"`
 	Files   int              `json:"files"`
 	Bytes   int64            `json:"bytes"`
+	// Staging are the orphaned staging directories clean removed (or
+	// would remove); absent from list.
+	Staging []client.OrphanedStaging `json:"staging,omitempty"`
 	// For clean: Removed is true when the files are gone, false on --dry-run.
 	Clean   bool  `json:"-"`
 	Removed *bool `json:"removed,omitempty"`
@@ -195,6 +210,13 @@ func printCache(e *env, format string, l cacheListing) error {
 			return err
 		}
 	}
+	for _, o := range l.Staging {
+		what := "removed"
+		if !*l.Removed {
+			what = "would remove"
+		}
+		fmt.Fprintf(e.stdout, "%s staging %s of %s (%s)\n", what, o.Path, o.AppID, o.State)
+	}
 	verb := "cached"
 	switch {
 	case l.Clean && *l.Removed:
@@ -211,4 +233,18 @@ func cacheNoun(n int, one, many string) string {
 		return one
 	}
 	return many
+}
+
+// orphanedStaging finds (and with remove, removes) the staging
+// directories of ended applications, bounded by --timeout per RM call
+// and a minute in all.
+func (e *env) orphanedStaging(parent context.Context, fs *hdfs.FS, remove bool) ([]client.OrphanedStaging, error) {
+	rm, _, err := e.rmClient()
+	if err != nil {
+		return nil, err
+	}
+	defer rm.Close()
+	ctx, cancel := context.WithTimeout(parent, max(time.Minute, e.timeout))
+	defer cancel()
+	return client.FindOrphanedStaging(ctx, rm, fs, 0, remove)
 }
