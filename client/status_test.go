@@ -1,6 +1,14 @@
 package client
 
 import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -20,4 +28,42 @@ func TestTaskChangesInTheOrderTheyHappen(t *testing.T) {
 	}
 	require.Equal(t, []string{"chief:0 launched", "worker:0 launched", "chief:0 registered", "chief:0 ended"}, got)
 	require.Empty(t, taskChanges(cur, cur))
+}
+
+// The watcher says once when the AM's page stops answering (after it did)
+// and once when it answers again.
+func TestStatusWatcherNotices(t *testing.T) {
+	var up atomic.Bool
+	up.Store(true)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !up.Load() {
+			http.Error(w, "down", http.StatusServiceUnavailable)
+			return
+		}
+		_ = json.NewEncoder(w).Encode(appmaster.StatusReport{AppID: "application_1_0001"})
+	}))
+	defer srv.Close()
+	var notices []string
+	w := newStatusWatcher()
+	w.url = srv.URL + appmaster.StatusPath
+	w.notice = func(s string) { notices = append(notices, s) }
+	ctx := context.Background()
+	w.poll(ctx, "application_1_0001", nil)
+	up.Store(false)
+	for i := 0; i < 5; i++ {
+		w.poll(ctx, "application_1_0001", nil)
+	}
+	up.Store(true)
+	w.poll(ctx, "application_1_0001", nil)
+	w.poll(ctx, "application_1_0001", nil)
+	host := strings.TrimPrefix(srv.URL, "http://")
+	require.Equal(t, []string{
+		"ApplicationMaster at " + host + " not answering (client: " + srv.URL + appmaster.StatusPath + ": 503 Service Unavailable); following the ResourceManager's report",
+		"ApplicationMaster at " + host + " answering again",
+	}, notices)
+}
+
+func TestShortCause(t *testing.T) {
+	require.Equal(t, "connection refused", shortCause(fmt.Errorf("dial: %w", syscall.ECONNREFUSED)))
+	require.Equal(t, "no answer in time", shortCause(fmt.Errorf("x: %w", context.DeadlineExceeded)))
 }

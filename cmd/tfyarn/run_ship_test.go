@@ -7,8 +7,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/tfyarn/tfyarn/appmaster"
 	"github.com/tfyarn/tfyarn/client"
 	"github.com/urfave/cli/v2"
 )
@@ -159,4 +161,20 @@ func TestLocalPython(t *testing.T) {
 	require.Equal(t, "/v/bin/python3.11", localPython("/v", "bin/python3.11"))
 	require.Equal(t, "/usr/bin/python3", localPython("/v", "/usr/bin/python3"))
 	require.Equal(t, "python3", localPython("/v", "python3"))
+}
+
+func TestRunAllocTimeoutAndAMNodeLabel(t *testing.T) {
+	job, err := parseRun(t, "--worker", "1c", "--node-label", "gpu", "--", "true")
+	require.NoError(t, err)
+	require.Equal(t, appmaster.DefaultAllocTimeout, job.AllocTimeout)
+	require.Equal(t, "gpu", job.NodeLabel)
+	require.Empty(t, job.AMNodeLabel, "the AM does not inherit --node-label")
+	job, err = parseRun(t, "--worker", "1c", "--alloc-timeout", "90s", "--am-node-label", "am", "--", "true")
+	require.NoError(t, err)
+	require.Equal(t, 90*time.Second, job.AllocTimeout)
+	require.Equal(t, "am", job.AMNodeLabel)
+	_, err = parseRun(t, "--worker", "1c", "--alloc-timeout", "0s", "--", "true")
+	require.EqualError(t, err, "--alloc-timeout 0s: give a positive duration, e.g. 5m")
+	_, err = parseRun(t, "--worker", "1c", "--am-node-label", "a,b", "--", "true")
+	require.EqualError(t, err, `--am-node-label "a,b": give one node label`)
 }
