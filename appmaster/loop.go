@@ -185,7 +185,7 @@ func (l *loop) run(ctx context.Context) (LoopResult, error) {
 		return l.out, fmt.Errorf("appmaster: registering with the ResourceManager: %w", err)
 	}
 	limits := LimitsFrom(reg.MaxCapability, reg.ResourceTypes)
-	l.cfg.Logf("registered in queue %s (max container %d MiB, %d vcores)", reg.Queue, limits.MaxMemoryMiB, limits.MaxVCores)
+	l.cfg.Logf("registered in queue %s (max container %d MiB, %d vcores); tasks without a container after %s fail the job", reg.Queue, limits.MaxMemoryMiB, limits.MaxVCores, orDuration(l.cfg.AllocTimeout, DefaultAllocTimeout))
 	l.m.Step(Registered{Limits: limits})
 
 	for {
