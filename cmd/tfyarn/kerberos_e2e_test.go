@@ -80,6 +80,11 @@ func testKerberosCommands(t *testing.T, c *clustertest.Cluster, bin string) {
 		stdout, stderr, code := execTfyarn(t, c, bin, nil, args...)
 		require.Equal(t, exitOK, code, "%v: %s", args, stderr)
 		require.NotEmpty(t, stdout, "%v", args)
+		// The same from the keytab alone (global flags), without a ticket.
+		keytab := append([]string{"--principal", c.Kerberos.Principal, "--keytab", c.Kerberos.Keytab}, args...)
+		stdout, stderr, code = execTfyarn(t, c, bin, []string{noTicket}, keytab...)
+		require.Equal(t, exitOK, code, "%v: %s", keytab, stderr)
+		require.NotEmpty(t, stdout, "%v", keytab)
 	}
 	// A job to look at and kill: status and kill work with the ticket too.
 	stdout, stderr, code := execTfyarn(t, c, bin, nil, "run", "--worker", "1c,256m", "--name", "e2e-krb-kill", "--output", "json", "--", "sh", "-c", "exit 0")
