@@ -260,6 +260,9 @@ public final class TestCluster {
     // only produce false kills for Go and TensorFlow processes that reserve large address spaces.
     conf.setBoolean(YarnConfiguration.YARN_MINICLUSTER_CONTROL_RESOURCE_MONITORING, true);
     conf.setBoolean(YarnConfiguration.NM_PMEM_CHECK_ENABLED, true);
+    // Hadoop 3.4's yarn.nodemanager.resource.memory.enforced (default true) hands memory limits to
+    // cgroups and switches the polling check above off; without cgroups nothing would be enforced.
+    conf.setBoolean("yarn.nodemanager.resource.memory.enforced", false);
     conf.setBoolean(YarnConfiguration.NM_VMEM_CHECK_ENABLED, false);
     conf.setFloat("yarn.nodemanager.disk-health-checker.max-disk-utilization-per-disk-percentage", 99.0f);
     conf.setLong("yarn.nodemanager.disk-health-checker.min-free-space-per-disk-mb", 0);
