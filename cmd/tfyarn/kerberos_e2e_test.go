@@ -155,7 +155,7 @@ func taskEnv(c *clustertest.Cluster) []string {
 func testKerberosTaskTokens(t *testing.T, c *clustertest.Cluster, bin, input string) {
 	out := "/user/alice/kerberos-e2e/written-by-ticket-job"
 	pause := int(c.Kerberos.TokenRenew/time.Second) + 8 // past the renew interval: the RM renewed them
-	args := append([]string{"run", "--worker", "1c,512m", "--name", "e2e-krb-tokens", "--output", "json"}, taskEnv(c)...)
+	args := append([]string{"run", "--worker", "1c,1g", "--name", "e2e-krb-tokens", "--output", "json"}, taskEnv(c)...)
 	args = append(args, "--", "sh", "-c", taskHDFSScript(c, input, out, pause))
 	stdout, stderr, code := execTfyarnFor(t, c, bin, 4*time.Minute, nil, args...)
 	r := runJSON(t, stdout)
@@ -174,7 +174,7 @@ func testKerberosKeytabOutlivesTokens(t *testing.T, c *clustertest.Cluster, bin,
 	out := "/user/alice/kerberos-e2e/written-by-keytab-job"
 	pause := int(k.TokenMaxLifetime/time.Second) + 10 // past the maximum lifetime of every token the client got
 	args := append([]string{"run", "--principal", k.Principal, "--keytab", k.Keytab,
-		"--worker", "1c,512m", "--name", "e2e-krb-keytab", "--output", "json"}, taskEnv(c)...)
+		"--worker", "1c,1g", "--name", "e2e-krb-keytab", "--output", "json"}, taskEnv(c)...)
 	args = append(args, "--", "sh", "-c", taskHDFSScript(c, input, out, pause))
 	// The client itself has no ticket either: the keytab is all it has.
 	type result struct {
@@ -219,7 +219,7 @@ func testKerberosKeytabOutlivesTokens(t *testing.T, c *clustertest.Cluster, bin,
 // proves the AM's refresh, not a lenient NameNode.
 func testKerberosTokensExpireWithoutKeytab(t *testing.T, c *clustertest.Cluster, bin, input string) {
 	pause := int(c.Kerberos.TokenMaxLifetime/time.Second) + 10
-	args := append([]string{"run", "--worker", "1c,512m", "--name", "e2e-krb-expire", "--output", "json"}, taskEnv(c)...)
+	args := append([]string{"run", "--worker", "1c,1g", "--name", "e2e-krb-expire", "--output", "json"}, taskEnv(c)...)
 	args = append(args, "--", "sh", "-c", taskHDFSScript(c, input, "/user/alice/kerberos-e2e/never-written", pause))
 	stdout, stderr, code := execTfyarnFor(t, c, bin, 5*time.Minute, nil, args...)
 	r := runJSON(t, stdout)
