@@ -242,6 +242,7 @@ func testRobustRMSilence(t *testing.T, c *clustertest.Cluster, bin string) {
 	require.Eventually(t, func() bool { return strings.Contains(stdout.String(), " RUNNING\n") }, 90*time.Second, 200*time.Millisecond, "stdout: %s", &stdout)
 	p.stop()
 	require.Eventually(t, func() bool { return strings.Contains(stderr.String(), "not answering") }, 60*time.Second, 200*time.Millisecond, "stderr: %s", &stderr)
+	time.Sleep(3 * time.Second) // silent for a while
 	p.start(t)
 	select {
 	case err := <-done:
