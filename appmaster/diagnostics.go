@@ -1,6 +1,7 @@
 package appmaster
 
 import (
+	"fmt"
 	"regexp"
 	"strings"
 )
@@ -20,15 +21,19 @@ var (
 )
 
 // ContainerDiagnostics reduces YARN's diagnostics of a completed container
-// to one line that keeps its whole reason: every message and exception
-// line in order, without timestamps, Java stack frames, process-tree dumps
-// or repeats, whitespace collapsed, lines joined with " | ", at most
-// maxContainerDiagnostics bytes. YARN's diagnostics of a localization
-// failure start with a timestamp alone on its line, so the first line by
-// itself says nothing.
+// to one line that keeps its whole reason: every message in order, without
+// timestamps, Java stack frames, process-tree dumps or repeats, whitespace
+// collapsed, at most maxContainerDiagnostics bytes. A Java exception chain
+// (a localization failure) becomes its messages joined outer to inner with
+// ": ", the NodeManager's local paths shortened to the file's name; other
+// lines are joined with " | ". YARN's diagnostics of a localization failure
+// start with a timestamp alone on its line, so the first line by itself
+// says nothing.
 func ContainerDiagnostics(s string) string {
-	var lines []string
+	var parts []string // lines, an exception chain being one part
+	chain := -1        // index in parts of the current chain, -1 for none
 	seen := map[string]bool{}
+	var classOnly []string // exceptions without a message
 	for _, line := range strings.Split(s, "\n") {
 		line = strings.TrimSpace(line)
 		for {
@@ -39,15 +44,73 @@ func ContainerDiagnostics(s string) string {
 			line = line[loc[1]:]
 		}
 		line = strings.Join(strings.Fields(line), " ")
-		if line == "" || diagNoise.MatchString(line) || seen[line] {
+		if line == "" || diagNoise.MatchString(line) {
 			continue
 		}
-		seen[line] = true
-		lines = append(lines, line)
+		line = diagLocalPath.ReplaceAllString(line, "$1")
+		msg, isException := exceptionMessage(line)
+		if !isException {
+			if !seen[line] {
+				seen[line] = true
+				parts = append(parts, line)
+			}
+			chain = -1
+			continue
+		}
+		if msg == "" {
+			classOnly = append(classOnly, line)
+			continue
+		}
+		msg = plainUnpack(msg)
+		if seen[msg] {
+			continue
+		}
+		seen[msg] = true
+		if chain < 0 {
+			parts = append(parts, msg)
+			chain = len(parts) - 1
+		} else {
+			parts[chain] += ": " + msg
+		}
 	}
-	out := strings.Join(lines, " | ")
+	if len(parts) == 0 && len(classOnly) > 0 {
+		parts = classOnly[:1]
+	}
+	out := strings.Join(parts, " | ")
 	if len(out) > maxContainerDiagnostics {
 		out = strings.ToValidUTF8(out[:maxContainerDiagnostics], "") + "…"
 	}
 	return out
+}
+
+var (
+	// diagException is a Java exception line, "Caused by: " or not, with
+	// or without a message; Hadoop's SerializedException also prints
+	// "Caused by: <message>" alone.
+	diagException = regexp.MustCompile(`^(?:Caused by: )?(?:[a-z][\w$]*\.)+[\w$]*(?:Exception|Error|Throwable)(?:: (.*))?$`)
+	// diagLocalPath is a path in a NodeManager's local directories: only
+	// the file's name says something to a user.
+	diagLocalPath = regexp.MustCompile(`/\S*/(?:filecache|appcache)/[^'"\s]*/([^/'"\s]+)`)
+	// diagUnpack is Hadoop's FileUtil failing to unpack a .tar.gz.
+	diagUnpack = regexp.MustCompile(`^Error executing command\. gzip -dc \| \(cd '([^']*)' && tar -x ?\) Process exited with exit code (\d+)\.?$`)
+)
+
+// exceptionMessage returns the message of an exception line, and whether
+// the line is one.
+func exceptionMessage(line string) (string, bool) {
+	if m := diagException.FindStringSubmatch(line); m != nil {
+		return m[1], true
+	}
+	if rest, ok := strings.CutPrefix(line, "Caused by: "); ok {
+		return rest, true
+	}
+	return "", false
+}
+
+// plainUnpack says what a failed unpacking means.
+func plainUnpack(msg string) string {
+	if m := diagUnpack.FindStringSubmatch(msg); m != nil {
+		return fmt.Sprintf("%s could not be unpacked (gzip -dc | tar -x exited with code %s: not a gzip-compressed tar archive?)", m[1], m[2])
+	}
+	return msg
 }

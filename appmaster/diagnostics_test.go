@@ -25,7 +25,7 @@ func TestContainerDiagnostics(t *testing.T) {
 			want: "Container [pid=31337,containerID=container_1700000000000_0001_01_000002] is running 480247808B beyond the 'PHYSICAL' memory limit. Current usage: 714.0 MB of 256 MB physical memory used; 2.9 GB of 537.6 MB virtual memory used. Killing container. | Container killed on request. Exit code is 143 | Container exited with a non-zero exit code 143.",
 		},
 		{
-			name: "localization failure: the bare timestamp line goes, the exception chain stays, frames go",
+			name: "an exception chain: the bare timestamp line goes, the messages stay, frames and local paths go",
 			in: "[2026-11-23 09:19:10.852]\n" +
 				"java.io.IOException: Error untarring file /tmp/nm-local-dir/filecache/10/env.tar.gz. Tar process exited with exit code 2 from command [bash, -c, gzip -dc '/tmp/nm-local-dir/filecache/10/env.tar.gz' | (cd '/tmp/nm-local-dir/filecache/10/env.tar.gz' && tar -xf -)]\n" +
 				"\tat org.apache.hadoop.fs.FileUtil.unTarUsingTar(FileUtil.java:1021)\n" +
@@ -36,8 +36,33 @@ func TestContainerDiagnostics(t *testing.T) {
 				"\tat org.apache.hadoop.util.Shell.runCommand(Shell.java:1024)\n" +
 				"\t... 12 more\n\n" +
 				"For more detailed output, check the application tracking page",
-			want: "java.io.IOException: Error untarring file /tmp/nm-local-dir/filecache/10/env.tar.gz. Tar process exited with exit code 2 from command [bash, -c, gzip -dc '/tmp/nm-local-dir/filecache/10/env.tar.gz' | (cd '/tmp/nm-local-dir/filecache/10/env.tar.gz' && tar -xf -)] | Caused by: org.apache.hadoop.util.Shell$ExitCodeException: gzip: stdin: not in gzip format | tar: Child returned status 1 | For more detailed output, check the application tracking page",
+			want: "Error untarring file env.tar.gz. Tar process exited with exit code 2 from command [bash, -c, gzip -dc 'env.tar.gz' | (cd 'env.tar.gz' && tar -xf -)]: gzip: stdin: not in gzip format | tar: Child returned status 1 | For more detailed output, check the application tracking page",
 		},
+		{
+			// Hadoop 3.4.2's NodeManager on the test cluster, an ARCHIVE that
+			// is not a .tar.gz (frames abridged).
+			name: "localization failure, real",
+			in: "[2026-11-23 16:40:19.742]\n" +
+				"java.lang.reflect.UndeclaredThrowableException\n" +
+				"\tat org.apache.hadoop.security.UserGroupInformation.doAs(UserGroupInformation.java:1969)\n" +
+				"\tat java.base/java.lang.Thread.run(Thread.java:840)\n" +
+				"Caused by: org.apache.hadoop.yarn.exceptions.YarnException: Download and unpack failed\n" +
+				"\tat org.apache.hadoop.yarn.util.FSDownload.downloadAndUnpack(FSDownload.java:325)\n" +
+				"\t... 10 more\n" +
+				"Caused by: java.io.IOException: Error executing command. gzip -dc | (cd '/work/main/.testcluster/data/yarn/tfyarn/yarn-2751876/tfyarn-localDir-nm-0_0/usercache/root/filecache/11_tmp/data-1e232ad6.tar.gz' && tar -x ) Process exited with exit code 2.\n" +
+				"\tat org.apache.hadoop.fs.FileUtil.runCommandOnStream(FileUtil.java:964)\n" +
+				"\t... 17 more\n" +
+				"Caused by: Download and unpack failed\n" +
+				"org.apache.hadoop.yarn.exceptions.YarnException: Download and unpack failed\n" +
+				"\tat org.apache.hadoop.yarn.util.FSDownload.downloadAndUnpack(FSDownload.java:325)\n" +
+				"Caused by: java.io.IOException: Error executing command. gzip -dc | (cd '/work/main/.testcluster/data/yarn/tfyarn/yarn-2751876/tfyarn-localDir-nm-0_0/usercache/root/filecache/11_tmp/data-1e232ad6.tar.gz' && tar -x ) Process exited with exit code 2.\n" +
+				"\tat org.apache.hadoop.fs.FileUtil.runCommandOnStream(FileUtil.java:964)\n" +
+				"Caused by: Error executing command. gzip -dc | (cd '/work/main/.testcluster/data/yarn/tfyarn/yarn-2751876/tfyarn-localDir-nm-0_0/usercache/root/filecache/11_tmp/data-1e232ad6.tar.gz' && tar -x ) Process exited with exit code 2.\n" +
+				"java.io.IOException: Error executing command. gzip -dc | (cd '/work/main/.testcluster/data/yarn/tfyarn/yarn-2751876/tfyarn-localDir-nm-0_0/usercache/root/filecache/11_tmp/data-1e232ad6.tar.gz' && tar -x ) Process exited with exit code 2.\n" +
+				"\tat org.apache.hadoop.fs.FileUtil.unTar(FileUtil.java:1001)\n",
+			want: "Download and unpack failed: data-1e232ad6.tar.gz could not be unpacked (gzip -dc | tar -x exited with code 2: not a gzip-compressed tar archive?)",
+		},
+		{"a class alone is kept when nothing else is said", "[2026-11-23 16:40:19.742]\njava.lang.reflect.UndeclaredThrowableException\n\tat x.y(Z.java:1)\n", "java.lang.reflect.UndeclaredThrowableException"},
 		{
 			name: "repeats are said once, whitespace collapsed",
 			in:   "[2026-11-23 09:19:10.852]Container released on a *lost* node\n[2026-11-23 09:19:11.000]Container   released on a *lost*\tnode  \n",
@@ -61,5 +86,5 @@ func TestCompletedDiagnosticsInTheFailure(t *testing.T) {
 	step(m, Allocated{Containers: []Container{ctr(1, 1)}}, ContainerStarted{ID: cid(1)})
 	rd := step(m, ContainerCompleted{ID: cid(1), ExitStatus: ExitInvalid, Diagnostics: "[2026-11-23 09:19:10.852]\njava.io.IOException: not in gzip format\n\tat x.y(Z.java:1)\n"})
 	require.Equal(t, Failed, rd.Finish.Status)
-	require.Contains(t, rd.Finish.Diagnostics, "(exit status -1000): java.io.IOException: not in gzip format")
+	require.Contains(t, rd.Finish.Diagnostics, "(exit status -1000): not in gzip format")
 }
