@@ -179,7 +179,14 @@ func (r *TaskRendezvous) Drain() []Event {
 			r.mu.Lock()
 			r.tails[tailKey(rep.Task, rep.ContainerID)] = rep.StderrTail
 			r.mu.Unlock()
-			if rep.ContainerID != "" {
+			switch {
+			case rep.ContainerID == "":
+			case rep.Signal != "" && !rep.Stopped:
+				// Killed from outside: YARN's report of the container, a
+				// heartbeat later, says why (memory limit, preemption, lost
+				// node); the exit code alone would hide it.
+				r.logf("%s's container got %s from outside: waiting for YARN's reason", rep.Task, rep.Signal)
+			default:
 				out = append(out, ContainerCompleted{ID: rep.ContainerID, ExitStatus: int32(rep.ExitCode), Diagnostics: "the program " + how})
 			}
 		}

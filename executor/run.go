@@ -121,14 +121,14 @@ func Run(ctx context.Context, cfg Config) (exitCode int, err error) {
 	} else {
 		close(refreshing)
 	}
-	stopped := supervise(ctx, runCtx, &cfg, client, prog, sigs, log)
+	stopped, signal := supervise(ctx, runCtx, &cfg, client, prog, sigs, log)
 	cancel()
 	<-refreshing // no rewrite of the token file after the program
 	// Whatever the program left behind in its group ends with it.
 	_ = prog.signal(syscall.SIGKILL)
 
 	code := prog.exitCode()
-	report(&cfg, client, log, rendezvous.ExitReport{Task: cfg.Task, ContainerID: cfg.ContainerID, ExitCode: code, Stopped: stopped, StderrTail: tail.Lines()})
+	report(&cfg, client, log, rendezvous.ExitReport{Task: cfg.Task, ContainerID: cfg.ContainerID, ExitCode: code, Stopped: stopped, Signal: signal, StderrTail: tail.Lines()})
 	log.printf("the program exited with code %d", code)
 	return code, nil
 }
@@ -190,7 +190,10 @@ func meet(ctx context.Context, cfg *Config, client *rendezvous.Client, reg rende
 // out the AM's stop order (or the caller's cancellation) as SIGTERM, then
 // SIGKILL after the grace period. It reports whether the program was
 // stopped on the AM's or the caller's behalf.
-func supervise(ctx, runCtx context.Context, cfg *Config, client *rendezvous.Client, prog *child, sigs <-chan os.Signal, log *logger) bool {
+// supervise runs until the program ends, obeying the AM's stop order and
+// forwarding signals. It reports whether the AM stopped the program, and the
+// first signal that came from outside (the NodeManager), if any.
+func supervise(ctx, runCtx context.Context, cfg *Config, client *rendezvous.Client, prog *child, sigs <-chan os.Signal, log *logger) (stopped bool, signal string) {
 	orders := make(chan rendezvous.StopOrder, 1)
 	go func() {
 		o, err := client.WaitStop(runCtx, cfg.Task, cfg.ContainerID)
@@ -202,10 +205,9 @@ func supervise(ctx, runCtx context.Context, cfg *Config, client *rendezvous.Clie
 		}
 		orders <- o
 	}()
-	stopped := false
 	var kill <-chan time.Time
-	terminate := func(why string) {
-		stopped = true
+	terminate := func(why string, byAM bool) {
+		stopped = stopped || byAM
 		log.printf("%s: sending SIGTERM to the program, SIGKILL in %s", why, cfg.StopGrace)
 		_ = prog.signal(syscall.SIGTERM)
 		if kill == nil {
@@ -216,17 +218,20 @@ func supervise(ctx, runCtx context.Context, cfg *Config, client *rendezvous.Clie
 	for {
 		select {
 		case <-prog.done:
-			return stopped
+			return stopped, signal
 		case sig := <-sigs:
 			log.printf("forwarding %s to the program", describeSignal(sig))
+			if signal == "" {
+				signal = describeSignal(sig)
+			}
 			if s, ok := sig.(syscall.Signal); ok {
 				_ = prog.signal(s)
 			}
 		case o := <-orders:
-			terminate("the AM stops this task (" + o.Reason + ")")
+			terminate("the AM stops this task ("+o.Reason+")", true)
 		case <-cancelled:
 			cancelled = nil
-			terminate("the launcher was cancelled")
+			terminate("the launcher was cancelled", false)
 		case <-kill:
 			log.printf("the program outlived its %s grace period: SIGKILL", cfg.StopGrace)
 			_ = prog.signal(syscall.SIGKILL)

@@ -98,6 +98,11 @@ func TestSIGTERMIsForwarded(t *testing.T) {
 	require.Equal(t, 0, o.code)
 	require.Contains(t, l.stdout.String(), "caught TERM")
 	require.Contains(t, l.stderr.String(), "forwarding SIGTERM")
+	// The AM learns the signal came from outside, so it waits for YARN's reason.
+	e, ok := a.board.Exit(id(taskspec.Worker, 0))
+	require.True(t, ok)
+	require.Equal(t, "SIGTERM", e.Signal)
+	require.False(t, e.Stopped)
 }
 
 func TestSignalBeforeTheProgramStarts(t *testing.T) {
@@ -126,6 +131,7 @@ func TestStopOrderStopsTheProgram(t *testing.T) {
 	e, ok := a.board.Exit(id(taskspec.PS, 0))
 	require.True(t, ok)
 	require.True(t, e.Stopped)
+	require.Empty(t, e.Signal, "the AM's own stop is no signal from outside")
 }
 
 func TestStopOrderEscalatesToSIGKILL(t *testing.T) {

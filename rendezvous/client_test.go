@@ -149,11 +149,12 @@ func TestClientStopAndExit(t *testing.T) {
 	for i := range long {
 		long[i] = fmt.Sprintf("line %d %s", i, string(make([]byte, 2000)))
 	}
-	require.NoError(t, c.ReportExit(context.Background(), ExitReport{Task: r.Task, ContainerID: r.ContainerID, ExitCode: 143, Stopped: true, StderrTail: long}))
+	require.NoError(t, c.ReportExit(context.Background(), ExitReport{Task: r.Task, ContainerID: r.ContainerID, ExitCode: 143, Stopped: true, Signal: "SIGTERM", StderrTail: long}))
 	e, ok := board.Exit(r.Task)
 	require.True(t, ok)
 	require.Equal(t, 143, e.ExitCode)
 	require.True(t, e.Stopped)
+	require.Equal(t, "SIGTERM", e.Signal)
 	require.NotEmpty(t, e.StderrTail)
 	require.LessOrEqual(t, len(e.StderrTail), MaxStderrLines)
 	require.Contains(t, e.StderrTail[len(e.StderrTail)-1], "line 499", "the newest lines are kept")

@@ -25,6 +25,7 @@ const (
 	maxHostLen       = 255
 	maxIDLen         = 128
 	maxReasonLen     = 1024
+	maxSignalLen     = 32
 )
 
 // Registration is what a launcher tells the AM once it holds its port.
@@ -48,6 +49,11 @@ type ExitReport struct {
 	ExitCode int
 	// Stopped is true when the program ended after the AM's stop order.
 	Stopped bool
+	// Signal names the signal the launcher received from outside (its
+	// NodeManager killing the container: memory limit, preemption, a lost
+	// node) and passed to the program, e.g. "SIGTERM"; empty otherwise.
+	// YARN's report of the container then tells why, not the exit code.
+	Signal string
 	// StderrTail is the last lines the program wrote to stderr, oldest
 	// first, for the job's diagnostics.
 	StderrTail []string
@@ -71,6 +77,7 @@ type wireExit struct {
 	ContainerID string   `json:"container_id,omitempty"`
 	ExitCode    int      `json:"exit_code"`
 	Stopped     bool     `json:"stopped,omitempty"`
+	Signal      string   `json:"signal,omitempty"`
 	StderrTail  []string `json:"stderr_tail,omitempty"`
 }
 
@@ -127,7 +134,7 @@ func (r Registration) validate() error {
 }
 
 func encodeExit(e ExitReport) []byte {
-	return mustJSON(wireExit{Task: e.Task.String(), ContainerID: e.ContainerID, ExitCode: e.ExitCode, Stopped: e.Stopped, StderrTail: e.StderrTail})
+	return mustJSON(wireExit{Task: e.Task.String(), ContainerID: e.ContainerID, ExitCode: e.ExitCode, Stopped: e.Stopped, Signal: e.Signal, StderrTail: e.StderrTail})
 }
 
 // DecodeExitReport parses and validates an exit report body.
@@ -143,6 +150,9 @@ func DecodeExitReport(body []byte) (ExitReport, error) {
 	if err := checkID("container id", w.ContainerID); err != nil {
 		return ExitReport{}, fmt.Errorf("exit report of %s: %w", task, err)
 	}
+	if len(w.Signal) > maxSignalLen || strings.ContainsFunc(w.Signal, func(r rune) bool { return !unicode.IsPrint(r) }) {
+		return ExitReport{}, fmt.Errorf("exit report of %s: malformed signal name", task)
+	}
 	if len(w.StderrTail) > MaxStderrLines {
 		return ExitReport{}, fmt.Errorf("exit report of %s: %d stderr lines, at most %d", task, len(w.StderrTail), MaxStderrLines)
 	}
@@ -151,7 +161,7 @@ func DecodeExitReport(body []byte) (ExitReport, error) {
 			return ExitReport{}, fmt.Errorf("exit report of %s: a stderr line of %d bytes, at most %d", task, len(l), MaxStderrLineLen)
 		}
 	}
-	return ExitReport{Task: task, ContainerID: w.ContainerID, ExitCode: w.ExitCode, Stopped: w.Stopped, StderrTail: w.StderrTail}, nil
+	return ExitReport{Task: task, ContainerID: w.ContainerID, ExitCode: w.ExitCode, Stopped: w.Stopped, Signal: w.Signal, StderrTail: w.StderrTail}, nil
 }
 
 // ClipStderr makes lines fit an ExitReport: the last MaxStderrLines, each
