@@ -87,6 +87,7 @@ func testAllocDeadline(t *testing.T, c *clustertest.Cluster, bin string) {
 	require.Equal(t, exitOK, lcode, errOut)
 	require.NotContains(t, out, r.AppID)
 	requireNoStaging(t, c, r.AppID)
+	requireNoContainerProcess(t, r.AppID)
 }
 
 // appIDIn finds the first application id in a command's output.
@@ -209,4 +210,5 @@ func testAllocLocalizationFailure(t *testing.T, c *clustertest.Cluster, bin stri
 	require.Contains(t, r.Diagnostics, "(exit status -1000): Download and unpack failed: "+filepath.Base(bad)+" could not be unpacked (gzip -dc | tar -x exited with code 2", r.Diagnostics)
 	require.Less(t, took, 90*time.Second)
 	requireNoStaging(t, c, r.AppID)
+	requireNoContainerProcess(t, r.AppID)
 }

@@ -117,6 +117,7 @@ func testKerberosCommands(t *testing.T, c *clustertest.Cluster, bin string) {
 		t.Fatal("tfyarn run did not end within 1m of tfyarn kill")
 	}
 	requireNoKerberosStaging(t, c, id)
+	requireNoContainerProcess(t, id)
 }
 
 func testKerberosTensorFlow(t *testing.T, c *clustertest.Cluster, bin string) {

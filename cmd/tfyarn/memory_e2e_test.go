@@ -35,4 +35,5 @@ func TestE2EMemoryLimit(t *testing.T) {
 	require.Less(t, took, 90*time.Second)
 	require.True(t, strings.Contains(r.Diagnostics, "-104"), r.Diagnostics)
 	requireNoStaging(t, c, r.AppID)
+	requireNoContainerProcess(t, r.AppID)
 }

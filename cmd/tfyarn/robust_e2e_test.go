@@ -113,6 +113,7 @@ func testRobustKillEnded(t *testing.T, c *clustertest.Cluster, bin string) {
 	require.Empty(t, stderr)
 	require.Less(t, time.Since(start), 10*time.Second)
 	requireNoStaging(t, c, r.AppID)
+	requireNoContainerProcess(t, r.AppID)
 }
 
 // testRobustOrphans: a submission removes the staging directories of ended

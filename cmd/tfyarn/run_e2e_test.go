@@ -183,6 +183,42 @@ func requireNoStaging(t *testing.T, c *clustertest.Cluster, appID string) {
 	require.NotContains(t, out, appID)
 }
 
+// requireNoContainerProcess: no process of appID's containers is left on
+// this machine (every NodeManager of the test cluster runs here). A
+// container's processes run in its working directory, which names the
+// application; the launch shell names it in its command line.
+func requireNoContainerProcess(t *testing.T, appID string) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		left := containerProcesses(appID)
+		if len(left) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("processes of %s still running 20s after it ended: %v", appID, left)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+}
+
+func containerProcesses(appID string) []string {
+	var out []string
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid := e.Name()
+		if pid[0] < '0' || pid[0] > '9' {
+			continue
+		}
+		cwd, _ := os.Readlink(filepath.Join("/proc", pid, "cwd"))
+		cmdline, _ := os.ReadFile(filepath.Join("/proc", pid, "cmdline"))
+		if strings.Contains(cwd, appID) || strings.Contains(string(cmdline), appID+"/") {
+			out = append(out, pid+" "+strings.ReplaceAll(string(cmdline), "\x00", " "))
+		}
+	}
+	return out
+}
+
 func randomHex(t *testing.T) string {
 	b := make([]byte, 4)
 	_, err := rand.Read(b)
