@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 [ -x bin/tfyarn ] || CGO_ENABLED=0 go build -trimpath -o bin/tfyarn ./cmd/tfyarn
 # '^TestBench' runs every benchmark: status (status_bench_test.go → results/status.*),
-# the ApplicationMaster's memory and start-up time (am_bench_test.go → results/am.*), and
+# the ApplicationMaster's memory and start-up time (am_bench_test.go → results/am.*),
 # packing + uploading a ~500 MB env vs hdfs dfs -put (pack_bench_test.go → results/pack.*), and
 # status/list vs Hadoop's Java CLI on the Kerberized cluster (kerberos_bench_test.go → results/kerberos.*).
 exec go test -tags bench -run '^TestBench' -count=1 -timeout 15m -v ./bench/ "$@"
