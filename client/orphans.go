@@ -37,7 +37,7 @@ func stagingOrphaned(id *hadoopyarn.ApplicationIdProto, known bool, state hadoop
 	}
 	// Unknown: an earlier RM's application has ended; one of this RM's
 	// may be a submission in progress, unless it is old.
-	if rmStart != 0 && id.GetClusterTimestamp() != rmStart {
+	if rmStart != 0 && id.GetClusterTimestamp() < rmStart {
 		return true, "unknown"
 	}
 	return age >= OrphanGrace, "unknown"

@@ -82,22 +82,7 @@ func testRobustRefused(t *testing.T, c *clustertest.Cluster, bin string) {
 		require.Equal(t, 1, strings.Count(stderr, "\n"), "%s: one line: %q", tc.name, stderr)
 		require.Less(t, took, 30*time.Second, tc.name)
 	}
-	conf, err := hadoopconf.LoadDir(c.ConfDir)
-	require.NoError(t, err)
-	rm, err := yarn.NewApplicationClient(conf, yarn.ClientOptions{User: user})
-	require.NoError(t, err)
-	defer rm.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	apps, err := rm.GetApplications(ctx, yarn.ApplicationFilter{Users: []string{user}})
-	require.NoError(t, err)
-	require.Empty(t, apps, "applications of %s", user)
-	fs, err := hdfs.Connect(ctx, conf, user)
-	require.NoError(t, err)
-	defer fs.Close()
-	exists, err := fs.Exists(ctx, hdfs.BaseDir(user))
-	require.NoError(t, err)
-	require.False(t, exists, "%s was created (staging or cache)", hdfs.BaseDir(user))
+	requireNothingCreatedFor(t, c, user)
 }
 
 // testRobustKillEnded: killing an application that has ended says so,

@@ -139,6 +139,13 @@ func testRunRejects(t *testing.T, c *clustertest.Cluster, bin string) {
 		require.True(t, strings.HasPrefix(stderr, tc.want), "%v: %q", tc.args, stderr)
 		require.Equal(t, 1, strings.Count(stderr, "\n"), "one line: %q", stderr)
 	}
+	requireNothingCreatedFor(t, c, user)
+}
+
+// requireNothingCreatedFor: user (a fresh HADOOP_USER_NAME of one test) has
+// no application on the cluster and no .tfyarn directory (staging or cache).
+func requireNothingCreatedFor(t *testing.T, c *clustertest.Cluster, user string) {
+	t.Helper()
 	conf, err := hadoopconf.LoadDir(c.ConfDir)
 	require.NoError(t, err)
 	rm, err := yarn.NewApplicationClient(conf, yarn.ClientOptions{User: user})
@@ -154,7 +161,7 @@ func testRunRejects(t *testing.T, c *clustertest.Cluster, bin string) {
 	defer fs.Close()
 	exists, err := fs.Exists(ctx, hdfs.BaseDir(user))
 	require.NoError(t, err)
-	require.False(t, exists, "%s was created", hdfs.BaseDir(user))
+	require.False(t, exists, "%s was created (staging or cache)", hdfs.BaseDir(user))
 }
 
 var auditAllocated = regexp.MustCompile(`OPERATION=AM Allocated Container\tTARGET=SchedulerApp\tRESULT=SUCCESS\tAPPID=(\S+)\tCONTAINERID=`)

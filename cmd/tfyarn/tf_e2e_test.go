@@ -239,7 +239,11 @@ func appLogs(t *testing.T, c *clustertest.Cluster, appID string, containers int)
 	t.Helper()
 	deadline := time.Now().Add(90 * time.Second)
 	for {
-		out := c.Hadoop(t, "yarn", "logs", "-applicationId", appID)
+		// `yarn logs` fails until the first NodeManager has uploaded its part.
+		out, stderr, err := c.TryHadoop("yarn", "logs", "-applicationId", appID)
+		if err != nil && !strings.Contains(stderr, "Can not find") {
+			t.Fatalf("yarn logs -applicationId %s: %v\n%s", appID, err, stderr)
+		}
 		seen := map[string]bool{}
 		for _, m := range regexp.MustCompile(`(?m)^Container: (container_\S+) on `).FindAllStringSubmatch(out, -1) {
 			seen[m[1]] = true

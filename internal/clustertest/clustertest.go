@@ -242,14 +242,22 @@ func (c *Cluster) Env(extra ...string) []string {
 // e.g. c.Hadoop(t, "yarn", "node", "-list"), and returns its standard output.
 func (c *Cluster) Hadoop(t testing.TB, args ...string) string {
 	t.Helper()
+	stdout, stderr, err := c.TryHadoop(args...)
+	if err != nil {
+		t.Fatalf("hadoop.sh %s: %v\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), err, stdout, stderr)
+	}
+	return stdout
+}
+
+// TryHadoop is Hadoop for commands that may fail for a while (e.g. `yarn
+// logs` before aggregation has finished): the caller decides.
+func (c *Cluster) TryHadoop(args ...string) (stdout, stderr string, err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, filepath.Join(c.Root, "testcluster", "hadoop.sh"), args...)
 	cmd.Env = c.Env()
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("hadoop.sh %s: %v\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), err, stdout.String(), stderr.String())
-	}
-	return stdout.String()
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err = cmd.Run()
+	return o.String(), e.String(), err
 }
