@@ -81,13 +81,27 @@ type Tick struct {
 	Now time.Time
 }
 
-// KillRequested: a user asked to kill the job (`tfyarn kill`).
+// KillRequested: the AM process is being stopped from outside. The loop
+// steps it, once, as soon as it sees its context cancelled (SIGTERM or
+// SIGINT), which is how YARN ends the AM container on `tfyarn kill` or
+// `yarn application -kill`, on preemption of the AM or when its
+// NodeManager shuts down. Whatever the kill interrupted (an allocate call,
+// startContainers in flight, the wait for the rendezvous) was cut short by
+// the kill and is no failure of the job: the loop steps KillRequested
+// before anything such a call returned, and the machine ignores every
+// later event. The job ends KILLED; Reason, optional, says what the AM was
+// doing.
 type KillRequested struct {
 	Reason string
 }
 
-// ShutdownRequested: the RM told the AM to shut down (AM_SHUTDOWN), or the
-// AM process is being terminated. The job ends KILLED.
+// KilledDiagnostics starts the diagnostics of a job ended by KillRequested.
+const KilledDiagnostics = "killed: the ApplicationMaster was stopped (YARN kill or SIGTERM)"
+
+// ShutdownRequested: the ResourceManager answered allocate with
+// AM_SHUTDOWN (it no longer knows this attempt, or is ending the
+// application itself). The AM process itself is not being stopped. The job
+// ends KILLED.
 type ShutdownRequested struct {
 	Reason string
 }

@@ -53,9 +53,6 @@ type LoopConfig struct {
 	// (the AM removes the staging directory there). Best effort: it logs
 	// its own failures.
 	BeforeUnregister func(context.Context, Finish)
-	// Shutdown delivers termination requests (SIGTERM); each becomes
-	// ShutdownRequested.
-	Shutdown <-chan string
 	// Logf logs one line; nil discards.
 	Logf func(format string, args ...any)
 	// Now is the clock; nil means time.Now.
@@ -143,6 +140,10 @@ type loop struct {
 	fastUntil  time.Time
 	rmFailures int
 	hardStops  []hardStop // graceful stops to follow up with stopContainers
+	killed     bool       // KillRequested was stepped
+	// unsent are containers whose startContainers was never sent, because
+	// the AM was killed first: nothing to stop on their NodeManagers.
+	unsent map[string]bool
 }
 
 func newLoop(cfg LoopConfig) (*loop, error) {
@@ -164,7 +165,7 @@ func newLoop(cfg LoopConfig) (*loop, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &loop{cfg: cfg, m: m, containers: map[string]*hadoopyarn.ContainerProto{}, started: map[taskspec.TaskID]bool{}}, nil
+	return &loop{cfg: cfg, m: m, containers: map[string]*hadoopyarn.ContainerProto{}, started: map[taskspec.TaskID]bool{}, unsent: map[string]bool{}}, nil
 }
 
 func orDuration(d, def time.Duration) time.Duration {
@@ -204,13 +205,33 @@ func (l *loop) run(ctx context.Context) (LoopResult, error) {
 		l.observe(nil)
 		l.wait(ctx)
 		if l.m.HasReady() {
-			continue // a shutdown request decided the job
+			continue // a kill or a program's exit decided something
 		}
 		l.heartbeat(ctx)
 	}
 }
 
 func (l *loop) tick() { l.m.Step(Tick{Now: l.cfg.Now()}) }
+
+// interrupted is the loop's one translation of a cancelled ctx: the AM
+// process got SIGTERM (YARN's kill, preemption of the AM, its NodeManager
+// shutting down), stepped as KillRequested, once. Every blocking call is
+// followed by it, before its result is stepped: what the cancellation cut
+// short (an allocate, startContainers in flight) must not read as the
+// job's failure. doing, if set, says what the AM was doing, for the
+// diagnostics.
+func (l *loop) interrupted(ctx context.Context, doing string) bool {
+	if ctx.Err() == nil {
+		return false
+	}
+	if !l.killed {
+		l.killed = true
+		l.cfg.Logf("terminating: %v", ctx.Err())
+		l.tick()
+		l.m.Step(KillRequested{Reason: doing})
+	}
+	return true
+}
 
 // wait sleeps until the next heartbeat, or less when told to shut down or
 // when what the launchers reported needs acting on.
@@ -226,27 +247,28 @@ func (l *loop) wait(ctx context.Context) {
 		notify = l.cfg.Launchers.Notify()
 	}
 	for {
+		// Checked first: a kill wins over what the launchers report at the
+		// same moment (programs dying of the same kill).
+		if l.interrupted(ctx, "") {
+			return
+		}
 		select {
 		case <-t.C:
 			return
 		case <-notify:
+			if l.interrupted(ctx, "") {
+				return
+			}
 			l.drainLaunchers()
 			if l.m.HasReady() {
 				return // a program's exit decided something: act now
 			}
 			// Registrations alone need no allocate call: keep waiting.
 			l.observe(nil)
-		case reason := <-l.cfg.Shutdown:
-			l.cfg.Logf("shutdown requested: %s", reason)
-			l.tick()
-			l.m.Step(ShutdownRequested{Reason: reason})
-			return
 		case <-ctx.Done():
 			// The AM's context ends on SIGTERM/SIGINT: the NodeManager's way of
-			// stopping the AM container (kill, preemption, a lost RM).
-			l.cfg.Logf("terminating: %v", ctx.Err())
-			l.tick()
-			l.m.Step(ShutdownRequested{Reason: "the AM process received a termination signal"})
+			// stopping the AM container.
+			l.interrupted(ctx, "")
 			return
 		}
 	}
@@ -298,6 +320,11 @@ func (l *loop) heartbeat(ctx context.Context) {
 	cctx, cancel := context.WithTimeout(ctx, l.cfg.CallTimeout)
 	resp, err := l.cfg.RM.Allocate(cctx, askProtos, releaseProtos, l.progress())
 	cancel()
+	if l.interrupted(ctx, "") {
+		// What the call returned, if anything, may already be the kill's
+		// doing (containers killed with the application): not the job's.
+		return
+	}
 	l.tick()
 	if err != nil {
 		l.rmFailures++
@@ -307,8 +334,6 @@ func (l *loop) heartbeat(ctx context.Context) {
 		case errors.As(err, &refused):
 			// Retrying would send the same asks: no use.
 			l.m.Step(RequestRefused{Asks: asks, Exception: refused.Class, Message: refused.Message})
-		case ctx.Err() != nil:
-			l.m.Step(ShutdownRequested{Reason: "the AM process received a termination signal"})
 		case errors.Is(err, yarn.ErrResponseIDMismatch) || l.rmFailures >= l.cfg.MaxRMFailures:
 			l.m.Step(RMFailed{Reason: err.Error()})
 		}

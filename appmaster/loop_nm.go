@@ -9,7 +9,10 @@ import (
 )
 
 // launch starts the Launch actions, one startContainers call per node, and
-// steps the machine with each container's outcome.
+// steps the machine with each container's outcome. A kill (ctx cancelled)
+// before or during a call becomes KillRequested, not start failures: the
+// calls it cut short and the ones never made are stopped by the machine's
+// Finish.
 func (l *loop) launch(ctx context.Context, launches []Launch) {
 	byNode := map[string][]Launch{}
 	for _, ln := range launches {
@@ -17,6 +20,12 @@ func (l *loop) launch(ctx context.Context, launches []Launch) {
 	}
 	for _, node := range sortedNodes(byNode) {
 		group := byNode[node]
+		if l.interrupted(ctx, "while starting containers") {
+			for _, ln := range group {
+				l.unsent[ln.Container.ID] = true
+			}
+			continue
+		}
 		reqs := make([]yarn.StartRequest, 0, len(group))
 		for _, ln := range group {
 			if l.cfg.Launchers != nil {
@@ -27,6 +36,10 @@ func (l *loop) launch(ctx context.Context, launches []Launch) {
 		cctx, cancel := context.WithTimeout(ctx, l.cfg.CallTimeout)
 		res, err := l.cfg.NM.StartContainers(cctx, node, reqs)
 		cancel()
+		if l.interrupted(ctx, "while starting containers") {
+			l.cfg.Logf("startContainers on %s interrupted: %v", node, err)
+			continue
+		}
 		l.tick()
 		l.fastUntil = l.cfg.Now().Add(fastWindow)
 		outcome := map[string]error{}

@@ -64,6 +64,9 @@ func (l *loop) escalateStops(ctx context.Context) {
 func (l *loop) stopContainers(ctx context.Context, stops []Stop) {
 	byNode := map[string][]*hadoopyarn.ContainerIdProto{}
 	for _, s := range stops {
+		if l.unsent[s.Container.ID] {
+			continue // never started; unregistering releases it
+		}
 		if c := l.containers[s.Container.ID]; c != nil {
 			byNode[s.Container.NodeID] = append(byNode[s.Container.NodeID], c.GetId())
 			l.cfg.Logf("stopping %s in %s: %s", s.Task, s.Container.ID, s.Reason)

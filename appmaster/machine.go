@@ -252,7 +252,11 @@ func (m *Machine) Step(ev Event) {
 			m.now = e.Now
 		}
 	case KillRequested:
-		m.finish(Killed, "killed: "+orDefault(e.Reason, "by request"))
+		diag := KilledDiagnostics
+		if e.Reason != "" {
+			diag += " " + e.Reason
+		}
+		m.finish(Killed, diag)
 	case ShutdownRequested:
 		m.finish(Killed, "the ApplicationMaster was told to shut down: "+orDefault(e.Reason, "no reason given"))
 	case RMFailed:

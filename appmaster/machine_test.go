@@ -203,8 +203,8 @@ func TestKillRequested(t *testing.T) {
 	// Two containers launched, one of them already handed to the loop; the
 	// third arrives in the same batch as the kill and is never started.
 	step(m, Allocated{Containers: []Container{ctr(1, 1), ctr(2, 1)}}, ContainerStarted{ID: cid(1)})
-	rd := step(m, Allocated{Containers: []Container{ctr(3, 1)}}, KillRequested{Reason: "by alice"})
-	require.Equal(t, &Finish{Status: Killed, Diagnostics: "killed: by alice"}, rd.Finish)
+	rd := step(m, Allocated{Containers: []Container{ctr(3, 1)}}, KillRequested{Reason: "while starting containers"})
+	require.Equal(t, &Finish{Status: Killed, Diagnostics: KilledDiagnostics + " while starting containers"}, rd.Finish)
 	require.Equal(t, []string{cid(1), cid(2)}, stoppedIDs(rd))
 	require.Empty(t, rd.Launch, "a container not yet launched is released, not launched then stopped")
 	require.Equal(t, []string{cid(3)}, rd.Release)
@@ -212,12 +212,69 @@ func TestKillRequested(t *testing.T) {
 	require.Equal(t, TaskStopped, s.State)
 }
 
+// A kill ends the job KILLED at any moment: whatever the kill cut short
+// (launches in flight, the rendezvous, completions of containers killed
+// with the application) arrives after it and changes nothing.
+func TestKillAtAnyMoment(t *testing.T) {
+	tests := []struct {
+		name   string
+		before []Event // up to the kill
+		after  []Event // what the interrupted calls returned, after it
+		stops  []string
+	}{
+		{name: "before registering"},
+		{name: "waiting for containers", before: []Event{Registered{}}},
+		{
+			name:   "startContainers in flight",
+			before: []Event{Registered{}, Allocated{Containers: []Container{ctr(1, 1), ctr(2, 1), ctr(3, 1)}}},
+			after: []Event{StartFailed{ID: cid(1), Reason: "context canceled"}, StartFailed{ID: cid(2), Reason: "context canceled"},
+				ContainerStarted{ID: cid(3)}},
+			stops: []string{cid(1), cid(2), cid(3)},
+		},
+		{
+			name:   "some started, some in flight",
+			before: []Event{Registered{}, Allocated{Containers: []Container{ctr(1, 1), ctr(2, 1)}}, ContainerStarted{ID: cid(1)}},
+			after:  []Event{StartFailed{ID: cid(2), Reason: "context canceled"}},
+			stops:  []string{cid(1), cid(2)},
+		},
+		{
+			name: "waiting for the rendezvous",
+			before: []Event{Registered{}, Allocated{Containers: []Container{ctr(1, 1), ctr(2, 1), ctr(3, 1)}},
+				ContainerStarted{ID: cid(1)}, ContainerStarted{ID: cid(2)}, ContainerStarted{ID: cid(3)},
+				TaskRegistered{Task: worker(0), Host: "h", Port: 1}},
+			after: []Event{RendezvousFailed{Reason: "interrupted"},
+				ContainerCompleted{ID: cid(1), ExitStatus: 143}, ContainerCompleted{ID: cid(2), ExitStatus: ExitKilledByResourceManager}},
+			stops: []string{cid(1), cid(2), cid(3)},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := newMachine(t, nil, grp(taskspec.Worker, 3, small))
+			for _, ev := range tt.before {
+				m.Step(ev)
+			}
+			m.Ready() // the loop took the launches
+			rd := step(m, KillRequested{})
+			require.Equal(t, &Finish{Status: Killed, Diagnostics: KilledDiagnostics}, rd.Finish)
+			require.Equal(t, tt.stops, stoppedIDs(rd), "every container the job holds is stopped")
+			require.Empty(t, rd.Launch)
+			require.Empty(t, rd.Asks)
+			for _, ev := range tt.after {
+				require.True(t, step(m, ev).Empty(), "%T after the kill", ev)
+			}
+			for _, s := range m.Tasks() {
+				require.NotEqual(t, TaskFailed, s.State, "%s", s.Task)
+			}
+		})
+	}
+}
+
 func TestEndingEvents(t *testing.T) {
 	tests := []struct {
 		event Event
 		want  Finish
 	}{
-		{KillRequested{}, Finish{Status: Killed, Diagnostics: "killed: by request"}},
+		{KillRequested{}, Finish{Status: Killed, Diagnostics: "killed: the ApplicationMaster was stopped (YARN kill or SIGTERM)"}},
 		{ShutdownRequested{Reason: "AM_SHUTDOWN"}, Finish{Status: Killed, Diagnostics: "the ApplicationMaster was told to shut down: AM_SHUTDOWN"}},
 		{RMFailed{Reason: "InvalidToken"}, Finish{Status: Failed, Diagnostics: "lost the ResourceManager: InvalidToken"}},
 	}
