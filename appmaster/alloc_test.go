@@ -33,19 +33,19 @@ func TestAllocDeadline(t *testing.T) {
 		{
 			name: "nothing allocated, before the deadline",
 			job:  taskspec.Job{Tasks: []taskspec.TaskGroup{grp(taskspec.Worker, 2, w8g)}},
-			at:   DefaultAllocTimeout - time.Millisecond,
+			at:   taskspec.DefaultAllocTimeout - time.Millisecond,
 		},
 		{
 			name: "nothing allocated, at the default deadline",
 			job:  taskspec.Job{Tasks: []taskspec.TaskGroup{grp(taskspec.Worker, 2, w8g)}},
-			at:   DefaultAllocTimeout,
+			at:   taskspec.DefaultAllocTimeout,
 			want: want{Failed, `worker:0, worker:1 (1 vcores, 8192 MiB, label "") were not allocated within 5m0s: ` + offerDefault + `; ask for less or raise --alloc-timeout`},
 		},
 		{
 			name:  "one of three allocated: the other two are named, not the running one",
 			job:   taskspec.Job{Tasks: []taskspec.TaskGroup{grp(taskspec.Worker, 3, w8g)}},
 			alloc: []Container{ctr(1, 1)},
-			at:    DefaultAllocTimeout + time.Second,
+			at:    taskspec.DefaultAllocTimeout + time.Second,
 			want:  want{Failed, `worker:1, worker:2 (1 vcores, 8192 MiB, label "") were not allocated within 5m0s: ` + offerDefault + `; ask for less or raise --alloc-timeout`},
 		},
 		{
@@ -74,13 +74,13 @@ func TestAllocDeadline(t *testing.T) {
 			job:    taskspec.Job{Tasks: []taskspec.TaskGroup{grp(taskspec.Chief, 1, small), grp(taskspec.Evaluator, 1, w8g)}},
 			policy: TensorFlowPolicy{},
 			alloc:  []Container{ctr(1, 1)},
-			at:     DefaultAllocTimeout,
+			at:     taskspec.DefaultAllocTimeout,
 		},
 		{
 			name:  "an unallocated evaluator fails a job where every task must succeed",
 			job:   taskspec.Job{Tasks: []taskspec.TaskGroup{grp(taskspec.Worker, 1, small), grp(taskspec.Evaluator, 1, w8g)}},
 			alloc: []Container{ctr(1, 1)},
-			at:    DefaultAllocTimeout,
+			at:    taskspec.DefaultAllocTimeout,
 			want:  want{Failed, `evaluator:0 (1 vcores, 8192 MiB, label "") was not allocated a container within 5m0s`},
 		},
 	}
@@ -119,7 +119,7 @@ func TestAllocDeadlineGivesUpSideCars(t *testing.T) {
 	require.NoError(t, err)
 	step(m, Tick{Now: at0}, Registered{})
 	step(m, Allocated{Containers: []Container{ctr(1, 1)}}, ContainerStarted{ID: cid(1)})
-	rd := step(m, Tick{Now: at0.Add(DefaultAllocTimeout)})
+	rd := step(m, Tick{Now: at0.Add(taskspec.DefaultAllocTimeout)})
 	require.Nil(t, rd.Finish)
 	require.Equal(t, []Ask{{TaskType: taskspec.Evaluator, AllocationRequestID: 2, Priority: 2, Resource: big, Count: 0}}, rd.Asks, "the evaluator's ask is withdrawn")
 	ev, _ := m.Task(taskspec.TaskID{Type: taskspec.Evaluator})
@@ -140,9 +140,9 @@ func TestAllocDeadlineClockStartsAtTheFirstTick(t *testing.T) {
 	step(m, Registered{})
 	rd := step(m, Tick{Now: at0})
 	require.Nil(t, rd.Finish)
-	rd = step(m, Tick{Now: at0.Add(DefaultAllocTimeout - time.Second)})
+	rd = step(m, Tick{Now: at0.Add(taskspec.DefaultAllocTimeout - time.Second)})
 	require.Nil(t, rd.Finish)
-	rd = step(m, Tick{Now: at0.Add(DefaultAllocTimeout)})
+	rd = step(m, Tick{Now: at0.Add(taskspec.DefaultAllocTimeout)})
 	require.NotNil(t, rd.Finish)
 	require.Equal(t, Failed, rd.Finish.Status)
 }

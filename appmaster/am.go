@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/tfyarn/tfyarn/contract"
 	"github.com/tfyarn/tfyarn/rendezvous"
 	"github.com/tfyarn/tfyarn/taskspec"
 	"github.com/tfyarn/tfyarn/yarn"
@@ -24,7 +25,7 @@ const (
 
 // AMOptions configure RunAM.
 type AMOptions struct {
-	JobFile string    // path of the job description (JobFileName in the working directory)
+	JobFile string    // path of the job description (contract.JobFileName in the working directory)
 	Log     io.Writer // where the AM logs, one line per event (its stderr)
 	Getenv  func(string) string
 }
@@ -46,9 +47,9 @@ func RunAM(ctx context.Context, opts AMOptions) (LoopResult, error) {
 	if err != nil {
 		return LoopResult{}, fmt.Errorf("appmaster: %w", err)
 	}
-	jf, err := ParseJobFile(data)
+	jf, err := contract.ParseJobFile(data)
 	if err != nil {
-		return LoopResult{}, err
+		return LoopResult{}, fmt.Errorf("appmaster: %w", err)
 	}
 	logf("%s: %d tasks (%s) as %s in %s", jf.AppID, jf.Job.TaskCount(), groupSpecs(jf), jf.User, opts.Getenv(EnvContainerID))
 	creds, err := yarn.LoadContainerCredentials()
@@ -124,7 +125,7 @@ func RunAM(ctx context.Context, opts AMOptions) (LoopResult, error) {
 	return res, err
 }
 
-func groupSpecs(jf JobFile) string {
+func groupSpecs(jf contract.JobFile) string {
 	s := ""
 	for i, g := range jf.Job.Tasks {
 		if i > 0 {

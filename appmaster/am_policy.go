@@ -2,17 +2,9 @@ package appmaster
 
 import (
 	"fmt"
-	"time"
 
 	"github.com/tfyarn/tfyarn/taskspec"
 )
-
-// TFStopTimeout is how long the AM waits, once the decider succeeded, for
-// the tasks it stopped to end. The launchers get StopGrace to end their
-// programs and the NodeManagers a hard stop after that, so this bound
-// only matters when a node stops answering; it keeps the application's end
-// within 30 s of the decider's.
-const TFStopTimeout = 15 * time.Second
 
 // PolicyFor returns the Policy of a success rule; "" means the job's
 // taskspec.DefaultSuccessRule. taskspec.SuccessChief is TensorFlowPolicy
@@ -27,5 +19,5 @@ func PolicyFor(rule taskspec.SuccessRule, job taskspec.Job) (Policy, error) {
 	if rule == taskspec.SuccessAll {
 		return AllSucceed{}, nil
 	}
-	return TensorFlowPolicy{StopTimeout: TFStopTimeout}, nil
+	return TensorFlowPolicy{StopTimeout: taskspec.TFStopTimeout}, nil
 }

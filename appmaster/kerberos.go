@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tfyarn/tfyarn/contract"
 	"github.com/tfyarn/tfyarn/hadoopconf"
 	"github.com/tfyarn/tfyarn/hdfs"
 	"github.com/tfyarn/tfyarn/security"
@@ -27,7 +28,7 @@ const (
 // tasks get as credentials. On an insecure cluster it only passes the
 // container's credentials on.
 type amSecurity struct {
-	jf    JobFile
+	jf    contract.JobFile
 	conf  *hadoopconf.Config
 	login *security.KerberosLogin // from the job's keytab; nil without one
 
@@ -37,7 +38,7 @@ type amSecurity struct {
 	creds *security.Credentials
 }
 
-func newAMSecurity(ctx context.Context, jf JobFile, creds *security.Credentials, getenv func(string) string) (*amSecurity, error) {
+func newAMSecurity(ctx context.Context, jf contract.JobFile, creds *security.Credentials, getenv func(string) string) (*amSecurity, error) {
 	s := &amSecurity{jf: jf, conf: jf.Config(), creds: creds}
 	k := jf.Kerberos
 	if k == nil || k.Keytab == "" {
@@ -58,7 +59,7 @@ func newAMSecurity(ctx context.Context, jf JobFile, creds *security.Credentials,
 
 // krb5ConfForAM prefers the node's own Kerberos configuration (KRB5_CONFIG,
 // /etc/krb5.conf) and falls back to the copy the client shipped.
-func krb5ConfForAM(jf JobFile, getenv func(string) string) string {
+func krb5ConfForAM(jf contract.JobFile, getenv func(string) string) string {
 	if p := getenv(security.EnvKrb5Config); p != "" {
 		return p
 	}

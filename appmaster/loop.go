@@ -157,7 +157,7 @@ func newLoop(cfg LoopConfig) (*loop, error) {
 	cfg.FastHeartbeat = orDuration(cfg.FastHeartbeat, 150*time.Millisecond)
 	cfg.CallTimeout = orDuration(cfg.CallTimeout, 30*time.Second)
 	cfg.FinishTimeout = orDuration(cfg.FinishTimeout, 60*time.Second)
-	cfg.StopGrace = orDuration(cfg.StopGrace, 12*time.Second)
+	cfg.StopGrace = orDuration(cfg.StopGrace, taskspec.ContainerStopGrace)
 	if cfg.MaxRMFailures <= 0 {
 		cfg.MaxRMFailures = 10
 	}
@@ -185,8 +185,8 @@ func (l *loop) run(ctx context.Context) (LoopResult, error) {
 		// finish, the attempt fails when this process exits.
 		return l.out, fmt.Errorf("appmaster: registering with the ResourceManager: %w", err)
 	}
-	limits := LimitsFrom(reg.MaxCapability, reg.ResourceTypes)
-	l.cfg.Logf("registered in queue %s (max container %d MiB, %d vcores); tasks without a container after %s fail the job", reg.Queue, limits.MaxMemoryMiB, limits.MaxVCores, orDuration(l.cfg.AllocTimeout, DefaultAllocTimeout))
+	limits := yarn.LimitsFrom(reg.MaxCapability, reg.ResourceTypes)
+	l.cfg.Logf("registered in queue %s (max container %d MiB, %d vcores); tasks without a container after %s fail the job", reg.Queue, limits.MaxMemoryMiB, limits.MaxVCores, orDuration(l.cfg.AllocTimeout, taskspec.DefaultAllocTimeout))
 	l.m.Step(Registered{Limits: limits})
 
 	for {

@@ -7,29 +7,6 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
-// LimitsFrom turns the RM's maximum allocation and resource types (from
-// getNewApplication or registerApplicationMaster) into ClusterLimits. types
-// may be nil when the caller learnt them elsewhere; then only a GPU entry in
-// maxCap tells that the RM knows GPUs.
-func LimitsFrom(maxCap *hadoopyarn.ResourceProto, types []*hadoopyarn.ResourceTypeInfoProto) taskspec.ClusterLimits {
-	if maxCap == nil {
-		return taskspec.ClusterLimits{}
-	}
-	maxGPUs, knows := yarn.ResourceValue(maxCap, yarn.ResourceGPU)
-	for _, t := range types {
-		if t.GetName() == yarn.ResourceGPU {
-			knows = true
-		}
-	}
-	return taskspec.ClusterLimits{
-		Known:        true,
-		MaxMemoryMiB: yarn.MemoryMiB(maxCap),
-		MaxVCores:    int32(yarn.VCores(maxCap)),
-		KnowsGPUs:    knows,
-		MaxGPUs:      maxGPUs,
-	}
-}
-
 // askProto is one Ask as a ResourceRequest: any node, relaxed locality, the
 // group's own allocation_request_id and priority.
 func askProto(a Ask) *hadoopyarn.ResourceRequestProto {

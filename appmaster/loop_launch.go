@@ -5,28 +5,12 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tfyarn/tfyarn/contract"
 	"github.com/tfyarn/tfyarn/rendezvous"
 	"github.com/tfyarn/tfyarn/security"
+	"github.com/tfyarn/tfyarn/yarn"
 	"github.com/tfyarn/tfyarn/yarnpb/hadoopyarn"
 	"google.golang.org/protobuf/proto"
-)
-
-// LogDirVar is what YARN replaces with the container's log directory in a
-// launch command (Hadoop's ApplicationConstants.LOG_DIR_EXPANSION_VAR).
-const LogDirVar = "<LOG_DIR>"
-
-// Environment variables every task sees.
-const (
-	EnvTask        = rendezvous.EnvTask    // worker:1
-	EnvTaskType    = "TFYARN_TASK_TYPE"    // worker
-	EnvTaskIndex   = "TFYARN_TASK_INDEX"   // 1
-	EnvTaskAttempt = "TFYARN_TASK_ATTEMPT" // 0, then one more per restart
-	EnvAppID       = "TFYARN_APP_ID"
-	// EnvPythonEnv and EnvPythonPath tell the task launcher where the job's
-	// Python environment and source directories are (executor.EnvPythonEnv,
-	// executor.EnvPythonPath).
-	EnvPythonEnv  = "TFYARN_PYTHON_ENV"
-	EnvPythonPath = "TFYARN_PYTHONPATH"
 )
 
 // TaskLaunchContext is what a task's container runs: the task launcher
@@ -35,25 +19,25 @@ const (
 // plus the task's identity and the AM's rendezvous address, the job's task
 // resources, and the tokens the AM passes on (tokens: its credentials minus
 // the AMRMToken, plus the rendezvous secret).
-func TaskLaunchContext(jf JobFile, ln Launch, amAddress string, tokens []byte) *hadoopyarn.ContainerLaunchContextProto {
+func TaskLaunchContext(jf contract.JobFile, ln Launch, amAddress string, tokens []byte) *hadoopyarn.ContainerLaunchContextProto {
 	env := map[string]string{}
 	for k, v := range jf.Job.Env {
 		env[k] = v
 	}
-	env[EnvTask] = ln.Task.String()
-	env[EnvTaskType] = string(ln.Task.Type)
-	env[EnvTaskIndex] = strconv.Itoa(ln.Task.Index)
-	env[EnvTaskAttempt] = strconv.Itoa(ln.Attempt)
-	env[EnvAppID] = jf.AppID
-	env[rendezvous.EnvAMAddress] = amAddress
+	env[contract.EnvTask] = ln.Task.String()
+	env[contract.EnvTaskType] = string(ln.Task.Type)
+	env[contract.EnvTaskIndex] = strconv.Itoa(ln.Task.Index)
+	env[contract.EnvTaskAttempt] = strconv.Itoa(ln.Attempt)
+	env[contract.EnvAppID] = jf.AppID
+	env[contract.EnvAMAddress] = amAddress
 	env["HADOOP_USER_NAME"] = jf.User
 	if jf.PythonEnv != "" {
-		env[EnvPythonEnv] = jf.PythonEnv
+		env[contract.EnvPythonEnv] = jf.PythonEnv
 	}
 	if len(jf.PythonPath) > 0 {
-		env[EnvPythonPath] = strings.Join(jf.PythonPath, ":")
+		env[contract.EnvPythonPath] = strings.Join(jf.PythonPath, ":")
 	}
-	argv := append([]string{"./" + BinaryName, "task", "--", jf.Job.Command}, jf.Job.Args...)
+	argv := append([]string{"./" + contract.BinaryName, "task", "--", jf.Job.Command}, jf.Job.Args...)
 	names := make([]string, 0, len(jf.TaskResources))
 	for name := range jf.TaskResources {
 		names = append(names, name)
@@ -65,8 +49,8 @@ func TaskLaunchContext(jf JobFile, ln Launch, amAddress string, tokens []byte) *
 	}
 	return &hadoopyarn.ContainerLaunchContextProto{
 		LocalResources: res,
-		Environment:    EnvProto(env),
-		Command:        []string{LaunchCommand(argv) + " 1>" + LogDirVar + "/stdout 2>" + LogDirVar + "/stderr"},
+		Environment:    yarn.EnvProto(env),
+		Command:        []string{LaunchCommand(argv) + " 1>" + yarn.LogDirVar + "/stdout 2>" + yarn.LogDirVar + "/stderr"},
 		Tokens:         tokens,
 	}
 }
@@ -82,20 +66,6 @@ func TaskTokens(amCreds *security.Credentials, secret []byte) []byte {
 	c := amCreds.Without(security.KindAMRMToken)
 	rendezvous.AddSecret(c, secret)
 	return c.Marshal()
-}
-
-// EnvProto renders an environment, sorted so launch contexts compare.
-func EnvProto(env map[string]string) []*hadoopyarn.StringStringMapProto {
-	keys := make([]string, 0, len(env))
-	for k := range env {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	out := make([]*hadoopyarn.StringStringMapProto, len(keys))
-	for i, k := range keys {
-		out[i] = &hadoopyarn.StringStringMapProto{Key: proto.String(k), Value: proto.String(env[k])}
-	}
-	return out
 }
 
 // LaunchCommand is argv as a container's command. The NodeManager's launch

@@ -4,17 +4,11 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
-	"github.com/tfyarn/tfyarn/executor"
+	"github.com/tfyarn/tfyarn/contract"
 	"github.com/tfyarn/tfyarn/hdfs"
 	"github.com/tfyarn/tfyarn/taskspec"
 	"github.com/tfyarn/tfyarn/yarnpb/hadoopyarn"
 )
-
-// The variables the AM sets are the ones the launcher reads.
-func TestPythonEnvNamesMatchTheLaunchers(t *testing.T) {
-	require.Equal(t, executor.EnvPythonEnv, EnvPythonEnv)
-	require.Equal(t, executor.EnvPythonPath, EnvPythonPath)
-}
 
 // A job with an environment, a source directory, a file and an archive:
 // every task gets them all under their link names, the ARCHIVEs typed so,
@@ -25,13 +19,13 @@ func TestTaskLaunchContextShipsTheEnvironment(t *testing.T) {
 		return hdfs.Resource{Scheme: "hdfs", Host: "nn", Port: 8020, Path: p, Size: 1, Timestamp: 2,
 			Type: hdfs.ResourceType(p), Visibility: hadoopyarn.LocalResourceVisibilityProto_PRIVATE}
 	}
-	jf := JobFile{AppID: "application_1_0001", User: "alice",
+	jf := contract.JobFile{AppID: "application_1_0001", User: "alice",
 		TaskResources: map[string]hdfs.Resource{
-			BinaryName: res("/c/1/tfyarn"),
-			"env":      res("/c/2/env.tar.gz"),
-			"src":      res("/c/3/src.tar.gz"),
-			"data.csv": res("/c/4/data.csv"),
-			"vocab":    res("/c/5/vocab.zip"),
+			contract.BinaryName: res("/c/1/tfyarn"),
+			"env":               res("/c/2/env.tar.gz"),
+			"src":               res("/c/3/src.tar.gz"),
+			"data.csv":          res("/c/4/data.csv"),
+			"vocab":             res("/c/5/vocab.zip"),
 		},
 		PythonEnv: "env", PythonPath: []string{"src"},
 		Job: taskspec.Job{Command: "env/bin/python", Args: []string{"train.py"}}}
@@ -41,45 +35,45 @@ func TestTaskLaunchContextShipsTheEnvironment(t *testing.T) {
 	for _, kv := range clc.Environment {
 		env[kv.GetKey()] = kv.GetValue()
 	}
-	require.Equal(t, "env", env[EnvPythonEnv])
-	require.Equal(t, "src", env[EnvPythonPath])
+	require.Equal(t, "env", env[contract.EnvPythonEnv])
+	require.Equal(t, "src", env[contract.EnvPythonPath])
 	types := map[string]hadoopyarn.LocalResourceTypeProto{}
 	for _, r := range clc.LocalResources {
 		types[r.GetKey()] = r.GetValue().GetType()
 	}
 	require.Equal(t, map[string]hadoopyarn.LocalResourceTypeProto{
-		BinaryName: hadoopyarn.LocalResourceTypeProto_FILE,
-		"data.csv": hadoopyarn.LocalResourceTypeProto_FILE,
-		"env":      hadoopyarn.LocalResourceTypeProto_ARCHIVE,
-		"src":      hadoopyarn.LocalResourceTypeProto_ARCHIVE,
-		"vocab":    hadoopyarn.LocalResourceTypeProto_ARCHIVE,
+		contract.BinaryName: hadoopyarn.LocalResourceTypeProto_FILE,
+		"data.csv":          hadoopyarn.LocalResourceTypeProto_FILE,
+		"env":               hadoopyarn.LocalResourceTypeProto_ARCHIVE,
+		"src":               hadoopyarn.LocalResourceTypeProto_ARCHIVE,
+		"vocab":             hadoopyarn.LocalResourceTypeProto_ARCHIVE,
 	}, types)
 
 	// Without an environment the launcher is told nothing.
 	jf.PythonEnv, jf.PythonPath = "", nil
 	clc = TaskLaunchContext(jf, Launch{Task: taskspec.TaskID{Type: taskspec.Worker, Index: 0}}, "am:1", nil)
 	for _, kv := range clc.Environment {
-		require.NotContains(t, []string{EnvPythonEnv, EnvPythonPath}, kv.GetKey())
+		require.NotContains(t, []string{contract.EnvPythonEnv, contract.EnvPythonPath}, kv.GetKey())
 	}
 }
 
 func TestJobFileRoundTripWithPythonEnv(t *testing.T) {
 	g, _ := taskspec.ParseSpec(taskspec.Worker, "2x1c")
-	jf := NewJobFile("application_1_0001", "alice", "/s", taskspec.Job{Tasks: []taskspec.TaskGroup{g}, Command: "env/bin/python"}, nil)
+	jf := contract.NewJobFile("application_1_0001", "alice", "/s", taskspec.Job{Tasks: []taskspec.TaskGroup{g}, Command: "env/bin/python"}, nil)
 	jf.TaskResources = map[string]hdfs.Resource{
-		BinaryName: {Scheme: "hdfs", Host: "nn", Port: 8020, Path: "/c/tfyarn", Size: 1, Timestamp: 2},
-		"env":      {Scheme: "hdfs", Host: "nn", Port: 8020, Path: "/c/env.tar.gz", Size: 1, Timestamp: 2, Type: hadoopyarn.LocalResourceTypeProto_ARCHIVE},
+		contract.BinaryName: {Scheme: "hdfs", Host: "nn", Port: 8020, Path: "/c/tfyarn", Size: 1, Timestamp: 2},
+		"env":               {Scheme: "hdfs", Host: "nn", Port: 8020, Path: "/c/env.tar.gz", Size: 1, Timestamp: 2, Type: hadoopyarn.LocalResourceTypeProto_ARCHIVE},
 	}
 	jf.PythonEnv = "env"
 	data, err := jf.Marshal()
 	require.NoError(t, err)
-	back, err := ParseJobFile(data)
+	back, err := contract.ParseJobFile(data)
 	require.NoError(t, err)
 	require.Equal(t, jf, back)
 
 	jf.PythonPath = []string{"src"}
 	data, err = jf.Marshal()
 	require.NoError(t, err)
-	_, err = ParseJobFile(data)
-	require.EqualError(t, err, `appmaster: job file names "src" as a Python directory but ships no archive of that name`)
+	_, err = contract.ParseJobFile(data)
+	require.EqualError(t, err, `job file names "src" as a Python directory but ships no archive of that name`)
 }

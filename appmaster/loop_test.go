@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/tfyarn/tfyarn/contract"
 	"github.com/tfyarn/tfyarn/hdfs"
 	"github.com/tfyarn/tfyarn/rendezvous"
 	"github.com/tfyarn/tfyarn/security"
@@ -202,7 +203,7 @@ func TestLaunchCommandSurvivesYARNsLaunchScript(t *testing.T) {
 
 func TestTaskLaunchContext(t *testing.T) {
 	bin := hdfs.Resource{Scheme: "hdfs", Host: "nn", Port: 8020, Path: "/user/alice/.tfyarn/cache/ab/tfyarn", Size: 10, Timestamp: 20}
-	jf := JobFile{AppID: "application_1_0001", User: "alice", TaskResources: map[string]hdfs.Resource{BinaryName: bin},
+	jf := contract.JobFile{AppID: "application_1_0001", User: "alice", TaskResources: map[string]hdfs.Resource{contract.BinaryName: bin},
 		Job: taskspec.Job{Command: "sh", Args: []string{"-c", "exit 3"}, Env: map[string]string{"A": "1"}}}
 	clc := TaskLaunchContext(jf, Launch{Task: taskspec.TaskID{Type: taskspec.Worker, Index: 2}}, "am-host:4242", []byte("tok"))
 	require.Equal(t, []string{`./tfyarn task -- sh -c 'exit 3' 1><LOG_DIR>/stdout 2><LOG_DIR>/stderr`}, clc.Command)
@@ -210,12 +211,12 @@ func TestTaskLaunchContext(t *testing.T) {
 	for _, kv := range clc.Environment {
 		env[kv.GetKey()] = kv.GetValue()
 	}
-	require.Equal(t, map[string]string{"A": "1", EnvTask: "worker:2", EnvTaskType: "worker", EnvTaskIndex: "2",
-		EnvTaskAttempt: "0", EnvAppID: "application_1_0001", "HADOOP_USER_NAME": "alice",
-		rendezvous.EnvAMAddress: "am-host:4242"}, env)
+	require.Equal(t, map[string]string{"A": "1", contract.EnvTask: "worker:2", contract.EnvTaskType: "worker", contract.EnvTaskIndex: "2",
+		contract.EnvTaskAttempt: "0", contract.EnvAppID: "application_1_0001", "HADOOP_USER_NAME": "alice",
+		contract.EnvAMAddress: "am-host:4242"}, env)
 	require.Equal(t, []byte("tok"), clc.Tokens)
 	require.Len(t, clc.LocalResources, 1)
-	require.Equal(t, BinaryName, clc.LocalResources[0].GetKey())
+	require.Equal(t, contract.BinaryName, clc.LocalResources[0].GetKey())
 	require.Equal(t, "/user/alice/.tfyarn/cache/ab/tfyarn", clc.LocalResources[0].GetValue().GetResource().GetFile())
 }
 

@@ -176,7 +176,7 @@ func New(cfg Config) (*Machine, error) {
 		clusterOffers: cfg.ClusterOffers,
 	}
 	if m.allocTimeout == 0 {
-		m.allocTimeout = DefaultAllocTimeout
+		m.allocTimeout = taskspec.DefaultAllocTimeout
 	}
 	if m.policy == nil {
 		m.policy = AllSucceed{}

@@ -329,8 +329,8 @@ func TestSimulatedStarvedGroupMeetsTheDeadline(t *testing.T) {
 				outcomes["deadline"]++
 				require.Regexp(t, `^worker:0, worker:1, worker:2 \(4 vcores, 8192 MiB, 1 GPUs, label ""\) were not allocated within 5m0s; ask for less or raise --alloc-timeout$`, fin.Diagnostics)
 				// Ticks come at most 5 s apart in the simulation.
-				require.False(t, s.finishedAt.Before(start.Add(DefaultAllocTimeout)), "failed before the deadline")
-				require.True(t, s.finishedAt.Before(start.Add(DefaultAllocTimeout+5*time.Second)), "failed %s after the deadline", s.finishedAt.Sub(start.Add(DefaultAllocTimeout)))
+				require.False(t, s.finishedAt.Before(start.Add(taskspec.DefaultAllocTimeout)), "failed before the deadline")
+				require.True(t, s.finishedAt.Before(start.Add(taskspec.DefaultAllocTimeout+5*time.Second)), "failed %s after the deadline", s.finishedAt.Sub(start.Add(taskspec.DefaultAllocTimeout)))
 				for _, ts := range s.m.Tasks() {
 					require.False(t, ts.State.Live() && !ts.StopRequested, "%s still runs", ts.Task)
 				}

@@ -8,12 +8,6 @@ import (
 	"github.com/tfyarn/tfyarn/taskspec"
 )
 
-// DefaultStopTimeout is how long TensorFlowPolicy waits for the tasks it
-// stopped to end, counted from the stop, before finishing anyway. With
-// taskspec.DefaultWorkerGrace before the last stop, the policy finishes at
-// most 25 s after the decider's end.
-const DefaultStopTimeout = 15 * time.Second
-
 // TensorFlowPolicy is the rule of distributed TensorFlow jobs.
 //
 // The decider is chief:0, or worker:0 when the job has no chief (TF1
@@ -116,7 +110,7 @@ func (p TensorFlowPolicy) afterSuccess(v View, decider TaskStatus) Verdict {
 	}
 	timeout := p.StopTimeout
 	if timeout == 0 {
-		timeout = DefaultStopTimeout
+		timeout = taskspec.TFStopTimeout
 	}
 	var types []taskspec.TaskType
 	var live, pending []taskspec.TaskID

@@ -159,13 +159,13 @@ func TestTensorFlowPolicy(t *testing.T) {
 		{
 			name: "MWMS: the stuck worker's stop is waited for StopTimeout from the grace's end",
 			view: tfView(chief0, worker(0), worker(1)).exit(chief0, 0).stopping(worker(1)).
-				at(taskspec.DefaultWorkerGrace + DefaultStopTimeout - time.Second).view(),
+				at(taskspec.DefaultWorkerGrace + taskspec.TFStopTimeout - time.Second).view(),
 			want: Verdict{Stop: []taskspec.TaskID{worker(0), worker(1)}},
 		},
 		{
 			name: "MWMS: and no longer, 25 s after the chief's end",
 			view: tfView(chief0, worker(0), worker(1)).exit(chief0, 0).at(3*time.Second).exit(worker(0), 0).stopping(worker(1)).
-				at(taskspec.DefaultWorkerGrace + DefaultStopTimeout).view(),
+				at(taskspec.DefaultWorkerGrace + taskspec.TFStopTimeout).view(),
 			want: Verdict{Outcome: JobSucceeded, Diagnostics: "chief:0 succeeded; stopped worker:1 when the 10s worker grace ran out; " +
 				"gave up after 15s waiting for worker:1 to end"},
 		},
@@ -232,14 +232,14 @@ func TestTensorFlowPolicy(t *testing.T) {
 		{
 			name: "PSS: a stop that never lands is waited for at most StopTimeout",
 			view: pss().exit(chief0, 0).stopping(allButChief...).stopped(worker(0), worker(1), psTask(1), eval0).
-				at(DefaultStopTimeout).view(),
+				at(taskspec.TFStopTimeout).view(),
 			want: Verdict{Outcome: JobSucceeded, Diagnostics: "chief:0 succeeded; " +
 				"stopped worker:0, worker:1, ps:0, ps:1, evaluator:0 after it; gave up after 15s waiting for ps:0 to end"},
 		},
 		{
 			name: "PSS: just before StopTimeout it still waits",
 			view: pss().exit(chief0, 0).stopping(allButChief...).stopped(worker(0), worker(1), psTask(1), eval0).
-				at(DefaultStopTimeout - time.Second).view(),
+				at(taskspec.TFStopTimeout - time.Second).view(),
 			want: Verdict{Stop: []taskspec.TaskID{psTask(0)}},
 		},
 		{
@@ -282,13 +282,13 @@ func TestTensorFlowPolicy(t *testing.T) {
 		{
 			name: "TF1 between-graph: the ps stop is waited for StopTimeout from the workers' end",
 			view: tfView(worker(0), worker(1), psTask(0)).exit(worker(0), 0).at(3*time.Second).exit(worker(1), 0).stopping(psTask(0)).
-				at(3*time.Second + DefaultStopTimeout - time.Millisecond).view(),
+				at(3*time.Second + taskspec.TFStopTimeout - time.Millisecond).view(),
 			want: Verdict{Stop: []taskspec.TaskID{psTask(0)}},
 		},
 		{
 			name: "TF1 between-graph: and no longer",
 			view: tfView(worker(0), worker(1), psTask(0)).exit(worker(0), 0).at(3*time.Second).exit(worker(1), 0).stopping(psTask(0)).
-				at(3*time.Second + DefaultStopTimeout).view(),
+				at(3*time.Second + taskspec.TFStopTimeout).view(),
 			want: Verdict{Outcome: JobSucceeded, Diagnostics: "worker:0 succeeded; stopped ps:0 after it; gave up after 15s waiting for ps:0 to end"},
 		},
 		{

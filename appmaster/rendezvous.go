@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tfyarn/tfyarn/contract"
 	"github.com/tfyarn/tfyarn/rendezvous"
 	"github.com/tfyarn/tfyarn/taskspec"
 )
@@ -71,7 +72,7 @@ func StartRendezvous(cfg RendezvousConfig) (*TaskRendezvous, error) {
 		cfg.Log = io.Discard
 	}
 	if cfg.RegistrationTimeout <= 0 {
-		cfg.RegistrationTimeout = DefaultRendezvousTimeout
+		cfg.RegistrationTimeout = taskspec.DefaultRendezvousTimeout
 	}
 	board, err := rendezvous.NewBoard(rendezvous.BoardConfig{Groups: cfg.Job.Tasks, RegistrationTimeout: cfg.RegistrationTimeout})
 	if err != nil {
@@ -103,7 +104,7 @@ func StartRendezvous(cfg RendezvousConfig) (*TaskRendezvous, error) {
 	r.page.init(cfg.AppID, cfg.Job)
 	mux := http.NewServeMux()
 	mux.Handle(rendezvous.PathPrefix, srv)
-	mux.HandleFunc(StatusPath, r.page.serveJSON)
+	mux.HandleFunc(contract.StatusPath, r.page.serveJSON)
 	mux.HandleFunc("/", r.page.serveText)
 	r.hs = &http.Server{
 		Handler:           mux,

@@ -7,60 +7,18 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tfyarn/tfyarn/contract"
 	"github.com/tfyarn/tfyarn/taskspec"
 )
 
-// StatusPath is the AM's status page in JSON (StatusReport). The client
-// reaches it directly at the application report's host and rpc_port.
-// It carries no secret: tasks, their states and addresses, exit codes.
-const StatusPath = "/status"
-
-// StatusReport is the job as the AM sees it.
-type StatusReport struct {
-	AppID string `json:"app_id"`
-	// Final is set once the job is decided; FinalStatus and Diagnostics
-	// then say how.
-	Final       bool         `json:"final"`
-	FinalStatus string       `json:"final_status,omitempty"`
-	Diagnostics string       `json:"diagnostics,omitempty"`
-	Counts      TaskCounts   `json:"counts"`
-	Tasks       []TaskReport `json:"tasks"`
-}
-
-// TaskCounts sums the tasks up: how many have a container, registered
-// their address, run, ended.
-type TaskCounts struct {
-	Total      int `json:"total"`
-	Allocated  int `json:"allocated"`
-	Registered int `json:"registered"`
-	Running    int `json:"running"`
-	Ended      int `json:"ended"`
-}
-
-// TaskReport is one task. ExitCode is nil until the task ended; then it is
-// the program's exit code or YARN's (negative) container exit status.
-type TaskReport struct {
-	Task        string `json:"task"` // worker:1
-	Type        string `json:"type"`
-	Index       int    `json:"index"`
-	State       string `json:"state"` // pending, launching, running, succeeded, failed, stopped
-	Attempt     int    `json:"attempt"`
-	Host        string `json:"host,omitempty"`
-	Port        int    `json:"port,omitempty"`
-	ContainerID string `json:"container_id,omitempty"`
-	Node        string `json:"node,omitempty"`
-	ExitCode    *int32 `json:"exit_code"`
-	Failure     string `json:"failure,omitempty"`
-}
-
-// NewStatusReport describes a snapshot of the job.
-func NewStatusReport(appID string, s Snapshot) StatusReport {
-	r := StatusReport{AppID: appID, Tasks: make([]TaskReport, 0, len(s.Tasks))}
+// NewStatusReport describes a snapshot of the job as the client reads it.
+func NewStatusReport(appID string, s Snapshot) contract.StatusReport {
+	r := contract.StatusReport{AppID: appID, Tasks: make([]contract.TaskReport, 0, len(s.Tasks))}
 	if s.Finish != nil {
 		r.Final, r.FinalStatus, r.Diagnostics = true, s.Finish.Status.String(), s.Finish.Diagnostics
 	}
 	for _, t := range s.Tasks {
-		tr := TaskReport{
+		tr := contract.TaskReport{
 			Task: t.Task.String(), Type: string(t.Task.Type), Index: t.Task.Index,
 			State: t.State.String(), Attempt: t.Attempt,
 			Host: t.Host, Port: t.Port,
@@ -91,7 +49,7 @@ func NewStatusReport(appID string, s Snapshot) StatusReport {
 type statusPage struct {
 	mu           sync.Mutex
 	appID        string
-	report       StatusReport
+	report       contract.StatusReport
 	watched      bool          // someone fetched the JSON page
 	finalFetched chan struct{} // closed once the final report was served
 	fetchedOnce  sync.Once
@@ -118,7 +76,7 @@ func (p *statusPage) update(s Snapshot) {
 	p.mu.Unlock()
 }
 
-func (p *statusPage) current() (StatusReport, bool) {
+func (p *statusPage) current() (contract.StatusReport, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.report, p.watched
@@ -171,7 +129,7 @@ func (p *statusPage) serveText(w http.ResponseWriter, r *http.Request) {
 		}
 		fmt.Fprintf(w, "%-14s %-10s %-24s %-40s %s\n", t.Task, t.State, addr, orDefault(t.ContainerID, "-"), exit)
 	}
-	fmt.Fprintf(w, "\nJSON: %s\n", StatusPath)
+	fmt.Fprintf(w, "\nJSON: %s\n", contract.StatusPath)
 }
 
 // awaitFinalFetch waits, at most linger, for a client that has been

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/tfyarn/tfyarn/contract"
 	"github.com/tfyarn/tfyarn/rendezvous"
 	"github.com/tfyarn/tfyarn/taskspec"
 )
@@ -53,8 +54,8 @@ func TestTaskRendezvous(t *testing.T) {
 	m, err := New(Config{Job: job})
 	require.NoError(t, err)
 	rv.Observe(Snapshot{Tasks: m.Tasks()})
-	body := get(t, "http://"+rv.Address()+StatusPath)
-	var rep StatusReport
+	body := get(t, "http://"+rv.Address()+contract.StatusPath)
+	var rep contract.StatusReport
 	require.NoError(t, json.Unmarshal([]byte(body), &rep))
 	require.Equal(t, "application_1_0001", rep.AppID)
 	require.Len(t, rep.Tasks, 2)
@@ -71,7 +72,7 @@ func TestTaskRendezvous(t *testing.T) {
 	done := make(chan struct{})
 	go func() { rv.Close(5 * time.Second); close(done) }()
 	time.Sleep(50 * time.Millisecond)
-	require.NoError(t, json.Unmarshal([]byte(get(t, "http://"+rv.Address()+StatusPath)), &rep))
+	require.NoError(t, json.Unmarshal([]byte(get(t, "http://"+rv.Address()+contract.StatusPath)), &rep))
 	require.True(t, rep.Final)
 	require.Equal(t, "FAILED", rep.FinalStatus)
 	select {

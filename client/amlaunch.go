@@ -1,25 +1,19 @@
 package client
 
 import (
-	"github.com/tfyarn/tfyarn/appmaster"
+	"github.com/tfyarn/tfyarn/contract"
 	"github.com/tfyarn/tfyarn/hdfs"
 	"github.com/tfyarn/tfyarn/yarn"
 	"github.com/tfyarn/tfyarn/yarnpb/hadoopyarn"
 	"google.golang.org/protobuf/proto"
 )
 
-// Environment the AM container gets from the client.
-const (
-	EnvStagingDir = "TFYARN_STAGING_DIR"
-	EnvUser       = "TFYARN_USER"
-)
-
 // amCommand runs the shipped binary as the AM. YARN localizes FILE
 // resources with the owner's execute bit (FSDownload: 0500 for
 // PRIVATE/APPLICATION, 0555 for PUBLIC), so no chmod is needed.
 func amCommand() string {
-	return "./" + BinaryName + " am --job " + appmaster.JobFileName +
-		" 1>" + appmaster.LogDirVar + "/am.stdout 2>" + appmaster.LogDirVar + "/am.stderr"
+	return "./" + BinaryName + " am --job " + contract.JobFileName +
+		" 1>" + yarn.LogDirVar + "/am.stdout 2>" + yarn.LogDirVar + "/am.stderr"
 }
 
 // submissionContext is the application as submitApplication carries it: one
@@ -27,16 +21,16 @@ func amCommand() string {
 // AM's resources, queue, name, type and tags.
 func submissionContext(job Job, id *hadoopyarn.ApplicationIdProto, stagingDir string, bin, jobFile hdfs.Resource) *hadoopyarn.ApplicationSubmissionContextProto {
 	env := map[string]string{
-		EnvStagingDir:      stagingDir,
-		EnvUser:            job.User,
-		"HADOOP_USER_NAME": job.User,
+		contract.EnvStagingDir: stagingDir,
+		contract.EnvUser:       job.User,
+		"HADOOP_USER_NAME":     job.User,
 	}
 	clc := &hadoopyarn.ContainerLaunchContextProto{
 		LocalResources: []*hadoopyarn.StringLocalResourceMapProto{
 			{Key: proto.String(BinaryName), Value: bin.Proto()},
-			{Key: proto.String(appmaster.JobFileName), Value: jobFile.Proto()},
+			{Key: proto.String(contract.JobFileName), Value: jobFile.Proto()},
 		},
-		Environment: appmaster.EnvProto(env),
+		Environment: yarn.EnvProto(env),
 		Command:     []string{amCommand()},
 	}
 	app := &hadoopyarn.ApplicationSubmissionContextProto{

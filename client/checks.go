@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"sort"
 
-	"github.com/tfyarn/tfyarn/appmaster"
 	"github.com/tfyarn/tfyarn/taskspec"
 	"github.com/tfyarn/tfyarn/yarn"
 	"github.com/tfyarn/tfyarn/yarnpb/hadoopyarn"
@@ -44,7 +43,7 @@ func checkQueue(ctx context.Context, rm *yarn.ApplicationClient, queue string) e
 // checkFits validates the job against the cluster's largest container: every
 // task group, and the AM itself.
 func checkFits(job Job, resp *hadoopyarn.GetNewApplicationResponseProto, types []*hadoopyarn.ResourceTypeInfoProto) error {
-	limits := appmaster.LimitsFrom(resp.GetMaximumCapability(), types)
+	limits := yarn.LimitsFrom(resp.GetMaximumCapability(), types)
 	if err := job.Validate(limits); err != nil {
 		return err
 	}

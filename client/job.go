@@ -4,7 +4,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/tfyarn/tfyarn/appmaster"
+	"github.com/tfyarn/tfyarn/contract"
 	"github.com/tfyarn/tfyarn/hadoopconf"
 	"github.com/tfyarn/tfyarn/ipc"
 	"github.com/tfyarn/tfyarn/taskspec"
@@ -19,7 +19,7 @@ const (
 	DefaultPollInterval = 500 * time.Millisecond
 	// BinaryName is the tfyarn binary's name in the AM's and every task's
 	// working directory.
-	BinaryName = appmaster.BinaryName
+	BinaryName = contract.BinaryName
 	// DefaultPython runs a job's Script.
 	DefaultPython = "python3"
 )
@@ -87,11 +87,11 @@ type Job struct {
 	// UploadFunc); the CLI draws progress bars with it.
 	OnUpload UploadFunc
 	// RendezvousTimeout bounds how long the cluster tasks have to register
-	// once the first has (appmaster.DefaultRendezvousTimeout).
+	// once the first has (taskspec.DefaultRendezvousTimeout).
 	RendezvousTimeout time.Duration
 	// AllocTimeout bounds how long, from the AM's registration, the chief,
 	// worker and ps tasks may stay unallocated before the job fails saying
-	// which and what the cluster offers (appmaster.DefaultAllocTimeout).
+	// which and what the cluster offers (taskspec.DefaultAllocTimeout).
 	AllocTimeout time.Duration
 
 	// Principal and Keytab log in to a Kerberized cluster: with a Keytab,

@@ -7,7 +7,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
-	"github.com/tfyarn/tfyarn/appmaster"
+	"github.com/tfyarn/tfyarn/contract"
 	"github.com/tfyarn/tfyarn/hdfs"
 	"github.com/tfyarn/tfyarn/security"
 	"github.com/tfyarn/tfyarn/yarnpb/hadoopyarn"
@@ -18,7 +18,7 @@ import (
 // them while the application runs) and, with --keytab, the keytab as a
 // private resource.
 type secureParts struct {
-	job    *appmaster.JobKerberos
+	job    *contract.JobKerberos
 	tokens []byte
 	keytab *hdfs.Resource
 }
@@ -49,19 +49,19 @@ func (s *Submission) secure(ctx context.Context) (secureParts, error) {
 		creds.AddToken(t.Service, t)
 	}
 	parts := secureParts{
-		job: &appmaster.JobKerberos{
+		job: &contract.JobKerberos{
 			Principal:   s.login.Principal,
 			FileSystems: append([]string{s.fs.Target().URI}, s.job.FileSystems...),
 		},
 		tokens: creds.Marshal(),
 	}
 	if s.job.Keytab != "" {
-		res, err := s.fs.UploadPrivate(ctx, s.job.Keytab, path.Join(s.StagingDir, appmaster.KeytabName))
+		res, err := s.fs.UploadPrivate(ctx, s.job.Keytab, path.Join(s.StagingDir, contract.KeytabName))
 		if err != nil {
 			return secureParts{}, err
 		}
 		parts.keytab = &res
-		parts.job.Keytab = appmaster.KeytabName
+		parts.job.Keytab = contract.KeytabName
 		parts.job.Krb5Conf = clientKrb5Conf()
 	}
 	return parts, nil
@@ -75,7 +75,7 @@ func (p secureParts) apply(clc *hadoopyarn.ContainerLaunchContextProto) {
 	clc.Tokens = p.tokens
 	if p.keytab != nil {
 		clc.LocalResources = append(clc.LocalResources, &hadoopyarn.StringLocalResourceMapProto{
-			Key: proto.String(appmaster.KeytabName), Value: p.keytab.Proto(),
+			Key: proto.String(contract.KeytabName), Value: p.keytab.Proto(),
 		})
 	}
 }

@@ -11,17 +11,17 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/tfyarn/tfyarn/appmaster"
+	"github.com/tfyarn/tfyarn/contract"
 	"github.com/tfyarn/tfyarn/yarnpb/hadoopyarn"
 )
 
 // TaskResult is one task as the AM's status page last showed it: type,
 // index, state, the address it registered (host, port), its container and
 // node, and its exit code once it ended.
-type TaskResult = appmaster.TaskReport
+type TaskResult = contract.TaskReport
 
 // TaskCounts sums up the tasks: total, allocated, registered, running, ended.
-type TaskCounts = appmaster.TaskCounts
+type TaskCounts = contract.TaskCounts
 
 // Task changes an Event reports (Event.TaskChange).
 const (
@@ -34,14 +34,14 @@ const (
 // JSON document, and a slow answer only means falling back to the report.
 const statusTimeout = 3 * time.Second
 
-// statusWatcher follows the AM's status page (appmaster.StatusPath) at the
+// statusWatcher follows the AM's status page (contract.StatusPath) at the
 // application report's host and rpc_port, the AM's HTTP port. Everything
 // it learns is extra: when the page cannot be reached, Wait goes on with
 // the application report alone.
 type statusWatcher struct {
 	hc   *http.Client
 	url  string
-	last *appmaster.StatusReport
+	last *contract.StatusReport
 	// notice, if set, is told when the page stops answering (after it
 	// did, silentPolls fetches in a row) and when it answers again.
 	notice   func(string)
@@ -65,7 +65,7 @@ func (w *statusWatcher) locate(r *hadoopyarn.ApplicationReportProto) {
 	if host == "" || host == "N/A" || port <= 0 {
 		return
 	}
-	w.url = "http://" + net.JoinHostPort(host, strconv.Itoa(int(port))) + appmaster.StatusPath
+	w.url = "http://" + net.JoinHostPort(host, strconv.Itoa(int(port))) + contract.StatusPath
 }
 
 // poll fetches the page and emits an event per task change. Errors are
@@ -96,7 +96,7 @@ func (w *statusWatcher) poll(ctx context.Context, appID string, onEvent func(Eve
 	w.last = rep
 }
 
-func (w *statusWatcher) fetch(ctx context.Context) (*appmaster.StatusReport, error) {
+func (w *statusWatcher) fetch(ctx context.Context) (*contract.StatusReport, error) {
 	ctx, cancel := context.WithTimeout(ctx, statusTimeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, w.url, nil)
@@ -111,7 +111,7 @@ func (w *statusWatcher) fetch(ctx context.Context) (*appmaster.StatusReport, err
 	if resp.StatusCode != http.StatusOK {
 		return nil, fmt.Errorf("client: %s: %s", w.url, resp.Status)
 	}
-	var rep appmaster.StatusReport
+	var rep contract.StatusReport
 	if err := json.NewDecoder(io.LimitReader(resp.Body, 4<<20)).Decode(&rep); err != nil {
 		return nil, fmt.Errorf("client: %s: %w", w.url, err)
 	}
@@ -129,7 +129,7 @@ func (w *statusWatcher) tasks() []TaskResult {
 // taskChanges compares two reports task by task, launches first, then
 // registrations, then ends, so a poll that saw several steps tells them in
 // the order they happened.
-func taskChanges(prev, cur *appmaster.StatusReport) []Event {
+func taskChanges(prev, cur *contract.StatusReport) []Event {
 	old := map[string]TaskResult{}
 	if prev != nil {
 		for _, t := range prev.Tasks {

@@ -12,13 +12,13 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
-	"github.com/tfyarn/tfyarn/appmaster"
+	"github.com/tfyarn/tfyarn/contract"
 )
 
 func TestTaskChangesInTheOrderTheyHappen(t *testing.T) {
 	zero := int32(0)
-	prev := &appmaster.StatusReport{Tasks: []TaskResult{{Task: "chief:0"}, {Task: "worker:0"}}}
-	cur := &appmaster.StatusReport{Tasks: []TaskResult{
+	prev := &contract.StatusReport{Tasks: []TaskResult{{Task: "chief:0"}, {Task: "worker:0"}}}
+	cur := &contract.StatusReport{Tasks: []TaskResult{
 		{Task: "chief:0", ContainerID: "c2", Host: "h", Port: 1, ExitCode: &zero},
 		{Task: "worker:0", ContainerID: "c3"},
 	}}
@@ -40,12 +40,12 @@ func TestStatusWatcherNotices(t *testing.T) {
 			http.Error(w, "down", http.StatusServiceUnavailable)
 			return
 		}
-		_ = json.NewEncoder(w).Encode(appmaster.StatusReport{AppID: "application_1_0001"})
+		_ = json.NewEncoder(w).Encode(contract.StatusReport{AppID: "application_1_0001"})
 	}))
 	defer srv.Close()
 	var notices []string
 	w := newStatusWatcher()
-	w.url = srv.URL + appmaster.StatusPath
+	w.url = srv.URL + contract.StatusPath
 	w.notice = func(s string) { notices = append(notices, s) }
 	ctx := context.Background()
 	w.poll(ctx, "application_1_0001", nil)
@@ -58,7 +58,7 @@ func TestStatusWatcherNotices(t *testing.T) {
 	w.poll(ctx, "application_1_0001", nil)
 	host := strings.TrimPrefix(srv.URL, "http://")
 	require.Equal(t, []string{
-		"ApplicationMaster at " + host + " not answering (client: " + srv.URL + appmaster.StatusPath + ": 503 Service Unavailable); following the ResourceManager's report",
+		"ApplicationMaster at " + host + " not answering (client: " + srv.URL + contract.StatusPath + ": 503 Service Unavailable); following the ResourceManager's report",
 		"ApplicationMaster at " + host + " answering again",
 	}, notices)
 }

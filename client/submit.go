@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tfyarn/tfyarn/appmaster"
+	"github.com/tfyarn/tfyarn/contract"
 	"github.com/tfyarn/tfyarn/hadoopconf"
 	"github.com/tfyarn/tfyarn/hdfs"
 	"github.com/tfyarn/tfyarn/security"
@@ -53,8 +53,8 @@ func Submit(ctx context.Context, job Job) (*Submission, error) {
 	if err := job.Validate(taskspec.ClusterLimits{}); err != nil {
 		return nil, err
 	}
-	if _, err := appmaster.PolicyFor(job.Success, job.Job); err != nil {
-		return nil, &taskspec.ValidationError{Message: strings.TrimPrefix(err.Error(), "appmaster: ")}
+	if _, err := taskspec.SuccessRuleOf(job.Success, job.Job); err != nil {
+		return nil, &taskspec.ValidationError{Message: err.Error()}
 	}
 	plan, err := planShipping(job)
 	if err != nil {
@@ -153,7 +153,7 @@ func (s *Submission) submit(ctx context.Context, bin string, plan shipPlan) erro
 			return err
 		}
 		created = true
-		jf := appmaster.NewJobFile(s.AppID, job.User, s.StagingDir, job.Job, job.Conf)
+		jf := contract.NewJobFile(s.AppID, job.User, s.StagingDir, job.Job, job.Conf)
 		shipped[BinaryName] = binRes
 		jf.TaskResources = shipped
 		jf.PythonEnv, jf.PythonPath = plan.pythonEnv, plan.pythonPath
@@ -175,7 +175,7 @@ func (s *Submission) submit(ctx context.Context, bin string, plan shipPlan) erro
 		if err != nil {
 			return err
 		}
-		jobRes, err := s.fs.UploadBytes(cctx, data, path.Join(s.StagingDir, appmaster.JobFileName))
+		jobRes, err := s.fs.UploadBytes(cctx, data, path.Join(s.StagingDir, contract.JobFileName))
 		if err != nil {
 			return err
 		}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tfyarn/tfyarn/contract"
 	"github.com/tfyarn/tfyarn/rendezvous"
 	"github.com/tfyarn/tfyarn/security"
 	"github.com/tfyarn/tfyarn/taskspec"
@@ -86,8 +87,6 @@ type Config struct {
 
 // Defaults of Config's durations.
 const (
-	DefaultRendezvousTimeout  = 30 * time.Minute
-	DefaultStopGrace          = 10 * time.Second
 	DefaultPortHandoffTimeout = 5 * time.Minute
 	DefaultReportTimeout      = 10 * time.Second
 	// stderrTailLines is how much of stderr goes into the exit report.
@@ -101,7 +100,6 @@ const (
 	EnvTokenFile        = "HADOOP_TOKEN_FILE_LOCATION"
 	EnvTFConfig         = "TF_CONFIG"
 	EnvTFReusePort      = "TF_GRPC_REUSE_PORT"
-	EnvTaskPort         = "TFYARN_TASK_PORT" // the reserved port, for programs that pick their own (tensorboard --port)
 	EnvPythonUnbuffered = "PYTHONUNBUFFERED" // so the program's prints reach the YARN logs as they happen
 )
 
@@ -118,15 +116,15 @@ func ConfigFromEnv(command []string) (Config, error) {
 		}
 		return v
 	}
-	taskStr := get(rendezvous.EnvTask)
-	cfg.AMAddress = get(rendezvous.EnvAMAddress)
+	taskStr := get(contract.EnvTask)
+	cfg.AMAddress = get(contract.EnvAMAddress)
 	tokenFile := get(EnvTokenFile)
 	if len(missing) > 0 {
 		return Config{}, fmt.Errorf("task launcher: environment lacks %s (is this running in a tfyarn container?)", strings.Join(missing, ", "))
 	}
 	task, err := taskspec.ParseTaskID(taskStr)
 	if err != nil {
-		return Config{}, fmt.Errorf("task launcher: %s: %w", rendezvous.EnvTask, err)
+		return Config{}, fmt.Errorf("task launcher: %s: %w", contract.EnvTask, err)
 	}
 	cfg.Task = task
 	// Read once: the secret stays in the launcher's memory, the rest goes
@@ -141,8 +139,8 @@ func ConfigFromEnv(command []string) (Config, error) {
 	cfg.Credentials = rendezvous.TaskCredentials(creds)
 	cfg.ScrubTokenFile = tokenFile
 	cfg.ContainerID = os.Getenv(EnvContainerID)
-	cfg.PythonEnv = os.Getenv(EnvPythonEnv)
-	cfg.PythonPath = PythonPathList(os.Getenv(EnvPythonPath))
+	cfg.PythonEnv = os.Getenv(contract.EnvPythonEnv)
+	cfg.PythonPath = PythonPathList(os.Getenv(contract.EnvPythonPath))
 	cfg.Host = os.Getenv(EnvNMHost)
 	if cfg.Host == "" {
 		if cfg.Host, err = os.Hostname(); err != nil {
@@ -176,8 +174,8 @@ func (c *Config) setDefaults() error {
 			*d = v
 		}
 	}
-	def(&c.RendezvousTimeout, DefaultRendezvousTimeout)
-	def(&c.StopGrace, DefaultStopGrace)
+	def(&c.RendezvousTimeout, taskspec.LauncherRendezvousTimeout)
+	def(&c.StopGrace, taskspec.ProgramStopGrace)
 	def(&c.PortHandoffTimeout, DefaultPortHandoffTimeout)
 	def(&c.ReportTimeout, DefaultReportTimeout)
 	return nil

@@ -3,6 +3,8 @@ package executor
 import (
 	"strconv"
 	"strings"
+
+	"github.com/tfyarn/tfyarn/contract"
 )
 
 // childEnv is base with the task's variables set: TF_CONFIG and the port
@@ -10,7 +12,7 @@ import (
 // only fill in what the user left unset.
 func childEnv(base []string, tfConfig string, port int) []string {
 	env := setEnv(append([]string(nil), base...), EnvTFConfig, tfConfig, true)
-	env = setEnv(env, EnvTaskPort, strconv.Itoa(port), true)
+	env = setEnv(env, contract.EnvTaskPort, strconv.Itoa(port), true)
 	env = setEnv(env, EnvTFReusePort, "true", false)
 	return setEnv(env, EnvPythonUnbuffered, "1", false)
 }

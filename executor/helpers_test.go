@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 
+	"github.com/tfyarn/tfyarn/contract"
 	"github.com/tfyarn/tfyarn/internal/syncbuf"
 	"github.com/tfyarn/tfyarn/rendezvous"
 	"github.com/tfyarn/tfyarn/taskspec"
@@ -31,7 +32,7 @@ func TestMain(m *testing.M) {
 }
 
 func helperListen() int {
-	ln, err := reusePortListen("tcp", ":"+os.Getenv(EnvTaskPort))
+	ln, err := reusePortListen("tcp", ":"+os.Getenv(contract.EnvTaskPort))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "helper:", err)
 		return 1

@@ -11,19 +11,6 @@ import (
 	"github.com/tfyarn/tfyarn/envpack"
 )
 
-// Environment the AM sets in a task's container when the job ships a Python
-// environment or source directories (see appmaster.TaskLaunchContext).
-const (
-	// EnvPythonEnv names the job's unpacked Python environment, relative to
-	// the container's working directory (YARN unpacks the archive there
-	// under its link name, e.g. "env").
-	EnvPythonEnv = "TFYARN_PYTHON_ENV"
-	// EnvPythonPath lists, separated by ':', directories relative to the
-	// working directory that go first on the program's PYTHONPATH (the
-	// job's --src-dir, e.g. "src").
-	EnvPythonPath = "TFYARN_PYTHONPATH"
-)
-
 // envCheckTimeout bounds the environment's check (envpack.CheckRuntime
 // starts its interpreter once; a cold start on a busy node can take seconds).
 const envCheckTimeout = 60 * time.Second

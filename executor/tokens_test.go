@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/tfyarn/tfyarn/contract"
 	"github.com/tfyarn/tfyarn/internal/syncbuf"
 	"github.com/tfyarn/tfyarn/rendezvous"
 	"github.com/tfyarn/tfyarn/security"
@@ -190,8 +191,8 @@ func TestProgramTokenFileHasNoSecret(t *testing.T) {
 	dir := t.TempDir()
 	nmFile := filepath.Join(dir, "container_tokens")
 	require.NoError(t, containerCreds(a.secret).WriteFile(nmFile, security.FormatWritable))
-	t.Setenv(rendezvous.EnvTask, "worker:0")
-	t.Setenv(rendezvous.EnvAMAddress, a.addr)
+	t.Setenv(contract.EnvTask, "worker:0")
+	t.Setenv(contract.EnvAMAddress, a.addr)
 	t.Setenv(EnvTokenFile, nmFile)
 	t.Setenv(EnvNMHost, "127.0.0.1")
 	t.Setenv(EnvContainerID, "container_test_worker_0")

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/tfyarn/tfyarn/contract"
 	"github.com/tfyarn/tfyarn/rendezvous"
 	"github.com/tfyarn/tfyarn/security"
 	"github.com/tfyarn/tfyarn/taskspec"
@@ -30,7 +31,7 @@ func TestChildEnv(t *testing.T) {
 	v, _ := lookupEnv(env, EnvTFConfig)
 	require.Equal(t, `{"x":1}`, v)
 	require.Equal(t, 1, strings.Count(strings.Join(env, "\n"), "TF_CONFIG="))
-	v, _ = lookupEnv(env, EnvTaskPort)
+	v, _ = lookupEnv(env, contract.EnvTaskPort)
 	require.Equal(t, "4242", v)
 	v, _ = lookupEnv(env, EnvPythonUnbuffered)
 	require.Equal(t, "0", v, "the user's choice stands")
@@ -47,8 +48,8 @@ func TestConfigFromEnv(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "container_tokens")
 	require.NoError(t, creds.WriteFile(path, security.FormatWritable))
 
-	t.Setenv(rendezvous.EnvTask, "worker:2")
-	t.Setenv(rendezvous.EnvAMAddress, "am.example.com:40000")
+	t.Setenv(contract.EnvTask, "worker:2")
+	t.Setenv(contract.EnvAMAddress, "am.example.com:40000")
 	t.Setenv(EnvTokenFile, path)
 	t.Setenv(EnvContainerID, "container_1_0001_01_000003")
 	t.Setenv(EnvNMHost, "node7.example.com")
@@ -69,7 +70,7 @@ func TestConfigFromEnv(t *testing.T) {
 	_, err = ConfigFromEnv([]string{"x"})
 	require.ErrorContains(t, err, rendezvous.SecretAlias)
 
-	t.Setenv(rendezvous.EnvAMAddress, "")
+	t.Setenv(contract.EnvAMAddress, "")
 	_, err = ConfigFromEnv([]string{"x"})
 	require.ErrorContains(t, err, "lacks TFYARN_AM_ADDRESS")
 }

@@ -45,8 +45,6 @@ type Options struct {
 }
 
 const (
-	defaultRegistrationTimeout = 2 * time.Minute
-	defaultStopGrace           = 10 * time.Second
 	// stuckMargin is how long past its grace period a stopped task may take
 	// before its launcher is cancelled as well: the stop order travels by
 	// long-poll, and a launcher that missed it must not hang the run.
@@ -73,10 +71,10 @@ func (o *Options) setDefaults() {
 		o.Host = "127.0.0.1"
 	}
 	if o.RegistrationTimeout <= 0 {
-		o.RegistrationTimeout = defaultRegistrationTimeout
+		o.RegistrationTimeout = taskspec.DefaultLocalRendezvousTimeout
 	}
 	if o.StopGrace <= 0 {
-		o.StopGrace = defaultStopGrace
+		o.StopGrace = taskspec.ProgramStopGrace
 	}
 	if o.WorkerGrace <= 0 {
 		o.WorkerGrace = taskspec.DefaultWorkerGrace

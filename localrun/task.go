@@ -8,19 +8,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tfyarn/tfyarn/contract"
 	"github.com/tfyarn/tfyarn/executor"
-	"github.com/tfyarn/tfyarn/rendezvous"
 	"github.com/tfyarn/tfyarn/taskspec"
-)
-
-// The task identity variables, the same the ApplicationMaster sets in a
-// container (appmaster.TaskLaunchContext), so scripts see no difference.
-const (
-	envTask        = rendezvous.EnvTask // worker:1
-	envTaskType    = "TFYARN_TASK_TYPE"
-	envTaskIndex   = "TFYARN_TASK_INDEX"
-	envTaskAttempt = "TFYARN_TASK_ATTEMPT"
-	envAppID       = "TFYARN_APP_ID"
 )
 
 // task is one task of the local job: an in-process launcher whose program
@@ -76,11 +66,11 @@ func taskEnv(base []string, job taskspec.Job, appID string, id taskspec.TaskID) 
 	for _, k := range keys {
 		set(k, job.Env[k])
 	}
-	set(envTask, id.String())
-	set(envTaskType, string(id.Type))
-	set(envTaskIndex, strconv.Itoa(id.Index))
-	set(envTaskAttempt, "0")
-	set(envAppID, appID)
+	set(contract.EnvTask, id.String())
+	set(contract.EnvTaskType, string(id.Type))
+	set(contract.EnvTaskIndex, strconv.Itoa(id.Index))
+	set(contract.EnvTaskAttempt, "0")
+	set(contract.EnvAppID, appID)
 	return env
 }
 

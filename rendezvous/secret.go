@@ -18,13 +18,6 @@ const SecretSize = 32
 // or empty secret would otherwise silently weaken every signature.
 const minSecretSize = 16
 
-// Environment variables the AM sets in a task's container and the launcher
-// reads. They name the task and the AM, never the secret.
-const (
-	EnvTask      = "TFYARN_TASK"       // "worker:1"
-	EnvAMAddress = "TFYARN_AM_ADDRESS" // host:port of the rendezvous server
-)
-
 // NewSecret returns SecretSize random bytes from the OS's CSPRNG.
 func NewSecret() ([]byte, error) {
 	b := make([]byte, SecretSize)

@@ -1,12 +1,5 @@
 package taskspec
 
-import "time"
-
-// DefaultWorkerGrace is how long, under SuccessChief, the tasks still
-// running when the decider succeeded may take to end by themselves when
-// they are not stopped at once (see SplitAfterDecider).
-const DefaultWorkerGrace = 10 * time.Second
-
 // SplitAfterDecider is what SuccessChief does with the tasks still running
 // when the decider (chief:0, else worker:0) has succeeded; the
 // ApplicationMaster and the local runner both apply it. types are the task

@@ -2,6 +2,7 @@ package main
 
 import (
 	"github.com/tfyarn/tfyarn/appmaster"
+	"github.com/tfyarn/tfyarn/contract"
 	"github.com/urfave/cli/v2"
 )
 
@@ -13,7 +14,7 @@ func amCommand(e *env) *cli.Command {
 		Usage:  "run the ApplicationMaster (started by YARN)",
 		Hidden: true,
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "job", Value: appmaster.JobFileName, Usage: "the job description"},
+			&cli.StringFlag{Name: "job", Value: contract.JobFileName, Usage: "the job description"},
 		},
 		OnUsageError: onUsageError,
 		Action: func(c *cli.Context) error {

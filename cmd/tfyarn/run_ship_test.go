@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"github.com/tfyarn/tfyarn/appmaster"
 	"github.com/tfyarn/tfyarn/client"
+	"github.com/tfyarn/tfyarn/taskspec"
 	"github.com/urfave/cli/v2"
 )
 
@@ -166,7 +166,7 @@ func TestLocalPython(t *testing.T) {
 func TestRunAllocTimeoutAndAMNodeLabel(t *testing.T) {
 	job, err := parseRun(t, "--worker", "1c", "--node-label", "gpu", "--", "true")
 	require.NoError(t, err)
-	require.Equal(t, appmaster.DefaultAllocTimeout, job.AllocTimeout)
+	require.Equal(t, taskspec.DefaultAllocTimeout, job.AllocTimeout)
 	require.Equal(t, "gpu", job.NodeLabel)
 	require.Empty(t, job.AMNodeLabel, "the AM does not inherit --node-label")
 	job, err = parseRun(t, "--worker", "1c", "--alloc-timeout", "90s", "--am-node-label", "am", "--", "true")

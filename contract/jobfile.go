@@ -1,20 +1,16 @@
-package appmaster
+package contract
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"regexp"
 	"time"
 
 	"github.com/tfyarn/tfyarn/hadoopconf"
-	"github.com/tfyarn/tfyarn/hdfs"
 	"github.com/tfyarn/tfyarn/taskspec"
 	"github.com/tfyarn/tfyarn/yarnpb/hadoopyarn"
 )
-
-// JobFileName is the job description's name in the AM's working directory
-// (a LocalResource the client ships from the staging directory).
-const JobFileName = "job.json"
 
 // jobFileVersion guards against a client and an AM of different builds
 // disagreeing about the format; the binary is shipped with the job, so they
@@ -36,7 +32,7 @@ type JobFile struct {
 	// TaskResources are the files every task container gets, by their
 	// name in its working directory: the tfyarn binary (BinaryName), which
 	// runs as the task's launcher, and the job's script if any.
-	TaskResources map[string]hdfs.Resource `json:"task_resources,omitempty"`
+	TaskResources map[string]Resource `json:"task_resources,omitempty"`
 	// PythonEnv is the link name of the job's Python environment among
 	// TaskResources (an ARCHIVE YARN unpacks into ./<name>/), "" for none:
 	// every task's launcher checks it and puts its bin/ first on PATH.
@@ -81,22 +77,6 @@ type JobKerberos struct {
 	Krb5Conf string `json:"krb5_conf,omitempty"`
 }
 
-// KeytabName is the keytab's name in the AM's working directory.
-const KeytabName = "tfyarn.keytab"
-
-// BinaryName is the tfyarn binary's name in every container's working
-// directory: the AM's and each task's launcher.
-const BinaryName = "tfyarn"
-
-// DefaultAllocTimeout is how long the chief, worker and ps tasks may stay
-// unallocated after the AM registered before the job fails saying which.
-const DefaultAllocTimeout = 5 * time.Minute
-
-// DefaultRendezvousTimeout is how long the cluster tasks have to register
-// once the first one has. Containers start within seconds of each other on
-// a healthy cluster; localizing a large environment can take minutes.
-const DefaultRendezvousTimeout = 10 * time.Minute
-
 // NewJobFile describes job for the AM, copying from conf only the keys the
 // AM needs (see ShipConf).
 func NewJobFile(appID, user, stagingDir string, job taskspec.Job, conf *hadoopconf.Config) JobFile {
@@ -107,32 +87,33 @@ func NewJobFile(appID, user, stagingDir string, job taskspec.Job, conf *hadoopco
 func (f JobFile) Marshal() ([]byte, error) {
 	b, err := json.MarshalIndent(f, "", "  ")
 	if err != nil {
-		return nil, fmt.Errorf("appmaster: encoding the job file: %w", err)
+		return nil, fmt.Errorf("contract: encoding the job file: %w", err)
 	}
 	return b, nil
 }
 
-// ParseJobFile decodes a job file written by Marshal.
+// ParseJobFile decodes a job file written by Marshal and checks it. Its
+// errors name no package: the AM, which reads job files, prefixes its own.
 func ParseJobFile(data []byte) (JobFile, error) {
 	var f JobFile
 	if err := json.Unmarshal(data, &f); err != nil {
-		return JobFile{}, fmt.Errorf("appmaster: decoding the job file: %w", err)
+		return JobFile{}, fmt.Errorf("decoding the job file: %w", err)
 	}
 	if f.Version != jobFileVersion {
-		return JobFile{}, fmt.Errorf("appmaster: job file version %d, this AM reads version %d (client and AM binaries differ)", f.Version, jobFileVersion)
+		return JobFile{}, fmt.Errorf("job file version %d, this AM reads version %d (client and AM binaries differ)", f.Version, jobFileVersion)
 	}
 	if f.AppID == "" || f.User == "" {
-		return JobFile{}, fmt.Errorf("appmaster: job file lacks the application id or the user")
+		return JobFile{}, errors.New("job file lacks the application id or the user")
 	}
 	if _, ok := f.TaskResources[BinaryName]; !ok {
-		return JobFile{}, fmt.Errorf("appmaster: job file lacks the task launcher resource %q", BinaryName)
+		return JobFile{}, fmt.Errorf("job file lacks the task launcher resource %q", BinaryName)
 	}
 	for _, name := range append([]string{f.PythonEnv}, f.PythonPath...) {
 		if r, ok := f.TaskResources[name]; name != "" && (!ok || r.Type != hadoopyarn.LocalResourceTypeProto_ARCHIVE) {
-			return JobFile{}, fmt.Errorf("appmaster: job file names %q as a Python directory but ships no archive of that name", name)
+			return JobFile{}, fmt.Errorf("job file names %q as a Python directory but ships no archive of that name", name)
 		}
 	}
-	if _, err := PolicyFor(f.Success, f.Job); err != nil {
+	if _, err := taskspec.SuccessRuleOf(f.Success, f.Job); err != nil {
 		return JobFile{}, err
 	}
 	return f, nil

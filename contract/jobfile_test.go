@@ -1,4 +1,4 @@
-package appmaster
+package contract
 
 import (
 	"testing"
@@ -6,7 +6,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/tfyarn/tfyarn/hadoopconf"
-	"github.com/tfyarn/tfyarn/hdfs"
 	"github.com/tfyarn/tfyarn/taskspec"
 )
 
@@ -28,7 +27,7 @@ func TestJobFileRoundTripShipsOnlyWhitelistedKeys(t *testing.T) {
 	})
 	g, _ := taskspec.ParseSpec(taskspec.Worker, "2x1c")
 	jf := NewJobFile("application_1_0001", "alice", "/user/alice/.tfyarn/application_1_0001", taskspec.Job{Tasks: []taskspec.TaskGroup{g}, Command: "true"}, conf)
-	jf.TaskResources = map[string]hdfs.Resource{BinaryName: {Scheme: "hdfs", Host: "nn", Port: 8020, Path: "/c/tfyarn", Size: 1, Timestamp: 2}}
+	jf.TaskResources = map[string]Resource{BinaryName: {Scheme: "hdfs", Host: "nn", Port: 8020, Path: "/c/tfyarn", Size: 1, Timestamp: 2}}
 	jf.Success = taskspec.SuccessChief
 	jf.RendezvousTimeout = time.Minute
 	data, err := jf.Marshal()

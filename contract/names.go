@@ -1,0 +1,47 @@
+package contract
+
+// Files in a container's working directory.
+const (
+	// BinaryName is the tfyarn binary's name in every container's working
+	// directory: the AM's and each task's launcher.
+	BinaryName = "tfyarn"
+	// JobFileName is the job description's name in the AM's working
+	// directory (a LocalResource the client ships from the staging
+	// directory).
+	JobFileName = "job.json"
+	// KeytabName is the keytab's name in the AM's working directory.
+	KeytabName = "tfyarn.keytab"
+)
+
+// Environment the client sets in the AM's container.
+const (
+	EnvStagingDir = "TFYARN_STAGING_DIR"
+	EnvUser       = "TFYARN_USER"
+)
+
+// Environment the AM sets in every task's container (and `run --local` in
+// every local task's), read by the task's launcher and by the user's
+// program. They name the task and the AM, never a secret.
+const (
+	EnvTask        = "TFYARN_TASK"         // worker:1 (taskspec.TaskID)
+	EnvTaskType    = "TFYARN_TASK_TYPE"    // worker
+	EnvTaskIndex   = "TFYARN_TASK_INDEX"   // 1
+	EnvTaskAttempt = "TFYARN_TASK_ATTEMPT" // 0, then one more per restart
+	EnvAppID       = "TFYARN_APP_ID"
+	// EnvAMAddress is the host:port of the AM's rendezvous server.
+	EnvAMAddress = "TFYARN_AM_ADDRESS"
+	// EnvPythonEnv names the job's unpacked Python environment, relative
+	// to the container's working directory (YARN unpacks the archive there
+	// under its link name, e.g. "env"); the launcher puts its bin/ first
+	// on PATH.
+	EnvPythonEnv = "TFYARN_PYTHON_ENV"
+	// EnvPythonPath lists, separated by ':', directories relative to the
+	// working directory that go first on the program's PYTHONPATH (the
+	// job's --src-dir, e.g. "src").
+	EnvPythonPath = "TFYARN_PYTHONPATH"
+)
+
+// EnvTaskPort is what the launcher sets in its program's environment: the
+// port it reserved for the task, for programs that pick their own
+// (tensorboard --port).
+const EnvTaskPort = "TFYARN_TASK_PORT"

@@ -1,0 +1,75 @@
+package taskspec
+
+import "time"
+
+// The timeouts of a job's life, each meaning one thing under one name. The
+// client, the ApplicationMaster, the task launcher and `run --local` all
+// take their defaults from here; they live in taskspec, the floor every
+// one of them (and the AM's pure core) already imports.
+//
+//	name                          value  who waits, for what                                     set by
+//	DefaultAllocTimeout           5m     AM: chief/worker/ps unallocated after it registered      --alloc-timeout, JobFile.AllocTimeout
+//	DefaultRendezvousTimeout      10m    AM: cluster tasks registering once the first has (YARN)  --rendezvous-timeout, JobFile.RendezvousTimeout
+//	DefaultLocalRendezvousTimeout 2m     the same under `run --local`                             --rendezvous-timeout, localrun.Options.RegistrationTimeout
+//	LauncherRendezvousTimeout     30m    launcher: registering and receiving the cluster spec     executor.Config.RendezvousTimeout (--local: 2x its registration timeout)
+//	ProgramStopGrace              10s    launcher: its program, between SIGTERM and SIGKILL       executor.Config.StopGrace, localrun.Options.StopGrace
+//	ContainerStopGrace            12s    AM: a task it asked to end, before the NM stops it       appmaster.LoopConfig.StopGrace
+//	DefaultWorkerGrace            10s    SuccessChief: lingering workers ending by themselves      appmaster.TensorFlowPolicy.WorkerGrace, localrun.Options.WorkerGrace
+//	TFStopTimeout                 15s    SuccessChief: stopped tasks ending, from their stop        appmaster.TensorFlowPolicy.StopTimeout
+//
+// How they relate: ContainerStopGrace exceeds ProgramStopGrace so that the
+// launcher's own SIGKILL, and its exit report, come before the NodeManager's
+// hard stop; LauncherRendezvousTimeout exceeds DefaultRendezvousTimeout
+// because it only guards against a silent AM, which reports the
+// registration timeout itself; a job under SuccessChief ends at most
+// DefaultWorkerGrace + TFStopTimeout (25 s) after its decider.
+//
+// Network and I/O timeouts belong to their packages and are not part of a
+// job's life: ipc.DefaultDialTimeout, ipc.DefaultCallTimeout,
+// ipc.DefaultIdleTimeout, hdfs.DefaultConnectTimeout, hdfs.DefaultIOTimeout,
+// security.DefaultKDCTimeout, client.DefaultCallTimeout.
+const (
+	// DefaultAllocTimeout is how long the chief, worker and ps tasks may
+	// stay unallocated after the AM registered before the job fails saying
+	// which.
+	DefaultAllocTimeout = 5 * time.Minute
+
+	// DefaultRendezvousTimeout is how long the cluster tasks of a YARN job
+	// have to register with the AM once the first one has. Containers
+	// start within seconds of each other on a healthy cluster; localizing a
+	// large environment can take minutes.
+	DefaultRendezvousTimeout = 10 * time.Minute
+
+	// DefaultLocalRendezvousTimeout is DefaultRendezvousTimeout under
+	// `run --local`: importing TensorFlow takes seconds per process and
+	// local tasks share the CPUs, but nothing is localized.
+	DefaultLocalRendezvousTimeout = 2 * time.Minute
+
+	// LauncherRendezvousTimeout bounds a task launcher's registering and
+	// waiting for the cluster spec. The AM has its own, shorter,
+	// registration timeout and says so; this one only guards against a
+	// silent AM.
+	LauncherRendezvousTimeout = 30 * time.Minute
+
+	// ProgramStopGrace is how long a task's program has between the
+	// launcher's SIGTERM and its SIGKILL when the task is stopped.
+	ProgramStopGrace = 10 * time.Second
+
+	// ContainerStopGrace is how long a task the job no longer needs has,
+	// once the AM asked its launcher to end the program, before the AM
+	// stops its container through the NodeManager; longer than
+	// ProgramStopGrace.
+	ContainerStopGrace = 12 * time.Second
+
+	// DefaultWorkerGrace is how long, under SuccessChief, the tasks still
+	// running when the decider succeeded may take to end by themselves when
+	// they are not stopped at once (see SplitAfterDecider).
+	DefaultWorkerGrace = 10 * time.Second
+
+	// TFStopTimeout is how long, under SuccessChief, the AM waits for the
+	// tasks it stopped to end, counted from the stop, before finishing
+	// anyway. The launchers get ProgramStopGrace and the NodeManagers a
+	// hard stop after ContainerStopGrace, so this bound only matters when a
+	// node stops answering.
+	TFStopTimeout = 15 * time.Second
+)
