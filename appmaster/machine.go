@@ -117,7 +117,7 @@ type Config struct {
 	// Policy judges the tasks' states; nil means AllSucceed.
 	Policy Policy
 	// AllocTimeout bounds how long a task may wait for a container, from
-	// the registration (or its restart): 0 means DefaultAllocTimeout, a
+	// the registration (or its restart): 0 means taskspec.DefaultAllocTimeout, a
 	// negative value no deadline. See allocDeadline.
 	AllocTimeout time.Duration
 	// ClusterOffers say, per node label ("" for none), what the cluster

@@ -59,7 +59,7 @@ import (
 // ended, which the machine ignores (see Policy).
 type TensorFlowPolicy struct {
 	// StopTimeout bounds the wait for a stopped task, from its stop: 0
-	// means DefaultStopTimeout, a negative value finishes as soon as
+	// means taskspec.TFStopTimeout, a negative value finishes as soon as
 	// nothing lingers (the machine then stops whatever still runs as the
 	// job ends).
 	StopTimeout time.Duration

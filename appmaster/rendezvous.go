@@ -32,7 +32,7 @@ type RendezvousConfig struct {
 	// free port).
 	Listen string
 	// RegistrationTimeout: once the first cluster task registered, how long
-	// the others have (0: DefaultRendezvousTimeout).
+	// the others have (0: taskspec.DefaultRendezvousTimeout).
 	RegistrationTimeout time.Duration
 	// Log receives the server's refusals (peer, endpoint and reason only);
 	// nil discards.

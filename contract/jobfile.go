@@ -44,11 +44,11 @@ type JobFile struct {
 	// taskspec.SuccessAll); empty means taskspec.DefaultSuccessRule.
 	Success taskspec.SuccessRule `json:"success,omitempty"`
 	// RendezvousTimeout bounds how long the cluster tasks have to
-	// register once the first one has; 0 means DefaultRendezvousTimeout.
+	// register once the first one has; 0 means taskspec.DefaultRendezvousTimeout.
 	RendezvousTimeout time.Duration `json:"rendezvous_timeout_ns,omitempty"`
 
 	// AllocTimeout bounds how long, from the AM's registration, the chief,
-	// worker and ps tasks may stay unallocated; 0 means DefaultAllocTimeout.
+	// worker and ps tasks may stay unallocated; 0 means taskspec.DefaultAllocTimeout.
 	AllocTimeout time.Duration `json:"alloc_timeout_ns,omitempty"`
 	// ClusterOffers describe, per node label ("" for nodes without one), what
 	// the cluster offered the job's queue at submission, in words, for the

@@ -1,0 +1,13 @@
+package taskspec
+
+import "testing"
+
+// The relations the table in timeouts.go promises.
+func TestTimeoutRelations(t *testing.T) {
+	if ContainerStopGrace <= ProgramStopGrace {
+		t.Errorf("ContainerStopGrace %s must exceed ProgramStopGrace %s: the launcher's SIGKILL and exit report come before the NodeManager's hard stop", ContainerStopGrace, ProgramStopGrace)
+	}
+	if LauncherRendezvousTimeout <= DefaultRendezvousTimeout {
+		t.Errorf("LauncherRendezvousTimeout %s must exceed DefaultRendezvousTimeout %s: the AM reports a registration timeout itself", LauncherRendezvousTimeout, DefaultRendezvousTimeout)
+	}
+}
