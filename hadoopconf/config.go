@@ -116,7 +116,8 @@ func (c *Config) Raw(key string) (string, bool) {
 }
 
 // Lookup returns the expanded, trimmed value of key. The error reports a
-// substitution loop that exceeded Hadoop's depth limit.
+// substitution loop that exceeded Hadoop's depth limit, naming the key, its
+// raw value and the file that set it.
 func (c *Config) Lookup(key string) (string, bool, error) {
 	raw, ok := c.Raw(key)
 	if !ok {
@@ -124,13 +125,14 @@ func (c *Config) Lookup(key string) (string, bool, error) {
 	}
 	v, err := c.expand(raw)
 	if err != nil {
-		return raw, true, fmt.Errorf("hadoopconf: %s: %w", key, err)
+		return raw, true, fmt.Errorf("hadoopconf: %s = %q (from %s) cannot be expanded: %w", key, raw, c.where(key), err)
 	}
 	return strings.TrimSpace(v), true, nil
 }
 
 // Get returns the expanded value of key. On a substitution loop it returns
-// the raw value, which keeps the ${...} visible to whoever prints it.
+// the raw value, which keeps the ${...} visible to whoever prints it; code
+// that can report an error uses Lookup (or lookupStrings) instead.
 func (c *Config) Get(key string) (string, bool) {
 	v, ok, _ := c.Lookup(key)
 	return v, ok
@@ -224,13 +226,23 @@ func parseDuration(v string, unit time.Duration) (time.Duration, error) {
 }
 
 // GetStrings splits key on commas, trims each part and drops empty ones
-// (Configuration.getTrimmedStrings). Unset gives nil.
+// (Configuration.getTrimmedStrings). Unset gives nil. On a substitution
+// loop it splits the raw value, as Get does; lookupStrings reports it.
 func (c *Config) GetStrings(key string) []string {
 	v, ok := c.Get(key)
 	if !ok {
 		return nil
 	}
 	return splitList(v)
+}
+
+// lookupStrings is GetStrings with Lookup's error.
+func (c *Config) lookupStrings(key string) ([]string, error) {
+	v, ok, err := c.Lookup(key)
+	if err != nil || !ok {
+		return nil, err
+	}
+	return splitList(v), nil
 }
 
 func splitList(v string) []string {
@@ -244,9 +256,13 @@ func splitList(v string) []string {
 }
 
 func (c *Config) badValue(key, value, want string) error {
-	where := c.Source(key)
-	if where == "" {
-		where = "configuration"
+	return fmt.Errorf("hadoopconf: %s = %q (from %s) is not %s", key, value, c.where(key), want)
+}
+
+// where names the file that set key, for error messages.
+func (c *Config) where(key string) string {
+	if where := c.Source(key); where != "" {
+		return where
 	}
-	return fmt.Errorf("hadoopconf: %s = %q (from %s) is not %s", key, value, where, want)
+	return "configuration"
 }

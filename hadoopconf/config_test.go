@@ -280,3 +280,56 @@ func TestSecurityPrincipalsMissing(t *testing.T) {
 		t.Errorf("NameNodePrincipalFor without the key: %v", err)
 	}
 }
+
+// TestExpansionErrorsPropagate: a value whose ${var} expansion fails (a
+// substitution loop) is reported by every accessor that returns an error,
+// naming the key and the file that set it, instead of being used raw.
+func TestExpansionErrorsPropagate(t *testing.T) {
+	loop := []string{"loop.a", "${loop.b}", "loop.b", "${loop.a}"}
+	tests := []struct {
+		name  string
+		props []string
+		call  func(c *Config) error
+		key   string
+	}{
+		{name: "Lookup", props: []string{"k", "${loop.a}"}, key: "k",
+			call: func(c *Config) error { _, _, err := c.Lookup("k"); return err }},
+		{name: "GetInt", props: []string{"k", "${loop.a}"}, key: "k",
+			call: func(c *Config) error { _, err := c.GetInt("k", 1); return err }},
+		{name: "GetBool", props: []string{"k", "${loop.a}"}, key: "k",
+			call: func(c *Config) error { _, err := c.GetBool("k", false); return err }},
+		{name: "GetDuration", props: []string{"k", "${loop.a}"}, key: "k",
+			call: func(c *Config) error { _, err := c.GetDuration("k", time.Second, 0); return err }},
+		{name: "RM HA ids", props: []string{KeyRMHAEnabled, "true", KeyRMHAIDs, "${loop.a}"}, key: KeyRMHAIDs,
+			call: func(c *Config) error { _, err := c.RMAddresses(RMClient); return err }},
+		{name: "RM address", props: []string{"yarn.resourcemanager.address", "${loop.a}"}, key: "yarn.resourcemanager.address",
+			call: func(c *Config) error { _, err := c.RMAddresses(RMClient); return err }},
+		{name: "RPC protection", props: []string{KeyRPCProtection, "${loop.a}"}, key: KeyRPCProtection,
+			call: func(c *Config) error { _, err := c.RPCProtection(); return err }},
+		{name: "RM principal", props: []string{KeyRMPrincipal, "${loop.a}"}, key: KeyRMPrincipal,
+			call: func(c *Config) error { _, err := c.RMPrincipalFor("rm:8032"); return err }},
+		{name: "NameNode principal", props: []string{KeyNameNodePrincipal, "${loop.a}"}, key: KeyNameNodePrincipal,
+			call: func(c *Config) error { _, err := c.NameNodePrincipalFor("nn:8020"); return err }},
+		{name: "defaultFS", props: []string{KeyDefaultFS, "${loop.a}"}, key: KeyDefaultFS,
+			call: func(c *Config) error { _, err := c.DefaultHDFS(); return err }},
+		{name: "nameservices", props: []string{KeyDefaultFS, "hdfs://ns1", KeyNameservices, "${loop.a}"}, key: KeyNameservices,
+			call: func(c *Config) error { _, err := c.DefaultHDFS(); return err }},
+		{name: "HA namenodes", props: []string{KeyDefaultFS, "hdfs://ns1", KeyNameservices, "ns1", "dfs.ha.namenodes.ns1", "${loop.a}"},
+			key:  "dfs.ha.namenodes.ns1",
+			call: func(c *Config) error { _, err := c.DefaultHDFS(); return err }},
+		{name: "namenode rpc address", props: []string{KeyDefaultFS, "hdfs://ns1", KeyNameservices, "ns1",
+			"dfs.ha.namenodes.ns1", "nn1", "dfs.namenode.rpc-address.ns1.nn1", "${loop.a}"},
+			key:  "dfs.namenode.rpc-address.ns1.nn1",
+			call: func(c *Config) error { _, err := c.DefaultHDFS(); return err }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := confOf(t, envOf(), append(tt.props, loop...)...)
+			err := tt.call(c)
+			require.Error(t, err)
+			require.ErrorContains(t, err, "hadoopconf: "+tt.key+" = ")
+			require.ErrorContains(t, err, "(from test-site.xml)")
+			require.ErrorContains(t, err, "depth too large")
+		})
+	}
+}

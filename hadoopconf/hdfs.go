@@ -60,7 +60,13 @@ func (c *Config) HDFS(uri string) (HDFSTarget, error) {
 		return HDFSTarget{}, fmt.Errorf("hadoopconf: %q is not an hdfs://host[:port] URI", uri)
 	}
 	t := HDFSTarget{URI: uri}
-	if u.Port() != "" || !c.isNameservice(u.Host) {
+	isNS := false
+	if u.Port() == "" {
+		if isNS, err = c.isNameservice(u.Host); err != nil {
+			return HDFSTarget{}, err
+		}
+	}
+	if !isNS {
 		a, err := connectAddr(u.Host, DefaultNameNodePort, uri)
 		if err != nil {
 			return HDFSTarget{}, err
@@ -70,7 +76,10 @@ func (c *Config) HDFS(uri string) (HDFSTarget, error) {
 	}
 	ns := u.Host
 	t.Nameservice = ns
-	nns := c.GetStrings(KeyHANameNodesPrefix + ns)
+	nns, err := c.lookupStrings(KeyHANameNodesPrefix + ns)
+	if err != nil {
+		return HDFSTarget{}, err
+	}
 	if len(nns) == 0 {
 		// A non-HA nameservice (federation): one rpc-address.<ns>.
 		key := KeyNameNodeRPCAddress + "." + ns
@@ -93,12 +102,16 @@ func (c *Config) HDFS(uri string) (HDFSTarget, error) {
 	return t, nil
 }
 
-func (c *Config) isNameservice(name string) bool {
-	if slices.Contains(c.GetStrings(KeyNameservices), name) {
-		return true
+func (c *Config) isNameservice(name string) (bool, error) {
+	nss, err := c.lookupStrings(KeyNameservices)
+	if err != nil {
+		return false, err
 	}
-	_, ok := c.Get(KeyHANameNodesPrefix + name)
-	return ok
+	if slices.Contains(nss, name) {
+		return true, nil
+	}
+	_, ok := c.Raw(KeyHANameNodesPrefix + name)
+	return ok, nil
 }
 
 func (c *Config) requiredAddr(key, missing string) (string, error) {

@@ -27,7 +27,10 @@ func (c *Config) SecurityEnabled() bool { return c.AuthMethod() == "kerberos" }
 // RPCProtection returns the accepted protection levels in configured order
 // (the client offers them in this order during SASL negotiation).
 func (c *Config) RPCProtection() ([]string, error) {
-	levels := c.GetStrings(KeyRPCProtection)
+	levels, err := c.lookupStrings(KeyRPCProtection)
+	if err != nil {
+		return nil, err
+	}
 	if len(levels) == 0 {
 		return []string{ProtectionAuthentication}, nil
 	}
@@ -77,7 +80,10 @@ func ServerPrincipal(pattern, hostport string) string {
 // _HOST replaced. It is also the renewer of the delegation tokens a job
 // hands to YARN (Hadoop's Master.getMasterPrincipal).
 func (c *Config) RMPrincipalFor(rmAddr string) (string, error) {
-	p, ok := c.Get(KeyRMPrincipal)
+	p, ok, err := c.Lookup(KeyRMPrincipal)
+	if err != nil {
+		return "", err
+	}
 	if !ok || strings.TrimSpace(p) == "" {
 		return "", fmt.Errorf("hadoopconf: %s is not set, but the cluster uses Kerberos; set it in yarn-site.xml (your cluster's value)", KeyRMPrincipal)
 	}
@@ -87,7 +93,10 @@ func (c *Config) RMPrincipalFor(rmAddr string) (string, error) {
 // NameNodePrincipalFor is dfs.namenode.kerberos.principal for the NameNode
 // at addr, with _HOST replaced.
 func (c *Config) NameNodePrincipalFor(addr string) (string, error) {
-	p, ok := c.NameNodePrincipal()
+	p, ok, err := c.Lookup(KeyNameNodePrincipal)
+	if err != nil {
+		return "", err
+	}
 	if !ok || strings.TrimSpace(p) == "" {
 		return "", fmt.Errorf("hadoopconf: %s is not set, but the cluster uses Kerberos; set it in hdfs-site.xml (your cluster's value)", KeyNameNodePrincipal)
 	}

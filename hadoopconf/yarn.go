@@ -64,7 +64,10 @@ func (c *Config) RMAddresses(s RMService) ([]string, error) {
 		}
 		return []string{a}, nil
 	}
-	ids := c.RMIDs()
+	ids, err := c.lookupStrings(KeyRMHAIDs)
+	if err != nil {
+		return nil, err
+	}
 	if len(ids) == 0 {
 		return nil, fmt.Errorf("hadoopconf: %s is true but %s is empty; list the ResourceManager ids (e.g. rm1,rm2)",
 			KeyRMHAEnabled, KeyRMHAIDs)
