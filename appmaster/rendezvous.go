@@ -39,6 +39,9 @@ type RendezvousConfig struct {
 	Log io.Writer
 	// Logf logs the AM's lines; nil discards.
 	Logf func(format string, args ...any)
+
+	// listen replaces net.Listen in tests.
+	listen func(network, address string) (net.Listener, error)
 }
 
 // TaskRendezvous is the AM's side of the tasks' launchers: a
@@ -54,10 +57,14 @@ type TaskRendezvous struct {
 	addr   string // advertised host:port
 	logf   func(format string, args ...any)
 	served chan struct{} // closed when Serve returns
+	notify chan struct{} // Notify: the board's signal, or Serve failing
+	closed chan struct{} // closed by Close: ends the forwarding of the board's signal
 
-	mu    sync.Mutex
-	tails map[string][]string // by task and container: see tailKey
-	page  statusPage
+	mu       sync.Mutex
+	serveErr error               // why Serve stopped on its own; nil while serving or after Close
+	reported bool                // serveErr was turned into an event
+	tails    map[string][]string // by task and container: see tailKey
+	page     statusPage
 }
 
 // StartRendezvous listens and serves until Close.
@@ -87,7 +94,10 @@ func StartRendezvous(cfg RendezvousConfig) (*TaskRendezvous, error) {
 	if listen == "" {
 		listen = ":0"
 	}
-	ln, err := net.Listen("tcp", listen)
+	if cfg.listen == nil {
+		cfg.listen = net.Listen
+	}
+	ln, err := cfg.listen("tcp", listen)
 	if err != nil {
 		board.Close()
 		return nil, fmt.Errorf("appmaster: rendezvous: %w", err)
@@ -99,6 +109,8 @@ func StartRendezvous(cfg RendezvousConfig) (*TaskRendezvous, error) {
 		addr:   net.JoinHostPort(cfg.Host, strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)),
 		logf:   cfg.Logf,
 		served: make(chan struct{}),
+		notify: make(chan struct{}, 1),
+		closed: make(chan struct{}),
 		tails:  map[string][]string{},
 	}
 	r.page.init(cfg.AppID, cfg.Job)
@@ -116,11 +128,46 @@ func StartRendezvous(cfg RendezvousConfig) (*TaskRendezvous, error) {
 		MaxHeaderBytes: 16 << 10,
 		ErrorLog:       slog.NewLogLogger(slog.NewTextHandler(cfg.Log, nil), slog.LevelWarn),
 	}
-	go func() {
-		defer close(r.served)
-		_ = r.hs.Serve(ln)
-	}()
+	go r.serve()
+	go r.forwardNotify()
 	return r, nil
+}
+
+// serve runs the HTTP server until Close. Serve ending on its own (the
+// listener failing) leaves no way for a launcher to register or report, so
+// it is logged and turned into RendezvousFailed by the next Drain: the job
+// fails with that reason instead of waiting for registrations that cannot
+// arrive.
+func (r *TaskRendezvous) serve() {
+	defer close(r.served)
+	err := r.hs.Serve(r.ln)
+	if err == nil || errors.Is(err, http.ErrServerClosed) {
+		return
+	}
+	r.logf("the rendezvous server stopped: %v", err)
+	r.mu.Lock()
+	r.serveErr = err
+	r.mu.Unlock()
+	r.signal()
+}
+
+// forwardNotify passes the board's signal on to Notify until Close.
+func (r *TaskRendezvous) forwardNotify() {
+	for {
+		select {
+		case <-r.board.Notify():
+			r.signal()
+		case <-r.closed:
+			return
+		}
+	}
+}
+
+func (r *TaskRendezvous) signal() {
+	select {
+	case r.notify <- struct{}{}:
+	default:
+	}
 }
 
 // Address is the rendezvous server's host:port as the launchers reach it
@@ -150,15 +197,23 @@ func (r *TaskRendezvous) StopAll(reason string) {
 }
 
 // Notify implements Launchers.
-func (r *TaskRendezvous) Notify() <-chan struct{} { return r.board.Notify() }
+func (r *TaskRendezvous) Notify() <-chan struct{} { return r.notify }
 
 // Drain implements Launchers: registrations become TaskRegistered, a
 // program's exit the ContainerCompleted of its container (the launcher
 // exits right after, so the task is over; the RM's report of the container
 // comes a heartbeat or two later and is then ignored), a rendezvous that
-// cannot complete RendezvousFailed.
+// cannot complete RendezvousFailed, and so does the server ceasing to serve
+// (reported once).
 func (r *TaskRendezvous) Drain() []Event {
 	var out []Event
+	r.mu.Lock()
+	if r.serveErr != nil && !r.reported {
+		r.reported = true
+		out = append(out, RendezvousFailed{Reason: fmt.Sprintf(
+			"the AM's rendezvous server at %s stopped serving (%v): no task can register or report", r.addr, r.serveErr)})
+	}
+	r.mu.Unlock()
 	for _, ev := range r.board.Drain() {
 		switch e := ev.(type) {
 		case rendezvous.TaskRegistered:
@@ -219,5 +274,6 @@ func (r *TaskRendezvous) Close(linger time.Duration) {
 	_ = r.hs.Shutdown(ctx)
 	_ = r.hs.Close()
 	<-r.served
+	close(r.closed)
 	r.board.Close()
 }

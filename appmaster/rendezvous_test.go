@@ -5,7 +5,10 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"testing"
 	"time"
@@ -91,4 +94,70 @@ func get(t *testing.T, url string) string {
 	b, err := io.ReadAll(resp.Body)
 	require.NoError(t, err)
 	return string(b)
+}
+
+// failingListener's Accept fails for good, as a listener does when the
+// process runs out of file descriptors for a while and then worse.
+type failingListener struct{ net.Listener }
+
+func (failingListener) Accept() (net.Conn, error) {
+	return nil, errors.New("accept tcp: simulated permanent failure")
+}
+
+// TestRendezvousServeFailure: the AM's rendezvous server ceasing to serve is
+// not silent: the loop is woken, Drain reports RendezvousFailed once with
+// the server's error, and the line is logged.
+func TestRendezvousServeFailure(t *testing.T) {
+	chief, _ := taskspec.ParseSpec(taskspec.Chief, "1c")
+	job := taskspec.Job{Tasks: []taskspec.TaskGroup{chief}, Command: "true"}
+	secret, err := rendezvous.NewSecret()
+	require.NoError(t, err)
+	logged := make(chan string, 10)
+	rv, err := StartRendezvous(RendezvousConfig{
+		AppID: "application_1_0001", Job: job, Secret: secret, Host: "127.0.0.1", Listen: "127.0.0.1:0",
+		Logf: func(format string, args ...any) { logged <- fmt.Sprintf(format, args...) },
+		listen: func(network, address string) (net.Listener, error) {
+			ln, err := net.Listen(network, address)
+			return failingListener{ln}, err
+		},
+	})
+	require.NoError(t, err)
+	defer rv.Close(0)
+
+	select {
+	case <-rv.Notify():
+	case <-time.After(10 * time.Second):
+		t.Fatal("a failed Serve did not wake the loop")
+	}
+	evs := rv.Drain()
+	require.Len(t, evs, 1)
+	failed, ok := evs[0].(RendezvousFailed)
+	require.True(t, ok, "%#v", evs[0])
+	require.Contains(t, failed.Reason, "rendezvous server at "+rv.Address()+" stopped serving")
+	require.Contains(t, failed.Reason, "simulated permanent failure")
+	require.Contains(t, failed.Reason, "no task can register")
+	require.Empty(t, rv.Drain(), "reported once")
+	require.Contains(t, <-logged, "the rendezvous server stopped: accept tcp: simulated permanent failure")
+
+	// The machine fails the job with that reason.
+	m, err := New(Config{Job: job})
+	require.NoError(t, err)
+	m.Step(Registered{})
+	m.Step(failed)
+	rd := m.Ready()
+	require.NotNil(t, rd.Finish)
+	require.Equal(t, Failed, rd.Finish.Status)
+	require.Contains(t, rd.Finish.Diagnostics, "rendezvous failed: the AM's rendezvous server at")
+}
+
+// TestRendezvousCloseIsNotAFailure: the normal shutdown reports nothing.
+func TestRendezvousCloseIsNotAFailure(t *testing.T) {
+	chief, _ := taskspec.ParseSpec(taskspec.Chief, "1c")
+	secret, err := rendezvous.NewSecret()
+	require.NoError(t, err)
+	rv, err := StartRendezvous(RendezvousConfig{AppID: "application_1_0001", Job: taskspec.Job{Tasks: []taskspec.TaskGroup{chief}, Command: "true"},
+		Secret: secret, Host: "127.0.0.1", Listen: "127.0.0.1:0"})
+	require.NoError(t, err)
+	rv.Close(0)
+	require.Empty(t, rv.Drain())
 }
