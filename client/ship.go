@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/tfyarn/tfyarn/envpack"
+	"github.com/tfyarn/tfyarn/localrun"
 	"github.com/tfyarn/tfyarn/taskspec"
 )
 
@@ -311,4 +312,41 @@ func (j Job) python() string {
 func CheckLocalFiles(job Job) error {
 	_, err := planShipping(job)
 	return err
+}
+
+// PlanLocal is the job's shipping plan, the one Submit ships to YARN, for
+// `run --local` (localrun.Stage lays it out on this machine): the same link
+// names, PYTHONPATH entries, interpreter and script. It checks what
+// CheckLocalFiles does, with the same errors.
+func PlanLocal(job Job) (localrun.Shipment, error) {
+	p, err := planShipping(job)
+	if err != nil {
+		return localrun.Shipment{}, err
+	}
+	return p.local(), nil
+}
+
+// local is p in localrun's terms.
+func (p shipPlan) local() localrun.Shipment {
+	sh := localrun.Shipment{
+		Python:     p.command,
+		PythonEnv:  p.pythonEnv,
+		PythonPath: append([]string(nil), p.pythonPath...),
+	}
+	if len(p.args) > 0 {
+		sh.Script = p.args[0]
+	}
+	for _, it := range p.items {
+		kind := localrun.ShipFile
+		switch it.kind {
+		case itemArchive:
+			kind = localrun.ShipArchive
+		case itemEnvDir:
+			kind = localrun.ShipEnvDir
+		case itemSrcDir:
+			kind = localrun.ShipSrcDir
+		}
+		sh.Items = append(sh.Items, localrun.ShipItem{Link: it.link, Local: it.local, Kind: kind})
+	}
+	return sh
 }

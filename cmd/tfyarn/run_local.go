@@ -1,9 +1,6 @@
 package main
 
 import (
-	"archive/tar"
-	"archive/zip"
-	"compress/gzip"
 	"context"
 	"fmt"
 	"io"
@@ -17,7 +14,6 @@ import (
 	"syscall"
 
 	"github.com/tfyarn/tfyarn/client"
-	"github.com/tfyarn/tfyarn/executor"
 	"github.com/tfyarn/tfyarn/internal/cliout"
 	"github.com/tfyarn/tfyarn/localrun"
 	"github.com/urfave/cli/v2"
@@ -144,7 +140,8 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 }
 
 // localShipping is --env, --src-dir, --files and --archives for a local
-// run, kept simple: nothing is packed or copied.
+// run: client's shipping plan, the one a YARN run ships, laid out on this
+// machine by localrun.Stage (nothing is packed or copied).
 //
 //   - --env DIR: the tasks run DIR's interpreter (bin/python, or --python
 //     inside DIR as on YARN) with DIR/bin first on PATH and VIRTUAL_ENV or
@@ -159,85 +156,26 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 // It returns a function that removes the temporary directory.
 func localShipping(ctx context.Context, job *client.Job, opts *localrun.Options) (func(), error) {
 	nothing := func() {}
-	if err := client.CheckLocalFiles(*job); err != nil {
+	plan, err := client.PlanLocal(*job)
+	if err != nil {
 		return nothing, err
 	}
-	var envDir, srcDir string
-	var err error
 	if job.PythonEnv != "" {
 		if st, _ := os.Stat(job.PythonEnv); st == nil || !st.IsDir() {
 			return nothing, usagef("--local --env %s: give the environment's directory (archives are unpacked by YARN only)", job.PythonEnv)
 		}
-		if envDir, err = filepath.Abs(job.PythonEnv); err != nil {
-			return nothing, err
-		}
-		opts.Python = localPython(envDir, job.Python)
 	}
-	var pythonPath []string
-	if job.SrcDir != "" {
-		if srcDir, err = filepath.Abs(job.SrcDir); err != nil {
-			return nothing, err
-		}
-		pythonPath = []string{srcDir}
-	}
-	if envDir != "" || srcDir != "" {
-		opts.Env = executor.PythonEnviron(os.Environ(), envDir, pythonPath)
-	}
-	if len(job.Files) == 0 && len(job.Archives) == 0 {
-		return nothing, nil
-	}
-	dir, err := os.MkdirTemp("", "tfyarn-local-*")
+	staged, err := localrun.Stage(ctx, plan)
 	if err != nil {
 		return nothing, err
 	}
-	cleanup := func() { os.RemoveAll(dir) }
-	link := func(target, name string) error {
-		abs, err := filepath.Abs(target)
-		if err == nil {
-			err = os.Symlink(abs, filepath.Join(dir, name))
-		}
-		return err
-	}
-	err = func() error {
-		for _, f := range job.Files {
-			if err := link(f.Path, localLinkName(f, false)); err != nil {
-				return err
-			}
-		}
-		for _, a := range job.Archives {
-			if err := unpackLocal(ctx, a.Path, filepath.Join(dir, localLinkName(a, true))); err != nil {
-				return fmt.Errorf("--archives %s: %w", a.Path, err)
-			}
-		}
-		if srcDir != "" {
-			if err := link(srcDir, client.SrcLinkName); err != nil {
-				return err
-			}
-		}
-		if envDir != "" {
-			if err := link(envDir, client.EnvLinkName); err != nil {
-				return err
-			}
-		}
-		if job.Script != "" {
-			abs, err := filepath.Abs(job.Script)
-			if err != nil {
-				return err
-			}
-			job.Script = abs
-		}
-		return nil
-	}()
-	if err != nil {
-		cleanup()
-		return nothing, err
-	}
-	opts.Dir = dir
-	return cleanup, nil
+	staged.Apply(&job.Job, opts)
+	return staged.Cleanup, nil
 }
 
 // localPython is --python for a local run with --env DIR, following the
-// YARN rules with DIR for env/.
+// YARN rules with DIR for env/ (what localrun.Stage makes of the plan's
+// interpreter).
 func localPython(envDir, python string) string {
 	switch {
 	case python == "":
@@ -246,124 +184,4 @@ func localPython(envDir, python string) string {
 		return python
 	}
 	return filepath.Join(envDir, python)
-}
-
-// localLinkName is the name a file or archive gets, as in a container.
-func localLinkName(f client.LocalFile, archive bool) string {
-	if f.Name != "" {
-		return f.Name
-	}
-	base := filepath.Base(f.Path)
-	if archive {
-		lower := strings.ToLower(base)
-		for _, suf := range []string{".tar.gz", ".tgz", ".tar", ".zip", ".jar"} {
-			if strings.HasSuffix(lower, suf) && len(base) > len(suf) {
-				return base[:len(base)-len(suf)]
-			}
-		}
-	}
-	return base
-}
-
-// unpackLocal unpacks a .zip/.jar or .tar/.tar.gz/.tgz archive into dir,
-// as the NodeManager does; entries leaving dir are refused.
-func unpackLocal(ctx context.Context, archive, dir string) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	target := func(name string) (string, error) {
-		p := filepath.Join(dir, filepath.FromSlash(name))
-		if p != dir && !strings.HasPrefix(p, dir+string(filepath.Separator)) {
-			return "", fmt.Errorf("entry %q leaves the archive's directory", name)
-		}
-		return p, nil
-	}
-	write := func(p string, mode os.FileMode, r io.Reader) error {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			return err
-		}
-		f, err := os.OpenFile(p, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, mode|0o600)
-		if err != nil {
-			return err
-		}
-		_, err = io.Copy(f, r)
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		return err
-	}
-	lower := strings.ToLower(archive)
-	if strings.HasSuffix(lower, ".zip") || strings.HasSuffix(lower, ".jar") {
-		zr, err := zip.OpenReader(archive)
-		if err != nil {
-			return err
-		}
-		defer zr.Close()
-		for _, f := range zr.File {
-			p, err := target(f.Name)
-			if err != nil {
-				return err
-			}
-			if f.FileInfo().IsDir() {
-				if err := os.MkdirAll(p, 0o755); err != nil {
-					return err
-				}
-				continue
-			}
-			rc, err := f.Open()
-			if err != nil {
-				return err
-			}
-			err = write(p, f.Mode().Perm(), rc)
-			rc.Close()
-			if err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	fh, err := os.Open(archive)
-	if err != nil {
-		return err
-	}
-	defer fh.Close()
-	var r io.Reader = fh
-	if !strings.HasSuffix(lower, ".tar") {
-		zr, err := gzip.NewReader(fh)
-		if err != nil {
-			return err
-		}
-		defer zr.Close()
-		r = zr
-	}
-	tr := tar.NewReader(r)
-	for {
-		h, err := tr.Next()
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		p, err := target(h.Name)
-		if err != nil {
-			return err
-		}
-		switch h.Typeflag {
-		case tar.TypeDir:
-			err = os.MkdirAll(p, 0o755)
-		case tar.TypeReg:
-			err = write(p, os.FileMode(h.Mode).Perm(), tr)
-		case tar.TypeSymlink:
-			if err = os.MkdirAll(filepath.Dir(p), 0o755); err == nil {
-				err = os.Symlink(h.Linkname, p)
-			}
-		}
-		if err != nil {
-			return err
-		}
-	}
 }
