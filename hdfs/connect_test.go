@@ -131,9 +131,10 @@ func TestConnectRefusesWhatItCannotDo(t *testing.T) {
 func TestCallCtxReturnsEarlyAndDiscards(t *testing.T) {
 	release := make(chan struct{})
 	discarded := make(chan int, 1)
+	started := make(chan struct{})
 	ctx, cancel := context.WithCancel(context.Background())
-	go func() { time.Sleep(50 * time.Millisecond); cancel() }()
-	_, err := callCtx(ctx, func() (int, error) { <-release; return 7, nil }, func(v int) { discarded <- v })
+	go func() { <-started; cancel() }() // cancel while the call is blocked
+	_, err := callCtx(ctx, func() (int, error) { close(started); <-release; return 7, nil }, func(v int) { discarded <- v })
 	require.ErrorIs(t, err, context.Canceled)
 	close(release)
 	select {

@@ -64,18 +64,22 @@ func TestClientConcurrentRendezvous(t *testing.T) {
 
 func TestClientRetriesUntilTheAMListens(t *testing.T) {
 	secret := testSecret(t)
-	// Reserve an address, then serve on it only after the client started.
+	// Hold an address that answers no HTTP: the client's first attempt
+	// fails there; then the address refuses connections until the server
+	// listens on it.
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	addr := ln.Addr().String()
-	require.NoError(t, ln.Close())
 
 	board := newBoard(t, 0, group(taskspec.Worker, 1))
 	c := newTestClient(t, addr, secret)
 	done := make(chan error, 1)
 	go func() { done <- c.Register(ctxTimeout(t, 10*time.Second), reg(taskspec.Worker, 0, 1234)) }()
 
-	time.Sleep(150 * time.Millisecond)
+	nc, err := ln.Accept() // the client tried
+	require.NoError(t, err)
+	require.NoError(t, ln.Close())
+	require.NoError(t, nc.Close())
 	srv, err := NewServer(secret, board)
 	require.NoError(t, err)
 	ln, err = net.Listen("tcp", addr)
@@ -123,7 +127,7 @@ func TestClientSeesRendezvousFailure(t *testing.T) {
 
 func TestClientStopAndExit(t *testing.T) {
 	secret := testSecret(t)
-	board := newBoard(t, 0, group(taskspec.PS, 1))
+	board := watch(newBoard(t, 0, group(taskspec.PS, 1)))
 	srv := startServer(t, secret, board)
 	c := newTestClient(t, srv.addr, secret, WithLongPoll(100*time.Millisecond))
 	r := reg(taskspec.PS, 0, 1)
@@ -136,7 +140,7 @@ func TestClientStopAndExit(t *testing.T) {
 			got <- o
 		}
 	}()
-	time.Sleep(250 * time.Millisecond) // across a few long polls
+	await(t, board.stopWaits, 3, 10*time.Second, "long polls for a stop order") // the order comes across a few long polls
 	board.Stop(r.Task, "chief finished")
 	select {
 	case o := <-got:

@@ -34,7 +34,7 @@ func credsURL(addr string, q string) string {
 
 func TestCredentialsEndpointVersions(t *testing.T) {
 	secret := testSecret(t)
-	b := newBoard(t, 0, group(taskspec.Worker, 1))
+	b := watch(newBoard(t, 0, group(taskspec.Worker, 1)))
 	srv := startServer(t, secret, b)
 	c, err := NewClient(srv.addr, secret, WithLongPoll(200*time.Millisecond))
 	require.NoError(t, err)
@@ -53,6 +53,9 @@ func TestCredentialsEndpointVersions(t *testing.T) {
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 
 	// A waiting launcher gets version 1 as soon as it is published.
+	for len(b.credWaits) > 0 { // the polls above are over
+		<-b.credWaits
+	}
 	got := make(chan CredentialsUpdate, 1)
 	go func() {
 		u, _, err := c.WaitCredentials(ctxTimeout(t, 10*time.Second), w0, 0)
@@ -61,7 +64,7 @@ func TestCredentialsEndpointVersions(t *testing.T) {
 		}
 		close(got)
 	}()
-	time.Sleep(100 * time.Millisecond)
+	await(t, b.credWaits, 1, 10*time.Second, "the launcher's long poll")
 	v, err := b.PublishCredentials(amCreds(secret, "id-1"))
 	require.NoError(t, err)
 	require.Equal(t, uint64(1), v)

@@ -91,3 +91,45 @@ func ctxTimeout(t testing.TB, d time.Duration) context.Context {
 	t.Cleanup(cancel)
 	return ctx
 }
+
+// watchedBoard is a Board that signals each long poll reaching it, so a
+// test can act once a launcher is waiting instead of sleeping.
+type watchedBoard struct {
+	*Board
+	stopWaits chan struct{} // one per WaitStop call
+	credWaits chan struct{} // one per WaitCredentials call
+}
+
+func watch(b *Board) *watchedBoard {
+	return &watchedBoard{Board: b, stopWaits: make(chan struct{}, 1000), credWaits: make(chan struct{}, 1000)}
+}
+
+func (w *watchedBoard) WaitStop(ctx context.Context, task taskspec.TaskID, containerID string) (StopOrder, error) {
+	signal(w.stopWaits)
+	return w.Board.WaitStop(ctx, task, containerID)
+}
+
+func (w *watchedBoard) WaitCredentials(ctx context.Context, task taskspec.TaskID, after uint64) (CredentialsUpdate, error) {
+	signal(w.credWaits)
+	return w.Board.WaitCredentials(ctx, task, after)
+}
+
+func signal(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
+}
+
+// await receives n signals from ch, failing the test after d.
+func await(t testing.TB, ch <-chan struct{}, n int, d time.Duration, what string) {
+	t.Helper()
+	timeout := time.After(d)
+	for i := 0; i < n; i++ {
+		select {
+		case <-ch:
+		case <-timeout:
+			t.Fatalf("%s: got %d of %d within %s", what, i, n, d)
+		}
+	}
+}
