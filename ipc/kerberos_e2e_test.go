@@ -3,10 +3,7 @@
 package ipc
 
 import (
-	"bufio"
 	"context"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -15,29 +12,22 @@ import (
 	"github.com/jcmturner/gokrb5/v8/config"
 	"github.com/jcmturner/gokrb5/v8/credentials"
 	"github.com/stretchr/testify/require"
+	"github.com/tfyarn/tfyarn/internal/clustertest"
 	"github.com/tfyarn/tfyarn/yarnpb/hadoopyarn"
 	"google.golang.org/protobuf/types/known/emptypb"
 )
 
-// Kerberos against the kerberized test cluster (MiniKdc, realm EXAMPLE.COM):
+// Kerberos against the kerberized test cluster (in-JVM KDC, realm EXAMPLE.COM), started if needed:
 //
 //	go test -tags e2e -run E2EKerberos ./ipc/
 
+// kerberosCluster starts (or reuses) the kerberized test cluster and
+// returns its facts (the ready file): it fails loudly when it cannot.
 func kerberosCluster(t *testing.T) map[string]string {
-	dir := envOr("TFYARN_KERBEROS_CLUSTER", filepath.Join("..", ".testcluster-kerberos"))
-	f, err := os.Open(filepath.Join(dir, "ready"))
-	if err != nil {
-		t.Skipf("no kerberized cluster: %v", err)
-	}
-	defer f.Close()
-	kv := map[string]string{}
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if k, v, ok := strings.Cut(sc.Text(), "="); ok {
-			kv[k] = v
-		}
-	}
-	return kv
+	c := clustertest.RequireKerberos(t)
+	require.NotNil(t, c.Kerberos)
+	require.NotEmpty(t, c.Facts["expired.ccache"], "the kerberos cluster writes an expired ticket cache")
+	return c.Facts
 }
 
 func kerberosClient(t *testing.T, kv map[string]string, ccache string) *krbclient.Client {
@@ -85,9 +75,6 @@ func TestE2EKerberos(t *testing.T) {
 		t.Logf("qop %s: getFsStats %d bytes", qop, len(resp.ProtoReflect().GetUnknown()))
 	})
 	t.Run("expired", func(t *testing.T) {
-		if kv["expired.ccache"] == "" {
-			t.Skip("no expired ccache")
-		}
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		k := &Kerberos{Client: kerberosClient(t, kv, kv["expired.ccache"]), ServerPrincipal: "root/" + host(kv["rm"]) + "@" + kv["realm"]}
