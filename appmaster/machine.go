@@ -107,6 +107,12 @@ type TaskStatus struct {
 	// policies can tell which failure came first within one instant.
 	RequestedAt, LaunchedAt, StartedAt, EndedAt time.Time
 	EndOrder                                    uint64
+
+	// signalled holds the launcher's report of a program killed from
+	// outside while YARN's reason is awaited (ProgramSignalled).
+	signalled *ProgramSignalled
+	// signalledAt is when it came.
+	signalledAt time.Time
 }
 
 // Config is what New needs.
@@ -235,6 +241,10 @@ func (m *Machine) Step(ev Event) {
 		}
 	case ContainerCompleted:
 		m.completed(e)
+	case ProgramSignalled:
+		if t := m.taskOf(e.ID); t != nil && t.State.Live() && t.signalled == nil {
+			t.signalled, t.signalledAt = &e, m.now
+		}
 	case TaskRegistered:
 		if t := m.byTask[e.Task]; t != nil && t.State.Live() {
 			t.Host, t.Port = e.Host, e.Port
@@ -276,6 +286,7 @@ func (m *Machine) Step(ev Event) {
 	}
 	if m.phase == PhaseRunning {
 		m.allocDeadline()
+		m.yarnReasonDeadline()
 	}
 	if m.phase == PhaseRunning {
 		m.consultPolicy()
@@ -552,4 +563,18 @@ func orDefault(s, def string) string {
 		return def
 	}
 	return s
+}
+
+// yarnReasonDeadline ends the tasks whose program was killed from outside
+// and whose container YARN has not reported within taskspec.YarnReasonWait:
+// the launcher's exit code stands.
+func (m *Machine) yarnReasonDeadline() {
+	for _, t := range m.tasks {
+		if t.signalled == nil || !t.State.Live() || m.now.Sub(t.signalledAt) < taskspec.YarnReasonWait {
+			continue
+		}
+		e := *t.signalled
+		e.Diagnostics += fmt.Sprintf(" (no report from YARN within %s)", taskspec.YarnReasonWait)
+		m.completed(ContainerCompleted{ID: e.ID, ExitStatus: e.ExitStatus, Diagnostics: e.Diagnostics})
+	}
 }

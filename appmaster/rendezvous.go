@@ -238,10 +238,10 @@ func (r *TaskRendezvous) Drain() []Event {
 			switch {
 			case rep.ContainerID == "":
 			case rep.Signal != "" && !rep.Stopped:
-				// Killed from outside: YARN's report of the container, a
-				// heartbeat later, says why (memory limit, preemption, lost
-				// node); the exit code alone would hide it.
-				r.logf("%s's container got %s from outside: waiting for YARN's reason", rep.Task, rep.Signal)
+				// Killed from outside: YARN's report of the container says
+				// why; the machine waits for it, within a bound.
+				r.logf("%s's container got %s from outside: waiting up to %s for YARN's reason", rep.Task, rep.Signal, taskspec.YarnReasonWait)
+				out = append(out, ProgramSignalled{ID: rep.ContainerID, ExitStatus: int32(rep.ExitCode), Diagnostics: "the program " + how + " after " + rep.Signal + " from outside"})
 			default:
 				out = append(out, ContainerCompleted{ID: rep.ContainerID, ExitStatus: int32(rep.ExitCode), Diagnostics: "the program " + how})
 			}

@@ -16,6 +16,7 @@ import "time"
 //	ContainerStopGrace            12s    AM: a task it asked to end, before the NM stops it       appmaster.LoopConfig.StopGrace
 //	DefaultWorkerGrace            10s    SuccessChief: lingering workers ending by themselves      appmaster.TensorFlowPolicy.WorkerGrace, localrun.Options.WorkerGrace
 //	TFStopTimeout                 15s    SuccessChief: stopped tasks ending, from their stop        appmaster.TensorFlowPolicy.StopTimeout
+//	YarnReasonWait                30s    AM: YARN's report of a container killed from outside       appmaster.Machine (fixed)
 //
 // How they relate: ContainerStopGrace exceeds ProgramStopGrace so that the
 // launcher's own SIGKILL, and its exit report, come before the NodeManager's
@@ -72,4 +73,11 @@ const (
 	// hard stop after ContainerStopGrace, so this bound only matters when a
 	// node stops answering.
 	TFStopTimeout = 15 * time.Second
+
+	// YarnReasonWait is how long the AM waits, after a launcher reported
+	// that its program died of a signal from outside (the NodeManager
+	// killing the container: memory limit, preemption), for YARN's report
+	// of the container, which says why. Past it the launcher's exit code
+	// stands. YARN's report normally comes a heartbeat later.
+	YarnReasonWait = 30 * time.Second
 )
