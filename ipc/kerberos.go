@@ -2,16 +2,15 @@ package ipc
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"regexp"
-	"strconv"
 	"strings"
 
 	krbclient "github.com/jcmturner/gokrb5/v8/client"
 	"github.com/jcmturner/gokrb5/v8/iana/errorcode"
 	"github.com/jcmturner/gokrb5/v8/messages"
 	"github.com/jcmturner/gokrb5/v8/types"
+
+	"github.com/tfyarn/tfyarn/security"
 )
 
 // MechGSSAPI is the SASL mechanism behind Hadoop's KERBEROS auth method.
@@ -194,28 +193,12 @@ func (e *KerberosError) Unwrap() []error {
 	return []error{messages.KRBError{ErrorCode: e.Code}, e.Err}
 }
 
-// gokrb5 folds a KDC's KRBError into a krberror.Krberror string; the code
-// survives only in the text.
-var krbErrorCodeRE = regexp.MustCompile(`KRB Error: \((\d+)\)`)
-
 // newKerberosError returns err as a *KerberosError when it carries a
 // Kerberos error code, and err itself otherwise.
 func newKerberosError(err error) error {
-	var code int32
-	var ke messages.KRBError
-	switch {
-	case errors.As(err, &ke):
-		code = ke.ErrorCode
-	default:
-		m := krbErrorCodeRE.FindStringSubmatch(err.Error())
-		if m == nil {
-			return err
-		}
-		c, perr := strconv.ParseInt(m[1], 10, 32)
-		if perr != nil {
-			return err
-		}
-		code = int32(c)
+	code, ok := security.KRBErrorCode(err)
+	if !ok {
+		return err
 	}
 	return &KerberosError{Code: code, Text: krbErrorText(code), Err: err}
 }

@@ -12,6 +12,7 @@ import (
 	krbclient "github.com/jcmturner/gokrb5/v8/client"
 	krbconfig "github.com/jcmturner/gokrb5/v8/config"
 	"github.com/jcmturner/gokrb5/v8/credentials"
+	"github.com/jcmturner/gokrb5/v8/iana/errorcode"
 	"github.com/jcmturner/gokrb5/v8/iana/nametype"
 	"github.com/jcmturner/gokrb5/v8/keytab"
 	"github.com/jcmturner/gokrb5/v8/types"
@@ -275,17 +276,23 @@ func loginKeytab(ctx context.Context, opts KerberosOptions, cfg *krbconfig.Confi
 
 // classifyKDCError turns the KDC's answer (or its silence) into one line.
 func classifyKDCError(principal, realm string, cfg *krbconfig.Config, err error) error {
+	if code, ok := KRBErrorCode(err); ok {
+		switch code {
+		case errorcode.KDC_ERR_C_PRINCIPAL_UNKNOWN:
+			return &KerberosError{Op: fmt.Sprintf("the KDC of realm %s does not know %s", realm, principal), Hint: "check --principal"}
+		case errorcode.KDC_ERR_PREAUTH_FAILED, errorcode.KRB_AP_ERR_BAD_INTEGRITY:
+			return &KerberosError{Op: fmt.Sprintf("the KDC refused the keytab's key for %s (outdated keytab?)", principal), Hint: "get a current keytab from your Kerberos admin"}
+		case errorcode.KRB_AP_ERR_SKEW:
+			return &KerberosError{Op: "this machine's clock differs too much from the KDC's (Kerberos clock skew)", Hint: "synchronise the clock (NTP) and try again"}
+		case errorcode.KDC_ERR_KEY_EXPIRED:
+			return &KerberosError{Op: fmt.Sprintf("the password of %s has expired", principal), Hint: "change it, then get a new keytab"}
+		}
+		return &KerberosError{Op: "Kerberos login as " + principal, Err: err}
+	}
 	text := err.Error()
 	switch {
-	case strings.Contains(text, "KDC_ERR_C_PRINCIPAL_UNKNOWN"):
-		return &KerberosError{Op: fmt.Sprintf("the KDC of realm %s does not know %s", realm, principal), Hint: "check --principal"}
-	case strings.Contains(text, "KDC_ERR_PREAUTH_FAILED"), strings.Contains(text, "KRB_AP_ERR_BAD_INTEGRITY"),
-		strings.Contains(text, "Decryption integrity check failed"):
+	case strings.Contains(text, "Decryption integrity check failed"):
 		return &KerberosError{Op: fmt.Sprintf("the KDC refused the keytab's key for %s (outdated keytab?)", principal), Hint: "get a current keytab from your Kerberos admin"}
-	case strings.Contains(text, "KRB_AP_ERR_SKEW"):
-		return &KerberosError{Op: "this machine's clock differs too much from the KDC's (Kerberos clock skew)", Hint: "synchronise the clock (NTP) and try again"}
-	case strings.Contains(text, "KDC_ERR_KEY_EXPIRED"):
-		return &KerberosError{Op: fmt.Sprintf("the password of %s has expired", principal), Hint: "change it, then get a new keytab"}
 	case strings.Contains(text, "error sending to a KDC"), strings.Contains(text, "error resolving KDC"),
 		strings.Contains(text, "no KDCs defined"), strings.Contains(text, "connection refused"):
 		return &KerberosError{
