@@ -87,7 +87,12 @@ func TestE2ESigtermAM(t *testing.T) {
 	require.NotContains(t, string(log), " failed to start in ")
 	require.Contains(t, string(log), "terminating: context canceled")
 	require.Contains(t, string(log), "job KILLED: ")
-	require.Contains(t, string(log), "unregistered")
+	// The RM reports the final status as soon as the AM unregisters: the
+	// AM's own line saying so may land a moment after the client exited.
+	require.Eventually(t, func() bool {
+		data, _ := os.ReadFile(amLog)
+		return bytes.Contains(data, []byte("unregistered"))
+	}, 10*time.Second, 50*time.Millisecond, "the AM never logged its unregistration")
 	requireNoStaging(t, c, appID)
 	requireNoContainerProcess(t, appID)
 }
