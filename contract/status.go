@@ -1,5 +1,7 @@
 package contract
 
+import "time"
+
 // StatusPath is the AM's status page in JSON (StatusReport). The client
 // reaches it directly at the application report's host and rpc_port.
 // It carries no secret: tasks, their states and addresses, exit codes.
@@ -15,6 +17,44 @@ type StatusReport struct {
 	Diagnostics string       `json:"diagnostics,omitempty"`
 	Counts      TaskCounts   `json:"counts"`
 	Tasks       []TaskReport `json:"tasks"`
+
+	// User submitted the job; Job describes it (nil from an AM that does
+	// not say). Both feed the web UI and the job's history record.
+	User string   `json:"user,omitempty"`
+	Job  *JobInfo `json:"job,omitempty"`
+	// TensorBoardURL is the job's TensorBoard task once it registered.
+	TensorBoardURL string `json:"tensorboard_url,omitempty"`
+	// StartedAt is when the AM started; EndedAt when the job was decided.
+	StartedAt *time.Time `json:"started_at,omitempty"`
+	EndedAt   *time.Time `json:"ended_at,omitempty"`
+}
+
+// JobInfo is what the job was asked to run, for people reading the web UI
+// or the history: the command, the task groups in the spec grammar, the
+// queue and node labels.
+type JobInfo struct {
+	Name      string      `json:"name,omitempty"`
+	Queue     string      `json:"queue,omitempty"`
+	NodeLabel string      `json:"node_label,omitempty"`
+	Command   string      `json:"command"` // the program or script with its arguments
+	Groups    []GroupInfo `json:"groups"`
+}
+
+// GroupInfo is one task group: "worker", "2x1c,1g", its node label.
+type GroupInfo struct {
+	Type      string `json:"type"`
+	Spec      string `json:"spec"`
+	NodeLabel string `json:"node_label,omitempty"`
+}
+
+// GPUSample is one GPU as a task's launcher last sampled it with
+// nvidia-smi: utilisation in percent, memory in MiB.
+type GPUSample struct {
+	Index          int    `json:"index"`
+	Name           string `json:"name,omitempty"`
+	UtilizationPct int    `json:"utilization_pct"`
+	MemoryUsedMiB  int64  `json:"memory_used_mib"`
+	MemoryTotalMiB int64  `json:"memory_total_mib"`
 }
 
 // TaskCounts sums the tasks up: how many have a container, registered
@@ -41,4 +81,26 @@ type TaskReport struct {
 	Node        string `json:"node,omitempty"`
 	ExitCode    *int32 `json:"exit_code"`
 	Failure     string `json:"failure,omitempty"`
+
+	// NodeHTTP is the NodeManager's web address; LogsURL the task's live
+	// logs there (append "/stdout" or "/stderr"), while the container runs.
+	NodeHTTP string `json:"node_http,omitempty"`
+	LogsURL  string `json:"logs_url,omitempty"`
+	// Times of the current attempt: asked for, container started, ended.
+	RequestedAt *time.Time `json:"requested_at,omitempty"`
+	StartedAt   *time.Time `json:"started_at,omitempty"`
+	EndedAt     *time.Time `json:"ended_at,omitempty"`
+	// GPUs as last sampled by the task's launcher; SampledAt says when.
+	GPUs       []GPUSample `json:"gpus,omitempty"`
+	GPUSampled *time.Time  `json:"gpus_sampled_at,omitempty"`
+}
+
+// ContainerLogsURL is a container's live logs on its NodeManager's web
+// server (Hadoop's NMWebServices page /node/containerlogs/<id>/<user>);
+// append "/stdout", "/stderr" or another file name.
+func ContainerLogsURL(nodeHTTP, containerID, user string) string {
+	if nodeHTTP == "" || containerID == "" || user == "" {
+		return ""
+	}
+	return "http://" + nodeHTTP + "/node/containerlogs/" + containerID + "/" + user
 }
