@@ -7,6 +7,8 @@
 # NN_PORT, NN_HTTP_PORT, and for kerberos KDC_PORT); the readiness wait from CLUSTER_TIMEOUT (seconds,
 # default 180). Kerberos only: TOKEN_RENEW_MS and TOKEN_MAX_LIFETIME_MS, the HDFS delegation
 # tokens' renew interval and maximum lifetime (default 20000 and 90000).
+# Scale: TC_NODEMANAGERS (default 2, at least 2; NodeManager 1 carries the gpu label),
+# TC_NM_MEMORY_MB (default 8192) and TC_NM_VCORES (default 8) per NodeManager.
 set -euo pipefail
 . "$(dirname "$0")/jvm.sh"
 
@@ -21,6 +23,10 @@ KDC_PORT=${KDC_PORT:-8090}
 TOKEN_RENEW_MS=${TOKEN_RENEW_MS:-20000}
 TOKEN_MAX_LIFETIME_MS=${TOKEN_MAX_LIFETIME_MS:-90000}
 CLUSTER_TIMEOUT=${CLUSTER_TIMEOUT:-180}
+asked_nodemanagers=${TC_NODEMANAGERS:-}
+TC_NODEMANAGERS=${TC_NODEMANAGERS:-2}
+TC_NM_MEMORY_MB=${TC_NM_MEMORY_MB:-8192}
+TC_NM_VCORES=${TC_NM_VCORES:-8}
 
 pidfile=$TC_DIR/cluster.pid
 die() { echo "testcluster: $*" >&2; exit 2; }
@@ -30,7 +36,7 @@ alive() { [ -f "$pidfile" ] && kill -0 "$(cat "$pidfile")" 2>/dev/null; }
 port_taken() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
 # Healthy = our JVM is alive, declared itself ready, its in-process health report is fresh and
-# says ok (NameNode out of safe mode, 2 RUNNING NodeManagers, the gpu label in place), and the
+# says ok (NameNode out of safe mode, every NodeManager RUNNING, the gpu label in place), and the
 # RM and NameNode RPC ports accept connections.
 healthy() {
   alive && [ -f "$TC_DIR/ready" ] && [ -f "$TC_DIR/health" ] || return 1
@@ -79,6 +85,10 @@ up() {
   case "$profile" in plain|privacy|kerberos) ;; *) die "unknown PROFILE '$profile'; use plain, privacy or kerberos" ;; esac
   mkdir -p "$TC_DIR/logs"
   if healthy; then
+    local have_nms; have_nms=$(sed -n 's/^nodemanagers=//p' "$TC_DIR/ready")
+    if [ -n "$asked_nodemanagers" ] && [ "$have_nms" != "$asked_nodemanagers" ]; then
+      die "a cluster with ${have_nms:-2} NodeManagers is running and TC_NODEMANAGERS=$asked_nodemanagers; run 'make cluster-down' first"
+    fi
     if [ "$(running_profile)" = "$profile" ]; then
       write_env
       echo "testcluster: already up (profile $profile, pid $(cat "$pidfile")); reusing it"
@@ -124,6 +134,7 @@ XML
     --dir "$TC_DIR" --profile "$profile" \
     --rm-port "$RM_PORT" --scheduler-port "$SCHEDULER_PORT" --tracker-port "$TRACKER_PORT" \
     --admin-port "$ADMIN_PORT" --rm-web-port "$RM_WEB_PORT" --nn-port "$NN_PORT" --nn-http-port "$NN_HTTP_PORT" \
+    --nodemanagers "$TC_NODEMANAGERS" --nm-memory-mb "$TC_NM_MEMORY_MB" --nm-vcores "$TC_NM_VCORES" \
     --kdc-port "$KDC_PORT" --token-renew-ms "$TOKEN_RENEW_MS" --token-max-lifetime-ms "$TOKEN_MAX_LIFETIME_MS" \
     </dev/null >"$log" 2>&1) &
   echo $! > "$pidfile"

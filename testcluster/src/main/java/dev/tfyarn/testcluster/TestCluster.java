@@ -45,7 +45,7 @@ import org.apache.kerby.kerberos.kerb.type.ticket.TgtTicket;
 
 /**
  * Starts a real single-machine Hadoop cluster in this JVM: MiniDFSCluster (1 NameNode, 1 DataNode)
- * and MiniYARNCluster (1 ResourceManager, 2 NodeManagers), configured the way tfyarn's tests need
+ * and MiniYARNCluster (1 ResourceManager, N NodeManagers, default 2), configured the way tfyarn's tests need
  * (fixed ports, CapacityScheduler with two queues, yarn.io/gpu, an exclusive node label "gpu",
  * log aggregation to HDFS). Once every part answers over RPC it writes the client configuration to
  * DIR/conf and DIR/ready, then runs until it is signalled.
@@ -124,13 +124,13 @@ public final class TestCluster {
     }
 
     log("starting YARN (ResourceManager port " + opts.rmPort + ")");
-    yarn = new MiniYARNCluster("tfyarn", 1, 2, 1, 1);
+    yarn = new MiniYARNCluster("tfyarn", 1, opts.nodeManagers, 1, 1);
     yarn.init(conf);
     yarn.start();
     if (!yarn.waitForNodeManagersToConnect(60_000)) {
       throw new IllegalStateException("NodeManagers did not register within 60s");
     }
-    waitForRunningNodes(yarn.getResourceManager(), 2, 60_000);
+    waitForRunningNodes(yarn.getResourceManager(), opts.nodeManagers, 60_000);
     labelGpuNode();
 
     Configuration client = clientConf(defaultFs);
@@ -142,7 +142,8 @@ public final class TestCluster {
     facts.put("fs.defaultFS", defaultFs);
     facts.put("rm", "localhost:" + opts.rmPort);
     facts.put("rm.web", "localhost:" + opts.rmWebPort);
-    for (int i = 0; i < 2; i++) {
+    facts.put("nodemanagers", Integer.toString(opts.nodeManagers));
+    for (int i = 0; i < opts.nodeManagers; i++) {
       facts.put("nm" + i, yarn.getNodeManager(i).getNMContext().getNodeId().toString());
     }
     if (opts.kerberos()) {
@@ -209,8 +210,8 @@ public final class TestCluster {
         running++;
       }
     }
-    if (running != 2) {
-      return running + " of 2 NodeManagers RUNNING";
+    if (running != opts.nodeManagers) {
+      return running + " of " + opts.nodeManagers + " NodeManagers RUNNING";
     }
     NodeId gpuNode = yarn.getNodeManager(1).getNMContext().getNodeId();
     Set<String> labels = rm.getRMContext().getNodeLabelManager().getNodeLabels().get(gpuNode);
@@ -411,7 +412,7 @@ public final class TestCluster {
                 labelled.add(n.getNodeId().toString());
               }
             }
-            if (nodes.size() == 2 && labelled.size() == 1
+            if (nodes.size() == opts.nodeManagers && labelled.size() == 1
                 && nodes.get(0).getCapability().getResourceValue(GPU) == opts.nmGpus) {
               return;
             }
@@ -668,6 +669,7 @@ public final class TestCluster {
     int nmMemoryMb = 8192;
     int nmVcores = 8;
     int nmGpus = 2;
+    int nodeManagers = 2;
     int kdcPort = 8090;
     long tokenRenewMs = 20_000;
     long tokenMaxLifetimeMs = 90_000;
@@ -706,6 +708,7 @@ public final class TestCluster {
           case "--nm-memory-mb": o.nmMemoryMb = Integer.parseInt(v); break;
           case "--nm-vcores": o.nmVcores = Integer.parseInt(v); break;
           case "--nm-gpus": o.nmGpus = Integer.parseInt(v); break;
+          case "--nodemanagers": o.nodeManagers = Integer.parseInt(v); break;
           case "--kdc-port": o.kdcPort = Integer.parseInt(v); break;
           case "--token-renew-ms": o.tokenRenewMs = Long.parseLong(v); break;
           case "--token-max-lifetime-ms": o.tokenMaxLifetimeMs = Long.parseLong(v); break;
@@ -719,6 +722,10 @@ public final class TestCluster {
           break;
         default:
           throw new IllegalArgumentException("unknown profile " + o.profile + "; use plain, privacy or kerberos");
+      }
+      if (o.nodeManagers < 2) {
+        // NodeManager 1 carries the gpu label; NodeManager 0 stays unlabelled for everything else.
+        throw new IllegalArgumentException("--nodemanagers must be at least 2, got " + o.nodeManagers);
       }
       return o;
     }
