@@ -3,6 +3,7 @@ package appmaster
 import (
 	"context"
 	"fmt"
+	"github.com/tfyarn/tfyarn/appmaster/core"
 	"io"
 	"os"
 	"strconv"
@@ -61,7 +62,7 @@ func RunAM(ctx context.Context, opts AMOptions) (LoopResult, error) {
 		return LoopResult{}, err
 	}
 	conf := jf.Config()
-	policy, err := PolicyFor(jf.Success, jf.Job)
+	policy, err := core.PolicyFor(jf.Success, jf.Job)
 	if err != nil {
 		return LoopResult{}, err
 	}
@@ -107,10 +108,10 @@ func RunAM(ctx context.Context, opts AMOptions) (LoopResult, error) {
 		TrackingURL:   rv.TrackingURL(),
 		Launchers:     rv,
 		Observe:       rv.Observe,
-		LaunchContext: func(ln Launch) *hadoopyarn.ContainerLaunchContextProto {
+		LaunchContext: func(ln core.Launch) *hadoopyarn.ContainerLaunchContextProto {
 			return TaskLaunchContext(jf, ln, rv.Address(), sec.taskTokens(secret))
 		},
-		BeforeUnregister: func(ctx context.Context, _ Finish) {
+		BeforeUnregister: func(ctx context.Context, _ core.Finish) {
 			stopRefresh()
 			if err := sec.removeStaging(ctx); err != nil {
 				logf("removing the staging directory: %v", err)

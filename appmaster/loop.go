@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/tfyarn/tfyarn/appmaster/core"
 	"time"
 
 	"github.com/tfyarn/tfyarn/taskspec"
@@ -27,7 +28,7 @@ type NM interface {
 // LoopConfig is what Loop needs. Zero durations take the defaults below.
 type LoopConfig struct {
 	Job    taskspec.Job
-	Policy Policy // nil: AllSucceed
+	Policy core.Policy // nil: core.AllSucceed
 	// AllocTimeout and ClusterOffers are the machine's (Config): how long a
 	// task may wait for a container, and what the cluster offers the
 	// queue, by node label.
@@ -48,11 +49,11 @@ type LoopConfig struct {
 	// status page. It must not block.
 	Observe func(Snapshot)
 	// LaunchContext builds the ContainerLaunchContext of one task.
-	LaunchContext func(Launch) *hadoopyarn.ContainerLaunchContextProto
+	LaunchContext func(core.Launch) *hadoopyarn.ContainerLaunchContextProto
 	// BeforeUnregister runs once the job is decided, before unregistering
 	// (the AM removes the staging directory there). Best effort: it logs
 	// its own failures.
-	BeforeUnregister func(context.Context, Finish)
+	BeforeUnregister func(context.Context, core.Finish)
 	// Logf logs one line; nil discards.
 	Logf func(format string, args ...any)
 	// Now is the clock; nil means time.Now.
@@ -88,7 +89,7 @@ type Launchers interface {
 	// Drain returns what the launchers reported since the last call, as
 	// machine events (TaskRegistered, ContainerCompleted for a program's
 	// exit, RendezvousFailed).
-	Drain() []Event
+	Drain() []core.Event
 	// StderrTail returns the last lines a task's program wrote to stderr in
 	// containerID, as its launcher reported them; nil when unknown.
 	StderrTail(task taskspec.TaskID, containerID string) []string
@@ -96,14 +97,14 @@ type Launchers interface {
 
 // Snapshot is the job's state as the status page shows it.
 type Snapshot struct {
-	Tasks  []TaskStatus
-	Finish *Finish // set once the job is decided
+	Tasks  []core.TaskStatus
+	Finish *core.Finish // set once the job is decided
 }
 
 // LoopResult is how the loop ended.
 type LoopResult struct {
-	Finish Finish
-	Tasks  []TaskStatus
+	Finish core.Finish
+	Tasks  []core.TaskStatus
 	// Allocated counts every container the RM handed out (surplus ones
 	// included), Released those given back unused, Started the successful
 	// startContainers.
@@ -132,15 +133,15 @@ const fastWindow = 3 * time.Second
 
 type loop struct {
 	cfg        LoopConfig
-	m          *Machine
-	buf        AskBuffer
+	m          *core.Machine
+	buf        core.AskBuffer
 	containers map[string]*hadoopyarn.ContainerProto // allocated, by id
 	out        LoopResult
 	started    map[taskspec.TaskID]bool
 	fastUntil  time.Time
 	rmFailures int
 	hardStops  []hardStop // graceful stops to follow up with stopContainers
-	killed     bool       // KillRequested was stepped
+	killed     bool       // core.KillRequested was stepped
 	// unsent are containers whose startContainers was never sent, because
 	// the AM was killed first: nothing to stop on their NodeManagers.
 	unsent map[string]bool
@@ -161,7 +162,7 @@ func newLoop(cfg LoopConfig) (*loop, error) {
 	if cfg.MaxRMFailures <= 0 {
 		cfg.MaxRMFailures = 10
 	}
-	m, err := New(Config{Job: cfg.Job, Policy: cfg.Policy, AllocTimeout: cfg.AllocTimeout, ClusterOffers: cfg.ClusterOffers})
+	m, err := core.New(core.Config{Job: cfg.Job, Policy: cfg.Policy, AllocTimeout: cfg.AllocTimeout, ClusterOffers: cfg.ClusterOffers})
 	if err != nil {
 		return nil, err
 	}
@@ -187,7 +188,7 @@ func (l *loop) run(ctx context.Context) (LoopResult, error) {
 	}
 	limits := yarn.LimitsFrom(reg.MaxCapability, reg.ResourceTypes)
 	l.cfg.Logf("registered in queue %s (max container %d MiB, %d vcores); tasks without a container after %s fail the job", reg.Queue, limits.MaxMemoryMiB, limits.MaxVCores, orDuration(l.cfg.AllocTimeout, taskspec.DefaultAllocTimeout))
-	l.m.Step(Registered{Limits: limits})
+	l.m.Step(core.Registered{Limits: limits})
 
 	for {
 		rd := l.m.Ready()
@@ -211,7 +212,7 @@ func (l *loop) run(ctx context.Context) (LoopResult, error) {
 	}
 }
 
-func (l *loop) tick() { l.m.Step(Tick{Now: l.cfg.Now()}) }
+func (l *loop) tick() { l.m.Step(core.Tick{Now: l.cfg.Now()}) }
 
 // interrupted is the loop's one translation of a cancelled ctx: the AM
 // process got SIGTERM (YARN's kill, preemption of the AM, its NodeManager
@@ -228,7 +229,7 @@ func (l *loop) interrupted(ctx context.Context, doing string) bool {
 		l.killed = true
 		l.cfg.Logf("terminating: %v", ctx.Err())
 		l.tick()
-		l.m.Step(KillRequested{Reason: doing})
+		l.m.Step(core.KillRequested{Reason: doing})
 	}
 	return true
 }
@@ -282,7 +283,7 @@ func (l *loop) drainLaunchers() {
 	}
 	l.tick()
 	for _, ev := range evs {
-		if c, ok := ev.(ContainerCompleted); ok {
+		if c, ok := ev.(core.ContainerCompleted); ok {
 			// A program's end as its launcher reported it: the container
 			// ends a moment later, and the RM's word on it is then ignored.
 			l.fastUntil = l.cfg.Now().Add(fastWindow)
@@ -296,7 +297,7 @@ func (l *loop) drainLaunchers() {
 
 func (l *loop) wantsContainers() bool {
 	for _, t := range l.m.Tasks() {
-		if t.State == TaskPending || t.State == TaskLaunching {
+		if t.State == core.TaskPending || t.State == core.TaskLaunching {
 			return true
 		}
 	}
@@ -333,9 +334,9 @@ func (l *loop) heartbeat(ctx context.Context) {
 		switch {
 		case errors.As(err, &refused):
 			// Retrying would send the same asks: no use.
-			l.m.Step(RequestRefused{Asks: asks, Exception: refused.Class, Message: refused.Message})
+			l.m.Step(core.RequestRefused{Asks: asks, Exception: refused.Class, Message: refused.Message})
 		case errors.Is(err, yarn.ErrResponseIDMismatch) || l.rmFailures >= l.cfg.MaxRMFailures:
-			l.m.Step(RMFailed{Reason: err.Error()})
+			l.m.Step(core.RMFailed{Reason: err.Error()})
 		}
 		return
 	}
@@ -344,30 +345,30 @@ func (l *loop) heartbeat(ctx context.Context) {
 	l.out.Released += len(releaseProtos)
 	if resp.Reregistered {
 		l.cfg.Logf("the ResourceManager had forgotten this attempt; registered again")
-		l.m.Step(Resynced{})
+		l.m.Step(core.Resynced{})
 	}
 	if got := resp.GetAllocatedContainers(); len(got) > 0 {
 		l.fastUntil = l.cfg.Now().Add(fastWindow)
-		cs := make([]Container, len(got))
+		cs := make([]core.Container, len(got))
 		for i, c := range got {
 			cs[i] = containerOf(c)
 			l.containers[cs[i].ID] = c
 			l.cfg.Logf("allocated %s on %s (%s)", cs[i].ID, cs[i].NodeID, cs[i].Resource)
 		}
 		l.out.Allocated += len(got)
-		l.m.Step(Allocated{Containers: cs})
+		l.m.Step(core.Allocated{Containers: cs})
 	}
 	for _, st := range resp.GetCompletedContainerStatuses() {
 		l.fastUntil = l.cfg.Now().Add(fastWindow)
 		id := yarn.FormatContainerID(st.GetContainerId())
 		reported := l.endedContainer(id) // its launcher already told
-		l.m.Step(ContainerCompleted{ID: id, ExitStatus: st.GetExitStatus(), Diagnostics: st.GetDiagnostics()})
+		l.m.Step(core.ContainerCompleted{ID: id, ExitStatus: st.GetExitStatus(), Diagnostics: st.GetDiagnostics()})
 		if !reported {
 			l.logCompleted(id, st.GetExitStatus())
 		}
 	}
 	if resp.GetAMCommand() == hadoopyarn.AMCommandProto_AM_SHUTDOWN {
-		l.m.Step(ShutdownRequested{Reason: "the ResourceManager sent AM_SHUTDOWN"})
+		l.m.Step(core.ShutdownRequested{Reason: "the ResourceManager sent AM_SHUTDOWN"})
 	}
 }
 
@@ -382,7 +383,7 @@ func (l *loop) progress() float32 {
 	return float32(ended) / float32(max(len(tasks), 1))
 }
 
-func (l *loop) logAsks(asks []Ask) {
+func (l *loop) logAsks(asks []core.Ask) {
 	for _, a := range asks {
 		l.cfg.Logf("asking for %d %s containers (%s)", a.Count, a.TaskType, a.Resource)
 	}
@@ -402,9 +403,16 @@ func (l *loop) endedContainer(id string) bool {
 func (l *loop) logCompleted(id string, exit int32) {
 	for _, t := range l.m.Tasks() {
 		if t.Container.ID == id && t.State.Ended() {
-			l.cfg.Logf("%s %s in %s: %s", t.Task, t.State, id, DescribeExit(exit))
+			l.cfg.Logf("%s %s in %s: %s", t.Task, t.State, id, core.DescribeExit(exit))
 			return
 		}
 	}
-	l.cfg.Logf("container %s completed: %s", id, DescribeExit(exit))
+	l.cfg.Logf("container %s completed: %s", id, core.DescribeExit(exit))
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
 }

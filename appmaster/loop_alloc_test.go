@@ -3,6 +3,7 @@ package appmaster
 import (
 	"context"
 	"fmt"
+	"github.com/tfyarn/tfyarn/appmaster/core"
 	"testing"
 	"time"
 
@@ -19,10 +20,12 @@ func loopAlloc(t *testing.T, f *fakeCluster, workers int, label string, timeout 
 	require.NoError(t, err)
 	g.NodeLabel = label
 	res, err := Loop(context.Background(), LoopConfig{
-		Job:           taskspec.Job{Tasks: []taskspec.TaskGroup{g}, Command: "true"},
-		RM:            f,
-		NM:            f,
-		LaunchContext: func(Launch) *hadoopyarn.ContainerLaunchContextProto { return &hadoopyarn.ContainerLaunchContextProto{} },
+		Job: taskspec.Job{Tasks: []taskspec.TaskGroup{g}, Command: "true"},
+		RM:  f,
+		NM:  f,
+		LaunchContext: func(core.Launch) *hadoopyarn.ContainerLaunchContextProto {
+			return &hadoopyarn.ContainerLaunchContextProto{}
+		},
 		Heartbeat:     time.Millisecond,
 		FastHeartbeat: time.Millisecond,
 		AllocTimeout:  timeout,
@@ -41,7 +44,7 @@ func TestLoopRequestRefused(t *testing.T) {
 	start := time.Now()
 	res := loopAlloc(t, f, 2, "nosuchlabel", 0)
 	require.Less(t, time.Since(start), time.Second)
-	require.Equal(t, Finish{Status: Failed, Diagnostics: `the ResourceManager refused the worker request: label "nosuchlabel" does not exist on the cluster (InvalidLabelResourceRequestException)`}, res.Finish)
+	require.Equal(t, core.Finish{Status: core.Failed, Diagnostics: `the ResourceManager refused the worker request: label "nosuchlabel" does not exist on the cluster (InvalidLabelResourceRequestException)`}, res.Finish)
 	require.Equal(t, hadoopyarn.FinalApplicationStatusProto_APP_FAILED, f.finished.GetFinalApplicationStatus())
 }
 
@@ -53,7 +56,7 @@ func TestLoopAllocDeadline(t *testing.T) {
 	took := time.Since(start)
 	require.GreaterOrEqual(t, took, 200*time.Millisecond)
 	require.Less(t, took, 2*time.Second)
-	require.Equal(t, Failed, res.Finish.Status)
+	require.Equal(t, core.Failed, res.Finish.Status)
 	require.Equal(t, `worker:0, worker:1 (1 vcores, 256 MiB, label "") were not allocated within 200ms: the cluster offers queue default nothing; ask for less or raise --alloc-timeout`, res.Finish.Diagnostics)
 	require.Equal(t, res.Finish.Diagnostics, f.finished.GetDiagnostics())
 }

@@ -1,6 +1,7 @@
 package appmaster
 
 import (
+	"github.com/tfyarn/tfyarn/appmaster/core"
 	"github.com/tfyarn/tfyarn/taskspec"
 	"github.com/tfyarn/tfyarn/yarn"
 	"github.com/tfyarn/tfyarn/yarnpb/hadoopyarn"
@@ -9,7 +10,7 @@ import (
 
 // askProto is one Ask as a ResourceRequest: any node, relaxed locality, the
 // group's own allocation_request_id and priority.
-func askProto(a Ask) *hadoopyarn.ResourceRequestProto {
+func askProto(a core.Ask) *hadoopyarn.ResourceRequestProto {
 	var custom map[string]int64
 	if a.Resource.GPUs > 0 {
 		// Only when asked: a zero entry for a type the RM lacks is noise.
@@ -30,8 +31,8 @@ func askProto(a Ask) *hadoopyarn.ResourceRequestProto {
 }
 
 // containerOf reduces an allocated container to what the machine sees.
-func containerOf(c *hadoopyarn.ContainerProto) Container {
-	return Container{
+func containerOf(c *hadoopyarn.ContainerProto) core.Container {
+	return core.Container{
 		ID:              yarn.FormatContainerID(c.GetId()),
 		NodeID:          yarn.FormatNodeID(c.GetNodeId()),
 		NodeHTTPAddress: c.GetNodeHttpAddress(),
@@ -46,11 +47,11 @@ func containerOf(c *hadoopyarn.ContainerProto) Container {
 }
 
 // finalStatusProto maps the machine's status to unregister's.
-func finalStatusProto(s FinalStatus) hadoopyarn.FinalApplicationStatusProto {
+func finalStatusProto(s core.FinalStatus) hadoopyarn.FinalApplicationStatusProto {
 	switch s {
-	case Succeeded:
+	case core.Succeeded:
 		return hadoopyarn.FinalApplicationStatusProto_APP_SUCCEEDED
-	case Killed:
+	case core.Killed:
 		return hadoopyarn.FinalApplicationStatusProto_APP_KILLED
 	}
 	return hadoopyarn.FinalApplicationStatusProto_APP_FAILED

@@ -2,6 +2,7 @@ package appmaster
 
 import (
 	"context"
+	"github.com/tfyarn/tfyarn/appmaster/core"
 	"sync"
 	"testing"
 	"time"
@@ -103,10 +104,12 @@ func TestLoopKilledWhileStartingContainers(t *testing.T) {
 			g, err := taskspec.ParseSpec(taskspec.Worker, "3x1c,256m")
 			require.NoError(t, err)
 			cfg := LoopConfig{
-				Job:           taskspec.Job{Tasks: []taskspec.TaskGroup{g}, Command: "true"},
-				RM:            k,
-				NM:            k,
-				LaunchContext: func(Launch) *hadoopyarn.ContainerLaunchContextProto { return &hadoopyarn.ContainerLaunchContextProto{} },
+				Job: taskspec.Job{Tasks: []taskspec.TaskGroup{g}, Command: "true"},
+				RM:  k,
+				NM:  k,
+				LaunchContext: func(core.Launch) *hadoopyarn.ContainerLaunchContextProto {
+					return &hadoopyarn.ContainerLaunchContextProto{}
+				},
 				Heartbeat:     time.Millisecond,
 				FastHeartbeat: time.Millisecond,
 			}
@@ -118,18 +121,18 @@ func TestLoopKilledWhileStartingContainers(t *testing.T) {
 			res, err := Loop(ctx, cfg)
 			require.NoError(t, err)
 
-			require.Equal(t, Killed, res.Finish.Status)
-			require.Equal(t, KilledDiagnostics+" while starting containers", res.Finish.Diagnostics)
+			require.Equal(t, core.Killed, res.Finish.Status)
+			require.Equal(t, core.KilledDiagnostics+" while starting containers", res.Finish.Diagnostics)
 			require.Len(t, k.finishes, 1, "unregistered once")
 			require.Equal(t, hadoopyarn.FinalApplicationStatusProto_APP_KILLED, k.finishes[0].GetFinalApplicationStatus())
-			require.Equal(t, KilledDiagnostics+" while starting containers", k.finishes[0].GetDiagnostics())
+			require.Equal(t, core.KilledDiagnostics+" while starting containers", k.finishes[0].GetDiagnostics())
 			require.True(t, res.Unregistered)
 
 			require.Equal(t, []string{"nm1:1"}, k.starts, "no startContainers after the kill")
 			require.Equal(t, map[string][]int64{"nm1:1": {1, 2}}, k.stopped, "the containers in flight are stopped")
 			require.Zero(t, res.Started)
 			for _, s := range res.Tasks {
-				require.NotEqual(t, TaskFailed, s.State, "%s: %s", s.Task, s.Failure)
+				require.NotEqual(t, core.TaskFailed, s.State, "%s: %s", s.Task, s.Failure)
 			}
 			if fl != nil {
 				require.True(t, fl.stopAll, "the launchers are told the job is over")
@@ -150,30 +153,32 @@ func TestLoopKilledWhileWaitingForRendezvous(t *testing.T) {
 	// Observe runs just before the loop waits: once the task runs, the
 	// kill and the launchers' report arrive together.
 	observe := func(s Snapshot) {
-		if s.Finish == nil && len(s.Tasks) == 1 && s.Tasks[0].State == TaskRunning {
+		if s.Finish == nil && len(s.Tasks) == 1 && s.Tasks[0].State == core.TaskRunning {
 			once.Do(func() {
 				cancel()
-				fl.push(RendezvousFailed{Reason: "interrupted"})
+				fl.push(core.RendezvousFailed{Reason: "interrupted"})
 			})
 		}
 	}
 	g, err := taskspec.ParseSpec(taskspec.Worker, "1c,256m")
 	require.NoError(t, err)
 	res, err := Loop(ctx, LoopConfig{
-		Job:           taskspec.Job{Tasks: []taskspec.TaskGroup{g}, Command: "true"},
-		RM:            f,
-		NM:            f,
-		Launchers:     fl,
-		Observe:       observe,
-		LaunchContext: func(Launch) *hadoopyarn.ContainerLaunchContextProto { return &hadoopyarn.ContainerLaunchContextProto{} },
+		Job:       taskspec.Job{Tasks: []taskspec.TaskGroup{g}, Command: "true"},
+		RM:        f,
+		NM:        f,
+		Launchers: fl,
+		Observe:   observe,
+		LaunchContext: func(core.Launch) *hadoopyarn.ContainerLaunchContextProto {
+			return &hadoopyarn.ContainerLaunchContextProto{}
+		},
 		Heartbeat:     time.Millisecond,
 		FastHeartbeat: time.Millisecond,
 	})
 	require.NoError(t, err)
-	require.Equal(t, Killed, res.Finish.Status, res.Finish.Diagnostics)
-	require.Equal(t, KilledDiagnostics, res.Finish.Diagnostics)
+	require.Equal(t, core.Killed, res.Finish.Status, res.Finish.Diagnostics)
+	require.Equal(t, core.KilledDiagnostics, res.Finish.Diagnostics)
 	require.Equal(t, hadoopyarn.FinalApplicationStatusProto_APP_KILLED, f.finished.GetFinalApplicationStatus())
-	require.Equal(t, KilledDiagnostics, f.finished.GetDiagnostics())
+	require.Equal(t, core.KilledDiagnostics, f.finished.GetDiagnostics())
 	require.Equal(t, 1, res.Started)
 	require.Equal(t, 1, f.stopped, "the started container is stopped")
 	require.True(t, fl.stopAll)

@@ -1,6 +1,7 @@
 package appmaster
 
 import (
+	"github.com/tfyarn/tfyarn/appmaster/core"
 	"sort"
 	"strconv"
 	"strings"
@@ -19,7 +20,7 @@ import (
 // plus the task's identity and the AM's rendezvous address, the job's task
 // resources, and the tokens the AM passes on (tokens: its credentials minus
 // the AMRMToken, plus the rendezvous secret).
-func TaskLaunchContext(jf contract.JobFile, ln Launch, amAddress string, tokens []byte) *hadoopyarn.ContainerLaunchContextProto {
+func TaskLaunchContext(jf contract.JobFile, ln core.Launch, amAddress string, tokens []byte) *hadoopyarn.ContainerLaunchContextProto {
 	env := map[string]string{}
 	for k, v := range jf.Job.Env {
 		env[k] = v

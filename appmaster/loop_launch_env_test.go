@@ -1,6 +1,7 @@
 package appmaster
 
 import (
+	"github.com/tfyarn/tfyarn/appmaster/core"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -29,7 +30,7 @@ func TestTaskLaunchContextShipsTheEnvironment(t *testing.T) {
 		},
 		PythonEnv: "env", PythonPath: []string{"src"},
 		Job: taskspec.Job{Command: "env/bin/python", Args: []string{"train.py"}}}
-	clc := TaskLaunchContext(jf, Launch{Task: taskspec.TaskID{Type: taskspec.Worker, Index: 0}}, "am:1", nil)
+	clc := TaskLaunchContext(jf, core.Launch{Task: taskspec.TaskID{Type: taskspec.Worker, Index: 0}}, "am:1", nil)
 	require.Equal(t, []string{`./tfyarn task -- env/bin/python train.py 1><LOG_DIR>/stdout 2><LOG_DIR>/stderr`}, clc.Command)
 	env := map[string]string{}
 	for _, kv := range clc.Environment {
@@ -51,7 +52,7 @@ func TestTaskLaunchContextShipsTheEnvironment(t *testing.T) {
 
 	// Without an environment the launcher is told nothing.
 	jf.PythonEnv, jf.PythonPath = "", nil
-	clc = TaskLaunchContext(jf, Launch{Task: taskspec.TaskID{Type: taskspec.Worker, Index: 0}}, "am:1", nil)
+	clc = TaskLaunchContext(jf, core.Launch{Task: taskspec.TaskID{Type: taskspec.Worker, Index: 0}}, "am:1", nil)
 	for _, kv := range clc.Environment {
 		require.NotContains(t, []string{contract.EnvPythonEnv, contract.EnvPythonPath}, kv.GetKey())
 	}

@@ -2,7 +2,7 @@ package appmaster
 
 import (
 	"context"
-	"strings"
+	"github.com/tfyarn/tfyarn/appmaster/core"
 	"sync"
 	"testing"
 	"time"
@@ -19,7 +19,7 @@ type fakeLaunchers struct {
 	assigned map[taskspec.TaskID]string
 	stops    []taskspec.TaskID
 	stopAll  bool
-	events   []Event
+	events   []core.Event
 	notify   chan struct{}
 	tails    map[string][]string
 	react    func(f *fakeLaunchers, task taskspec.TaskID)
@@ -44,7 +44,7 @@ func (f *fakeLaunchers) container(task taskspec.TaskID) string {
 	return f.assigned[task]
 }
 
-func (f *fakeLaunchers) push(evs ...Event) {
+func (f *fakeLaunchers) push(evs ...core.Event) {
 	f.mu.Lock()
 	f.events = append(f.events, evs...)
 	f.mu.Unlock()
@@ -68,7 +68,7 @@ func (f *fakeLaunchers) StopAll(string) {
 
 func (f *fakeLaunchers) Notify() <-chan struct{} { return f.notify }
 
-func (f *fakeLaunchers) Drain() []Event {
+func (f *fakeLaunchers) Drain() []core.Event {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	ev := f.events
@@ -82,7 +82,7 @@ func (f *fakeLaunchers) StderrTail(task taskspec.TaskID, id string) []string {
 	return f.tails[tailKey(task, id)]
 }
 
-func runLaunchersLoop(t *testing.T, f *fakeCluster, l *fakeLaunchers, policy Policy, workers int) (LoopResult, []Snapshot) {
+func runLaunchersLoop(t *testing.T, f *fakeCluster, l *fakeLaunchers, policy core.Policy, workers int) (LoopResult, []Snapshot) {
 	t.Helper()
 	g, err := taskspec.ParseSpec(taskspec.Worker, "1c,256m")
 	require.NoError(t, err)
@@ -92,13 +92,15 @@ func runLaunchersLoop(t *testing.T, f *fakeCluster, l *fakeLaunchers, policy Pol
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	res, err := Loop(ctx, LoopConfig{
-		Job:           taskspec.Job{Tasks: []taskspec.TaskGroup{g}, Command: "true"},
-		Policy:        policy,
-		RM:            f,
-		NM:            f,
-		Launchers:     l,
-		Observe:       func(s Snapshot) { mu.Lock(); snaps = append(snaps, s); mu.Unlock() },
-		LaunchContext: func(Launch) *hadoopyarn.ContainerLaunchContextProto { return &hadoopyarn.ContainerLaunchContextProto{} },
+		Job:       taskspec.Job{Tasks: []taskspec.TaskGroup{g}, Command: "true"},
+		Policy:    policy,
+		RM:        f,
+		NM:        f,
+		Launchers: l,
+		Observe:   func(s Snapshot) { mu.Lock(); snaps = append(snaps, s); mu.Unlock() },
+		LaunchContext: func(core.Launch) *hadoopyarn.ContainerLaunchContextProto {
+			return &hadoopyarn.ContainerLaunchContextProto{}
+		},
 		Heartbeat:     5 * time.Millisecond,
 		FastHeartbeat: time.Millisecond,
 		StopGrace:     50 * time.Millisecond,
@@ -117,13 +119,13 @@ var worker0, worker1 = taskspec.TaskID{Type: taskspec.Worker}, taskspec.TaskID{T
 func TestLoopStopsGracefullyThenHard(t *testing.T) {
 	f := &fakeCluster{hold: true}
 	l := newFakeLaunchers(func(l *fakeLaunchers, task taskspec.TaskID) {
-		l.push(TaskRegistered{Task: task, Host: "node", Port: 2222 + task.Index})
+		l.push(core.TaskRegistered{Task: task, Host: "node", Port: 2222 + task.Index})
 		if task == worker1 {
-			l.push(ContainerCompleted{ID: l.container(worker0), ExitStatus: 0})
+			l.push(core.ContainerCompleted{ID: l.container(worker0), ExitStatus: 0})
 		}
 	})
-	res, snaps := runLaunchersLoop(t, f, l, TensorFlowPolicy{StopTimeout: 5 * time.Second, WorkerGrace: -1}, 2)
-	require.Equal(t, Succeeded, res.Finish.Status)
+	res, snaps := runLaunchersLoop(t, f, l, core.TensorFlowPolicy{StopTimeout: 5 * time.Second, WorkerGrace: -1}, 2)
+	require.Equal(t, core.Succeeded, res.Finish.Status)
 	require.Equal(t, "worker:0 succeeded; stopped worker:1 after it", res.Finish.Diagnostics)
 	require.Equal(t, []taskspec.TaskID{worker1}, l.stops, "asked through the launcher first")
 	require.Equal(t, 1, f.stopped, "then stopped through the NodeManager")
@@ -142,11 +144,11 @@ func TestLoopQuotesTheFailedTasksStderr(t *testing.T) {
 			l.mu.Lock()
 			l.tails[tailKey(worker0, id)] = []string{"Traceback (most recent call last):", `  File "train.py", line 3, in <module>`, "ValueError: boom", "  "}
 			l.mu.Unlock()
-			l.push(ContainerCompleted{ID: id, ExitStatus: 1})
+			l.push(core.ContainerCompleted{ID: id, ExitStatus: 1})
 		}
 	})
-	res, _ := runLaunchersLoop(t, f, l, AllSucceed{}, 2)
-	require.Equal(t, Failed, res.Finish.Status)
+	res, _ := runLaunchersLoop(t, f, l, core.AllSucceed{}, 2)
+	require.Equal(t, core.Failed, res.Finish.Status)
 	require.Regexp(t, `^worker:0 \(container \S+ on nm:1\) failed: exit code 1; `+
 		`last stderr of worker:0: Traceback \(most recent call last\): \| File "train.py", line 3, in <module> \| ValueError: boom$`, res.Finish.Diagnostics)
 	require.Equal(t, hadoopyarn.FinalApplicationStatusProto_APP_FAILED, f.finished.GetFinalApplicationStatus())
@@ -156,17 +158,11 @@ func TestLoopQuotesTheFailedTasksStderr(t *testing.T) {
 func TestLoopFailsWhenTheRendezvousFails(t *testing.T) {
 	f := &fakeCluster{hold: true}
 	l := newFakeLaunchers(func(l *fakeLaunchers, task taskspec.TaskID) {
-		l.push(RendezvousFailed{Reason: "not every task registered within 10m0s: missing worker:1"})
+		l.push(core.RendezvousFailed{Reason: "not every task registered within 10m0s: missing worker:1"})
 	})
-	res, _ := runLaunchersLoop(t, f, l, AllSucceed{}, 2)
-	require.Equal(t, Failed, res.Finish.Status)
+	res, _ := runLaunchersLoop(t, f, l, core.AllSucceed{}, 2)
+	require.Equal(t, core.Failed, res.Finish.Status)
 	// worker:1 was still waiting for its container: the diagnostics say so.
 	require.Equal(t, `rendezvous failed: not every task registered within 10m0s: missing worker:1; `+
 		`worker:1 (1 vcores, 256 MiB, label "") never got a container`, res.Finish.Diagnostics)
-}
-
-func TestStderrSummary(t *testing.T) {
-	require.Equal(t, "", StderrSummary(nil))
-	require.Equal(t, "b | c | d", StderrSummary([]string{"a", "b", "", "c", " d "}))
-	require.Equal(t, strings.Repeat("x", diagStderrLineLen)+"…", StderrSummary([]string{strings.Repeat("x", 500)}))
 }

@@ -3,6 +3,7 @@ package appmaster
 import (
 	"context"
 	"fmt"
+	"github.com/tfyarn/tfyarn/appmaster/core"
 	"sort"
 
 	"github.com/tfyarn/tfyarn/yarn"
@@ -13,8 +14,8 @@ import (
 // before or during a call becomes KillRequested, not start failures: the
 // calls it cut short and the ones never made are stopped by the machine's
 // Finish.
-func (l *loop) launch(ctx context.Context, launches []Launch) {
-	byNode := map[string][]Launch{}
+func (l *loop) launch(ctx context.Context, launches []core.Launch) {
+	byNode := map[string][]core.Launch{}
 	for _, ln := range launches {
 		byNode[ln.Container.NodeID] = append(byNode[ln.Container.NodeID], ln)
 	}
@@ -64,10 +65,10 @@ func (l *loop) launch(ctx context.Context, launches []Launch) {
 				fallthrough
 			case err != nil:
 				l.cfg.Logf("%s failed to start in %s: %v", ln.Task, id, err)
-				l.m.Step(StartFailed{ID: id, Reason: err.Error()})
+				l.m.Step(core.StartFailed{ID: id, Reason: err.Error()})
 			default:
 				l.out.Started++
-				l.m.Step(ContainerStarted{ID: id})
+				l.m.Step(core.ContainerStarted{ID: id})
 				l.cfg.Logf("%s started in %s on %s", ln.Task, id, node)
 				l.noteStarted(ln)
 			}
@@ -77,7 +78,7 @@ func (l *loop) launch(ctx context.Context, launches []Launch) {
 
 // noteStarted records when every task has been started once, the figure
 // the benchmark reports.
-func (l *loop) noteStarted(ln Launch) {
+func (l *loop) noteStarted(ln core.Launch) {
 	l.started[ln.Task] = true
 	if l.out.AllStartedAt.IsZero() && len(l.started) == l.cfg.Job.TaskCount() {
 		l.out.AllStartedAt = l.cfg.Now()
@@ -86,9 +87,13 @@ func (l *loop) noteStarted(ln Launch) {
 
 // finish unregisters with the machine's verdict. It uses a context of its
 // own: a cancelled ctx (SIGTERM) is exactly when the final status matters.
-func (l *loop) finish(ctx context.Context, f Finish) (LoopResult, error) {
+func (l *loop) finish(ctx context.Context, f core.Finish) (LoopResult, error) {
 	l.out.Tasks = l.m.Tasks()
-	f.Diagnostics = l.withStderr(f.Diagnostics, l.out.Tasks)
+	var tail func(core.TaskStatus) []string
+	if l.cfg.Launchers != nil {
+		tail = func(t core.TaskStatus) []string { return l.cfg.Launchers.StderrTail(t.Task, t.Container.ID) }
+	}
+	f.Diagnostics = core.WithStderr(f.Diagnostics, l.out.Tasks, tail)
 	l.out.Finish = f
 	l.cfg.Logf("job %s: %s", f.Status, f.Diagnostics)
 	l.observe(&f)

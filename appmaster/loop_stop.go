@@ -2,6 +2,7 @@ package appmaster
 
 import (
 	"context"
+	"github.com/tfyarn/tfyarn/appmaster/core"
 	"time"
 
 	"github.com/tfyarn/tfyarn/yarnpb/hadoopyarn"
@@ -10,7 +11,7 @@ import (
 // hardStop is a graceful stop the loop follows up with stopContainers
 // unless the container ended first.
 type hardStop struct {
-	stop Stop
+	stop core.Stop
 	at   time.Time
 }
 
@@ -21,7 +22,7 @@ type hardStop struct {
 // stopContainers follows StopGrace later for containers still alive (a
 // launcher still localizing, or hung). Stops that come with the job's end
 // are immediate: the job is decided, and the launchers were told anyway.
-func (l *loop) stop(ctx context.Context, stops []Stop, final bool) {
+func (l *loop) stop(ctx context.Context, stops []core.Stop, final bool) {
 	if final && l.cfg.Launchers != nil {
 		l.cfg.Launchers.StopAll("the job is over")
 	}
@@ -40,7 +41,7 @@ func (l *loop) stop(ctx context.Context, stops []Stop, final bool) {
 // escalateStops stops the containers whose graceful stop is overdue.
 func (l *loop) escalateStops(ctx context.Context) {
 	now := l.cfg.Now()
-	var due []Stop
+	var due []core.Stop
 	kept := l.hardStops[:0]
 	for _, h := range l.hardStops {
 		t, ok := l.m.Task(h.stop.Task)
@@ -61,7 +62,7 @@ func (l *loop) escalateStops(ctx context.Context) {
 // stopContainers stops containers, best effort: their ends come back from
 // the RM as completions, or not at all once the job is decided
 // (unregistering ends them anyway).
-func (l *loop) stopContainers(ctx context.Context, stops []Stop) {
+func (l *loop) stopContainers(ctx context.Context, stops []core.Stop) {
 	byNode := map[string][]*hadoopyarn.ContainerIdProto{}
 	for _, s := range stops {
 		if l.unsent[s.Container.ID] {
@@ -87,7 +88,7 @@ func (l *loop) stopContainers(ctx context.Context, stops []Stop) {
 }
 
 // observe hands the job's state to the status page.
-func (l *loop) observe(f *Finish) {
+func (l *loop) observe(f *core.Finish) {
 	if l.cfg.Observe != nil {
 		l.cfg.Observe(Snapshot{Tasks: l.m.Tasks(), Finish: f})
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/tfyarn/tfyarn/appmaster/core"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -70,7 +71,7 @@ func (f *fakeCluster) Allocate(_ context.Context, asks []*hadoopyarn.ResourceReq
 	}
 	for _, id := range f.stoppedIDs {
 		resp.CompletedContainerStatuses = append(resp.CompletedContainerStatuses, &hadoopyarn.ContainerStatusProto{
-			ContainerId: id, ExitStatus: proto.Int32(ExitKilledByAppMaster),
+			ContainerId: id, ExitStatus: proto.Int32(core.ExitKilledByAppMaster),
 		})
 	}
 	f.stoppedIDs = nil
@@ -122,10 +123,12 @@ func runFakeLoop(t *testing.T, ctx context.Context, f *fakeCluster, workers int)
 	g, err := taskspec.ParseSpec(taskspec.Worker, fmt.Sprintf("%dx1c,256m", workers))
 	require.NoError(t, err)
 	res, err := Loop(ctx, LoopConfig{
-		Job:           taskspec.Job{Tasks: []taskspec.TaskGroup{g}, Command: "true"},
-		RM:            f,
-		NM:            f,
-		LaunchContext: func(Launch) *hadoopyarn.ContainerLaunchContextProto { return &hadoopyarn.ContainerLaunchContextProto{} },
+		Job: taskspec.Job{Tasks: []taskspec.TaskGroup{g}, Command: "true"},
+		RM:  f,
+		NM:  f,
+		LaunchContext: func(core.Launch) *hadoopyarn.ContainerLaunchContextProto {
+			return &hadoopyarn.ContainerLaunchContextProto{}
+		},
 		Heartbeat:     time.Millisecond,
 		FastHeartbeat: time.Millisecond,
 		MaxRMFailures: 3,
@@ -139,7 +142,7 @@ func runFakeLoop(t *testing.T, ctx context.Context, f *fakeCluster, workers int)
 func TestLoopAllSucceed(t *testing.T) {
 	f := &fakeCluster{exit: func(int64) int32 { return 0 }}
 	res := runFakeLoop(t, context.Background(), f, 3)
-	require.Equal(t, Succeeded, res.Finish.Status)
+	require.Equal(t, core.Succeeded, res.Finish.Status)
 	require.Equal(t, hadoopyarn.FinalApplicationStatusProto_APP_SUCCEEDED, f.finished.GetFinalApplicationStatus())
 	require.Equal(t, "all 3 tasks succeeded", f.finished.GetDiagnostics())
 	require.Equal(t, []int32{3}, f.asks, "one absolute ask, never resent")
@@ -156,7 +159,7 @@ func TestLoopTaskFails(t *testing.T) {
 		return 0
 	}}
 	res := runFakeLoop(t, context.Background(), f, 3)
-	require.Equal(t, Failed, res.Finish.Status)
+	require.Equal(t, core.Failed, res.Finish.Status)
 	require.Equal(t, hadoopyarn.FinalApplicationStatusProto_APP_FAILED, f.finished.GetFinalApplicationStatus())
 	require.Contains(t, f.finished.GetDiagnostics(), "worker:0 (container ")
 	require.Contains(t, f.finished.GetDiagnostics(), "exit code 3")
@@ -165,7 +168,7 @@ func TestLoopTaskFails(t *testing.T) {
 func TestLoopGivesUpOnTheRM(t *testing.T) {
 	f := &fakeCluster{allocErr: errors.New("connection refused")}
 	res := runFakeLoop(t, context.Background(), f, 1)
-	require.Equal(t, Failed, res.Finish.Status)
+	require.Equal(t, core.Failed, res.Finish.Status)
 	require.Contains(t, f.finished.GetDiagnostics(), "lost the ResourceManager")
 	require.Contains(t, f.finished.GetDiagnostics(), "connection refused")
 }
@@ -175,7 +178,7 @@ func TestLoopCancelledStillUnregisters(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(20*time.Millisecond, cancel)
 	res := runFakeLoop(t, ctx, f, 1)
-	require.Equal(t, Killed, res.Finish.Status)
+	require.Equal(t, core.Killed, res.Finish.Status)
 	require.Equal(t, hadoopyarn.FinalApplicationStatusProto_APP_KILLED, f.finished.GetFinalApplicationStatus())
 }
 
@@ -205,7 +208,7 @@ func TestTaskLaunchContext(t *testing.T) {
 	bin := hdfs.Resource{Scheme: "hdfs", Host: "nn", Port: 8020, Path: "/user/alice/.tfyarn/cache/ab/tfyarn", Size: 10, Timestamp: 20}
 	jf := contract.JobFile{AppID: "application_1_0001", User: "alice", TaskResources: map[string]hdfs.Resource{contract.BinaryName: bin},
 		Job: taskspec.Job{Command: "sh", Args: []string{"-c", "exit 3"}, Env: map[string]string{"A": "1"}}}
-	clc := TaskLaunchContext(jf, Launch{Task: taskspec.TaskID{Type: taskspec.Worker, Index: 2}}, "am-host:4242", []byte("tok"))
+	clc := TaskLaunchContext(jf, core.Launch{Task: taskspec.TaskID{Type: taskspec.Worker, Index: 2}}, "am-host:4242", []byte("tok"))
 	require.Equal(t, []string{`./tfyarn task -- sh -c 'exit 3' 1><LOG_DIR>/stdout 2><LOG_DIR>/stderr`}, clc.Command)
 	env := map[string]string{}
 	for _, kv := range clc.Environment {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/tfyarn/tfyarn/appmaster/core"
 	"io"
 	"log/slog"
 	"net"
@@ -205,12 +206,12 @@ func (r *TaskRendezvous) Notify() <-chan struct{} { return r.notify }
 // comes a heartbeat or two later and is then ignored), a rendezvous that
 // cannot complete RendezvousFailed, and so does the server ceasing to serve
 // (reported once).
-func (r *TaskRendezvous) Drain() []Event {
-	var out []Event
+func (r *TaskRendezvous) Drain() []core.Event {
+	var out []core.Event
 	r.mu.Lock()
 	if r.serveErr != nil && !r.reported {
 		r.reported = true
-		out = append(out, RendezvousFailed{Reason: fmt.Sprintf(
+		out = append(out, core.RendezvousFailed{Reason: fmt.Sprintf(
 			"the AM's rendezvous server at %s stopped serving (%v): no task can register or report", r.addr, r.serveErr)})
 	}
 	r.mu.Unlock()
@@ -219,12 +220,12 @@ func (r *TaskRendezvous) Drain() []Event {
 		case rendezvous.TaskRegistered:
 			reg := e.Registration
 			r.logf("%s registered at %s (container %s, launcher pid %d)", reg.Task, reg.Addr(), reg.ContainerID, reg.PID)
-			out = append(out, TaskRegistered{Task: reg.Task, Host: reg.Host, Port: reg.Port})
+			out = append(out, core.TaskRegistered{Task: reg.Task, Host: reg.Host, Port: reg.Port})
 		case rendezvous.SpecPublished:
 			r.logf("every cluster task registered: the cluster spec is out")
 		case rendezvous.RendezvousFailed:
 			r.logf("rendezvous failed: %v", e.Err)
-			out = append(out, RendezvousFailed{Reason: e.Err.Error()})
+			out = append(out, core.RendezvousFailed{Reason: e.Err.Error()})
 		case rendezvous.TaskExited:
 			rep := e.Report
 			how := "exited with code " + strconv.Itoa(rep.ExitCode)
@@ -241,9 +242,9 @@ func (r *TaskRendezvous) Drain() []Event {
 				// Killed from outside: YARN's report of the container says
 				// why; the machine waits for it, within a bound.
 				r.logf("%s's container got %s from outside: waiting up to %s for YARN's reason", rep.Task, rep.Signal, taskspec.YarnReasonWait)
-				out = append(out, ProgramSignalled{ID: rep.ContainerID, ExitStatus: int32(rep.ExitCode), Diagnostics: "the program " + how + " after " + rep.Signal + " from outside"})
+				out = append(out, core.ProgramSignalled{ID: rep.ContainerID, ExitStatus: int32(rep.ExitCode), Diagnostics: "the program " + how + " after " + rep.Signal + " from outside"})
 			default:
-				out = append(out, ContainerCompleted{ID: rep.ContainerID, ExitStatus: int32(rep.ExitCode), Diagnostics: "the program " + how})
+				out = append(out, core.ContainerCompleted{ID: rep.ContainerID, ExitStatus: int32(rep.ExitCode), Diagnostics: "the program " + how})
 			}
 		}
 	}

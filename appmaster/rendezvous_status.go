@@ -3,6 +3,7 @@ package appmaster
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/tfyarn/tfyarn/appmaster/core"
 	"net/http"
 	"sync"
 	"time"
@@ -26,13 +27,13 @@ func NewStatusReport(appID string, s Snapshot) contract.StatusReport {
 			Failure: t.Failure,
 		}
 		r.Counts.Total++
-		if t.State != TaskPending {
+		if t.State != core.TaskPending {
 			r.Counts.Allocated++
 		}
 		if t.Host != "" {
 			r.Counts.Registered++
 		}
-		if t.State == TaskRunning {
+		if t.State == core.TaskRunning {
 			r.Counts.Running++
 		}
 		if t.State.Ended() {
@@ -60,10 +61,10 @@ func (p *statusPage) init(appID string, job taskspec.Job) {
 	p.finalFetched = make(chan struct{})
 	groups := append([]taskspec.TaskGroup(nil), job.Tasks...)
 	taskspec.SortGroups(groups)
-	var tasks []TaskStatus
+	var tasks []core.TaskStatus
 	for _, g := range groups {
 		for _, id := range g.TaskIDs() {
-			tasks = append(tasks, TaskStatus{Task: id})
+			tasks = append(tasks, core.TaskStatus{Task: id})
 		}
 	}
 	p.report = NewStatusReport(appID, Snapshot{Tasks: tasks})

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/tfyarn/tfyarn/appmaster/core"
 	"io"
 	"net"
 	"net/http"
@@ -44,17 +45,17 @@ func TestTaskRendezvous(t *testing.T) {
 	spec, err := c.WaitSpec(ctx, worker0)
 	require.NoError(t, err)
 	require.Equal(t, []string{"127.0.0.1:2223"}, spec[taskspec.Worker])
-	require.Equal(t, []Event{
-		TaskRegistered{Task: chief0, Host: "127.0.0.1", Port: 2222},
-		TaskRegistered{Task: worker0, Host: "127.0.0.1", Port: 2223},
+	require.Equal(t, []core.Event{
+		core.TaskRegistered{Task: chief0, Host: "127.0.0.1", Port: 2222},
+		core.TaskRegistered{Task: worker0, Host: "127.0.0.1", Port: 2223},
 	}, rv.Drain())
 
 	require.NoError(t, c.ReportExit(ctx, rendezvous.ExitReport{Task: chief0, ContainerID: "container_1_0001_01_000002", ExitCode: 1, StderrTail: []string{"boom"}}))
-	require.Equal(t, []Event{ContainerCompleted{ID: "container_1_0001_01_000002", ExitStatus: 1, Diagnostics: "the program exited with code 1"}}, rv.Drain())
+	require.Equal(t, []core.Event{core.ContainerCompleted{ID: "container_1_0001_01_000002", ExitStatus: 1, Diagnostics: "the program exited with code 1"}}, rv.Drain())
 	require.Equal(t, []string{"boom"}, rv.StderrTail(chief0, "container_1_0001_01_000002"))
 
 	// The status page: the tasks, their addresses and exits, never the secret.
-	m, err := New(Config{Job: job})
+	m, err := core.New(core.Config{Job: job})
 	require.NoError(t, err)
 	rv.Observe(Snapshot{Tasks: m.Tasks()})
 	body := get(t, "http://"+rv.Address()+contract.StatusPath)
@@ -71,7 +72,7 @@ func TestTaskRendezvous(t *testing.T) {
 		require.NotContains(t, page, base64.StdEncoding.EncodeToString(secret))
 	}
 
-	rv.Observe(Snapshot{Tasks: m.Tasks(), Finish: &Finish{Status: Failed, Diagnostics: "chief:0 failed"}})
+	rv.Observe(Snapshot{Tasks: m.Tasks(), Finish: &core.Finish{Status: core.Failed, Diagnostics: "chief:0 failed"}})
 	done := make(chan struct{})
 	go func() { rv.Close(5 * time.Second); close(done) }()
 	time.Sleep(50 * time.Millisecond)
@@ -131,7 +132,7 @@ func TestRendezvousServeFailure(t *testing.T) {
 	}
 	evs := rv.Drain()
 	require.Len(t, evs, 1)
-	failed, ok := evs[0].(RendezvousFailed)
+	failed, ok := evs[0].(core.RendezvousFailed)
 	require.True(t, ok, "%#v", evs[0])
 	require.Contains(t, failed.Reason, "rendezvous server at "+rv.Address()+" stopped serving")
 	require.Contains(t, failed.Reason, "simulated permanent failure")
@@ -140,13 +141,13 @@ func TestRendezvousServeFailure(t *testing.T) {
 	require.Contains(t, <-logged, "the rendezvous server stopped: accept tcp: simulated permanent failure")
 
 	// The machine fails the job with that reason.
-	m, err := New(Config{Job: job})
+	m, err := core.New(core.Config{Job: job})
 	require.NoError(t, err)
-	m.Step(Registered{})
+	m.Step(core.Registered{})
 	m.Step(failed)
 	rd := m.Ready()
 	require.NotNil(t, rd.Finish)
-	require.Equal(t, Failed, rd.Finish.Status)
+	require.Equal(t, core.Failed, rd.Finish.Status)
 	require.Contains(t, rd.Finish.Diagnostics, "rendezvous failed: the AM's rendezvous server at")
 }
 

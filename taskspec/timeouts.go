@@ -14,9 +14,9 @@ import "time"
 //	LauncherRendezvousTimeout     30m    launcher: registering and receiving the cluster spec     executor.Config.RendezvousTimeout (--local: 2x its registration timeout)
 //	ProgramStopGrace              10s    launcher: its program, between SIGTERM and SIGKILL       executor.Config.StopGrace, localrun.Options.StopGrace
 //	ContainerStopGrace            12s    AM: a task it asked to end, before the NM stops it       appmaster.LoopConfig.StopGrace
-//	DefaultWorkerGrace            10s    SuccessChief: lingering workers ending by themselves      appmaster.TensorFlowPolicy.WorkerGrace, localrun.Options.WorkerGrace
-//	TFStopTimeout                 15s    SuccessChief: stopped tasks ending, from their stop        appmaster.TensorFlowPolicy.StopTimeout
-//	YarnReasonWait                30s    AM: YARN's report of a container killed from outside       appmaster.Machine (fixed)
+//	DefaultWorkerGrace            10s    SuccessChief: lingering workers ending by themselves      core.TensorFlowPolicy.WorkerGrace, localrun.Options.WorkerGrace
+//	TFStopTimeout                 15s    SuccessChief: stopped tasks ending, from their stop        core.TensorFlowPolicy.StopTimeout
+//	YarnReasonWait                30s    AM: YARN's report of a container killed from outside       core.Machine (fixed)
 //
 // How they relate: ContainerStopGrace exceeds ProgramStopGrace so that the
 // launcher's own SIGKILL, and its exit report, come before the NodeManager's

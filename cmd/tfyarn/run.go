@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/tfyarn/tfyarn/appmaster"
+	"github.com/tfyarn/tfyarn/appmaster/core"
 	"github.com/tfyarn/tfyarn/client"
 	"github.com/tfyarn/tfyarn/hdfs"
 	"github.com/tfyarn/tfyarn/internal/cliout"
@@ -339,7 +339,7 @@ func printTaskChange(w io.Writer, ev client.Event) {
 	case client.TaskEnded:
 		what = t.State
 		if t.ExitCode != nil {
-			what += fmt.Sprintf(" (%s)", appmaster.DescribeExit(*t.ExitCode))
+			what += fmt.Sprintf(" (%s)", core.DescribeExit(*t.ExitCode))
 		}
 	default:
 		return

@@ -1,4 +1,4 @@
-package appmaster
+package core
 
 import (
 	"strings"

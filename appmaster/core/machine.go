@@ -1,15 +1,19 @@
-// Package appmaster is tfyarn's ApplicationMaster. Its core, Machine, is a
-// deterministic state machine in the style of etcd's raft: the I/O loop
+// Package core is the pure core of tfyarn's ApplicationMaster, shared by the
+// AM's YARN loop (package appmaster) and `run --local` (package localrun).
+// Machine is a deterministic state machine in the style of etcd's raft: the I/O loop
 // feeds it Events (RM responses, NM replies, task registrations, ticks) with
 // Step, and takes what it wants done from Ready (asks, launches, stops,
 // releases, the final status). The machine does no I/O, reads no clock and
 // starts no goroutine, so every scheduling rule is tested by feeding events.
 //
+// The package imports only the standard library's pure parts and taskspec
+// (TestCoreImportsOnlyPureStdlibAndTaskspec holds it to that).
+//
 // A driver loop looks like:
 //
-//	m, err := appmaster.New(appmaster.Config{Job: job})
+//	m, err := core.New(core.Config{Job: job})
 //	// after registerApplicationMaster:
-//	m.Step(appmaster.Registered{Limits: limits})
+//	m.Step(core.Registered{Limits: limits})
 //	for {
 //		rd := m.Ready()
 //		buf.Add(rd)                  // asks and releases for the next allocate
@@ -21,7 +25,7 @@
 //			m.Step(ev)
 //		}
 //	}
-package appmaster
+package core
 
 import (
 	"fmt"

@@ -1,4 +1,4 @@
-package appmaster
+package core
 
 // RendezvousFailed: the tasks' rendezvous cannot complete (a cluster task
 // never registered within the registration timeout, or the cluster spec

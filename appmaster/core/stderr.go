@@ -1,4 +1,4 @@
-package appmaster
+package core
 
 import (
 	"strings"
@@ -13,11 +13,12 @@ const (
 	diagStderrTasks   = 3
 )
 
-// withStderr adds to the job's diagnostics the last lines each failed task's
-// program wrote to stderr, as its launcher reported them: "boom" or
-// "ValueError: bad input" says more than "exit code 1".
-func (l *loop) withStderr(diag string, tasks []TaskStatus) string {
-	if l.cfg.Launchers == nil {
+// WithStderr adds to the job's diagnostics the last lines each failed task's
+// program wrote to stderr, as tail (the driver's record of its launchers'
+// reports) gives them: "boom" or "ValueError: bad input" says more than
+// "exit code 1". A nil tail leaves diag alone.
+func WithStderr(diag string, tasks []TaskStatus, tail func(TaskStatus) []string) string {
+	if tail == nil {
 		return diag
 	}
 	var failed []TaskStatus
@@ -32,8 +33,8 @@ func (l *loop) withStderr(diag string, tasks []TaskStatus) string {
 		if len(parts) == diagStderrTasks {
 			break
 		}
-		if tail := StderrSummary(l.cfg.Launchers.StderrTail(t.Task, t.Container.ID)); tail != "" {
-			parts = append(parts, "last stderr of "+t.Task.String()+": "+tail)
+		if s := StderrSummary(tail(t)); s != "" {
+			parts = append(parts, "last stderr of "+t.Task.String()+": "+s)
 		}
 	}
 	if len(parts) == 0 {
