@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/tfyarn/tfyarn/contract"
 	"github.com/tfyarn/tfyarn/taskspec"
 )
 
@@ -92,6 +93,27 @@ func FuzzServerRequest(f *testing.F) {
 		}
 		if h.calls.Load() != 0 {
 			t.Fatal("unsigned request reached the handler")
+		}
+	})
+}
+
+func FuzzDecodeMetrics(f *testing.F) {
+	f.Add(encodeMetrics(MetricsReport{Task: task(taskspec.Worker, 1), ContainerID: "container_1_0001_01_000002",
+		GPUs: []contract.GPUSample{{Index: 0, Name: "NVIDIA H100 80GB HBM3", UtilizationPct: 75, MemoryUsedMiB: 1011, MemoryTotalMiB: 81559}}}))
+	f.Add([]byte(`{"task":"worker:0","gpus":[{"index":-1}]}`))
+	f.Add([]byte(`{"task":"worker:0","gpus":[{"utilization_pct":101}]}`))
+	f.Add([]byte(`{"task":"worker:0","gpus":null}`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		m, err := DecodeMetrics(body)
+		if err != nil {
+			return
+		}
+		if len(m.GPUs) > MaxGPUs {
+			t.Fatalf("decoded %d GPUs", len(m.GPUs))
+		}
+		again, err := DecodeMetrics(encodeMetrics(m))
+		if err != nil || again.Task != m.Task || len(again.GPUs) != len(m.GPUs) {
+			t.Fatalf("round trip: %+v → %+v, %v", m, again, err)
 		}
 	})
 }

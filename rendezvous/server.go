@@ -113,7 +113,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	resp := responder{w: w, signer: s.signer, nonce: r.Header.Get(HeaderNonce)}
 	name, ok := strings.CutPrefix(r.URL.Path, PathPrefix)
 	method, known := routes[name]
-	if !ok || !known || name == "credentials" && !s.servesCredentials() {
+	if !ok || !known || name == "credentials" && !s.servesCredentials() || name == "metrics" && !s.servesMetrics() {
 		resp.fail(http.StatusNotFound, "not_found", "no such endpoint")
 		return
 	}
@@ -149,6 +149,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.stop(r, resp)
 	case "credentials":
 		s.credentials(r, resp)
+	case "metrics":
+		s.metrics(r.Context(), resp, body)
 	}
 }
 
@@ -160,6 +162,9 @@ var routes = map[string]string{
 	// credentials?task=worker:0&after=N long-polls for credentials newer
 	// than version N; only when the Handler is a CredentialsHandler.
 	"credentials": http.MethodGet,
+	// metrics: a launcher's sample of its container (metrics.go); only
+	// when the Handler is a MetricsHandler.
+	"metrics": http.MethodPost,
 }
 
 func (s *Server) authenticate(r *http.Request, body []byte) error {
