@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/tfyarn/tfyarn/contract"
 	"github.com/tfyarn/tfyarn/rendezvous"
 	"github.com/tfyarn/tfyarn/taskspec"
 )
@@ -121,6 +122,9 @@ func Run(ctx context.Context, cfg Config) (exitCode int, err error) {
 	} else {
 		close(refreshing)
 	}
+	go sampleGPUs(runCtx, env, gpuInterval, func(ctx context.Context, gpus []contract.GPUSample) error {
+		return client.ReportMetrics(ctx, rendezvous.MetricsReport{Task: cfg.Task, ContainerID: cfg.ContainerID, GPUs: gpus})
+	}, log)
 	stopped, signal := supervise(ctx, runCtx, &cfg, client, prog, sigs, log)
 	cancel()
 	<-refreshing // no rewrite of the token file after the program
