@@ -140,8 +140,7 @@ type loop struct {
 	started    map[taskspec.TaskID]bool
 	fastUntil  time.Time
 	rmFailures int
-	hardStops  []hardStop // graceful stops to follow up with stopContainers
-	killed     bool       // core.KillRequested was stepped
+	killed     bool // core.KillRequested was stepped
 	// unsent are containers whose startContainers was never sent, because
 	// the AM was killed first: nothing to stop on their NodeManagers.
 	unsent map[string]bool
@@ -162,7 +161,11 @@ func newLoop(cfg LoopConfig) (*loop, error) {
 	if cfg.MaxRMFailures <= 0 {
 		cfg.MaxRMFailures = 10
 	}
-	m, err := core.New(core.Config{Job: cfg.Job, Policy: cfg.Policy, AllocTimeout: cfg.AllocTimeout, ClusterOffers: cfg.ClusterOffers})
+	mcfg := core.Config{Job: cfg.Job, Policy: cfg.Policy, AllocTimeout: cfg.AllocTimeout, ClusterOffers: cfg.ClusterOffers}
+	if cfg.Launchers != nil {
+		mcfg.StopGrace = cfg.StopGrace
+	}
+	m, err := core.New(mcfg)
 	if err != nil {
 		return nil, err
 	}
@@ -202,7 +205,6 @@ func (l *loop) run(ctx context.Context) (LoopResult, error) {
 		if l.m.HasReady() {
 			continue // launching produced events
 		}
-		l.escalateStops(ctx)
 		l.observe(nil)
 		l.wait(ctx)
 		if l.m.HasReady() {

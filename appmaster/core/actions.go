@@ -11,7 +11,8 @@ import (
 //
 //  1. Launch: startContainers on each container's NM (the outcome comes back
 //     as ContainerStarted or StartFailed).
-//  2. Stop: stopContainers, best effort (the outcome comes back as
+//  2. Stop: graceful ones through the task's launcher, hard ones with
+//     stopContainers, best effort (the outcome comes back as
 //     ContainerCompleted, or not at all once the job has finished).
 //  3. Asks and Release go out with the next allocate call, exactly once:
 //     an Ask is an absolute count, so resending one later, after containers
@@ -52,11 +53,18 @@ type Launch struct {
 	Container Container
 }
 
-// Stop: stop a live container; Reason is for the log.
+// Stop: stop a live container; Reason is for the log. A graceful stop
+// (Hard false) asks the task's launcher to end its program (SIGTERM, then
+// SIGKILL after the launcher's grace), so the program can flush and the
+// driver learns its exit at once; the machine follows it with a hard stop
+// if the task is still live Config.StopGrace later. A hard stop ends the
+// container itself (the NodeManager's stopContainers; locally, cancelling
+// the launcher).
 type Stop struct {
 	Task      taskspec.TaskID
 	Container Container
 	Reason    string
+	Hard      bool
 }
 
 // FinalStatus is how the application ends, as unregister reports it.

@@ -105,8 +105,14 @@ type TaskStatus struct {
 	Diagnostics string
 	// Failure is one line naming the task, its container and node and why it
 	// failed; set when State is TaskFailed.
-	Failure       string
-	StopRequested bool
+	Failure string
+	// StopRequested: the machine asked for the task's container to end (no
+	// longer needed, or the job ended); its end is then TaskStopped.
+	// StopRequestedAt is when (the first, graceful, stop); HardStopped and
+	// HardStopAt say whether and when the stop escalated to a hard one: see
+	// Config.StopGrace.
+	StopRequested, HardStopped  bool
+	StopRequestedAt, HardStopAt time.Time
 	// Times come from Tick; EndOrder counts task ends (1, 2, ...) so
 	// policies can tell which failure came first within one instant.
 	RequestedAt, LaunchedAt, StartedAt, EndedAt time.Time
@@ -133,6 +139,14 @@ type Config struct {
 	// ClusterOffers say, per node label ("" for none), what the cluster
 	// offers the job's queue, for the diagnostics of unallocated tasks.
 	ClusterOffers map[string]string
+	// StopGrace is how long a task asked to end gracefully (its launcher
+	// sends the program SIGTERM, then SIGKILL after its own grace) has
+	// before the machine escalates to a hard stop (the NodeManager's
+	// stopContainers; locally, cancelling the launcher). 0 makes every stop
+	// hard at once: the driver has no launchers to ask. Stops that come
+	// with the job's end are hard at once whatever StopGrace says: the job
+	// is decided.
+	StopGrace time.Duration
 }
 
 // Machine is the AM's state. It is not safe for concurrent use: the loop
@@ -150,6 +164,7 @@ type Machine struct {
 
 	allocTimeout  time.Duration
 	clusterOffers map[string]string
+	stopGrace     time.Duration
 
 	ready Ready
 }
@@ -184,6 +199,7 @@ func New(cfg Config) (*Machine, error) {
 		containers:    map[string]*containerRecord{},
 		allocTimeout:  cfg.AllocTimeout,
 		clusterOffers: cfg.ClusterOffers,
+		stopGrace:     max(cfg.StopGrace, 0),
 	}
 	if m.allocTimeout == 0 {
 		m.allocTimeout = taskspec.DefaultAllocTimeout
@@ -291,6 +307,7 @@ func (m *Machine) Step(ev Event) {
 	if m.phase == PhaseRunning {
 		m.allocDeadline()
 		m.yarnReasonDeadline()
+		m.escalateStops()
 	}
 	if m.phase == PhaseRunning {
 		m.consultPolicy()
@@ -478,7 +495,7 @@ func (m *Machine) consultPolicy() {
 	}
 	for _, id := range v.Stop {
 		if t := m.byTask[id]; t != nil && t.State.Live() && !t.StopRequested {
-			m.stop(t, "no longer needed")
+			m.stop(t, "no longer needed", false)
 		}
 	}
 	for _, id := range v.Restart {
@@ -488,16 +505,34 @@ func (m *Machine) consultPolicy() {
 	}
 }
 
-// stop ends t's container. A container whose Launch has not left the
-// machine yet is never started: it goes back to the RM instead.
-func (m *Machine) stop(t *TaskStatus, reason string) {
-	t.StopRequested = true
-	if m.dropPendingLaunch(t.Container.ID) {
-		m.ready.Release = append(m.ready.Release, t.Container.ID)
-		m.end(t, ExitKilledByAppMaster, "stopped before launch: "+reason, "")
-		return
+// stop ends t's container: gracefully first when the machine has a
+// StopGrace (escalateStops follows up), else, or when hard, at once. A
+// container whose Launch has not left the machine yet is never started: it
+// goes back to the RM instead.
+func (m *Machine) stop(t *TaskStatus, reason string, hard bool) {
+	if !t.StopRequested {
+		t.StopRequested, t.StopRequestedAt = true, m.now
+		if m.dropPendingLaunch(t.Container.ID) {
+			m.ready.Release = append(m.ready.Release, t.Container.ID)
+			m.end(t, ExitKilledByAppMaster, "stopped before launch: "+reason, "")
+			return
+		}
 	}
-	m.ready.Stop = append(m.ready.Stop, Stop{Task: t.Task, Container: t.Container, Reason: reason})
+	hard = hard || m.stopGrace == 0
+	if hard {
+		t.HardStopped, t.HardStopAt = true, m.now
+	}
+	m.ready.Stop = append(m.ready.Stop, Stop{Task: t.Task, Container: t.Container, Reason: reason, Hard: hard})
+}
+
+// escalateStops hard-stops the tasks still live StopGrace after they were
+// asked to end gracefully (a launcher still localizing, or hung).
+func (m *Machine) escalateStops() {
+	for _, t := range m.tasks {
+		if t.StopRequested && t.State.Live() && !t.HardStopped && m.now.Sub(t.StopRequestedAt) >= m.stopGrace {
+			m.stop(t, "still running "+m.stopGrace.String()+" after it was asked to end", true)
+		}
+	}
 }
 
 // dropPendingLaunch takes back a Launch the loop has not taken yet.
@@ -511,12 +546,13 @@ func (m *Machine) dropPendingLaunch(id string) bool {
 	return false
 }
 
-// finish decides the job: whatever still runs is stopped, asks no longer
-// matter (unregistering drops them), and nothing happens after.
+// finish decides the job: whatever still runs is stopped hard (a graceful
+// stop under way included), asks no longer matter (unregistering drops
+// them), and nothing happens after.
 func (m *Machine) finish(status FinalStatus, diagnostics string) {
 	for _, t := range m.tasks {
-		if t.State.Live() && !t.StopRequested {
-			m.stop(t, "the job is "+status.String())
+		if t.State.Live() && !t.HardStopped {
+			m.stop(t, "the job is "+status.String(), true)
 		}
 	}
 	m.ready.Asks = nil

@@ -41,9 +41,9 @@ import (
 //
 // Timing, on the Tick clock: stops are issued at the decider's end, and for
 // lingering tasks when the last worker ended or WorkerGrace ran out. Each
-// stop is waited for at most StopTimeout after it was issued (the AM's
-// loop kills a stopped container through its NodeManager 12 s after asking
-// its launcher, so a stop normally lands well within 15 s), so the policy
+// stop is waited for at most StopTimeout after it was issued (the machine
+// escalates a graceful stop to a hard one Config.StopGrace, 12 s in the AM,
+// after it, so a stop normally lands well within 15 s), so the policy
 // finishes at most WorkerGrace + StopTimeout after the decider's end: 25 s
 // with the defaults, leaving room for the heartbeat and unregistering
 // within 30 s.
@@ -102,7 +102,8 @@ func Decider(v View) (TaskStatus, bool) {
 }
 
 // afterSuccess stops what still runs, now or after the worker grace, and
-// once nothing does (or the wait is over) declares the job succeeded.
+// once nothing does (or the wait is over) declares the job succeeded. When
+// each stop was issued is the machine's record (StopRequestedAt).
 func (p TensorFlowPolicy) afterSuccess(v View, decider TaskStatus) Verdict {
 	grace := p.WorkerGrace
 	if grace == 0 {
@@ -112,83 +113,61 @@ func (p TensorFlowPolicy) afterSuccess(v View, decider TaskStatus) Verdict {
 	if timeout == 0 {
 		timeout = taskspec.TFStopTimeout
 	}
-	var types []taskspec.TaskType
+	types := make([]taskspec.TaskType, len(v.Tasks))
+	all := make([]taskspec.TaskID, len(v.Tasks))
 	var live, pending []taskspec.TaskID
-	// The last worker's end, and whether any is still live: when a TF1
-	// job's ps, which linger with the workers, were stopped.
-	var workersEnded time.Time
-	for _, t := range v.Tasks {
-		types = append(types, t.Task.Type)
+	for i, t := range v.Tasks {
+		types[i], all[i] = t.Task.Type, t.Task
 		switch {
 		case t.State == TaskPending:
 			pending = append(pending, t.Task)
 		case t.State.Live():
 			live = append(live, t.Task)
 		}
-		if t.Task.Type == taskspec.Worker && t.State.Ended() && t.EndedAt.After(workersEnded) {
-			workersEnded = t.EndedAt
-		}
 	}
-	graceEnd := decider.EndedAt.Add(max(grace, 0))
 	// Without a clock (no Tick ever) there is no grace to wait out.
-	graceOver := grace < 0 || decider.EndedAt.IsZero() || !v.Now.Before(graceEnd)
+	graceOver := grace < 0 || decider.EndedAt.IsZero() || !v.Now.Before(decider.EndedAt.Add(grace))
 	stopNow, linger := taskspec.SplitAfterDecider(types, live)
 	if graceOver {
 		stopNow, linger = live, nil
 	}
-
-	// Which stops were issued when: at the decider's end, except for the
-	// tasks that may linger, stopped when the grace ran out or, for the
-	// ps of a TF1 job, when the last worker ended before that.
-	all := make([]taskspec.TaskID, len(v.Tasks))
-	for i, t := range v.Tasks {
-		all[i] = t.Task
+	if len(linger) > 0 {
+		return Verdict{Stop: stopNow}
 	}
-	_, mayLinger := taskspec.SplitAfterDecider(types, all)
-	lingers := map[taskspec.TaskID]bool{}
+
+	// The workers that may linger and were stopped were stopped when the
+	// grace ran out; every other stop came at the decider's end (or, for
+	// a TF1 job's ps, once the workers were gone).
+	lingeringWorker := map[taskspec.TaskID]bool{}
 	if grace > 0 {
+		_, mayLinger := taskspec.SplitAfterDecider(types, all)
 		for _, id := range mayLinger {
-			lingers[id] = true
+			lingeringWorker[id] = id.Type == taskspec.Worker
 		}
+	}
+	stoppingNow := map[taskspec.TaskID]bool{}
+	for _, id := range stopNow {
+		stoppingNow[id] = true
 	}
 	lastStop := decider.EndedAt
 	var stoppedAtOnce, stoppedAfterGrace []taskspec.TaskID
 	for _, t := range v.Tasks {
-		if !t.StopRequested || !(t.State.Live() || t.State == TaskStopped) {
-			continue
-		}
-		issued := decider.EndedAt
+		issued := t.StopRequestedAt
 		switch {
-		case !lingers[t.Task]:
-			stoppedAtOnce = append(stoppedAtOnce, t.Task)
-		case t.Task.Type == taskspec.Worker:
-			stoppedAfterGrace = append(stoppedAfterGrace, t.Task)
-			issued = graceEnd
+		case t.StopRequested && (t.State.Live() || t.State == TaskStopped):
+		case !t.StopRequested && stoppingNow[t.Task]:
+			issued = v.Now
 		default:
-			stoppedAtOnce = append(stoppedAtOnce, t.Task)
-			issued = graceEnd
-			if workersEnded.Before(graceEnd) {
-				issued = workersEnded
-			}
+			continue
 		}
 		if issued.After(lastStop) {
 			lastStop = issued
 		}
-	}
-	// Tasks the machine has not stopped yet are stopped now.
-	for _, id := range stopNow {
-		if t, _ := v.Task(id); !t.StopRequested {
-			if lingers[id] && id.Type == taskspec.Worker {
-				stoppedAfterGrace = append(stoppedAfterGrace, id)
-			} else {
-				stoppedAtOnce = append(stoppedAtOnce, id)
-			}
-			lastStop = v.Now
+		if lingeringWorker[t.Task] {
+			stoppedAfterGrace = append(stoppedAfterGrace, t.Task)
+		} else {
+			stoppedAtOnce = append(stoppedAtOnce, t.Task)
 		}
-	}
-
-	if len(linger) > 0 {
-		return Verdict{Stop: stopNow}
 	}
 	waitedOut := timeout < 0 || (!lastStop.IsZero() && v.Now.Sub(lastStop) >= timeout)
 	if len(stopNow) > 0 && !waitedOut {
@@ -198,10 +177,10 @@ func (p TensorFlowPolicy) afterSuccess(v View, decider TaskStatus) Verdict {
 	}
 	lines := []string{decider.Task.String() + " succeeded"}
 	if len(stoppedAtOnce) > 0 {
-		lines = append(lines, "stopped "+joinIDs(inJobOrder(v, stoppedAtOnce))+" after it")
+		lines = append(lines, "stopped "+joinIDs(stoppedAtOnce)+" after it")
 	}
 	if len(stoppedAfterGrace) > 0 {
-		lines = append(lines, fmt.Sprintf("stopped %s when the %s worker grace ran out", joinIDs(inJobOrder(v, stoppedAfterGrace)), grace))
+		lines = append(lines, fmt.Sprintf("stopped %s when the %s worker grace ran out", joinIDs(stoppedAfterGrace), grace))
 	}
 	if len(stopNow) > 0 && timeout > 0 {
 		lines = append(lines, fmt.Sprintf("gave up after %s waiting for %s to end", timeout, joinIDs(stopNow)))
@@ -210,21 +189,6 @@ func (p TensorFlowPolicy) afterSuccess(v View, decider TaskStatus) Verdict {
 		lines = append(lines, joinIDs(pending)+" never got a container")
 	}
 	return Verdict{Outcome: JobSucceeded, Diagnostics: joinDiagnostics(lines, ignoredFailures(v, decider))}
-}
-
-// inJobOrder sorts ids the way v lists its tasks.
-func inJobOrder(v View, ids []taskspec.TaskID) []taskspec.TaskID {
-	in := map[taskspec.TaskID]bool{}
-	for _, id := range ids {
-		in[id] = true
-	}
-	var out []taskspec.TaskID
-	for _, t := range v.Tasks {
-		if in[t.Task] {
-			out = append(out, t.Task)
-		}
-	}
-	return out
 }
 
 // isSideCar reports whether a task's failure leaves the job alone.

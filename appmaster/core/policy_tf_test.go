@@ -77,7 +77,8 @@ func (b *viewBuilder) exit(id taskspec.TaskID, status int32, diagnostics ...stri
 // stopping marks tasks as being stopped by the AM.
 func (b *viewBuilder) stopping(ids ...taskspec.TaskID) *viewBuilder {
 	for _, id := range ids {
-		b.task(id).StopRequested = true
+		t := b.task(id)
+		t.StopRequested, t.StopRequestedAt = true, b.v.Now
 	}
 	return b
 }
