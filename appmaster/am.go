@@ -72,7 +72,7 @@ func RunAM(ctx context.Context, opts AMOptions) (LoopResult, error) {
 	}
 	host := opts.Getenv(EnvNMHost)
 	rv, err := StartRendezvous(RendezvousConfig{
-		AppID: jf.AppID, Job: jf.Job, Secret: secret, Host: host,
+		AppID: jf.AppID, User: jf.User, Job: jf.Job, Secret: secret, Host: host,
 		RegistrationTimeout: jf.RendezvousTimeout, Log: opts.Log, Logf: logf,
 	})
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tfyarn/tfyarn/appmaster/webui"
 	"github.com/tfyarn/tfyarn/contract"
 	"github.com/tfyarn/tfyarn/rendezvous"
 	"github.com/tfyarn/tfyarn/taskspec"
@@ -21,6 +22,7 @@ import (
 // RendezvousConfig is what StartRendezvous needs.
 type RendezvousConfig struct {
 	AppID string
+	User  string // who submitted the job: the web UI's log links name them
 	Job   taskspec.Job
 	// Secret authenticates the launchers; it reaches them in their
 	// containers' credentials, never on a command line or in the
@@ -86,7 +88,8 @@ func StartRendezvous(cfg RendezvousConfig) (*TaskRendezvous, error) {
 	if err != nil {
 		return nil, fmt.Errorf("appmaster: %w", err)
 	}
-	srv, err := rendezvous.NewServer(cfg.Secret, board, rendezvous.WithLogger(slog.New(slog.NewTextHandler(cfg.Log, nil))))
+	handler := &metricsBoard{Board: board}
+	srv, err := rendezvous.NewServer(cfg.Secret, handler, rendezvous.WithLogger(slog.New(slog.NewTextHandler(cfg.Log, nil))))
 	if err != nil {
 		board.Close()
 		return nil, fmt.Errorf("appmaster: %w", err)
@@ -114,11 +117,12 @@ func StartRendezvous(cfg RendezvousConfig) (*TaskRendezvous, error) {
 		closed: make(chan struct{}),
 		tails:  map[string][]string{},
 	}
-	r.page.init(cfg.AppID, cfg.Job)
+	r.page.init(cfg.AppID, cfg.User, cfg.Job)
+	handler.page = &r.page
 	mux := http.NewServeMux()
 	mux.Handle(rendezvous.PathPrefix, srv)
 	mux.HandleFunc(contract.StatusPath, r.page.serveJSON)
-	mux.HandleFunc("/", r.page.serveText)
+	mux.Handle("/", webui.Handler(r.page.currentReport, nil))
 	r.hs = &http.Server{
 		Handler:           mux,
 		ReadHeaderTimeout: 10 * time.Second,

@@ -1,14 +1,19 @@
 package appmaster
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/tfyarn/tfyarn/appmaster/core"
+	"net"
 	"net/http"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
+	"github.com/tfyarn/tfyarn/appmaster/core"
 	"github.com/tfyarn/tfyarn/contract"
+	"github.com/tfyarn/tfyarn/rendezvous"
 	"github.com/tfyarn/tfyarn/taskspec"
 )
 
@@ -24,7 +29,9 @@ func NewStatusReport(appID string, s Snapshot) contract.StatusReport {
 			State: t.State.String(), Attempt: t.Attempt,
 			Host: t.Host, Port: t.Port,
 			ContainerID: t.Container.ID, Node: t.Container.NodeID,
-			Failure: t.Failure,
+			Failure:     t.Failure,
+			NodeHTTP:    t.Container.NodeHTTPAddress,
+			RequestedAt: timeOrNil(t.RequestedAt), StartedAt: timeOrNil(t.StartedAt), EndedAt: timeOrNil(t.EndedAt),
 		}
 		r.Counts.Total++
 		if t.State != core.TaskPending {
@@ -46,18 +53,57 @@ func NewStatusReport(appID string, s Snapshot) contract.StatusReport {
 	return r
 }
 
+func timeOrNil(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	t = t.UTC()
+	return &t
+}
+
+// JobInfo describes job for the web UI and the history record.
+func JobInfo(job taskspec.Job) *contract.JobInfo {
+	info := &contract.JobInfo{Name: job.Name, Queue: job.Queue, NodeLabel: job.NodeLabel}
+	cmd := job.Command
+	if job.Script != "" {
+		cmd = "python " + job.Script
+	}
+	info.Command = strings.Join(append([]string{cmd}, job.Args...), " ")
+	groups := append([]taskspec.TaskGroup(nil), job.Tasks...)
+	taskspec.SortGroups(groups)
+	for _, g := range groups {
+		info.Groups = append(info.Groups, contract.GroupInfo{Type: string(g.Type), Spec: g.Spec(), NodeLabel: g.NodeLabel})
+	}
+	return info
+}
+
+// gpuEntry is a launcher's last GPU sample for one container.
+type gpuEntry struct {
+	containerID string
+	gpus        []contract.GPUSample
+	at          time.Time
+}
+
 // statusPage serves the latest snapshot.
 type statusPage struct {
 	mu           sync.Mutex
 	appID        string
+	user         string
+	job          *contract.JobInfo
+	startedAt    time.Time
+	endedAt      time.Time
+	gpus         map[taskspec.TaskID]gpuEntry
+	last         Snapshot
 	report       contract.StatusReport
 	watched      bool          // someone fetched the JSON page
 	finalFetched chan struct{} // closed once the final report was served
 	fetchedOnce  sync.Once
 }
 
-func (p *statusPage) init(appID string, job taskspec.Job) {
-	p.appID = appID
+func (p *statusPage) init(appID, user string, job taskspec.Job) {
+	p.appID, p.user, p.job = appID, user, JobInfo(job)
+	p.startedAt = time.Now().UTC()
+	p.gpus = map[taskspec.TaskID]gpuEntry{}
 	p.finalFetched = make(chan struct{})
 	groups := append([]taskspec.TaskGroup(nil), job.Tasks...)
 	taskspec.SortGroups(groups)
@@ -67,14 +113,48 @@ func (p *statusPage) init(appID string, job taskspec.Job) {
 			tasks = append(tasks, core.TaskStatus{Task: id})
 		}
 	}
-	p.report = NewStatusReport(appID, Snapshot{Tasks: tasks})
+	p.last = Snapshot{Tasks: tasks}
+	p.report = p.build()
 }
 
 func (p *statusPage) update(s Snapshot) {
-	r := NewStatusReport(p.appID, s)
 	p.mu.Lock()
-	p.report = r
-	p.mu.Unlock()
+	defer p.mu.Unlock()
+	if s.Finish != nil && p.endedAt.IsZero() {
+		p.endedAt = time.Now().UTC()
+	}
+	p.last = s
+	p.report = p.build()
+}
+
+// setGPUs records a launcher's GPU sample; a sample from a container the
+// task no longer runs in is dropped when the report is built.
+func (p *statusPage) setGPUs(task taskspec.TaskID, containerID string, gpus []contract.GPUSample, at time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.gpus[task] = gpuEntry{containerID: containerID, gpus: gpus, at: at.UTC()}
+	p.report = p.build()
+}
+
+// build decorates the machine's view with what only the page knows: the
+// job, the user (for the log links), times, GPUs, TensorBoard's URL. p.mu
+// is held (or p not yet shared).
+func (p *statusPage) build() contract.StatusReport {
+	r := NewStatusReport(p.appID, p.last)
+	r.User, r.Job = p.user, p.job
+	r.StartedAt, r.EndedAt = timeOrNil(p.startedAt), timeOrNil(p.endedAt)
+	for i := range r.Tasks {
+		t := &r.Tasks[i]
+		t.LogsURL = contract.ContainerLogsURL(t.NodeHTTP, t.ContainerID, p.user)
+		id := taskspec.TaskID{Type: taskspec.TaskType(t.Type), Index: t.Index}
+		if g, ok := p.gpus[id]; ok && g.containerID == t.ContainerID {
+			t.GPUs, t.GPUSampled = g.gpus, timeOrNil(g.at)
+		}
+		if id.Type == taskspec.TensorBoard && t.Host != "" && t.State == core.TaskRunning.String() {
+			r.TensorBoardURL = fmt.Sprintf("http://%s/", net.JoinHostPort(t.Host, strconv.Itoa(t.Port)))
+		}
+	}
+	return r
 }
 
 func (p *statusPage) current() (contract.StatusReport, bool) {
@@ -105,32 +185,10 @@ func (p *statusPage) serveJSON(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// serveText is the tracking URL's page: the same, for people.
-func (p *statusPage) serveText(w http.ResponseWriter, r *http.Request) {
-	if r.URL.Path != "/" {
-		http.NotFound(w, r)
-		return
-	}
+// report is the latest report, for the web UI.
+func (p *statusPage) currentReport() contract.StatusReport {
 	rep, _ := p.current()
-	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	w.Header().Set("Cache-Control", "no-store")
-	fmt.Fprintf(w, "%s: %d tasks, %d allocated, %d registered, %d running, %d ended\n",
-		rep.AppID, rep.Counts.Total, rep.Counts.Allocated, rep.Counts.Registered, rep.Counts.Running, rep.Counts.Ended)
-	if rep.Final {
-		fmt.Fprintf(w, "%s: %s\n", rep.FinalStatus, rep.Diagnostics)
-	}
-	fmt.Fprintf(w, "\n%-14s %-10s %-24s %-40s %s\n", "TASK", "STATE", "ADDRESS", "CONTAINER", "EXIT")
-	for _, t := range rep.Tasks {
-		addr, exit := "-", "-"
-		if t.Host != "" {
-			addr = fmt.Sprintf("%s:%d", t.Host, t.Port)
-		}
-		if t.ExitCode != nil {
-			exit = fmt.Sprint(*t.ExitCode)
-		}
-		fmt.Fprintf(w, "%-14s %-10s %-24s %-40s %s\n", t.Task, t.State, addr, orDefault(t.ContainerID, "-"), exit)
-	}
-	fmt.Fprintf(w, "\nJSON: %s\n", contract.StatusPath)
+	return rep
 }
 
 // awaitFinalFetch waits, at most linger, for a client that has been
@@ -146,4 +204,31 @@ func (p *statusPage) awaitFinalFetch(linger time.Duration) {
 	case <-p.finalFetched:
 	case <-t.C:
 	}
+}
+
+// metricsBoard is the job's rendezvous.Board that also takes the
+// launchers' metrics (rendezvous.MetricsHandler) for the status page.
+type metricsBoard struct {
+	*rendezvous.Board
+	page *statusPage // set before the server serves
+}
+
+// ReportMetrics implements rendezvous.MetricsHandler.
+func (b *metricsBoard) ReportMetrics(_ context.Context, m rendezvous.MetricsReport) error {
+	if !b.page.knows(m.Task) {
+		return fmt.Errorf("%w: %s", rendezvous.ErrUnknownTask, m.Task)
+	}
+	b.page.setGPUs(m.Task, m.ContainerID, m.GPUs, time.Now())
+	return nil
+}
+
+func (p *statusPage) knows(task taskspec.TaskID) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, t := range p.last.Tasks {
+		if t.Task == task {
+			return true
+		}
+	}
+	return false
 }
