@@ -3,12 +3,18 @@
 #   cluster.sh up [plain|privacy|kerberos]   start in the background and wait until really ready (idempotent)
 #   cluster.sh down                 stop it and every process it started
 #   cluster.sh status               exit 0 when healthy, 1 otherwise
+#   cluster.sh nm stop|start I      crash NodeManager I (no unregistering, its containers SIGKILLed;
+#                                   the RM declares it LOST after TC_NM_EXPIRY_MS), or start it again
+#                                   on the same node id (returns once the RM lists it RUNNING)
+#   cluster.sh preempt CONTAINER_ID [WAIT_MS]
+#                                   the CapacityScheduler preempts that container (exit status -102)
 # Ports come from the environment (RM_PORT, SCHEDULER_PORT, TRACKER_PORT, ADMIN_PORT, RM_WEB_PORT,
 # NN_PORT, NN_HTTP_PORT, and for kerberos KDC_PORT); the readiness wait from CLUSTER_TIMEOUT (seconds,
 # default 180). Kerberos only: TOKEN_RENEW_MS and TOKEN_MAX_LIFETIME_MS, the HDFS delegation
 # tokens' renew interval and maximum lifetime (default 20000 and 90000).
 # Scale: TC_NODEMANAGERS (default 2, at least 2; NodeManager 1 carries the gpu label),
-# TC_NM_MEMORY_MB (default 8192) and TC_NM_VCORES (default 8) per NodeManager.
+# TC_NM_MEMORY_MB (default 8192) and TC_NM_VCORES (default 8) per NodeManager. TC_NM_EXPIRY_MS:
+# how long a silent NodeManager stays RUNNING before the RM declares it LOST (default 10000).
 set -euo pipefail
 . "$(dirname "$0")/jvm.sh"
 
@@ -27,6 +33,7 @@ asked_nodemanagers=${TC_NODEMANAGERS:-}
 TC_NODEMANAGERS=${TC_NODEMANAGERS:-2}
 TC_NM_MEMORY_MB=${TC_NM_MEMORY_MB:-8192}
 TC_NM_VCORES=${TC_NM_VCORES:-8}
+TC_NM_EXPIRY_MS=${TC_NM_EXPIRY_MS:-10000}
 
 pidfile=$TC_DIR/cluster.pid
 die() { echo "testcluster: $*" >&2; exit 2; }
@@ -103,7 +110,7 @@ up() {
     port_taken "$p" && die "port $p is already in use by another process; stop it (ss -ltnp | grep :$p) or choose other ports (RM_PORT, NN_PORT, ...)"
   done
   "$TC_HOME/build.sh"
-  rm -rf "$TC_DIR/data" "$TC_DIR/conf" "$TC_DIR/failed" "$TC_DIR"/*.keytab "$TC_DIR"/*.ccache "$TC_DIR/alice.password" "$TC_DIR/krb5.conf"
+  rm -rf "$TC_DIR/data" "$TC_DIR/conf" "$TC_DIR/control" "$TC_DIR/failed" "$TC_DIR"/*.keytab "$TC_DIR"/*.ccache "$TC_DIR/alice.password" "$TC_DIR/krb5.conf"
   mkdir -p "$TC_DIR/data"
   local log=$TC_DIR/logs/cluster.log
   local start=$SECONDS
@@ -134,7 +141,7 @@ XML
     --dir "$TC_DIR" --profile "$profile" \
     --rm-port "$RM_PORT" --scheduler-port "$SCHEDULER_PORT" --tracker-port "$TRACKER_PORT" \
     --admin-port "$ADMIN_PORT" --rm-web-port "$RM_WEB_PORT" --nn-port "$NN_PORT" --nn-http-port "$NN_HTTP_PORT" \
-    --nodemanagers "$TC_NODEMANAGERS" --nm-memory-mb "$TC_NM_MEMORY_MB" --nm-vcores "$TC_NM_VCORES" \
+    --nodemanagers "$TC_NODEMANAGERS" --nm-memory-mb "$TC_NM_MEMORY_MB" --nm-vcores "$TC_NM_VCORES" --nm-expiry-ms "$TC_NM_EXPIRY_MS" \
     --kdc-port "$KDC_PORT" --token-renew-ms "$TOKEN_RENEW_MS" --token-max-lifetime-ms "$TOKEN_MAX_LIFETIME_MS" \
     </dev/null >"$log" 2>&1) &
   echo $! > "$pidfile"
@@ -155,6 +162,30 @@ XML
   die "the cluster was not ready within ${CLUSTER_TIMEOUT}s; see $log"
 }
 
+# One request to the running cluster's JVM (testcluster Faults): a file it polls, its answer in
+# another; prints the answer's detail, exit 0 on ok, 1 on error, 2 when no cluster answers.
+control() {
+  alive && [ -f "$TC_DIR/ready" ] || die "no running cluster in $TC_DIR"
+  local id req done_
+  id="$(date +%s%N)-$$"
+  req="$TC_DIR/control/$id.req"
+  done_="$TC_DIR/control/$id.done"
+  mkdir -p "$TC_DIR/control"
+  echo "$*" > "$req.tmp" && mv "$req.tmp" "$req"
+  for _ in $(seq 1 900); do
+    if [ -f "$done_" ]; then
+      local answer; answer=$(cat "$done_"); rm -f "$done_"
+      case "$answer" in
+        ok\ *) echo "testcluster: ${answer#ok }"; return 0 ;;
+        *) echo "testcluster: $* failed: ${answer#error }" >&2; return 1 ;;
+      esac
+    fi
+    sleep 0.1
+  done
+  rm -f "$req"
+  die "the cluster did not answer '$*' within 90s"
+}
+
 case "${1:-}" in
   up) up "${2:-plain}" ;;
   down) stop; echo "testcluster: down" ;;
@@ -162,5 +193,12 @@ case "${1:-}" in
     if healthy; then echo "testcluster: up (profile $(running_profile), pid $(cat "$pidfile"))"; cat "$TC_DIR/ready"; exit 0; fi
     if alive; then echo "testcluster: running but not healthy: $(cat "$TC_DIR/health" 2>/dev/null || echo starting)"; exit 1; fi
     echo "testcluster: not running"; exit 1 ;;
-  *) echo "usage: cluster.sh up [plain|privacy|kerberos] | down | status" >&2; exit 2 ;;
+  nm)
+    case "${2:-}" in stop|start) ;; *) die "usage: cluster.sh nm stop|start INDEX" ;; esac
+    [[ "${3:-}" =~ ^[0-9]+$ ]] || die "usage: cluster.sh nm stop|start INDEX (a NodeManager index, 0 to N-1)"
+    control "nm-$2" "$3" ;;
+  preempt)
+    [[ "${2:-}" =~ ^container_ ]] || die "usage: cluster.sh preempt CONTAINER_ID [WAIT_MS]"
+    control preempt "$2" ${3:+"$3"} ;;
+  *) echo "usage: cluster.sh up [plain|privacy|kerberos] | down | status | nm stop|start I | preempt CONTAINER_ID [WAIT_MS]" >&2; exit 2 ;;
 esac

@@ -57,6 +57,7 @@ public final class TestCluster {
   private final Options opts;
   private MiniDFSCluster dfs;
   private MiniYARNCluster yarn;
+  private Faults faults;
   private SimpleKdcServer kdc;
   // Kerberos profile only: the service principal (all daemons) and the test user.
   private String servicePrincipal;
@@ -132,6 +133,8 @@ public final class TestCluster {
     }
     waitForRunningNodes(yarn.getResourceManager(), opts.nodeManagers, 60_000);
     labelGpuNode();
+    faults = new Faults(base, yarn, opts.nodeManagers);
+    faults.start();
 
     Configuration client = clientConf(defaultFs);
     File confDir = new File(base, "conf");
@@ -210,10 +213,15 @@ public final class TestCluster {
         running++;
       }
     }
-    if (running != opts.nodeManagers) {
-      return running + " of " + opts.nodeManagers + " NodeManagers RUNNING";
+    // A NodeManager stopped on purpose (cluster.sh nm stop) is not a broken cluster.
+    int want = opts.nodeManagers - faults.stoppedCount();
+    if (running != want) {
+      return running + " of " + want + " NodeManagers RUNNING";
     }
-    NodeId gpuNode = yarn.getNodeManager(1).getNMContext().getNodeId();
+    if (faults.isStopped(1)) {
+      return null;
+    }
+    NodeId gpuNode = faults.nodeManager(1).getNMContext().getNodeId();
     Set<String> labels = rm.getRMContext().getNodeLabelManager().getNodeLabels().get(gpuNode);
     if (labels == null || !labels.contains(GPU_LABEL)) {
       return "label " + GPU_LABEL + " missing on " + gpuNode;
@@ -251,6 +259,9 @@ public final class TestCluster {
     conf.setInt(YarnConfiguration.RM_SCHEDULER_MAXIMUM_ALLOCATION_MB, opts.nmMemoryMb);
     conf.setInt(YarnConfiguration.RM_SCHEDULER_MAXIMUM_ALLOCATION_VCORES, opts.nmVcores);
     conf.setInt(YarnConfiguration.RM_AM_MAX_ATTEMPTS, 2);
+    // A NodeManager that stops heartbeating is LOST after this long (production: 10 minutes), so
+    // that tests of lost nodes end in seconds.
+    conf.setLong(YarnConfiguration.RM_NM_EXPIRY_INTERVAL_MS, opts.nmExpiryMs);
 
     conf.set(YarnConfiguration.RESOURCE_TYPES, GPU);
     conf.setInt(YarnConfiguration.NM_RESOURCES_PREFIX + GPU, opts.nmGpus);
@@ -453,7 +464,7 @@ public final class TestCluster {
     Files.move(tmp.toPath(), f.toPath(), StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
   }
 
-  private static void writeString(File f, String s) throws IOException {
+  static void writeString(File f, String s) throws IOException {
     File tmp = new File(f.getPath() + ".tmp");
     Files.write(tmp.toPath(), s.getBytes(StandardCharsets.UTF_8));
     Files.move(tmp.toPath(), f.toPath(), StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
@@ -650,7 +661,7 @@ public final class TestCluster {
     }
   }
 
-  private static void log(String msg) {
+  static void log(String msg) {
     System.out.println("testcluster: " + msg);
     System.out.flush();
   }
@@ -670,6 +681,7 @@ public final class TestCluster {
     int nmVcores = 8;
     int nmGpus = 2;
     int nodeManagers = 2;
+    long nmExpiryMs = 10_000;
     int kdcPort = 8090;
     long tokenRenewMs = 20_000;
     long tokenMaxLifetimeMs = 90_000;
@@ -709,6 +721,7 @@ public final class TestCluster {
           case "--nm-vcores": o.nmVcores = Integer.parseInt(v); break;
           case "--nm-gpus": o.nmGpus = Integer.parseInt(v); break;
           case "--nodemanagers": o.nodeManagers = Integer.parseInt(v); break;
+          case "--nm-expiry-ms": o.nmExpiryMs = Long.parseLong(v); break;
           case "--kdc-port": o.kdcPort = Integer.parseInt(v); break;
           case "--token-renew-ms": o.tokenRenewMs = Long.parseLong(v); break;
           case "--token-max-lifetime-ms": o.tokenMaxLifetimeMs = Long.parseLong(v); break;
