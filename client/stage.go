@@ -25,6 +25,10 @@ type PackInfo struct {
 	Bytes    int64             // the archive's size
 	SHA256   string
 	Took     time.Duration
+	// Cached: the directory had not changed since it was packed for an
+	// earlier job (same fingerprint) and the HDFS cache still holds that
+	// archive, so nothing was packed, read or uploaded; Took is the check.
+	Cached bool
 }
 
 // upload puts one local file into the cache, with the job's progress hook.
@@ -46,22 +50,14 @@ func (s *Submission) upload(ctx context.Context, local, name, digest string) (hd
 
 // ship packs what must be packed and puts every item of the plan into the
 // content-addressed cache, returning the resources by link name and the
-// bytes uploaded (0 when the cache had everything).
+// bytes uploaded (0 when the cache had everything). A directory or file
+// unchanged since an earlier submission (same fingerprint in the local pack
+// cache) whose archive the HDFS cache still holds is neither packed nor read.
 func (s *Submission) ship(ctx context.Context, plan shipPlan) (map[string]hdfs.Resource, int64, error) {
 	out := map[string]hdfs.Resource{}
 	var uploaded int64
 	for _, it := range plan.items {
-		local, digest := it.local, ""
-		switch it.kind {
-		case itemEnvDir, itemSrcDir:
-			tmp, info, err := s.pack(ctx, it)
-			if err != nil {
-				return nil, uploaded, err
-			}
-			defer os.Remove(tmp)
-			local, digest = tmp, info.SHA256
-		}
-		r, n, err := s.upload(ctx, local, it.cache, digest)
+		r, n, err := s.shipItem(ctx, it)
 		uploaded += n
 		if err != nil {
 			return nil, uploaded, err
@@ -75,6 +71,37 @@ func (s *Submission) ship(ctx context.Context, plan shipPlan) (map[string]hdfs.R
 		out[it.link] = r
 	}
 	return out, uploaded, nil
+}
+
+func (s *Submission) shipItem(ctx context.Context, it shipItem) (hdfs.Resource, int64, error) {
+	if it.kind != itemEnvDir && it.kind != itemSrcDir {
+		return s.uploadKnown(ctx, it.local, it.cache)
+	}
+	start := time.Now()
+	known := s.recall(ctx, it.local, packTarget(it.kind))
+	if known.hit {
+		r, ok, err := s.fs.LookupCached(ctx, known.entry.SHA256, it.cache, known.entry.ArchiveBytes)
+		if err != nil {
+			return hdfs.Resource{}, 0, err
+		}
+		if ok {
+			if s.job.OnPacked != nil {
+				s.job.OnPacked(PackInfo{Dir: it.local, Link: it.link, Manifest: known.entry.Manifest,
+					Bytes: known.entry.ArchiveBytes, SHA256: known.entry.SHA256, Took: time.Since(start), Cached: true})
+			}
+			return r, 0, nil
+		}
+	}
+	tmp, info, err := s.pack(ctx, it)
+	if err != nil {
+		return hdfs.Resource{}, 0, err
+	}
+	defer os.Remove(tmp)
+	r, n, err := s.upload(ctx, tmp, it.cache, info.SHA256)
+	if err == nil {
+		known.remember(envpack.Packed{SHA256: info.SHA256, ArchiveBytes: info.Bytes, Manifest: info.Manifest})
+	}
+	return r, n, err
 }
 
 // pack writes an environment (envpack.Pack) or a source directory

@@ -135,7 +135,7 @@ func (s *Submission) submit(ctx context.Context, bin string, plan shipPlan) erro
 		return err
 	}
 	s.cleanOrphans(ctx)
-	binRes, n, err := s.upload(ctx, bin, BinaryName, "")
+	binRes, n, err := s.uploadKnown(ctx, bin, BinaryName)
 	s.UploadedBytes = n
 	if err != nil {
 		return err

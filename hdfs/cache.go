@@ -133,3 +133,17 @@ func (fs *FS) cachedResource(ctx context.Context, p string, size int64) (Resourc
 	}
 	return fs.resource(p, fi, hadoopyarn.LocalResourceVisibilityProto_PRIVATE), true, nil
 }
+
+// LookupCached describes the cached file of the given SHA-256 (hex), name
+// and size when the cache holds it, without any local file: for callers
+// that know a file's digest from an earlier upload. ok is false when it is
+// not there.
+func (fs *FS) LookupCached(ctx context.Context, digest, name string, size int64) (r Resource, ok bool, err error) {
+	if err := checkName(name); err != nil {
+		return Resource{}, false, pathErr("lookup", name, err)
+	}
+	if !digestRE.MatchString(digest) {
+		return Resource{}, false, pathErr("lookup", name, fmt.Errorf("invalid sha256 %q", digest))
+	}
+	return fs.cachedResource(ctx, CachePath(fs.user, digest, name), size)
+}

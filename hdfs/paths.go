@@ -82,3 +82,14 @@ func checkAppID(appID string) error {
 	}
 	return nil
 }
+
+// CachedDigest is the SHA-256 (hex) a cache path (CachePath) is named by;
+// ok is false for a path outside the user's cache layout.
+func CachedDigest(user, p string) (digest string, ok bool) {
+	dir := path.Dir(p)
+	digest = path.Base(dir)
+	if path.Dir(dir) != CacheDir(user) || !digestRE.MatchString(digest) {
+		return "", false
+	}
+	return digest, true
+}

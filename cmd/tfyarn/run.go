@@ -142,6 +142,10 @@ func runAction(c *cli.Context, e *env) error {
 				what += ", Python " + p.Manifest.PythonVersion
 			}
 		}
+		if p.Cached {
+			fmt.Fprintf(progress, "%s (%s) unchanged since packed: %s, sha256 %s (checked in %.2fs)\n", p.Dir, what, progressbar.Bytes(p.Bytes), shortDigest(p.SHA256), p.Took.Seconds())
+			return
+		}
 		fmt.Fprintf(progress, "packed %s (%s): %s in %.1fs, sha256 %s\n", p.Dir, what, progressbar.Bytes(p.Bytes), p.Took.Seconds(), shortDigest(p.SHA256))
 	}
 	job.OnUpload = func(name string, size int64) (hdfs.ProgressFunc, func()) {
