@@ -1,6 +1,7 @@
 package core
 
 import (
+	"fmt"
 	"sort"
 
 	"github.com/tfyarn/tfyarn/taskspec"
@@ -67,6 +68,16 @@ type Stop struct {
 	Hard      bool
 }
 
+// String is the stop as logs and transcripts show it: "stop ps:0
+// graceful: no longer needed".
+func (s Stop) String() string {
+	how := "graceful"
+	if s.Hard {
+		how = "hard"
+	}
+	return fmt.Sprintf("stop %s %s: %s", s.Task, how, s.Reason)
+}
+
 // FinalStatus is how the application ends, as unregister reports it.
 type FinalStatus int
 
@@ -93,6 +104,10 @@ type Finish struct {
 	Status      FinalStatus
 	Diagnostics string
 }
+
+// String is the finish as logs and transcripts show it: "finish
+// SUCCEEDED: chief:0 succeeded".
+func (f Finish) String() string { return fmt.Sprintf("finish %s: %s", f.Status, f.Diagnostics) }
 
 // AskBuffer holds ask changes and releases until an allocate call has
 // carried them to the RM. A later Ask for the same group replaces an unsent

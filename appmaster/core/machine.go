@@ -479,8 +479,17 @@ func (m *Machine) end(t *TaskStatus, exitStatus int32, diagnostics, why string) 
 		t.State = TaskSucceeded
 	default:
 		t.State = TaskFailed
-		t.Failure = fmt.Sprintf("%s (container %s on %s) %s", t.Task, t.Container.ID, t.Container.NodeID, why)
+		t.Failure = t.Task.String() + where(t.Container) + " " + why
 	}
+}
+
+// where names a task's container in its Failure line: " (container X on
+// node:port)" on YARN, nothing for a local process (no node).
+func where(c Container) string {
+	if c.NodeID == "" {
+		return ""
+	}
+	return fmt.Sprintf(" (container %s on %s)", c.ID, c.NodeID)
 }
 
 func (m *Machine) consultPolicy() {

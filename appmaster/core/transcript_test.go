@@ -1,0 +1,230 @@
+package core
+
+import (
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tfyarn/tfyarn/internal/transcript"
+	"github.com/tfyarn/tfyarn/taskspec"
+)
+
+// TestTranscripts replays testdata/*.txt: events in, the machine's actions
+// out (go test -run TestTranscripts -rewrite rewrites the outputs). The
+// same files run against --local's driver in package localrun.
+func TestTranscripts(t *testing.T) {
+	for _, path := range transcript.Files(t, "testdata/*.txt") {
+		t.Run(strings.TrimSuffix(filepath.Base(path), ".txt"), func(t *testing.T) {
+			h := &harness{}
+			transcript.Run(t, path, h.do)
+		})
+	}
+}
+
+// harness plays the YARN side: a ResourceManager that allocates what is
+// asked when told to (containers c1, c2, ... on node1), NodeManagers that
+// start containers when told to, and a clock moved by tick.
+type harness struct {
+	m           *Machine
+	now         time.Time
+	outstanding map[int64]int // the RM's count per allocation_request_id
+	asks        map[int64]Ask
+	next        int
+}
+
+var transcriptEpoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+func (h *harness) do(t *testing.T, c transcript.Cmd) string {
+	t.Helper()
+	if c.Name == "new" {
+		h.newMachine(t, c)
+		return ""
+	}
+	if h.m == nil {
+		t.Fatalf("%s: no machine yet (start with new)", c.Pos)
+	}
+	switch c.Name {
+	case "register":
+		h.m.Step(Registered{})
+	case "allocate":
+		h.allocate(c)
+	case "start":
+		for _, task := range h.tasksOrLaunching(t, c) {
+			h.m.Step(ContainerStarted{ID: task.Container.ID})
+		}
+	case "fail-start":
+		h.m.Step(StartFailed{ID: h.task(t, c).Container.ID, Reason: strings.Join(c.Args[1:], " ")})
+	case "registered":
+		task := h.task(t, c)
+		h.m.Step(TaskRegistered{Task: task.Task, Host: "node1", Port: 2000 + len(h.m.tasks)})
+	case "exit":
+		task := h.task(t, c)
+		code, err := strconv.Atoi(c.Args[1])
+		if err != nil {
+			t.Fatalf("%s: exit code: %v", c.Pos, err)
+		}
+		h.m.Step(ContainerCompleted{ID: task.Container.ID, ExitStatus: int32(code), Diagnostics: strings.Join(c.Args[2:], " ")})
+	case "tick":
+		d, err := time.ParseDuration(strings.TrimPrefix(c.Args[0], "+"))
+		if err != nil {
+			t.Fatalf("%s: tick: %v", c.Pos, err)
+		}
+		h.now = h.now.Add(d)
+		h.m.Step(Tick{Now: h.now})
+	case "kill":
+		h.m.Step(KillRequested{Reason: strings.Join(c.Args, " ")})
+	case "shutdown":
+		h.m.Step(ShutdownRequested{Reason: strings.Join(c.Args, " ")})
+	case "rendezvous-failed":
+		h.m.Step(RendezvousFailed{Reason: strings.Join(c.Args, " ")})
+	case "tasks":
+		return h.tasks()
+	default:
+		t.Fatalf("%s: unknown command %q", c.Pos, c.Name)
+	}
+	return h.ready()
+}
+
+// newMachine: new chief=1 worker=2 ps=1 evaluator=1 rule=chief
+// stop-grace=12s alloc-timeout=5m worker-grace=10s stop-timeout=15s
+func (h *harness) newMachine(t *testing.T, c transcript.Cmd) {
+	var job taskspec.Job
+	job.Command = "true"
+	for _, typ := range taskspec.TaskTypes() {
+		if n := c.Get(string(typ), ""); n != "" {
+			count, err := strconv.Atoi(n)
+			if err != nil {
+				t.Fatalf("%s: %s: %v", c.Pos, typ, err)
+			}
+			job.Tasks = append(job.Tasks, taskspec.TaskGroup{Type: typ, Instances: count, Resources: small})
+		}
+	}
+	dur := func(key string) time.Duration {
+		d, err := time.ParseDuration(c.Get(key, "0s"))
+		if err != nil {
+			t.Fatalf("%s: %s: %v", c.Pos, key, err)
+		}
+		return d
+	}
+	policy, err := PolicyFor(taskspec.SuccessRule(c.Get("rule", "")), job)
+	if err != nil {
+		t.Fatalf("%s: %v", c.Pos, err)
+	}
+	if tf, ok := policy.(TensorFlowPolicy); ok {
+		tf.WorkerGrace, tf.StopTimeout = dur("worker-grace"), dur("stop-timeout")
+		policy = tf
+	}
+	m, err := New(Config{Job: job, Policy: policy, AllocTimeout: dur("alloc-timeout"), StopGrace: dur("stop-grace")})
+	if err != nil {
+		t.Fatalf("%s: %v", c.Pos, err)
+	}
+	*h = harness{m: m, now: transcriptEpoch, outstanding: map[int64]int{}, asks: map[int64]Ask{}}
+	m.Step(Tick{Now: h.now})
+}
+
+// allocate answers every outstanding ask (or, with type=n, n containers of
+// that type's ask), in ask order.
+func (h *harness) allocate(c transcript.Cmd) {
+	ids := make([]int64, 0, len(h.outstanding))
+	for id := range h.outstanding {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	var got []Container
+	for _, id := range ids {
+		n := h.outstanding[id]
+		if lim := c.Get(string(h.asks[id].TaskType), ""); lim != "" {
+			n, _ = strconv.Atoi(lim)
+			n = min(n, h.outstanding[id])
+		} else if len(c.KV) > 0 {
+			n = 0
+		}
+		for range n {
+			h.next++
+			got = append(got, Container{ID: fmt.Sprintf("c%d", h.next), NodeID: "node1:8041", Resource: small, AllocationRequestID: id, Priority: h.asks[id].Priority})
+		}
+		h.outstanding[id] -= n
+	}
+	if len(got) > 0 {
+		h.m.Step(Allocated{Containers: got})
+	}
+}
+
+func (h *harness) task(t *testing.T, c transcript.Cmd) TaskStatus {
+	if len(c.Args) == 0 {
+		t.Fatalf("%s: which task?", c.Pos)
+	}
+	id, err := taskspec.ParseTaskID(c.Args[0])
+	if err != nil {
+		t.Fatalf("%s: %v", c.Pos, err)
+	}
+	task, ok := h.m.Task(id)
+	if !ok {
+		t.Fatalf("%s: no task %s", c.Pos, id)
+	}
+	return task
+}
+
+// tasksOrLaunching is the tasks named, or every launching one.
+func (h *harness) tasksOrLaunching(t *testing.T, c transcript.Cmd) []TaskStatus {
+	if len(c.Args) > 0 {
+		return []TaskStatus{h.task(t, c)}
+	}
+	var out []TaskStatus
+	for _, task := range h.m.Tasks() {
+		if task.State == TaskLaunching {
+			out = append(out, task)
+		}
+	}
+	return out
+}
+
+// ready renders what the machine wants done, one action a line, and lets
+// the RM hear the asks.
+func (h *harness) ready() string {
+	rd := h.m.Ready()
+	var lines []string
+	for _, a := range rd.Asks {
+		h.outstanding[a.AllocationRequestID] = a.Count
+		h.asks[a.AllocationRequestID] = a
+		lines = append(lines, fmt.Sprintf("ask %s %d", a.TaskType, a.Count))
+	}
+	for _, id := range rd.Release {
+		lines = append(lines, "release "+id)
+	}
+	for _, l := range rd.Launch {
+		lines = append(lines, fmt.Sprintf("launch %s attempt=%d in %s", l.Task, l.Attempt, l.Container.ID))
+	}
+	for _, s := range rd.Stop {
+		lines = append(lines, s.String())
+	}
+	if rd.Finish != nil {
+		lines = append(lines, rd.Finish.String())
+	}
+	return strings.Join(lines, "\n")
+}
+
+func (h *harness) tasks() string {
+	var lines []string
+	for _, t := range h.m.Tasks() {
+		line := fmt.Sprintf("%s %s attempt=%d", t.Task, t.State, t.Attempt)
+		if t.Container.ID != "" {
+			line += " in " + t.Container.ID
+		}
+		if t.State.Ended() {
+			line += fmt.Sprintf(" exit=%d", t.ExitStatus)
+		}
+		if t.StopRequested {
+			line += " stop@" + t.StopRequestedAt.Sub(transcriptEpoch).String()
+		}
+		if t.HardStopped {
+			line += " hard@" + t.HardStopAt.Sub(transcriptEpoch).String()
+		}
+		lines = append(lines, line)
+	}
+	return strings.Join(lines, "\n")
+}
