@@ -17,6 +17,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/tfyarn/tfyarn/appmaster"
+	"github.com/tfyarn/tfyarn/appmaster/core"
 	"github.com/tfyarn/tfyarn/hadoopconf"
 	"github.com/tfyarn/tfyarn/internal/clustertest"
 	"github.com/tfyarn/tfyarn/security"
@@ -151,7 +152,7 @@ func testAllocRefusedLabel(t *testing.T, c *clustertest.Cluster) {
 		RM:   amrm,
 		NM:   noNM{t},
 		Host: "localhost",
-		LaunchContext: func(appmaster.Launch) *hadoopyarn.ContainerLaunchContextProto {
+		LaunchContext: func(core.Launch) *hadoopyarn.ContainerLaunchContextProto {
 			return &hadoopyarn.ContainerLaunchContextProto{}
 		},
 		Logf: t.Logf,
@@ -159,7 +160,7 @@ func testAllocRefusedLabel(t *testing.T, c *clustertest.Cluster) {
 	took := time.Since(start)
 	require.NoError(t, err)
 	t.Logf("%s: %s after %s", idText, res.Finish.Diagnostics, took)
-	require.Equal(t, appmaster.Failed, res.Finish.Status)
+	require.Equal(t, core.Failed, res.Finish.Status)
 	require.Equal(t, `the ResourceManager refused the worker request: label "nosuchlabel" does not exist on the cluster (InvalidLabelResourceRequestException)`, res.Finish.Diagnostics)
 	require.NotContains(t, res.Finish.Diagnostics, "lost the ResourceManager")
 	require.Less(t, took, 10*time.Second, "at once, not after retries")
