@@ -8,13 +8,13 @@ import (
 	"io"
 	"os"
 	"path"
-
-	"github.com/tfyarn/tfyarn/yarnpb/hadoopyarn"
 )
 
 // UploadCached puts the local file into the user's content-addressed cache as
-// /user/<user>/.tfyarn/cache/<sha256>/<name> and describes it as a PRIVATE
-// resource (the NodeManager then also caches it per user, across applications).
+// /user/<user>/.tfyarn/cache/<sha256>/<name> and describes it as a PUBLIC
+// resource when the NodeManager accepts it as one (cacheVisibility: then it
+// caches it once per node for every user), else PRIVATE (once per user and
+// node, across applications).
 //
 // When the cache already holds it, nothing is written and uploadedBytes is 0.
 // Otherwise the file is written aside and renamed into place without
@@ -97,7 +97,7 @@ func (fs *FS) uploadCached(ctx context.Context, digest string, size int64, name 
 	if err != nil {
 		return Resource{}, w.size, pathErr("upload", final, err)
 	}
-	return fs.resource(final, fi, hadoopyarn.LocalResourceVisibilityProto_PRIVATE), w.size, nil
+	return fs.resource(final, fi, fs.cacheVisibility(ctx, final, fi)), w.size, nil
 }
 
 // writeCacheTemp writes the temporary file, creating the digest directory
@@ -131,7 +131,7 @@ func (fs *FS) cachedResource(ctx context.Context, p string, size int64) (Resourc
 		return Resource{}, false, pathErr("upload", p, fmt.Errorf(
 			"cache entry is not the expected %d-byte file (found %d bytes); remove it (tfyarn cache clean)", size, fi.Size()))
 	}
-	return fs.resource(p, fi, hadoopyarn.LocalResourceVisibilityProto_PRIVATE), true, nil
+	return fs.resource(p, fi, fs.cacheVisibility(ctx, p, fi)), true, nil
 }
 
 // LookupCached describes the cached file of the given SHA-256 (hex), name

@@ -87,7 +87,7 @@ func TestE2EUploadCached(t *testing.T) {
 	require.EqualValues(t, 8020, r.Port)
 	require.EqualValues(t, len(data), r.Size)
 	require.Equal(t, hadoopyarn.LocalResourceTypeProto_ARCHIVE, r.Type)
-	require.Equal(t, hadoopyarn.LocalResourceVisibilityProto_PRIVATE, r.Visibility)
+	require.Equal(t, hadoopyarn.LocalResourceVisibilityProto_PUBLIC, r.Visibility, "the test cluster's home directories are open to others")
 
 	// The NodeManager checks size and timestamp against what Hadoop's
 	// FileSystem reports: check with Hadoop's own client.

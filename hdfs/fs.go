@@ -80,6 +80,10 @@ type FS struct {
 	// dialErrs keeps the last dial failure per address: colinmarc flattens
 	// them into a string, and users need to see which address failed and why.
 	dialErrs map[string]error
+	// openDirs caches, per directory, whether others may traverse it
+	// (cacheVisibility): a submission asks for the same ancestors for
+	// every file it ships.
+	openDirs map[string]bool
 }
 
 // Connect connects to the NameNode(s) of conf's fs.defaultFS as user.

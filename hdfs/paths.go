@@ -9,9 +9,10 @@ import (
 	"strings"
 )
 
-// Permissions. The cache is shared by the user's applications only (it is
-// under their home directory and localized as PRIVATE), so plain 0755/0644
-// suffice; staging directories can hold credentials and are closed.
+// Permissions. The cache holds what jobs ship (environments, scripts, the
+// launcher), world-readable so that the NodeManager may localize it as
+// PUBLIC, once per node for everyone (cacheVisibility); staging
+// directories can hold credentials and are closed.
 const (
 	cacheDirPerm    = 0o755
 	cacheFilePerm   = 0o644
