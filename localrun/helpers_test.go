@@ -89,3 +89,5 @@ func taskResult(t *testing.T, res *Result, id taskspec.TaskID) TaskResult {
 	require.True(t, ok, "no result for %s", id)
 	return tr
 }
+
+func id(t taskspec.TaskType, i int) taskspec.TaskID { return taskspec.TaskID{Type: t, Index: i} }

@@ -35,23 +35,21 @@ type Options struct {
 	// StopGrace is how long a stopped program has between SIGTERM and
 	// SIGKILL (default 10 s).
 	StopGrace time.Duration
-	// WorkerGrace is how long, under TensorFlow's rule, the tasks Judge
-	// lets linger after the decider's success (the workers of a job that
-	// is not ParameterServerStrategy-shaped) have to end by themselves
-	// before they are stopped (default taskspec.DefaultWorkerGrace, 10 s).
-	// A run ends at most WorkerGrace + StopGrace + 5 s after the decider:
-	// 25 s with the defaults.
+	// WorkerGrace is how long, under TensorFlow's rule
+	// (core.TensorFlowPolicy), the tasks let linger after the decider's
+	// success (the workers of a job that is not ParameterServerStrategy-
+	// shaped) have to end by themselves before they are stopped (default
+	// taskspec.DefaultWorkerGrace, 10 s). A stopped task's launcher is
+	// cancelled if it is still running StopGrace + 5 s after the stop.
 	WorkerGrace time.Duration
 }
 
 const (
 	// stuckMargin is how long past its grace period a stopped task may take
-	// before its launcher is cancelled as well: the stop order travels by
-	// long-poll, and a launcher that missed it must not hang the run.
+	// before its launcher is cancelled as well (the core's hard stop): the
+	// stop order travels by long-poll, and a launcher that missed it must
+	// not hang the run.
 	stuckMargin = 5 * time.Second
-	// diagnosticLines is how much of a failed task's stderr the job's
-	// diagnostics quote: enough for a Python traceback's last frames.
-	diagnosticLines = 10
 )
 
 func (o *Options) setDefaults() {

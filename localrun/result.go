@@ -28,6 +28,8 @@ type Result struct {
 // TaskResult is how one task ended.
 type TaskResult struct {
 	Task taskspec.TaskID
+	// Attempt is 0 for the task's first run, one more per restart.
+	Attempt int
 	// Addr is the host:port the task registered ("" if it never did).
 	Addr string
 	// ExitCode is the program's code (128+N for signal N), or the
@@ -41,8 +43,8 @@ type TaskResult struct {
 	// launcher failed (rendezvous, port reservation).
 	LauncherError string
 	// Failure is one line saying why a task failed on its own (its name,
-	// exit code and last stderr line); empty when it succeeded or was
-	// stopped.
+	// exit code and last stderr line), as the ApplicationMaster's core
+	// words it; empty when it succeeded or was stopped.
 	Failure string
 	Ended   time.Duration // since the start of the run
 }

@@ -113,13 +113,13 @@ func TestWorkerFailureFailsTheJob(t *testing.T) {
 	res, _ := runLocal(t, context.Background(),
 		shJob(script, group(taskspec.Chief, 1), group(taskspec.Worker, 2), group(taskspec.PS, 1)), Options{})
 	require.Equal(t, StatusFailed, res.Status)
-	require.Contains(t, res.Diagnostics, "worker:1 exited with code 3: ValueError: boom\n")
-	require.Contains(t, res.Diagnostics, "ValueError: boom")
+	require.Equal(t, "worker:1 failed: exit code 3; last stderr of worker:1: Traceback (most recent call last): | ValueError: boom", res.Diagnostics,
+		"the ApplicationMaster's wording, with the program's last stderr lines")
 	w1 := taskResult(t, res, id(taskspec.Worker, 1))
 	require.Equal(t, 3, w1.ExitCode)
 	require.False(t, w1.Stopped)
 	require.Equal(t, []string{"Traceback (most recent call last):", "ValueError: boom"}, w1.StderrTail)
-	require.Equal(t, "worker:1 exited with code 3: ValueError: boom", w1.Failure, "one line")
+	require.Equal(t, "worker:1 failed: exit code 3: ValueError: boom", w1.Failure, "one line")
 	chief := taskResult(t, res, id(taskspec.Chief, 0))
 	require.True(t, chief.Stopped, "the chief is stopped once the job failed")
 	require.Empty(t, chief.Failure, "a stopped task did not fail")
@@ -142,7 +142,7 @@ func TestWithoutChiefWorker0DecidesAndPlaceholdersAreFilled(t *testing.T) {
 	// it does not, so it is stopped with the ps when the grace runs out.
 	res, out := runLocal(t, context.Background(), job, Options{Env: append(os.Environ(), "DIR="+dir), WorkerGrace: time.Second})
 	require.Equal(t, StatusSucceeded, res.Status)
-	require.Equal(t, "worker:0 succeeded; stopped ps:0 after it; stopped worker:1 when the worker grace ran out", res.Diagnostics)
+	require.Equal(t, "worker:0 succeeded; stopped ps:0 after it; stopped worker:1 when the 1s worker grace ran out", res.Diagnostics)
 	ps := taskResult(t, res, id(taskspec.PS, 0))
 	require.True(t, ps.Stopped)
 	w1 := taskResult(t, res, id(taskspec.Worker, 1))

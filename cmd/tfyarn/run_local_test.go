@@ -66,7 +66,7 @@ func TestRunLocalFailureExitsOne(t *testing.T) {
 	stdout, stderr, code := runCLI(t, "run", "--local", "--chief", "1c", "--worker", "1x1c", "--", "sh", "-c", "echo oops >&2; exit 3")
 	require.Equal(t, exitJobFailed, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
 	last := stderr[strings.LastIndex(strings.TrimSuffix(stderr, "\n"), "\n")+1:]
-	require.Regexp(t, `^tfyarn: local ended FAILED: (chief|worker):0 exited with code 3: oops`, last)
+	require.Regexp(t, `^tfyarn: local ended FAILED: (chief|worker):0 failed: exit code 3; last stderr of (chief|worker):0: oops`, last)
 	require.Contains(t, stdout, "local FINISHED FAILED: ")
 }
 

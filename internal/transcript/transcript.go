@@ -102,6 +102,24 @@ func parseCmd(pos, line string) Cmd {
 	return c
 }
 
+// HasComment reports whether a comment line of the file starts with
+// prefix (how a file marks itself, e.g. "# yarn only").
+func (f *File) HasComment(prefix string) bool {
+	for _, c := range f.Cases {
+		for _, l := range c.pre {
+			if strings.HasPrefix(l, prefix) {
+				return true
+			}
+		}
+	}
+	for _, l := range f.tail {
+		if strings.HasPrefix(l, prefix) {
+			return true
+		}
+	}
+	return false
+}
+
 // Format writes the file back with the given outputs.
 func (f *File) Format(outputs []string) string {
 	var b strings.Builder
