@@ -16,9 +16,9 @@ func amCommand() string {
 		" 1>" + yarn.LogDirVar + "/am.stdout 2>" + yarn.LogDirVar + "/am.stderr"
 }
 
-// submissionContext is the application as submitApplication carries it: one
-// attempt (AM restarts come later), the shipped binary and job file, the
-// AM's resources, queue, name, type and tags.
+// submissionContext is the application as submitApplication carries it: the
+// AM's attempts and lifetime, the shipped binary and job file, the AM's
+// resources, queue, name, type and tags.
 func submissionContext(job Job, id *hadoopyarn.ApplicationIdProto, stagingDir string, bin, jobFile hdfs.Resource) *hadoopyarn.ApplicationSubmissionContextProto {
 	env := map[string]string{
 		contract.EnvStagingDir: stagingDir,
@@ -38,12 +38,18 @@ func submissionContext(job Job, id *hadoopyarn.ApplicationIdProto, stagingDir st
 		ApplicationName: proto.String(job.Name),
 		Queue:           proto.String(job.Queue),
 		AmContainerSpec: clc,
-		MaxAppAttempts:  proto.Int32(1),
+		MaxAppAttempts:  proto.Int32(int32(max(job.AMAttempts, 1))),
 		Resource:        yarn.NewResource(job.AMMemoryMiB, job.AMVCores, nil),
 		ApplicationType: proto.String(job.AppType),
 		ApplicationTags: job.Tags,
 
 		KeepContainersAcrossApplicationAttempts: proto.Bool(false),
+	}
+	if t := lifetimeSeconds(job.Timeout); t > 0 {
+		app.ApplicationTimeouts = []*hadoopyarn.ApplicationTimeoutMapProto{{
+			ApplicationTimeoutType: hadoopyarn.ApplicationTimeoutTypeProto_APP_TIMEOUT_LIFETIME.Enum(),
+			Timeout:                proto.Int64(t),
+		}}
 	}
 	// The job-wide NodeLabel is the tasks' (the AM puts it on their
 	// requests): the AM's own container goes where --am-node-label says.

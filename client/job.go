@@ -107,6 +107,17 @@ type Job struct {
 	// to the ResourceManager's configuration too, since it renews them.
 	FileSystems []string
 
+	// AMAttempts is how many times YARN may start the ApplicationMaster
+	// (0 means 1), at most the RM's yarn.resourcemanager.am.max-attempts as
+	// the client configuration states it (Hadoop's default 2 when absent).
+	// When an attempt dies (its process killed, its node lost), YARN starts
+	// the next one, which runs the job's tasks again.
+	AMAttempts int
+	// Timeout is the application's lifetime, YARN's LIFETIME application
+	// timeout (whole seconds, rounded up): the RM kills the application
+	// when it has run longer, saying so in its diagnostics. 0 means none.
+	Timeout time.Duration
+
 	// CallTimeout bounds each RM and HDFS call (DefaultCallTimeout).
 	CallTimeout time.Duration
 	// PollInterval is how often Wait asks for the application's report
@@ -142,6 +153,9 @@ func (j Job) withDefaults() Job {
 	}
 	if j.Success == "" {
 		j.Success = taskspec.DefaultSuccessRule(j.Job)
+	}
+	if j.AMAttempts == 0 {
+		j.AMAttempts = 1
 	}
 	return j
 }

@@ -34,12 +34,13 @@ type Submission struct {
 	// had them all.
 	UploadedBytes int64
 
-	job    Job
-	id     *hadoopyarn.ApplicationIdProto
-	status *statusWatcher // set by Wait
-	rm     *yarn.ApplicationClient
-	fs     *hdfs.FS
-	login  *security.KerberosLogin // nil on an insecure cluster
+	job      Job
+	id       *hadoopyarn.ApplicationIdProto
+	status   *statusWatcher  // set by Wait
+	attempts *attemptWatcher // set by Wait
+	rm       *yarn.ApplicationClient
+	fs       *hdfs.FS
+	login    *security.KerberosLogin // nil on an insecure cluster
 }
 
 // Submit validates the job and its local files, checks it against the
@@ -71,6 +72,9 @@ func Submit(ctx context.Context, job Job) (*Submission, error) {
 		if job.Conf, err = hadoopconf.Load(); err != nil {
 			return nil, err
 		}
+	}
+	if err := checkAttempts(job); err != nil {
+		return nil, err
 	}
 	for _, uri := range job.FileSystems {
 		if _, err := job.Conf.HDFS(uri); err != nil {

@@ -49,6 +49,10 @@ type Result struct {
 	// Tasks is each task as the AM's status page last showed it; empty
 	// when the page could not be reached.
 	Tasks []TaskResult `json:"tasks,omitempty"`
+	// AMAttempts is how many ApplicationMaster attempts YARN started (1
+	// unless one died and Job.AMAttempts allowed another); 0 when no report
+	// named one.
+	AMAttempts int `json:"am_attempts,omitempty"`
 }
 
 // Succeeded reports whether the job succeeded.
@@ -81,6 +85,7 @@ func (s *Submission) Wait(ctx context.Context, onEvent func(Event)) (*Result, er
 	status.notice = notice
 	defer status.close()
 	s.status = status
+	s.attempts = &attemptWatcher{}
 	t := time.NewTicker(s.job.PollInterval)
 	defer t.Stop()
 	for {
@@ -105,6 +110,11 @@ func (s *Submission) Wait(ctx context.Context, onEvent func(Event)) (*Result, er
 				notice(fmt.Sprintf("ResourceManager at %s answering again after %s", rmAddr(s.rm, nil), time.Since(silentSince).Round(time.Second)))
 			}
 			failures = 0
+			if n := s.attempts.observe(r, func(prev int32) string { return s.attemptDiagnostics(ctx, prev) }); n != "" {
+				notice(n)
+				// A new AM: its task table starts over.
+				status.last = nil
+			}
 			status.locate(r)
 			// Task changes first, so the tasks' ends come before the
 			// application's. The AM lingers a moment after unregistering
@@ -172,6 +182,9 @@ func (s *Submission) result(r *hadoopyarn.ApplicationReportProto) *Result {
 	}
 	if s.status != nil {
 		res.Tasks = s.status.tasks()
+	}
+	if s.attempts != nil {
+		res.AMAttempts = int(s.attempts.current)
 	}
 	return res
 }

@@ -42,6 +42,8 @@ func runCommand(e *env) *cli.Command {
 		&cli.DurationFlag{Name: "alloc-timeout", Value: taskspec.DefaultAllocTimeout, Usage: "how long, once the ApplicationMaster runs, the chief, worker and ps tasks may wait for containers: the job then fails naming the tasks still unallocated, their shape and what the cluster offers"},
 		&cli.StringFlag{Name: "am-node-label", Usage: "YARN node `LABEL` of the ApplicationMaster's own container (default: none, i.e. the queue's default; --node-label is for the tasks only)"},
 		&cli.DurationFlag{Name: "rendezvous-timeout", Value: taskspec.DefaultRendezvousTimeout, Usage: "how long the chief, worker and ps tasks have to register once the first one has (with --local: 2m unless given)"},
+		&cli.IntFlag{Name: "am-attempts", Value: 1, Usage: "how many times YARN may start the ApplicationMaster (at most the ResourceManager's yarn.resourcemanager.am.max-attempts): when it dies, the next attempt runs the tasks again"},
+		&cli.DurationFlag{Name: "timeout", Usage: "the application's lifetime (YARN's LIFETIME timeout, e.g. 2h): the ResourceManager kills it when it runs longer (default: none)"},
 		&cli.BoolFlag{Name: "local", Usage: "run every task as a process on this machine instead of in YARN containers (no cluster needed)"},
 		&cli.StringFlag{Name: "principal", Usage: "Kerberos `PRINCIPAL` (user@REALM) to log in as from --keytab (same as the global flag)"},
 		&cli.StringFlag{Name: "keytab", Usage: "log in from this `KEYTAB` instead of the ticket cache; the ApplicationMaster then also renews the job's HDFS delegation tokens past their maximum lifetime (the keytab travels only in the job's private staging directory)"},
@@ -229,6 +231,8 @@ func runJob(c *cli.Context) (client.Job, error) {
 	if strings.ContainsAny(job.AMNodeLabel, " ,=&|") {
 		return client.Job{}, usagef("--am-node-label %q: give one node label", job.AMNodeLabel)
 	}
+	job.AMAttempts = c.Int("am-attempts")
+	job.Timeout = c.Duration("timeout")
 	job.RendezvousTimeout = c.Duration("rendezvous-timeout")
 	if job.RendezvousTimeout <= 0 {
 		return client.Job{}, usagef("--rendezvous-timeout %s: give a positive duration, e.g. 10m", job.RendezvousTimeout)

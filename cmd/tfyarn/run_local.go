@@ -25,7 +25,7 @@ const localAppID = "local"
 
 // yarnOnlyFlags mean nothing to a local run; --local ignores them, saying
 // so when the user set one.
-var yarnOnlyFlags = []string{"queue", "name", "tag", "am-memory", "am-vcores", "node-label", "am-node-label", "alloc-timeout", "conf-dir", "timeout"}
+var yarnOnlyFlags = []string{"queue", "name", "tag", "am-memory", "am-vcores", "node-label", "am-node-label", "alloc-timeout", "am-attempts", "conf-dir", "timeout"}
 
 // runLocalAction is `tfyarn run --local`: job's tasks as processes on this
 // machine (package localrun), with the YARN path's output, JSON and exit
@@ -33,8 +33,12 @@ var yarnOnlyFlags = []string{"queue", "name", "tag", "am-memory", "am-vcores", "
 func runLocalAction(c *cli.Context, e *env, job client.Job, out string) error {
 	var ignored []string
 	for _, f := range yarnOnlyFlags {
-		if c.IsSet(f) {
-			ignored = append(ignored, "--"+f)
+		// Every level: run's --timeout (lifetime) shadows the global one.
+		for _, l := range c.Lineage() {
+			if l.IsSet(f) {
+				ignored = append(ignored, "--"+f)
+				break
+			}
 		}
 	}
 	if len(ignored) > 0 {
@@ -171,17 +175,4 @@ func localShipping(ctx context.Context, job *client.Job, opts *localrun.Options)
 	}
 	staged.Apply(&job.Job, opts)
 	return staged.Cleanup, nil
-}
-
-// localPython is --python for a local run with --env DIR, following the
-// YARN rules with DIR for env/ (what localrun.Stage makes of the plan's
-// interpreter).
-func localPython(envDir, python string) string {
-	switch {
-	case python == "":
-		return filepath.Join(envDir, "bin", "python")
-	case filepath.IsAbs(python) || !strings.Contains(python, "/"):
-		return python
-	}
-	return filepath.Join(envDir, python)
 }

@@ -1,0 +1,48 @@
+package client
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/tfyarn/tfyarn/taskspec"
+)
+
+// RMMaxAttemptsKey caps every application's ApplicationMaster attempts; the
+// RM silently lowers a larger request to it, so the client refuses one.
+const RMMaxAttemptsKey = "yarn.resourcemanager.am.max-attempts"
+
+// defaultRMMaxAttempts is Hadoop's default for RMMaxAttemptsKey.
+const defaultRMMaxAttempts = 2
+
+// checkAttempts validates AMAttempts against the RM's cap as the client
+// configuration states it, and Timeout, before anything is created.
+func checkAttempts(job Job) error {
+	if job.AMAttempts < 1 {
+		return &taskspec.ValidationError{Message: fmt.Sprintf("--am-attempts %d: give at least 1", job.AMAttempts)}
+	}
+	if job.Timeout < 0 {
+		return &taskspec.ValidationError{Message: fmt.Sprintf("--timeout %s: give a positive duration, e.g. 2h", job.Timeout)}
+	}
+	if job.AMAttempts == 1 || job.Conf == nil {
+		return nil
+	}
+	limit, err := job.Conf.GetInt(RMMaxAttemptsKey, defaultRMMaxAttempts)
+	if err != nil {
+		return &taskspec.ValidationError{Message: fmt.Sprintf("--am-attempts: %v", err)}
+	}
+	if job.AMAttempts > limit {
+		return &taskspec.ValidationError{Message: fmt.Sprintf(
+			"--am-attempts %d: the ResourceManager allows at most %d (%s); ask for %d or fewer",
+			job.AMAttempts, limit, RMMaxAttemptsKey, limit)}
+	}
+	return nil
+}
+
+// lifetimeSeconds is d as YARN's LIFETIME timeout, whole seconds rounded up;
+// 0 for none.
+func lifetimeSeconds(d time.Duration) int64 {
+	if d <= 0 {
+		return 0
+	}
+	return int64((d + time.Second - 1) / time.Second)
+}

@@ -1,0 +1,57 @@
+package client
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"github.com/tfyarn/tfyarn/taskspec"
+	"github.com/tfyarn/tfyarn/yarnpb/hadoopyarn"
+)
+
+// Asking for more ApplicationMaster attempts than the RM allows, or for a
+// negative lifetime, is refused before the cluster is contacted.
+func TestSubmitRefusesAttemptsOverTheRMsCap(t *testing.T) {
+	worker, err := taskspec.ParseSpec(taskspec.Worker, "1c")
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		cap  string // yarn.resourcemanager.am.max-attempts; "" for Hadoop's default
+		job  Job
+		want string
+	}{
+		{"", Job{AMAttempts: 3}, "--am-attempts 3: the ResourceManager allows at most 2 (yarn.resourcemanager.am.max-attempts); ask for 2 or fewer"},
+		{"4", Job{AMAttempts: 5}, "--am-attempts 5: the ResourceManager allows at most 4"},
+		{"", Job{AMAttempts: -1}, "--am-attempts -1: give at least 1"},
+		{"", Job{Timeout: -time.Second}, "--timeout -1s: give a positive duration"},
+		{"two", Job{AMAttempts: 2}, "--am-attempts: "},
+	} {
+		tc.job.Job = taskspec.Job{Tasks: []taskspec.TaskGroup{worker}, Command: "true"}
+		tc.job.Conf = deadConf()
+		if tc.cap != "" {
+			tc.job.Conf.Set(RMMaxAttemptsKey, tc.cap)
+		}
+		_, err := Submit(context.Background(), tc.job)
+		var verr *taskspec.ValidationError
+		require.ErrorAs(t, err, &verr, tc.want)
+		require.ErrorContains(t, err, tc.want)
+	}
+	// Within the cap the check passes (and Submit goes on to the dead RM).
+	c := deadConf()
+	c.Set(RMMaxAttemptsKey, "4")
+	require.NoError(t, checkAttempts(Job{AMAttempts: 4, Conf: c}))
+}
+
+func TestSubmissionContextAttemptsAndLifetime(t *testing.T) {
+	job := Job{Job: taskspec.Job{Name: "n"}, User: "alice", AMAttempts: 2, Timeout: 1500 * time.Millisecond}.withDefaults()
+	app := submissionContext(job, nil, "/user/alice/.tfyarn/application_1_0001", testResource("tfyarn"), testResource("job.json"))
+	require.EqualValues(t, 2, app.GetMaxAppAttempts())
+	require.Len(t, app.GetApplicationTimeouts(), 1)
+	require.Equal(t, hadoopyarn.ApplicationTimeoutTypeProto_APP_TIMEOUT_LIFETIME, app.GetApplicationTimeouts()[0].GetApplicationTimeoutType())
+	require.EqualValues(t, 2, app.GetApplicationTimeouts()[0].GetTimeout(), "whole seconds, rounded up")
+
+	job = Job{Job: taskspec.Job{Name: "n"}, User: "alice"}.withDefaults()
+	app = submissionContext(job, nil, "/user/alice/.tfyarn/application_1_0001", testResource("tfyarn"), testResource("job.json"))
+	require.EqualValues(t, 1, app.GetMaxAppAttempts())
+	require.Empty(t, app.GetApplicationTimeouts())
+}
