@@ -156,13 +156,6 @@ print("VOCAB", open("vocab/words/list.txt").read().strip())`
 	require.Contains(t, stderr, "env "+zipPath+": expected an environment directory or a .tar.gz/.tgz archive")
 }
 
-func TestLocalPython(t *testing.T) {
-	require.Equal(t, "/v/bin/python", localPython("/v", ""))
-	require.Equal(t, "/v/bin/python3.11", localPython("/v", "bin/python3.11"))
-	require.Equal(t, "/usr/bin/python3", localPython("/v", "/usr/bin/python3"))
-	require.Equal(t, "python3", localPython("/v", "python3"))
-}
-
 func TestRunAllocTimeoutAndAMNodeLabel(t *testing.T) {
 	job, err := parseRun(t, "--worker", "1c", "--node-label", "gpu", "--", "true")
 	require.NoError(t, err)

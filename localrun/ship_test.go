@@ -1,0 +1,31 @@
+package localrun
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// The interpreter of a local run, as client's plan names it in a task's
+// terms (PlanLocal): under the environment's link it resolves to the
+// environment's directory, as YARN's env/ is; an absolute path or a bare
+// name (looked up on PATH) stays as it is.
+func TestStageResolvesTheInterpreter(t *testing.T) {
+	env := t.TempDir()
+	for python, want := range map[string]string{
+		"env/bin/python":     env + "/bin/python",
+		"env/bin/python3.11": env + "/bin/python3.11",
+		"/usr/bin/python3":   "/usr/bin/python3",
+		"python3":            "python3",
+	} {
+		st, err := Stage(context.Background(), Shipment{
+			Items:     []ShipItem{{Link: "env", Local: env, Kind: ShipEnvDir}},
+			PythonEnv: "env", Python: python, Script: "/abs/train.py",
+		})
+		require.NoError(t, err, python)
+		require.Equal(t, want, st.Python, python)
+		require.Equal(t, env, st.EnvDir)
+		require.Empty(t, st.Dir, "nothing to link: the current directory")
+	}
+}
