@@ -313,6 +313,8 @@ public final class TestCluster {
     c.set(YarnConfiguration.RM_WEBAPP_ADDRESS, "localhost:" + opts.rmWebPort);
     c.set(YarnConfiguration.RESOURCE_TYPES, GPU);
     c.set(YarnConfiguration.NODE_LABELS_ENABLED, "true");
+    // Clients cap --am-attempts with the RM's value, as production yarn-site files state it.
+    c.setInt(YarnConfiguration.RM_AM_MAX_ATTEMPTS, 2);
     logAggregation(c, !opts.kerberos());
     if (opts.kerberos()) {
       // Written as production clusters write them: _HOST is the server's canonical host name.
