@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tfyarn/tfyarn/contract"
+	"github.com/tfyarn/tfyarn/hdfs"
 	"github.com/tfyarn/tfyarn/rendezvous"
 	"github.com/tfyarn/tfyarn/taskspec"
 	"github.com/tfyarn/tfyarn/yarn"
@@ -113,6 +114,11 @@ func RunAM(ctx context.Context, opts AMOptions) (LoopResult, error) {
 		},
 		BeforeUnregister: func(ctx context.Context, _ core.Finish) {
 			stopRefresh()
+			if err := sec.writeHistory(ctx, rv.FinalReport()); err != nil {
+				logf("writing the job's history: %v", err)
+			} else {
+				logf("history written to %s", hdfs.HistoryPath(jf.User, jf.AppID))
+			}
 			if err := sec.removeStaging(ctx); err != nil {
 				logf("removing the staging directory: %v", err)
 			}

@@ -7,7 +7,6 @@ import (
 	"net"
 	"net/http"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -68,7 +67,7 @@ func JobInfo(job taskspec.Job) *contract.JobInfo {
 	if job.Script != "" {
 		cmd = "python " + job.Script
 	}
-	info.Command = strings.Join(append([]string{cmd}, job.Args...), " ")
+	info.Command = ShellJoin(append([]string{cmd}, job.Args...))
 	groups := append([]taskspec.TaskGroup(nil), job.Tasks...)
 	taskspec.SortGroups(groups)
 	for _, g := range groups {
@@ -232,3 +231,7 @@ func (p *statusPage) knows(task taskspec.TaskID) bool {
 	}
 	return false
 }
+
+// FinalReport is the status report as it stands, for the job's history
+// once the job is decided.
+func (r *TaskRendezvous) FinalReport() contract.StatusReport { return r.page.currentReport() }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/tfyarn/tfyarn/hadoopconf"
 	"github.com/tfyarn/tfyarn/internal/cliout"
@@ -18,7 +19,10 @@ func statusCommand(e *env) *cli.Command {
 		UsageText: "tfyarn status APP_ID [--output json]\n\n" +
 			"   tfyarn status application_1700000000000_0001\n" +
 			"   tfyarn status application_1700000000000_0001 --output json | jq -r .state",
-		Description:  "JSON keys: id, name, type, user, queue, state, final_status, progress, tracking_url,\nstart_time(_ms), finish_time(_ms), diagnostics, tags.",
+		Description: "JSON keys: id, name, type, user, queue, state, final_status, progress, tracking_url,\nstart_time(_ms), finish_time(_ms), diagnostics, tags; for an ended tfyarn application also\n" +
+			"history (its AM's record: job, tensorboard_url and tasks with container, node, exit_code,\n" +
+			"attempt (restarts), times and gpus) or history_error.\n" +
+			"When a tfyarn application ends, its AM writes that record to HDFS\n(/user/<user>/.tfyarn/history/<app>.json); status of an ended application prints its task table.",
 		Flags:        []cli.Flag{outputFlag()},
 		OnUsageError: onUsageError,
 		Action: func(c *cli.Context) error {
@@ -35,7 +39,10 @@ func statusCommand(e *env) *cli.Command {
 				if err != nil {
 					return &appError{id: idText, err: err}
 				}
-				v := newAppView(r)
+				v := statusView{appView: newAppView(r)}
+				if yarn.IsTerminal(r.GetYarnApplicationState()) {
+					v.History, v.HistoryError = e.readHistory(ctx, v.User, v.ID)
+				}
 				if out == outputJSON {
 					return cliout.JSON(e.stdout, v)
 				}
@@ -52,7 +59,17 @@ func statusCommand(e *env) *cli.Command {
 				kv.Add("Start-Time", orDash(v.StartTime))
 				kv.Add("Finish-Time", orDash(v.FinishTime))
 				kv.Add("Diagnostics", cliout.Cell(v.Diagnostics))
-				_, err = kv.WriteTo(e.stdout)
+				if v.History != nil {
+					addJobKeys(&kv, v.History)
+				}
+				if _, err = kv.WriteTo(e.stdout); err != nil || v.History == nil {
+					if v.HistoryError != "" {
+						fmt.Fprintf(e.stderr, "tfyarn: no task table: %s\n", v.HistoryError)
+					}
+					return err
+				}
+				fmt.Fprintln(e.stdout)
+				_, err = taskTable(v.History).WriteTo(e.stdout)
 				return err
 			})
 		},

@@ -1,9 +1,20 @@
 package main
 
 import (
+	"context"
+	"encoding/json"
+	"errors"
 	"math"
+	"net"
+	"os"
+	"strconv"
+	"strings"
 	"time"
 
+	"github.com/tfyarn/tfyarn/appmaster/webui"
+	"github.com/tfyarn/tfyarn/contract"
+	"github.com/tfyarn/tfyarn/hdfs"
+	"github.com/tfyarn/tfyarn/internal/cliout"
 	"github.com/tfyarn/tfyarn/yarn"
 	"github.com/tfyarn/tfyarn/yarnpb/hadoopyarn"
 )
@@ -81,4 +92,80 @@ func orDash(s *string) string {
 		return "-"
 	}
 	return *s
+}
+
+// statusView is `tfyarn status --output json`: the application as the RM
+// reports it, plus, once it ended, its AM's history record (or why there
+// is none).
+type statusView struct {
+	appView
+	History      *contract.StatusReport `json:"history,omitempty"`
+	HistoryError string                 `json:"history_error,omitempty"`
+}
+
+// readHistory reads the history record the application's AM left on HDFS;
+// the error is one line for users (a non-tfyarn application has none).
+func (e *env) readHistory(ctx context.Context, user, appID string) (*contract.StatusReport, string) {
+	var rep contract.StatusReport
+	err := e.withHDFS(ctx, func(fs *hdfs.FS) error {
+		data, err := fs.ReadHistory(ctx, user, appID)
+		if err != nil {
+			return err
+		}
+		return json.Unmarshal(data, &rep)
+	})
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return nil, "no history record at " + hdfs.HistoryPath(user, appID) + " (not a tfyarn application, or its AM did not end normally)"
+	case err != nil:
+		return nil, "reading the history record: " + err.Error()
+	}
+	return &rep, ""
+}
+
+// addJobKeys adds what the history says of the job to status's key-values.
+func addJobKeys(kv *cliout.KeyValues, h *contract.StatusReport) {
+	if j := h.Job; j != nil {
+		kv.Add("Command", cliout.Cell(j.Command))
+		groups := make([]string, len(j.Groups))
+		for i, g := range j.Groups {
+			groups[i] = "--" + g.Type + " " + g.Spec
+			if g.NodeLabel != "" {
+				groups[i] += " (label " + g.NodeLabel + ")"
+			}
+		}
+		kv.Add("Tasks", strings.Join(groups, ", "))
+		if j.NodeLabel != "" {
+			kv.Add("Node-Label", j.NodeLabel)
+		}
+	}
+	if h.TensorBoardURL != "" {
+		kv.Add("TensorBoard", h.TensorBoardURL)
+	}
+}
+
+// taskTable is the history's tasks, one row each.
+func taskTable(h *contract.StatusReport) *cliout.Table {
+	t := cliout.NewTable("TASK", "STATE", "ADDRESS", "CONTAINER", "NODE", "EXIT", "RESTARTS", "ELAPSED", "GPUS")
+	for _, tr := range h.Tasks {
+		addr, exit, elapsed := "-", "-", "-"
+		if tr.Host != "" {
+			addr = net.JoinHostPort(tr.Host, strconv.Itoa(tr.Port))
+		}
+		if tr.ExitCode != nil {
+			exit = strconv.Itoa(int(*tr.ExitCode))
+		}
+		if tr.StartedAt != nil && tr.EndedAt != nil {
+			elapsed = webui.Duration(tr.EndedAt.Sub(*tr.StartedAt))
+		}
+		t.Row(tr.Task, tr.State, addr, orDash(nonEmpty(tr.ContainerID)), orDash(nonEmpty(tr.Node)), exit, tr.Attempt, elapsed, webui.GPUText(tr.GPUs))
+	}
+	return t
+}
+
+func nonEmpty(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
 }

@@ -1,0 +1,73 @@
+package hdfs
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"path"
+)
+
+// Job history: the AM leaves each application's record (its task table,
+// as JSON) at /user/<u>/.tfyarn/history/<app>.json, outside the staging
+// directory it removes, for `tfyarn status` of an ended application.
+
+// MaxHistoryBytes bounds a history record read back: a thousand tasks
+// take well under a megabyte.
+const MaxHistoryBytes = 16 << 20
+
+// HistoryDir is where the user's history records live.
+func HistoryDir(user string) string { return path.Join(BaseDir(user), "history") }
+
+// HistoryPath is the record of appID.
+func HistoryPath(user, appID string) string {
+	return path.Join(HistoryDir(user), appID+".json")
+}
+
+// WriteHistory stores the record of appID, replacing an earlier one (an AM
+// attempt that ran before).
+func (fs *FS) WriteHistory(ctx context.Context, appID string, data []byte) error {
+	p := HistoryPath(fs.user, appID)
+	if err := checkAppID(appID); err != nil {
+		return pathErr("write history", p, err)
+	}
+	if fs.client == nil {
+		return pathErr("write history", p, ErrTokenOnly)
+	}
+	if err := fs.mkdirAll(ctx, path.Dir(p), 0o755); err != nil {
+		return pathErr("write history", p, err)
+	}
+	if err := fs.removeAll(ctx, p); err != nil {
+		return pathErr("write history", p, err)
+	}
+	_, err := fs.UploadBytes(ctx, data, p)
+	return err
+}
+
+// ReadHistory returns the record of user's application appID;
+// os.ErrNotExist (wrapped) when there is none.
+func (fs *FS) ReadHistory(ctx context.Context, user, appID string) ([]byte, error) {
+	p := HistoryPath(user, appID)
+	if err := checkAppID(appID); err != nil {
+		return nil, pathErr("read history", p, err)
+	}
+	if fs.client == nil {
+		return nil, pathErr("read history", p, ErrTokenOnly)
+	}
+	var data []byte
+	err := fs.do(ctx, func() error {
+		f, err := fs.client.Open(p)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		data, err = io.ReadAll(io.LimitReader(f, MaxHistoryBytes+1))
+		if err == nil && len(data) > MaxHistoryBytes {
+			err = fmt.Errorf("larger than %d bytes", MaxHistoryBytes)
+		}
+		return err
+	})
+	if err != nil {
+		return nil, pathErr("read history", p, err)
+	}
+	return data, nil
+}
