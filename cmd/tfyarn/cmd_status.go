@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/tfyarn/tfyarn/client"
 	"github.com/tfyarn/tfyarn/hadoopconf"
 	"github.com/tfyarn/tfyarn/internal/cliout"
 	"github.com/tfyarn/tfyarn/yarn"
@@ -21,8 +22,8 @@ func statusCommand(e *env) *cli.Command {
 			"   tfyarn status application_1700000000000_0001 --output json | jq -r .state",
 		Description: "JSON keys: id, name, type, user, queue, state, final_status, progress, tracking_url,\nstart_time(_ms), finish_time(_ms), diagnostics, tags; for an ended tfyarn application also\n" +
 			"history (its AM's record: job, tensorboard_url and tasks with container, node, exit_code,\n" +
-			"attempt (restarts), times and gpus) or history_error.\n" +
-			"When a tfyarn application ends, its AM writes that record to HDFS\n(/user/<user>/.tfyarn/history/<app>.json); status of an ended application prints its task table.",
+			"attempt (restarts), times and gpus) or history_error; for a running one, live (the same, from its AM).\n" +
+			"When a tfyarn application ends, its AM writes that record to HDFS\n(/user/<user>/.tfyarn/history/<app>.json); status of an ended application prints its task table,\nof a running one the live table from its ApplicationMaster.",
 		Flags:        []cli.Flag{outputFlag()},
 		OnUsageError: onUsageError,
 		Action: func(c *cli.Context) error {
@@ -40,8 +41,12 @@ func statusCommand(e *env) *cli.Command {
 					return &appError{id: idText, err: err}
 				}
 				v := statusView{appView: newAppView(r)}
+				tasks := v.History
 				if yarn.IsTerminal(r.GetYarnApplicationState()) {
 					v.History, v.HistoryError = e.readHistory(ctx, v.User, v.ID)
+					tasks = v.History
+				} else if live, err := client.LiveStatus(ctx, r); err == nil && live.AppID == v.ID {
+					v.Live, tasks = live, live
 				}
 				if out == outputJSON {
 					return cliout.JSON(e.stdout, v)
@@ -59,17 +64,17 @@ func statusCommand(e *env) *cli.Command {
 				kv.Add("Start-Time", orDash(v.StartTime))
 				kv.Add("Finish-Time", orDash(v.FinishTime))
 				kv.Add("Diagnostics", cliout.Cell(v.Diagnostics))
-				if v.History != nil {
-					addJobKeys(&kv, v.History)
+				if tasks != nil {
+					addJobKeys(&kv, tasks)
 				}
-				if _, err = kv.WriteTo(e.stdout); err != nil || v.History == nil {
+				if _, err = kv.WriteTo(e.stdout); err != nil || tasks == nil {
 					if v.HistoryError != "" {
 						fmt.Fprintf(e.stderr, "tfyarn: no task table: %s\n", v.HistoryError)
 					}
 					return err
 				}
 				fmt.Fprintln(e.stdout)
-				_, err = taskTable(v.History).WriteTo(e.stdout)
+				_, err = taskTable(tasks).WriteTo(e.stdout)
 				return err
 			})
 		},

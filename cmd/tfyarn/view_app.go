@@ -96,10 +96,11 @@ func orDash(s *string) string {
 
 // statusView is `tfyarn status --output json`: the application as the RM
 // reports it, plus, once it ended, its AM's history record (or why there
-// is none).
+// is none), or while it runs, the AM's live report.
 type statusView struct {
 	appView
 	History      *contract.StatusReport `json:"history,omitempty"`
+	Live         *contract.StatusReport `json:"live,omitempty"`
 	HistoryError string                 `json:"history_error,omitempty"`
 }
 
@@ -144,7 +145,7 @@ func addJobKeys(kv *cliout.KeyValues, h *contract.StatusReport) {
 	}
 }
 
-// taskTable is the history's tasks, one row each.
+// taskTable is a report's tasks (history or live), one row each.
 func taskTable(h *contract.StatusReport) *cliout.Table {
 	t := cliout.NewTable("TASK", "STATE", "ADDRESS", "CONTAINER", "NODE", "EXIT", "RESTARTS", "ELAPSED", "GPUS")
 	for _, tr := range h.Tasks {
@@ -155,8 +156,12 @@ func taskTable(h *contract.StatusReport) *cliout.Table {
 		if tr.ExitCode != nil {
 			exit = strconv.Itoa(int(*tr.ExitCode))
 		}
-		if tr.StartedAt != nil && tr.EndedAt != nil {
-			elapsed = webui.Duration(tr.EndedAt.Sub(*tr.StartedAt))
+		if tr.StartedAt != nil {
+			end := time.Now()
+			if tr.EndedAt != nil {
+				end = *tr.EndedAt
+			}
+			elapsed = webui.Duration(end.Sub(*tr.StartedAt))
 		}
 		t.Row(tr.Task, tr.State, addr, orDash(nonEmpty(tr.ContainerID)), orDash(nonEmpty(tr.Node)), exit, tr.Attempt, elapsed, webui.GPUText(tr.GPUs))
 	}

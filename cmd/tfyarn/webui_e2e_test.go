@@ -118,6 +118,14 @@ func TestE2EWebUIHistoryGPU(t *testing.T) {
 		require.Contains(t, httpGet(t, logs), task.Task+" waits")
 	}
 
+	// Running: status shows the live task table, GPUs included.
+	out, errOut, code := runCLI(t, "--conf-dir", c.ConfDir, "status", appID)
+	t.Logf("status while running:\n%s%s", out, errOut)
+	require.Equal(t, exitOK, code, errOut)
+	for _, task := range rep.Tasks {
+		require.Regexp(t, `(?m)^`+task.Task+`\s+running\s+\S+\s+`+task.ContainerID+`\s+\S+\s+-\s+0\s+\d+s\s+0: 0% 0/81559 MiB$`, out)
+	}
+
 	require.NoError(t, os.WriteFile(release, nil, 0o644))
 	err = run.Wait()
 	ended = true
@@ -127,7 +135,7 @@ func TestE2EWebUIHistoryGPU(t *testing.T) {
 	require.Equal(t, "SUCCEEDED", res.FinalStatus)
 
 	// Ended: status shows the task table from the AM's history record.
-	out, errOut, code := runCLI(t, "--conf-dir", c.ConfDir, "status", appID)
+	out, errOut, code = runCLI(t, "--conf-dir", c.ConfDir, "status", appID)
 	t.Logf("status:\n%s%s", out, errOut)
 	require.Equal(t, exitOK, code, errOut)
 	require.Regexp(t, `(?m)^Command\s*:?\s+sh -c 'echo`, out)
