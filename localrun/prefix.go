@@ -77,3 +77,17 @@ func (p *prefixWriter) Flush() {
 		p.pending = p.pending[:0]
 	}
 }
+
+// Sink is one destination shared by several PrefixWriters (tfyarn logs
+// --follow and run's live task output use the same lines as --local).
+type Sink = sink
+
+// NewSink returns a destination for PrefixWriters writing to w.
+func NewSink(w io.Writer) *Sink { return &sink{w: w} }
+
+// PrefixWriter puts a prefix before every line written to it; Flush writes
+// out a last line without newline.
+type PrefixWriter = prefixWriter
+
+// NewPrefixWriter returns a writer prefixing each line with prefix.
+func NewPrefixWriter(s *Sink, prefix string) *PrefixWriter { return newPrefixWriter(s, prefix) }

@@ -97,6 +97,7 @@ func newApp(e *env) *cli.App {
 			listCommand(e),
 			statusCommand(e),
 			killCommand(e),
+			logsCommand(e),
 			clusterCommand(e),
 			packCommand(e), cacheCommand(e),
 		},

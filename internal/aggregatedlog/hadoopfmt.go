@@ -18,11 +18,11 @@ const TimeLayout = "Mon Jan 02 15:04:05 -0700 2006"
 
 // WriteHeader writes what `yarn logs` prints before a log file's content
 // (Hadoop's LogToolUtils): node is the NodeId as in the aggregated file's
-// name (host_port).
-func WriteHeader(w io.Writer, container, node, kind, name string, modified time.Time, length int64) error {
+// name (host_port), modified formatted with TimeLayout.
+func WriteHeader(w io.Writer, container, node, kind, name, modified string, length int64) error {
 	c := "Container: " + container + " on " + node
 	_, err := fmt.Fprintf(w, "%s\nLogAggregationType: %s\n%s\nLogType:%s\nLogLastModifiedTime:%s\nLogLength:%d\nLogContents:\n",
-		c, kind, strings.Repeat("=", len(c)), name, modified.Format(TimeLayout), length)
+		c, kind, strings.Repeat("=", len(c)), name, modified, length)
 	return err
 }
 
@@ -46,7 +46,7 @@ func Print(w io.Writer, r io.ReaderAt, size int64, node string, modified time.Ti
 		if keep != nil && !keep(f) {
 			return nil
 		}
-		if err := WriteHeader(w, f.Container, node, Aggregated, f.Name, modified, f.Length); err != nil {
+		if err := WriteHeader(w, f.Container, node, Aggregated, f.Name, modified.Format(TimeLayout), f.Length); err != nil {
 			return err
 		}
 		if err := body(w, f.Content); err != nil {

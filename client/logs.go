@@ -1,0 +1,174 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/tfyarn/tfyarn/contract"
+	"github.com/tfyarn/tfyarn/hadoopconf"
+	"github.com/tfyarn/tfyarn/hdfs"
+	"github.com/tfyarn/tfyarn/internal/nmlogs"
+	"github.com/tfyarn/tfyarn/yarn"
+	"github.com/tfyarn/tfyarn/yarnpb/hadoopyarn"
+)
+
+// LogsRequest says which logs Logs prints.
+type LogsRequest struct {
+	AppID string
+	// Task selects one task's containers ("worker:1"; "am" is the
+	// ApplicationMaster's); empty: every container.
+	Task string
+	// Files selects log files by name (stdout, stderr, launch_container.sh,
+	// ...); empty: every file.
+	Files []string
+	// Tail keeps each file's last Tail lines; 0 keeps everything.
+	Tail int
+	// Follow prints a running application's new lines as they come, each
+	// prefixed by its task (see FollowOutput), until the application ends.
+	Follow bool
+	// PollInterval is how often Follow looks for new lines (default 1 s).
+	PollInterval time.Duration
+	// CallTimeout bounds each ResourceManager call (default 15 s).
+	CallTimeout time.Duration
+}
+
+// LogSources is what Logs reads from: the ResourceManager, HDFS (dialled
+// only for an ended application's aggregated logs) and the client
+// configuration (where aggregated logs are, whether they are).
+type LogSources struct {
+	RM   *yarn.ApplicationClient
+	HDFS func(context.Context) (*hdfs.FS, error)
+	Conf *hadoopconf.Config
+}
+
+// LogsUnavailableError says why an application's logs cannot be read (yet):
+// Retry is true while YARN is still aggregating them.
+type LogsUnavailableError struct {
+	AppID  string
+	Reason string
+	Retry  bool
+}
+
+func (e *LogsUnavailableError) Error() string { return "logs of " + e.AppID + ": " + e.Reason }
+
+// FollowOutput gives Follow the writer for one task's file (stdout,
+// stderr, ...); Follow writes whole lines and calls flush when the task's
+// file ends.
+type FollowOutput func(task, file string) io.Writer
+
+// Logs prints an application's logs: a running application's from its
+// NodeManagers (in `yarn logs`' format, or followed with Follow), an ended
+// one's from the aggregated files on HDFS, exactly as Hadoop's
+// `yarn logs -applicationId` prints them. notes gets one-line remarks
+// (what is missing and why); follow is used only with Follow.
+func Logs(ctx context.Context, src LogSources, req LogsRequest, out io.Writer, notes func(string), follow FollowOutput) error {
+	if req.CallTimeout <= 0 {
+		req.CallTimeout = 15 * time.Second
+	}
+	if req.PollInterval <= 0 {
+		req.PollInterval = time.Second
+	}
+	if notes == nil {
+		notes = func(string) {}
+	}
+	id, err := yarn.ParseApplicationID(req.AppID)
+	if err != nil {
+		return err
+	}
+	r, err := appReport(ctx, src.RM, id, req.CallTimeout)
+	if err != nil {
+		return err
+	}
+	if !yarn.IsTerminal(r.GetYarnApplicationState()) {
+		lv := &liveLogs{src: src, req: req, id: id, notes: notes}
+		if req.Follow {
+			return lv.follow(ctx, r, follow)
+		}
+		return lv.print(ctx, r, out)
+	}
+	if req.Follow {
+		notes(fmt.Sprintf("%s has ended (%s): printing its aggregated logs", req.AppID, yarn.AppStateName(r.GetYarnApplicationState())))
+	}
+	return printAggregated(ctx, src, req, r, out, notes)
+}
+
+func appReport(ctx context.Context, rm *yarn.ApplicationClient, id *hadoopyarn.ApplicationIdProto, limit time.Duration) (*hadoopyarn.ApplicationReportProto, error) {
+	cctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	return rm.GetApplicationReport(cctx, id)
+}
+
+// taskContainer is one container of the application and the task it ran.
+type taskContainer struct {
+	task      string // worker:1, am
+	container string
+	node      string // NodeId host:port
+}
+
+// wantTask reports whether req selects the task.
+func (req LogsRequest) wantTask(task string) bool {
+	return req.Task == "" || req.Task == task
+}
+
+func (req LogsRequest) wantFile(name string) bool {
+	if len(req.Files) == 0 {
+		return true
+	}
+	for _, f := range req.Files {
+		if f == name {
+			return true
+		}
+	}
+	return false
+}
+
+// statusOf fetches the AM's status page (contract.StatusPath) once.
+func statusOf(ctx context.Context, r *hadoopyarn.ApplicationReportProto) (*contract.StatusReport, error) {
+	w := newStatusWatcher()
+	defer w.close()
+	w.locate(r)
+	if w.url == "" {
+		return nil, errors.New("the ApplicationMaster has not registered yet")
+	}
+	return w.fetch(ctx)
+}
+
+// tailLines keeps the last n lines of what r yields, holding at most
+// maxTailBytes (the lines of a file longer than that are cut).
+func tailLines(w io.Writer, r io.Reader, n int) error {
+	buf := make([]byte, 0, 64<<10)
+	chunk := make([]byte, 64<<10)
+	for {
+		k, err := r.Read(chunk)
+		buf = append(buf, chunk[:k]...)
+		if len(buf) > 2*maxTailBytes {
+			buf = append(buf[:0], buf[len(buf)-maxTailBytes:]...)
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return err
+		}
+	}
+	_, err := w.Write(nmlogs.LastLines(buf, n))
+	return err
+}
+
+const maxTailBytes = 32 << 20
+
+// taskOfLaunchScript reads the task a container ran from its
+// launch_container.sh (the AM puts TFYARN_TASK in every task's
+// environment; the AM's own container has none).
+func taskOfLaunchScript(script []byte) string {
+	for _, line := range strings.Split(string(script), "\n") {
+		if v, ok := strings.CutPrefix(line, "export "+contract.EnvTask+"=\""); ok {
+			return strings.TrimSuffix(v, "\"")
+		}
+	}
+	return ""
+}

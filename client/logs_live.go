@@ -1,0 +1,351 @@
+package client
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/tfyarn/tfyarn/contract"
+	"github.com/tfyarn/tfyarn/internal/aggregatedlog"
+	"github.com/tfyarn/tfyarn/internal/nmlogs"
+	"github.com/tfyarn/tfyarn/yarn"
+	"github.com/tfyarn/tfyarn/yarnpb/hadoopyarn"
+)
+
+// defaultFollowFiles are the files followed when none is named.
+var defaultFollowFiles = []string{"stdout", "stderr"}
+
+// liveLogs reads a running application's logs from its NodeManagers.
+type liveLogs struct {
+	src   LogSources
+	req   LogsRequest
+	id    *hadoopyarn.ApplicationIdProto
+	notes func(string)
+	nm    *nmlogs.Client
+	http  map[string]string // NodeId -> NodeManager web address
+}
+
+// nodeHTTP is a node's NodeManager web address, from the RM's node reports.
+func nodeHTTP(ctx context.Context, rm *yarn.ApplicationClient, limit time.Duration, cache map[string]string, node string) (string, error) {
+	if a, ok := cache[node]; ok {
+		return a, nil
+	}
+	cctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	nodes, err := rm.GetClusterNodes(cctx)
+	if err != nil {
+		return "", err
+	}
+	for _, n := range nodes {
+		cache[yarn.FormatNodeID(n.GetNodeId())] = n.GetHttpAddress()
+	}
+	if a, ok := cache[node]; ok && a != "" {
+		return a, nil
+	}
+	return "", fmt.Errorf("client: node %s is not in the ResourceManager's node list", node)
+}
+
+// containers are the application's task containers the request selects,
+// from the AM's status page.
+func (l *liveLogs) containers(ctx context.Context, r *hadoopyarn.ApplicationReportProto) ([]taskContainer, error) {
+	st, err := statusOf(ctx, r)
+	if err != nil {
+		return nil, &LogsUnavailableError{AppID: l.req.AppID, Retry: true, Reason: "its ApplicationMaster's status page cannot be read (" + err.Error() + "), so its tasks' containers are unknown; try again in a moment"}
+	}
+	return selectTasks(l.req, st)
+}
+
+func selectTasks(req LogsRequest, st *contract.StatusReport) ([]taskContainer, error) {
+	var out []taskContainer
+	var names []string
+	known := false
+	for _, t := range st.Tasks {
+		names = append(names, t.Task)
+		if !req.wantTask(t.Task) {
+			continue
+		}
+		known = true
+		if t.ContainerID != "" {
+			out = append(out, taskContainer{task: t.Task, container: t.ContainerID, node: t.Node})
+		}
+	}
+	if req.Task != "" && !known {
+		return nil, &LogsUnavailableError{AppID: req.AppID, Reason: "it has no task " + req.Task + " (its tasks: " + strings.Join(names, ", ") + ")"}
+	}
+	if len(out) == 0 && req.Task != "" {
+		return nil, &LogsUnavailableError{AppID: req.AppID, Retry: true, Reason: "task " + req.Task + " has no container yet; try again in a moment"}
+	}
+	return out, nil
+}
+
+// print writes each selected file of each selected container as `yarn
+// logs` prints a running container's logs.
+func (l *liveLogs) print(ctx context.Context, r *hadoopyarn.ApplicationReportProto, out io.Writer) error {
+	l.nm = nmlogs.New(r.GetUser())
+	defer l.nm.Close()
+	l.http = map[string]string{}
+	tcs, err := l.containers(ctx, r)
+	if err != nil {
+		return err
+	}
+	found := false
+	for _, tc := range tcs {
+		addr, err := nodeHTTP(ctx, l.src.RM, l.req.CallTimeout, l.http, tc.node)
+		if err != nil {
+			return err
+		}
+		files, err := l.nm.List(ctx, addr, tc.container)
+		if err != nil {
+			if nmlogs.UnknownContainer(err) {
+				l.notes(fmt.Sprintf("%s (%s): its NodeManager at %s no longer has its logs (the container ended; they will be in the aggregated logs once the application ends)", tc.task, tc.container, addr))
+				continue
+			}
+			return fmt.Errorf("client: logs of %s (%s) at %s: %w", tc.task, tc.container, addr, err)
+		}
+		sort.Slice(files, func(i, j int) bool { return files[i].Name < files[j].Name })
+		for _, f := range files {
+			if !l.req.wantFile(f.Name) {
+				continue
+			}
+			p, err := l.nm.Tail(ctx, addr, tc.container, f.Name, 0)
+			if err != nil {
+				return fmt.Errorf("client: %s of %s (%s) at %s: %w", f.Name, tc.task, tc.container, addr, err)
+			}
+			found = true
+			data := p.Data
+			if l.req.Tail > 0 {
+				data = nmlogs.LastLines(data, l.req.Tail)
+			} else if p.Offset > 0 {
+				l.notes(fmt.Sprintf("%s of %s: only its last %d of %d bytes are shown", f.Name, tc.task, len(p.Data), p.Length))
+			}
+			if err := aggregatedlog.WriteHeader(out, tc.container, tc.node, aggregatedlog.Local, f.Name, f.Modified, p.Length); err != nil {
+				return err
+			}
+			if _, err := out.Write(data); err != nil {
+				return err
+			}
+			if err := aggregatedlog.WriteFooter(out, f.Name); err != nil {
+				return err
+			}
+		}
+	}
+	if !found {
+		return &LogsUnavailableError{AppID: l.req.AppID, Retry: true, Reason: "no matching log file on its NodeManagers yet"}
+	}
+	return nil
+}
+
+// follow prints the selected tasks' new lines until the application ends.
+func (l *liveLogs) follow(ctx context.Context, r *hadoopyarn.ApplicationReportProto, out FollowOutput) error {
+	l.nm = nmlogs.New(r.GetUser())
+	defer l.nm.Close()
+	l.http = map[string]string{}
+	set := newFollowSet(l.nm, l.req.Files, l.req.Tail, out, l.notes)
+	defer set.close()
+	t := time.NewTicker(l.req.PollInterval)
+	defer t.Stop()
+	for round := 0; ; round++ {
+		ended := yarn.IsTerminal(r.GetYarnApplicationState())
+		if !ended && round%5 == 0 {
+			// New containers (a task restarted) appear on the status page.
+			if tcs, err := l.containers(ctx, r); err == nil {
+				for _, tc := range tcs {
+					if addr, err := nodeHTTP(ctx, l.src.RM, l.req.CallTimeout, l.http, tc.node); err == nil {
+						set.add(tc, addr)
+					}
+				}
+			} else if round == 0 {
+				return err
+			}
+		}
+		set.poll(ctx)
+		if ended {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+		}
+		nr, err := appReport(ctx, l.src.RM, l.id, l.req.CallTimeout)
+		if err == nil {
+			r = nr
+		}
+	}
+}
+
+// followSet follows some containers' files.
+type followSet struct {
+	nm    *nmlogs.Client
+	files []string
+	tail  int
+	out   FollowOutput
+	notes func(string)
+
+	mu   sync.Mutex
+	seen map[string]bool // containers added
+	fs   []*fileFollower
+}
+
+type fileFollower struct {
+	mu    sync.Mutex // one poll at a time: the follower keeps an offset
+	tc    taskContainer
+	file  string
+	f     *nmlogs.Follower
+	w     io.Writer
+	first bool
+	done  bool
+}
+
+func newFollowSet(nm *nmlogs.Client, files []string, tail int, out FollowOutput, notes func(string)) *followSet {
+	if len(files) == 0 {
+		files = defaultFollowFiles
+	}
+	return &followSet{nm: nm, files: files, tail: tail, out: out, notes: notes, seen: map[string]bool{}}
+}
+
+func (s *followSet) add(tc taskContainer, addr string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.seen[tc.container] {
+		return
+	}
+	s.seen[tc.container] = true
+	for _, name := range s.files {
+		s.fs = append(s.fs, &fileFollower{tc: tc, file: name, f: s.nm.Follow(addr, tc.container, name, 0), w: s.out(tc.task, name), first: true})
+	}
+}
+
+// poll writes what each file gained; a container its NodeManager no
+// longer knows is done.
+func (s *followSet) poll(ctx context.Context) {
+	for _, ff := range s.list() {
+		ff.poll(ctx, s.tail, false)
+	}
+}
+
+func (s *followSet) list() []*fileFollower {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]*fileFollower(nil), s.fs...)
+}
+
+// poll writes what the file gained; last ends it (the container ended).
+func (ff *fileFollower) poll(ctx context.Context, tail int, last bool) {
+	ff.mu.Lock()
+	defer ff.mu.Unlock()
+	if ff.done {
+		return
+	}
+	data, err := ff.f.Poll(ctx)
+	if err == nil {
+		if ff.first && tail > 0 {
+			data = nmlogs.LastLines(data, tail)
+		}
+		ff.first = false
+		if len(data) > 0 {
+			_, _ = ff.w.Write(data)
+		}
+	}
+	if last || nmlogs.UnknownContainer(err) {
+		ff.done = true
+		flush(ff.w)
+	}
+}
+
+// finish polls one container's files a last time and flushes them.
+func (s *followSet) finish(ctx context.Context, container string) {
+	for _, ff := range s.list() {
+		if ff.tc.container == container {
+			ff.poll(ctx, s.tail, true)
+		}
+	}
+}
+
+// close flushes every file's last partial line.
+func (s *followSet) close() {
+	for _, ff := range s.list() {
+		ff.mu.Lock()
+		if !ff.done {
+			ff.done = true
+			flush(ff.w)
+		}
+		ff.mu.Unlock()
+	}
+}
+
+func flush(w io.Writer) {
+	if f, ok := w.(interface{ Flush() }); ok {
+		f.Flush()
+	}
+}
+
+// TaskLogs follows some tasks' stdout and stderr while a Submission runs:
+// `tfyarn run` shows the deciding task's output with it.
+type TaskLogs struct {
+	s      *Submission
+	set    *followSet
+	http   map[string]string
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// finishTimeout bounds the last read of an ended task's logs.
+const finishTimeout = 5 * time.Second
+
+// FollowTaskLogs starts following; Add names the tasks (as Wait's events
+// show them), Finish reads an ended task's last lines, Close stops.
+func (s *Submission) FollowTaskLogs(ctx context.Context, out FollowOutput, interval time.Duration) *TaskLogs {
+	if interval <= 0 {
+		interval = time.Second
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	nm := nmlogs.New(s.job.User)
+	t := &TaskLogs{s: s, set: newFollowSet(nm, nil, 0, out, nil), http: map[string]string{}, cancel: cancel, done: make(chan struct{})}
+	go func() {
+		defer close(t.done)
+		defer nm.Close()
+		tick := time.NewTicker(interval)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+				t.set.poll(ctx)
+			}
+		}
+	}()
+	return t
+}
+
+// Add starts following a task's container (once per container).
+func (t *TaskLogs) Add(ctx context.Context, task TaskResult) error {
+	if task.ContainerID == "" || task.Node == "" {
+		return nil
+	}
+	addr, err := nodeHTTP(ctx, t.s.rm, t.s.job.CallTimeout, t.http, task.Node)
+	if err != nil {
+		return err
+	}
+	t.set.add(taskContainer{task: task.Task, container: task.ContainerID, node: task.Node}, addr)
+	return nil
+}
+
+// Finish prints an ended task's last lines.
+func (t *TaskLogs) Finish(ctx context.Context, task TaskResult) {
+	ctx, cancel := context.WithTimeout(ctx, finishTimeout)
+	defer cancel()
+	t.set.finish(ctx, task.ContainerID)
+}
+
+// Close stops following and flushes what is left.
+func (t *TaskLogs) Close() {
+	t.cancel()
+	<-t.done
+	t.set.close()
+}
