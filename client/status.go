@@ -158,7 +158,13 @@ func taskChanges(prev, cur *contract.StatusReport) []Event {
 			ended = append(ended, ev)
 		}
 	}
-	return append(append(launched, registered...), ended...)
+	evs := append(append(launched, registered...), ended...)
+	var before TaskCounts
+	if prev != nil {
+		before = prev.Counts
+	}
+	countsAtEvents(before, counts, evs)
+	return evs
 }
 
 // host is the status page's host:port.

@@ -67,3 +67,25 @@ func TestShortCause(t *testing.T) {
 	require.Equal(t, "connection refused", shortCause(fmt.Errorf("dial: %w", syscall.ECONNREFUSED)))
 	require.Equal(t, "no answer in time", shortCause(fmt.Errorf("x: %w", context.DeadlineExceeded)))
 }
+
+// One poll that saw worker:0 launch, register and end, and worker:1 launch:
+// each line carries the counts right after its change.
+func TestTaskChangeCountsAreThoseAtTheEvent(t *testing.T) {
+	zero := int32(0)
+	prev := &contract.StatusReport{Counts: TaskCounts{Total: 2}, Tasks: []TaskResult{{Task: "worker:0"}, {Task: "worker:1"}}}
+	cur := &contract.StatusReport{Counts: TaskCounts{Total: 2, Allocated: 2, Registered: 1, Running: 1, Ended: 1}, Tasks: []TaskResult{
+		{Task: "worker:0", ContainerID: "c2", Host: "h", Port: 1, ExitCode: &zero},
+		{Task: "worker:1", ContainerID: "c3"},
+	}}
+	var got []string
+	for _, ev := range taskChanges(prev, cur) {
+		n := ev.Counts
+		got = append(got, fmt.Sprintf("%s %s %d/%d alloc %d reg %d run %d ended", ev.Task.Task, ev.TaskChange, n.Allocated, n.Total, n.Registered, n.Running, n.Ended))
+	}
+	require.Equal(t, []string{
+		"worker:0 launched 1/2 alloc 0 reg 1 run 0 ended",
+		"worker:1 launched 2/2 alloc 0 reg 2 run 0 ended",
+		"worker:0 registered 2/2 alloc 1 reg 2 run 0 ended",
+		"worker:0 ended 2/2 alloc 1 reg 1 run 1 ended",
+	}, got)
+}
