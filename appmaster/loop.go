@@ -84,6 +84,9 @@ type Launchers interface {
 	Stop(task taskspec.TaskID, reason string)
 	// StopAll asks every launcher to end its program: the job is decided.
 	StopAll(reason string)
+	// Reset starts a new rendezvous generation: the cluster restarts
+	// (core.Restart), so registrations and the cluster spec start over.
+	Reset()
 	// Notify is signalled when Drain has something.
 	Notify() <-chan struct{}
 	// Drain returns what the launchers reported since the last call, as
@@ -195,6 +198,12 @@ func (l *loop) run(ctx context.Context) (LoopResult, error) {
 
 	for {
 		rd := l.m.Ready()
+		if rd.Restart != nil {
+			l.cfg.Logf("restarting the cluster (restart %d): new containers, a new rendezvous and TF_CONFIG", rd.Restart.Number)
+			if l.cfg.Launchers != nil {
+				l.cfg.Launchers.Reset()
+			}
+		}
 		l.buf.Add(rd)
 		l.logAsks(rd.Asks)
 		l.launch(ctx, rd.Launch)
@@ -310,9 +319,9 @@ func (l *loop) wantsContainers() bool {
 // its answer becomes events, allocations before completions.
 func (l *loop) heartbeat(ctx context.Context) {
 	asks, release := l.buf.Pending()
-	askProtos := make([]*hadoopyarn.ResourceRequestProto, len(asks))
-	for i, a := range asks {
-		askProtos[i] = askProto(a)
+	var reqs []*hadoopyarn.ResourceRequestProto
+	for _, a := range asks {
+		reqs = append(reqs, askProtos(a)...)
 	}
 	var releaseProtos []*hadoopyarn.ContainerIdProto
 	for _, id := range release {
@@ -321,7 +330,7 @@ func (l *loop) heartbeat(ctx context.Context) {
 		}
 	}
 	cctx, cancel := context.WithTimeout(ctx, l.cfg.CallTimeout)
-	resp, err := l.cfg.RM.Allocate(cctx, askProtos, releaseProtos, l.progress())
+	resp, err := l.cfg.RM.Allocate(cctx, reqs, releaseProtos, l.progress())
 	cancel()
 	if l.interrupted(ctx, "") {
 		// What the call returned, if anything, may already be the kill's

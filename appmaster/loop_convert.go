@@ -8,27 +8,43 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
-// askProto is one Ask as a ResourceRequest: any node, relaxed locality, the
-// group's own allocation_request_id and priority.
-func askProto(a core.Ask) *hadoopyarn.ResourceRequestProto {
+// askProtos is one Ask as ResourceRequests: any node with relaxed
+// locality, under the group's own allocation_request_id and priority; for
+// an in-place replacement (Ask.Node) the node itself, plus its rack and
+// "*" with relaxed locality off, which is how YARN's schedulers are told
+// "this node only" (Hadoop's AMRMClient sends the same three). The rack is
+// YARN's default one: the AM does not know the cluster's topology, and on
+// a cluster with a topology script no container comes, so the core falls
+// back to restarting the cluster after taskspec.InPlaceWait.
+func askProtos(a core.Ask) []*hadoopyarn.ResourceRequestProto {
 	var custom map[string]int64
 	if a.Resource.GPUs > 0 {
 		// Only when asked: a zero entry for a type the RM lacks is noise.
 		custom = map[string]int64{yarn.ResourceGPU: a.Resource.GPUs}
 	}
-	r := &hadoopyarn.ResourceRequestProto{
-		Priority:            &hadoopyarn.PriorityProto{Priority: proto.Int32(a.Priority)},
-		ResourceName:        proto.String("*"),
-		Capability:          yarn.NewResource(a.Resource.MemoryMiB, a.Resource.VCores, custom),
-		NumContainers:       proto.Int32(int32(a.Count)),
-		RelaxLocality:       proto.Bool(true),
-		AllocationRequestId: proto.Int64(a.AllocationRequestID),
+	req := func(name string, relax bool) *hadoopyarn.ResourceRequestProto {
+		r := &hadoopyarn.ResourceRequestProto{
+			Priority:            &hadoopyarn.PriorityProto{Priority: proto.Int32(a.Priority)},
+			ResourceName:        proto.String(name),
+			Capability:          yarn.NewResource(a.Resource.MemoryMiB, a.Resource.VCores, custom),
+			NumContainers:       proto.Int32(int32(a.Count)),
+			RelaxLocality:       proto.Bool(relax),
+			AllocationRequestId: proto.Int64(a.AllocationRequestID),
+		}
+		if a.NodeLabel != "" && name == "*" {
+			r.NodeLabelExpression = proto.String(a.NodeLabel)
+		}
+		return r
 	}
-	if a.NodeLabel != "" {
-		r.NodeLabelExpression = proto.String(a.NodeLabel)
+	if a.Node == "" {
+		return []*hadoopyarn.ResourceRequestProto{req("*", true)}
 	}
-	return r
+	return []*hadoopyarn.ResourceRequestProto{req(a.Node, true), req(defaultRack, false), req("*", false)}
 }
+
+// defaultRack is YARN's rack of a node without topology information
+// (NetworkTopology.DEFAULT_RACK).
+const defaultRack = "/default-rack"
 
 // containerOf reduces an allocated container to what the machine sees.
 func containerOf(c *hadoopyarn.ContainerProto) core.Container {

@@ -29,6 +29,10 @@ func TaskLaunchContext(jf contract.JobFile, ln core.Launch, amAddress string, to
 	env[contract.EnvTaskType] = string(ln.Task.Type)
 	env[contract.EnvTaskIndex] = strconv.Itoa(ln.Task.Index)
 	env[contract.EnvTaskAttempt] = strconv.Itoa(ln.Attempt)
+	env[contract.EnvRestart] = strconv.Itoa(ln.Restart)
+	if ln.Port != 0 {
+		env[contract.EnvRetakePort] = strconv.Itoa(ln.Port)
+	}
 	env[contract.EnvAppID] = jf.AppID
 	env[contract.EnvAMAddress] = amAddress
 	env["HADOOP_USER_NAME"] = jf.User
@@ -38,7 +42,7 @@ func TaskLaunchContext(jf contract.JobFile, ln core.Launch, amAddress string, to
 	if len(jf.PythonPath) > 0 {
 		env[contract.EnvPythonPath] = strings.Join(jf.PythonPath, ":")
 	}
-	argv := append([]string{"./" + contract.BinaryName, "task", "--", jf.Job.Command}, jf.Job.Args...)
+	argv := append([]string{"./" + contract.BinaryName, "task", "--"}, jf.TaskCommand(ln.Task.Type)...)
 	names := make([]string, 0, len(jf.TaskResources))
 	for name := range jf.TaskResources {
 		names = append(names, name)

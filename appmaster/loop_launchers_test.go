@@ -19,6 +19,7 @@ type fakeLaunchers struct {
 	assigned map[taskspec.TaskID]string
 	stops    []taskspec.TaskID
 	stopAll  bool
+	resets   int
 	events   []core.Event
 	notify   chan struct{}
 	tails    map[string][]string
@@ -64,6 +65,12 @@ func (f *fakeLaunchers) StopAll(string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.stopAll = true
+}
+
+func (f *fakeLaunchers) Reset() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.resets++
 }
 
 func (f *fakeLaunchers) Notify() <-chan struct{} { return f.notify }

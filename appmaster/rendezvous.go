@@ -201,6 +201,9 @@ func (r *TaskRendezvous) StopAll(reason string) {
 	r.board.Fail(errors.New(reason))
 }
 
+// Reset implements Launchers.
+func (r *TaskRendezvous) Reset() { r.board.Reset() }
+
 // Notify implements Launchers.
 func (r *TaskRendezvous) Notify() <-chan struct{} { return r.notify }
 

@@ -26,7 +26,15 @@ const (
 	EnvTask        = "TFYARN_TASK"         // worker:1 (taskspec.TaskID)
 	EnvTaskType    = "TFYARN_TASK_TYPE"    // worker
 	EnvTaskIndex   = "TFYARN_TASK_INDEX"   // 1
-	EnvTaskAttempt = "TFYARN_TASK_ATTEMPT" // 0, then one more per restart
+	EnvTaskAttempt = "TFYARN_TASK_ATTEMPT" // 0, then one more per restart of this task
+	// EnvRestart is how many times the job's cluster restarted before this
+	// task started (--max-restarts): 0 on the first run, 1 after the first
+	// restart, ... A script can tell a fresh start from a resumed one.
+	EnvRestart = "TFYARN_RESTART"
+	// EnvRetakePort, when set, is the port the launcher must reserve
+	// instead of a free one: a ParameterServerStrategy worker replaced in
+	// place comes back at its old address.
+	EnvRetakePort = "TFYARN_RETAKE_PORT"
 	EnvAppID       = "TFYARN_APP_ID"
 	// EnvAMAddress is the host:port of the AM's rendezvous server.
 	EnvAMAddress = "TFYARN_AM_ADDRESS"

@@ -25,6 +25,9 @@ type procs interface {
 	// over tells launchers still waiting for the cluster spec that the job
 	// is over.
 	over(f core.Finish)
+	// restart starts a new rendezvous generation: the cluster starts again
+	// with new addresses.
+	restart(r core.Restart)
 }
 
 // driver drives the ApplicationMaster's core (package appmaster/core)
@@ -79,6 +82,9 @@ func (d *driver) step(evs ...core.Event) {
 	}
 	for d.m.HasReady() {
 		rd := d.m.Ready()
+		if rd.Restart != nil {
+			d.p.restart(*rd.Restart)
+		}
 		var started []core.Event
 		for _, ln := range rd.Launch {
 			d.live[ln.Container.ID] = ln.Task

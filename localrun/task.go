@@ -100,6 +100,11 @@ func (p *processes) over(f core.Finish) {
 	p.board.Fail(fmt.Errorf("the job is over: %s", first))
 }
 
+func (p *processes) restart(r core.Restart) {
+	p.logf("restarting the cluster (restart %d): a new rendezvous", r.Number)
+	p.board.Reset()
+}
+
 func (p *processes) logf(format string, args ...any) {
 	fmt.Fprintf(p.log, format+"\n", args...)
 }
@@ -145,6 +150,10 @@ func taskEnv(base []string, job taskspec.Job, appID string, ln core.Launch) []st
 	set(contract.EnvTaskType, string(id.Type))
 	set(contract.EnvTaskIndex, strconv.Itoa(id.Index))
 	set(contract.EnvTaskAttempt, strconv.Itoa(ln.Attempt))
+	set(contract.EnvRestart, strconv.Itoa(ln.Restart))
+	if ln.Port != 0 {
+		set(contract.EnvRetakePort, strconv.Itoa(ln.Port))
+	}
 	set(contract.EnvAppID, appID)
 	return env
 }

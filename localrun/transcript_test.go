@@ -1,6 +1,7 @@
 package localrun
 
 import (
+	"fmt"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -55,7 +56,7 @@ var containerPart = regexp.MustCompile(` \(container \S+ on \S+\)`)
 func localView(out string) string {
 	var keep []string
 	for _, line := range strings.Split(out, "\n") {
-		if strings.HasPrefix(line, "stop ") || strings.HasPrefix(line, "finish ") {
+		if strings.HasPrefix(line, "stop ") || strings.HasPrefix(line, "finish ") || strings.HasPrefix(line, "restart ") {
 			keep = append(keep, containerPart.ReplaceAllString(line, ""))
 		}
 	}
@@ -75,13 +76,9 @@ func (h *localHarness) do(t *testing.T, c transcript.Cmd) string {
 	t.Helper()
 	switch c.Name {
 	case "new":
-		var job taskspec.Job
-		job.Command = "true"
-		for _, typ := range taskspec.TaskTypes() {
-			if n := c.Get(string(typ), ""); n != "" {
-				count, _ := strconv.Atoi(n)
-				job.Tasks = append(job.Tasks, group(typ, count))
-			}
+		job, err := transcript.Job(c)
+		if err != nil {
+			t.Fatal(err)
 		}
 		stopGrace, err := time.ParseDuration(c.Get("stop-grace", "0s"))
 		if err != nil {
@@ -101,7 +98,19 @@ func (h *localHarness) do(t *testing.T, c transcript.Cmd) string {
 		return ""
 	case "register":
 		h.d.begin(h.now)
-	case "allocate", "start", "fail-start", "registered", "tasks":
+	case "registered":
+		// As the core's harness: at 2000 + the task's position, or the
+		// port it was told to re-take.
+		for i, task := range h.d.m.Tasks() {
+			if (len(c.Args) == 0 || c.Args[0] == task.Task.String()) && task.State.Live() {
+				port := 2000 + i
+				if task.WantPort != 0 {
+					port = task.WantPort
+				}
+				h.d.step(core.TaskRegistered{Task: task.Task, Host: "127.0.0.1", Port: port})
+			}
+		}
+	case "allocate", "start", "fail-start", "tasks", "restarts":
 		// The local driver allocates and starts by itself.
 	case "exit":
 		id, err := taskspec.ParseTaskID(c.Args[0])
@@ -138,6 +147,9 @@ func (f *fakeProcs) start(ln core.Launch) { f.live[ln.Task] = ln.Container.ID }
 func (f *fakeProcs) stop(s core.Stop)     { f.lines = append(f.lines, s.String()) }
 func (f *fakeProcs) kill(s core.Stop)     { f.lines = append(f.lines, s.String()) }
 func (f *fakeProcs) over(fin core.Finish) { f.lines = append(f.lines, fin.String()) }
+func (f *fakeProcs) restart(r core.Restart) {
+	f.lines = append(f.lines, fmt.Sprintf("restart %d: new rendezvous", r.Number))
+}
 
 func (f *fakeProcs) take() string {
 	out := strings.Join(f.lines, "\n")

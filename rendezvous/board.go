@@ -33,7 +33,9 @@ type Board struct {
 	exits     map[taskspec.TaskID]ExitReport
 	spec      taskspec.ClusterSpec
 	failed    error
-	settled   chan struct{} // closed once spec or failed is set
+	settled   chan struct{} // closed once spec or failed is set, or by Reset
+	gen       int           // rendezvous generation: one more per Reset
+	waiting   int           // Spec calls waiting for the spec (tests wait for them)
 	timer     *time.Timer
 	stops     map[taskspec.TaskID]stopEntry
 	stopAll   *StopOrder
@@ -240,6 +242,34 @@ func (b *Board) Fail(err error) {
 	}
 }
 
+// Reset starts a new rendezvous generation for a cluster that restarts
+// (the AM's core decided it): the registrations, the published spec or
+// failure, the registration timer and the stop orders are forgotten, so
+// the new containers meet afresh and get a new cluster spec. A launcher
+// of the previous generation still waiting for the spec gets
+// ErrRendezvousFailed. Exit reports and container assignments stay (the
+// next Assign replaces each).
+func (b *Board) Reset() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.timer != nil {
+		b.timer.Stop()
+		b.timer = nil
+	}
+	select {
+	case <-b.settled:
+	default:
+		close(b.settled)
+	}
+	b.gen++
+	b.settled = make(chan struct{})
+	b.regs = map[taskspec.TaskID]Registration{}
+	b.spec, b.failed = nil, nil
+	b.stops = map[taskspec.TaskID]stopEntry{}
+	b.stopAll = nil
+	b.maybePublish()
+}
+
 // Missing lists the cluster tasks that have not registered, in job order.
 func (b *Board) Missing() []string {
 	b.mu.Lock()
@@ -267,13 +297,24 @@ func (b *Board) Spec(ctx context.Context, task taskspec.TaskID) (taskspec.Cluste
 	if _, ok := b.known[task]; !ok {
 		return nil, fmt.Errorf("%w: %s is not a task of this job", ErrUnknownTask, task)
 	}
+	b.mu.Lock()
+	settled, gen := b.settled, b.gen
+	b.waiting++
+	b.mu.Unlock()
 	select {
-	case <-b.settled:
+	case <-settled:
 	case <-ctx.Done():
+		b.mu.Lock()
+		b.waiting--
+		b.mu.Unlock()
 		return nil, ctx.Err()
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	b.waiting--
+	if b.gen != gen {
+		return nil, fmt.Errorf("%w: the cluster restarted", ErrRendezvousFailed)
+	}
 	if b.failed != nil {
 		return nil, fmt.Errorf("%w: %v", ErrRendezvousFailed, b.failed)
 	}

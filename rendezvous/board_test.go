@@ -173,3 +173,47 @@ func TestBoardNotify(t *testing.T) {
 	require.Len(t, b.Drain(), 2) // registered, published
 	require.Empty(t, b.Drain())
 }
+
+func TestBoardResetStartsANewGeneration(t *testing.T) {
+	b := newBoard(t, 0, group(taskspec.Chief, 1), group(taskspec.Worker, 1))
+	ctx := context.Background()
+	// A launcher of the first generation waits for a spec that never comes
+	// (worker:0 failed before registering); the restart releases it.
+	require.NoError(t, b.Register(ctx, reg(taskspec.Chief, 0, 1000)))
+	waiting := make(chan error, 1)
+	go func() {
+		_, err := b.Spec(ctx, task(taskspec.Chief, 0))
+		waiting <- err
+	}()
+	require.Eventually(t, func() bool {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		return b.waiting == 1
+	}, 5*time.Second, time.Millisecond, "the launcher never waited for the spec")
+	b.Stop(task(taskspec.Chief, 0), "restarting")
+	b.Reset()
+	select {
+	case err := <-waiting:
+		require.ErrorIs(t, err, ErrRendezvousFailed)
+		require.ErrorContains(t, err, "restarted")
+	case <-time.After(5 * time.Second):
+		t.Fatal("a launcher of the previous generation still waits for its spec")
+	}
+	_, ok := b.Published()
+	require.False(t, ok)
+	require.Equal(t, []string{"chief:0", "worker:0"}, b.Missing(), "registrations are forgotten")
+
+	// The new generation meets at new addresses, with no stop order left.
+	require.NoError(t, b.Register(ctx, reg(taskspec.Chief, 0, 2000)))
+	require.NoError(t, b.Register(ctx, reg(taskspec.Worker, 0, 2001)))
+	spec, err := b.Spec(ctx, task(taskspec.Worker, 0))
+	require.NoError(t, err)
+	require.Equal(t, taskspec.ClusterSpec{
+		taskspec.Chief:  {"node1.example.com:2000"},
+		taskspec.Worker: {"node1.example.com:2001"},
+	}, spec)
+	short, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
+	defer cancel()
+	_, err = b.WaitStop(short, task(taskspec.Chief, 0), "")
+	require.ErrorIs(t, err, context.DeadlineExceeded, "the old stop order does not stop the new task")
+}

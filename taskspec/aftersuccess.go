@@ -18,11 +18,7 @@ package taskspec
 //
 // stopNow and linger keep live's order.
 func SplitAfterDecider(types []TaskType, live []TaskID) (stopNow, linger []TaskID) {
-	has := map[TaskType]bool{}
-	for _, t := range types {
-		has[t] = true
-	}
-	pss := has[Chief] && has[PS]
+	pss := ParameterServerShaped(types)
 	workersLinger := false
 	for _, id := range live {
 		workersLinger = workersLinger || (!pss && id.Type == Worker)
@@ -36,4 +32,16 @@ func SplitAfterDecider(types []TaskType, live []TaskID) (stopNow, linger []TaskI
 		}
 	}
 	return stopNow, linger
+}
+
+// ParameterServerShaped reports whether a job with these task types is a
+// TF2 ParameterServerStrategy job: a chief (the coordinator) and ps tasks.
+// Its workers are servers the coordinator dispatches to: they never end by
+// themselves, and one that fails can be replaced alone at the same address.
+func ParameterServerShaped(types []TaskType) bool {
+	var chief, ps bool
+	for _, t := range types {
+		chief, ps = chief || t == Chief, ps || t == PS
+	}
+	return chief && ps
 }

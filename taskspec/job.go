@@ -174,6 +174,41 @@ type Job struct {
 	// NodeLabel is the default node label expression for groups that set
 	// none.
 	NodeLabel string
+	// Restarts says when failed tasks run again instead of failing the job.
+	Restarts RestartPolicy `json:",omitempty"`
+}
+
+// RestartPolicy is when a job's failed tasks run again (--max-restarts,
+// --retry-exit-codes). The ApplicationMaster's core decides each restart;
+// see appmaster/core's restart.go for what restarts what.
+type RestartPolicy struct {
+	// Max is how many restarts caused by a program's failure the job
+	// may have; 0 turns restarts off. With restarts on, exits that are not
+	// the program's fault (YARN's preemption, lost node, bad disks, kill by
+	// the RM) restart without counting, up to MaxUncountedRestarts.
+	Max int `json:",omitempty"`
+	// RetryExitCodes, when set, are the only program exit codes that
+	// restart (say 137 for an OOM-killed program, not 1 for a bug); empty
+	// means any failure may.
+	RetryExitCodes []int `json:",omitempty"`
+}
+
+// MaxUncountedRestarts bounds the restarts that do not count toward
+// RestartPolicy.Max (preemption, lost nodes): a cluster that loses node
+// after node still ends the job.
+const MaxUncountedRestarts = 10
+
+// Retries reports whether a program's exit code may restart.
+func (p RestartPolicy) Retries(code int) bool {
+	if len(p.RetryExitCodes) == 0 {
+		return code != 0
+	}
+	for _, c := range p.RetryExitCodes {
+		if c == code {
+			return true
+		}
+	}
+	return false
 }
 
 // DefaultAppType is the YARN application type of tfyarn jobs, what `yarn

@@ -17,6 +17,8 @@ import "time"
 //	DefaultWorkerGrace            10s    SuccessChief: lingering workers ending by themselves      core.TensorFlowPolicy.WorkerGrace, localrun.Options.WorkerGrace
 //	TFStopTimeout                 15s    SuccessChief: stopped tasks ending, from their stop        core.TensorFlowPolicy.StopTimeout
 //	YarnReasonWait                30s    AM: YARN's report of a container killed from outside       core.Machine (fixed)
+//	InPlaceWait                   1m     AM: a PS-strategy worker's container on its old node       core.Machine (fixed)
+//	RestartStopWait               30s    AM: a restart's stopped tasks ending, after StopGrace      core.Machine (fixed)
 //
 // How they relate: ContainerStopGrace exceeds ProgramStopGrace so that the
 // launcher's own SIGKILL, and its exit report, come before the NodeManager's
@@ -80,4 +82,14 @@ const (
 	// of the container, which says why. Past it the launcher's exit code
 	// stands. YARN's report normally comes a heartbeat later.
 	YarnReasonWait = 30 * time.Second
+
+	// InPlaceWait is how long a ParameterServerStrategy worker replaced in
+	// place (same node, same port) may wait for its container on that
+	// node; past it the whole cluster restarts instead.
+	InPlaceWait = time.Minute
+
+	// RestartStopWait is how long a cluster restart waits, past the stop
+	// escalation, for the stopped tasks' containers to end before asking
+	// for new ones anyway (a lost node never reports its containers).
+	RestartStopWait = 30 * time.Second
 )

@@ -10,4 +10,7 @@ func TestTimeoutRelations(t *testing.T) {
 	if LauncherRendezvousTimeout <= DefaultRendezvousTimeout {
 		t.Errorf("LauncherRendezvousTimeout %s must exceed DefaultRendezvousTimeout %s: the AM reports a registration timeout itself", LauncherRendezvousTimeout, DefaultRendezvousTimeout)
 	}
+	if InPlaceWait >= DefaultAllocTimeout {
+		t.Errorf("InPlaceWait %s must be shorter than DefaultAllocTimeout %s: a worker that cannot return to its node restarts the cluster instead of failing the job", InPlaceWait, DefaultAllocTimeout)
+	}
 }

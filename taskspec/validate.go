@@ -59,6 +59,14 @@ func (j Job) Validate(limits ClusterLimits) error {
 			return err
 		}
 	}
+	if j.Restarts.Max < 0 {
+		return invalid("", "--max-restarts %d is negative; give 0 (no restarts) or more", j.Restarts.Max)
+	}
+	for _, c := range j.Restarts.RetryExitCodes {
+		if c < 1 || c > 255 {
+			return invalid("", "--retry-exit-codes: %d is not a program's failing exit code; give codes from 1 to 255", c)
+		}
+	}
 	if !byType[Chief] && !byType[Worker] {
 		return invalid("", "the job has no chief and no worker; add --chief or --worker, which run the training")
 	}

@@ -10,6 +10,9 @@ import (
 // Ready is what the machine wants done, accumulated over the Steps since
 // the last call to Machine.Ready. The loop performs it in this order:
 //
+//  0. Restart: the cluster starts again; start a new rendezvous generation
+//     (forget the registrations and the published cluster spec) before
+//     any launch.
 //  1. Launch: startContainers on each container's NM (the outcome comes back
 //     as ContainerStarted or StartFailed).
 //  2. Stop: graceful ones through the task's launcher, hard ones with
@@ -22,6 +25,7 @@ import (
 //  4. Finish, last: unregister with its status and diagnostics, then exit.
 //     No Ready after the one carrying Finish has anything in it.
 type Ready struct {
+	Restart *Restart
 	Asks    []Ask
 	Release []string // container ids
 	Launch  []Launch
@@ -31,26 +35,34 @@ type Ready struct {
 
 // Empty reports whether there is nothing to do.
 func (r Ready) Empty() bool {
-	return len(r.Asks) == 0 && len(r.Release) == 0 && len(r.Launch) == 0 && len(r.Stop) == 0 && r.Finish == nil
+	return r.Restart == nil && len(r.Asks) == 0 && len(r.Release) == 0 && len(r.Launch) == 0 && len(r.Stop) == 0 && r.Finish == nil
 }
 
 // Ask is one ResourceRequest: the absolute number of containers still
 // wanted for a task group. Each group has its own allocation_request_id and
-// priority, so container shapes never mix. Resource name is always "*"
-// (any node) with relaxed locality.
+// priority, so container shapes never mix. Resource name is "*" (any
+// node) with relaxed locality, except for an in-place replacement's ask:
+// Node names the one node it must run on (relaxed locality off), under an
+// allocation_request_id of its own.
 type Ask struct {
 	TaskType            taskspec.TaskType
 	AllocationRequestID int64
 	Priority            int32
 	Resource            taskspec.Resources
 	NodeLabel           string // node_label_expression; empty for none
+	Node                string // the only host to run on; empty for any
 	Count               int
 }
 
 // Launch: start the task's process in the container.
 type Launch struct {
-	Task      taskspec.TaskID
-	Attempt   int // 0 for a task's first container, then one more per restart
+	Task    taskspec.TaskID
+	Attempt int // 0 for a task's first container, then one more per restart
+	// Restart is how many times the cluster restarted before this launch
+	// (TFYARN_RESTART), Port the port the task must re-take (an in-place
+	// replacement keeps its address), 0 for any.
+	Restart   int
+	Port      int
 	Container Container
 }
 

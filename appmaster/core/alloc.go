@@ -22,7 +22,7 @@ import (
 
 // allocDeadline applies the deadline at the machine's current time.
 func (m *Machine) allocDeadline() {
-	if m.allocTimeout <= 0 || m.now.IsZero() {
+	if m.allocTimeout <= 0 || m.now.IsZero() || m.restarting != nil {
 		return
 	}
 	var fatal, sideCars []*TaskStatus
@@ -42,6 +42,7 @@ func (m *Machine) allocDeadline() {
 	}
 	for _, t := range sideCars {
 		t.State = TaskFailed
+		t.unallocated = true
 		t.ExitStatus = ExitInvalid
 		t.EndedAt = m.now
 		m.ends++

@@ -173,11 +173,12 @@ func DescribeExit(status int32) string {
 }
 
 // IsInfrastructureExit reports whether a container ended for reasons that
-// are not the task's fault (lost node, bad disks, preemption), the ends a
-// restart policy should retry without counting them against the task.
+// are not the task's fault (lost or decommissioned node, bad disks,
+// preemption, a kill by the RM or the NM's container scheduler): the ends
+// that restart without counting toward RestartPolicy.Max.
 func IsInfrastructureExit(status int32) bool {
 	switch status {
-	case ExitAborted, ExitDisksFailed, ExitPreempted, ExitKilledByContainerScheduler:
+	case ExitAborted, ExitDisksFailed, ExitPreempted, ExitKilledByResourceManager, ExitKilledByContainerScheduler:
 		return true
 	}
 	return false

@@ -29,6 +29,7 @@ package core
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/tfyarn/tfyarn/taskspec"
@@ -113,6 +114,10 @@ type TaskStatus struct {
 	// Config.StopGrace.
 	StopRequested, HardStopped  bool
 	StopRequestedAt, HardStopAt time.Time
+	// PlaceOn and WantPort are set while a worker replaced in place waits
+	// for its container: the node it must run on and the port it re-takes.
+	PlaceOn  string
+	WantPort int
 	// Times come from Tick; EndOrder counts task ends (1, 2, ...) so
 	// policies can tell which failure came first within one instant.
 	RequestedAt, LaunchedAt, StartedAt, EndedAt time.Time
@@ -123,6 +128,11 @@ type TaskStatus struct {
 	signalled *ProgramSignalled
 	// signalledAt is when it came.
 	signalledAt time.Time
+	// placement is the ask of an in-place replacement (PlaceOn).
+	placement *group
+	// unallocated: failed for never getting a container (allocDeadline),
+	// which no restart would change.
+	unallocated bool
 }
 
 // Config is what New needs.
@@ -166,6 +176,13 @@ type Machine struct {
 	clusterOffers map[string]string
 	stopGrace     time.Duration
 
+	restartPolicy      taskspec.RestartPolicy
+	counted, uncounted int           // restarts, by whether they count toward the policy's Max
+	generation         int           // cluster restarts: the rendezvous generation
+	causes             []string      // every failure that caused a restart, for the diagnostics
+	restarting         *restartState // a cluster restart's stops are out
+	nextRequestID      int64         // allocation_request_ids of in-place asks
+
 	ready Ready
 }
 
@@ -179,6 +196,10 @@ type group struct {
 	allocationRequestID int64
 	priority            int32
 	rmOutstanding       int // -1: unknown to the RM (after a resync)
+	// node and task are set for an in-place replacement's ask: one
+	// container on node, for task.
+	node string
+	task *TaskStatus
 }
 
 type containerRecord struct {
@@ -200,6 +221,8 @@ func New(cfg Config) (*Machine, error) {
 		allocTimeout:  cfg.AllocTimeout,
 		clusterOffers: cfg.ClusterOffers,
 		stopGrace:     max(cfg.StopGrace, 0),
+		restartPolicy: cfg.Job.Restarts,
+		nextRequestID: 1000, // above the groups' own
 	}
 	if m.allocTimeout == 0 {
 		m.allocTimeout = taskspec.DefaultAllocTimeout
@@ -310,6 +333,9 @@ func (m *Machine) Step(ev Event) {
 		m.escalateStops()
 	}
 	if m.phase == PhaseRunning {
+		m.applyRestarts()
+	}
+	if m.phase == PhaseRunning && m.restarting == nil {
 		m.consultPolicy()
 	}
 	if m.phase == PhaseRunning {
@@ -389,8 +415,8 @@ func (m *Machine) allocated(c Container) {
 	if g.rmOutstanding > 0 {
 		g.rmOutstanding--
 	}
-	t := m.firstPending(g.spec.Type)
-	if t == nil {
+	t := m.firstPending(g)
+	if t == nil || m.restarting != nil {
 		m.ready.Release = append(m.ready.Release, c.ID)
 		return
 	}
@@ -398,7 +424,7 @@ func (m *Machine) allocated(c Container) {
 	t.State = TaskLaunching
 	t.Container = c
 	t.LaunchedAt = m.now
-	m.ready.Launch = append(m.ready.Launch, Launch{Task: t.Task, Attempt: t.Attempt, Container: c})
+	m.ready.Launch = append(m.ready.Launch, Launch{Task: t.Task, Attempt: t.Attempt, Restart: m.generation, Port: t.WantPort, Container: c})
 }
 
 // groupFor matches a container to the ask it answers: by
@@ -420,13 +446,26 @@ func (m *Machine) groupFor(c Container) *group {
 	return nil
 }
 
-func (m *Machine) firstPending(typ taskspec.TaskType) *TaskStatus {
+// firstPending is the task a container of g's ask is for.
+func (m *Machine) firstPending(g *group) *TaskStatus {
 	for _, t := range m.tasks {
-		if t.Task.Type == typ && t.State == TaskPending {
+		if m.wants(g, t) {
 			return t
 		}
 	}
 	return nil
+}
+
+// wants reports whether g's ask is for t: a pending task of its type, and
+// of its node when it is an in-place replacement's.
+func (m *Machine) wants(g *group, t *TaskStatus) bool {
+	if t.State != TaskPending || t.Task.Type != g.spec.Type {
+		return false
+	}
+	if g.task != nil {
+		return t == g.task && t.placement == g
+	}
+	return t.placement == nil
 }
 
 // taskOf returns the task whose current container is id, or nil for
@@ -565,6 +604,9 @@ func (m *Machine) finish(status FinalStatus, diagnostics string) {
 		}
 	}
 	m.ready.Asks = nil
+	if len(m.causes) > 0 {
+		diagnostics += "; " + strings.Join(m.causes, "; ")
+	}
 	m.ready.Finish = &Finish{Status: status, Diagnostics: diagnostics}
 	m.phase = PhaseFinished
 }
@@ -593,7 +635,7 @@ func (m *Machine) syncAsks() {
 func (m *Machine) ask(g *group) Ask {
 	wanted := 0
 	for _, t := range m.tasks {
-		if t.Task.Type == g.spec.Type && t.State == TaskPending {
+		if m.restarting == nil && m.wants(g, t) {
 			wanted++
 		}
 	}
@@ -603,6 +645,7 @@ func (m *Machine) ask(g *group) Ask {
 		Priority:            g.priority,
 		Resource:            g.spec.Resources,
 		NodeLabel:           g.nodeLabel,
+		Node:                g.node,
 		Count:               wanted,
 	}
 }

@@ -59,8 +59,17 @@ func (h *harness) do(t *testing.T, c transcript.Cmd) string {
 	case "fail-start":
 		h.m.Step(StartFailed{ID: h.task(t, c).Container.ID, Reason: strings.Join(c.Args[1:], " ")})
 	case "registered":
-		task := h.task(t, c)
-		h.m.Step(TaskRegistered{Task: task.Task, Host: "node1", Port: 2000 + len(h.m.tasks)})
+		// Every live task (or the one named) registers at 2000 + its
+		// position in the job, or the port it was told to re-take.
+		for i, task := range h.m.Tasks() {
+			if (len(c.Args) == 0 || c.Args[0] == task.Task.String()) && task.State.Live() {
+				port := 2000 + i
+				if task.WantPort != 0 {
+					port = task.WantPort
+				}
+				h.m.Step(TaskRegistered{Task: task.Task, Host: hostOf(task.Container.NodeID), Port: port})
+			}
+		}
 	case "exit":
 		task := h.task(t, c)
 		code, err := strconv.Atoi(c.Args[1])
@@ -83,6 +92,8 @@ func (h *harness) do(t *testing.T, c transcript.Cmd) string {
 		h.m.Step(RendezvousFailed{Reason: strings.Join(c.Args, " ")})
 	case "tasks":
 		return h.tasks()
+	case "restarts":
+		return fmt.Sprintf("restarts=%d cluster=%d", h.m.Restarts(), h.m.ClusterRestarts())
 	default:
 		t.Fatalf("%s: unknown command %q", c.Pos, c.Name)
 	}
@@ -92,16 +103,9 @@ func (h *harness) do(t *testing.T, c transcript.Cmd) string {
 // newMachine: new chief=1 worker=2 ps=1 evaluator=1 rule=chief
 // stop-grace=12s alloc-timeout=5m worker-grace=10s stop-timeout=15s
 func (h *harness) newMachine(t *testing.T, c transcript.Cmd) {
-	var job taskspec.Job
-	job.Command = "true"
-	for _, typ := range taskspec.TaskTypes() {
-		if n := c.Get(string(typ), ""); n != "" {
-			count, err := strconv.Atoi(n)
-			if err != nil {
-				t.Fatalf("%s: %s: %v", c.Pos, typ, err)
-			}
-			job.Tasks = append(job.Tasks, taskspec.TaskGroup{Type: typ, Instances: count, Resources: small})
-		}
+	job, err := transcript.Job(c)
+	if err != nil {
+		t.Fatal(err)
 	}
 	dur := func(key string) time.Duration {
 		d, err := time.ParseDuration(c.Get(key, "0s"))
@@ -140,12 +144,16 @@ func (h *harness) allocate(c transcript.Cmd) {
 		if lim := c.Get(string(h.asks[id].TaskType), ""); lim != "" {
 			n, _ = strconv.Atoi(lim)
 			n = min(n, h.outstanding[id])
-		} else if len(c.KV) > 0 {
+		} else if len(c.KV) > 0 && c.Get("on", "") == "" {
 			n = 0
+		}
+		node := c.Get("on", "node1")
+		if h.asks[id].Node != "" {
+			node = h.asks[id].Node // the scheduler honours relaxed locality off
 		}
 		for range n {
 			h.next++
-			got = append(got, Container{ID: fmt.Sprintf("c%d", h.next), NodeID: "node1:8041", Resource: small, AllocationRequestID: id, Priority: h.asks[id].Priority})
+			got = append(got, Container{ID: fmt.Sprintf("c%d", h.next), NodeID: node + ":8041", Resource: small, AllocationRequestID: id, Priority: h.asks[id].Priority})
 		}
 		h.outstanding[id] -= n
 	}
@@ -188,16 +196,30 @@ func (h *harness) tasksOrLaunching(t *testing.T, c transcript.Cmd) []TaskStatus 
 func (h *harness) ready() string {
 	rd := h.m.Ready()
 	var lines []string
+	if rd.Restart != nil {
+		lines = append(lines, fmt.Sprintf("restart %d: new rendezvous", rd.Restart.Number))
+	}
 	for _, a := range rd.Asks {
 		h.outstanding[a.AllocationRequestID] = a.Count
 		h.asks[a.AllocationRequestID] = a
-		lines = append(lines, fmt.Sprintf("ask %s %d", a.TaskType, a.Count))
+		line := fmt.Sprintf("ask %s %d", a.TaskType, a.Count)
+		if a.Node != "" {
+			line += " on " + a.Node + " only"
+		}
+		lines = append(lines, line)
 	}
 	for _, id := range rd.Release {
 		lines = append(lines, "release "+id)
 	}
 	for _, l := range rd.Launch {
-		lines = append(lines, fmt.Sprintf("launch %s attempt=%d in %s", l.Task, l.Attempt, l.Container.ID))
+		line := fmt.Sprintf("launch %s attempt=%d in %s", l.Task, l.Attempt, l.Container.ID)
+		if l.Restart > 0 {
+			line += fmt.Sprintf(" restart=%d", l.Restart)
+		}
+		if l.Port > 0 {
+			line += fmt.Sprintf(" port=%d", l.Port)
+		}
+		lines = append(lines, line)
 	}
 	for _, s := range rd.Stop {
 		lines = append(lines, s.String())
@@ -223,6 +245,9 @@ func (h *harness) tasks() string {
 		}
 		if t.HardStopped {
 			line += " hard@" + t.HardStopAt.Sub(transcriptEpoch).String()
+		}
+		if t.PlaceOn != "" {
+			line += fmt.Sprintf(" on %s port=%d", t.PlaceOn, t.WantPort)
 		}
 		lines = append(lines, line)
 	}

@@ -1,0 +1,230 @@
+package core
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/tfyarn/tfyarn/taskspec"
+)
+
+// Restarts: the job's taskspec.RestartPolicy, applied by the machine before
+// it consults the Policy, so that a failure that restarts never reaches the
+// success rule.
+//
+//   - Restarts are on when the job allows some (RestartPolicy.Max > 0);
+//     without, every failure is the job's, as the success rule says.
+//   - YARN's exits that are not the program's fault (IsInfrastructureExit:
+//     preempted, lost or decommissioned node, bad disks, killed by the RM)
+//     restart without counting toward Max, up to
+//     taskspec.MaxUncountedRestarts. Any other failure restarts, counting,
+//     up to Max, if RetryExitCodes is empty or lists its exit code.
+//   - An evaluator or TensorBoard task restarts alone; the cluster never
+//     hears of it.
+//   - A worker of a ParameterServerStrategy job (a chief and ps) that had
+//     registered is replaced in place: a container on the same node
+//     (asked with relaxed locality off), told to re-take the same port, so
+//     the chief's ClusterCoordinator reconnects to the same address and
+//     nothing else restarts. A lost node or bad disks rule that out, and so
+//     does no container on the node within taskspec.InPlaceWait: then the
+//     whole cluster restarts.
+//   - Any other chief, worker or ps failure restarts the whole cluster:
+//     every live task is stopped (gracefully, escalating as any stop), and
+//     once all have ended (or taskspec.RestartStopWait after the
+//     escalation) every task goes back to pending with the next attempt,
+//     the Ready carries a Restart (the driver starts a new rendezvous: new
+//     addresses, a new TF_CONFIG) and new containers are asked for.
+//     Failures in the same step are one restart.
+//   - Nothing restarts once a TensorFlow job's decider has succeeded: what
+//     is left is the success rule's business.
+//
+// Every failure that caused a restart is listed in the job's final
+// diagnostics, numbered.
+
+// Restart, in Ready: the cluster starts again. The driver starts a new
+// rendezvous generation (registrations and the published cluster spec are
+// forgotten) before any of this Ready's launches. Number is how many
+// cluster restarts the job has had (TFYARN_RESTART of the new tasks).
+type Restart struct {
+	Number int
+}
+
+// Restarts reports how many restarts the job has had, counted or not
+// (cluster restarts and tasks restarted alone).
+func (m *Machine) Restarts() int { return m.counted + m.uncounted }
+
+// ClusterRestarts reports how many times the whole cluster restarted.
+func (m *Machine) ClusterRestarts() int { return m.generation }
+
+// applyRestarts restarts what the failures of this step allow.
+func (m *Machine) applyRestarts() {
+	if m.restarting != nil {
+		m.continueRestart()
+		return
+	}
+	if _, ok := m.policy.(TensorFlowPolicy); ok {
+		if d, ok := Decider(View{Tasks: m.Tasks()}); ok && d.State == TaskSucceeded {
+			return
+		}
+	}
+	var cluster []*TaskStatus
+	for _, t := range m.tasks {
+		switch {
+		case t.State == TaskPending && t.placement != nil && m.now.Sub(t.RequestedAt) >= taskspec.InPlaceWait:
+			// No container on its node: the address is gone, and with it
+			// the in-place replacement. Its failure was counted already.
+			t.placement = nil
+			m.beginClusterRestart(nil, fmt.Sprintf("%s got no container on %s within %s", t.Task, t.PlaceOn, taskspec.InPlaceWait))
+			return
+		case t.State != TaskFailed || t.unallocated:
+		case !t.Task.Type.InCluster():
+			if counted, ok := m.mayRestart([]*TaskStatus{t}); ok {
+				m.count(counted, t.Failure)
+				m.requeue(t)
+			}
+		default:
+			cluster = append(cluster, t)
+		}
+	}
+	if len(cluster) == 0 {
+		return
+	}
+	counted, ok := m.mayRestart(cluster)
+	if !ok {
+		return // the success rule fails the job
+	}
+	if t := cluster[0]; len(cluster) == 1 && m.inPlace(t) {
+		m.count(counted, t.Failure)
+		node, port := hostOf(t.Container.NodeID), t.Port
+		m.requeue(t)
+		m.place(t, node, port)
+		return
+	}
+	lines := make([]string, len(cluster))
+	for i, t := range cluster {
+		lines[i] = t.Failure
+	}
+	m.count(counted, lines...)
+	m.beginClusterRestart(cluster, "")
+}
+
+// mayRestart reports whether failed may restart, and whether the restart
+// counts toward RestartPolicy.Max.
+func (m *Machine) mayRestart(failed []*TaskStatus) (counted, ok bool) {
+	if m.restartPolicy.Max == 0 {
+		return false, false // restarts are off: every failure is the job's
+	}
+	for _, t := range failed {
+		if IsInfrastructureExit(t.ExitStatus) {
+			continue
+		}
+		counted = true
+		if t.ExitStatus > 0 && !m.restartPolicy.Retries(int(t.ExitStatus)) {
+			return true, false
+		}
+		if t.ExitStatus < 0 && len(m.restartPolicy.RetryExitCodes) > 0 {
+			return true, false // YARN's kill (memory, start failure) is not a listed exit code
+		}
+	}
+	if counted {
+		return true, m.counted < m.restartPolicy.Max
+	}
+	return false, m.uncounted < taskspec.MaxUncountedRestarts
+}
+
+// inPlace reports whether failed t can be replaced alone at its address.
+func (m *Machine) inPlace(t *TaskStatus) bool {
+	types := make([]taskspec.TaskType, len(m.groups))
+	for i, g := range m.groups {
+		types[i] = g.spec.Type
+	}
+	return t.Task.Type == taskspec.Worker && taskspec.ParameterServerShaped(types) &&
+		t.Port != 0 && t.ExitStatus != ExitAborted && t.ExitStatus != ExitDisksFailed
+}
+
+// count records a restart and the failures that caused it.
+func (m *Machine) count(counted bool, failures ...string) {
+	if counted {
+		m.counted++
+	} else {
+		m.uncounted++
+	}
+	n := m.counted + m.uncounted
+	for _, f := range failures {
+		if !counted {
+			f += " (not counted: not the program's fault)"
+		}
+		m.causes = append(m.causes, fmt.Sprintf("restart %d after %s", n, f))
+	}
+}
+
+// requeue sends an ended task back to pending with the next attempt.
+func (m *Machine) requeue(t *TaskStatus) {
+	*t = TaskStatus{Task: t.Task, Attempt: t.Attempt + 1, Container: t.Container, RequestedAt: m.now}
+}
+
+// place asks for t's next container on node only, for its old port.
+func (m *Machine) place(t *TaskStatus, node string, port int) {
+	var base *group
+	for _, g := range m.groups {
+		if g.spec.Type == t.Task.Type && g.task == nil {
+			base = g
+		}
+	}
+	m.nextRequestID++
+	g := &group{spec: base.spec, nodeLabel: base.nodeLabel, allocationRequestID: m.nextRequestID, priority: base.priority, node: node, task: t}
+	m.groups = append(m.groups, g)
+	t.placement, t.PlaceOn, t.WantPort = g, node, port
+}
+
+// hostOf is a NodeManager's host, from its host:port NodeId.
+func hostOf(nodeID string) string {
+	if i := strings.LastIndex(nodeID, ":"); i >= 0 {
+		return nodeID[:i]
+	}
+	return nodeID
+}
+
+// restartState is a cluster restart under way: its stops are out.
+type restartState struct {
+	since time.Time
+}
+
+// beginClusterRestart stops every live task; continueRestart starts them
+// again once they have ended. why, when set, is a cause that counted
+// already (an in-place replacement that could not be placed).
+func (m *Machine) beginClusterRestart(failed []*TaskStatus, why string) {
+	if why != "" {
+		m.causes = append(m.causes, fmt.Sprintf("restart %d: %s", m.counted+m.uncounted, why))
+	}
+	reason := "restarting the cluster"
+	if len(failed) > 0 {
+		reason += " after " + failed[0].Task.String() + " failed"
+	}
+	m.restarting = &restartState{since: m.now}
+	for _, t := range m.tasks {
+		if t.State.Live() && !t.StopRequested {
+			m.stop(t, reason, false)
+		}
+	}
+	m.continueRestart()
+}
+
+// continueRestart starts the cluster again once no task is live, or once
+// the stopped ones had RestartStopWait past their escalation.
+func (m *Machine) continueRestart() {
+	for _, t := range m.tasks {
+		if t.State.Live() && m.now.Sub(m.restarting.since) < m.stopGrace+taskspec.RestartStopWait {
+			return
+		}
+	}
+	m.restarting = nil
+	m.generation++
+	for _, t := range m.tasks {
+		// A task still live was stopped hard and never reported (a lost
+		// node): its container is given up, and a late report of it is
+		// ignored (the task is no longer live in it).
+		m.requeue(t)
+	}
+	m.ready.Restart = &Restart{Number: m.generation}
+}

@@ -1,0 +1,43 @@
+package transcript
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/tfyarn/tfyarn/taskspec"
+)
+
+// Job is the job a transcript's "new" command describes, the same for
+// every driver that replays it: a group per task type given as type=count
+// (chief=1 worker=2), max-restarts=N and retry=CODE,CODE. Groups have a
+// small nominal shape.
+func Job(c Cmd) (taskspec.Job, error) {
+	job := taskspec.Job{Command: "true"}
+	for _, typ := range taskspec.TaskTypes() {
+		if n := c.Get(string(typ), ""); n != "" {
+			count, err := strconv.Atoi(n)
+			if err != nil {
+				return job, fmt.Errorf("%s: %s=%s: %w", c.Pos, typ, n, err)
+			}
+			job.Tasks = append(job.Tasks, taskspec.TaskGroup{Type: typ, Instances: count, Resources: taskspec.Resources{VCores: 1, MemoryMiB: 256}})
+		}
+	}
+	if n := c.Get("max-restarts", ""); n != "" {
+		max, err := strconv.Atoi(n)
+		if err != nil {
+			return job, fmt.Errorf("%s: max-restarts=%s: %w", c.Pos, n, err)
+		}
+		job.Restarts.Max = max
+	}
+	if codes := c.Get("retry", ""); codes != "" {
+		for _, code := range strings.Split(codes, ",") {
+			n, err := strconv.Atoi(code)
+			if err != nil {
+				return job, fmt.Errorf("%s: retry=%s: %w", c.Pos, codes, err)
+			}
+			job.Restarts.RetryExitCodes = append(job.Restarts.RetryExitCodes, n)
+		}
+	}
+	return job, nil
+}
