@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -77,6 +78,9 @@ type Config struct {
 	// ReportTimeout bounds the exit report; YARN tells the AM the exit
 	// status anyway, the report only adds the stderr tail.
 	ReportTimeout time.Duration
+	// Port is the port to reserve, 0 for a free one: a worker replaced in
+	// place re-takes its predecessor's (contract.EnvRetakePort).
+	Port int
 
 	// Signals, if set, replaces the launcher's own SIGTERM/SIGINT
 	// subscription; tests inject signals through it.
@@ -139,6 +143,11 @@ func ConfigFromEnv(command []string) (Config, error) {
 	cfg.Credentials = rendezvous.TaskCredentials(creds)
 	cfg.ScrubTokenFile = tokenFile
 	cfg.ContainerID = os.Getenv(EnvContainerID)
+	if p := os.Getenv(contract.EnvRetakePort); p != "" {
+		if cfg.Port, err = strconv.Atoi(p); err != nil || cfg.Port < 1 || cfg.Port > 65535 {
+			return Config{}, fmt.Errorf("task launcher: %s=%q is not a port", contract.EnvRetakePort, p)
+		}
+	}
 	cfg.PythonEnv = os.Getenv(contract.EnvPythonEnv)
 	cfg.PythonPath = PythonPathList(os.Getenv(contract.EnvPythonPath))
 	cfg.Host = os.Getenv(EnvNMHost)

@@ -34,31 +34,35 @@ type Reservation struct {
 // ReservePort reserves a free port on all interfaces: IPv6 dual-stack when
 // the host has IPv6, since that blocks IPv4 and IPv6 binds alike, else
 // IPv4 only.
-func ReservePort() (*Reservation, error) {
-	r, err := reserve(unix.AF_INET6)
+func ReservePort() (*Reservation, error) { return ReservePortNumber(0) }
+
+// ReservePortNumber reserves port, or a free one for 0: a worker replaced
+// in place re-takes the port its predecessor had (contract.EnvRetakePort).
+func ReservePortNumber(port int) (*Reservation, error) {
+	r, err := reserve(unix.AF_INET6, port)
 	if err == nil {
 		return r, nil
 	}
-	r, err4 := reserve(unix.AF_INET)
+	r, err4 := reserve(unix.AF_INET, port)
 	if err4 != nil {
 		return nil, fmt.Errorf("reserving a port: %w (IPv6: %v)", err4, err)
 	}
 	return r, nil
 }
 
-func reserve(family int) (*Reservation, error) {
+func reserve(family, want int) (*Reservation, error) {
 	fd, err := unix.Socket(family, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return nil, fmt.Errorf("socket: %w", err)
 	}
-	var sa unix.Sockaddr = &unix.SockaddrInet4{}
+	var sa unix.Sockaddr = &unix.SockaddrInet4{Port: want}
 	if family == unix.AF_INET6 {
 		// Dual stack regardless of net.ipv6.bindv6only.
 		if err := unix.SetsockoptInt(fd, unix.IPPROTO_IPV6, unix.IPV6_V6ONLY, 0); err != nil {
 			unix.Close(fd)
 			return nil, fmt.Errorf("IPV6_V6ONLY: %w", err)
 		}
-		sa = &unix.SockaddrInet6{}
+		sa = &unix.SockaddrInet6{Port: want}
 	}
 	if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_REUSEPORT, 1); err != nil {
 		unix.Close(fd)

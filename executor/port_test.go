@@ -103,3 +103,24 @@ func TestListeningParsesProcNet(t *testing.T) {
 	_, err = listening(8080)
 	require.ErrorIs(t, err, errNoProcNet)
 }
+
+// A worker replaced in place re-takes its predecessor's port once the
+// predecessor is gone.
+func TestReservePortNumberRetakesAPort(t *testing.T) {
+	first, err := ReservePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := first.Port
+	if err := first.Release(); err != nil {
+		t.Fatal(err)
+	}
+	again, err := ReservePortNumber(port)
+	if err != nil {
+		t.Fatalf("re-taking port %d: %v", port, err)
+	}
+	defer again.Release()
+	if again.Port != port {
+		t.Fatalf("reserved port %d, want %d", again.Port, port)
+	}
+}

@@ -42,7 +42,7 @@ func Run(ctx context.Context, cfg Config) (exitCode int, err error) {
 		sigs = ch
 	}
 
-	res, err := ReservePort()
+	res, err := ReservePortNumber(cfg.Port)
 	if err != nil {
 		return ExitLauncherFailed, fmt.Errorf("task launcher: %w", err)
 	}

@@ -58,6 +58,7 @@ func (p *processes) start(ln core.Launch) {
 	cfg := p.base
 	cfg.Task = ln.Task
 	cfg.ContainerID = ln.Container.ID
+	cfg.Port = ln.Port
 	cfg.Env = taskEnv(p.env, p.job, p.appID, ln)
 	stdout := newPrefixWriter(p.stdout, "["+ln.Task.String()+"] ")
 	stderr := newPrefixWriter(p.stderr, "["+ln.Task.String()+"] ")
@@ -151,9 +152,6 @@ func taskEnv(base []string, job taskspec.Job, appID string, ln core.Launch) []st
 	set(contract.EnvTaskIndex, strconv.Itoa(id.Index))
 	set(contract.EnvTaskAttempt, strconv.Itoa(ln.Attempt))
 	set(contract.EnvRestart, strconv.Itoa(ln.Restart))
-	if ln.Port != 0 {
-		set(contract.EnvRetakePort, strconv.Itoa(ln.Port))
-	}
 	set(contract.EnvAppID, appID)
 	return env
 }
