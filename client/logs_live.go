@@ -198,6 +198,7 @@ type fileFollower struct {
 	f     *nmlogs.Follower
 	w     io.Writer
 	first bool
+	known bool // the NodeManager served the file once
 	done  bool
 }
 
@@ -243,6 +244,7 @@ func (ff *fileFollower) poll(ctx context.Context, tail int, last bool) {
 	}
 	data, err := ff.f.Poll(ctx)
 	if err == nil {
+		ff.known = true
 		if ff.first && tail > 0 {
 			data = nmlogs.LastLines(data, tail)
 		}
@@ -251,7 +253,9 @@ func (ff *fileFollower) poll(ctx context.Context, tail int, last bool) {
 			_, _ = ff.w.Write(data)
 		}
 	}
-	if last || nmlogs.UnknownContainer(err) {
+	// A NodeManager does not know a container that has not started yet:
+	// unknown is the end only for one it knew.
+	if last || (ff.known && nmlogs.UnknownContainer(err)) {
 		ff.done = true
 		flush(ff.w)
 	}

@@ -225,7 +225,7 @@ func testRobustRMSilence(t *testing.T, c *clustertest.Cluster, bin string) {
 	require.NoError(t, cmd.Start())
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
-	require.Eventually(t, func() bool { return strings.Contains(stdout.String(), " RUNNING\n") }, 90*time.Second, 200*time.Millisecond, "stdout: %s", &stdout)
+	require.Eventually(t, func() bool { return strings.Contains(stderr.String(), " RUNNING\n") }, 90*time.Second, 200*time.Millisecond, "stderr: %s", &stderr)
 	p.stop()
 	require.Eventually(t, func() bool { return strings.Contains(stderr.String(), "not answering") }, 60*time.Second, 200*time.Millisecond, "stderr: %s", &stderr)
 	time.Sleep(3 * time.Second) // silent for a while
@@ -241,7 +241,9 @@ func testRobustRMSilence(t *testing.T, c *clustertest.Cluster, bin string) {
 	require.Regexp(t, `ResourceManager at 127\.0\.0\.1:\d+ not answering \(connection refused\); retrying\n`, stderr.String())
 	require.Regexp(t, `ResourceManager at 127\.0\.0\.1:\d+ answering again after \d+s\n`, stderr.String())
 	require.Equal(t, 1, strings.Count(stderr.String(), "not answering"), "said once: %s", &stderr)
-	require.Contains(t, stdout.String(), "FINISHED SUCCEEDED")
+	// Progress and the job's end are status lines: stderr, not stdout.
+	require.Contains(t, stderr.String(), "FINISHED SUCCEEDED")
+	require.NotContains(t, stdout.String(), "FINISHED")
 }
 
 type syncBuffer struct {

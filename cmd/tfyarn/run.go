@@ -49,6 +49,7 @@ func runCommand(e *env) *cli.Command {
 		&cli.StringFlag{Name: "keytab", Usage: "log in from this `KEYTAB` instead of the ticket cache; the ApplicationMaster then also renews the job's HDFS delegation tokens past their maximum lifetime (the keytab travels only in the job's private staging directory)"},
 		&cli.StringSliceFlag{Name: "file-systems", Usage: "further HDFS filesystems the tasks use, `hdfs://HOST:PORT or hdfs://NAMESERVICE` (comma list, repeatable): on a Kerberized cluster the job gets delegation tokens for them too"},
 		outputFlag(),
+		logsFlag(),
 	)
 	return &cli.Command{
 		Name:      "run",
@@ -132,10 +133,13 @@ func runAction(c *cli.Context, e *env) error {
 		job.Keytab = c.String("keytab")
 	}
 	job.FileSystems = c.StringSlice("file-systems")
-	progress := e.stdout
-	if out == outputJSON {
-		progress = e.stderr // stdout holds one JSON document
+	mode, err := logsMode(c)
+	if err != nil {
+		return err
 	}
+	// Progress and status lines go to stderr: stdout holds the job's
+	// output (the tasks' lines --logs shows) or the JSON result.
+	progress := e.stderr
 	job.OnPacked = func(p client.PackInfo) {
 		what := "source directory"
 		if p.Manifest != nil {
@@ -161,6 +165,8 @@ func runAction(c *cli.Context, e *env) error {
 	}
 	defer s.Close()
 	fmt.Fprintf(progress, "%s submitted (uploaded %d bytes)\n", s.AppID, s.UploadedBytes)
+	live := newRunLogs(c.Context, s, job.Job, mode, out, e)
+	defer live.close()
 	for _, o := range s.OrphansRemoved {
 		fmt.Fprintf(e.stderr, "removed the staging directory %s of %s (%s)\n", o.Path, o.AppID, o.State)
 	}
@@ -170,6 +176,8 @@ func runAction(c *cli.Context, e *env) error {
 			return
 		}
 		if ev.Task != nil {
+			// A task's last output lines come before its end.
+			live.event(c.Context, ev)
 			printTaskChange(progress, ev)
 			return
 		}
@@ -180,6 +188,7 @@ func runAction(c *cli.Context, e *env) error {
 			fmt.Fprintf(progress, "%s tracking URL: %s\n", ev.AppID, ev.TrackingURL)
 		}
 	})
+	live.close()
 	if res != nil {
 		if out == outputJSON {
 			if jerr := cliout.JSON(e.stdout, res); jerr != nil {

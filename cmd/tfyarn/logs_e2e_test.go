@@ -1,0 +1,150 @@
+//go:build e2e
+
+package main
+
+import (
+	"context"
+	"os/exec"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"github.com/tfyarn/tfyarn/internal/clustertest"
+)
+
+// bgTfyarn is a tfyarn process running in the background.
+type bgTfyarn struct {
+	cmd            *exec.Cmd
+	stdout, stderr syncBuffer
+	done           chan struct{}
+	code           int
+}
+
+func startTfyarn(t *testing.T, c *clustertest.Cluster, bin string, limit time.Duration, args ...string) *bgTfyarn {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	b := &bgTfyarn{done: make(chan struct{})}
+	b.cmd = exec.CommandContext(ctx, bin, args...)
+	b.cmd.Env = c.Env()
+	b.cmd.Stdout, b.cmd.Stderr = &b.stdout, &b.stderr
+	require.NoError(t, b.cmd.Start())
+	go func() {
+		defer cancel()
+		_ = b.cmd.Wait()
+		b.code = b.cmd.ProcessState.ExitCode()
+		close(b.done)
+	}()
+	t.Cleanup(func() { cancel(); <-b.done })
+	return b
+}
+
+// wait waits for the process to end, at most limit.
+func (b *bgTfyarn) wait(t *testing.T, limit time.Duration) int {
+	t.Helper()
+	select {
+	case <-b.done:
+		return b.code
+	case <-time.After(limit):
+		t.Fatalf("tfyarn %s did not end within %s\nstdout: %s\nstderr: %s", strings.Join(b.cmd.Args[1:], " "), limit, &b.stdout, &b.stderr)
+		return -1
+	}
+}
+
+// waitStderr waits for a line of stderr matching re and returns its submatches.
+func (b *bgTfyarn) waitStderr(t *testing.T, re *regexp.Regexp, limit time.Duration) []string {
+	t.Helper()
+	var m []string
+	require.Eventually(t, func() bool { m = re.FindStringSubmatch(b.stderr.String()); return m != nil }, limit, 200*time.Millisecond,
+		"waited %s for %s on stderr: %s", limit, re, &b.stderr)
+	return m
+}
+
+// logsJob is what every task of the logs test prints: one line on stderr,
+// then ticks on stdout, for about ten seconds.
+const logsJob = `echo hello from $TFYARN_TASK; echo err from $TFYARN_TASK >&2; for i in 1 2 3 4 5 6 7 8 9 10; do echo tick $i; sleep 1; done`
+
+// One job (in the gpu-labelled queue: see liveLogsNode) for every logs
+// behaviour: run's live output of the decider, tfyarn logs while it runs
+// (printed and followed), and once it ended, byte for byte what Hadoop's
+// `yarn logs` prints.
+//
+// liveLogsNode: MiniYARNCluster runs both NodeManagers in one JVM, where
+// Guice serves every NodeManager web port from the last NodeManager's
+// context (the gpu-labelled one), so a container's live logs are readable
+// only there — Hadoop's own `yarn logs` for running applications has the
+// same limit on this cluster. Real clusters run one NodeManager per JVM.
+func TestE2ELogs(t *testing.T) {
+	bin := clustertest.BuildTfyarn(t)
+	c := clustertest.Require(t)
+	run := startTfyarn(t, c, bin, 4*time.Minute, "run", "--name", "e2e-logs", "--queue", "ml-gpu", "--node-label", "gpu",
+		"--chief", "1c,256m", "--worker", "1c,256m", "--", "sh", "-c", logsJob)
+	appID := run.waitStderr(t, regexp.MustCompile(`(application_\d+_\d+) submitted`), time.Minute)[1]
+	workerContainer := run.waitStderr(t, regexp.MustCompile(`worker:0 started in (container_\S+) on`), 2*time.Minute)[1]
+	run.waitStderr(t, regexp.MustCompile(`worker:0 registered at`), time.Minute)
+
+	follow := startTfyarn(t, c, bin, 3*time.Minute, "logs", appID, "--follow", "--task", "worker:0")
+	// Printed while it runs: the NodeManager's copy, in yarn logs' format.
+	require.Eventually(t, func() bool {
+		stdout, _, code := execTfyarn(t, c, bin, nil, "logs", appID, "--task", "worker:0", "--file", "stdout")
+		return code == 0 && strings.Contains(stdout, "tick 2\n")
+	}, time.Minute, time.Second, "tfyarn logs of a running task")
+	stdout, stderr, code := execTfyarn(t, c, bin, nil, "logs", appID, "--task", "worker:0", "--file", "stdout", "--tail", "1")
+	require.Equal(t, 0, code, stderr)
+	require.Regexp(t, `^Container: `+workerContainer+` on \S+\nLogAggregationType: LOCAL\n=+\nLogType:stdout\n`, stdout)
+	require.Regexp(t, `\nLogContents:\ntick \d+\n\nEnd of LogType:stdout\n`, stdout, "--tail 1: one line")
+	require.NotContains(t, stdout, "hello from")
+
+	require.Equal(t, exitOK, run.wait(t, 3*time.Minute), "stderr: %s", &run.stderr)
+	require.Equal(t, exitOK, follow.wait(t, time.Minute), "follow ends with the application; stderr: %s", &follow.stderr)
+	t.Logf("run stdout:\n%s\nrun stderr:\n%s", &run.stdout, &run.stderr)
+
+	// run: the decider's (chief:0's) output live, prefixed; status on stderr.
+	runOut, runErr := run.stdout.String(), run.stderr.String()
+	require.Contains(t, runOut, "[chief:0] hello from chief:0\n")
+	require.Contains(t, runErr, "[chief:0] err from chief:0\n")
+	require.Regexp(t, `(?m)^\[chief:0\] tick 10$`, runOut, "the decider's last line is shown before run ends")
+	require.NotContains(t, runOut, "worker:0", "only the decider by default")
+	require.NotContains(t, runOut, appID, "no progress line on stdout")
+	require.Regexp(t, `(?m)^`+appID+` FINISHED SUCCEEDED: chief:0 succeeded`, runErr)
+	require.Less(t, strings.Index(runErr, "[chief:0] err from chief:0"), strings.Index(runErr, "chief:0 succeeded"))
+
+	// logs --follow: every line of the task, prefixed, stdout and stderr apart.
+	require.Contains(t, follow.stdout.String(), "[worker:0] hello from worker:0\n[worker:0] tick 1\n")
+	require.Contains(t, follow.stderr.String(), "[worker:0] err from worker:0\n")
+	require.NotContains(t, follow.stdout.String(), "chief:0")
+
+	// Ended: the aggregated logs, once YARN has aggregated them, equal yarn logs'.
+	var mine string
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		out, errOut, code := execTfyarn(t, c, bin, nil, "logs", appID)
+		if code == 0 && !strings.Contains(errOut, "still running") {
+			mine = out
+			break
+		}
+		require.Regexp(t, `still aggregating|still running`, errOut, "the only reason to wait")
+		if time.Now().After(deadline) {
+			t.Fatalf("logs of %s not aggregated in 2 minutes: %s", appID, errOut)
+		}
+		time.Sleep(2 * time.Second)
+	}
+	hadoop := c.Hadoop(t, "yarn", "logs", "-applicationId", appID)
+	require.Equal(t, hadoop, mine, "tfyarn logs APP must print what yarn logs -applicationId APP does")
+	require.Equal(t, 2, len(regexp.MustCompile(`(?m)^Container: container_\S+ on \S+\nLogAggregationType: AGGREGATED\n=+\nLogType:stdout\n`).FindAllString(mine, -1)), "the chief's and the worker's stdout (the AM's is am.stdout)")
+
+	oneOut, errOut, code := execTfyarn(t, c, bin, nil, "logs", appID, "--task", "worker:0", "--file", "stdout")
+	require.Equal(t, 0, code, errOut)
+	require.Equal(t, c.Hadoop(t, "yarn", "logs", "-applicationId", appID, "-containerId", workerContainer, "-log_files", "stdout"), oneOut)
+	require.Contains(t, oneOut, "hello from worker:0\ntick 1\n")
+
+	// Bad input: one line, exit 2.
+	_, errOut, code = execTfyarn(t, c, bin, nil, "logs", appID, "--task", "boss:1")
+	require.Equal(t, exitUsage, code)
+	require.Equal(t, 1, strings.Count(errOut, "\n"), errOut)
+	require.Contains(t, errOut, `--task "boss:1"`)
+	_, errOut, code = execTfyarn(t, c, bin, nil, "logs", appID, "--task", "ps:3")
+	require.Equal(t, exitUsage, code)
+	require.Contains(t, errOut, "no log files of task ps:3")
+}
