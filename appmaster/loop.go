@@ -102,6 +102,8 @@ type Launchers interface {
 type Snapshot struct {
 	Tasks  []core.TaskStatus
 	Finish *core.Finish // set once the job is decided
+	// Restarts is how many restarts the job has had (core.Machine.Restarts).
+	Restarts int
 }
 
 // LoopResult is how the loop ended.
@@ -115,6 +117,8 @@ type LoopResult struct {
 	// AllStartedAt is when the last of the job's tasks had been started
 	// once (zero if that never happened).
 	AllStartedAt time.Time
+	// Restarts is how many restarts the job had (core.Machine.Restarts).
+	Restarts     int
 	Unregistered bool
 }
 

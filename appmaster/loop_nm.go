@@ -89,6 +89,7 @@ func (l *loop) noteStarted(ln core.Launch) {
 // own: a cancelled ctx (SIGTERM) is exactly when the final status matters.
 func (l *loop) finish(ctx context.Context, f core.Finish) (LoopResult, error) {
 	l.out.Tasks = l.m.Tasks()
+	l.out.Restarts = l.m.Restarts()
 	var tail func(core.TaskStatus) []string
 	if l.cfg.Launchers != nil {
 		tail = func(t core.TaskStatus) []string { return l.cfg.Launchers.StderrTail(t.Task, t.Container.ID) }

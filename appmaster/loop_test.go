@@ -208,14 +208,15 @@ func TestTaskLaunchContext(t *testing.T) {
 	bin := hdfs.Resource{Scheme: "hdfs", Host: "nn", Port: 8020, Path: "/user/alice/.tfyarn/cache/ab/tfyarn", Size: 10, Timestamp: 20}
 	jf := contract.JobFile{AppID: "application_1_0001", User: "alice", TaskResources: map[string]hdfs.Resource{contract.BinaryName: bin},
 		Job: taskspec.Job{Command: "sh", Args: []string{"-c", "exit 3"}, Env: map[string]string{"A": "1"}}}
-	clc := TaskLaunchContext(jf, core.Launch{Task: taskspec.TaskID{Type: taskspec.Worker, Index: 2}}, "am-host:4242", []byte("tok"))
+	clc := TaskLaunchContext(jf, core.Launch{Task: taskspec.TaskID{Type: taskspec.Worker, Index: 2}, Attempt: 2, Restart: 1, Port: 2345}, "am-host:4242", []byte("tok"))
 	require.Equal(t, []string{`./tfyarn task -- sh -c 'exit 3' 1><LOG_DIR>/stdout 2><LOG_DIR>/stderr`}, clc.Command)
 	env := map[string]string{}
 	for _, kv := range clc.Environment {
 		env[kv.GetKey()] = kv.GetValue()
 	}
 	require.Equal(t, map[string]string{"A": "1", contract.EnvTask: "worker:2", contract.EnvTaskType: "worker", contract.EnvTaskIndex: "2",
-		contract.EnvTaskAttempt: "0", contract.EnvAppID: "application_1_0001", "HADOOP_USER_NAME": "alice",
+		contract.EnvTaskAttempt: "2", contract.EnvRestart: "1", contract.EnvRetakePort: "2345",
+		contract.EnvAppID: "application_1_0001", "HADOOP_USER_NAME": "alice",
 		contract.EnvAMAddress: "am-host:4242"}, env)
 	require.Equal(t, []byte("tok"), clc.Tokens)
 	require.Len(t, clc.LocalResources, 1)

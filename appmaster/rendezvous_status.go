@@ -18,14 +18,14 @@ import (
 
 // NewStatusReport describes a snapshot of the job as the client reads it.
 func NewStatusReport(appID string, s Snapshot) contract.StatusReport {
-	r := contract.StatusReport{AppID: appID, Tasks: make([]contract.TaskReport, 0, len(s.Tasks))}
+	r := contract.StatusReport{AppID: appID, Tasks: make([]contract.TaskReport, 0, len(s.Tasks)), Restarts: s.Restarts}
 	if s.Finish != nil {
 		r.Final, r.FinalStatus, r.Diagnostics = true, s.Finish.Status.String(), s.Finish.Diagnostics
 	}
 	for _, t := range s.Tasks {
 		tr := contract.TaskReport{
 			Task: t.Task.String(), Type: string(t.Task.Type), Index: t.Task.Index,
-			State: t.State.String(), Attempt: t.Attempt,
+			State: t.State.String(), Attempt: t.Attempt, Restarts: t.Attempt,
 			Host: t.Host, Port: t.Port,
 			ContainerID: t.Container.ID, Node: t.Container.NodeID,
 			Failure:     t.Failure,

@@ -17,6 +17,10 @@ type StatusReport struct {
 	Diagnostics string       `json:"diagnostics,omitempty"`
 	Counts      TaskCounts   `json:"counts"`
 	Tasks       []TaskReport `json:"tasks"`
+	// Restarts is how many restarts the job has had (--max-restarts):
+	// cluster restarts and tasks restarted alone, counted toward the limit
+	// or not; the diagnostics name the failure behind each.
+	Restarts int `json:"restarts"`
 
 	// User submitted the job; Job describes it (nil from an AM that does
 	// not say). Both feed the web UI and the job's history record.
@@ -81,6 +85,9 @@ type TaskReport struct {
 	Node        string `json:"node,omitempty"`
 	ExitCode    *int32 `json:"exit_code"`
 	Failure     string `json:"failure,omitempty"`
+	// Restarts is how many times this task was started again (its
+	// Attempt: a cluster restart restarts every task).
+	Restarts int `json:"restarts"`
 
 	// NodeHTTP is the NodeManager's web address; LogsURL the task's live
 	// logs there (append "/stdout" or "/stderr"), while the container runs.
