@@ -42,7 +42,7 @@ func TaskLaunchContext(jf contract.JobFile, ln core.Launch, amAddress string, to
 	if len(jf.PythonPath) > 0 {
 		env[contract.EnvPythonPath] = strings.Join(jf.PythonPath, ":")
 	}
-	argv := append([]string{"./" + contract.BinaryName, "task", "--", jf.Job.Command}, jf.Job.Args...)
+	argv := append([]string{"./" + contract.BinaryName, "task", "--"}, jf.TaskCommand(ln.Task.Type)...)
 	names := make([]string, 0, len(jf.TaskResources))
 	for name := range jf.TaskResources {
 		names = append(names, name)

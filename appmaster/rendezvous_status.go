@@ -4,9 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
-	"strconv"
 	"sync"
 	"time"
 
@@ -150,7 +148,7 @@ func (p *statusPage) build() contract.StatusReport {
 			t.GPUs, t.GPUSampled = g.gpus, timeOrNil(g.at)
 		}
 		if id.Type == taskspec.TensorBoard && t.Host != "" && t.State == core.TaskRunning.String() {
-			r.TensorBoardURL = fmt.Sprintf("http://%s/", net.JoinHostPort(t.Host, strconv.Itoa(t.Port)))
+			r.TensorBoardURL = contract.TensorBoardURL(t.Host, t.Port)
 		}
 	}
 	return r

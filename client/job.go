@@ -80,6 +80,11 @@ type Job struct {
 	// deterministically, unpacked into ./src/ of every task, and first on
 	// PYTHONPATH. A Script inside SrcDir runs from there (src/<path>).
 	SrcDir string
+	// TensorBoardLogDir is what the job's TensorBoard task (a
+	// taskspec.TensorBoard group in Tasks) serves: TensorBoardCommand, run
+	// by the job's Python, outside TF_CONFIG's cluster, stopped once the
+	// decider succeeded. Required with that group, refused without.
+	TensorBoardLogDir string
 
 	// OnPacked, if set, is told about each directory packed for the job.
 	OnPacked func(PackInfo)

@@ -57,6 +57,9 @@ func Submit(ctx context.Context, job Job) (*Submission, error) {
 	if _, err := taskspec.SuccessRuleOf(job.Success, job.Job); err != nil {
 		return nil, &taskspec.ValidationError{Message: err.Error()}
 	}
+	if err := job.checkTensorBoard(); err != nil {
+		return nil, err
+	}
 	plan, err := planShipping(job)
 	if err != nil {
 		return nil, err
@@ -165,6 +168,7 @@ func (s *Submission) submit(ctx context.Context, bin string, plan shipPlan) erro
 		jf.RendezvousTimeout = job.RendezvousTimeout
 		jf.AllocTimeout = job.AllocTimeout
 		jf.ClusterOffers = offers
+		jf.Commands = job.taskCommands()
 		sec, err := s.secure(cctx)
 		if err != nil {
 			return err

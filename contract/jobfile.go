@@ -58,6 +58,20 @@ type JobFile struct {
 	// Kerberos, on a Kerberized cluster, says how the AM keeps the job's
 	// HDFS access alive; nil on an insecure cluster.
 	Kerberos *JobKerberos `json:"kerberos,omitempty"`
+
+	// Commands replace the job's command and arguments for the tasks of
+	// one type: the TensorBoard task (run --tensorboard) runs tensorboard,
+	// not the job's program.
+	Commands map[taskspec.TaskType][]string `json:"commands,omitempty"`
+}
+
+// TaskCommand is what the tasks of type t run: their entry in Commands,
+// else the job's command and arguments.
+func (f JobFile) TaskCommand(t taskspec.TaskType) []string {
+	if c, ok := f.Commands[t]; ok && len(c) > 0 {
+		return c
+	}
+	return append([]string{f.Job.Command}, f.Job.Args...)
 }
 
 // JobKerberos is the Kerberos part of a job file. It never holds a secret:

@@ -1,6 +1,10 @@
 package contract
 
-import "time"
+import (
+	"net"
+	"strconv"
+	"time"
+)
 
 // StatusPath is the AM's status page in JSON (StatusReport). The client
 // reaches it directly at the application report's host and rpc_port.
@@ -110,4 +114,10 @@ func ContainerLogsURL(nodeHTTP, containerID, user string) string {
 		return ""
 	}
 	return "http://" + nodeHTTP + "/node/containerlogs/" + containerID + "/" + user
+}
+
+// TensorBoardURL is the address of a TensorBoard task registered at
+// host:port (it listens on every interface of its node).
+func TensorBoardURL(host string, port int) string {
+	return "http://" + net.JoinHostPort(host, strconv.Itoa(port)) + "/"
 }

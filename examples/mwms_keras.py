@@ -13,6 +13,11 @@ Run it (see examples/README.md):
     tfyarn run --local --chief 1c,1g --worker 2x1c,1g -- \
         $PWD/.venv/bin/python examples/mwms_keras.py --model-dir /tmp/mwms-model
 
+With TensorBoard as a task of the job, serving the chief's summaries:
+
+    tfyarn run --chief 1c,1g --worker 2x1c,1g --tensorboard --logdir /shared/mwms-logs \
+        --python $PWD/.venv/bin/python examples/mwms_keras.py -- --log-dir /shared/mwms-logs
+
 The data is generated here (no download): MNIST-sized 28x28 "images" whose label is
 what a fixed random linear "teacher" says, so the model has something real to learn.
 """
@@ -31,6 +36,7 @@ def parse_args():
     p.add_argument("--epochs", type=int, default=2)
     p.add_argument("--steps-per-epoch", type=int, default=20)
     p.add_argument("--batch-size", type=int, default=32, help="per task; the global batch is this times the number of tasks")
+    p.add_argument("--log-dir", help="where the chief writes TensorBoard summaries (tfyarn run --tensorboard --logdir the same)")
     return p.parse_args()
 
 
@@ -90,7 +96,13 @@ def main():
     dataset = synthetic_dataset(global_batch)
     with strategy.scope():
         model = build_model()
-    history = model.fit(dataset, epochs=args.epochs, steps_per_epoch=args.steps_per_epoch, verbose=2)
+    callbacks = []
+    if args.log_dir:
+        # Every task runs the callback (its summaries are collective-free);
+        # only the chief's land in --log-dir, the others' in a scratch dir.
+        log_dir = args.log_dir if is_chief(task) else tempfile.mkdtemp(prefix=f"mwms-logs-{task['type']}-{task['index']}-")
+        callbacks.append(tf.keras.callbacks.TensorBoard(log_dir=log_dir, update_freq="epoch"))
+    history = model.fit(dataset, epochs=args.epochs, steps_per_epoch=args.steps_per_epoch, verbose=2, callbacks=callbacks)
     print(f"{task['type']}:{task['index']}: final loss {history.history['loss'][-1]:.4f}, "
           f"accuracy {history.history['accuracy'][-1]:.3f}", flush=True)
 

@@ -43,6 +43,8 @@ func runCommand(e *env) *cli.Command {
 		&cli.StringFlag{Name: "am-node-label", Usage: "YARN node `LABEL` of the ApplicationMaster's own container (default: none, i.e. the queue's default; --node-label is for the tasks only)"},
 		&cli.DurationFlag{Name: "rendezvous-timeout", Value: taskspec.DefaultRendezvousTimeout, Usage: "how long the chief, worker and ps tasks have to register once the first one has (with --local: 2m unless given)"},
 		&cli.IntFlag{Name: "am-attempts", Value: 1, Usage: "how many times YARN may start the ApplicationMaster (at most the ResourceManager's yarn.resourcemanager.am.max-attempts): when it dies, the next attempt runs the tasks again"},
+		&cli.IntFlag{Name: "max-restarts", Usage: "how many times a program's failure may restart the job instead of failing it: the remaining tasks are stopped, new containers get a new TF_CONFIG and TFYARN_RESTART=1, 2, ... (a ParameterServerStrategy worker is replaced alone; an evaluator or tensorboard task restarts alone); with it, preemption and lost nodes restart without counting"},
+		&cli.StringFlag{Name: "retry-exit-codes", Usage: "with --max-restarts, only these program exit codes restart, comma-separated (e.g. 137 for a program killed by the kernel's OOM killer); others fail the job at once"},
 		&cli.DurationFlag{Name: "timeout", Usage: "the application's lifetime (YARN's LIFETIME timeout, e.g. 2h): the ResourceManager kills it when it runs longer (default: none)"},
 		&cli.BoolFlag{Name: "local", Usage: "run every task as a process on this machine instead of in YARN containers (no cluster needed)"},
 		&cli.StringFlag{Name: "principal", Usage: "Kerberos `PRINCIPAL` (user@REALM) to log in as from --keytab (same as the global flag)"},
@@ -51,6 +53,7 @@ func runCommand(e *env) *cli.Command {
 		outputFlag(),
 		logsFlag(),
 	)
+	flags = append(flags, tensorBoardFlags()...)
 	return &cli.Command{
 		Name:      "run",
 		Usage:     "run a command in YARN containers (or locally with --local) and wait for it",
@@ -179,6 +182,7 @@ func runAction(c *cli.Context, e *env) error {
 			// A task's last output lines come before its end.
 			live.event(c.Context, ev)
 			printTaskChange(progress, ev)
+			printTensorBoard(progress, ev)
 			return
 		}
 		if ev.StateChanged {
@@ -208,6 +212,9 @@ func runAction(c *cli.Context, e *env) error {
 // before anything touches the cluster.
 func runJob(c *cli.Context) (client.Job, error) {
 	argv := c.Args().Slice()
+	if err := checkTensorBoardArgv(c, argv); err != nil {
+		return client.Job{}, err
+	}
 	if len(argv) == 0 {
 		return client.Job{}, usagef("run needs a script or a command after --, e.g. tfyarn run --worker 1c train.py or tfyarn run --worker 1c -- sh -c 'exit 0'; see 'tfyarn run --help'")
 	}
@@ -241,6 +248,9 @@ func runJob(c *cli.Context) (client.Job, error) {
 		return client.Job{}, usagef("--am-node-label %q: give one node label", job.AMNodeLabel)
 	}
 	job.AMAttempts = c.Int("am-attempts")
+	if err := applyRestarts(c, &job); err != nil {
+		return client.Job{}, err
+	}
 	job.Timeout = c.Duration("timeout")
 	job.RendezvousTimeout = c.Duration("rendezvous-timeout")
 	if job.RendezvousTimeout <= 0 {
@@ -265,6 +275,9 @@ func runJob(c *cli.Context) (client.Job, error) {
 			job.Env = map[string]string{}
 		}
 		job.Env[k] = v
+	}
+	if err := applyTensorBoard(c, &job); err != nil {
+		return client.Job{}, err
 	}
 	if err := applyNodeLabels(&job, c.Generic("node-label").(*multiValue).values); err != nil {
 		return client.Job{}, err

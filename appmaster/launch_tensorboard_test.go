@@ -1,0 +1,23 @@
+package appmaster
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/tfyarn/tfyarn/appmaster/core"
+	"github.com/tfyarn/tfyarn/contract"
+	"github.com/tfyarn/tfyarn/taskspec"
+)
+
+// TestTaskLaunchContextTensorBoard: the job file's per-type command
+// (Commands) replaces the job's program for that type only.
+func TestTaskLaunchContextTensorBoard(t *testing.T) {
+	jf := contract.JobFile{AppID: "application_1_0001", User: "alice",
+		Job: taskspec.Job{Command: "env/bin/python", Args: []string{"train.py"}},
+		Commands: map[taskspec.TaskType][]string{taskspec.TensorBoard: {"sh", "-c", `exec "$0" -m tensorboard.main --logdir "$1"`, "env/bin/python", "/logs"}}}
+	clc := TaskLaunchContext(jf, core.Launch{Task: taskspec.TaskID{Type: taskspec.TensorBoard}}, "am:1", nil)
+	require.Equal(t, []string{`./tfyarn task -- sh -c 'exec \"\$0\" -m tensorboard.main --logdir \"\$1\"' env/bin/python /logs 1><LOG_DIR>/stdout 2><LOG_DIR>/stderr`}, clc.Command)
+	clc = TaskLaunchContext(jf, core.Launch{Task: taskspec.TaskID{Type: taskspec.Chief}}, "am:1", nil)
+	require.Equal(t, []string{`./tfyarn task -- env/bin/python train.py 1><LOG_DIR>/stdout 2><LOG_DIR>/stderr`}, clc.Command)
+}

@@ -1,0 +1,133 @@
+//go:build e2e
+
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/tfyarn/tfyarn/contract"
+	"github.com/tfyarn/tfyarn/internal/clustertest"
+)
+
+// TestE2ETensorBoard: `run --tensorboard --logdir` runs TensorBoard from the
+// job's Python as a task of the job, beside examples/mwms_keras.py writing
+// summaries there: run prints its URL, it serves the chief's summaries,
+// status and the web UI's report show it, TF_CONFIG's cluster leaves it
+// out, and it is stopped once the chief succeeded. The chief holds after
+// training until the test has looked (a release file), so TensorBoard is
+// seen serving what was written.
+//
+//	go test -tags e2e -run E2ETensorBoard ./cmd/tfyarn/
+func TestE2ETensorBoard(t *testing.T) {
+	c := clustertest.Require(t)
+	bin := clustertest.BuildTfyarn(t)
+	python := tfPython(t, c)
+	dir := t.TempDir()
+	logDir, release := filepath.Join(dir, "logs"), filepath.Join(dir, "release")
+	program := fmt.Sprintf(`"$0" mwms_keras.py --epochs 2 --steps-per-epoch 5 --log-dir %s || exit; `+
+		`if [ "$TFYARN_TASK" = chief:0 ]; then while [ ! -e %s ]; do sleep 0.2; done; fi`, logDir, release)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
+	defer cancel()
+	name := "e2e-tensorboard-" + randomHex(t)
+	run := exec.CommandContext(ctx, bin, "run", "--name", name, "--chief", "1c,1g", "--worker", "1c,1g",
+		"--tensorboard", "--logdir", logDir, "--python", python,
+		"--files", filepath.Join(c.Root, "examples", "mwms_keras.py"), "--output", "json", "--", "sh", "-c", program, python)
+	run.Env = c.Env()
+	var runOut, runErr syncBuffer
+	run.Stdout, run.Stderr = &runOut, &runErr
+	require.NoError(t, run.Start())
+	ended := false
+	defer func() {
+		if !ended {
+			_ = os.WriteFile(release, nil, 0o644)
+			_ = run.Wait()
+		}
+	}()
+
+	// run prints the URL once TensorBoard registered.
+	urlRE := regexp.MustCompile(`(application_\d+_\d+) TensorBoard: (http://\S+/)\n`)
+	var m []string
+	deadline := time.Now().Add(3 * time.Minute)
+	for m = urlRE.FindStringSubmatch(runErr.String()); m == nil; m = urlRE.FindStringSubmatch(runErr.String()) {
+		require.True(t, time.Now().Before(deadline), "no TensorBoard URL from run within 3m:\n%s", runErr.String())
+		time.Sleep(300 * time.Millisecond)
+	}
+	appID, url := m[1], m[2]
+
+	// TensorBoard serves the chief's summaries once training wrote them.
+	deadline = time.Now().Add(3 * time.Minute)
+	for {
+		body, err := tryGet(url + "data/runs")
+		if err == nil && strings.Contains(body, `"train"`) {
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "TensorBoard at %s lists no train run within 3m (%v, %q)\nrun: %s", url, err, body, runErr.String())
+		time.Sleep(time.Second)
+	}
+	require.True(t, strings.Contains(httpGet(t, url), "<title>TensorBoard</title>"), "TensorBoard's own page at %s", url)
+
+	// status and the AM's report (the web UI's) show the URL.
+	out, errOut, code := runCLI(t, "--conf-dir", c.ConfDir, "status", appID)
+	require.Equal(t, exitOK, code, errOut)
+	require.Regexp(t, `(?m)^TensorBoard\s*:\s*`+regexp.QuoteMeta(url)+`$`, out)
+	require.Regexp(t, `(?m)^tensorboard:0\s+running\s`, out)
+	rep := proxyStatus(t, statusJSON(t, c, appID).TrackingURL+strings.TrimPrefix(contract.StatusPath, "/"))
+	require.Equal(t, url, rep.TensorBoardURL)
+
+	require.NoError(t, os.WriteFile(release, nil, 0o644))
+	err := run.Wait()
+	ended = true
+	t.Logf("stdout: %s\nstderr: %s", runOut.String(), runErr.String())
+	require.NoError(t, err)
+	r := runJSON(t, runOut.String())
+	require.Equal(t, "SUCCEEDED", r.FinalStatus)
+	states := map[string]string{}
+	for _, task := range r.Tasks {
+		states[task.Task] = task.State
+	}
+	require.Equal(t, map[string]string{"chief:0": "succeeded", "worker:0": "succeeded", "tensorboard:0": "stopped"}, states,
+		"TensorBoard is stopped once the chief succeeded")
+	_, err = tryGet(url)
+	require.Error(t, err, "TensorBoard no longer serves after the job")
+
+	// TF_CONFIG: the cluster is the chief and the worker; TensorBoard is
+	// only in its own "task", as the evaluator is.
+	logs := appLogs(t, c, appID, 4)
+	require.Regexp(t, `(?m)TF_CONFIG=\{"cluster":\{"chief":\["[^"]+"\],"worker":\["[^"]+"\]\},"task":\{"type":"chief","index":0\}\}$`, logs)
+	require.Regexp(t, `tensorboard:0 at \S+, TF_CONFIG=\{"cluster":\{"chief":\["[^"]+"\],"worker":\["[^"]+"\]\},"task":\{"type":"tensorboard","index":0\}\}`, logs)
+	require.Contains(t, logs, "tfyarn task tensorboard:0: the AM stops this task")
+	requireNoContainerProcess(t, appID)
+}
+
+// tryGet is httpGet for a page that may not answer (yet, or any more).
+func tryGet(url string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return "", err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err == nil && resp.StatusCode != http.StatusOK {
+		err = fmt.Errorf("GET %s: %s", url, resp.Status)
+	}
+	return string(body), err
+}
