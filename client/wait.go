@@ -53,6 +53,10 @@ type Result struct {
 	// unless one died and Job.AMAttempts allowed another); 0 when no report
 	// named one.
 	AMAttempts int `json:"am_attempts,omitempty"`
+	// Restarts is how many restarts the job had (Job.Restarts), as the
+	// AM's status page last said; the diagnostics name the failure behind
+	// each.
+	Restarts int `json:"restarts"`
 }
 
 // Succeeded reports whether the job succeeded.
@@ -182,6 +186,9 @@ func (s *Submission) result(r *hadoopyarn.ApplicationReportProto) *Result {
 	}
 	if s.status != nil {
 		res.Tasks = s.status.tasks()
+		if s.status.last != nil {
+			res.Restarts = s.status.last.Restarts
+		}
 	}
 	if s.attempts != nil {
 		res.AMAttempts = int(s.attempts.current)

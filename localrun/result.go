@@ -23,6 +23,9 @@ type Result struct {
 	Diagnostics string
 	Tasks       []TaskResult // in job order
 	Duration    time.Duration
+	// Restarts is how many restarts the job had (taskspec.RestartPolicy);
+	// the diagnostics name the failure behind each.
+	Restarts int
 }
 
 // TaskResult is how one task ended.

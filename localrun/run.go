@@ -146,7 +146,7 @@ func boardEvents(board *rendezvous.Board, p *processes) []core.Event {
 // result is the run's outcome from the core's final task states and what
 // the launchers reported.
 func result(d *driver, board *rendezvous.Board, start time.Time, killed error, p *processes) *Result {
-	res := &Result{Duration: time.Since(start)}
+	res := &Result{Duration: time.Since(start), Restarts: d.m.Restarts()}
 	tasks := d.m.Tasks()
 	tail := func(t core.TaskStatus) []string {
 		if rep, ok := board.Exit(t.Task); ok {

@@ -225,3 +225,34 @@ func TestBadJobIsRefusedBeforeAnythingRuns(t *testing.T) {
 	_, err = Run(context.Background(), taskspec.Job{Name: "t", Tasks: []taskspec.TaskGroup{group(taskspec.Worker, 1)}}, Options{})
 	require.ErrorContains(t, err, "nothing to run")
 }
+
+func TestMaxRestartsRunsTheClusterAgain(t *testing.T) {
+	// worker:0 fails on the first run only: TFYARN_RESTART says which run
+	// this is. The chief waits for it, as training would.
+	dir := t.TempDir()
+	script := `echo "run $TFYARN_RESTART attempt $TFYARN_TASK_ATTEMPT"
+	case $TFYARN_TASK in
+	worker:0) [ "$TFYARN_RESTART" = 0 ] && { echo "bad shard" >&2; exit 1; }; touch "$DIR/done"; exit 0 ;;
+	chief:0) for i in $(seq 400); do [ -e "$DIR/done" ] && exit 0; sleep 0.05; done; exit 9 ;;
+	esac`
+	job := shJob(script, group(taskspec.Chief, 1), group(taskspec.Worker, 1))
+	job.Restarts.Max = 1
+	res, out := runLocal(t, context.Background(), job, Options{Env: append(os.Environ(), "DIR="+dir)})
+	require.Equal(t, StatusSucceeded, res.Status, res.Diagnostics)
+	require.Equal(t, 1, res.Restarts)
+	require.Contains(t, res.Diagnostics, "restart 1 after worker:0 failed: exit code 1")
+	require.Contains(t, out.String(), "[worker:0] run 1 attempt 1\n", "the restarted task knows it")
+	require.Contains(t, out.String(), "[chief:0] run 1 attempt 1\n", "every task ran again")
+	for _, tr := range res.Tasks {
+		require.Equal(t, 1, tr.Attempt, "%s", tr.Task)
+		require.Zero(t, tr.ExitCode, "%s", tr.Task)
+	}
+
+	// Without --max-restarts the same failure fails the job.
+	require.NoError(t, os.Remove(filepath.Join(dir, "done")))
+	job.Restarts.Max = 0
+	res, _ = runLocal(t, context.Background(), job, Options{Env: append(os.Environ(), "DIR="+dir)})
+	require.Equal(t, StatusFailed, res.Status)
+	require.Zero(t, res.Restarts)
+	require.True(t, strings.HasPrefix(res.Diagnostics, "worker:0 failed: exit code 1"), res.Diagnostics)
+}

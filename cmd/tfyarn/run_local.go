@@ -99,6 +99,7 @@ func localResult(lr *localrun.Result) *client.Result {
 		State:       "FINISHED",
 		Diagnostics: lr.Diagnostics,
 		Tasks:       make([]client.TaskResult, 0, len(lr.Tasks)),
+		Restarts:    lr.Restarts,
 	}
 	if lr.Status == localrun.StatusKilled {
 		res.State = "KILLED"
@@ -111,6 +112,8 @@ func localResult(lr *localrun.Result) *client.Result {
 			Index:    t.Task.Index,
 			ExitCode: &code,
 			Failure:  t.Failure,
+			Attempt:  t.Attempt,
+			Restarts: t.Attempt,
 		}
 		switch {
 		case t.Stopped:

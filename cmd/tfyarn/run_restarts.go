@@ -1,0 +1,30 @@
+package main
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/tfyarn/tfyarn/client"
+	"github.com/urfave/cli/v2"
+)
+
+// applyRestarts is --max-restarts and --retry-exit-codes; taskspec's
+// validation checks the numbers themselves.
+func applyRestarts(c *cli.Context, job *client.Job) error {
+	job.Restarts.Max = c.Int("max-restarts")
+	codes := strings.TrimSpace(c.String("retry-exit-codes"))
+	if codes == "" {
+		return nil
+	}
+	if job.Restarts.Max == 0 {
+		return usagef("--retry-exit-codes %s: give --max-restarts N too (restarts are off without it)", codes)
+	}
+	for _, f := range strings.Split(codes, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil {
+			return usagef("--retry-exit-codes %s: %q is not an exit code; give numbers separated by commas, e.g. 137,143", codes, f)
+		}
+		job.Restarts.RetryExitCodes = append(job.Restarts.RetryExitCodes, n)
+	}
+	return nil
+}

@@ -1,0 +1,63 @@
+package main
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestRunRestartFlags(t *testing.T) {
+	job, err := parseRun(t, "--worker", "2x1c", "--max-restarts", "2", "--retry-exit-codes", "137, 143", "--", "true")
+	require.NoError(t, err)
+	require.Equal(t, 2, job.Restarts.Max)
+	require.Equal(t, []int{137, 143}, job.Restarts.RetryExitCodes)
+
+	job, err = parseRun(t, "--worker", "1c", "--", "true")
+	require.NoError(t, err)
+	require.Zero(t, job.Restarts.Max, "restarts are off by default")
+
+	_, err = parseRun(t, "--worker", "1c", "--retry-exit-codes", "137", "--", "true")
+	require.EqualError(t, err, "--retry-exit-codes 137: give --max-restarts N too (restarts are off without it)")
+	_, err = parseRun(t, "--worker", "1c", "--max-restarts", "1", "--retry-exit-codes", "137,x", "--", "true")
+	require.EqualError(t, err, `--retry-exit-codes 137,x: "x" is not an exit code; give numbers separated by commas, e.g. 137,143`)
+}
+
+func TestRunRestartFlagsValidated(t *testing.T) {
+	noCluster(t)
+	for args, want := range map[string][]string{
+		"negative":  {"--max-restarts", "-1"},
+		"exit code": {"--max-restarts", "1", "--retry-exit-codes", "0"},
+	} {
+		_, stderr, code := runCLI(t, append(append([]string{"run", "--local", "--worker", "1c"}, want...), "--", "true")...)
+		require.Equal(t, exitUsage, code, "%s: %s", args, stderr)
+		require.Regexp(t, `^tfyarn: .*(--max-restarts -1 is negative|--retry-exit-codes: 0 is not)`, stderr, args)
+		require.NotContains(t, stderr, "goroutine", args)
+	}
+}
+
+func TestRunLocalMaxRestartsJSON(t *testing.T) {
+	noCluster(t)
+	// The worker fails on the job's first run only; the generic rule (all
+	// tasks exit 0) then needs the restart.
+	stdout, stderr, code := runCLI(t, "run", "--local", "--output", "json", "--max-restarts", "1", "--worker", "2x1c", "--",
+		"sh", "-c", `[ "$TFYARN_RESTART" = 0 ] && [ "$TFYARN_TASK" = worker:1 ] && exit 1; exit 0`)
+	require.Equal(t, 0, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
+	var res struct {
+		FinalStatus string `json:"final_status"`
+		Diagnostics string `json:"diagnostics"`
+		Restarts    int    `json:"restarts"`
+		Tasks       []struct {
+			Task     string `json:"task"`
+			Restarts int    `json:"restarts"`
+		} `json:"tasks"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(stdout), &res), stdout)
+	require.Equal(t, "SUCCEEDED", res.FinalStatus)
+	require.Equal(t, 1, res.Restarts)
+	require.Contains(t, res.Diagnostics, "restart 1 after worker:1 failed: exit code 1")
+	require.Len(t, res.Tasks, 2)
+	for _, tr := range res.Tasks {
+		require.Equal(t, 1, tr.Restarts, tr.Task)
+	}
+}
