@@ -14,7 +14,7 @@ import (
 // (Commands) replaces the job's program for that type only.
 func TestTaskLaunchContextTensorBoard(t *testing.T) {
 	jf := contract.JobFile{AppID: "application_1_0001", User: "alice",
-		Job: taskspec.Job{Command: "env/bin/python", Args: []string{"train.py"}},
+		Job:      taskspec.Job{Command: "env/bin/python", Args: []string{"train.py"}},
 		Commands: map[taskspec.TaskType][]string{taskspec.TensorBoard: {"sh", "-c", `exec "$0" -m tensorboard.main --logdir "$1"`, "env/bin/python", "/logs"}}}
 	clc := TaskLaunchContext(jf, core.Launch{Task: taskspec.TaskID{Type: taskspec.TensorBoard}}, "am:1", nil)
 	require.Equal(t, []string{`./tfyarn task -- sh -c 'exec \"\$0\" -m tensorboard.main --logdir \"\$1\"' env/bin/python /logs 1><LOG_DIR>/stdout 2><LOG_DIR>/stderr`}, clc.Command)
