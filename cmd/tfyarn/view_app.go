@@ -140,6 +140,7 @@ func addJobKeys(kv *cliout.KeyValues, h *contract.StatusReport) {
 			kv.Add("Node-Label", j.NodeLabel)
 		}
 	}
+	kv.Add("Restarts", strconv.Itoa(h.Restarts))
 	if h.TensorBoardURL != "" {
 		kv.Add("TensorBoard", h.TensorBoardURL)
 	}
@@ -163,7 +164,7 @@ func taskTable(h *contract.StatusReport) *cliout.Table {
 			}
 			elapsed = webui.Duration(end.Sub(*tr.StartedAt))
 		}
-		t.Row(tr.Task, tr.State, addr, orDash(nonEmpty(tr.ContainerID)), orDash(nonEmpty(tr.Node)), exit, tr.Attempt, elapsed, webui.GPUText(tr.GPUs))
+		t.Row(tr.Task, tr.State, addr, orDash(nonEmpty(tr.ContainerID)), orDash(nonEmpty(tr.Node)), exit, tr.Restarts, elapsed, webui.GPUText(tr.GPUs))
 	}
 	return t
 }
