@@ -96,6 +96,12 @@ func TestE2EWebUIHistoryGPU(t *testing.T) {
 	require.True(t, bytes.HasPrefix(png, []byte("\x89PNG")) && len(png) > 10<<10, "a real screenshot at %s", shot)
 	t.Logf("screenshot: %s (%d bytes)", shot, len(png))
 
+	// The page refreshes itself through the proxy: the script fetched it
+	// again and swapped it in (virtual time lets its timer fire).
+	refreshed := headless(t, chromium, "--dump-dom", tracking, "--virtual-time-budget=10000")
+	require.Regexp(t, `<main id="live" data-final="false" data-refreshes="[1-9]`, refreshed)
+	require.Contains(t, refreshed, `data-task="worker:1" data-state="running"`)
+
 	require.Contains(t, dom, "<h1>"+appID+` <span class="name">`+name+"</span></h1>")
 	require.Contains(t, dom, `id="command">sh -c 'echo "$TFYARN_TASK waits";`)
 	require.Contains(t, dom, `<span class="group">--worker 2x1c,256m</span>`)
@@ -164,14 +170,15 @@ func TestE2EWebUIHistoryGPU(t *testing.T) {
 	requireNoStaging(t, c, appID)
 }
 
-// headless runs chromium headless on url with one output flag and returns
-// its stdout.
-func headless(t *testing.T, chromium, flag, url string) string {
+// headless runs chromium headless on url with one output flag (and more
+// options) and returns its stdout.
+func headless(t *testing.T, chromium, flag, url string, more ...string) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-		"--hide-scrollbars", "--window-size=1500,700", "--user-data-dir="+t.TempDir(), flag, url)
+	args := append([]string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+		"--hide-scrollbars", "--window-size=1500,700", "--user-data-dir=" + t.TempDir()}, more...)
+	cmd := exec.CommandContext(ctx, chromium, append(args, flag, url)...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	require.NoError(t, cmd.Run(), "chromium %s: %s", flag, errb.String())
