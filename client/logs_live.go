@@ -113,7 +113,7 @@ func (l *liveLogs) print(ctx context.Context, r *hadoopyarn.ApplicationReportPro
 			}
 			p, err := l.nm.Tail(ctx, addr, tc.container, f.Name, 0)
 			if err != nil {
-				return fmt.Errorf("client: %s of %s (%s) at %s: %w", f.Name, tc.task, tc.container, addr, err)
+				return fmt.Errorf("client: %s of %s (%s) at %s: %w", f.Name, tc.task, tc.container, addr, nmlogs.Explain(err))
 			}
 			found = true
 			data := p.Data
@@ -192,14 +192,15 @@ type followSet struct {
 }
 
 type fileFollower struct {
-	mu    sync.Mutex // one poll at a time: the follower keeps an offset
-	tc    taskContainer
-	file  string
-	f     *nmlogs.Follower
-	w     io.Writer
-	first bool
-	known bool // the NodeManager served the file once
-	done  bool
+	mu     sync.Mutex // one poll at a time: the follower keeps an offset
+	tc     taskContainer
+	file   string
+	f      *nmlogs.Follower
+	w      io.Writer
+	first  bool
+	known  bool // the NodeManager served the file once
+	done   bool
+	warned bool
 }
 
 func newFollowSet(nm *nmlogs.Client, files []string, tail int, out FollowOutput, notes func(string)) *followSet {
@@ -225,7 +226,7 @@ func (s *followSet) add(tc taskContainer, addr string) {
 // longer knows is done.
 func (s *followSet) poll(ctx context.Context) {
 	for _, ff := range s.list() {
-		ff.poll(ctx, s.tail, false)
+		ff.poll(ctx, s.tail, false, s.notes)
 	}
 }
 
@@ -236,7 +237,7 @@ func (s *followSet) list() []*fileFollower {
 }
 
 // poll writes what the file gained; last ends it (the container ended).
-func (ff *fileFollower) poll(ctx context.Context, tail int, last bool) {
+func (ff *fileFollower) poll(ctx context.Context, tail int, last bool, notes func(string)) {
 	ff.mu.Lock()
 	defer ff.mu.Unlock()
 	if ff.done {
@@ -253,6 +254,10 @@ func (ff *fileFollower) poll(ctx context.Context, tail int, last bool) {
 			_, _ = ff.w.Write(data)
 		}
 	}
+	if err != nil && !nmlogs.UnknownContainer(err) && !ff.warned && notes != nil && ctx.Err() == nil {
+		ff.warned = true // once: the follower keeps trying
+		notes(fmt.Sprintf("cannot read %s's %s (%s) from its NodeManager: %v", ff.tc.task, ff.file, ff.tc.container, nmlogs.Explain(err)))
+	}
 	// A NodeManager does not know a container that has not started yet:
 	// unknown is the end only for one it knew.
 	if last || (ff.known && nmlogs.UnknownContainer(err)) {
@@ -265,7 +270,7 @@ func (ff *fileFollower) poll(ctx context.Context, tail int, last bool) {
 func (s *followSet) finish(ctx context.Context, container string) {
 	for _, ff := range s.list() {
 		if ff.tc.container == container {
-			ff.poll(ctx, s.tail, true)
+			ff.poll(ctx, s.tail, true, s.notes)
 		}
 	}
 }
@@ -303,13 +308,13 @@ const finishTimeout = 5 * time.Second
 
 // FollowTaskLogs starts following; Add names the tasks (as Wait's events
 // show them), Finish reads an ended task's last lines, Close stops.
-func (s *Submission) FollowTaskLogs(ctx context.Context, out FollowOutput, interval time.Duration) *TaskLogs {
+func (s *Submission) FollowTaskLogs(ctx context.Context, out FollowOutput, notes func(string), interval time.Duration) *TaskLogs {
 	if interval <= 0 {
 		interval = time.Second
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	nm := nmlogs.New(s.job.User)
-	t := &TaskLogs{s: s, set: newFollowSet(nm, nil, 0, out, nil), http: map[string]string{}, cancel: cancel, done: make(chan struct{})}
+	t := &TaskLogs{s: s, set: newFollowSet(nm, nil, 0, out, notes), http: map[string]string{}, cancel: cancel, done: make(chan struct{})}
 	go func() {
 		defer close(t.done)
 		defer nm.Close()

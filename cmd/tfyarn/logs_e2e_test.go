@@ -148,3 +148,34 @@ func TestE2ELogs(t *testing.T) {
 	require.Equal(t, exitUsage, code)
 	require.Contains(t, errOut, "no log files of task ps:3")
 }
+
+// On the Kerberized cluster (hadoop.http.authentication.type=simple, log
+// aggregation off). Its NodeManagers list a running container's logs but
+// cannot read them: in secure mode they open log files through
+// SecureIOUtils, which needs Hadoop's native library, absent from the test
+// cluster (the reason aggregation is off there too). So tfyarn logs says
+// that in one line, run --output json keeps stdout for the JSON and says
+// once on stderr why the tasks' output is not shown, and an ended
+// application's logs are refused with the reason.
+func TestE2ELogsKerberos(t *testing.T) {
+	bin := clustertest.BuildTfyarn(t)
+	c := clustertest.RequireKerberos(t)
+	run := startTfyarn(t, c, bin, 4*time.Minute, "run", "--name", "e2e-krb-logs", "--queue", "ml-gpu", "--node-label", "gpu",
+		"--worker", "1c,256m", "--logs", "all", "--output", "json", "--", "sh", "-c", logsJob)
+	appID := run.waitStderr(t, regexp.MustCompile(`(application_\d+_\d+) submitted`), time.Minute)[1]
+	run.waitStderr(t, regexp.MustCompile(`worker:0 registered at`), 2*time.Minute)
+	_, stderr, code := execTfyarn(t, c, bin, nil, "logs", appID, "--task", "worker:0", "--file", "stdout")
+	require.Equal(t, exitUsage, code, stderr)
+	require.Equal(t, 1, strings.Count(stderr, "\n"), stderr)
+	require.Contains(t, stderr, "the NodeManager cannot read container logs in secure mode without Hadoop's native library")
+
+	require.Equal(t, exitOK, run.wait(t, 3*time.Minute), "stderr: %s", &run.stderr)
+	r := runJSON(t, run.stdout.String())
+	require.Equal(t, appID, r.AppID)
+	require.Equal(t, 1, strings.Count(run.stderr.String(), "cannot read worker:0's stdout"), "said once: %s", &run.stderr)
+
+	_, stderr, code = execTfyarn(t, c, bin, nil, "logs", appID)
+	require.Equal(t, exitUsage, code)
+	require.Equal(t, 1, strings.Count(stderr, "\n"), stderr)
+	require.Contains(t, stderr, "log aggregation is disabled on this cluster")
+}

@@ -68,7 +68,7 @@ func newRunLogs(ctx context.Context, s *client.Submission, job taskspec.Job, mod
 			sink = stdout
 		}
 		return localrun.NewPrefixWriter(sink, "["+task+"] ")
-	}, 0)
+	}, func(note string) { fmt.Fprintf(e.stderr, "%s: %s\n", s.AppID, note) }, 0)
 	return r
 }
 

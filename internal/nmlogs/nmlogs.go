@@ -259,3 +259,13 @@ func parsePiece(body []byte, max int64) (Piece, error) {
 	}
 	return Piece{}, errors.New("nmlogs: answer without LogContents header")
 }
+
+// Explain adds what a NodeManager's known failures mean: in secure mode it
+// reads logs through SecureIOUtils, which needs Hadoop's native library.
+func Explain(err error) error {
+	var e *Error
+	if errors.As(err, &e) && strings.Contains(e.Msg, "SecureIOUtils") {
+		return fmt.Errorf("%w (the NodeManager cannot read container logs in secure mode without Hadoop's native library)", err)
+	}
+	return err
+}
