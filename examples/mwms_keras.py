@@ -18,6 +18,18 @@ With TensorBoard as a task of the job, serving the chief's summaries:
     tfyarn run --chief 1c,1g --worker 2x1c,1g --tensorboard --logdir /shared/mwms-logs \
         --python $PWD/.venv/bin/python examples/mwms_keras.py -- --log-dir /shared/mwms-logs
 
+Surviving a failure: with --backup-dir on storage every task reaches (HDFS-backed or
+NFS on a real cluster; any local directory on a one-machine cluster), Keras'
+BackupAndRestore keeps the training state at every epoch's end, and after tfyarn
+restarts the job (--max-restarts) training resumes from the last finished epoch:
+
+    tfyarn run --chief 1c,1g --worker 1x1c,1g --max-restarts 1 \
+        --python $PWD/.venv/bin/python examples/mwms_keras.py -- \
+        --epochs 3 --backup-dir /shared/mwms-backup --fail-once-after-epoch 2
+
+(--fail-once-after-epoch makes worker 0 exit 1 after that epoch on the job's first run,
+TFYARN_RESTART=0, to show it.)
+
 The data is generated here (no download): MNIST-sized 28x28 "images" whose label is
 what a fixed random linear "teacher" says, so the model has something real to learn.
 """
@@ -37,6 +49,10 @@ def parse_args():
     p.add_argument("--steps-per-epoch", type=int, default=20)
     p.add_argument("--batch-size", type=int, default=32, help="per task; the global batch is this times the number of tasks")
     p.add_argument("--log-dir", help="where the chief writes TensorBoard summaries (tfyarn run --tensorboard --logdir the same)")
+    p.add_argument("--backup-dir", help="storage every task reaches, where Keras BackupAndRestore keeps the training "
+                   "state: after a restart (tfyarn run --max-restarts) training resumes from the last finished epoch")
+    p.add_argument("--fail-once-after-epoch", type=int, help="worker 0 exits 1 after this epoch (from 1) on the job's "
+                   "first run (TFYARN_RESTART=0): shows --max-restarts with --backup-dir")
     return p.parse_args()
 
 
@@ -73,6 +89,34 @@ def build_model():
     return model
 
 
+def epoch_log(task, args):
+    """Says which epoch training starts from (after a restart, where the backup left
+    off), and makes worker 0 fail once when asked to."""
+    import tensorflow as tf
+
+    name = f"{task['type']}:{task['index']}"
+    restart = os.environ.get("TFYARN_RESTART", "0")
+
+    class EpochLog(tf.keras.callbacks.Callback):
+        first = True
+
+        def on_epoch_begin(self, epoch, logs=None):
+            if self.first:
+                self.first = False
+                print(f"{name}: training from epoch {epoch + 1} of {args.epochs} (restart {restart})", flush=True)
+
+        def on_epoch_end(self, epoch, logs=None):
+            if (args.fail_once_after_epoch == epoch + 1 and restart == "0"
+                    and task["type"] == "worker" and task["index"] == 0):
+                print(f"{name}: failing after epoch {epoch + 1} on purpose (--fail-once-after-epoch)",
+                      file=sys.stderr, flush=True)
+                # At once: the other tasks wait in an all-reduce that never comes,
+                # and a normal interpreter exit could wait with them.
+                os._exit(1)
+
+    return EpochLog()
+
+
 def is_chief(task):
     # With a chief in the cluster it saves the model; without one, worker 0 does.
     cluster = json.loads(os.environ.get("TF_CONFIG", "{}")).get("cluster", {})
@@ -97,6 +141,10 @@ def main():
     with strategy.scope():
         model = build_model()
     callbacks = []
+    if args.backup_dir:
+        # First: the state of an epoch is backed up before anything that may fail.
+        callbacks.append(tf.keras.callbacks.BackupAndRestore(backup_dir=args.backup_dir))
+    callbacks.append(epoch_log(task, args))
     if args.log_dir:
         # Every task runs the callback (its summaries are collective-free);
         # only the chief's land in --log-dir, the others' in a scratch dir.

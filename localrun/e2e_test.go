@@ -42,13 +42,19 @@ func venvPython(t *testing.T) string {
 // venv's Python, like `tfyarn run --local ... -- .venv/bin/python SCRIPT ARGS`.
 func runTF(t *testing.T, script string, args []string, groups ...taskspec.TaskGroup) (*Result, string) {
 	t.Helper()
+	return runTFJob(t, taskspec.Job{Name: "e2e", Tasks: groups}, script, args)
+}
+
+// runTFJob is runTF for a job with more than tasks (restarts).
+func runTFJob(t *testing.T, job taskspec.Job, script string, args []string) (*Result, string) {
+	t.Helper()
 	py := venvPython(t)
 	if !filepath.IsAbs(script) {
 		script = filepath.Join(repoRoot(t), "examples", script)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	job := taskspec.Job{Name: "e2e", Tasks: groups, Command: py, Args: append([]string{script}, args...)}
+	job.Command, job.Args = py, append([]string{script}, args...)
 	// Quiet TensorFlow's C++ info lines; keep its warnings and errors.
 	res, out := runLocal(t, ctx, job, Options{Env: append(os.Environ(), "TF_CPP_MIN_LOG_LEVEL=1"), StopGrace: 5 * time.Second, RegistrationTimeout: time.Minute})
 	for _, tr := range res.Tasks {
@@ -57,16 +63,23 @@ func runTF(t *testing.T, script string, args []string, groups ...taskspec.TaskGr
 	return res, out.String()
 }
 
+// MultiWorkerMirroredStrategy to its end, through a restart: worker 0
+// fails once after the first epoch (--max-restarts 1), and Keras'
+// BackupAndRestore resumes every task at the second.
 func TestE2EMultiWorkerMirrored(t *testing.T) {
 	modelDir := filepath.Join(t.TempDir(), "model")
-	res, out := runTF(t, "mwms_keras.py", []string{"--model-dir", modelDir},
-		group(taskspec.Chief, 1), group(taskspec.Worker, 2))
+	job := taskspec.Job{Name: "e2e", Tasks: []taskspec.TaskGroup{group(taskspec.Chief, 1), group(taskspec.Worker, 2)}}
+	job.Restarts.Max = 1
+	res, out := runTFJob(t, job, "mwms_keras.py", []string{"--model-dir", modelDir,
+		"--backup-dir", filepath.Join(t.TempDir(), "backup"), "--fail-once-after-epoch", "1"})
 	require.Equal(t, StatusSucceeded, res.Status, res.Diagnostics)
+	require.Equal(t, 1, res.Restarts)
 	requireFullTFConfig(t, res, out)
 	require.Contains(t, out, "[chief:0] chief:0: saved the model to "+modelDir)
 	require.FileExists(t, filepath.Join(modelDir, "saved_model.pb"))
 	for _, tr := range res.Tasks {
 		require.Zero(t, tr.ExitCode, "%s", tr.Task)
+		require.Contains(t, out, "["+tr.Task.String()+"] "+tr.Task.String()+": training from epoch 2 of 2 (restart 1)\n")
 	}
 }
 

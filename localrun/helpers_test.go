@@ -3,6 +3,7 @@ package localrun
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -41,11 +42,14 @@ func runLocal(t *testing.T, ctx context.Context, job taskspec.Job, opts Options)
 }
 
 // tfConfigOf finds the TF_CONFIG a task's program printed as "TF_CONFIG=<json>"
-// (a line the examples and the sh tests both print).
+// (a line the examples and the sh tests both print): the last one, its
+// latest run's after a restart.
 func tfConfigOf(t *testing.T, out string, task taskspec.TaskID) tfConfig {
 	t.Helper()
 	prefix := "[" + task.String() + "] TF_CONFIG="
-	for _, line := range strings.Split(out, "\n") {
+	lines := strings.Split(out, "\n")
+	slices.Reverse(lines)
+	for _, line := range lines {
 		if js, ok := strings.CutPrefix(line, prefix); ok {
 			var c tfConfig
 			require.NoError(t, json.Unmarshal([]byte(js), &c), "TF_CONFIG of %s: %s", task, js)

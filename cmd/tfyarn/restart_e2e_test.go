@@ -1,0 +1,71 @@
+//go:build e2e
+
+package main
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"github.com/tfyarn/tfyarn/internal/clustertest"
+)
+
+// --max-restarts on the real cluster: a worker that fails on the job's
+// first run only (TFYARN_RESTART=0), with and without the flag, then Keras'
+// BackupAndRestore resuming training after the restart.
+//
+//	go test -tags e2e -run E2ERestarts ./cmd/tfyarn/
+func TestE2ERestarts(t *testing.T) {
+	bin := clustertest.BuildTfyarn(t)
+	c := clustertest.Require(t)
+	failOnce := []string{"--chief", "1c,256m", "--worker", "1c,256m", "--",
+		"sh", "-c", `echo "run $TFYARN_RESTART"; [ "$TFYARN_TASK" = worker:0 ] && [ "$TFYARN_RESTART" = 0 ] && { echo "bad shard" >&2; exit 1; }; sleep 1; exit 0`}
+
+	t.Run("restarted", func(t *testing.T) {
+		stdout, stderr, code := execTfyarn(t, c, bin, nil, append([]string{"run", "--output", "json", "--max-restarts", "1"}, failOnce...)...)
+		r := runJSON(t, stdout)
+		require.Equal(t, exitOK, code, "%s\n%s", r.Diagnostics, stderr)
+		require.Equal(t, "SUCCEEDED", r.FinalStatus)
+		require.Equal(t, 1, r.Restarts)
+		require.Regexp(t, `^chief:0 succeeded; restart 1 after worker:0 \(container container_\S+ on \S+\) failed: exit code 1`, r.Diagnostics)
+		for _, task := range r.Tasks {
+			require.Equal(t, 1, task.Restarts, task.Task)
+			require.Equal(t, "succeeded", task.State, task.Task)
+		}
+		// Four task containers: the first run's two, the restart's two.
+		logs := appLogs(t, c, r.AppID, 5)
+		require.Equal(t, 2, strings.Count(logs, "run 0\n"), "the first run")
+		require.Equal(t, 2, strings.Count(logs, "run 1\n"), "the restart, TFYARN_RESTART=1")
+		require.Contains(t, logs, "restarting the cluster (restart 1)", "the AM's log says so")
+	})
+
+	t.Run("not restarted", func(t *testing.T) {
+		stdout, _, code := execTfyarn(t, c, bin, nil, append([]string{"run", "--output", "json"}, failOnce...)...)
+		r := runJSON(t, stdout)
+		require.Equal(t, exitJobFailed, code)
+		require.Equal(t, "FAILED", r.FinalStatus)
+		require.Zero(t, r.Restarts)
+		require.Regexp(t, `^worker:0 \(container \S+ on \S+\) failed: exit code 1; last stderr of worker:0: bad shard$`, r.Diagnostics)
+	})
+
+	t.Run("keras resumes", func(t *testing.T) {
+		python := tfPython(t, c)
+		// The test cluster is one machine: a local directory is storage
+		// every task reaches, as HDFS or NFS would be on a real cluster.
+		backup := t.TempDir()
+		r, _, code := execTF(t, c, bin, "--name", "e2e-restart-keras", "--max-restarts", "1", "--chief", "1c,1g", "--worker", "1c,1g",
+			"--python", python, filepath.Join(c.Root, "examples", "mwms_keras.py"), "--",
+			"--epochs", "3", "--steps-per-epoch", "5", "--backup-dir", backup, "--fail-once-after-epoch", "2")
+		require.Equal(t, exitOK, code, r.Diagnostics)
+		require.Equal(t, "SUCCEEDED", r.FinalStatus)
+		require.Equal(t, 1, r.Restarts)
+		require.Contains(t, r.Diagnostics, "restart 1 after worker:0")
+		logs := appLogs(t, c, r.AppID, 5)
+		require.Contains(t, logs, "worker:0: failing after epoch 2 on purpose")
+		for _, task := range []string{"chief:0", "worker:0"} {
+			require.Contains(t, logs, task+": training from epoch 1 of 3 (restart 0)")
+			require.Contains(t, logs, task+": training from epoch 3 of 3 (restart 1)", "%s resumed where the backup left off", task)
+		}
+	})
+}
