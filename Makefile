@@ -4,7 +4,7 @@ GO ?= go
 PROFILE ?= plain
 GOFILES = $(shell git ls-files --cached --others --exclude-standard '*.go' | grep -v '^yarnpb/hadoop')
 
-.PHONY: build test unit e2e cluster-up cluster-down cluster-status demo proto bench soak fmt lint clean
+.PHONY: build test unit e2e faults cluster-up cluster-down cluster-status demo proto bench soak fmt lint clean
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -o bin/tfyarn ./cmd/tfyarn
@@ -18,6 +18,12 @@ unit:
 
 e2e: build
 	source .testcluster/env.sh && $(GO) test -tags e2e -count=1 -p 2 -timeout 25m ./...
+
+# The fault-injection suite alone (also part of `make test`), on its own test cluster
+# (.testcluster-faults, stopped afterwards); writes bench/results/faults.md.
+faults: build
+	rc=0; TFYARN_FAULTS_RESULTS=$(CURDIR)/bench/results/faults.md $(GO) test -tags e2e -count=1 -timeout 10m -run 'TestE2EFaults$$' ./cmd/tfyarn || rc=$$?; \
+	TC_DIR=$(CURDIR)/.testcluster-faults bash testcluster/cluster.sh down >/dev/null 2>&1; exit $$rc
 
 cluster-up:
 	bash testcluster/cluster.sh up $(PROFILE)

@@ -22,6 +22,7 @@ cleanup() {
   # The privacy-profile cluster is only ever started by the tests themselves (clustertest).
   TC_DIR="$PWD/.testcluster-privacy" bash testcluster/cluster.sh down >/dev/null 2>&1 || true
   TC_DIR="$PWD/.testcluster-kerberos" bash testcluster/cluster.sh down >/dev/null 2>&1 || true
+  TC_DIR="$PWD/.testcluster-faults" bash testcluster/cluster.sh down >/dev/null 2>&1 || true
 }
 trap cleanup EXIT
 

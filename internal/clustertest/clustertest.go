@@ -66,6 +66,13 @@ var (
 		"RM_PORT=28032", "SCHEDULER_PORT=28030", "TRACKER_PORT=28031", "ADMIN_PORT=28033",
 		"RM_WEB_PORT=28088", "NN_PORT=28020", "NN_HTTP_PORT=29870", "KDC_PORT=28090",
 	}}
+	// A fourth, plain cluster of its own for the fault-injection suite (ports +30000): stopping
+	// a NodeManager there kills no other test's containers. Its NodeManagers count 32 vcores
+	// each (accounting only) so that the suite's jobs run side by side.
+	faultsProfile = profile{name: "plain", dir: ".testcluster-faults", env: []string{
+		"RM_PORT=38032", "SCHEDULER_PORT=38030", "TRACKER_PORT=38031", "ADMIN_PORT=38033",
+		"RM_WEB_PORT=38088", "NN_PORT=38020", "NN_HTTP_PORT=39870", "TC_NM_VCORES=32",
+	}}
 
 	mu       sync.Mutex
 	started  = map[string]*Cluster{}
@@ -92,6 +99,27 @@ func RequirePrivacy(t testing.TB) *Cluster {
 func RequireKerberos(t testing.TB) *Cluster {
 	t.Helper()
 	return requireProfile(t, kerberosProfile)
+}
+
+// RequireFaults returns the fault-injection suite's own plain cluster (see
+// faultsProfile), starting it if needed. `make test` stops it at the end.
+func RequireFaults(t testing.TB) *Cluster {
+	t.Helper()
+	return requireProfile(t, faultsProfile)
+}
+
+// Control runs `cluster.sh ARGS...` against this cluster (e.g. "nm", "stop", "0", or "preempt",
+// CONTAINER_ID): the faults its JVM injects on demand. It returns the script's one-line answer.
+func (c *Cluster) Control(t testing.TB, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(filepath.Join(c.Root, "testcluster", "cluster.sh"), args...)
+	cmd.Dir = c.Root
+	cmd.Env = append(os.Environ(), "TC_DIR="+c.Dir)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("clustertest: cluster.sh %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return strings.TrimSpace(string(out))
 }
 
 // EachCluster runs f as parallel subtests "plain" (Require) and "privacy"

@@ -1,0 +1,511 @@
+//go:build e2e
+
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"github.com/tfyarn/tfyarn/client"
+	"github.com/tfyarn/tfyarn/hadoopconf"
+	"github.com/tfyarn/tfyarn/hdfs"
+	"github.com/tfyarn/tfyarn/internal/clustertest"
+	"github.com/tfyarn/tfyarn/ipc"
+)
+
+// The fault-injection suite: real faults on the real cluster (its own, so that stopping a
+// NodeManager kills no other test's containers), each case asserting the final status, the
+// diagnostics naming the cause, a bounded time from the fault to the end (or the recovery), and
+// that nothing is left behind (no container process, no staging directory, no running
+// application). Programs are trivial (sleep): what is tested is tfyarn's and YARN's handling.
+// Every job is submitted first and the faults injected while they all run, so the suite takes
+// about as long as its slowest case, plus the NodeManager case, which runs alone.
+// With TFYARN_FAULTS_RESULTS=FILE (make faults) it writes the results table there.
+//
+//	make faults
+//	go test -tags e2e -count=1 -run E2EFaults ./cmd/tfyarn/
+func TestE2EFaults(t *testing.T) {
+	c := clustertest.RequireFaults(t)
+	require.NotEmpty(t, c.Facts["nodemanagers"], "the faults cluster predates cluster.sh nm/preempt; run TC_DIR=%s testcluster/cluster.sh down", c.Dir)
+	bin := clustertest.BuildTfyarn(t)
+	var results faultResults
+	cases := faultCases()
+	jobs := make([]*faultJob, len(cases))
+	faults := make([]time.Time, len(cases))
+	for i, fc := range cases {
+		jobs[i] = startFaultJob(t, c, bin, fc.args...)
+	}
+	for i, fc := range cases {
+		if !t.Run("fault/"+fc.name, func(t *testing.T) { faults[i] = fc.inject(t, c, jobs[i]) }) {
+			jobs[i].abandon()
+		}
+	}
+	for i, fc := range cases {
+		if faults[i].IsZero() {
+			continue
+		}
+		t.Run("end/"+fc.name, func(t *testing.T) {
+			r := fc.check(t, c, jobs[i], faults[i])
+			r.Scenario = fc.name
+			results.add(r)
+		})
+	}
+	// Alone: stopping NodeManager 0 kills whatever runs there.
+	t.Run("nodemanager-lost", func(t *testing.T) {
+		r := testFaultNodeManagerLost(t, c, bin)
+		r.Scenario = "nodemanager-lost"
+		results.add(r)
+	})
+	if out := os.Getenv("TFYARN_FAULTS_RESULTS"); out != "" && !t.Failed() {
+		require.NoError(t, results.write(out))
+	}
+}
+
+// faultCase is one scenario: the job (run's arguments), the fault injected once it runs
+// (returning when), and what must follow.
+type faultCase struct {
+	name   string
+	args   []string
+	inject func(t *testing.T, c *clustertest.Cluster, j *faultJob) time.Time
+	check  func(t *testing.T, c *clustertest.Cluster, j *faultJob, fault time.Time) faultResult
+}
+
+const sleepForever = "exec sleep 300"
+
+func faultCases() []faultCase {
+	return []faultCase{
+		// A chief, worker or ps whose program is killed (kill -9) fails the job at once: FAILED,
+		// the task and its exit code named.
+		{"worker-killed", []string{"--worker", "2x1c,256m", "--success", "all", "--", "sh", "-c", sleepForever},
+			killTask("worker:1"), failsNaming(30*time.Second, "worker:1 (container ", "failed: exit code 137 (SIGKILL)")},
+		{"ps-killed", []string{"--worker", "1c,256m", "--ps", "1c,256m", "--", "sh", "-c", sleepForever},
+			killTask("ps:0", "worker:0"), failsNaming(30*time.Second, "ps:0 (container ", "failed: exit code 137 (SIGKILL)")},
+		{"chief-killed", []string{"--chief", "1c,256m", "--worker", "1c,256m", "--", "sh", "-c", sleepForever},
+			killTask("chief:0", "worker:0"), failsNaming(30*time.Second, "chief:0 (container ", "failed: exit code 137 (SIGKILL)")},
+		// An evaluator is outside the TensorFlow cluster: its death does not end the job, which
+		// the chief decides (here: it succeeds 8 s after the fault); the task table tells it.
+		{"evaluator-killed", []string{"--chief", "1c,256m", "--evaluator", "1c,256m", "--", "sh", "-c",
+			`if [ "$TFYARN_TASK_TYPE" = evaluator ]; then exec sleep 300; fi; while [ ! -e /tmp/tfyarn-fault-$TFYARN_APP_ID ]; do sleep 0.2; done; sleep 8`},
+			func(t *testing.T, c *clustertest.Cluster, j *faultJob) time.Time {
+				fault := killTask("evaluator:0", "chief:0")(t, c, j)
+				require.NoError(t, os.WriteFile("/tmp/tfyarn-fault-"+j.appID, nil, 0o644))
+				return fault
+			},
+			func(t *testing.T, c *clustertest.Cluster, j *faultJob, fault time.Time) faultResult {
+				defer os.Remove("/tmp/tfyarn-fault-" + j.appID)
+				r := j.requireEnd(t, fault, 40*time.Second, "SUCCEEDED")
+				ev := taskNamed(t, j.result, "evaluator:0")
+				require.NotNil(t, ev.ExitCode, "the evaluator's end is in the task table: %+v", ev)
+				require.EqualValues(t, 137, *ev.ExitCode, "the evaluator's end is in the task table: %+v", ev)
+				r.Outcome += "; evaluator:0 ended with exit code 137, the chief finished the job"
+				return r
+			}},
+		// kill -9 of the ApplicationMaster with --am-attempts 2: YARN starts attempt 2, which
+		// runs the tasks again; the job SUCCEEDS, run says why attempt 1 ended, JSON counts 2.
+		{"am-killed-with-am-attempts-2", []string{"--am-attempts", "2", "--worker", "2x1c,256m", "--", "sh", "-c", "sleep 6"},
+			func(t *testing.T, c *clustertest.Cluster, j *faultJob) time.Time {
+				j.waitRegistered(t, "worker:1")
+				pid, _ := findAM(j.appID)
+				require.NotZero(t, pid, "no ApplicationMaster process for %s", j.appID)
+				fault := time.Now()
+				require.NoError(t, syscall.Kill(pid, syscall.SIGKILL))
+				return fault
+			},
+			func(t *testing.T, c *clustertest.Cluster, j *faultJob, fault time.Time) faultResult {
+				recovered := j.waitLine(t, regexp.MustCompile(`ApplicationMaster attempt 2 started after attempt 1 ended: .*exitCode: 137`), time.Minute)
+				r := j.requireEnd(t, fault, 90*time.Second, "SUCCEEDED")
+				require.Equal(t, 2, j.result.AMAttempts)
+				r.Recovery = recovered.Sub(fault)
+				r.Outcome += " in attempt 2 (tasks run again); run names attempt 1's end (exitCode: 137)"
+				return r
+			}},
+		// The scheduler preempts a task's container (the CapacityScheduler's preemption events):
+		// the job fails naming the preemption (YARN's exit status -102), not an exit code.
+		{"task-preempted", []string{"--worker", "2x1c,256m", "--success", "all", "--", "sh", "-c", sleepForever},
+			func(t *testing.T, c *clustertest.Cluster, j *faultJob) time.Time {
+				j.waitRegistered(t, "worker:1")
+				container := j.containerOf(t, "worker:1")
+				fault := time.Now()
+				require.Contains(t, c.Control(t, "preempt", container, "500"), "preempted "+container)
+				return fault
+			},
+			func(t *testing.T, c *clustertest.Cluster, j *faultJob, fault time.Time) faultResult {
+				return j.requireEnd(t, fault, 40*time.Second, "FAILED", "worker:1 (container "+j.containerOf(t, "worker:1"), "preempted by the scheduler (exit status -102)")
+			}},
+		// The client killed (kill -9) mid-job: the job goes on and succeeds, `tfyarn status`
+		// says RUNNING while it runs and SUCCEEDED after, and the AM removes the staging dir.
+		{"client-killed", []string{"--worker", "1c,256m", "--", "sh", "-c", "sleep 8"},
+			func(t *testing.T, c *clustertest.Cluster, j *faultJob) time.Time {
+				j.waitRegistered(t, "worker:0")
+				fault := time.Now()
+				require.NoError(t, j.cmd.Process.Kill())
+				<-j.exited
+				require.Equal(t, "RUNNING", statusJSON(t, c, j.appID).State)
+				return fault
+			},
+			func(t *testing.T, c *clustertest.Cluster, j *faultJob, fault time.Time) faultResult {
+				var v appView
+				require.Eventually(t, func() bool {
+					v = statusJSON(t, c, j.appID)
+					return v.State == "FINISHED"
+				}, 40*time.Second, 250*time.Millisecond, "%s did not finish after its client was killed", j.appID)
+				end := time.Since(fault)
+				require.Equal(t, "SUCCEEDED", v.FinalStatus, "%+v", v)
+				requireNoContainerProcess(t, j.appID)
+				requireStagingGone(t, c, j.appID)
+				return faultResult{Outcome: "SUCCEEDED without its client; status said RUNNING, then SUCCEEDED", End: end}
+			}},
+		// --timeout: YARN's lifetime timeout kills the application; run and status say why.
+		{"lifetime-timeout", []string{"--timeout", "5s", "--worker", "1c,256m", "--", "sh", "-c", sleepForever},
+			func(t *testing.T, c *clustertest.Cluster, j *faultJob) time.Time { return j.submitted },
+			func(t *testing.T, c *clustertest.Cluster, j *faultJob, fault time.Time) faultResult {
+				r := j.requireEnd(t, fault, 40*time.Second, "KILLED", "Application is killed by ResourceManager as it has exceeded the lifetime period")
+				v := statusJSON(t, c, j.appID)
+				require.Equal(t, "KILLED", v.FinalStatus)
+				require.Contains(t, v.Diagnostics, "exceeded the lifetime period")
+				r.Outcome += " (--timeout 5s; time counted from submission)"
+				return r
+			}},
+	}
+}
+
+// killTask waits until every task of wait has registered, then kills task's program (kill -9).
+func killTask(task string, wait ...string) func(t *testing.T, c *clustertest.Cluster, j *faultJob) time.Time {
+	return func(t *testing.T, c *clustertest.Cluster, j *faultJob) time.Time {
+		for _, w := range append([]string{task}, wait...) {
+			j.waitRegistered(t, w)
+		}
+		pid := programPID(t, j.appID, task)
+		fault := time.Now()
+		require.NoError(t, syscall.Kill(pid, syscall.SIGKILL))
+		return fault
+	}
+}
+
+// failsNaming: run exits 1 within limit of the fault, the job FAILED with diagnostics saying
+// each of want.
+func failsNaming(limit time.Duration, want ...string) func(t *testing.T, c *clustertest.Cluster, j *faultJob, fault time.Time) faultResult {
+	return func(t *testing.T, c *clustertest.Cluster, j *faultJob, fault time.Time) faultResult {
+		return j.requireEnd(t, fault, limit, "FAILED", want...)
+	}
+}
+
+// A NodeManager crashes while the job's tasks (and its AM) run on it: the RM declares the node
+// LOST when its liveness expires (10 s in the test cluster) and the job fails naming the lost
+// node. The node then comes back.
+func testFaultNodeManagerLost(t *testing.T, c *clustertest.Cluster, bin string) faultResult {
+	j := startFaultJob(t, c, bin, "--worker", "2x1c,256m", "--", "sh", "-c", sleepForever)
+	j.waitRegistered(t, "worker:1")
+	node := j.nodeOf(t, "worker:1")
+	require.Equal(t, c.Facts["nm0"], node, "the default queue's containers run on NodeManager 0")
+	fault := time.Now()
+	require.Contains(t, c.Control(t, "nm", "stop", "0"), "stopped NodeManager 0")
+	restarted := false
+	t.Cleanup(func() {
+		if !restarted {
+			c.Control(t, "nm", "start", "0")
+		}
+	})
+	r := j.requireEnd(t, fault, 40*time.Second, "FAILED", "exitCode: -100", "Container released on a *lost* node")
+	require.Contains(t, c.Control(t, "nm", "start", "0"), "started NodeManager 0")
+	restarted = true
+	r.Outcome += " (AM and tasks were on the node)"
+	return r
+}
+
+// ---- helpers ---------------------------------------------------------------------------------
+
+type faultResult struct {
+	Scenario string
+	Outcome  string
+	End      time.Duration // fault → the job's end as the client saw it
+	Recovery time.Duration // fault → the job running again (0: not a recovery)
+}
+
+type faultResults struct {
+	mu   sync.Mutex
+	rows []faultResult
+}
+
+func (f *faultResults) add(r faultResult) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.rows = append(f.rows, r)
+}
+
+func (f *faultResults) write(path string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	rows := append([]faultResult(nil), f.rows...)
+	sort.Slice(rows, func(i, k int) bool { return rows[i].Scenario < rows[k].Scenario })
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Fault injection on the test cluster\n\n")
+	fmt.Fprintf(&b, "Written by `make faults` (TestE2EFaults in cmd/tfyarn/faults_e2e_test.go) on %s.\n", time.Now().UTC().Format("2006-01-02 15:04 UTC"))
+	fmt.Fprintf(&b, "Real single-machine cluster (MiniYARN, 2 NodeManagers, NM liveness expiry 10 s), trivial programs (sleep).\n")
+	fmt.Fprintf(&b, "Times are from the fault to the job's end as `tfyarn run` saw it, and to the recovery where one happens.\n\n")
+	fmt.Fprintf(&b, "| scenario | outcome | fault → end | fault → recovery |\n|---|---|---|---|\n")
+	for _, r := range rows {
+		rec := "—"
+		if r.Recovery > 0 {
+			rec = r.Recovery.Round(100 * time.Millisecond).String()
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", r.Scenario, strings.ReplaceAll(r.Outcome, "|", "\\|"), r.End.Round(100*time.Millisecond), rec)
+	}
+	return os.WriteFile(path, []byte(b.String()), 0o644)
+}
+
+// faultJob is one `tfyarn run --output json` under way, its stderr read line by line.
+type faultJob struct {
+	t      *testing.T
+	c      *clustertest.Cluster
+	cmd    *exec.Cmd
+	appID  string
+	stdout bytes.Buffer
+
+	submitted time.Time
+
+	mu    sync.Mutex
+	lines []string
+	seen  []time.Time
+	more  chan struct{} // closed and replaced on every new line
+	done  chan struct{} // stderr at EOF
+
+	exited   chan struct{} // run exited: exitedAt is set
+	exitedAt time.Time
+	result   client.Result
+}
+
+func startFaultJob(t *testing.T, c *clustertest.Cluster, bin string, args ...string) *faultJob {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	t.Cleanup(cancel)
+	j := &faultJob{t: t, c: c, more: make(chan struct{}), done: make(chan struct{}), exited: make(chan struct{})}
+	j.cmd = exec.CommandContext(ctx, bin, append([]string{"run", "--name", "e2e-" + t.Name(), "--output", "json"}, args...)...)
+	j.cmd.Env = c.Env()
+	j.cmd.Stdout = &j.stdout
+	stderr, err := j.cmd.StderrPipe()
+	require.NoError(t, err)
+	require.NoError(t, j.cmd.Start())
+	go func() {
+		<-j.done
+		_ = j.cmd.Wait()
+		j.exitedAt = time.Now()
+		close(j.exited)
+	}()
+	go func() {
+		defer close(j.done)
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			j.mu.Lock()
+			j.lines = append(j.lines, sc.Text())
+			j.seen = append(j.seen, time.Now())
+			close(j.more)
+			j.more = make(chan struct{})
+			j.mu.Unlock()
+		}
+	}()
+	j.submitted = j.waitLine(t, regexp.MustCompile(`^application_\d+_\d+ submitted`), time.Minute)
+	j.appID = appIDIn(j.stderr())
+	require.NotEmpty(t, j.appID)
+	return j
+}
+
+// abandon kills run and the application when the case could not go on.
+func (j *faultJob) abandon() {
+	_ = j.cmd.Process.Kill()
+	if j.appID != "" {
+		kill := exec.Command(j.cmd.Path, "kill", j.appID)
+		kill.Env = j.c.Env()
+		_ = kill.Run()
+	}
+}
+
+func (j *faultJob) stderr() string {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return strings.Join(j.lines, "\n")
+}
+
+// waitLine waits for a stderr line matching re and returns when it came.
+func (j *faultJob) waitLine(t *testing.T, re *regexp.Regexp, limit time.Duration) time.Time {
+	t.Helper()
+	deadline := time.After(limit)
+	next := 0
+	for {
+		j.mu.Lock()
+		for ; next < len(j.lines); next++ {
+			if re.MatchString(j.lines[next]) {
+				at := j.seen[next]
+				j.mu.Unlock()
+				return at
+			}
+		}
+		more := j.more
+		j.mu.Unlock()
+		select {
+		case <-more:
+		case <-j.done:
+			j.mu.Lock()
+			n := len(j.lines)
+			j.mu.Unlock()
+			if next == n {
+				t.Fatalf("tfyarn run ended without a line matching %q; stderr:\n%s", re, j.stderr())
+			}
+		case <-deadline:
+			t.Fatalf("no line matching %q within %s; stderr:\n%s", re, limit, j.stderr())
+		}
+	}
+}
+
+func (j *faultJob) waitRegistered(t *testing.T, task string) {
+	t.Helper()
+	j.waitLine(t, regexp.MustCompile(regexp.QuoteMeta(j.appID+" "+task+" registered at ")), 2*time.Minute)
+}
+
+var startedLine = regexp.MustCompile(`^\S+ (\S+) started in (container_\S+) on (\S+) `)
+
+func (j *faultJob) started(t *testing.T, task string) (container, node string) {
+	t.Helper()
+	for _, l := range strings.Split(j.stderr(), "\n") {
+		if m := startedLine.FindStringSubmatch(l); m != nil && m[1] == task {
+			container, node = m[2], m[3]
+		}
+	}
+	require.NotEmpty(t, container, "no 'started' line for %s:\n%s", task, j.stderr())
+	return container, node
+}
+
+func (j *faultJob) containerOf(t *testing.T, task string) string {
+	c, _ := j.started(t, task)
+	return c
+}
+
+func (j *faultJob) nodeOf(t *testing.T, task string) string {
+	_, n := j.started(t, task)
+	return n
+}
+
+// requireEnd waits for run to exit within limit of the fault and checks the final status, that
+// the diagnostics say each of want, and that nothing is left behind.
+func (j *faultJob) requireEnd(t *testing.T, fault time.Time, limit time.Duration, final string, want ...string) faultResult {
+	t.Helper()
+	select {
+	case <-j.exited:
+	case <-time.After(time.Until(fault.Add(limit))):
+		select {
+		case <-j.exited:
+		default:
+			_ = j.cmd.Process.Kill()
+			t.Fatalf("%s: tfyarn run still running %s after the fault; stderr:\n%s", j.appID, limit, j.stderr())
+		}
+	}
+	end := j.exitedAt.Sub(fault)
+	require.LessOrEqual(t, end, limit, "%s: tfyarn run ended %s after the fault", j.appID, end)
+	code := j.cmd.ProcessState.ExitCode()
+	t.Logf("%s ended %s after the fault (exit %d); stderr:\n%s", j.appID, end.Round(time.Millisecond), code, j.stderr())
+	require.NoError(t, json.Unmarshal(j.stdout.Bytes(), &j.result), "stdout: %s", j.stdout.String())
+	require.Equal(t, final, j.result.FinalStatus, "diagnostics: %s", j.result.Diagnostics)
+	if final == "SUCCEEDED" {
+		require.Equal(t, 0, code)
+	} else {
+		require.Equal(t, exitJobFailed, code)
+	}
+	for _, w := range want {
+		require.Contains(t, j.result.Diagnostics, w)
+	}
+	requireNoContainerProcess(t, j.appID)
+	requireStagingGone(t, j.c, j.appID)
+	v := statusJSON(t, j.c, j.appID)
+	require.Contains(t, []string{"FINISHED", "FAILED", "KILLED"}, v.State, "the application is not running any more")
+	outcome := final
+	if final != "SUCCEEDED" {
+		outcome += ": " + firstLine(j.result.Diagnostics, 160)
+	}
+	return faultResult{Outcome: outcome, End: end}
+}
+
+// requireStagingGone: appID's staging directory is gone (what requireNoStaging checks with
+// Hadoop's CLI, here over tfyarn's HDFS client: no JVM start per case).
+func requireStagingGone(t *testing.T, c *clustertest.Cluster, appID string) {
+	t.Helper()
+	conf, err := hadoopconf.LoadDir(c.ConfDir)
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	user := ipc.DefaultUser()
+	fs, err := hdfs.Connect(ctx, conf, user)
+	require.NoError(t, err)
+	defer fs.Close()
+	base, err := fs.Exists(ctx, hdfs.BaseDir(user))
+	require.NoError(t, err)
+	require.True(t, base, "%s missing: the check would prove nothing", hdfs.BaseDir(user))
+	exists, err := fs.Exists(ctx, hdfs.StagingDir(user, appID))
+	require.NoError(t, err)
+	require.False(t, exists, "%s is still there", hdfs.StagingDir(user, appID))
+}
+
+func taskNamed(t *testing.T, r client.Result, task string) client.TaskResult {
+	t.Helper()
+	for _, tr := range r.Tasks {
+		if tr.Task == task {
+			return tr
+		}
+	}
+	t.Fatalf("no %s in the task table: %+v", task, r.Tasks)
+	return client.TaskResult{}
+}
+
+func firstLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > n {
+		s = s[:n] + "…"
+	}
+	return s
+}
+
+// programPID is the pid of task's program (e.g. worker:1) of appID: the process whose
+// environment names both (its launcher, ./tfyarn task, is left out).
+func programPID(t *testing.T, appID, task string) int {
+	t.Helper()
+	var pid int
+	require.Eventually(t, func() bool {
+		pid = findProgram(appID, task)
+		return pid != 0
+	}, 20*time.Second, 50*time.Millisecond, "no program process for %s of %s", task, appID)
+	return pid
+}
+
+func findProgram(appID, task string) int {
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		cmdline, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if bytes.HasPrefix(cmdline, []byte("./tfyarn\x00")) || bytes.Contains(cmdline, []byte("launch_container.sh")) {
+			continue
+		}
+		environ, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
+		vars := "\x00" + string(environ)
+		if strings.Contains(vars, "\x00TFYARN_TASK="+task+"\x00") && strings.Contains(vars, "\x00TFYARN_APP_ID="+appID+"\x00") {
+			return pid
+		}
+	}
+	return 0
+}
