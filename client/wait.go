@@ -127,6 +127,7 @@ func (s *Submission) Wait(ctx context.Context, onEvent func(Event)) (*Result, er
 			emit(onEvent, last, r)
 			last = r
 			if yarn.IsTerminal(r.GetYarnApplicationState()) {
+				s.keepHistory(ctx)
 				return s.finished(r)
 			}
 		}
