@@ -80,6 +80,10 @@ func TestE2ELogs(t *testing.T) {
 	c := clustertest.Require(t)
 	run := startTfyarn(t, c, bin, 4*time.Minute, "run", "--name", "e2e-logs", "--queue", "ml-gpu", "--node-label", "gpu",
 		"--chief", "1c,256m", "--worker", "1c,256m", "--", "sh", "-c", logsJob)
+	// Beside it, --logs all with --output json: every task's lines, all on
+	// stderr, stdout holding only the JSON result.
+	all := startTfyarn(t, c, bin, 4*time.Minute, "run", "--name", "e2e-logs-all", "--queue", "ml-gpu", "--node-label", "gpu",
+		"--worker", "2x1c,256m", "--logs", "all", "--output", "json", "--", "sh", "-c", "sleep 2; echo hi from $TFYARN_TASK; sleep 1")
 	appID := run.waitStderr(t, regexp.MustCompile(`(application_\d+_\d+) submitted`), time.Minute)[1]
 	workerContainer := run.waitStderr(t, regexp.MustCompile(`worker:0 started in (container_\S+) on`), 2*time.Minute)[1]
 	run.waitStderr(t, regexp.MustCompile(`worker:0 registered at`), time.Minute)
@@ -114,6 +118,11 @@ func TestE2ELogs(t *testing.T) {
 	require.Contains(t, follow.stdout.String(), "[worker:0] hello from worker:0\n[worker:0] tick 1\n")
 	require.Contains(t, follow.stderr.String(), "[worker:0] err from worker:0\n")
 	require.NotContains(t, follow.stdout.String(), "chief:0")
+
+	require.Equal(t, exitOK, all.wait(t, 3*time.Minute), "stderr: %s", &all.stderr)
+	require.NotEmpty(t, runJSON(t, all.stdout.String()).AppID)
+	require.Contains(t, all.stderr.String(), "[worker:0] hi from worker:0\n")
+	require.Contains(t, all.stderr.String(), "[worker:1] hi from worker:1\n")
 
 	// Ended: the aggregated logs, once YARN has aggregated them, equal yarn logs'.
 	var mine string

@@ -115,6 +115,10 @@ func runAction(c *cli.Context, e *env) error {
 	if err != nil {
 		return err
 	}
+	mode, err := logsMode(c)
+	if err != nil {
+		return err
+	}
 	job, err := runJob(c)
 	if err != nil {
 		return err
@@ -136,10 +140,6 @@ func runAction(c *cli.Context, e *env) error {
 		job.Keytab = c.String("keytab")
 	}
 	job.FileSystems = c.StringSlice("file-systems")
-	mode, err := logsMode(c)
-	if err != nil {
-		return err
-	}
 	// Progress and status lines go to stderr: stdout holds the job's
 	// output (the tasks' lines --logs shows) or the JSON result.
 	progress := e.stderr
