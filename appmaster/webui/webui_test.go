@@ -18,7 +18,7 @@ func TestPage(t *testing.T) {
 	later := start.Add(65 * time.Second)
 	code := int32(0)
 	rep := contract.StatusReport{
-		AppID: "application_1_0007", User: "alice", Restarts: 2,
+		AppID: "application_1_0007", User: "alice", Restarts: 2, StartedAt: &start,
 		Job: &contract.JobInfo{Name: "mnist", Queue: "ml-gpu", NodeLabel: "gpu", Command: "python train.py --epochs 3",
 			Groups: []contract.GroupInfo{{Type: "chief", Spec: "1c,1g"}, {Type: "worker", Spec: "2x1c,1g", NodeLabel: "gpu"}}},
 		TensorBoardURL: "http://node1:6006/",
@@ -36,7 +36,7 @@ func TestPage(t *testing.T) {
 	body := fetch(t, srv.URL+"/", http.StatusOK)
 	for _, want := range []string{
 		`data-task="chief:0" data-state="succeeded"`, "node1:2222", "container_1_0007_01_000002", "node1:4545",
-		`<td class="restarts">1</td>`, `<td id="restarts">2</td>`, `<td class="elapsed">1m05s</td>`, "0: 87% 61234/81559 MiB",
+		`<td class="restarts">1</td>`, `<td id="restarts">2</td>`, "<td>2026-01-02 03:04:05Z</td>", `<td class="elapsed">1m05s</td>`, "0: 87% 61234/81559 MiB",
 		`href="http://node1:8042/node/containerlogs/container_1_0007_01_000002/alice/stdout"`,
 		`href="http://node1:6006/"`, "python train.py --epochs 3", "--worker 2x1c,1g (label gpu)", "ml-gpu",
 		`href="status"`, `href="static/style.css"`, `src="static/app.js"`,

@@ -132,6 +132,15 @@ func TestE2EWebUIHistoryGPU(t *testing.T) {
 		require.Regexp(t, `(?m)^`+task.Task+`\s+running\s+\S+\s+`+task.ContainerID+`\s+\S+\s+-\s+0\s+\d+s\s+0: 0% 0/81559 MiB$`, out)
 	}
 
+	liveJSON, errOut, code := runCLI(t, "--conf-dir", c.ConfDir, "status", appID, "--output", "json")
+	require.Equal(t, exitOK, code, errOut)
+	var running statusView
+	require.NoError(t, json.Unmarshal([]byte(liveJSON), &running), liveJSON)
+	require.Nil(t, running.History)
+	require.NotNil(t, running.Live, liveJSON)
+	require.Len(t, running.Live.Tasks, 2)
+	require.Equal(t, []contract.GPUSample{h100}, running.Live.Tasks[1].GPUs)
+
 	require.NoError(t, os.WriteFile(release, nil, 0o644))
 	err = run.Wait()
 	ended = true
