@@ -49,6 +49,17 @@ func TestPage(t *testing.T) {
 	require.Contains(t, fetch(t, srv.URL+"/static/app.js", http.StatusOK), "DOMParser")
 	require.Contains(t, fetch(t, srv.URL+"/static/style.css", http.StatusOK), "table")
 	fetch(t, srv.URL+"/nope", http.StatusNotFound)
+
+	// Decided: the final status, a failed task's line, no more refreshing.
+	one := int32(1)
+	rep.Final, rep.FinalStatus = true, "FAILED"
+	rep.Tasks[1] = contract.TaskReport{Task: "worker:0", Type: "worker", State: "failed", ExitCode: &one,
+		Failure: "worker:0 (container container_1_0007_01_000003 on node1:4545) failed: exit code 1"}
+	body = fetch(t, srv.URL+"/", http.StatusOK)
+	require.Contains(t, body, `<main id="live" data-final="true">`)
+	require.Contains(t, body, `<span id="final-status" class="status FAILED">FAILED</span>`)
+	require.Contains(t, body, `<td class="exit">1</td>`)
+	require.Contains(t, body, `<tr class="failure"><td></td><td colspan="9">worker:0 (container container_1_0007_01_000003 on node1:4545) failed: exit code 1</td></tr>`)
 }
 
 func TestDuration(t *testing.T) {
