@@ -61,11 +61,11 @@ func timeOrNil(t time.Time) *time.Time {
 // JobInfo describes job for the web UI and the history record.
 func JobInfo(job taskspec.Job) *contract.JobInfo {
 	info := &contract.JobInfo{Name: job.Name, Queue: job.Queue, NodeLabel: job.NodeLabel}
-	cmd := job.Command
+	argv := append([]string{job.Command}, job.Args...)
 	if job.Script != "" {
-		cmd = "python " + job.Script
+		argv = append([]string{"python", job.Script}, job.Args...)
 	}
-	info.Command = ShellJoin(append([]string{cmd}, job.Args...))
+	info.Command = ShellJoin(argv)
 	groups := append([]taskspec.TaskGroup(nil), job.Tasks...)
 	taskspec.SortGroups(groups)
 	for _, g := range groups {
