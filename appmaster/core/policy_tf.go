@@ -48,11 +48,9 @@ import (
 // with the defaults, leaving room for the heartbeat and unregistering
 // within 30 s.
 //
-// Restarts: none yet; a fatal failure ends the job. A restart rule belongs
-// in fatalFailures, which would then answer Restart (say for
-// IsInfrastructureExit ends, up to a MaxRestarts) instead of failing. Mind
-// that under ParameterServerStrategy a restarted ps or chief gets a new
-// address, so every other task's TF_CONFIG goes stale with it.
+// Restarts are not this policy's: the machine applies the job's
+// RestartPolicy before consulting it (restart.go), so a failure it sees is
+// one that did not restart.
 //
 // The policy is a pure function of the View, so it may be consulted any
 // number of times; it repeats its Stop list until the stopped tasks have
