@@ -127,11 +127,13 @@ func faultCases() []faultCase {
 				return fault
 			},
 			func(t *testing.T, c *clustertest.Cluster, j *faultJob, fault time.Time) faultResult {
-				recovered := j.waitLine(t, regexp.MustCompile(`ApplicationMaster attempt 2 started after attempt 1 ended: .*exitCode: 137`), time.Minute)
+				noticed := j.waitLine(t, regexp.MustCompile(`ApplicationMaster attempt 2 started after attempt 1 ended: .*exitCode: 137`), time.Minute)
+				// Recovered: every task registered again, with attempt 2's AM.
+				recovered := j.waitLineAfter(t, regexp.MustCompile(regexp.QuoteMeta(j.appID+" worker:1 registered at ")), noticed, time.Minute)
 				r := j.requireEnd(t, fault, 90*time.Second, "SUCCEEDED")
 				require.Equal(t, 2, j.result.AMAttempts)
 				r.Recovery = recovered.Sub(fault)
-				r.Outcome += " in attempt 2 (tasks run again); run names attempt 1's end (exitCode: 137)"
+				r.Outcome += " in attempt 2 (its tasks start again); run names attempt 1's end (exitCode: 137)"
 				return r
 			}},
 		// The scheduler preempts a task's container (the CapacityScheduler's preemption events):
@@ -344,12 +346,18 @@ func (j *faultJob) stderr() string {
 // waitLine waits for a stderr line matching re and returns when it came.
 func (j *faultJob) waitLine(t *testing.T, re *regexp.Regexp, limit time.Duration) time.Time {
 	t.Helper()
+	return j.waitLineAfter(t, re, time.Time{}, limit)
+}
+
+// waitLineAfter waits for a line matching re that came after after.
+func (j *faultJob) waitLineAfter(t *testing.T, re *regexp.Regexp, after time.Time, limit time.Duration) time.Time {
+	t.Helper()
 	deadline := time.After(limit)
 	next := 0
 	for {
 		j.mu.Lock()
 		for ; next < len(j.lines); next++ {
-			if re.MatchString(j.lines[next]) {
+			if j.seen[next].After(after) && re.MatchString(j.lines[next]) {
 				at := j.seen[next]
 				j.mu.Unlock()
 				return at
