@@ -23,6 +23,10 @@ const (
 	ExitBadConfig      = 2
 )
 
+// retakeWait bounds the retries of a port re-taken from a predecessor
+// (Config.Port).
+const retakeWait = 30 * time.Second
+
 // Run is `tfyarn task`: it reserves a port, registers it with the AM,
 // waits for the cluster spec, runs the program with TF_CONFIG, forwards
 // SIGTERM and SIGINT to it, obeys the AM's stop order and reports the
@@ -43,6 +47,12 @@ func Run(ctx context.Context, cfg Config) (exitCode int, err error) {
 	}
 
 	res, err := ReservePortNumber(cfg.Port)
+	// A port re-taken from a predecessor may still be held a moment by its
+	// closing sockets: retry, bounded.
+	for deadline := time.Now().Add(retakeWait); err != nil && cfg.Port != 0 && time.Now().Before(deadline) && ctx.Err() == nil; {
+		time.Sleep(250 * time.Millisecond)
+		res, err = ReservePortNumber(cfg.Port)
+	}
 	if err != nil {
 		return ExitLauncherFailed, fmt.Errorf("task launcher: %w", err)
 	}
