@@ -55,21 +55,27 @@ func (fs *FS) writeFileSync(ctx context.Context, p string, perm os.FileMode, r i
 }
 
 // copyTo streams r into f in chunks, giving each chunk a fresh DataNode
-// deadline and checking ctx between chunks.
+// deadline and checking ctx between chunks. Each chunk is hashed on another
+// goroutine while it is written: sha256 is then off the path that feeds the
+// DataNode (colinmarc's writer keeps only 5 packets in flight, so any pause
+// between writes idles the pipeline).
 func (fs *FS) copyTo(ctx context.Context, f *gohdfs.FileWriter, r io.Reader, h hash.Hash) (int64, error) {
 	buf := make([]byte, copyChunk)
 	var total int64
+	hashed := make(chan struct{}, 1)
 	for {
 		if err := ctx.Err(); err != nil {
 			return total, err
 		}
 		n, rerr := io.ReadFull(r, buf)
 		if n > 0 {
-			h.Write(buf[:n])
-			if err := f.SetDeadline(time.Now().Add(fs.ioTimeout)); err != nil {
-				return total, err
+			go func(b []byte) { h.Write(b); hashed <- struct{}{} }(buf[:n])
+			err := f.SetDeadline(time.Now().Add(fs.ioTimeout))
+			if err == nil {
+				_, err = f.Write(buf[:n])
 			}
-			if _, err := f.Write(buf[:n]); err != nil {
+			<-hashed // buf is read again next round
+			if err != nil {
 				return total, err
 			}
 			total += int64(n)

@@ -69,6 +69,12 @@ var (
 	// A fourth, plain cluster of its own for the fault-injection suite (ports +30000): stopping
 	// a NodeManager there kills no other test's containers. Its NodeManagers count 32 vcores
 	// each (accounting only) so that the suite's jobs run side by side.
+	// The scale benchmark's own plain cluster (bench/scale_bench_test.go): 8 NodeManagers of 32
+	// vcores, ports shifted by 40000, so 200 one-vcore containers run at once beside the others.
+	scaleProfile = profile{name: "plain", dir: ".testcluster-scale", env: []string{
+		"RM_PORT=48032", "SCHEDULER_PORT=48030", "TRACKER_PORT=48031", "ADMIN_PORT=48033",
+		"RM_WEB_PORT=48088", "NN_PORT=48020", "NN_HTTP_PORT=49870", "TC_NODEMANAGERS=8", "TC_NM_VCORES=32",
+	}}
 	faultsProfile = profile{name: "plain", dir: ".testcluster-faults", env: []string{
 		"RM_PORT=38032", "SCHEDULER_PORT=38030", "TRACKER_PORT=38031", "ADMIN_PORT=38033",
 		"RM_WEB_PORT=38088", "NN_PORT=38020", "NN_HTTP_PORT=39870", "TC_NM_VCORES=32",
@@ -99,6 +105,13 @@ func RequirePrivacy(t testing.TB) *Cluster {
 func RequireKerberos(t testing.TB) *Cluster {
 	t.Helper()
 	return requireProfile(t, kerberosProfile)
+}
+
+// RequireScale returns the scale benchmark's cluster (see scaleProfile),
+// starting it if needed; the benchmark stops it (Control "down").
+func RequireScale(t testing.TB) *Cluster {
+	t.Helper()
+	return requireProfile(t, scaleProfile)
 }
 
 // RequireFaults returns the fault-injection suite's own plain cluster (see

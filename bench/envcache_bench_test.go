@@ -1,0 +1,179 @@
+//go:build bench
+
+package bench
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"github.com/tfyarn/tfyarn/internal/clustertest"
+)
+
+// envAppRun is one `tfyarn run --env DIR` of the benchmark.
+type envAppRun struct {
+	What  string `json:"what"`
+	AppID string `json:"app_id"`
+	// WallS is `tfyarn run` from start to exit.
+	WallS float64 `json:"client_wall_s"`
+	// SubmittedS is the RM's NEW → NEW_SAVING, from the client's start:
+	// all the client's work before submission (pack or recognise, upload
+	// or find, connect, check, stage).
+	SubmittedS float64 `json:"submitted_s"`
+	// PackLine is what the client said about the env ("packed ... in Xs"
+	// or "... unchanged since packed ... (checked in Xs)").
+	PackLine string `json:"pack_line"`
+	// LocalizingS is the task container's LOCALIZING → SCHEDULED on the
+	// NodeManager: download and unpack of what it lacks.
+	LocalizingS float64 `json:"task_localizing_s"`
+	// PublicDownload: the NodeManager's public localizer downloaded the env
+	// archive for this application ("Downloading public resource").
+	PublicDownload bool `json:"env_public_download"`
+}
+
+type envCacheResult struct {
+	machine
+	Env     string      `json:"env"`
+	Runs    []envAppRun `json:"runs"`
+	LoadAvg [2]string   `json:"loadavg_1m_before_after"`
+}
+
+var packLineRE = regexp.MustCompile(`(?m)^.*(packed |unchanged since packed).*$`)
+
+// TestBenchEnvCache: a new TensorFlow environment (a hard-linked copy of
+// .venv plus one random file, so its archive is new to the HDFS cache and to
+// the NodeManager) shipped by three applications in a row: the first packs,
+// uploads and localizes; the second recognises the unchanged directory
+// without reading it (local pack cache) and finds the archive localized
+// already (PUBLIC: the NodeManager's public cache); the third runs after
+// Python wrote bytecode into the env, which changes nothing packed.
+func TestBenchEnvCache(t *testing.T) {
+	c := clustertest.Require(t)
+	bin := tfyarnBin(t, c)
+	src, name := benchEnv(t, c.Root, filepath.Join(c.Root, "bench", "work"))
+	work := filepath.Join(c.Root, "bench", "work", "envcache")
+	require.NoError(t, os.RemoveAll(work))
+	require.NoError(t, os.MkdirAll(work, 0o755))
+	defer os.RemoveAll(work)
+	venv := filepath.Join(work, "venv")
+	out, err := exec.Command("cp", "-al", src, venv).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	nonce := make([]byte, 1<<20)
+	_, err = rand.Read(nonce)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(venv, "bench-nonce.bin"), nonce, 0o644))
+	time.Sleep(1600 * time.Millisecond) // settled, so the first run's pack is remembered
+
+	env := append(c.Env(), "XDG_CACHE_HOME="+filepath.Join(work, "cache"))
+	res := envCacheResult{machine: newMachine(t, c.Root, "envcache"), Env: name + ", hard-linked copy + 1 MiB random file"}
+	res.LoadAvg[0] = loadAvg()
+	logPath := filepath.Join(c.Dir, "logs", "cluster.log")
+	for _, what := range []string{"first application of a new env", "second application, same env", "third application, after Python wrote bytecode into the env"} {
+		r := envApp(t, bin, env, venv, logPath)
+		r.What = what
+		t.Logf("%+v", r)
+		res.Runs = append(res.Runs, r)
+		if strings.HasPrefix(what, "second") {
+			// Bytecode written by running the env locally.
+			out, err := exec.Command(filepath.Join(venv, "bin", "python"), "-c", "import json, email.message, http.client").CombinedOutput()
+			require.NoError(t, err, "%s", out)
+		}
+	}
+	res.LoadAvg[1] = loadAvg()
+	require.Contains(t, res.Runs[1].PackLine, "unchanged since packed")
+	require.Contains(t, res.Runs[2].PackLine, "unchanged since packed")
+	writeResults(t, c, "envcache", res, envCacheMarkdown(res))
+}
+
+func envApp(t *testing.T, bin string, env []string, venv, logPath string) envAppRun {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "run", "--env", venv, "--worker", "1c,1g", "--name", "bench-envcache", "--", "python", "-c", "pass")
+	cmd.Env = env
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	start := time.Now()
+	require.NoError(t, cmd.Run(), "stdout: %s\nstderr: %s", stdout.String(), stderr.String())
+	r := envAppRun{WallS: round2(time.Since(start).Seconds())}
+	r.AppID = appIDRE.FindString(stdout.String())
+	require.NotEmpty(t, r.AppID)
+	r.PackLine = strings.TrimSpace(packLineRE.FindString(stdout.String()))
+	var tl timeline
+	var ok bool
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		if tl, ok = readTimeline(t, logPath, r.AppID, start); ok || time.Now().After(deadline) {
+			break
+		}
+	}
+	require.True(t, ok, "no timeline for %s", r.AppID)
+	r.SubmittedS = tl.Submitted
+	r.LocalizingS, r.PublicDownload = localizing(t, logPath, r.AppID, start)
+	return r
+}
+
+// localizing reads the task container's LOCALIZING → SCHEDULED from the
+// NodeManager's log, and whether the public localizer downloaded an env
+// archive meanwhile.
+func localizing(t *testing.T, logPath, appID string, start time.Time) (float64, bool) {
+	data, err := os.ReadFile(logPath)
+	require.NoError(t, err)
+	task := "container_" + strings.TrimPrefix(appID, "application_") + "_01_000002"
+	var from, to float64 = -1, -1
+	public := false
+	for _, line := range strings.Split(string(data), "\n") {
+		envDownload := strings.Contains(line, "Downloading public resource") && strings.Contains(line, "/env.tar.gz,")
+		if !strings.Contains(line, task) && !envDownload {
+			continue
+		}
+		m := logTimeRE.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		ts, err := time.ParseInLocation("2006-01-02 15:04:05,000", m[1], time.Local)
+		require.NoError(t, err)
+		s := ts.Sub(start).Seconds()
+		switch {
+		case strings.Contains(line, "transitioned from NEW to LOCALIZING"):
+			from = s
+		case strings.Contains(line, "transitioned from LOCALIZING to SCHEDULED"):
+			to = s
+		case envDownload && s >= 0:
+			public = true
+		}
+	}
+	require.True(t, from >= 0 && to >= from, "no localization of %s in the NodeManager's log", task)
+	return round2(to - from), public
+}
+
+func envCacheMarkdown(r envCacheResult) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# A new environment: first and later applications\n\n")
+	fmt.Fprintf(&b, "`bin/tfyarn run --env DIR --worker 1c,1g -- python -c pass` three times in a row with a new environment:\n"+
+		"%s. Produced by `make bench` (bench/run.sh → bench/envcache_bench_test.go; alone:\n"+
+		"`go test -tags bench -run TestBenchEnvCache -v ./bench/`).\n\n", r.Env)
+	fmt.Fprintf(&b, "%s- Load average (1 min) before / after: %s / %s (shared machine)\n\n", r.machine.markdown(""), r.LoadAvg[0], r.LoadAvg[1])
+	fmt.Fprintf(&b, "| application | client work before submission (s) | what the client said | task container localization (s) | env downloaded by the NodeManager | client wall (s) |\n|---|---:|---|---:|---|---:|\n")
+	for _, run := range r.Runs {
+		dl := "no (in its public cache)"
+		if run.PublicDownload {
+			dl = "yes (public localizer)"
+		}
+		fmt.Fprintf(&b, "| %s | %.2f | %s | %.2f | %s | %.2f |\n", run.What, run.SubmittedS, "`"+run.PackLine+"`", run.LocalizingS, dl, run.WallS)
+	}
+	fmt.Fprintf(&b, "\n- **client work before submission**: from `tfyarn run`'s start to the RM's NEW → NEW_SAVING for the application\n"+
+		"  (cluster.log): packing or recognising the env, finding or uploading it, connecting, checks, staging.\n"+
+		"- **localization**: the NodeManager's LOCALIZING → SCHEDULED for the task container: download and unpack of\n"+
+		"  the env archive when its cache lacks it.\n"+
+		"- The env is a PUBLIC resource (its HDFS cache path is open to others, hdfs.cacheVisibility): the NodeManager keeps\n"+
+		"  one copy per node for every application and user that names the same path.\n")
+	return b.String()
+}

@@ -1,0 +1,493 @@
+//go:build bench
+
+package bench
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"github.com/tfyarn/tfyarn/internal/clustertest"
+)
+
+// peerRounds is how many times each system runs the job, interleaved
+// (round r runs every system once, in an order rotated by r).
+const peerRounds = 5
+
+// peerRun is one application of one system.
+type peerRun struct {
+	System string `json:"system"`
+	Round  int    `json:"round"`
+	AppID  string `json:"app_id"`
+	// WallS is the client command from start to exit, which each client
+	// only reaches after seeing the final status.
+	WallS float64 `json:"client_wall_s"`
+	// ClientCPUS and ClientRSSMiB come from wait4's rusage: user+system
+	// CPU of the client and every process it waited for (skein's and
+	// DistributedShell's JVMs included), and the largest of their peak RSS.
+	ClientCPUS   float64 `json:"client_cpu_s"`
+	ClientRSSMiB float64 `json:"client_max_rss_mib"`
+	// AMPeakRSSMiB is the AM container's processes' summed RSS at its peak,
+	// sampled from /proc every 100 ms (the launch shell included).
+	AMPeakRSSMiB float64  `json:"am_peak_rss_mib"`
+	Timeline     timeline `json:"timeline"`
+}
+
+// timeline is one application's life from the RM's and NMs' log
+// (cluster.log), in seconds from the client's start.
+type timeline struct {
+	Submitted      float64 `json:"submitted"`         // RM: NEW → NEW_SAVING (submitApplication arrived)
+	AMRunning      float64 `json:"am_running"`        // NM: AM container SCHEDULED → RUNNING (launch script started)
+	Registered     float64 `json:"am_registered"`     // RM: attempt LAUNCHED → RUNNING
+	TasksAllocated float64 `json:"tasks_allocated"`   // RM: last task container NEW → ALLOCATED
+	TasksStartReq  float64 `json:"tasks_start_req"`   // NM: last "Start request" for a task container
+	TasksRunning   float64 `json:"tasks_running"`     // NM: last task container SCHEDULED → RUNNING
+	TasksExited    float64 `json:"tasks_exited"`      // NM: last task container RUNNING → EXITED_*
+	TasksCompleted float64 `json:"tasks_completed"`   // RM: last task container → COMPLETED
+	Unregistered   float64 `json:"am_unregistered"`   // RM: RUNNING → FINAL_SAVING on ATTEMPT_UNREGISTERED
+	Finished       float64 `json:"app_finished"`      // RM: → FINISHED
+	YARNFloor      float64 `json:"yarn_floor_s"`      // the sum of YARN's own segments (see floorOf)
+	Overhead       float64 `json:"system_overhead_s"` // client wall − YARN floor
+}
+
+type peerSystem struct {
+	Name string
+	Cmd  func(work string) []string
+}
+
+type peerSummary struct {
+	System         string  `json:"system"`
+	WallS          float64 `json:"median_client_wall_s"`
+	TasksRunningS  float64 `json:"median_all_tasks_running_s"`
+	AMPeakRSSMiB   float64 `json:"median_am_peak_rss_mib"`
+	ClientRSSMiB   float64 `json:"median_client_max_rss_mib"`
+	ClientCPUS     float64 `json:"median_client_cpu_s"`
+	YARNFloorS     float64 `json:"median_yarn_floor_s"`
+	OverheadS      float64 `json:"median_overhead_s"`
+	WallVsTfyarn   float64 `json:"wall_ratio_to_tfyarn"`
+	AMRSSVsTfyarn  float64 `json:"am_rss_ratio_to_tfyarn"`
+	CPUVsTfyarn    float64 `json:"client_cpu_ratio_to_tfyarn"`
+	SubmittedS     float64 `json:"median_submitted_s"`
+	AMRunningS     float64 `json:"median_am_running_s"`
+	RegisteredS    float64 `json:"median_am_registered_s"`
+	TasksAllocS    float64 `json:"median_tasks_allocated_s"`
+	FinishedS      float64 `json:"median_app_finished_s"`
+	SucceededRuns  int     `json:"succeeded_runs"`
+	CommandExample string  `json:"command"`
+}
+
+type peersResult struct {
+	machine
+	Job     string        `json:"job"`
+	Runs    []peerRun     `json:"runs"`
+	Summary []peerSummary `json:"summary"`
+	LoadAvg [2]string     `json:"loadavg_1m_before_after"`
+}
+
+// TestBenchPeers runs the same job — 2 task containers of 128 MiB running
+// `true` — through tfyarn, skein, and Hadoop's DistributedShell,
+// interleaved, peerRounds times each; bench/peers/setup.sh installs the
+// peers (bench/run.sh runs it first).
+func TestBenchPeers(t *testing.T) {
+	c := clustertest.Require(t)
+	bin := tfyarnBin(t, c)
+	root := c.Root
+	peersEnv := peersEnvironment(t, root)
+	work := filepath.Join(root, "bench", "work", "peers")
+	dsJar := filepath.Join(work, "distributedshell.jar")
+	require.FileExists(t, dsJar, "run bench/peers/setup.sh")
+	cp := envValue(peersEnv, "PEERS_CP")
+	require.NotEmpty(t, cp)
+
+	systems := []peerSystem{
+		{"tfyarn", func(string) []string {
+			return []string{bin, "run", "--worker", "2x1c,128m", "--name", "bench-peers-tfyarn", "--output", "json", "--", "true"}
+		}},
+		{"skein", func(string) []string {
+			return []string{filepath.Join(root, "bench", "work", "peers-venv", "bin", "python"), filepath.Join(root, "bench", "peers", "skein_run.py"), "2", "true"}
+		}},
+		{"distributedshell", func(string) []string {
+			return []string{"java", "-Xmx512m", "-Dlog4j.configuration=file:" + filepath.Join(root, "testcluster", "conf", "log4j.properties"),
+				"-cp", cp + ":" + dsJar, "org.apache.hadoop.yarn.applications.distributedshell.Client",
+				"-jar", dsJar, "-shell_command", "true", "-num_containers", "2", "-container_memory", "128",
+				"-master_memory", "512", "-queue", "default", "-appname", "bench-peers-dshell"}
+		}},
+	}
+	res := peersResult{machine: newMachine(t, root, "peers"), Job: "2 task containers (1 vcore, 128 MiB) running `true`"}
+	res.LoadAvg[0] = loadAvg()
+	sampler := startRSSSampler()
+	defer sampler.stop()
+	logPath := filepath.Join(c.Dir, "logs", "cluster.log")
+	rounds := peerRounds
+	if v, err := strconv.Atoi(os.Getenv("BENCH_PEER_ROUNDS")); err == nil && v > 0 {
+		rounds = v // a quick look; results/ should come from the default
+	}
+	for round := 0; round < rounds; round++ {
+		for i := range systems {
+			s := systems[(i+round)%len(systems)]
+			env := c.Env()
+			if s.Name != "tfyarn" {
+				env = peersEnv
+			}
+			run := runPeer(t, s, env, round, logPath, sampler)
+			t.Logf("%s round %d: %+v", s.Name, round, run)
+			res.Runs = append(res.Runs, run)
+		}
+	}
+	res.LoadAvg[1] = loadAvg()
+	res.Summary = summarizePeers(res.Runs, systems)
+	writeResults(t, c, "peers", res, peersMarkdown(res))
+}
+
+func runPeer(t *testing.T, s peerSystem, env []string, round int, logPath string, sampler *rssSampler) peerRun {
+	argv := s.Cmd("")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Env = env
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	start := time.Now()
+	err := cmd.Run()
+	wall := time.Since(start)
+	require.NoError(t, err, "%s: %v\nstdout: %s\nstderr: %s", s.Name, argv, stdout.String(), tail(stderr.String(), 4000))
+	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	run := peerRun{System: s.Name, Round: round, WallS: round2(wall.Seconds()),
+		ClientCPUS:   round2(time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()),
+		ClientRSSMiB: round2(float64(ru.Maxrss) / 1024)}
+	run.AppID = appIDRE.FindString(stdout.String() + stderr.String())
+	require.NotEmpty(t, run.AppID, "%s printed no application id", s.Name)
+	// The RM logs FINISHED a moment after the client may have exited.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		tl, ok := readTimeline(t, logPath, run.AppID, start)
+		if ok || time.Now().After(deadline) {
+			require.True(t, ok, "no complete timeline for %s in %s", run.AppID, logPath)
+			tl.YARNFloor = round2(floorOf(tl))
+			tl.Overhead = round2(run.WallS - tl.YARNFloor)
+			run.Timeline = tl
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	run.AMPeakRSSMiB = round2(float64(sampler.peakKiB(amContainerID(run.AppID))) / 1024)
+	require.Positive(t, run.AMPeakRSSMiB, "the AM container of %s was never seen in /proc", run.AppID)
+	return run
+}
+
+// floorOf is what YARN itself spends, by its own logs: scheduling and
+// launching the AM container (submission → its launch script runs),
+// scheduling the tasks' containers (registration → last allocated),
+// launching them on the NodeManager (start request → running), reporting
+// their exits back to the RM (exited → completed), and finishing the
+// application after the AM unregisters. The rest of the wall time is the
+// system's own: client work before submission, the AM's start-up and
+// registration, fetching allocations, starting containers, the task
+// launcher, and the client noticing the end.
+func floorOf(tl timeline) float64 {
+	// Each segment at least 0: the RM and NM log from different threads,
+	// and a completion can be logged by the RM before the NM's own line.
+	seg := func(from, to float64) float64 { return max(0, to-from) }
+	return seg(tl.Submitted, tl.AMRunning) +
+		seg(tl.Registered, tl.TasksAllocated) +
+		seg(tl.TasksStartReq, tl.TasksRunning) +
+		seg(tl.TasksExited, tl.TasksCompleted) +
+		seg(tl.Unregistered, tl.Finished)
+}
+
+var (
+	appIDRE    = regexp.MustCompile(`application_\d+_\d+`)
+	logTimeRE  = regexp.MustCompile(`^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}) `)
+	containerR = regexp.MustCompile(`container_\d+_\d+_\d+_(\d+)`)
+)
+
+func amContainerID(appID string) string {
+	return "container_" + strings.TrimPrefix(appID, "application_") + "_01_000001"
+}
+
+// readTimeline scans cluster.log for the application's events; ok once
+// every event of a finished application is there.
+func readTimeline(t *testing.T, logPath, appID string, start time.Time) (timeline, bool) {
+	f, err := os.Open(logPath)
+	require.NoError(t, err)
+	defer f.Close()
+	ctrPrefix := "container_" + strings.TrimPrefix(appID, "application_") + "_"
+	attempt := "appattempt_" + strings.TrimPrefix(appID, "application_") + "_000001"
+	at := func(line string) float64 {
+		m := logTimeRE.FindStringSubmatch(line)
+		if m == nil {
+			return -1
+		}
+		ts, err := time.ParseInLocation("2006-01-02 15:04:05,000", m[1], time.Local)
+		if err != nil {
+			return -1
+		}
+		return ts.Sub(start).Seconds()
+	}
+	var tl timeline
+	seen := map[string]bool{}
+	set := func(key string, dst *float64, v float64, last bool) {
+		if v < 0 {
+			return
+		}
+		if !seen[key] || (last && v > *dst) {
+			*dst = v
+		}
+		seen[key] = true
+	}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.Contains(line, appID) && !strings.Contains(line, ctrPrefix) && !strings.Contains(line, attempt) {
+			continue
+		}
+		isAM := strings.Contains(line, ctrPrefix+"01_000001")
+		isTask := !isAM && containerR.MatchString(line) && strings.Contains(line, ctrPrefix)
+		switch {
+		case strings.Contains(line, appID+" State change from NEW to NEW_SAVING"):
+			set("submitted", &tl.Submitted, at(line), false)
+		case isAM && strings.Contains(line, "transitioned from SCHEDULED to RUNNING"):
+			set("amrunning", &tl.AMRunning, at(line), false)
+		case strings.Contains(line, attempt+" State change from LAUNCHED to RUNNING"):
+			set("registered", &tl.Registered, at(line), false)
+		case isTask && strings.Contains(line, "Container Transitioned from NEW to ALLOCATED"):
+			set("allocated", &tl.TasksAllocated, at(line), true)
+		case isTask && strings.Contains(line, "Start request for "+ctrPrefix):
+			set("startreq", &tl.TasksStartReq, at(line), true)
+		case isTask && strings.Contains(line, "transitioned from SCHEDULED to RUNNING"):
+			set("running", &tl.TasksRunning, at(line), true)
+		case isTask && strings.Contains(line, "transitioned from RUNNING to EXITED_"):
+			set("exited", &tl.TasksExited, at(line), true)
+		case isTask && strings.Contains(line, "Container Transitioned from RUNNING to COMPLETED"):
+			set("completed", &tl.TasksCompleted, at(line), true)
+		case strings.Contains(line, "on event = ATTEMPT_UNREGISTERED") && strings.Contains(line, appID):
+			set("unregistered", &tl.Unregistered, at(line), false)
+		case strings.Contains(line, appID+" State change from") && strings.Contains(line, "to FINISHED on event"):
+			set("finished", &tl.Finished, at(line), false)
+		}
+	}
+	require.NoError(t, sc.Err())
+	for _, k := range []string{"submitted", "amrunning", "registered", "allocated", "startreq", "running", "exited", "completed", "unregistered", "finished"} {
+		if !seen[k] {
+			return tl, false
+		}
+	}
+	r := func(v *float64) { *v = round2(*v) }
+	for _, v := range []*float64{&tl.Submitted, &tl.AMRunning, &tl.Registered, &tl.TasksAllocated, &tl.TasksStartReq,
+		&tl.TasksRunning, &tl.TasksExited, &tl.TasksCompleted, &tl.Unregistered, &tl.Finished} {
+		r(v)
+	}
+	return tl, true
+}
+
+// rssSampler records, per YARN container id (CONTAINER_ID in a process's
+// environment), the highest summed RSS of its processes.
+type rssSampler struct {
+	mu   sync.Mutex
+	peak map[string]int64
+	// cpu is, per container, the highest sum of utime+stime (clock ticks)
+	// seen over its processes.
+	cpu  map[string]int64
+	done chan struct{}
+	wg   sync.WaitGroup
+}
+
+func startRSSSampler() *rssSampler {
+	s := &rssSampler{peak: map[string]int64{}, cpu: map[string]int64{}, done: make(chan struct{})}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		tick := time.NewTicker(100 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-s.done:
+				return
+			case <-tick.C:
+				s.sample()
+			}
+		}
+	}()
+	return s
+}
+
+func (s *rssSampler) stop() { close(s.done); s.wg.Wait() }
+
+func (s *rssSampler) peakKiB(container string) int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.peak[container]
+}
+
+// cpuSeconds is the container's processes' CPU time as last seen (USER_HZ
+// is 100 on Linux).
+func (s *rssSampler) cpuSeconds(container string) float64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return float64(s.cpu[container]) / 100
+}
+
+func (s *rssSampler) sample() {
+	procs, _ := filepath.Glob("/proc/[0-9]*")
+	now, ticks := map[string]int64{}, map[string]int64{}
+	for _, p := range procs {
+		env, err := os.ReadFile(p + "/environ")
+		if err != nil || !bytes.Contains(env, []byte("CONTAINER_ID=")) {
+			continue
+		}
+		var id string
+		for _, kv := range bytes.Split(env, []byte{0}) {
+			if v, ok := bytes.CutPrefix(kv, []byte("CONTAINER_ID=")); ok {
+				id = string(v)
+			}
+		}
+		status, err := os.ReadFile(p + "/status")
+		if err != nil {
+			continue
+		}
+		if stat, err := os.ReadFile(p + "/stat"); err == nil {
+			// Fields after the command's closing parenthesis: utime and
+			// stime are the 12th and 13th.
+			if i := bytes.LastIndexByte(stat, ')'); i > 0 {
+				f := strings.Fields(string(stat[i+1:]))
+				if len(f) > 12 {
+					u, _ := strconv.ParseInt(f[11], 10, 64)
+					st, _ := strconv.ParseInt(f[12], 10, 64)
+					ticks[id] += u + st
+				}
+			}
+		}
+		for _, l := range strings.Split(string(status), "\n") {
+			if v, ok := strings.CutPrefix(l, "VmRSS:"); ok {
+				kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+				now[id] += kb
+			}
+		}
+	}
+	s.mu.Lock()
+	for id, kb := range now {
+		s.peak[id] = max(s.peak[id], kb)
+	}
+	for id, n := range ticks {
+		s.cpu[id] = max(s.cpu[id], n)
+	}
+	s.mu.Unlock()
+}
+
+// peersEnvironment is the environment bench/peers/env.sh sets up, read
+// back from a shell that sourced it.
+func peersEnvironment(t *testing.T, root string) []string {
+	cmd := exec.Command("bash", "-c", ". bench/peers/env.sh >/dev/null && echo PEERS_CP=$PEERS_CP && env -0")
+	cmd.Dir = root
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	first, rest, _ := strings.Cut(string(out), "\n")
+	env := strings.Split(strings.TrimRight(rest, "\x00"), "\x00")
+	return append(env, first)
+}
+
+func envValue(env []string, key string) string {
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, key+"="); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return s[len(s)-n:]
+	}
+	return s
+}
+
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	return round2(quantile(sortedCopy(v), 0.5))
+}
+
+func summarizePeers(runs []peerRun, systems []peerSystem) []peerSummary {
+	var out []peerSummary
+	for _, s := range systems {
+		var wall, running, amRSS, cRSS, cCPU, floor, over, sub, amr, reg, alloc, fin []float64
+		n := 0
+		for _, r := range runs {
+			if r.System != s.Name {
+				continue
+			}
+			n++
+			wall, running = append(wall, r.WallS), append(running, r.Timeline.TasksRunning)
+			amRSS, cRSS, cCPU = append(amRSS, r.AMPeakRSSMiB), append(cRSS, r.ClientRSSMiB), append(cCPU, r.ClientCPUS)
+			floor, over = append(floor, r.Timeline.YARNFloor), append(over, r.Timeline.Overhead)
+			sub, amr, reg = append(sub, r.Timeline.Submitted), append(amr, r.Timeline.AMRunning), append(reg, r.Timeline.Registered)
+			alloc, fin = append(alloc, r.Timeline.TasksAllocated), append(fin, r.Timeline.Finished)
+		}
+		out = append(out, peerSummary{System: s.Name, WallS: median(wall), TasksRunningS: median(running),
+			AMPeakRSSMiB: median(amRSS), ClientRSSMiB: median(cRSS), ClientCPUS: median(cCPU),
+			YARNFloorS: median(floor), OverheadS: median(over), SubmittedS: median(sub), AMRunningS: median(amr),
+			RegisteredS: median(reg), TasksAllocS: median(alloc), FinishedS: median(fin), SucceededRuns: n,
+			CommandExample: strings.Join(s.Cmd(""), " ")})
+	}
+	base := out[0]
+	for i := range out {
+		out[i].WallVsTfyarn = round2(out[i].WallS / base.WallS)
+		out[i].AMRSSVsTfyarn = round2(out[i].AMPeakRSSMiB / base.AMPeakRSSMiB)
+		out[i].CPUVsTfyarn = round2(out[i].ClientCPUS / base.ClientCPUS)
+	}
+	return out
+}
+
+func peersMarkdown(r peersResult) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# tfyarn vs skein vs Hadoop's DistributedShell: the same trivial job\n\n")
+	fmt.Fprintf(&b, "Job: %s. Produced by `make bench` (bench/run.sh → bench/peers/setup.sh, bench/peers_bench_test.go;\n"+
+		"alone: `bash bench/peers/setup.sh && go test -tags bench -run TestBenchPeers -v ./bench/`).\n"+
+		"%d rounds, the systems interleaved (round r starts with the next system); medians.\n\n", r.Job, peerRounds)
+	fmt.Fprintf(&b, "%s\n", r.machine.markdown(""))
+	fmt.Fprintf(&b, "- Load average (1 min) before / after: %s / %s (shared machine)\n\n", r.LoadAvg[0], r.LoadAvg[1])
+	fmt.Fprintf(&b, "| system | client wall to final status (s) | all task containers running (s) | AM peak RSS (MiB) | client CPU (s) | client peak RSS (MiB) | YARN floor (s) | system's own time (s) | wall ÷ tfyarn | AM RSS ÷ tfyarn | client CPU ÷ tfyarn |\n")
+	fmt.Fprintf(&b, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	for _, s := range r.Summary {
+		fmt.Fprintf(&b, "| %s | %.2f | %.2f | %.1f | %.2f | %.1f | %.2f | %.2f | %.2f | %.2f | %.2f |\n", s.System, s.WallS, s.TasksRunningS,
+			s.AMPeakRSSMiB, s.ClientCPUS, s.ClientRSSMiB, s.YARNFloorS, s.OverheadS, s.WallVsTfyarn, s.AMRSSVsTfyarn, s.CPUVsTfyarn)
+	}
+	fmt.Fprintf(&b, "\nMedian timeline from the client's start (s), from the RM's and NodeManagers' own log (cluster.log):\n\n")
+	fmt.Fprintf(&b, "| system | submitted | AM container running | AM registered | task containers allocated | all task containers running | application FINISHED | client exit |\n|---|---:|---:|---:|---:|---:|---:|---:|\n")
+	for _, s := range r.Summary {
+		fmt.Fprintf(&b, "| %s | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f |\n", s.System, s.SubmittedS, s.AMRunningS, s.RegisteredS, s.TasksAllocS, s.TasksRunningS, s.FinishedS, s.WallS)
+	}
+	fmt.Fprintf(&b, "\nCommands (peers from bench/peers/env.sh's environment):\n\n")
+	for _, s := range r.Summary {
+		fmt.Fprintf(&b, "- %s: `%s`\n", s.System, s.CommandExample)
+	}
+	fmt.Fprintf(&b, "\nWhat is measured:\n\n"+
+		"- **client wall**: the client command from exec to exit; each exits after seeing the final status\n"+
+		"  (tfyarn's own wait, skein's application_report polled every 0.1 s, DistributedShell's Client monitor loop).\n"+
+		"- **all task containers running**: the NodeManager's SCHEDULED → RUNNING for the last task container (its\n"+
+		"  launch script starts; the program follows within milliseconds, for tfyarn after its launcher's rendezvous).\n"+
+		"- **AM peak RSS**: the highest sum of VmRSS over the processes with the AM's CONTAINER_ID, sampled every 100 ms.\n"+
+		"- **client CPU / peak RSS**: wait4's rusage of the client command (its waited-for children, such as skein's\n"+
+		"  Java driver and DistributedShell's JVM, included; peak RSS is the largest single process).\n"+
+		"- **YARN floor**: the sum of the segments YARN itself spends, by its own log: submission → AM container\n"+
+		"  running, AM registered → last task container allocated, NodeManager start request → container running,\n"+
+		"  container exited → RM completed, AM unregistered → application FINISHED. **system's own time** = wall − floor:\n"+
+		"  client work before submission, AM start-up, fetching and starting containers, task launcher, unregistering,\n"+
+		"  the client noticing the end.\n")
+	return b.String()
+}
