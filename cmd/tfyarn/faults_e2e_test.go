@@ -43,6 +43,15 @@ func TestE2EFaults(t *testing.T) {
 	c := clustertest.RequireFaults(t)
 	require.NotEmpty(t, c.Facts["nodemanagers"], "the faults cluster predates cluster.sh nm/preempt; run TC_DIR=%s testcluster/cluster.sh down", c.Dir)
 	bin := clustertest.BuildTfyarn(t)
+	t.Run("am-attempts-over-the-cap", func(t *testing.T) {
+		// The client's yarn-site says yarn.resourcemanager.am.max-attempts=2.
+		user := "tfyarn-e2e-" + randomHex(t)
+		stdout, stderr, code := execTfyarn(t, c, bin, []string{"HADOOP_USER_NAME=" + user}, "run", "--am-attempts", "3", "--worker", "1c,256m", "--", "true")
+		require.Equal(t, exitUsage, code, stderr)
+		require.Empty(t, stdout)
+		require.Equal(t, "tfyarn: --am-attempts 3: the ResourceManager allows at most 2 (yarn.resourcemanager.am.max-attempts); ask for 2 or fewer\n", stderr)
+		requireNothingCreatedFor(t, c, user)
+	})
 	var results faultResults
 	cases := faultCases()
 	jobs := make([]*faultJob, len(cases))
@@ -324,6 +333,14 @@ func startFaultJob(t *testing.T, c *clustertest.Cluster, bin string, args ...str
 	j.submitted = j.waitLine(t, regexp.MustCompile(`^application_\d+_\d+ submitted`), time.Minute)
 	j.appID = appIDIn(j.stderr())
 	require.NotEmpty(t, j.appID)
+	t.Cleanup(func() {
+		select {
+		case <-j.exited:
+		default:
+			// The case stopped early (a failure, or -run left it out).
+			j.abandon()
+		}
+	})
 	return j
 }
 
