@@ -238,14 +238,24 @@ func readTimeline(t *testing.T, logPath, appID string, start time.Time) (timelin
 	}
 	var tl timeline
 	seen := map[string]bool{}
-	set := func(key string, dst *float64, v float64, last bool) {
-		if v < 0 {
-			return
+	first := func(key string, dst *float64, v float64) {
+		if v >= 0 && !seen[key] {
+			*dst, seen[key] = v, true
 		}
-		if !seen[key] || (last && v > *dst) {
-			*dst = v
+	}
+	// Per task container (the AM's excluded): a container allocated but
+	// never started (surplus, released) does not count.
+	type ctr struct{ allocated, startReq, running, exited, completed float64 }
+	tasks := map[string]*ctr{}
+	task := func(line string) *ctr {
+		m := containerR.FindString(line)
+		if m == "" || !strings.HasPrefix(m, ctrPrefix) || strings.HasSuffix(m, "_01_000001") {
+			return nil
 		}
-		seen[key] = true
+		if tasks[m] == nil {
+			tasks[m] = &ctr{-1, -1, -1, -1, -1}
+		}
+		return tasks[m]
 	}
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
@@ -255,32 +265,52 @@ func readTimeline(t *testing.T, logPath, appID string, start time.Time) (timelin
 			continue
 		}
 		isAM := strings.Contains(line, ctrPrefix+"01_000001")
-		isTask := !isAM && containerR.MatchString(line) && strings.Contains(line, ctrPrefix)
 		switch {
 		case strings.Contains(line, appID+" State change from NEW to NEW_SAVING"):
-			set("submitted", &tl.Submitted, at(line), false)
+			first("submitted", &tl.Submitted, at(line))
 		case isAM && strings.Contains(line, "transitioned from SCHEDULED to RUNNING"):
-			set("amrunning", &tl.AMRunning, at(line), false)
+			first("amrunning", &tl.AMRunning, at(line))
 		case strings.Contains(line, attempt+" State change from LAUNCHED to RUNNING"):
-			set("registered", &tl.Registered, at(line), false)
-		case isTask && strings.Contains(line, "Container Transitioned from NEW to ALLOCATED"):
-			set("allocated", &tl.TasksAllocated, at(line), true)
-		case isTask && strings.Contains(line, "Start request for "+ctrPrefix):
-			set("startreq", &tl.TasksStartReq, at(line), true)
-		case isTask && strings.Contains(line, "transitioned from SCHEDULED to RUNNING"):
-			set("running", &tl.TasksRunning, at(line), true)
-		case isTask && strings.Contains(line, "transitioned from RUNNING to EXITED_"):
-			set("exited", &tl.TasksExited, at(line), true)
-		case isTask && strings.Contains(line, "Container Transitioned from RUNNING to COMPLETED"):
-			set("completed", &tl.TasksCompleted, at(line), true)
+			first("registered", &tl.Registered, at(line))
 		case strings.Contains(line, "on event = ATTEMPT_UNREGISTERED") && strings.Contains(line, appID):
-			set("unregistered", &tl.Unregistered, at(line), false)
+			first("unregistered", &tl.Unregistered, at(line))
 		case strings.Contains(line, appID+" State change from") && strings.Contains(line, "to FINISHED on event"):
-			set("finished", &tl.Finished, at(line), false)
+			first("finished", &tl.Finished, at(line))
+		}
+		if c := task(line); c != nil {
+			v := at(line)
+			switch {
+			case strings.Contains(line, "Container Transitioned from NEW to ALLOCATED"):
+				c.allocated = v
+			case strings.Contains(line, "Start request for "):
+				c.startReq = v
+			case strings.Contains(line, "transitioned from SCHEDULED to RUNNING"):
+				c.running = v
+			case strings.Contains(line, "transitioned from RUNNING to EXITED_"):
+				c.exited = v
+			case strings.Contains(line, "Container Transitioned from") && strings.HasSuffix(line, "to COMPLETED"):
+				c.completed = v
+			}
 		}
 	}
 	require.NoError(t, sc.Err())
-	for _, k := range []string{"submitted", "amrunning", "registered", "allocated", "startreq", "running", "exited", "completed", "unregistered", "finished"} {
+	started := 0
+	for _, c := range tasks {
+		if c.startReq < 0 {
+			continue // surplus: allocated, never started
+		}
+		if c.allocated < 0 || c.running < 0 || c.exited < 0 || c.completed < 0 {
+			return tl, false
+		}
+		started++
+		tl.TasksAllocated, tl.TasksStartReq = max(tl.TasksAllocated, c.allocated), max(tl.TasksStartReq, c.startReq)
+		tl.TasksRunning, tl.TasksExited = max(tl.TasksRunning, c.running), max(tl.TasksExited, c.exited)
+		tl.TasksCompleted = max(tl.TasksCompleted, c.completed)
+	}
+	if started == 0 {
+		return tl, false
+	}
+	for _, k := range []string{"submitted", "amrunning", "registered", "unregistered", "finished"} {
 		if !seen[k] {
 			return tl, false
 		}
