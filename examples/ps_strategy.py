@@ -40,6 +40,10 @@ def parse_args():
     p.add_argument("--epochs", type=int, default=3)
     p.add_argument("--steps-per-epoch", type=int, default=20)
     p.add_argument("--batch-size", type=int, default=64, help="per worker")
+    p.add_argument("--fail-worker-once", action="store_true",
+                   help="worker 1 exits 1 once the chief has written its first checkpoint, on its first attempt "
+                   "(TFYARN_TASK_ATTEMPT=0): with tfyarn run --max-restarts it is replaced in place, at its address, "
+                   "while training goes on")
     return p.parse_args()
 
 
@@ -72,6 +76,20 @@ def build_model():
         tf.keras.layers.Dense(1),
     ])
     return model
+
+
+def fail_once_later(model_dir, name):
+    """Exits 1 once the chief's first checkpoint is in model_dir (--fail-worker-once)."""
+    import threading
+
+    def watch():
+        while not any(f.startswith("ckpt-1") for f in os.listdir(model_dir)):
+            time.sleep(0.2)
+        print(f"{name}: failing on purpose after the first checkpoint (--fail-worker-once)", file=sys.stderr, flush=True)
+        os._exit(1)
+
+    os.makedirs(model_dir, exist_ok=True)
+    threading.Thread(target=watch, daemon=True).start()
 
 
 def run_server(resolver, task_type, task_index):
@@ -113,11 +131,16 @@ def run_chief(resolver, args, model_dir):
     os.makedirs(model_dir, exist_ok=True)
     checkpoint = tf.keras.callbacks.ModelCheckpoint(
         filepath=os.path.join(model_dir, "ckpt-{epoch}"), save_weights_only=True)
+
+    class EpochLog(tf.keras.callbacks.Callback):
+        def on_epoch_end(self, epoch, logs=None):
+            print(f"chief: epoch {epoch + 1} done, loss {logs['loss']:.4f}", flush=True)
+
     history = model.fit(
         tf.keras.utils.experimental.DatasetCreator(dataset_fn),
         epochs=args.epochs,
         steps_per_epoch=args.steps_per_epoch,
-        callbacks=[checkpoint],
+        callbacks=[checkpoint, EpochLog()],
         verbose=2,
     )
     print(f"chief: trained {args.epochs} epochs, final loss {history.history['loss'][-1]:.4f}; "
@@ -164,6 +187,9 @@ def main():
 
     resolver = tf.distribute.cluster_resolver.TFConfigClusterResolver()
     if task["type"] in ("ps", "worker"):
+        if (args.fail_worker_once and task["type"] == "worker" and task["index"] == 1
+                and os.environ.get("TFYARN_TASK_ATTEMPT", "0") == "0"):
+            fail_once_later(model_dir, "worker:1")
         run_server(resolver, task["type"], task["index"])
     elif task["type"] == "evaluator":
         run_evaluator(model_dir)

@@ -4,6 +4,7 @@ package main
 
 import (
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -47,6 +48,35 @@ func TestE2ERestarts(t *testing.T) {
 		require.Equal(t, "FAILED", r.FinalStatus)
 		require.Zero(t, r.Restarts)
 		require.Regexp(t, `^worker:0 \(container \S+ on \S+\) failed: exit code 1; last stderr of worker:0: bad shard$`, r.Diagnostics)
+	})
+
+	t.Run("pss worker in place", func(t *testing.T) {
+		python := tfPython(t, c)
+		// worker:1 fails once the chief wrote its first checkpoint; it
+		// comes back in a container on its node, at its old address, while
+		// the chief (ClusterCoordinator), the ps and worker:0 train on.
+		r, _, code := execTF(t, c, bin, "--name", "e2e-restart-pss", "--max-restarts", "1",
+			"--chief", "1c,1g", "--worker", "2x1c,1g", "--ps", "1c,1g",
+			"--python", python, filepath.Join(c.Root, "examples", "ps_strategy.py"), "--",
+			"--model-dir", t.TempDir(), "--epochs", "40", "--steps-per-epoch", "20", "--fail-worker-once")
+		require.Equal(t, exitOK, code, r.Diagnostics)
+		require.Equal(t, "SUCCEEDED", r.FinalStatus)
+		require.Equal(t, 1, r.Restarts)
+		require.Contains(t, r.Diagnostics, "restart 1 after worker:1 (container ")
+		for _, task := range r.Tasks {
+			want := 0
+			if task.Task == "worker:1" {
+				want = 1
+			}
+			require.Equal(t, want, task.Restarts, "only worker:1 restarted: %s", task.Task)
+		}
+		logs := appLogs(t, c, r.AppID, 6)
+		require.Contains(t, logs, "worker:1: failing on purpose after the first checkpoint")
+		regs := regexp.MustCompile(`tfyarn am: worker:1 registered at (\S+) \(container (\S+),`).FindAllStringSubmatch(logs, -1)
+		require.Len(t, regs, 2, "worker:1 registered once per container")
+		require.Equal(t, regs[0][1], regs[1][1], "worker:1 came back at its address")
+		require.NotEqual(t, regs[0][2], regs[1][2], "in a new container")
+		require.Contains(t, logs, "chief: epoch 40 done")
 	})
 
 	t.Run("keras resumes", func(t *testing.T) {
