@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"strconv"
+	"time"
 )
 
 // File is one log file of one container, as aggregated.
@@ -15,6 +16,9 @@ type File struct {
 	// Content yields exactly Length bytes (io.ErrUnexpectedEOF if the
 	// file holds fewer). It is valid only during the callback.
 	Content io.Reader
+	// Modified is the log file's modification time where the format
+	// keeps it (IFile); zero for TFile, whose files share the node file's.
+	Modified time.Time
 }
 
 // Keys AggregatedLogFormat reserves for the file's own metadata.

@@ -40,6 +40,33 @@ func TestPrintMatchesYarnLogs(t *testing.T) {
 	}
 }
 
+// ifile-none and ifile-gz were written by Hadoop 3.4.2's
+// LogAggregationIndexedFileController (gen-ifile.jsh: three containers,
+// compression none and gz) and read back by `yarn logs` from HDFS with
+// yarn.log-aggregation.file-formats=IFile,TFile.
+func TestPrintIFileMatchesYarnLogs(t *testing.T) {
+	// The fixtures' times were printed in UTC; the index keeps instants.
+	defer func(l *time.Location) { time.Local = l }(time.Local)
+	time.Local = time.UTC
+	for _, file := range []string{"ifile-none", "ifile-gz"} {
+		data, err := os.ReadFile("testdata/" + file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := os.ReadFile("testdata/" + file + ".yarnlogs")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got bytes.Buffer
+		if err := PrintIFile(&got, bytes.NewReader(data), int64(len(data)), "node-b_4321", nil, nil); err != nil {
+			t.Fatalf("%s: %v", file, err)
+		}
+		if !bytes.Equal(got.Bytes(), want) {
+			t.Fatalf("%s: output differs from yarn logs:\n%s", file, firstDiff(got.String(), string(want)))
+		}
+	}
+}
+
 func TestReadTFileContainersAndFiles(t *testing.T) {
 	data, err := os.ReadFile("testdata/tfile-none")
 	if err != nil {

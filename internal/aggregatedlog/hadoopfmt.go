@@ -39,14 +39,28 @@ func WriteFooter(w io.Writer, name string) error {
 // the content (nil: io.Copy), e.g. to keep only its last lines.
 func Print(w io.Writer, r io.ReaderAt, size int64, node string, modified time.Time,
 	keep func(File) bool, body func(io.Writer, io.Reader) error) error {
+	return printFiles(w, node, func(fn func(File) error) error { return ReadTFile(r, size, fn) },
+		func(File) time.Time { return modified }, keep, body)
+}
+
+// PrintIFile is Print for the IFile format, whose index keeps each log
+// file's own modification time.
+func PrintIFile(w io.Writer, r io.ReaderAt, size int64, node string,
+	keep func(File) bool, body func(io.Writer, io.Reader) error) error {
+	return printFiles(w, node, func(fn func(File) error) error { return ReadIFile(r, size, fn) },
+		func(f File) time.Time { return f.Modified }, keep, body)
+}
+
+func printFiles(w io.Writer, node string, each func(func(File) error) error, modified func(File) time.Time,
+	keep func(File) bool, body func(io.Writer, io.Reader) error) error {
 	if body == nil {
 		body = func(w io.Writer, r io.Reader) error { _, err := io.Copy(w, r); return err }
 	}
-	return ReadTFile(r, size, func(f File) error {
+	return each(func(f File) error {
 		if keep != nil && !keep(f) {
 			return nil
 		}
-		if err := WriteHeader(w, f.Container, node, Aggregated, f.Name, modified.Format(TimeLayout), f.Length); err != nil {
+		if err := WriteHeader(w, f.Container, node, Aggregated, f.Name, modified(f).Format(TimeLayout), f.Length); err != nil {
 			return err
 		}
 		if err := body(w, f.Content); err != nil {
