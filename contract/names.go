@@ -35,7 +35,7 @@ const (
 	// instead of a free one: a ParameterServerStrategy worker replaced in
 	// place comes back at its old address.
 	EnvRetakePort = "TFYARN_RETAKE_PORT"
-	EnvAppID       = "TFYARN_APP_ID"
+	EnvAppID      = "TFYARN_APP_ID"
 	// EnvAMAddress is the host:port of the AM's rendezvous server.
 	EnvAMAddress = "TFYARN_AM_ADDRESS"
 	// EnvPythonEnv names the job's unpacked Python environment, relative
