@@ -94,7 +94,11 @@ type faultCase struct {
 	check  func(t *testing.T, c *clustertest.Cluster, j *faultJob, fault time.Time) faultResult
 }
 
-const sleepForever = "exec sleep 300"
+const (
+	sleepForever = "exec sleep 300"
+	// onceForever sleeps "forever" on the first run, 2 s after a restart.
+	onceForever = `[ "$TFYARN_RESTART" = 0 ] && exec sleep 300; sleep 2`
+)
 
 func faultCases() []faultCase {
 	return []faultCase{
@@ -106,6 +110,13 @@ func faultCases() []faultCase {
 			killTask("ps:0", "worker:0"), failsNaming(30*time.Second, "ps:0 (container ", "failed: exit code 137 (SIGKILL)")},
 		{"chief-killed", []string{"--chief", "1c,256m", "--worker", "1c,256m", "--", "sh", "-c", sleepForever},
 			killTask("chief:0", "worker:0"), failsNaming(30*time.Second, "chief:0 (container ", "failed: exit code 137 (SIGKILL)")},
+		// With --max-restarts the same kill restarts the TensorFlow cluster: every task gets a new
+		// container and TFYARN_RESTART=1; the job SUCCEEDS and its diagnostics name the failure.
+		{"worker-killed-with-max-restarts", []string{"--max-restarts", "1", "--worker", "2x1c,256m", "--success", "all", "--", "sh", "-c", onceForever},
+			killTask("worker:1"), restartsAfter(regexp.MustCompile(`restart 1 after worker:1 \(container \S+ on \S+\) failed: exit code 137 \(SIGKILL\)`))},
+		// A preemption is not the program's fault: with --max-restarts it restarts the cluster.
+		{"task-preempted-with-max-restarts", []string{"--max-restarts", "1", "--worker", "2x1c,256m", "--success", "all", "--", "sh", "-c", onceForever},
+			preemptTask("worker:1"), restartsAfter(regexp.MustCompile(`restart 1 after worker:1 \(container \S+ on \S+\) failed: preempted by the scheduler \(exit status -102\).*\(not counted: not the program's fault\)`))},
 		// An evaluator is outside the TensorFlow cluster: its death does not end the job, which
 		// the chief decides (here: it succeeds 8 s after the fault); the task table tells it.
 		{"evaluator-killed", []string{"--chief", "1c,256m", "--evaluator", "1c,256m", "--", "sh", "-c",
@@ -148,13 +159,7 @@ func faultCases() []faultCase {
 		// The scheduler preempts a task's container (the CapacityScheduler's preemption events):
 		// the job fails naming the preemption (YARN's exit status -102), not an exit code.
 		{"task-preempted", []string{"--worker", "2x1c,256m", "--success", "all", "--", "sh", "-c", sleepForever},
-			func(t *testing.T, c *clustertest.Cluster, j *faultJob) time.Time {
-				j.waitRegistered(t, "worker:1")
-				container := j.containerOf(t, "worker:1")
-				fault := time.Now()
-				require.Contains(t, c.Control(t, "preempt", container, "500"), "preempted "+container)
-				return fault
-			},
+			preemptTask("worker:1"),
 			func(t *testing.T, c *clustertest.Cluster, j *faultJob, fault time.Time) faultResult {
 				return j.requireEnd(t, fault, 40*time.Second, "FAILED", "worker:1 (container "+j.containerOf(t, "worker:1"), "preempted by the scheduler (exit status -102)")
 			}},
@@ -205,6 +210,33 @@ func killTask(task string, wait ...string) func(t *testing.T, c *clustertest.Clu
 		fault := time.Now()
 		require.NoError(t, syscall.Kill(pid, syscall.SIGKILL))
 		return fault
+	}
+}
+
+// preemptTask has the scheduler preempt task's container once it registered.
+func preemptTask(task string) func(t *testing.T, c *clustertest.Cluster, j *faultJob) time.Time {
+	return func(t *testing.T, c *clustertest.Cluster, j *faultJob) time.Time {
+		j.waitRegistered(t, task)
+		container := j.containerOf(t, task)
+		fault := time.Now()
+		require.Contains(t, c.Control(t, "preempt", container, "500"), "preempted "+container)
+		return fault
+	}
+}
+
+// restartsAfter: the cluster restarted (worker:1 registered again, the recovery) and the job
+// SUCCEEDED with diagnostics matching cause.
+func restartsAfter(cause *regexp.Regexp) func(t *testing.T, c *clustertest.Cluster, j *faultJob, fault time.Time) faultResult {
+	return func(t *testing.T, c *clustertest.Cluster, j *faultJob, fault time.Time) faultResult {
+		recovered := j.waitLineAfter(t, regexp.MustCompile(regexp.QuoteMeta(j.appID+" worker:1 registered at ")), fault, time.Minute)
+		r := j.requireEnd(t, fault, 60*time.Second, "SUCCEEDED")
+		require.Regexp(t, cause, j.result.Diagnostics)
+		for _, task := range j.result.Tasks {
+			require.Equal(t, "succeeded", task.State, task.Task)
+		}
+		r.Recovery = recovered.Sub(fault)
+		r.Outcome += fmt.Sprintf(" after a cluster restart (restarts: %d): %s", j.result.Restarts, firstLine(cause.FindString(j.result.Diagnostics), 120))
+		return r
 	}
 }
 
