@@ -548,7 +548,7 @@ func (m *Machine) consultPolicy() {
 	}
 	for _, id := range v.Restart {
 		if t := m.byTask[id]; t != nil && t.State.Ended() {
-			*t = TaskStatus{Task: t.Task, Attempt: t.Attempt + 1, Container: t.Container, RequestedAt: m.now}
+			m.requeue(t)
 		}
 	}
 }
