@@ -80,6 +80,17 @@ func Logs(ctx context.Context, src LogSources, req LogsRequest, out io.Writer, n
 		return err
 	}
 	r, err := appReport(ctx, src.RM, id, req.CallTimeout)
+	if yarn.IsApplicationNotFound(err) {
+		// Ended before the RM restarted, or beyond the ended applications
+		// it remembers: its aggregated logs may still be there.
+		notes(fmt.Sprintf("the ResourceManager does not know %s: reading its aggregated logs from HDFS directly", req.AppID))
+		lerr := printAggregated(ctx, src, req, &hadoopyarn.ApplicationReportProto{ApplicationId: id}, out, notes)
+		var ue *LogsUnavailableError
+		if errors.As(lerr, &ue) {
+			return err
+		}
+		return lerr
+	}
 	if err != nil {
 		return err
 	}

@@ -20,23 +20,40 @@ import (
 const (
 	defaultRemoteLogDir    = "/tmp/logs"
 	defaultRemoteLogSuffix = "logs"
-	tfileController        = "TFile"
-	tmpLogSuffix           = ".tmp" // a node's file still being written
+	tfileFormat            = "TFile"
+	ifileFormat            = "IFile"
+	tmpLogSuffix           = ".tmp"      // a node's file still being written
+	checksumLogSuffix      = "-checksum" // IFile's record of a cycle in progress
 )
 
-// aggregatedLogDirs are the directories an application's aggregated TFile
-// logs may be in, as Hadoop's LogAggregationTFileController computes them:
-// <root>/<user>/bucket-<suffix>/<app id % 10000>/<app> (Hadoop 3.3 on),
-// then <root>/<user>/<suffix>/<app> (older NodeManagers).
-func aggregatedLogDirs(src LogSources, user, appID string, seq int32) []string {
+// logFormats are the aggregation file formats the cluster writes, in the
+// order Hadoop's readers try them (yarn.log-aggregation.file-formats).
+func logFormats(src LogSources) []string {
+	var out []string
+	for _, f := range strings.Split(src.Conf.GetDefault("yarn.log-aggregation.file-formats", tfileFormat), ",") {
+		if f = strings.TrimSpace(f); f == tfileFormat || f == ifileFormat {
+			out = append(out, f)
+		}
+	}
+	if len(out) == 0 {
+		out = []string{tfileFormat}
+	}
+	return out
+}
+
+// aggregatedLogDirs are the directories an application's aggregated logs
+// of one format may be in, as Hadoop's LogAggregationFileController
+// computes them: <root>/<user>/bucket-<suffix>/<app id % 10000>/<app>
+// (Hadoop 3.3 on), then <root>/<user>/<suffix>/<app> (older NodeManagers).
+func aggregatedLogDirs(src LogSources, format, user, appID string, seq int32) []string {
 	conf := src.Conf
-	root, _ := conf.Get("yarn.log-aggregation." + tfileController + ".remote-app-log-dir")
+	root, _ := conf.Get("yarn.log-aggregation." + format + ".remote-app-log-dir")
 	if root == "" {
 		root = conf.GetDefault("yarn.nodemanager.remote-app-log-dir", defaultRemoteLogDir)
 	}
-	suffix, _ := conf.Get("yarn.log-aggregation." + tfileController + ".remote-app-log-dir-suffix")
+	suffix, _ := conf.Get("yarn.log-aggregation." + format + ".remote-app-log-dir-suffix")
 	if suffix == "" {
-		suffix = conf.GetDefault("yarn.nodemanager.remote-app-log-dir-suffix", defaultRemoteLogSuffix) + "-" + strings.ToLower(tfileController)
+		suffix = conf.GetDefault("yarn.nodemanager.remote-app-log-dir-suffix", defaultRemoteLogSuffix) + "-" + strings.ToLower(format)
 	}
 	if u, err := urlPath(root); err == nil {
 		root = u
@@ -61,7 +78,12 @@ func urlPath(s string) (string, error) {
 }
 
 func printAggregated(ctx context.Context, src LogSources, req LogsRequest, r *hadoopyarn.ApplicationReportProto, out io.Writer, notes func(string)) error {
-	status := r.GetLogAggregationStatus()
+	// The status is absent from reports of RMs that do not track it, and
+	// for applications the RM does not know: the configuration says then.
+	var status hadoopyarn.LogAggregationStatusProto
+	if r.LogAggregationStatus != nil {
+		status = r.GetLogAggregationStatus()
+	}
 	enabled, _ := src.Conf.GetBool("yarn.log-aggregation-enable", false)
 	if status == hadoopyarn.LogAggregationStatusProto_LOG_DISABLED || (!enabled && status == 0) {
 		return &LogsUnavailableError{AppID: req.AppID, Reason: "log aggregation is disabled on this cluster (yarn.log-aggregation-enable is not true): " +
@@ -73,16 +95,25 @@ func printAggregated(ctx context.Context, src LogSources, req LogsRequest, r *ha
 		return err
 	}
 	defer fs.Close()
-	var dir string
+	user := r.GetUser()
+	if user == "" {
+		user = fs.User()
+	}
+	var dir, format string
 	var nodes []os.FileInfo
-	for _, d := range aggregatedLogDirs(src, r.GetUser(), req.AppID, r.GetApplicationId().GetId()) {
-		nodes, err = fs.ReadDir(ctx, d)
-		if err == nil {
-			dir = d
-			break
-		}
-		if !errors.Is(err, os.ErrNotExist) {
-			return fmt.Errorf("client: reading the aggregated logs of %s: %s: %w", req.AppID, d, err)
+	var tried []string
+dirs:
+	for _, f := range logFormats(src) {
+		for _, d := range aggregatedLogDirs(src, f, user, req.AppID, r.GetApplicationId().GetId()) {
+			tried = append(tried, d)
+			nodes, err = fs.ReadDir(ctx, d)
+			if err == nil {
+				dir, format = d, f
+				break dirs
+			}
+			if !errors.Is(err, os.ErrNotExist) {
+				return fmt.Errorf("client: reading the aggregated logs of %s: %s: %w", req.AppID, d, err)
+			}
 		}
 	}
 	pending := status == hadoopyarn.LogAggregationStatusProto_LOG_NOT_START || status == hadoopyarn.LogAggregationStatusProto_LOG_RUNNING
@@ -90,19 +121,19 @@ func printAggregated(ctx context.Context, src LogSources, req LogsRequest, r *ha
 		if pending {
 			return &LogsUnavailableError{AppID: req.AppID, Retry: true, Reason: "YARN is still aggregating them (log aggregation " + aggregationName(status) + "); try again in a few seconds"}
 		}
-		return &LogsUnavailableError{AppID: req.AppID, Reason: "no aggregated logs under " + aggregatedLogDirs(src, r.GetUser(), req.AppID, r.GetApplicationId().GetId())[0] +
+		return &LogsUnavailableError{AppID: req.AppID, Reason: "no aggregated logs under " + tried[0] +
 			" (log aggregation " + aggregationName(status) + "; deleted after yarn.log-aggregation.retain-seconds, or aggregated elsewhere)"}
 	}
 	sort.Slice(nodes, func(i, j int) bool { return nodes[i].Name() < nodes[j].Name() })
 	var tasks map[string]string // container -> task, when a task is selected
 	if req.Task != "" {
-		if tasks, err = containerTasks(ctx, fs, dir, nodes); err != nil {
+		if tasks, err = containerTasks(ctx, fs, dir, format, nodes); err != nil {
 			return err
 		}
 	}
 	found := false
 	for _, n := range nodes {
-		if n.IsDir() || strings.HasSuffix(n.Name(), tmpLogSuffix) {
+		if !isNodeLog(n) {
 			continue
 		}
 		err := withHDFSFile(ctx, fs, path.Join(dir, n.Name()), func(f io.ReaderAt, size int64) error {
@@ -119,6 +150,9 @@ func printAggregated(ctx context.Context, src LogSources, req LogsRequest, r *ha
 			var body func(io.Writer, io.Reader) error
 			if req.Tail > 0 {
 				body = func(w io.Writer, r io.Reader) error { return tailLines(w, r, req.Tail) }
+			}
+			if format == ifileFormat {
+				return aggregatedlog.PrintIFile(out, f, size, n.Name(), keep, body)
 			}
 			return aggregatedlog.Print(out, f, size, n.Name(), n.ModTime(), keep, body)
 		})
@@ -161,14 +195,18 @@ func aggregationName(s hadoopyarn.LogAggregationStatusProto) string {
 
 // containerTasks maps each aggregated container to its task, from the
 // TFYARN_TASK its launch_container.sh exports ("am" when none does).
-func containerTasks(ctx context.Context, fs *hdfs.FS, dir string, nodes []os.FileInfo) (map[string]string, error) {
+func containerTasks(ctx context.Context, fs *hdfs.FS, dir, format string, nodes []os.FileInfo) (map[string]string, error) {
 	tasks := map[string]string{}
+	read := aggregatedlog.ReadTFile
+	if format == ifileFormat {
+		read = aggregatedlog.ReadIFile
+	}
 	for _, n := range nodes {
-		if n.IsDir() || strings.HasSuffix(n.Name(), tmpLogSuffix) {
+		if !isNodeLog(n) {
 			continue
 		}
 		err := withHDFSFile(ctx, fs, path.Join(dir, n.Name()), func(f io.ReaderAt, size int64) error {
-			return aggregatedlog.ReadTFile(f, size, func(lf aggregatedlog.File) error {
+			return read(f, size, func(lf aggregatedlog.File) error {
 				if _, ok := tasks[lf.Container]; !ok {
 					tasks[lf.Container] = "am"
 				}
@@ -190,4 +228,10 @@ func containerTasks(ctx context.Context, fs *hdfs.FS, dir string, nodes []os.Fil
 		}
 	}
 	return tasks, nil
+}
+
+// isNodeLog reports whether a file of an application's log directory is a
+// node's finished aggregated log.
+func isNodeLog(n os.FileInfo) bool {
+	return !n.IsDir() && !strings.HasSuffix(n.Name(), tmpLogSuffix) && !strings.HasSuffix(n.Name(), checksumLogSuffix)
 }

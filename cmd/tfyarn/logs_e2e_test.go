@@ -3,8 +3,11 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -12,6 +15,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/tfyarn/tfyarn/internal/clustertest"
+	"github.com/tfyarn/tfyarn/ipc"
 )
 
 // bgTfyarn is a tfyarn process running in the background.
@@ -187,4 +191,80 @@ func TestE2ELogsKerberos(t *testing.T) {
 	require.Equal(t, exitUsage, code)
 	require.Equal(t, 1, strings.Count(stderr, "\n"), stderr)
 	require.Contains(t, stderr, "log aggregation is disabled on this cluster")
+}
+
+// The other formats Hadoop writes, as Hadoop's own writers wrote them
+// (internal/aggregatedlog/testdata: IFile uncompressed and gz, TFile gz),
+// put on HDFS where a NodeManager would, for applications the
+// ResourceManager does not know (as after its restart): tfyarn logs reads
+// them from HDFS directly and prints what yarn logs prints. The IFile
+// ones are read through a configuration that lists IFile first, as a
+// cluster writing IFile has.
+func TestE2ELogsFormats(t *testing.T) {
+	bin := clustertest.BuildTfyarn(t)
+	c := clustertest.Require(t)
+	user := ipc.DefaultUser()
+	ifConf := t.TempDir()
+	entries, err := os.ReadDir(c.ConfDir)
+	require.NoError(t, err)
+	for _, e := range entries {
+		if e.IsDir() {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(c.ConfDir, e.Name()))
+		require.NoError(t, err)
+		if e.Name() == "yarn-site.xml" {
+			data = bytes.Replace(data, []byte("<name>yarn.log-aggregation.file-formats</name><value>TFile</value>"),
+				[]byte("<name>yarn.log-aggregation.file-formats</name><value>IFile,TFile</value>"), 1)
+			require.Contains(t, string(data), "IFile,TFile")
+			extra := ""
+			for k, v := range map[string]string{
+				"yarn.log-aggregation.file-controller.IFile.class": "org.apache.hadoop.yarn.logaggregation.filecontroller.ifile.LogAggregationIndexedFileController",
+				"yarn.log-aggregation.file-controller.TFile.class": "org.apache.hadoop.yarn.logaggregation.filecontroller.tfile.LogAggregationTFileController",
+				// Hadoop refuses two formats sharing one directory.
+				"yarn.log-aggregation.IFile.remote-app-log-dir": "/tmp/e2e-ilogs",
+			} {
+				extra += "<property><name>" + k + "</name><value>" + v + "</value></property>"
+			}
+			data = bytes.Replace(data, []byte("</configuration>"), []byte(extra+"</configuration>"), 1)
+		}
+		require.NoError(t, os.WriteFile(filepath.Join(ifConf, e.Name()), data, 0o644))
+	}
+	testdata := filepath.Join(c.Root, "internal", "aggregatedlog", "testdata")
+	for _, tc := range []struct {
+		fixture, dir, node, conf string
+	}{
+		{"ifile-none", "/tmp/e2e-ilogs/" + user + "/bucket-logs-ifile/9998/application_1_9998", "node-b_4321", ifConf},
+		{"ifile-gz", "/tmp/e2e-ilogs/" + user + "/bucket-logs-ifile/9997/application_1_9997", "node-b_4321", ifConf},
+		{"tfile-gz", "/tmp/logs/" + user + "/bucket-logs-tfile/9999/application_1_9999", "node-a_1234", c.ConfDir},
+	} {
+		t.Run(tc.fixture, func(t *testing.T) {
+			appID := filepath.Base(tc.dir)
+			c.Hadoop(t, "hdfs", "dfs", "-mkdir", "-p", tc.dir)
+			c.Hadoop(t, "hdfs", "dfs", "-put", "-f", filepath.Join(testdata, tc.fixture), tc.dir+"/"+tc.node)
+			want := hadoopWithConf(t, c, tc.conf, "yarn", "logs", "-applicationId", appID, "-appOwner", user)
+			stdout, stderr, code := execTfyarn(t, c, bin, nil, "--conf-dir", tc.conf, "logs", appID)
+			require.Equal(t, 0, code, stderr)
+			require.Equal(t, want, stdout)
+			require.Contains(t, stdout, "LogType:stdout\n")
+			require.Contains(t, stderr, "the ResourceManager does not know "+appID)
+		})
+	}
+	// Unknown to the RM and nothing on HDFS: the RM's answer.
+	_, stderr, code := execTfyarn(t, c, bin, nil, "logs", "application_1_9996")
+	require.Equal(t, exitUsage, code)
+	require.Contains(t, stderr, "application_1_9996 not found")
+}
+
+// hadoopWithConf runs one of Hadoop's CLIs with another client configuration.
+func hadoopWithConf(t *testing.T, c *clustertest.Cluster, conf string, args ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, filepath.Join(c.Root, "testcluster", "hadoop.sh"), args...)
+	cmd.Env = c.Env("HADOOP_CONF_DIR=" + conf)
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	require.NoError(t, cmd.Run(), "hadoop.sh %v: %s", args, &e)
+	return o.String()
 }
