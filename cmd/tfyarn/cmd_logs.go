@@ -25,8 +25,9 @@ func logsCommand(e *env) *cli.Command {
 			"   tfyarn logs application_1700000000000_0001 --follow",
 		Description: "While the application runs, the logs come from the NodeManagers' web services (the\n" +
 			"containers the ApplicationMaster's status page names); once it ended, from the aggregated\n" +
-			"files on HDFS (TFile, compressed or not), read without Hadoop's jars. Both are printed as\n" +
-			"Hadoop's `yarn logs -applicationId` prints them (for an ended application, byte for byte).\n" +
+			"files on HDFS (TFile or IFile, compressed or not), read without Hadoop's jars, also for an\n" +
+			"application the ResourceManager no longer knows. Both are printed as Hadoop's\n" +
+			"`yarn logs -applicationId` prints them (for an ended application, byte for byte).\n" +
 			"--task TASK (worker:1, chief:0, am) keeps that task's containers (every attempt), --file NAME\n" +
 			"(repeatable: stdout, stderr, launch_container.sh, ...) those files, --tail N each file's last N\n" +
 			"lines. --follow prints a running application's new lines as they come until it ends, each\n" +

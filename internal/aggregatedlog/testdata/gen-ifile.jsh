@@ -1,3 +1,7 @@
+// ifile-none, ifile-gz: aggregated logs (IFile) written by Hadoop's
+// LogAggregationIndexedFileController. Run with jshell on the test cluster's classpath
+// (testcluster/jvm.sh), SEQ=9998 OUT=file COMP=none|gz, the containers' log files under
+// /tmp/ifgen/logs/application_1_<SEQ>/<container>/.
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.security.UserGroupInformation;

@@ -1,3 +1,6 @@
+// tfile-gz: an aggregated log (TFile) written by Hadoop's AggregatedLogFormat.LogWriter.
+// Run with jshell on the test cluster's classpath (testcluster/jvm.sh), OUT=file COMP=gz|none, the
+// containers' log files under /tmp/gzgen/logs/application_1_9999/<container>/.
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.security.UserGroupInformation;
