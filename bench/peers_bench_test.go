@@ -65,6 +65,9 @@ type timeline struct {
 type peerSystem struct {
 	Name string
 	Cmd  func(work string) []string
+	// Show is the command as results/peers.md prints it (repository-relative,
+	// the peers' environment from bench/peers/env.sh).
+	Show string
 }
 
 type peerSummary struct {
@@ -114,16 +117,17 @@ func TestBenchPeers(t *testing.T) {
 	systems := []peerSystem{
 		{"tfyarn", func(string) []string {
 			return []string{bin, "run", "--worker", "2x1c,128m", "--name", "bench-peers-tfyarn", "--output", "json", "--", "true"}
-		}},
+		}, "bin/tfyarn run --worker 2x1c,128m --name bench-peers-tfyarn --output json -- true"},
 		{"skein", func(string) []string {
 			return []string{filepath.Join(root, "bench", "work", "peers-venv", "bin", "python"), filepath.Join(root, "bench", "peers", "skein_run.py"), "2", "true"}
-		}},
+		}, "python bench/peers/skein_run.py 2 true   # skein 0.8.2: ApplicationSpec, 2 instances of script `true`, 128 MiB; AM 512 MiB"},
 		{"distributedshell", func(string) []string {
 			return []string{"java", "-Xmx512m", "-Dlog4j.configuration=file:" + filepath.Join(root, "testcluster", "conf", "log4j.properties"),
 				"-cp", cp + ":" + dsJar, "org.apache.hadoop.yarn.applications.distributedshell.Client",
 				"-jar", dsJar, "-shell_command", "true", "-num_containers", "2", "-container_memory", "128",
 				"-master_memory", "512", "-queue", "default", "-appname", "bench-peers-dshell"}
-		}},
+		}, "java -Xmx512m -cp \"$PEERS_CP:bench/work/peers/distributedshell.jar\" org.apache.hadoop.yarn.applications.distributedshell.Client " +
+			"-jar bench/work/peers/distributedshell.jar -shell_command true -num_containers 2 -container_memory 128 -master_memory 512 -queue default"},
 	}
 	res := peersResult{machine: newMachine(t, root, "peers"), Job: "2 task containers (1 vcore, 128 MiB) running `true`"}
 	res.LoadAvg[0] = loadAvg()
@@ -472,7 +476,7 @@ func summarizePeers(runs []peerRun, systems []peerSystem) []peerSummary {
 			AMPeakRSSMiB: median(amRSS), ClientRSSMiB: median(cRSS), ClientCPUS: median(cCPU),
 			YARNFloorS: median(floor), OverheadS: median(over), SubmittedS: median(sub), AMRunningS: median(amr),
 			RegisteredS: median(reg), TasksAllocS: median(alloc), FinishedS: median(fin), SucceededRuns: n,
-			CommandExample: strings.Join(s.Cmd(""), " ")})
+			CommandExample: s.Show})
 	}
 	base := out[0]
 	for i := range out {
