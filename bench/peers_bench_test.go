@@ -120,7 +120,7 @@ func TestBenchPeers(t *testing.T) {
 		}, "bin/tfyarn run --worker 2x1c,128m --name bench-peers-tfyarn --output json -- true"},
 		{"skein", func(string) []string {
 			return []string{filepath.Join(root, "bench", "work", "peers-venv", "bin", "python"), filepath.Join(root, "bench", "peers", "skein_run.py"), "2", "true"}
-		}, "python bench/peers/skein_run.py 2 true   # skein 0.8.2: ApplicationSpec, 2 instances of script `true`, 128 MiB; AM 512 MiB"},
+		}, "python bench/peers/skein_run.py 2 true   # skein 0.8.2: ApplicationSpec, 2 instances of script true, 128 MiB; AM 512 MiB"},
 		{"distributedshell", func(string) []string {
 			return []string{"java", "-Xmx512m", "-Dlog4j.configuration=file:" + filepath.Join(root, "testcluster", "conf", "log4j.properties"),
 				"-cp", cp + ":" + dsJar, "org.apache.hadoop.yarn.applications.distributedshell.Client",
