@@ -2,6 +2,7 @@ package core
 
 import (
 	"fmt"
+	"path"
 	"regexp"
 	"strings"
 )
@@ -48,6 +49,7 @@ func ContainerDiagnostics(s string) string {
 			continue
 		}
 		line = diagLocalPath.ReplaceAllString(line, "$1")
+		line = plainPublicDownload(line)
 		msg, isException := exceptionMessage(line)
 		if !isException {
 			if !seen[line] {
@@ -105,6 +107,19 @@ func exceptionMessage(line string) (string, bool) {
 		return rest, true
 	}
 	return "", false
+}
+
+// diagPublicDownload is the NodeManager's public localizer failing a
+// resource (a PUBLIC LocalResource, the shared cache's files): the
+// resource's record, then the exception, on one line, without its cause.
+var diagPublicDownload = regexp.MustCompile(`^Failed to download resource \{ \{ (\S+?), -?\d+, (\w+), [^}]*\}.*?\}\s*(?:[a-z][\w$]*\.)+[\w$]*(?:Exception|Error): (.+)$`)
+
+// plainPublicDownload says which file the public localizer failed on.
+func plainPublicDownload(line string) string {
+	if m := diagPublicDownload.FindStringSubmatch(line); m != nil {
+		return fmt.Sprintf("%s: %s (%s) could not be localized by the NodeManager", m[3], path.Base(m[1]), m[2])
+	}
+	return line
 }
 
 // plainUnpack says what a failed unpacking means.

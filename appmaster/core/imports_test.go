@@ -17,7 +17,7 @@ const module = "github.com/tfyarn/tfyarn/"
 // than by convention. net is allowed for taskspec's host:port helpers
 // (JoinHostPort, SplitHostPort), which do no I/O.
 var allowedImports = map[string]bool{
-	"encoding/json": true, "errors": true, "fmt": true, "math": true, "net": true,
+	"encoding/json": true, "errors": true, "fmt": true, "math": true, "net": true, "path": true,
 	"regexp": true, "slices": true, "sort": true, "strconv": true, "strings": true,
 	"time": true, "unicode": true, "unicode/utf8": true, "maps": true, "cmp": true,
 	module + "taskspec": true,
