@@ -16,7 +16,7 @@ func TestContainerDiagnostics(t *testing.T) {
 			// Hadoop 3.4.2's public localizer (a PUBLIC LocalResource),
 			// whose diagnostics carry no cause.
 			name: "public localizer: the file and the exception's message",
-			in: "[2026-11-23 18:55:09.601]Failed to download resource { { hdfs://localhost:8020/user/root/.tfyarn/cache/40b5/data-df2f18ca.tar.gz, 1795460107760, ARCHIVE, null },pending,[(container_1795458681784_0073_01_000002)],10887412355320,DOWNLOADING} org.apache.hadoop.yarn.exceptions.YarnException: Download and unpack failed\n",
+			in:   "[2026-11-23 18:55:09.601]Failed to download resource { { hdfs://localhost:8020/user/root/.tfyarn/cache/40b5/data-df2f18ca.tar.gz, 1795460107760, ARCHIVE, null },pending,[(container_1795458681784_0073_01_000002)],10887412355320,DOWNLOADING} org.apache.hadoop.yarn.exceptions.YarnException: Download and unpack failed\n",
 			want: "Download and unpack failed: data-df2f18ca.tar.gz (ARCHIVE) could not be localized by the NodeManager",
 		},
 		{"blank lines and timestamps only", "\n[2026-11-23 09:19:10.852]\n  \n[2026-11-23 09:19:10.853]\n", ""},
