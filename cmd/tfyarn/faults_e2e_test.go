@@ -41,7 +41,7 @@ import (
 //	go test -tags e2e -count=1 -run E2EFaults ./cmd/tfyarn/
 func TestE2EFaults(t *testing.T) {
 	c := clustertest.RequireFaults(t)
-	require.NotEmpty(t, c.Facts["nodemanagers"], "the faults cluster predates cluster.sh nm/preempt; run TC_DIR=%s testcluster/cluster.sh down", c.Dir)
+	require.Equal(t, "3", c.Facts["nodemanagers"], "the faults cluster is an older one; stop it: TC_DIR=%s testcluster/cluster.sh down", c.Dir)
 	bin := clustertest.BuildTfyarn(t)
 	t.Run("am-attempts-over-the-cap", func(t *testing.T) {
 		// The client's yarn-site says yarn.resourcemanager.am.max-attempts=2.
@@ -74,10 +74,15 @@ func TestE2EFaults(t *testing.T) {
 			results.add(r)
 		})
 	}
-	// Alone: stopping NodeManager 0 kills whatever runs there.
+	// Alone, one after the other: stopping a NodeManager kills whatever runs there.
 	t.Run("nodemanager-lost", func(t *testing.T) {
 		r := testFaultNodeManagerLost(t, c, bin)
 		r.Scenario = "nodemanager-lost"
+		results.add(r)
+	})
+	t.Run("nodemanager-lost-with-am-attempts-2", func(t *testing.T) {
+		r := testFaultNodeManagerLostAttempts(t, c, bin)
+		r.Scenario = "nodemanager-lost-with-am-attempts-2"
 		results.add(r)
 	})
 	if out := os.Getenv("TFYARN_FAULTS_RESULTS"); out != "" && !t.Failed() {
@@ -248,27 +253,52 @@ func failsNaming(limit time.Duration, want ...string) func(t *testing.T, c *clus
 	}
 }
 
-// A NodeManager crashes while the job's tasks (and its AM) run on it: the RM declares the node
-// LOST when its liveness expires (10 s in the test cluster) and the job fails naming the lost
-// node. The node then comes back.
+// A NodeManager crashes while the job's ApplicationMaster (and maybe tasks) run on it: the RM
+// declares the node LOST when its liveness expires (10 s in the test cluster) and the job fails
+// naming the lost node. The node then comes back.
 func testFaultNodeManagerLost(t *testing.T, c *clustertest.Cluster, bin string) faultResult {
 	j := startFaultJob(t, c, bin, "--worker", "2x1c,256m", "--", "sh", "-c", sleepForever)
 	j.waitRegistered(t, "worker:1")
-	node := j.nodeOf(t, "worker:1")
-	require.Equal(t, c.Facts["nm0"], node, "the default queue's containers run on NodeManager 0")
-	fault := time.Now()
-	require.Contains(t, c.Control(t, "nm", "stop", "0"), "stopped NodeManager 0")
-	restarted := false
-	t.Cleanup(func() {
-		if !restarted {
-			c.Control(t, "nm", "start", "0")
-		}
-	})
+	fault := crashAMNode(t, c, j)
 	r := j.requireEnd(t, fault, 40*time.Second, "FAILED", "exitCode: -100", "Container released on a *lost* node")
-	require.Contains(t, c.Control(t, "nm", "start", "0"), "started NodeManager 0")
-	restarted = true
-	r.Outcome += " (AM and tasks were on the node)"
+	r.Outcome += " (the AM's node)"
 	return r
+}
+
+// The same crash with --am-attempts 2: YARN starts attempt 2 on another node, which starts the
+// tasks again, and the job SUCCEEDS. The tasks' first run sleeps until killed, the second ends
+// soon (a marker file per task tells them apart).
+func testFaultNodeManagerLostAttempts(t *testing.T, c *clustertest.Cluster, bin string) faultResult {
+	marker := filepath.Join(t.TempDir(), "ran-")
+	j := startFaultJob(t, c, bin, "--am-attempts", "2", "--worker", "2x1c,256m", "--", "sh", "-c",
+		`m=`+marker+`$TFYARN_TASK; if [ -e $m ]; then sleep 2; else touch $m; exec sleep 300; fi`)
+	j.waitRegistered(t, "worker:1")
+	fault := crashAMNode(t, c, j)
+	noticed := j.waitLine(t, regexp.MustCompile(`ApplicationMaster attempt 2 started after attempt 1 ended: .*exitCode: -100.*lost`), time.Minute)
+	recovered := j.waitLineAfter(t, regexp.MustCompile(regexp.QuoteMeta(j.appID+" worker:1 registered at ")), noticed, time.Minute)
+	r := j.requireEnd(t, fault, 90*time.Second, "SUCCEEDED")
+	require.Equal(t, 2, j.result.AMAttempts)
+	r.Recovery = recovered.Sub(fault)
+	r.Outcome += " in attempt 2 on another node (its tasks start again); run names attempt 1's end (exitCode: -100, lost node)"
+	return r
+}
+
+var nmDir = regexp.MustCompile(`-localDir-nm-(\d+)_`)
+
+// crashAMNode crashes (cluster.sh nm stop) the NodeManager running j's ApplicationMaster and
+// starts it again when the test ends; it returns when the crash happened.
+func crashAMNode(t *testing.T, c *clustertest.Cluster, j *faultJob) time.Time {
+	t.Helper()
+	pid, _ := findAM(j.appID)
+	require.NotZero(t, pid, "no ApplicationMaster process for %s", j.appID)
+	cwd, err := os.Readlink(fmt.Sprintf("/proc/%d/cwd", pid))
+	require.NoError(t, err)
+	m := nmDir.FindStringSubmatch(cwd)
+	require.NotNil(t, m, "the AM's directory %s names no NodeManager", cwd)
+	fault := time.Now()
+	require.Contains(t, c.Control(t, "nm", "stop", m[1]), "stopped NodeManager "+m[1])
+	t.Cleanup(func() { c.Control(t, "nm", "start", m[1]) })
+	return fault
 }
 
 // ---- helpers ---------------------------------------------------------------------------------
@@ -299,7 +329,7 @@ func (f *faultResults) write(path string) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Fault injection on the test cluster\n\n")
 	fmt.Fprintf(&b, "Written by `make faults` (TestE2EFaults in cmd/tfyarn/faults_e2e_test.go) on %s.\n", time.Now().UTC().Format("2006-01-02 15:04 UTC"))
-	fmt.Fprintf(&b, "Real single-machine cluster (MiniYARN, 2 NodeManagers, NM liveness expiry 10 s), trivial programs (sleep).\n")
+	fmt.Fprintf(&b, "Real single-machine cluster (MiniYARN, 3 NodeManagers, NM liveness expiry 10 s), trivial programs (sleep).\n")
 	fmt.Fprintf(&b, "Times are from the fault to the job's end as `tfyarn run` saw it, and to the recovery where one happens.\n\n")
 	fmt.Fprintf(&b, "| scenario | outcome | fault → end | fault → recovery |\n|---|---|---|---|\n")
 	for _, r := range rows {
