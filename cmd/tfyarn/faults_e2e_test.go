@@ -52,6 +52,22 @@ func TestE2EFaults(t *testing.T) {
 		require.Equal(t, "tfyarn: --am-attempts 3: the ResourceManager allows at most 2 (yarn.resourcemanager.am.max-attempts); ask for 2 or fewer\n", stderr)
 		requireNothingCreatedFor(t, c, user)
 	})
+	t.Run("control-refuses-bad-requests", func(t *testing.T) {
+		for _, tc := range []struct {
+			args []string
+			want string
+		}{
+			{[]string{"nm", "stop", "9"}, "testcluster: nm-stop 9 failed: no NodeManager 9 (the cluster has 3)"},
+			{[]string{"nm", "start", "0"}, "testcluster: nm-start 0 failed: NodeManager 0 is running"},
+			{[]string{"preempt", "container_1_0001_01_000001"}, "testcluster: preempt container_1_0001_01_000001 failed: no live container container_1_0001_01_000001 in the scheduler"},
+		} {
+			cmd := exec.Command(filepath.Join(c.Root, "testcluster", "cluster.sh"), tc.args...)
+			cmd.Env = append(os.Environ(), "TC_DIR="+c.Dir)
+			out, err := cmd.CombinedOutput()
+			require.Error(t, err, "%v: %s", tc.args, out)
+			require.Equal(t, tc.want+"\n", string(out))
+		}
+	})
 	var results faultResults
 	cases := faultCases()
 	jobs := make([]*faultJob, len(cases))
