@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -158,7 +159,9 @@ func (l *liveLogs) follow(ctx context.Context, r *hadoopyarn.ApplicationReportPr
 						set.add(tc, addr)
 					}
 				}
-			} else if round == 0 {
+			} else if ue := (*LogsUnavailableError)(nil); !errors.As(err, &ue) || !ue.Retry {
+				// No such task: waiting would not help. A task without a
+				// container yet, or an AM not up yet, is waited for.
 				return err
 			}
 		}

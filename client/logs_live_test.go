@@ -1,0 +1,52 @@
+package client
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"github.com/tfyarn/tfyarn/internal/nmlogs"
+)
+
+// A NodeManager answers "Unknown container" for a container it has not
+// started yet (run asks as soon as the AM reports the container), and the
+// same once it forgot one that ended: only the second ends the follower.
+func TestFollowerWaitsForAContainerTheNodeManagerDoesNotKnowYet(t *testing.T) {
+	var mu sync.Mutex
+	state := "unknown" // then "running" with content, then "unknown" again
+	content := ""
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		if state == "unknown" {
+			http.Error(w, "java.lang.Exception: Unknown container. Container either has not started or has already completed or doesn't belong to this node at all.", http.StatusNotFound)
+			return
+		}
+		fmt.Fprintf(w, "Container: c on n\nLogAggregationType: LOCAL\n===\nLogType:stdout\nLogLastModifiedTime:x\nLogLength:%d\nLogContents:\n%s\nEnd of LogType:stdout\n", len(content), content)
+	}))
+	defer srv.Close()
+	var out bytes.Buffer
+	nm := nmlogs.New("alice")
+	set := newFollowSet(nm, []string{"stdout"}, 0, func(task, file string) io.Writer { return &out }, nil)
+	set.add(taskContainer{task: "chief:0", container: "c", node: "n:1"}, strings.TrimPrefix(srv.URL, "http://"))
+	ctx := context.Background()
+	set.poll(ctx)
+	require.False(t, set.list()[0].done, "not started yet is not the end")
+	mu.Lock()
+	state, content = "running", "hello\n"
+	mu.Unlock()
+	set.poll(ctx)
+	require.Equal(t, "hello\n", out.String())
+	mu.Lock()
+	state = "unknown"
+	mu.Unlock()
+	set.poll(ctx)
+	require.True(t, set.list()[0].done, "forgotten after it was known: the end")
+}
