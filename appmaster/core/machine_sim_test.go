@@ -88,6 +88,15 @@ func (s *sim) drain() {
 		require.True(t, rd.Empty(), "actions after Finish: %+v", rd)
 		return
 	}
+	if rd.Restart != nil {
+		// A cluster restart gives up on containers that did not end within
+		// RestartStopWait (here: launches the NM has not answered): their
+		// tasks run again elsewhere.
+		for task, id := range s.liveByTask {
+			require.True(t, s.launched[id], "%s live in %s, never launched", task, id)
+			delete(s.liveByTask, task)
+		}
+	}
 	for _, a := range rd.Asks {
 		require.GreaterOrEqual(t, a.Count, 0, "negative ask")
 	}
@@ -347,4 +356,57 @@ func TestSimulatedStarvedGroupMeetsTheDeadline(t *testing.T) {
 	}
 	t.Logf("outcomes over 200 seeds: %v", outcomes)
 	require.NotZero(t, outcomes["deadline"])
+}
+
+// The machine's own restarts (RestartPolicy) under random interleavings:
+// preemptions and failures restart the cluster or, for the evaluator and
+// ParameterServerStrategy workers, one task; in-place asks are never
+// served here, so those fall back to cluster restarts after InPlaceWait.
+// Whatever happens, the job ends once, restarts stay within their bounds,
+// and the diagnostics list every restart.
+func TestSimulatedMachineRestarts(t *testing.T) {
+	groups := []taskspec.TaskGroup{grp(taskspec.Chief, 1, small), grp(taskspec.Worker, 3, small), grp(taskspec.PS, 1, small), grp(taskspec.Evaluator, 1, small)}
+	policy := taskspec.RestartPolicy{Max: 2}
+	bound := policy.Max + taskspec.MaxUncountedRestarts
+	outcomes := map[string]int{}
+	for seed := int64(1); seed <= 300; seed++ {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			s := newSim(t, seed, nil, 0, groups...)
+			m, err := New(Config{Job: taskspec.Job{Command: "true", Tasks: groups, Restarts: policy}, Policy: TensorFlowPolicy{}, StopGrace: 12 * time.Second})
+			require.NoError(t, err)
+			s.m = m
+			// Every task may run once per restart, each restart relaunching
+			// at most every task.
+			s.restartLimit = s.taskCount() * bound
+			s.run()
+			require.Len(t, s.finishes, 1, "exactly one Finish")
+			fin := s.finishes[0]
+			require.LessOrEqual(t, m.Restarts(), bound)
+			require.Equal(t, m.Restarts(), countRestartCauses(fin.Diagnostics), "every restart is listed: %s", fin.Diagnostics)
+			for _, ts := range m.Tasks() {
+				require.LessOrEqual(t, ts.Attempt, bound, ts.Task.String())
+			}
+			for id := range s.delivered {
+				require.True(t, s.launched[id] || s.released[id], "container %s neither launched nor released", id)
+			}
+			key := fin.Status.String()
+			if m.Restarts() > 0 {
+				key += " after restarts"
+			}
+			outcomes[key]++
+		})
+	}
+	t.Logf("outcomes over 300 seeds: %v", outcomes)
+	require.NotZero(t, outcomes["SUCCEEDED after restarts"], "some jobs survive failures")
+}
+
+// countRestartCauses counts the distinct restarts a job's diagnostics list.
+func countRestartCauses(diag string) int {
+	seen := map[string]bool{}
+	for _, part := range strings.Split(diag, "; ") {
+		if n, _, ok := strings.Cut(strings.TrimPrefix(part, "restart "), " "); ok && strings.HasPrefix(part, "restart ") {
+			seen[strings.TrimSuffix(n, ":")] = true
+		}
+	}
+	return len(seen)
 }
