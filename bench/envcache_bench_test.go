@@ -104,9 +104,10 @@ func envApp(t *testing.T, bin string, env []string, venv, logPath string) envApp
 	start := time.Now()
 	require.NoError(t, cmd.Run(), "stdout: %s\nstderr: %s", stdout.String(), stderr.String())
 	r := envAppRun{WallS: round2(time.Since(start).Seconds())}
-	r.AppID = appIDRE.FindString(stdout.String())
-	require.NotEmpty(t, r.AppID)
-	r.PackLine = strings.TrimSpace(packLineRE.FindString(stdout.String()))
+	both := stdout.String() + stderr.String()
+	r.AppID = appIDRE.FindString(both)
+	require.NotEmpty(t, r.AppID, "%s", both)
+	r.PackLine = strings.TrimSpace(packLineRE.FindString(both))
 	var tl timeline
 	var ok bool
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
