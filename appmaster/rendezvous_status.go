@@ -94,6 +94,7 @@ type statusPage struct {
 	report       contract.StatusReport
 	watched      bool          // someone fetched the JSON page
 	finalFetched chan struct{} // closed once the final report was served
+	lingering    chan struct{} // closed when awaitFinalFetch starts waiting (tests wait for it)
 	fetchedOnce  sync.Once
 }
 
@@ -102,6 +103,7 @@ func (p *statusPage) init(appID, user string, job taskspec.Job) {
 	p.startedAt = time.Now().UTC()
 	p.gpus = map[taskspec.TaskID]gpuEntry{}
 	p.finalFetched = make(chan struct{})
+	p.lingering = make(chan struct{})
 	groups := append([]taskspec.TaskGroup(nil), job.Tasks...)
 	taskspec.SortGroups(groups)
 	var tasks []core.TaskStatus
@@ -196,6 +198,11 @@ func (p *statusPage) awaitFinalFetch(linger time.Duration) {
 		return
 	}
 	t := time.NewTimer(linger)
+	select {
+	case <-p.lingering: // Close called again
+	default:
+		close(p.lingering)
+	}
 	defer t.Stop()
 	select {
 	case <-p.finalFetched:

@@ -75,9 +75,11 @@ func TestTaskRendezvous(t *testing.T) {
 	rv.Observe(Snapshot{Tasks: m.Tasks(), Finish: &core.Finish{Status: core.Failed, Diagnostics: "chief:0 failed"}})
 	done := make(chan struct{})
 	go func() { rv.Close(5 * time.Second); close(done) }()
-	// Whether this fetch lands before Close starts to linger or while it
-	// does, the page records it (finalFetched stays closed), so Close must
-	// return at once either way: no sleep to order them.
+	select {
+	case <-rv.page.lingering: // Close waits for a watching client's last fetch
+	case <-time.After(5 * time.Second):
+		t.Fatal("Close did not linger for the watching client")
+	}
 	require.NoError(t, json.Unmarshal([]byte(get(t, "http://"+rv.Address()+contract.StatusPath)), &rep))
 	require.True(t, rep.Final)
 	require.Equal(t, "FAILED", rep.FinalStatus)
