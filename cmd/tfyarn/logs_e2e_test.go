@@ -152,6 +152,13 @@ func TestE2ELogs(t *testing.T) {
 	require.Equal(t, c.Hadoop(t, "yarn", "logs", "-applicationId", appID, "-containerId", workerContainer, "-log_files", "stdout"), oneOut)
 	require.Contains(t, oneOut, "hello from worker:0\ntick 1\n")
 
+	// The AM's container is "am" (its launch_container.sh exports no TFYARN_TASK).
+	amOut, errOut, code := execTfyarn(t, c, bin, nil, "logs", appID, "--task", "am", "--file", "am.stderr")
+	require.Equal(t, 0, code, errOut)
+	require.Equal(t, 1, strings.Count(amOut, "\nLogType:"), amOut)
+	require.Contains(t, amOut, "LogType:am.stderr\n")
+	require.Contains(t, amOut, "tfyarn am: ")
+
 	// Bad input: one line, exit 2.
 	_, errOut, code = execTfyarn(t, c, bin, nil, "logs", appID, "--task", "boss:1")
 	require.Equal(t, exitUsage, code)
