@@ -14,7 +14,8 @@
 # tokens' renew interval and maximum lifetime (default 20000 and 90000).
 # Scale: TC_NODEMANAGERS (default 2, at least 2; NodeManager 1 carries the gpu label),
 # TC_NM_MEMORY_MB (default 8192) and TC_NM_VCORES (default 8) per NodeManager. TC_NM_EXPIRY_MS:
-# how long a silent NodeManager stays RUNNING before the RM declares it LOST (default 10000).
+# how long a silent NodeManager stays RUNNING before the RM declares it LOST (default 30000:
+# short for tests, yet no busy 2-core machine delays a heartbeat that long).
 set -euo pipefail
 . "$(dirname "$0")/jvm.sh"
 
@@ -33,7 +34,7 @@ asked_nodemanagers=${TC_NODEMANAGERS:-}
 TC_NODEMANAGERS=${TC_NODEMANAGERS:-2}
 TC_NM_MEMORY_MB=${TC_NM_MEMORY_MB:-8192}
 TC_NM_VCORES=${TC_NM_VCORES:-8}
-TC_NM_EXPIRY_MS=${TC_NM_EXPIRY_MS:-10000}
+TC_NM_EXPIRY_MS=${TC_NM_EXPIRY_MS:-30000}
 
 pidfile=$TC_DIR/cluster.pid
 die() { echo "testcluster: $*" >&2; exit 2; }

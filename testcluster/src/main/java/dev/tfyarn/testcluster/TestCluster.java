@@ -683,7 +683,7 @@ public final class TestCluster {
     int nmVcores = 8;
     int nmGpus = 2;
     int nodeManagers = 2;
-    long nmExpiryMs = 10_000;
+    long nmExpiryMs = 30_000;
     int kdcPort = 8090;
     long tokenRenewMs = 20_000;
     long tokenMaxLifetimeMs = 90_000;
