@@ -101,6 +101,9 @@ func runCommand(e *env) *cli.Command {
 			"read through first (gzip, tar, bin/python inside). Staging directories of ended applications\n" +
 			"left behind by a crashed client and AM are removed on submission. When the ResourceManager or the\n" +
 			"ApplicationMaster stops answering, run says so on stderr and keeps following.\n" +
+			"While the job runs, the decider's output (chief:0's, or worker:0's) is shown, each line prefixed\n" +
+			"with its task ([chief:0]); --logs all shows every task's, --logs none nothing. Progress and status\n" +
+			"lines go to stderr; stdout holds the tasks' stdout lines, or with --output json only the JSON.\n" +
 			"Exit codes: 0 succeeded, 1 failed or killed, 2 usage, validation or cluster error.\n" +
 			"JSON (--output json): {app_id, final_status, state, diagnostics, tracking_url, uploaded_bytes,\n" +
 			"tasks: [{task, type, index, state, host, port, container_id, node, exit_code}]}.",

@@ -267,5 +267,8 @@ func Explain(err error) error {
 	if errors.As(err, &e) && strings.Contains(e.Msg, "SecureIOUtils") {
 		return fmt.Errorf("%w (the NodeManager cannot read container logs in secure mode without Hadoop's native library)", err)
 	}
+	if errors.As(err, &e) && e.Status == 401 {
+		return fmt.Errorf("%w (the NodeManager's web services want SPNEGO authentication, hadoop.http.authentication.type=kerberos, which tfyarn does not speak)", err)
+	}
 	return err
 }

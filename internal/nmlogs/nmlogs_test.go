@@ -144,3 +144,20 @@ func FuzzParseListing(f *testing.F) {
 		}
 	})
 }
+
+func TestExplain(t *testing.T) {
+	for _, tc := range []struct {
+		err  *Error
+		want string
+	}{
+		{&Error{Status: 500, Msg: "javax.servlet.ServletException: java.lang.NoClassDefFoundError: Could not initialize class org.apache.hadoop.io.SecureIOUtils"}, "without Hadoop's native library"},
+		{&Error{Status: 401, Msg: "Authentication required"}, "SPNEGO"},
+	} {
+		if got := Explain(tc.err).Error(); !strings.Contains(got, tc.want) {
+			t.Errorf("Explain(%v) = %q, want it to say %q", tc.err, got, tc.want)
+		}
+	}
+	if got := Explain(&Error{Status: 503, Msg: "x"}).Error(); strings.Contains(got, "(") {
+		t.Errorf("other errors are left alone: %q", got)
+	}
+}
