@@ -163,6 +163,9 @@ dirs:
 	if pending {
 		notes(fmt.Sprintf("log aggregation of %s is still running: some containers' logs may be missing; run tfyarn logs again in a few seconds", req.AppID))
 	}
+	if !found && pending {
+		return &LogsUnavailableError{AppID: req.AppID, Retry: true, Reason: "YARN is still aggregating them (log aggregation " + aggregationName(status) + "); try again in a few seconds"}
+	}
 	if !found {
 		what := "no log files"
 		if req.Task != "" {
