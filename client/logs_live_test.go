@@ -50,3 +50,20 @@ func TestFollowerWaitsForAContainerTheNodeManagerDoesNotKnowYet(t *testing.T) {
 	set.poll(ctx)
 	require.True(t, set.list()[0].done, "forgotten after it was known: the end")
 }
+
+// A container whose NodeManager never served it (the test cluster's first
+// NodeManager, see the logs e2e test) ends with one note, not silence.
+func TestFollowerSaysWhenItNeverSawTheContainer(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "java.lang.Exception: Unknown container. Container either has not started or has already completed or doesn't belong to this node at all.", http.StatusNotFound)
+	}))
+	defer srv.Close()
+	var notes []string
+	set := newFollowSet(nmlogs.New("alice"), []string{"stdout", "stderr"}, 0, func(task, file string) io.Writer { return io.Discard }, func(s string) { notes = append(notes, s) })
+	set.add(taskContainer{task: "worker:0", container: "c9", node: "n:1"}, strings.TrimPrefix(srv.URL, "http://"))
+	set.poll(context.Background())
+	require.Empty(t, notes, "not yet: it may not have started")
+	set.finish(context.Background(), "c9")
+	require.Len(t, notes, 1)
+	require.Equal(t, "cannot show worker:0's output: the NodeManager of c9 never served its logs", notes[0])
+}
