@@ -118,7 +118,8 @@ func OpenTFile(r io.ReaderAt, size int64) (*TFile, error) {
 	if err != nil {
 		return nil, err
 	}
-	t.blocks = make([]region, 0, nb)
+	// Grown as regions are read: a count alone allocates nothing.
+	t.blocks = make([]region, 0, min(nb, 1024))
 	for i := int64(0); i < nb; i++ {
 		reg, err := t.readRegion(ir)
 		if err != nil {
