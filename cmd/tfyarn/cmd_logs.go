@@ -28,11 +28,12 @@ func logsCommand(e *env) *cli.Command {
 			"files on HDFS (TFile or IFile, compressed or not), read without Hadoop's jars, also for an\n" +
 			"application the ResourceManager no longer knows. Both are printed as Hadoop's\n" +
 			"`yarn logs -applicationId` prints them (for an ended application, byte for byte).\n" +
-			"--task TASK (worker:1, chief:0, am) keeps that task's containers (every attempt), --file NAME\n" +
-			"(repeatable: stdout, stderr, launch_container.sh, ...) those files, --tail N each file's last N\n" +
-			"lines. --follow prints a running application's new lines as they come until it ends, each\n" +
-			"prefixed with its task like run --local does, [worker:1]: stdout lines on stdout, the other\n" +
-			"files' (stderr) on stderr; it follows stdout and stderr unless --file says otherwise.\n" +
+			"--task TASK (worker:1, chief:0; am once ended) keeps that task's container (once ended, every\n" +
+			"attempt's), --file NAME (repeatable: stdout, stderr, launch_container.sh, ...) those files,\n" +
+			"--tail N each file's last N lines. --follow prints a running application's new lines as they\n" +
+			"come until it ends, each prefixed with its task like run --local does, [worker:1]: stdout lines\n" +
+			"on stdout, the other files' (stderr) on stderr; it follows stdout and stderr unless --file says\n" +
+			"otherwise.\n" +
 			"Exit codes: 0 printed, 2 no such application, or logs not (yet) available: while YARN is\n" +
 			"still aggregating them (try again), or when log aggregation is disabled on the cluster.",
 		Flags: []cli.Flag{
