@@ -97,6 +97,12 @@ func RunAM(ctx context.Context, opts AMOptions) (LoopResult, error) {
 	defer stopRefresh()
 	go sec.refreshTokens(refreshCtx, rv.PublishCredentials, logf)
 
+	observe, adopt := rv.Observe, func(context.Context) []AdoptedTask { return nil }
+	if n, _ := strconv.Atoi(opts.Getenv(contract.EnvAMAttempts)); n > 1 {
+		saver := newTaskSaver(refreshCtx, sec, logf)
+		observe = func(s Snapshot) { rv.Observe(s); saver.observe(s) }
+		adopt = func(ctx context.Context) []AdoptedTask { return sec.savedTasks(ctx, logf) }
+	}
 	res, err := Loop(ctx, LoopConfig{
 		Job:           jf.Job,
 		Policy:        policy,
@@ -108,7 +114,8 @@ func RunAM(ctx context.Context, opts AMOptions) (LoopResult, error) {
 		RPCPort:       int32(rv.Port()),
 		TrackingURL:   rv.TrackingURL(),
 		Launchers:     rv,
-		Observe:       rv.Observe,
+		Observe:       observe,
+		Adopt:         adopt,
 		LaunchContext: func(ln core.Launch) *hadoopyarn.ContainerLaunchContextProto {
 			return TaskLaunchContext(jf, ln, rv.Address(), sec.taskTokens(secret))
 		},

@@ -54,6 +54,10 @@ type LoopConfig struct {
 	// (the AM removes the staging directory there). Best effort: it logs
 	// its own failures.
 	BeforeUnregister func(context.Context, core.Finish)
+	// Adopt returns the task table a previous AM attempt saved, for
+	// adopting its tasks still running (adopt.go); nil adopts nothing
+	// (containers of a previous attempt are released).
+	Adopt func(context.Context) []AdoptedTask
 	// Logf logs one line; nil discards.
 	Logf func(format string, args ...any)
 	// Now is the clock; nil means time.Now.
@@ -199,6 +203,9 @@ func (l *loop) run(ctx context.Context) (LoopResult, error) {
 	limits := yarn.LimitsFrom(reg.MaxCapability, reg.ResourceTypes)
 	l.cfg.Logf("registered in queue %s (max container %d MiB, %d vcores); tasks without a container after %s fail the job", reg.Queue, limits.MaxMemoryMiB, limits.MaxVCores, orDuration(l.cfg.AllocTimeout, taskspec.DefaultAllocTimeout))
 	l.m.Step(core.Registered{Limits: limits})
+	if len(reg.ContainersFromPreviousAttempts) > 0 {
+		l.adopt(ctx, reg.ContainersFromPreviousAttempts)
+	}
 
 	for {
 		rd := l.m.Ready()

@@ -1,6 +1,8 @@
 package client
 
 import (
+	"strconv"
+
 	"github.com/tfyarn/tfyarn/contract"
 	"github.com/tfyarn/tfyarn/hdfs"
 	"github.com/tfyarn/tfyarn/yarn"
@@ -25,6 +27,9 @@ func submissionContext(job Job, id *hadoopyarn.ApplicationIdProto, stagingDir st
 		contract.EnvUser:       job.User,
 		"HADOOP_USER_NAME":     job.User,
 	}
+	if job.AMAttempts > 1 {
+		env[contract.EnvAMAttempts] = strconv.Itoa(job.AMAttempts)
+	}
 	clc := &hadoopyarn.ContainerLaunchContextProto{
 		LocalResources: []*hadoopyarn.StringLocalResourceMapProto{
 			{Key: proto.String(BinaryName), Value: bin.Proto()},
@@ -43,7 +48,8 @@ func submissionContext(job Job, id *hadoopyarn.ApplicationIdProto, stagingDir st
 		ApplicationType: proto.String(job.AppType),
 		ApplicationTags: job.Tags,
 
-		KeepContainersAcrossApplicationAttempts: proto.Bool(false),
+		// A later attempt adopts the tasks still running (appmaster/adopt.go).
+		KeepContainersAcrossApplicationAttempts: proto.Bool(job.AMAttempts > 1),
 	}
 	if t := lifetimeSeconds(job.Timeout); t > 0 {
 		app.ApplicationTimeouts = []*hadoopyarn.ApplicationTimeoutMapProto{{

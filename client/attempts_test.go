@@ -6,8 +6,10 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/tfyarn/tfyarn/contract"
 	"github.com/tfyarn/tfyarn/taskspec"
 	"github.com/tfyarn/tfyarn/yarnpb/hadoopyarn"
+	"google.golang.org/protobuf/proto"
 )
 
 // Asking for more ApplicationMaster attempts than the RM allows, or for a
@@ -46,6 +48,10 @@ func TestSubmissionContextAttemptsAndLifetime(t *testing.T) {
 	job := Job{Job: taskspec.Job{Name: "n"}, User: "alice", AMAttempts: 2, Timeout: 1500 * time.Millisecond}.withDefaults()
 	app := submissionContext(job, nil, "/user/alice/.tfyarn/application_1_0001", testResource("tfyarn"), testResource("job.json"))
 	require.EqualValues(t, 2, app.GetMaxAppAttempts())
+	// The next attempt adopts the tasks still running: YARN keeps them, the
+	// AM is told to save its task table.
+	require.True(t, app.GetKeepContainersAcrossApplicationAttempts())
+	require.Contains(t, app.GetAmContainerSpec().GetEnvironment(), &hadoopyarn.StringStringMapProto{Key: proto.String(contract.EnvAMAttempts), Value: proto.String("2")})
 	require.Len(t, app.GetApplicationTimeouts(), 1)
 	require.Equal(t, hadoopyarn.ApplicationTimeoutTypeProto_APP_TIMEOUT_LIFETIME, app.GetApplicationTimeouts()[0].GetApplicationTimeoutType())
 	require.EqualValues(t, 2, app.GetApplicationTimeouts()[0].GetTimeout(), "whole seconds, rounded up")
@@ -53,5 +59,6 @@ func TestSubmissionContextAttemptsAndLifetime(t *testing.T) {
 	job = Job{Job: taskspec.Job{Name: "n"}, User: "alice"}.withDefaults()
 	app = submissionContext(job, nil, "/user/alice/.tfyarn/application_1_0001", testResource("tfyarn"), testResource("job.json"))
 	require.EqualValues(t, 1, app.GetMaxAppAttempts())
+	require.False(t, app.GetKeepContainersAcrossApplicationAttempts())
 	require.Empty(t, app.GetApplicationTimeouts())
 }

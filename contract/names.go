@@ -16,6 +16,9 @@ const (
 // Environment the client sets in the AM's container.
 const (
 	EnvStagingDir = "TFYARN_STAGING_DIR"
+	// EnvAMAttempts is how many AM attempts the job allows (--am-attempts):
+	// above 1 the AM saves its task table for the next attempt to adopt.
+	EnvAMAttempts = "TFYARN_AM_ATTEMPTS"
 	EnvUser       = "TFYARN_USER"
 )
 

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -21,6 +22,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/tfyarn/tfyarn/appmaster"
 	"github.com/tfyarn/tfyarn/client"
 	"github.com/tfyarn/tfyarn/hadoopconf"
 	"github.com/tfyarn/tfyarn/hdfs"
@@ -116,6 +118,9 @@ type faultCase struct {
 }
 
 const (
+	// runsOnce counts its runs in a file per task (under TFYARN_FAULT_DIR, see startFaultJob):
+	// the first sleeps 8 s, a later one ends at once.
+	runsOnce     = `m=$TFYARN_FAULT_DIR/$TFYARN_TASK; echo run >> $m; [ $(wc -l < $m) -gt 1 ] || sleep 8`
 	sleepForever = "exec sleep 300"
 	// onceForever sleeps "forever" on the first run, 2 s after a restart.
 	onceForever = `[ "$TFYARN_RESTART" = 0 ] && exec sleep 300; sleep 2`
@@ -157,10 +162,13 @@ func faultCases() []faultCase {
 				return r
 			}},
 		// kill -9 of the ApplicationMaster with --am-attempts 2: YARN starts attempt 2, which
-		// runs the tasks again; the job SUCCEEDS, run says why attempt 1 ended, JSON counts 2.
-		{"am-killed-with-am-attempts-2", []string{"--am-attempts", "2", "--worker", "2x1c,256m", "--", "sh", "-c", "sleep 6"},
+		// adopts the tasks still running: every program runs once, undisturbed, in its first
+		// container; the job SUCCEEDS, run says why attempt 1 ended, JSON counts 2 attempts.
+		{"am-killed-with-am-attempts-2", []string{"--am-attempts", "2", "--worker", "2x1c,256m", "--", "sh", "-c", runsOnce},
 			func(t *testing.T, c *clustertest.Cluster, j *faultJob) time.Time {
 				j.waitRegistered(t, "worker:1")
+				// Training is under way once the AM has saved its task table.
+				waitTaskTable(t, c, j.appID)
 				pid, _ := findAM(j.appID)
 				require.NotZero(t, pid, "no ApplicationMaster process for %s", j.appID)
 				fault := time.Now()
@@ -169,12 +177,17 @@ func faultCases() []faultCase {
 			},
 			func(t *testing.T, c *clustertest.Cluster, j *faultJob, fault time.Time) faultResult {
 				noticed := j.waitLine(t, regexp.MustCompile(`ApplicationMaster attempt 2 started after attempt 1 ended: .*exitCode: 137`), time.Minute)
-				// Recovered: every task registered again, with attempt 2's AM.
-				recovered := j.waitLineAfter(t, regexp.MustCompile(regexp.QuoteMeta(j.appID+" worker:1 registered at ")), noticed, time.Minute)
-				r := j.requireEnd(t, fault, 90*time.Second, "SUCCEEDED")
+				// Recovered: attempt 2's AM runs (the tasks never stopped).
+				recovered := j.waitLineAfter(t, regexp.MustCompile("^"+regexp.QuoteMeta(j.appID)+" RUNNING$"), noticed, time.Minute)
+				r := j.requireEnd(t, fault, 60*time.Second, "SUCCEEDED")
 				require.Equal(t, 2, j.result.AMAttempts)
+				for _, task := range j.result.Tasks {
+					require.Contains(t, task.ContainerID, "_01_", "%s runs in attempt 1's container: adopted", task.Task)
+					require.Equal(t, "succeeded", task.State, task.Task)
+				}
+				requireRanOnce(t, j, "worker:0", "worker:1")
 				r.Recovery = recovered.Sub(fault)
-				r.Outcome += " in attempt 2 (its tasks start again); run names attempt 1's end (exitCode: 137)"
+				r.Outcome += " in attempt 2, which adopted both tasks (each program ran once, in its first container); run names attempt 1's end (exitCode: 137)"
 				return r
 			}},
 		// The scheduler preempts a task's container (the CapacityScheduler's preemption events):
@@ -281,21 +294,29 @@ func testFaultNodeManagerLost(t *testing.T, c *clustertest.Cluster, bin string) 
 	return r
 }
 
-// The same crash with --am-attempts 2: YARN starts attempt 2 on another node, which starts the
-// tasks again, and the job SUCCEEDS. The tasks' first run sleeps until killed, the second ends
-// soon (a marker file per task tells them apart).
+// The same crash with --am-attempts 2: YARN starts attempt 2 on another node, which adopts the
+// tasks that survived (or, when one ran on the lost node, starts them all again), and the job
+// SUCCEEDS.
 func testFaultNodeManagerLostAttempts(t *testing.T, c *clustertest.Cluster, bin string) faultResult {
-	marker := filepath.Join(t.TempDir(), "ran-")
-	j := startFaultJob(t, c, bin, "--am-attempts", "2", "--worker", "2x1c,256m", "--", "sh", "-c",
-		`m=`+marker+`$TFYARN_TASK; if [ -e $m ]; then sleep 2; else touch $m; exec sleep 300; fi`)
+	j := startFaultJob(t, c, bin, "--am-attempts", "2", "--worker", "2x1c,256m", "--", "sh", "-c", runsOnce)
 	j.waitRegistered(t, "worker:1")
+	waitTaskTable(t, c, j.appID)
 	fault := crashAMNode(t, c, j)
 	noticed := j.waitLine(t, regexp.MustCompile(`ApplicationMaster attempt 2 started after attempt 1 ended: .*exitCode: -100.*lost`), time.Minute)
 	recovered := j.waitLineAfter(t, regexp.MustCompile(regexp.QuoteMeta(j.appID+" worker:1 registered at ")), noticed, time.Minute)
 	r := j.requireEnd(t, fault, 90*time.Second, "SUCCEEDED")
 	require.Equal(t, 2, j.result.AMAttempts)
 	r.Recovery = recovered.Sub(fault)
-	r.Outcome += " in attempt 2 on another node (its tasks start again); run names attempt 1's end (exitCode: -100, lost node)"
+	adopted := true
+	for _, task := range j.result.Tasks {
+		adopted = adopted && strings.Contains(task.ContainerID, "_01_")
+	}
+	how := "its tasks started again: one was on the lost node"
+	if adopted {
+		how = "it adopted the tasks, which ran on another node"
+		requireRanOnce(t, j, "worker:0", "worker:1")
+	}
+	r.Outcome += " in attempt 2 on another node (" + how + "); run names attempt 1's end (exitCode: -100, lost node)"
 	return r
 }
 
@@ -367,6 +388,7 @@ type faultJob struct {
 	stdout bytes.Buffer
 
 	submitted time.Time
+	dir       string // TFYARN_FAULT_DIR of the tasks: what they leave for the test
 
 	mu    sync.Mutex
 	lines []string
@@ -384,7 +406,8 @@ func startFaultJob(t *testing.T, c *clustertest.Cluster, bin string, args ...str
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	t.Cleanup(cancel)
 	j := &faultJob{t: t, c: c, more: make(chan struct{}), done: make(chan struct{}), exited: make(chan struct{})}
-	j.cmd = exec.CommandContext(ctx, bin, append([]string{"run", "--name", "e2e-" + t.Name(), "--output", "json"}, args...)...)
+	j.dir = t.TempDir()
+	j.cmd = exec.CommandContext(ctx, bin, append([]string{"run", "--name", "e2e-" + t.Name(), "--output", "json", "--setenv", "TFYARN_FAULT_DIR=" + j.dir}, args...)...)
 	j.cmd.Env = c.Env()
 	j.cmd.Stdout = &j.stdout
 	stderr, err := j.cmd.StderrPipe()
@@ -542,6 +565,25 @@ func (j *faultJob) requireEnd(t *testing.T, fault time.Time, limit time.Duration
 	return faultResult{Outcome: outcome, End: end}
 }
 
+// waitTaskTable waits until appID's AM has saved its task table for a next attempt
+// (appmaster.AdoptFileName in the staging directory).
+func waitTaskTable(t *testing.T, c *clustertest.Cluster, appID string) {
+	t.Helper()
+	conf, err := hadoopconf.LoadDir(c.ConfDir)
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	user := ipc.DefaultUser()
+	fs, err := hdfs.Connect(ctx, conf, user)
+	require.NoError(t, err)
+	defer fs.Close()
+	p := path.Join(hdfs.StagingDir(user, appID), appmaster.AdoptFileName)
+	require.Eventually(t, func() bool {
+		ok, err := fs.Exists(ctx, p)
+		return err == nil && ok
+	}, 20*time.Second, 100*time.Millisecond, "the AM never saved %s", p)
+}
+
 // requireStagingGone: appID's staging directory is gone (what requireNoStaging checks with
 // Hadoop's CLI, here over tfyarn's HDFS client: no JVM start per case).
 func requireStagingGone(t *testing.T, c *clustertest.Cluster, appID string) {
@@ -560,6 +602,16 @@ func requireStagingGone(t *testing.T, c *clustertest.Cluster, appID string) {
 	exists, err := fs.Exists(ctx, hdfs.StagingDir(user, appID))
 	require.NoError(t, err)
 	require.False(t, exists, "%s is still there", hdfs.StagingDir(user, appID))
+}
+
+// requireRanOnce: each task's program (runsOnce) ran exactly once.
+func requireRanOnce(t *testing.T, j *faultJob, tasks ...string) {
+	t.Helper()
+	for _, task := range tasks {
+		data, err := os.ReadFile(filepath.Join(j.dir, task))
+		require.NoError(t, err)
+		require.Equal(t, "run\n", string(data), "%s's program ran once", task)
+	}
 }
 
 func taskNamed(t *testing.T, r client.Result, task string) client.TaskResult {

@@ -1,0 +1,165 @@
+package appmaster
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"github.com/tfyarn/tfyarn/appmaster/core"
+	"github.com/tfyarn/tfyarn/taskspec"
+	"github.com/tfyarn/tfyarn/yarn"
+	"github.com/tfyarn/tfyarn/yarnpb/hadoopyarn"
+	"google.golang.org/protobuf/proto"
+)
+
+func adoptTasks(t *testing.T, states map[string]core.TaskState, names ...string) []core.TaskStatus {
+	t.Helper()
+	var out []core.TaskStatus
+	for i, n := range names {
+		id, err := taskspec.ParseTaskID(n)
+		require.NoError(t, err)
+		st := core.TaskStatus{Task: id, State: core.TaskPending}
+		if s, ok := states[n]; ok {
+			st.State = s
+			st.Container = core.Container{ID: "c" + n}
+			st.Host, st.Port = "node", 1000+i
+		}
+		out = append(out, st)
+	}
+	return out
+}
+
+// The saved table lists running, registered tasks once every chief, worker
+// and ps is; an evaluator that is not running is left out.
+func TestRunningTable(t *testing.T) {
+	names := []string{"chief:0", "worker:0", "evaluator:0"}
+	run := map[string]core.TaskState{"chief:0": core.TaskRunning, "worker:0": core.TaskRunning, "evaluator:0": core.TaskRunning}
+	table, ok := runningTable(adoptTasks(t, run, names...))
+	require.True(t, ok)
+	require.Equal(t, []AdoptedTask{
+		{Task: "chief:0", ContainerID: "cchief:0", Host: "node", Port: 1000},
+		{Task: "worker:0", ContainerID: "cworker:0", Host: "node", Port: 1001},
+		{Task: "evaluator:0", ContainerID: "cevaluator:0", Host: "node", Port: 1002},
+	}, table)
+
+	run["evaluator:0"] = core.TaskFailed
+	table, ok = runningTable(adoptTasks(t, run, names...))
+	require.True(t, ok)
+	require.Len(t, table, 2)
+
+	run["worker:0"] = core.TaskLaunching
+	_, ok = runningTable(adoptTasks(t, run, names...))
+	require.False(t, ok, "a worker not running yet: nothing to save")
+}
+
+func TestAdoptionPlan(t *testing.T) {
+	tasks := adoptTasks(t, nil, "chief:0", "worker:0", "worker:1", "evaluator:0")
+	saved := []AdoptedTask{
+		{Task: "worker:1", ContainerID: "c3"}, {Task: "chief:0", ContainerID: "c1"},
+		{Task: "worker:0", ContainerID: "c2"}, {Task: "evaluator:0", ContainerID: "c4"},
+	}
+	set := func(ids ...string) map[string]bool {
+		m := map[string]bool{}
+		for _, id := range ids {
+			m[id] = true
+		}
+		return m
+	}
+	for _, tc := range []struct {
+		name     string
+		saved    []AdoptedTask
+		previous map[string]bool
+		adopt    []string // task names, in the order the machine hands out containers
+		release  []string
+	}{
+		{"all running: all adopted, in job order", saved, set("c1", "c2", "c3", "c4"),
+			[]string{"chief:0", "worker:0", "worker:1", "evaluator:0"}, nil},
+		{"a worker gone: the TensorFlow cluster cannot be adopted; the evaluator can", saved, set("c1", "c3", "c4"),
+			[]string{"evaluator:0"}, []string{"c1", "c3"}},
+		{"the evaluator gone: the cluster is adopted, the evaluator starts afresh", saved, set("c1", "c2", "c3"),
+			[]string{"chief:0", "worker:0", "worker:1"}, nil},
+		{"no saved table: nothing adopted, everything released", nil, set("c1", "c2"),
+			nil, []string{"c1", "c2"}},
+		{"a container nobody saved is released", saved, set("c1", "c2", "c3", "c4", "c9"),
+			[]string{"chief:0", "worker:0", "worker:1", "evaluator:0"}, []string{"c9"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			adopt, release := adoptionPlan(tasks, tc.saved, tc.previous)
+			var names []string
+			for _, a := range adopt {
+				names = append(names, a.Task)
+			}
+			require.Equal(t, tc.adopt, names)
+			require.Equal(t, tc.release, release)
+		})
+	}
+}
+
+// adoptingCluster is fakeCluster as a second attempt sees it: two worker
+// containers of the previous attempt still run, and end (exit 0) at the
+// first allocate call.
+type adoptingCluster struct {
+	fakeCluster
+	previous []*hadoopyarn.ContainerProto
+	ended    bool
+}
+
+func (a *adoptingCluster) Register(ctx context.Context, host string, port int32, url string) (*yarn.Registration, error) {
+	r, err := a.fakeCluster.Register(ctx, host, port, url)
+	r.ContainersFromPreviousAttempts = a.previous
+	return r, err
+}
+
+func (a *adoptingCluster) Allocate(ctx context.Context, asks []*hadoopyarn.ResourceRequestProto, rel []*hadoopyarn.ContainerIdProto, p float32) (*yarn.Allocation, error) {
+	resp, err := a.fakeCluster.Allocate(ctx, asks, rel, p)
+	if err == nil && !a.ended {
+		a.ended = true
+		for _, c := range a.previous {
+			resp.CompletedContainerStatuses = append(resp.CompletedContainerStatuses, &hadoopyarn.ContainerStatusProto{ContainerId: c.GetId(), ExitStatus: proto.Int32(0)})
+		}
+	}
+	return resp, err
+}
+
+// The loop adopts what the previous attempt saved: no container asked for,
+// none started, the adopted tasks' ends decide the job.
+func TestLoopAdoptsThePreviousAttemptsTasks(t *testing.T) {
+	f := &adoptingCluster{}
+	var saved []AdoptedTask
+	for i := int64(1); i <= 2; i++ {
+		c := &hadoopyarn.ContainerProto{
+			Id:                  &hadoopyarn.ContainerIdProto{Id: proto.Int64(100 + i)},
+			NodeId:              &hadoopyarn.NodeIdProto{Host: proto.String("nm"), Port: proto.Int32(1)},
+			Resource:            yarn.NewResource(256, 1, nil),
+			AllocationRequestId: proto.Int64(1),
+			Priority:            &hadoopyarn.PriorityProto{Priority: proto.Int32(1)},
+		}
+		f.previous = append(f.previous, c)
+		// Saved in another order than the machine's: the plan sorts.
+		saved = append([]AdoptedTask{{Task: fmt.Sprintf("worker:%d", i-1), ContainerID: yarn.FormatContainerID(c.GetId()), Host: "nm", Port: int(7000 + i)}}, saved...)
+	}
+	g, err := taskspec.ParseSpec(taskspec.Worker, "2x1c,256m")
+	require.NoError(t, err)
+	res, err := Loop(context.Background(), LoopConfig{
+		Job: taskspec.Job{Tasks: []taskspec.TaskGroup{g}, Command: "true"},
+		RM:  f, NM: f,
+		Adopt: func(context.Context) []AdoptedTask { return saved },
+		LaunchContext: func(core.Launch) *hadoopyarn.ContainerLaunchContextProto {
+			t.Fatal("an adopted task was launched again")
+			return nil
+		},
+		Heartbeat: time.Millisecond, FastHeartbeat: time.Millisecond,
+	})
+	require.NoError(t, err)
+	require.Equal(t, core.Succeeded, res.Finish.Status, res.Finish.Diagnostics)
+	require.Empty(t, f.started)
+	for _, n := range f.asks {
+		require.Zero(t, n, "asked for containers: %v", f.asks)
+	}
+	for i, task := range res.Tasks {
+		require.Equal(t, yarn.FormatContainerID(f.previous[i].GetId()), task.Container.ID, task.Task)
+		require.Equal(t, int(7001+i), task.Port, task.Task)
+	}
+}
