@@ -130,29 +130,88 @@ func TestBenchPeers(t *testing.T) {
 			"-jar bench/work/peers/distributedshell.jar -shell_command true -num_containers 2 -container_memory 128 -master_memory 512 -queue default"},
 	}
 	res := peersResult{machine: newMachine(t, root, "peers"), Job: "2 task containers (1 vcore, 128 MiB) running `true`"}
+	runPeers(t, c, systems, peersEnv, &res, peerRounds)
+	writeResults(t, c, "peers", res, peersMarkdown(res, "tfyarn vs skein vs Hadoop's DistributedShell: the same trivial job", "TestBenchPeers"))
+}
+
+// peerTFScript is the small real TensorFlow job: each task imports
+// TensorFlow and fits a two-layer Keras model for 2 epochs on 256 rows.
+const peerTFScript = `import numpy as np, tensorflow as tf
+x = np.random.rand(256, 8).astype("float32"); y = x.sum(1)
+m = tf.keras.Sequential([tf.keras.layers.Dense(16, activation="relu"), tf.keras.layers.Dense(1)])
+m.compile("adam", "mse"); m.fit(x, y, epochs=2, verbose=0); print("trained")`
+
+// TestBenchPeersTF runs a small real TensorFlow job — 2 containers of 2 GiB
+// each training a tiny Keras model with the TensorFlow venv — through tfyarn
+// (--env DIR: packed once, content-addressed, PUBLIC) and skein (the same
+// venv packed once by tfyarn pack, given to skein as a local archive, which
+// it uploads to the application's staging directory), interleaved.
+// DistributedShell has no archives to ship an environment with.
+func TestBenchPeersTF(t *testing.T) {
+	c := clustertest.Require(t)
+	bin := tfyarnBin(t, c)
+	root := c.Root
+	peersEnv := peersEnvironment(t, root)
+	venv, _ := benchEnv(t, root, filepath.Join(root, "bench", "work"))
+	archive := filepath.Join(root, "bench", "work", "peers", "tfenv.tar.gz")
+	if _, err := os.Stat(archive); err != nil {
+		out, err := exec.Command(bin, "pack", venv, "-o", archive).CombinedOutput()
+		require.NoError(t, err, "%s", out)
+	}
+	// tfyarn's pack cache lives under bench/work, so the first round packs
+	// like a first submission and the later ones find the env unchanged.
+	tfEnv := append(c.Env(), "XDG_CACHE_HOME="+filepath.Join(root, "bench", "work", "peers", "xdg-cache"))
+	systems := []peerSystem{
+		{"tfyarn", func(string) []string {
+			return []string{bin, "run", "--worker", "2x1c,2g", "--env", venv, "--name", "bench-peers-tf-tfyarn", "--output", "json", "--", "python", "-c", peerTFScript}
+		}, "bin/tfyarn run --worker 2x1c,2g --env .venv --output json -- python -c \"$SCRIPT\""},
+		{"skein", func(string) []string {
+			return []string{filepath.Join(root, "bench", "work", "peers-venv", "bin", "python"), filepath.Join(root, "bench", "peers", "skein_run.py"),
+				"2", "env/bin/python -c '" + peerTFScript + "'", "2048", archive}
+		}, "python bench/peers/skein_run.py 2 \"env/bin/python -c '$SCRIPT'\" 2048 bench/work/peers/tfenv.tar.gz   # tfenv.tar.gz: bin/tfyarn pack .venv"},
+	}
+	res := peersResult{machine: newMachine(t, root, "peers-tf"), Job: "2 task containers (1 vcore, 2 GiB) each training a tiny Keras model with the TensorFlow venv (SCRIPT below)"}
+	runPeersEnv(t, c, systems, map[string][]string{"tfyarn": tfEnv, "skein": peersEnv}, &res, peerTFRounds)
+	md := peersMarkdown(res, "tfyarn vs skein: a small real TensorFlow job", "TestBenchPeersTF") +
+		"\nSCRIPT (python -c):\n\n```python\n" + peerTFScript + "\n```\n\n" +
+		"tfyarn's first round packs the venv (its local pack cache starts empty) and the NodeManager localizes it once\n" +
+		"(PUBLIC); later rounds find it unchanged and localized. skein uploads the archive to each application's\n" +
+		"staging directory, so every application's containers localize it anew.\n"
+	writeResults(t, c, "peers-tf", res, md)
+}
+
+// peerTFRounds: each skein round localizes the ~330 MiB env anew (minutes).
+const peerTFRounds = 3
+
+func runPeers(t *testing.T, c *clustertest.Cluster, systems []peerSystem, peersEnv []string, res *peersResult, rounds int) {
+	envs := map[string][]string{}
+	for _, s := range systems {
+		envs[s.Name] = peersEnv
+		if s.Name == "tfyarn" {
+			envs[s.Name] = c.Env()
+		}
+	}
+	runPeersEnv(t, c, systems, envs, res, rounds)
+}
+
+func runPeersEnv(t *testing.T, c *clustertest.Cluster, systems []peerSystem, envs map[string][]string, res *peersResult, rounds int) {
+	if v, err := strconv.Atoi(os.Getenv("BENCH_PEER_ROUNDS")); err == nil && v > 0 {
+		rounds = v // a quick look; results/ should come from the default
+	}
 	res.LoadAvg[0] = loadAvg()
 	sampler := startRSSSampler()
 	defer sampler.stop()
 	logPath := filepath.Join(c.Dir, "logs", "cluster.log")
-	rounds := peerRounds
-	if v, err := strconv.Atoi(os.Getenv("BENCH_PEER_ROUNDS")); err == nil && v > 0 {
-		rounds = v // a quick look; results/ should come from the default
-	}
 	for round := 0; round < rounds; round++ {
 		for i := range systems {
 			s := systems[(i+round)%len(systems)]
-			env := c.Env()
-			if s.Name != "tfyarn" {
-				env = peersEnv
-			}
-			run := runPeer(t, s, env, round, logPath, sampler)
+			run := runPeer(t, s, envs[s.Name], round, logPath, sampler)
 			t.Logf("%s round %d: %+v", s.Name, round, run)
 			res.Runs = append(res.Runs, run)
 		}
 	}
 	res.LoadAvg[1] = loadAvg()
 	res.Summary = summarizePeers(res.Runs, systems)
-	writeResults(t, c, "peers", res, peersMarkdown(res))
 }
 
 func runPeer(t *testing.T, s peerSystem, env []string, round int, logPath string, sampler *rssSampler) peerRun {
@@ -490,12 +549,16 @@ func summarizePeers(runs []peerRun, systems []peerSystem) []peerSummary {
 	return out
 }
 
-func peersMarkdown(r peersResult) string {
+func peersMarkdown(r peersResult, title, test string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "# tfyarn vs skein vs Hadoop's DistributedShell: the same trivial job\n\n")
+	rounds := 0
+	for _, run := range r.Runs {
+		rounds = max(rounds, run.Round+1)
+	}
+	fmt.Fprintf(&b, "# %s\n\n", title)
 	fmt.Fprintf(&b, "Job: %s. Produced by `make bench` (bench/run.sh → bench/peers/setup.sh, bench/peers_bench_test.go;\n"+
-		"alone: `bash bench/peers/setup.sh && go test -tags bench -run TestBenchPeers -v ./bench/`).\n"+
-		"%d rounds, the systems interleaved (round r starts with the next system); medians.\n\n", r.Job, peerRounds)
+		"alone: `bash bench/peers/setup.sh && go test -tags bench -run '^%s$' -v ./bench/`).\n"+
+		"%d rounds, the systems interleaved (round r starts with the next system); medians.\n\n", r.Job, test, rounds)
 	fmt.Fprintf(&b, "%s\n", r.machine.markdown(""))
 	fmt.Fprintf(&b, "- Load average (1 min) before / after: %s / %s (shared machine)\n\n", r.LoadAvg[0], r.LoadAvg[1])
 	fmt.Fprintf(&b, "| system | client wall to final status (s) | all task containers running (s) | AM peak RSS (MiB) | client CPU (s) | client peak RSS (MiB) | YARN floor (s) | system's own time (s) | wall ÷ tfyarn | AM RSS ÷ tfyarn | client CPU ÷ tfyarn |\n")
