@@ -79,16 +79,22 @@ func TestE2ETensorBoard(t *testing.T) {
 	}
 	require.True(t, strings.Contains(httpGet(t, url), "<title>TensorBoard</title>"), "TensorBoard's own page at %s", url)
 
-	// status and the AM's report (the web UI's) show the URL.
+	// status and the web UI (headless chromium through the RM proxy) show the URL.
 	out, errOut, code := runCLI(t, "--conf-dir", c.ConfDir, "status", appID)
 	require.Equal(t, exitOK, code, errOut)
 	require.Regexp(t, `(?m)^TensorBoard\s*:\s*`+regexp.QuoteMeta(url)+`$`, out)
 	require.Regexp(t, `(?m)^tensorboard:0\s+running\s`, out)
-	rep := proxyStatus(t, statusJSON(t, c, appID).TrackingURL+strings.TrimPrefix(contract.StatusPath, "/"))
+	tracking := statusJSON(t, c, appID).TrackingURL
+	rep := proxyStatus(t, tracking+strings.TrimPrefix(contract.StatusPath, "/"))
 	require.Equal(t, url, rep.TensorBoardURL)
+	chromium, err := exec.LookPath("chromium")
+	require.NoError(t, err, "the web UI checks need Debian's chromium (.ci/run installs it)")
+	dom := headless(t, chromium, "--dump-dom", tracking)
+	require.Contains(t, dom, `<a id="tensorboard" href="`+url+`">`)
+	require.Contains(t, taskRow(t, dom, "tensorboard:0"), `data-state="running"`)
 
 	require.NoError(t, os.WriteFile(release, nil, 0o644))
-	err := run.Wait()
+	err = run.Wait()
 	ended = true
 	t.Logf("stdout: %s\nstderr: %s", runOut.String(), runErr.String())
 	require.NoError(t, err)
