@@ -107,7 +107,7 @@ func (s *amSecurity) savedTasks(ctx context.Context, logf func(string, ...any)) 
 	} else {
 		data := make([]byte, f.Size())
 		if _, err = f.ReadAt(data, 0); err == nil || errors.Is(err, io.EOF) {
-			err = json.Unmarshal(data, &table)
+			table, err = decodeTaskTable(data)
 		}
 	}
 	if err != nil {
@@ -115,4 +115,16 @@ func (s *amSecurity) savedTasks(ctx context.Context, logf func(string, ...any)) 
 		return nil
 	}
 	return table
+}
+
+// decodeTaskTable parses a saved task table, bounded like the file.
+func decodeTaskTable(data []byte) ([]AdoptedTask, error) {
+	if len(data) > maxAdoptFile {
+		return nil, errors.New("larger than 4 MiB")
+	}
+	var table []AdoptedTask
+	if err := json.Unmarshal(data, &table); err != nil {
+		return nil, err
+	}
+	return table, nil
 }

@@ -3,6 +3,7 @@ package appmaster
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -162,4 +163,43 @@ func TestLoopAdoptsThePreviousAttemptsTasks(t *testing.T) {
 		require.Equal(t, yarn.FormatContainerID(f.previous[i].GetId()), task.Container.ID, task.Task)
 		require.Equal(t, int(7001+i), task.Port, task.Task)
 	}
+}
+
+// Whatever a saved table holds, the plan adopts only containers YARN kept,
+// each once, and releases every other one.
+func FuzzAdoptionPlan(f *testing.F) {
+	f.Add([]byte(`[{"task":"worker:0","container":"c1","host":"h","port":1},{"task":"worker:1","container":"c2"}]`), "c1,c2,c3")
+	f.Add([]byte(`[{"task":"worker:0","container":"c1"},{"task":"worker:0","container":"c2"}]`), "c1,c2")
+	f.Add([]byte(`[{"task":"ps:9","container":""}]`), "")
+	f.Add([]byte(`{`), "c1")
+	f.Fuzz(func(t *testing.T, data []byte, prev string) {
+		table, err := decodeTaskTable(data)
+		if err != nil {
+			return
+		}
+		previous := map[string]bool{}
+		for _, id := range strings.Split(prev, ",") {
+			if id != "" {
+				previous[id] = true
+			}
+		}
+		tasks := adoptTasks(t, nil, "worker:0", "worker:1", "evaluator:0")
+		adopt, release := adoptionPlan(tasks, table, previous)
+		seen := map[string]bool{}
+		for _, a := range adopt {
+			if !previous[a.ContainerID] || seen[a.ContainerID] {
+				t.Fatalf("adopted %q: not kept by YARN, or twice: %+v", a.ContainerID, adopt)
+			}
+			seen[a.ContainerID] = true
+		}
+		for _, id := range release {
+			if !previous[id] || seen[id] {
+				t.Fatalf("released %q: not kept by YARN, or also adopted", id)
+			}
+			seen[id] = true
+		}
+		if len(seen) != len(previous) {
+			t.Fatalf("%d of %d previous containers accounted for", len(seen), len(previous))
+		}
+	})
 }
