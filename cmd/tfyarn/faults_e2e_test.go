@@ -119,8 +119,9 @@ type faultCase struct {
 
 const (
 	// runsOnce counts its runs in a file per task (under TFYARN_FAULT_DIR, see startFaultJob):
-	// the first sleeps 8 s, a later one ends at once.
-	runsOnce     = `m=$TFYARN_FAULT_DIR/$TFYARN_TASK; echo run >> $m; [ $(wc -l < $m) -gt 1 ] || sleep 8`
+	// the first sleeps 20 s (long enough for a new AM attempt to start on a busy machine and
+	// find it running), a later one ends at once.
+	runsOnce     = `m=$TFYARN_FAULT_DIR/$TFYARN_TASK; echo run >> $m; [ $(wc -l < $m) -gt 1 ] || sleep 20`
 	sleepForever = "exec sleep 300"
 	// onceForever sleeps "forever" on the first run, 2 s after a restart.
 	onceForever = `[ "$TFYARN_RESTART" = 0 ] && exec sleep 300; sleep 2`
