@@ -176,7 +176,8 @@ func TestBenchPeersTF(t *testing.T) {
 		"\nSCRIPT (python -c):\n\n```python\n" + peerTFScript + "\n```\n\n" +
 		"tfyarn's first round packs the venv (its local pack cache starts empty) and the NodeManager localizes it once\n" +
 		"(PUBLIC); later rounds find it unchanged and localized. skein uploads the archive to each application's\n" +
-		"staging directory, so every application's containers localize it anew.\n"
+		"staging directory, so every application's containers localize it anew. Here the YARN floor includes that\n" +
+		"localization (start request → running) and the system's own time includes the training itself.\n"
 	writeResults(t, c, "peers-tf", res, md)
 }
 
