@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 # packing + uploading a ~500 MB env vs hdfs dfs -put (pack_bench_test.go → results/pack.*), and
 # status/list vs Hadoop's Java CLI on the Kerberized cluster (kerberos_bench_test.go → results/kerberos.*),
 # the same trivial job through tfyarn, skein and DistributedShell with YARN's floor
-# (peers_bench_test.go → results/peers.*; the peers come from bench/peers/setup.sh, never from
+# (peers_bench_test.go → results/peers.*, and a small real TensorFlow job → results/peers-tf.*; the peers come from bench/peers/setup.sh, never from
 # `make test`), a new env's first and later applications (envcache_bench_test.go → results/envcache.*),
 # 200 tasks on a cluster of its own (scale_bench_test.go → results/scale.*), and the AM's state
 # machine alone at up to 10,000 tasks (core_bench_test.go → results/core.*).

@@ -24,7 +24,7 @@ type Resource struct {
 	Timestamp int64 // modification time, milliseconds since the epoch, as the NameNode reports
 
 	Type       hadoopyarn.LocalResourceTypeProto       // FILE, or ARCHIVE for what the NodeManager should unpack
-	Visibility hadoopyarn.LocalResourceVisibilityProto // PRIVATE for the cache, APPLICATION for staging
+	Visibility hadoopyarn.LocalResourceVisibilityProto // PUBLIC or PRIVATE for the cache (hdfs.cacheVisibility), APPLICATION for staging
 }
 
 // URL is the resource's location, e.g. hdfs://localhost:8020/user/x/a.tgz.
