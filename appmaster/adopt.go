@@ -155,6 +155,10 @@ func (l *loop) adopt(ctx context.Context, previous []*hadoopyarn.ContainerProto)
 		if err != nil {
 			continue
 		}
+		if l.cfg.Launchers != nil {
+			// Its launcher may find this attempt (reuseListen): let it in.
+			l.cfg.Launchers.Assign(id, a.ContainerID)
+		}
 		l.m.Step(core.TaskRegistered{Task: id, Host: a.Host, Port: a.Port})
 		l.cfg.Logf("adopted %s in %s at %s:%d from the previous attempt", a.Task, a.ContainerID, a.Host, a.Port)
 	}

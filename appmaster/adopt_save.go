@@ -5,8 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"net"
 	"path"
 	"reflect"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/tfyarn/tfyarn/hdfs"
@@ -21,23 +24,33 @@ func (s *amSecurity) adoptPath() string {
 	return path.Join(hdfs.StagingDir(s.jf.User, s.jf.AppID), AdoptFileName)
 }
 
+// savedState is what an attempt leaves the next (AdoptFileName): its
+// rendezvous address, which the next attempt takes over when it runs on the
+// same host (the adopted tasks' launchers keep calling it, with the secret
+// every attempt shares), and the task table.
+type savedState struct {
+	AM    string        `json:"am"` // host:port
+	Tasks []AdoptedTask `json:"tasks"`
+}
+
 // taskSaver keeps the saved task table (AdoptFileName) up to date for the
 // next attempt: observe is called with every snapshot and must not block,
 // so the writes happen on one goroutine of their own, latest table first.
 type taskSaver struct {
+	am     string
 	tables chan []AdoptedTask
 	last   []AdoptedTask
 }
 
-func newTaskSaver(ctx context.Context, s *amSecurity, logf func(string, ...any)) *taskSaver {
-	ts := &taskSaver{tables: make(chan []AdoptedTask, 1)}
+func newTaskSaver(ctx context.Context, s *amSecurity, am string, logf func(string, ...any)) *taskSaver {
+	ts := &taskSaver{am: am, tables: make(chan []AdoptedTask, 1)}
 	go func() {
 		for {
 			select {
 			case <-ctx.Done():
 				return
 			case table := <-ts.tables:
-				if err := s.saveTasks(ctx, table); err != nil {
+				if err := s.saveState(ctx, savedState{AM: ts.am, Tasks: table}); err != nil {
 					logf("saving the task table for a next attempt: %v", err)
 				}
 			}
@@ -62,8 +75,8 @@ func (ts *taskSaver) observe(snap Snapshot) {
 	ts.tables <- table
 }
 
-func (s *amSecurity) saveTasks(ctx context.Context, table []AdoptedTask) error {
-	data, err := json.Marshal(table)
+func (s *amSecurity) saveState(ctx context.Context, st savedState) error {
+	data, err := json.Marshal(st)
 	if err != nil {
 		return err
 	}
@@ -84,9 +97,9 @@ func (s *amSecurity) saveTasks(ctx context.Context, table []AdoptedTask) error {
 	return err
 }
 
-// savedTasks reads the table a previous attempt saved; nil when there is
-// none or it cannot be read (logged): nothing is adopted then.
-func (s *amSecurity) savedTasks(ctx context.Context, logf func(string, ...any)) []AdoptedTask {
+// savedState reads what a previous attempt saved; nil when there is none or
+// it cannot be read (logged): nothing is adopted then.
+func (s *amSecurity) savedState(ctx context.Context, logf func(string, ...any)) *savedState {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	fs, err := hdfs.ConnectOptions(ctx, s.conf, s.hdfsOptions())
@@ -101,30 +114,58 @@ func (s *amSecurity) savedTasks(ctx context.Context, logf func(string, ...any)) 
 		return nil
 	}
 	defer f.Close()
-	var table []AdoptedTask
+	var st *savedState
 	if f.Size() > maxAdoptFile {
 		err = errors.New("larger than 4 MiB")
 	} else {
 		data := make([]byte, f.Size())
 		if _, err = f.ReadAt(data, 0); err == nil || errors.Is(err, io.EOF) {
-			table, err = decodeTaskTable(data)
+			st, err = decodeSavedState(data)
 		}
 	}
 	if err != nil {
 		logf("reading the previous attempt's task table %s: %v", s.adoptPath(), err)
 		return nil
 	}
-	return table
+	return st
 }
 
-// decodeTaskTable parses a saved task table, bounded like the file.
-func decodeTaskTable(data []byte) ([]AdoptedTask, error) {
+// decodeSavedState parses what an attempt saved, bounded like the file.
+func decodeSavedState(data []byte) (*savedState, error) {
 	if len(data) > maxAdoptFile {
 		return nil, errors.New("larger than 4 MiB")
 	}
-	var table []AdoptedTask
-	if err := json.Unmarshal(data, &table); err != nil {
+	var st savedState
+	if err := json.Unmarshal(data, &st); err != nil {
 		return nil, err
 	}
-	return table, nil
+	return &st, nil
+}
+
+// attemptOf is the AM attempt a container belongs to, from its id
+// (container_[e<epoch>_]<cluster ts>_<app>_<attempt>_<n>); 0 if unreadable.
+func attemptOf(containerID string) int {
+	f := strings.Split(containerID, "_")
+	if len(f) < 5 {
+		return 0
+	}
+	n, err := strconv.Atoi(f[len(f)-2])
+	if err != nil {
+		return 0
+	}
+	return n
+}
+
+// reuseListen is the address a new attempt's rendezvous binds: the previous
+// attempt's port when that attempt ran on this host, so the adopted tasks'
+// launchers reach the new attempt where they reached the old; "" otherwise.
+func reuseListen(st *savedState, host string) string {
+	if st == nil || host == "" {
+		return ""
+	}
+	h, port, err := net.SplitHostPort(st.AM)
+	if err != nil || h != host {
+		return ""
+	}
+	return ":" + port
 }

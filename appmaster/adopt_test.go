@@ -168,15 +168,16 @@ func TestLoopAdoptsThePreviousAttemptsTasks(t *testing.T) {
 // Whatever a saved table holds, the plan adopts only containers YARN kept,
 // each once, and releases every other one.
 func FuzzAdoptionPlan(f *testing.F) {
-	f.Add([]byte(`[{"task":"worker:0","container":"c1","host":"h","port":1},{"task":"worker:1","container":"c2"}]`), "c1,c2,c3")
-	f.Add([]byte(`[{"task":"worker:0","container":"c1"},{"task":"worker:0","container":"c2"}]`), "c1,c2")
-	f.Add([]byte(`[{"task":"ps:9","container":""}]`), "")
+	f.Add([]byte(`{"am":"h:1","tasks":[{"task":"worker:0","container":"c1","host":"h","port":1},{"task":"worker:1","container":"c2"}]}`), "c1,c2,c3")
+	f.Add([]byte(`{"tasks":[{"task":"worker:0","container":"c1"},{"task":"worker:0","container":"c2"}]}`), "c1,c2")
+	f.Add([]byte(`{"tasks":[{"task":"ps:9","container":""}]}`), "")
 	f.Add([]byte(`{`), "c1")
 	f.Fuzz(func(t *testing.T, data []byte, prev string) {
-		table, err := decodeTaskTable(data)
+		st, err := decodeSavedState(data)
 		if err != nil {
 			return
 		}
+		table := st.Tasks
 		previous := map[string]bool{}
 		for _, id := range strings.Split(prev, ",") {
 			if id != "" {
@@ -202,4 +203,14 @@ func FuzzAdoptionPlan(f *testing.F) {
 			t.Fatalf("%d of %d previous containers accounted for", len(seen), len(previous))
 		}
 	})
+}
+
+func TestAttemptAndListen(t *testing.T) {
+	require.Equal(t, 2, attemptOf("container_1795461424612_0003_02_000001"))
+	require.Equal(t, 1, attemptOf("container_e17_1795461424612_0003_01_000001"))
+	require.Zero(t, attemptOf("nonsense"))
+	st := &savedState{AM: "node1:41000"}
+	require.Equal(t, ":41000", reuseListen(st, "node1"), "same host: the old port")
+	require.Empty(t, reuseListen(st, "node2"), "another host: any port")
+	require.Empty(t, reuseListen(nil, "node1"))
 }

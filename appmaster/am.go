@@ -67,15 +67,31 @@ func RunAM(ctx context.Context, opts AMOptions) (LoopResult, error) {
 	if err != nil {
 		return LoopResult{}, err
 	}
-	secret, err := rendezvous.NewSecret()
+	// With --am-attempts the client put the secret in the application's
+	// credentials: every attempt shares it (adopt.go).
+	secret, err := rendezvous.SecretFrom(creds)
 	if err != nil {
-		return LoopResult{}, err
+		if secret, err = rendezvous.NewSecret(); err != nil {
+			return LoopResult{}, err
+		}
 	}
 	host := opts.Getenv(EnvNMHost)
-	rv, err := StartRendezvous(RendezvousConfig{
+	adopting, _ := strconv.Atoi(opts.Getenv(contract.EnvAMAttempts))
+	var saved *savedState
+	if adopting > 1 && attemptOf(opts.Getenv(EnvContainerID)) > 1 {
+		saved = sec.savedState(ctx, logf)
+	}
+	rcfg := RendezvousConfig{
 		AppID: jf.AppID, User: jf.User, Job: jf.Job, Secret: secret, Host: host,
 		RegistrationTimeout: jf.RendezvousTimeout, Log: opts.Log, Logf: logf,
-	})
+		Listen: reuseListen(saved, host),
+	}
+	rv, err := StartRendezvous(rcfg)
+	if err != nil && rcfg.Listen != "" {
+		logf("the previous attempt's address %s is taken (%v): any port", saved.AM, err)
+		rcfg.Listen = ""
+		rv, err = StartRendezvous(rcfg)
+	}
 	if err != nil {
 		return LoopResult{}, err
 	}
@@ -98,10 +114,12 @@ func RunAM(ctx context.Context, opts AMOptions) (LoopResult, error) {
 	go sec.refreshTokens(refreshCtx, rv.PublishCredentials, logf)
 
 	observe, adopt := rv.Observe, func(context.Context) []AdoptedTask { return nil }
-	if n, _ := strconv.Atoi(opts.Getenv(contract.EnvAMAttempts)); n > 1 {
-		saver := newTaskSaver(refreshCtx, sec, logf)
+	if adopting > 1 {
+		saver := newTaskSaver(refreshCtx, sec, rv.Address(), logf)
 		observe = func(s Snapshot) { rv.Observe(s); saver.observe(s) }
-		adopt = func(ctx context.Context) []AdoptedTask { return sec.savedTasks(ctx, logf) }
+		if saved != nil {
+			adopt = func(context.Context) []AdoptedTask { return saved.Tasks }
+		}
 	}
 	res, err := Loop(ctx, LoopConfig{
 		Job:           jf.Job,

@@ -4,7 +4,10 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/tfyarn/tfyarn/rendezvous"
+	"github.com/tfyarn/tfyarn/security"
 	"github.com/tfyarn/tfyarn/taskspec"
+	"github.com/tfyarn/tfyarn/yarnpb/hadoopyarn"
 )
 
 // RMMaxAttemptsKey caps every application's ApplicationMaster attempts; the
@@ -45,4 +48,27 @@ func lifetimeSeconds(d time.Duration) int64 {
 		return 0
 	}
 	return int64((d + time.Second - 1) / time.Second)
+}
+
+// shareRendezvousSecret puts a rendezvous secret into the AM's credentials
+// when the job allows several AM attempts: every attempt then uses it, so
+// the launchers of tasks a new attempt adopts still authenticate to it.
+func shareRendezvousSecret(clc *hadoopyarn.ContainerLaunchContextProto, attempts int) error {
+	if attempts < 2 {
+		return nil
+	}
+	creds := security.NewCredentials()
+	if len(clc.GetTokens()) > 0 {
+		var err error
+		if creds, err = security.ParseCredentials(clc.GetTokens()); err != nil {
+			return fmt.Errorf("client: the AM's credentials: %w", err)
+		}
+	}
+	secret, err := rendezvous.NewSecret()
+	if err != nil {
+		return err
+	}
+	rendezvous.AddSecret(creds, secret)
+	clc.Tokens = creds.Marshal()
+	return nil
 }

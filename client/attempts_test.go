@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/tfyarn/tfyarn/contract"
+	"github.com/tfyarn/tfyarn/rendezvous"
+	"github.com/tfyarn/tfyarn/security"
 	"github.com/tfyarn/tfyarn/taskspec"
 	"github.com/tfyarn/tfyarn/yarnpb/hadoopyarn"
 	"google.golang.org/protobuf/proto"
@@ -61,4 +63,25 @@ func TestSubmissionContextAttemptsAndLifetime(t *testing.T) {
 	require.EqualValues(t, 1, app.GetMaxAppAttempts())
 	require.False(t, app.GetKeepContainersAcrossApplicationAttempts())
 	require.Empty(t, app.GetApplicationTimeouts())
+}
+
+// With several AM attempts the secret the launchers sign with travels in
+// the application's credentials, beside what was there: every attempt
+// reads the same one.
+func TestShareRendezvousSecret(t *testing.T) {
+	clc := &hadoopyarn.ContainerLaunchContextProto{}
+	require.NoError(t, shareRendezvousSecret(clc, 1))
+	require.Empty(t, clc.GetTokens(), "one attempt: each AM makes its own")
+
+	creds := security.NewCredentials()
+	creds.AddToken("hdfs", security.Token{Kind: security.KindHDFSDelegation, Service: "nn:8020"})
+	clc.Tokens = creds.Marshal()
+	require.NoError(t, shareRendezvousSecret(clc, 2))
+	got, err := security.ParseCredentials(clc.GetTokens())
+	require.NoError(t, err)
+	_, ok := got.Token("hdfs")
+	require.True(t, ok, "the tokens stay")
+	secret, err := rendezvous.SecretFrom(got)
+	require.NoError(t, err)
+	require.Len(t, secret, rendezvous.SecretSize)
 }

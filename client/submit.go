@@ -191,6 +191,9 @@ func (s *Submission) submit(ctx context.Context, bin string, plan shipPlan) erro
 		submitting = true
 		app := submissionContext(job, s.id, s.StagingDir, binRes, jobRes)
 		sec.apply(app.AmContainerSpec)
+		if err := shareRendezvousSecret(app.AmContainerSpec, job.AMAttempts); err != nil {
+			return err
+		}
 		return s.rm.SubmitApplication(cctx, app)
 	}()
 	if err != nil && created {

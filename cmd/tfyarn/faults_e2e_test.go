@@ -168,8 +168,10 @@ func faultCases() []faultCase {
 		{"am-killed-with-am-attempts-2", []string{"--am-attempts", "2", "--worker", "2x1c,256m", "--", "sh", "-c", runsOnce},
 			func(t *testing.T, c *clustertest.Cluster, j *faultJob) time.Time {
 				j.waitRegistered(t, "worker:1")
-				// Training is under way once the AM has saved its task table.
+				// Training is under way once the AM has saved its task table and YARN has seen
+				// the containers running.
 				waitTaskTable(t, c, j.appID)
+				waitRMSeesRunning(t, c, j.containerOf(t, "worker:0"), j.containerOf(t, "worker:1"))
 				pid, _ := findAM(j.appID)
 				require.NotZero(t, pid, "no ApplicationMaster process for %s", j.appID)
 				fault := time.Now()
@@ -187,8 +189,12 @@ func faultCases() []faultCase {
 					require.Equal(t, "succeeded", task.State, task.Task)
 				}
 				requireRanOnce(t, j, "worker:0", "worker:1")
+				// Attempt 2 took over attempt 1's address: worker:0's launcher (whose lines run
+				// shows) reported its exit there.
+				require.Contains(t, j.stderr(), "[worker:0] tfyarn task worker:0: the program exited with code 0")
+				require.NotContains(t, j.stderr(), "could not report the exit")
 				r.Recovery = recovered.Sub(fault)
-				r.Outcome += " in attempt 2, which adopted both tasks (each program ran once, in its first container); run names attempt 1's end (exitCode: 137)"
+				r.Outcome += " in attempt 2, which adopted both tasks (each program ran once, in its first container; the launchers reported to attempt 2 at attempt 1's address); run names attempt 1's end (exitCode: 137)"
 				return r
 			}},
 		// The scheduler preempts a task's container (the CapacityScheduler's preemption events):
@@ -303,6 +309,7 @@ func testFaultNodeManagerLostAttempts(t *testing.T, c *clustertest.Cluster, bin 
 	j := startFaultJob(t, c, bin, "--am-attempts", "2", "--worker", "2x1c,256m", "--", "sh", "-c", runsOnce)
 	j.waitRegistered(t, "worker:1")
 	waitTaskTable(t, c, j.appID)
+	waitRMSeesRunning(t, c, j.containerOf(t, "worker:0"), j.containerOf(t, "worker:1"))
 	fault := crashAMNode(t, c, j)
 	noticed := j.waitLine(t, regexp.MustCompile(`ApplicationMaster attempt 2 started after attempt 1 ended: .*exitCode: -100.*lost`), time.Minute)
 	recovered := j.waitLineAfter(t, regexp.MustCompile(regexp.QuoteMeta(j.appID+" worker:1 registered at ")), noticed, time.Minute)
@@ -581,9 +588,32 @@ func waitTaskTable(t *testing.T, c *clustertest.Cluster, appID string) {
 	defer fs.Close()
 	p := path.Join(hdfs.StagingDir(user, appID), appmaster.AdoptFileName)
 	require.Eventually(t, func() bool {
-		ok, err := fs.Exists(ctx, p)
-		return err == nil && ok
+		f, err := fs.Open(ctx, p)
+		if err != nil {
+			return false
+		}
+		defer f.Close()
+		return f.Size() > 0 // written and closed
 	}, 20*time.Second, 100*time.Millisecond, "the AM never saved %s", p)
+}
+
+// waitRMSeesRunning waits until the ResourceManager has seen each container running (a
+// NodeManager heartbeat after it started): when an attempt fails, YARN keeps only those and
+// releases the ones it still counts as merely acquired.
+func waitRMSeesRunning(t *testing.T, c *clustertest.Cluster, containers ...string) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		data, err := os.ReadFile(filepath.Join(c.Dir, "logs", "cluster.log"))
+		if err != nil {
+			return false
+		}
+		for _, id := range containers {
+			if !bytes.Contains(data, []byte(id+" Container Transitioned from ACQUIRED to RUNNING")) {
+				return false
+			}
+		}
+		return true
+	}, 20*time.Second, 100*time.Millisecond, "the ResourceManager never saw %v running", containers)
 }
 
 // requireStagingGone: appID's staging directory is gone (what requireNoStaging checks with
