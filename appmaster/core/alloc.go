@@ -25,9 +25,21 @@ func (m *Machine) allocDeadline() {
 	if m.allocTimeout <= 0 || m.now.IsZero() || m.restarting != nil {
 		return
 	}
+	// A wait (re)starts at the machine's time, so no deadline falls before
+	// the earliest one the last pass saw unless a wait has restarted since.
+	if !m.allocScan && (m.allocNext.IsZero() || m.now.Before(m.allocNext)) {
+		return
+	}
+	m.allocScan, m.allocNext = false, time.Time{}
 	var fatal, sideCars []*TaskStatus
 	for _, t := range m.tasks {
-		if t.State != TaskPending || t.RequestedAt.IsZero() || m.now.Sub(t.RequestedAt) < m.allocTimeout {
+		if t.State != TaskPending || t.RequestedAt.IsZero() {
+			continue
+		}
+		if m.now.Sub(t.RequestedAt) < m.allocTimeout {
+			if due := t.RequestedAt.Add(m.allocTimeout); m.allocNext.IsZero() || due.Before(m.allocNext) {
+				m.allocNext = due
+			}
 			continue
 		}
 		if t.Task.Type.InCluster() {
@@ -41,8 +53,9 @@ func (m *Machine) allocDeadline() {
 		return
 	}
 	for _, t := range sideCars {
-		t.State = TaskFailed
+		m.setState(t, TaskFailed)
 		t.unallocated = true
+		m.unallocatedFailed++
 		t.ExitStatus = ExitInvalid
 		t.EndedAt = m.now
 		m.ends++

@@ -63,9 +63,14 @@ func (m *Machine) applyRestarts() {
 		return
 	}
 	if _, ok := m.policy.(TensorFlowPolicy); ok {
-		if d, ok := Decider(View{Tasks: m.Tasks()}); ok && d.State == TaskSucceeded {
+		if d := m.decider(); d != nil && d.State == TaskSucceeded {
 			return
 		}
+	}
+	// The pass below acts only on a failure that may restart or on a
+	// replacement waiting for its node; restarts off, there is neither.
+	if m.restartPolicy.Max == 0 || (m.inStates(TaskFailed) == m.unallocatedFailed && m.placedPending("") == 0) {
+		return
 	}
 	var cluster []*TaskStatus
 	for _, t := range m.tasks {
@@ -74,6 +79,7 @@ func (m *Machine) applyRestarts() {
 			// No container on its node: the address is gone, and with it
 			// the in-place replacement. Its failure was counted already.
 			t.placement = nil
+			m.mayBeWanted(t)
 			m.beginClusterRestart(nil, fmt.Sprintf("%s got no container on %s within %s", t.Task, t.PlaceOn, taskspec.InPlaceWait))
 			return
 		case t.State != TaskFailed || t.unallocated:
@@ -160,7 +166,13 @@ func (m *Machine) count(counted bool, failures ...string) {
 
 // requeue sends an ended task back to pending with the next attempt.
 func (m *Machine) requeue(t *TaskStatus) {
+	m.setState(t, TaskPending)
+	if t.unallocated {
+		m.unallocatedFailed--
+	}
 	*t = TaskStatus{Task: t.Task, Attempt: t.Attempt + 1, Container: t.Container, RequestedAt: m.now}
+	m.allocScan = true
+	m.mayBeWanted(t)
 }
 
 // place asks for t's next container on node only, for its old port.
@@ -213,10 +225,8 @@ func (m *Machine) beginClusterRestart(failed []*TaskStatus, why string) {
 // continueRestart starts the cluster again once no task is live, or once
 // the stopped ones had RestartStopWait past their escalation.
 func (m *Machine) continueRestart() {
-	for _, t := range m.tasks {
-		if t.State.Live() && m.now.Sub(m.restarting.since) < m.stopGrace+taskspec.RestartStopWait {
-			return
-		}
+	if m.inStates(TaskLaunching, TaskRunning) > 0 && m.now.Sub(m.restarting.since) < m.stopGrace+taskspec.RestartStopWait {
+		return
 	}
 	m.restarting = nil
 	m.generation++

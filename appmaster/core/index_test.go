@@ -1,0 +1,115 @@
+package core
+
+import (
+	"fmt"
+	"reflect"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/tfyarn/tfyarn/taskspec"
+)
+
+// Every test of this package runs with checkIndexes after each Step: the
+// machine's indexes must say what a pass over every task says, so the
+// shortcuts they allow change no behaviour.
+func init() { checkStep = checkIndexes }
+
+func checkIndexes(m *Machine) {
+	if err := indexError(m); err != nil {
+		panic(fmt.Sprintf("core: index out of step after a Step: %v", err))
+	}
+}
+
+func indexError(m *Machine) error {
+	counts := map[taskspec.TaskType][numTaskStates]int{}
+	unallocated := 0
+	for _, t := range m.tasks {
+		c := counts[t.Task.Type]
+		c[t.State]++
+		counts[t.Task.Type] = c
+		if t.unallocated {
+			unallocated++
+		}
+		if t.StopRequested && t.State.Live() && !t.HardStopped && !slices.Contains(m.softStopped, t) {
+			return fmt.Errorf("%s is stopping gracefully but not in softStopped", t.Task)
+		}
+		if t.signalled != nil && t.State.Live() && !slices.Contains(m.signalledTasks, t) {
+			return fmt.Errorf("%s is signalled but not in signalledTasks", t.Task)
+		}
+	}
+	for typ, ti := range m.types {
+		if ti.counts != counts[typ] {
+			return fmt.Errorf("%s counts %v, the tasks say %v", typ, ti.counts, counts[typ])
+		}
+	}
+	if unallocated != m.unallocatedFailed {
+		return fmt.Errorf("unallocatedFailed %d, the tasks say %d", m.unallocatedFailed, unallocated)
+	}
+	for _, g := range m.groups {
+		var first *TaskStatus
+		wanted := 0
+		for _, t := range m.tasks {
+			if m.wants(g, t) {
+				if first == nil {
+					first = t
+				}
+				if m.restarting == nil {
+					wanted++
+				}
+			}
+		}
+		if got := m.firstPending(g); got != first {
+			return fmt.Errorf("firstPending of the %s ask is %v, the tasks say %v", g.spec.Type, got, first)
+		}
+		if got := m.ask(g).Count; got != wanted {
+			return fmt.Errorf("the %s ask (id %d) counts %d, the tasks say %d", g.spec.Type, g.allocationRequestID, got, wanted)
+		}
+	}
+	if m.allocTimeout > 0 && !m.now.IsZero() && !m.allocScan {
+		for _, t := range m.tasks {
+			if t.State == TaskPending && !t.RequestedAt.IsZero() && m.now.Sub(t.RequestedAt) >= m.allocTimeout &&
+				(m.allocNext.IsZero() || m.now.Before(m.allocNext)) && m.restarting == nil && m.phase == PhaseRunning {
+				return fmt.Errorf("%s is past its allocation deadline, which allocDeadline would skip", t.Task)
+			}
+		}
+	}
+	if m.phase == PhaseRunning && m.restarting == nil && m.policyQuiet() {
+		if v := m.policy.Verdict(View{Now: m.now, Tasks: m.Tasks()}); !reflect.DeepEqual(v, Verdict{}) {
+			return fmt.Errorf("policyQuiet, but the policy says %+v", v)
+		}
+	}
+	return nil
+}
+
+// The checks can fail: an index put out of step is caught.
+func TestCheckIndexesCatchesDrift(t *testing.T) {
+	job := taskspec.Job{Command: "true", Tasks: []taskspec.TaskGroup{{Type: taskspec.Worker, Instances: 3}}}
+	for name, drift := range map[string]func(m *Machine){
+		"count":  func(m *Machine) { m.types[taskspec.Worker].counts[TaskRunning]++ },
+		"cursor": func(m *Machine) { m.types[taskspec.Worker].cursor = 3 },
+		"alloc":  func(m *Machine) { m.allocScan, m.allocNext = false, m.now.Add(time.Hour) },
+		"state": func(m *Machine) {
+			m.tasks[0].State, m.tasks[1].State, m.tasks[2].State = TaskSucceeded, TaskSucceeded, TaskSucceeded
+		},
+	} {
+		m, err := New(Config{Job: job, AllocTimeout: time.Minute})
+		if err != nil {
+			t.Fatal(err)
+		}
+		now := time.Unix(1000, 0)
+		m.Step(Tick{Now: now})
+		m.Step(Registered{})
+		if err := indexError(m); err != nil {
+			t.Fatalf("%s: before the drift: %v", name, err)
+		}
+		m.now = now.Add(2 * time.Minute)
+		if name != "alloc" {
+			m.now = now
+		}
+		drift(m)
+		if err := indexError(m); err == nil {
+			t.Errorf("%s: drift not caught", name)
+		}
+	}
+}
