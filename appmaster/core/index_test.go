@@ -10,14 +10,15 @@ import (
 	"github.com/tfyarn/tfyarn/taskspec"
 )
 
-// Every test of this package runs with checkIndexes after each Step: the
-// machine's indexes must say what a pass over every task says, so the
-// shortcuts they allow change no behaviour.
+// Every test of this package runs with checkIndexes before each
+// consultation of the policy and after each Step: the machine's indexes
+// must say what a pass over every task says, and shortVerdict what the
+// policy says, so the shortcuts they allow change no behaviour.
 func init() { checkStep = checkIndexes }
 
 func checkIndexes(m *Machine) {
 	if err := indexError(m); err != nil {
-		panic(fmt.Sprintf("core: index out of step after a Step: %v", err))
+		panic(fmt.Sprintf("core: index out of step: %v", err))
 	}
 }
 
@@ -74,9 +75,9 @@ func indexError(m *Machine) error {
 			}
 		}
 	}
-	if m.phase == PhaseRunning && m.restarting == nil && m.policyQuiet() {
-		if v := m.policy.Verdict(View{Now: m.now, Tasks: m.Tasks()}); !reflect.DeepEqual(v, Verdict{}) {
-			return fmt.Errorf("policyQuiet, but the policy says %+v", v)
+	if short, ok := m.shortVerdict(); ok && m.phase == PhaseRunning && m.restarting == nil {
+		if v := m.policy.Verdict(View{Now: m.now, Tasks: m.Tasks()}); !reflect.DeepEqual(v, short) {
+			return fmt.Errorf("shortVerdict says %+v, the policy %+v", short, v)
 		}
 	}
 	return nil

@@ -208,7 +208,8 @@ type typeIndex struct {
 
 const numTaskStates = int(TaskStopped) + 1
 
-// checkStep, set by tests, checks the machine after every Step.
+// checkStep, set by tests, checks the machine before every consultation
+// of the policy and after every Step.
 var checkStep func(*Machine)
 
 // group is one task group's ask bookkeeping. rmOutstanding is what the RM
@@ -613,10 +614,13 @@ func where(c Container) string {
 }
 
 func (m *Machine) consultPolicy() {
-	if m.policyQuiet() {
-		return
+	if checkStep != nil {
+		checkStep(m)
 	}
-	v := m.policy.Verdict(View{Now: m.now, Tasks: m.Tasks()})
+	v, ok := m.shortVerdict()
+	if !ok {
+		v = m.policy.Verdict(View{Now: m.now, Tasks: m.Tasks()})
+	}
 	switch v.Outcome {
 	case JobSucceeded:
 		m.finish(Succeeded, v.Diagnostics)
@@ -637,36 +641,41 @@ func (m *Machine) consultPolicy() {
 	}
 }
 
-// policyQuiet reports, from the counts alone, that the machine's own
-// policies would answer an empty Verdict, which spares consulting them on a
-// copy of every task's status after every event. Other Policies are always
-// consulted.
-func (m *Machine) policyQuiet() bool {
+// shortVerdict is the Verdict of the machine's own policies when the counts
+// alone decide it (ok), which spares consulting them on a copy of every
+// task's status after every event. Other Policies are always consulted.
+func (m *Machine) shortVerdict() (v Verdict, ok bool) {
 	switch m.policy.(type) {
 	case AllSucceed:
-		return m.allSucceedQuiet()
+		return m.allSucceedVerdict()
 	case TensorFlowPolicy:
 		d := m.decider()
 		if d == nil {
-			return m.allSucceedQuiet()
+			return m.allSucceedVerdict()
 		}
 		// Undecided until the decider ends or a failure is fatal.
 		if d.State == TaskSucceeded || d.State == TaskStopped {
-			return false
+			return Verdict{}, false
 		}
 		for typ, ti := range m.types {
 			if !isSideCar(typ) && ti.counts[TaskFailed] > 0 {
-				return false
+				return Verdict{}, false
 			}
 		}
-		return true
+		return Verdict{}, true
 	}
-	return false
+	return Verdict{}, false
 }
 
-// allSucceedQuiet: no task failed and not every task has ended.
-func (m *Machine) allSucceedQuiet() bool {
-	return m.inStates(TaskFailed) == 0 && m.inStates(TaskSucceeded, TaskStopped) < len(m.tasks)
+// allSucceedVerdict is AllSucceed's Verdict while no task has failed.
+func (m *Machine) allSucceedVerdict() (Verdict, bool) {
+	if m.inStates(TaskFailed) > 0 {
+		return Verdict{}, false
+	}
+	if m.inStates(TaskSucceeded, TaskStopped) < len(m.tasks) {
+		return Verdict{}, true
+	}
+	return allSucceeded(len(m.tasks)), true
 }
 
 // decider is Decider's task, or nil.

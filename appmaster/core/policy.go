@@ -11,8 +11,9 @@ import (
 
 // Policy decides what the job's task states mean: whether the job has
 // succeeded or failed, which tasks are no longer needed, which ended tasks
-// deserve another container. The machine consults it after every event, so
-// a Policy must be a pure function of the View: the same View, the same
+// deserve another container. The machine consults it after every event (its
+// own policies only when its counts of task states cannot answer for them),
+// so a Policy must be a pure function of the View: the same View, the same
 // Verdict. The machine ignores Stop and Restart entries that do not apply
 // (a task already stopping, a live task to restart), so a Policy may repeat
 // itself.
@@ -96,7 +97,11 @@ func (AllSucceed) Verdict(v View) Verdict {
 			return Verdict{}
 		}
 	}
-	return Verdict{Outcome: JobSucceeded, Diagnostics: fmt.Sprintf("all %d tasks succeeded", len(v.Tasks))}
+	return allSucceeded(len(v.Tasks))
+}
+
+func allSucceeded(tasks int) Verdict {
+	return Verdict{Outcome: JobSucceeded, Diagnostics: fmt.Sprintf("all %d tasks succeeded", tasks)}
 }
 
 // Failures describes the failed tasks in the order they ended, joined by
