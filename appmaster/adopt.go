@@ -125,6 +125,9 @@ func (l *loop) adopt(ctx context.Context, previous []*hadoopyarn.ContainerProto)
 	}
 	if len(adopt) == 0 {
 		l.cfg.Logf("nothing adopted from the previous attempt (%d of its containers running, %d tasks saved): starting every task afresh", len(previous), len(saved))
+		if l.cfg.Attempt > 1 {
+			l.m.AttemptRestarted(l.cfg.Attempt)
+		}
 		return
 	}
 	l.tick()

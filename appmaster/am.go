@@ -134,6 +134,7 @@ func RunAM(ctx context.Context, opts AMOptions) (LoopResult, error) {
 		Launchers:     rv,
 		Observe:       observe,
 		Adopt:         adopt,
+		Attempt:       attemptOf(opts.Getenv(EnvContainerID)),
 		LaunchContext: func(ln core.Launch) *hadoopyarn.ContainerLaunchContextProto {
 			return TaskLaunchContext(jf, ln, rv.Address(), sec.taskTokens(secret))
 		},

@@ -58,6 +58,9 @@ type LoopConfig struct {
 	// adopting its tasks still running (adopt.go); nil adopts nothing
 	// (containers of a previous attempt are released).
 	Adopt func(context.Context) []AdoptedTask
+	// Attempt is this AM's attempt number (0 or 1: the first); a later
+	// attempt that adopts nothing counts a cluster restart.
+	Attempt int
 	// Logf logs one line; nil discards.
 	Logf func(format string, args ...any)
 	// Now is the clock; nil means time.Now.
@@ -203,7 +206,7 @@ func (l *loop) run(ctx context.Context) (LoopResult, error) {
 	limits := yarn.LimitsFrom(reg.MaxCapability, reg.ResourceTypes)
 	l.cfg.Logf("registered in queue %s (max container %d MiB, %d vcores); tasks without a container after %s fail the job", reg.Queue, limits.MaxMemoryMiB, limits.MaxVCores, orDuration(l.cfg.AllocTimeout, taskspec.DefaultAllocTimeout))
 	l.m.Step(core.Registered{Limits: limits})
-	if len(reg.ContainersFromPreviousAttempts) > 0 {
+	if l.cfg.Attempt > 1 || len(reg.ContainersFromPreviousAttempts) > 0 {
 		l.adopt(ctx, reg.ContainersFromPreviousAttempts)
 	}
 

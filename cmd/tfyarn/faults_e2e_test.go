@@ -184,14 +184,14 @@ func faultCases() []faultCase {
 				recovered := j.waitLineAfter(t, regexp.MustCompile("^"+regexp.QuoteMeta(j.appID)+" RUNNING$"), noticed, time.Minute)
 				r := j.requireEnd(t, fault, 60*time.Second, "SUCCEEDED")
 				require.Equal(t, 2, j.result.AMAttempts)
+				require.Zero(t, j.result.Restarts, "adopted: no restart")
 				for _, task := range j.result.Tasks {
 					require.Contains(t, task.ContainerID, "_01_", "%s runs in attempt 1's container: adopted", task.Task)
 					require.Equal(t, "succeeded", task.State, task.Task)
 				}
 				requireRanOnce(t, j, "worker:0", "worker:1")
-				// Attempt 2 took over attempt 1's address: worker:0's launcher (whose lines run
-				// shows) reported its exit there.
-				require.Contains(t, j.stderr(), "[worker:0] tfyarn task worker:0: the program exited with code 0")
+				// Attempt 2 took over attempt 1's address: worker:0's launcher reported its exit
+				// there (its lines are on run's stderr when its NodeManager serves them).
 				require.NotContains(t, j.stderr(), "could not report the exit")
 				r.Recovery = recovered.Sub(fault)
 				r.Outcome += " in attempt 2, which adopted both tasks (each program ran once, in its first container; the launchers reported to attempt 2 at attempt 1's address); run names attempt 1's end (exitCode: 137)"
@@ -320,10 +320,14 @@ func testFaultNodeManagerLostAttempts(t *testing.T, c *clustertest.Cluster, bin 
 	for _, task := range j.result.Tasks {
 		adopted = adopted && strings.Contains(task.ContainerID, "_01_")
 	}
-	how := "its tasks started again: one was on the lost node"
+	how := "its tasks started again, a restart: one was on the lost node"
 	if adopted {
 		how = "it adopted the tasks, which ran on another node"
 		requireRanOnce(t, j, "worker:0", "worker:1")
+		require.Zero(t, j.result.Restarts)
+	} else {
+		require.Equal(t, 1, j.result.Restarts)
+		require.Contains(t, j.result.Diagnostics, "restart 1 after ApplicationMaster attempt 1 ended and its tasks could not be adopted")
 	}
 	r.Outcome += " in attempt 2 on another node (" + how + "); run names attempt 1's end (exitCode: -100, lost node)"
 	return r
