@@ -8,11 +8,9 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -73,12 +71,7 @@ func TestBenchKerberos(t *testing.T) {
 	k := c.Kerberos
 	require.NotNil(t, k)
 	bin := tfyarnBin(t, c)
-	runs := defaultRuns
-	if s := os.Getenv("TFYARN_BENCH_RUNS"); s != "" {
-		n, err := strconv.Atoi(s)
-		require.NoError(t, err)
-		runs = n
-	}
+	runs := benchRuns(t)
 	conf, err := hadoopconf.LoadDir(c.ConfDir)
 	require.NoError(t, err)
 	protection := conf.GetDefault("hadoop.rpc.protection", "authentication")

@@ -7,10 +7,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -39,12 +37,7 @@ type logsResult struct {
 func TestBenchLogs(t *testing.T) {
 	c := clustertest.Require(t)
 	bin := tfyarnBin(t, c)
-	runs := defaultRuns
-	if s := os.Getenv("TFYARN_BENCH_RUNS"); s != "" {
-		n, err := strconv.Atoi(s)
-		require.NoError(t, err)
-		runs = n
-	}
+	runs := benchRuns(t)
 	// A job of three tasks, each writing 1,000 lines.
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()

@@ -25,6 +25,16 @@ import (
 // runs is how many times each CLI answers `status`; TFYARN_BENCH_RUNS overrides.
 const defaultRuns = 10
 
+func benchRuns(t *testing.T) int {
+	s := os.Getenv("TFYARN_BENCH_RUNS")
+	if s == "" {
+		return defaultRuns
+	}
+	n, err := strconv.Atoi(s)
+	require.NoError(t, err, "TFYARN_BENCH_RUNS")
+	return n
+}
+
 type stats struct {
 	Runs     int       `json:"runs"`
 	MedianMS float64   `json:"median_ms"`
@@ -52,12 +62,7 @@ type result struct {
 func TestBenchStatus(t *testing.T) {
 	c := clustertest.Require(t)
 	bin := tfyarnBin(t, c)
-	runs := defaultRuns
-	if s := os.Getenv("TFYARN_BENCH_RUNS"); s != "" {
-		n, err := strconv.Atoi(s)
-		require.NoError(t, err)
-		runs = n
-	}
+	runs := benchRuns(t)
 
 	id := submitSleeper(t, c.ConfDir)
 	idText := yarn.FormatApplicationID(id)
