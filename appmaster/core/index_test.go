@@ -24,11 +24,13 @@ func checkIndexes(m *Machine) {
 
 func indexError(m *Machine) error {
 	counts := map[taskspec.TaskType][numTaskStates]int{}
+	live := map[taskspec.TaskType]int{}
 	unallocated := 0
 	for _, t := range m.tasks {
 		c := counts[t.Task.Type]
 		c[t.State]++
 		counts[t.Task.Type] = c
+		live[t.Task.Type] += unstopped(t)
 		if t.unallocated {
 			unallocated++
 		}
@@ -42,6 +44,9 @@ func indexError(m *Machine) error {
 	for typ, ti := range m.types {
 		if ti.counts != counts[typ] {
 			return fmt.Errorf("%s counts %v, the tasks say %v", typ, ti.counts, counts[typ])
+		}
+		if ti.unstopped != live[typ] {
+			return fmt.Errorf("%s unstopped %d, the tasks say %d", typ, ti.unstopped, live[typ])
 		}
 	}
 	if unallocated != m.unallocatedFailed {
@@ -76,11 +81,31 @@ func indexError(m *Machine) error {
 		}
 	}
 	if short, ok := m.shortVerdict(); ok && m.phase == PhaseRunning && m.restarting == nil {
-		if v := m.policy.Verdict(View{Now: m.now, Tasks: m.Tasks()}); !reflect.DeepEqual(v, short) {
+		if v := m.policy.Verdict(View{Now: m.now, Tasks: m.Tasks()}); !reflect.DeepEqual(m.effect(v), m.effect(short)) {
 			return fmt.Errorf("shortVerdict says %+v, the policy %+v", short, v)
 		}
 	}
 	return nil
+}
+
+// effect is what consultPolicy does with v: the job's end, or the stops
+// and restarts that apply, in order.
+func (m *Machine) effect(v Verdict) Verdict {
+	if v.Outcome != Undecided {
+		return Verdict{Outcome: v.Outcome, Diagnostics: v.Diagnostics}
+	}
+	var out Verdict
+	for _, id := range v.Stop {
+		if t := m.byTask[id]; t != nil && t.State.Live() && !t.StopRequested {
+			out.Stop = append(out.Stop, id)
+		}
+	}
+	for _, id := range v.Restart {
+		if t := m.byTask[id]; t != nil && t.State.Ended() {
+			out.Restart = append(out.Restart, id)
+		}
+	}
+	return out
 }
 
 // The checks can fail: an index put out of step is caught.

@@ -192,6 +192,7 @@ type Machine struct {
 	allocScan         bool          // a task's allocation wait (re)started since allocDeadline looked
 	allocNext         time.Time     // the earliest allocation deadline it saw; zero: none
 	softStopped       []*TaskStatus // asked to end gracefully, perhaps still live: escalateStops' candidates
+	lastStopAt        time.Time     // the latest StopRequestedAt
 	signalledTasks    []*TaskStatus // signalled, perhaps still live: yarnReasonDeadline's candidates
 
 	ready Ready
@@ -204,6 +205,8 @@ type typeIndex struct {
 	// placement (firstPending starts there).
 	cursor int
 	counts [numTaskStates]int // tasks per TaskState
+	// unstopped: live tasks the machine has not asked to stop.
+	unstopped int
 }
 
 const numTaskStates = int(TaskStopped) + 1
@@ -380,10 +383,27 @@ func (m *Machine) Step(ev Event) {
 
 // setState moves t to s, keeping the counts.
 func (m *Machine) setState(t *TaskStatus, s TaskState) {
-	c := &m.types[t.Task.Type].counts
-	c[t.State]--
-	c[s]++
+	ti := m.types[t.Task.Type]
+	ti.counts[t.State]--
+	ti.counts[s]++
+	ti.unstopped -= unstopped(t)
 	t.State = s
+	ti.unstopped += unstopped(t)
+}
+
+func unstopped(t *TaskStatus) int {
+	if t.State.Live() && !t.StopRequested {
+		return 1
+	}
+	return 0
+}
+
+// live is how many tasks of typ hold a container.
+func (m *Machine) live(typ taskspec.TaskType) int {
+	if ti := m.types[typ]; ti != nil {
+		return ti.counts[TaskLaunching] + ti.counts[TaskRunning]
+	}
+	return 0
 }
 
 // inStates is how many tasks are in one of states.
@@ -641,11 +661,13 @@ func (m *Machine) consultPolicy() {
 	}
 }
 
-// shortVerdict is the Verdict of the machine's own policies when the counts
-// alone decide it (ok), which spares consulting them on a copy of every
-// task's status after every event. Other Policies are always consulted.
+// shortVerdict is, when the counts alone decide it (ok), the Verdict of the
+// machine's own policies or one that does the same (an empty one for a
+// Stop list of tasks all stopping already), which spares consulting them on
+// a copy of every task's status after every event. Other Policies are
+// always consulted.
 func (m *Machine) shortVerdict() (v Verdict, ok bool) {
-	switch m.policy.(type) {
+	switch p := m.policy.(type) {
 	case AllSucceed:
 		return m.allSucceedVerdict()
 	case TensorFlowPolicy:
@@ -653,18 +675,70 @@ func (m *Machine) shortVerdict() (v Verdict, ok bool) {
 		if d == nil {
 			return m.allSucceedVerdict()
 		}
-		// Undecided until the decider ends or a failure is fatal.
-		if d.State == TaskSucceeded || d.State == TaskStopped {
-			return Verdict{}, false
-		}
 		for typ, ti := range m.types {
 			if !isSideCar(typ) && ti.counts[TaskFailed] > 0 {
 				return Verdict{}, false
 			}
 		}
-		return Verdict{}, true
+		switch d.State {
+		case TaskSucceeded:
+			return Verdict{}, m.tfStopsUnderWay(p, d)
+		case TaskStopped:
+			return Verdict{}, false
+		}
+		return Verdict{}, true // undecided until the decider ends or a failure is fatal
 	}
 	return Verdict{}, false
+}
+
+// tfStopsUnderWay reports whether TensorFlowPolicy.afterSuccess would only
+// repeat its Stop list, every task of which is stopping already: tasks
+// still linger within the worker grace, or the stopped ones are still
+// within StopTimeout.
+func (m *Machine) tfStopsUnderWay(p TensorFlowPolicy, d *TaskStatus) bool {
+	grace, timeout := p.WorkerGrace, p.StopTimeout
+	if grace == 0 {
+		grace = taskspec.DefaultWorkerGrace
+	}
+	if timeout == 0 {
+		timeout = taskspec.TFStopTimeout
+	}
+	graceOver := grace < 0 || d.EndedAt.IsZero() || !m.now.Before(d.EndedAt.Add(grace))
+	types := make([]taskspec.TaskType, 0, len(m.types))
+	for _, g := range m.groups {
+		if g.task == nil {
+			types = append(types, g.spec.Type)
+		}
+	}
+	pss := taskspec.ParameterServerShaped(types)
+	lingers := map[taskspec.TaskType]bool{} // taskspec.SplitAfterDecider's rule, by type
+	if !graceOver && !pss && m.live(taskspec.Worker) > 0 {
+		lingers[taskspec.Worker], lingers[taskspec.PS] = true, true
+	}
+	linger, stopNow := 0, 0
+	for typ, ti := range m.types {
+		if lingers[typ] {
+			linger += m.live(typ)
+			continue
+		}
+		stopNow += m.live(typ)
+		if ti.unstopped > 0 {
+			return false // stops to issue
+		}
+	}
+	if linger > 0 {
+		return true
+	}
+	if stopNow == 0 {
+		return false // decided
+	}
+	// Every stop since the decider's end is on a task still live or
+	// stopped: nothing restarts once a TensorFlow job's decider succeeded.
+	lastStop := d.EndedAt
+	if m.lastStopAt.After(lastStop) {
+		lastStop = m.lastStopAt
+	}
+	return timeout >= 0 && (lastStop.IsZero() || m.now.Sub(lastStop) < timeout)
 }
 
 // allSucceedVerdict is AllSucceed's Verdict while no task has failed.
@@ -692,7 +766,9 @@ func (m *Machine) decider() *TaskStatus {
 // goes back to the RM instead.
 func (m *Machine) stop(t *TaskStatus, reason string, hard bool) {
 	if !t.StopRequested {
+		m.types[t.Task.Type].unstopped -= unstopped(t)
 		t.StopRequested, t.StopRequestedAt = true, m.now
+		m.lastStopAt = m.now
 		if m.dropPendingLaunch(t.Container.ID) {
 			m.ready.Release = append(m.ready.Release, t.Container.ID)
 			m.end(t, ExitKilledByAppMaster, "stopped before launch: "+reason, "")
