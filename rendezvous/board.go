@@ -30,6 +30,7 @@ type Board struct {
 	mu        sync.Mutex
 	regs      map[taskspec.TaskID]Registration
 	assigned  map[taskspec.TaskID]string // task → container the AM launched for it
+	adopted   map[taskspec.TaskID]bool   // taken over from a previous AM attempt; its launcher has not registered here yet
 	exits     map[taskspec.TaskID]ExitReport
 	spec      taskspec.ClusterSpec
 	failed    error
@@ -67,7 +68,12 @@ type BoardConfig struct {
 type (
 	Event interface{ isBoardEvent() }
 	// TaskRegistered: a task registered or changed its address.
-	TaskRegistered struct{ Registration Registration }
+	// Again is set when the launcher of a task the AM adopted from a
+	// previous attempt found this one and registered again.
+	TaskRegistered struct {
+		Registration Registration
+		Again        bool
+	}
 	// SpecPublished: every cluster task registered; launchers now get it.
 	SpecPublished struct{ Cluster taskspec.ClusterSpec }
 	// RendezvousFailed: the spec will never be published.
@@ -89,6 +95,7 @@ func NewBoard(cfg BoardConfig) (*Board, error) {
 		timeout:  cfg.RegistrationTimeout,
 		regs:     map[taskspec.TaskID]Registration{},
 		assigned: map[taskspec.TaskID]string{},
+		adopted:  map[taskspec.TaskID]bool{},
 		exits:    map[taskspec.TaskID]ExitReport{},
 		settled:  make(chan struct{}),
 		stops:    map[taskspec.TaskID]stopEntry{},
@@ -140,6 +147,23 @@ func (b *Board) Assign(task taskspec.TaskID, containerID string) {
 	b.assigned[task] = containerID
 }
 
+// Adopt records a task a previous AM attempt left running, as that attempt
+// knew it (r: its address and container, no pid): the task counts as
+// registered, so the spec goes out once every cluster task is, and its
+// launcher, which locates the new attempt after losing the old, registers
+// again (TaskRegistered with Again) where it would otherwise be a retry.
+func (b *Board) Adopt(r Registration) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if _, ok := b.known[r.Task]; !ok {
+		return
+	}
+	b.assigned[r.Task] = r.ContainerID
+	b.regs[r.Task] = r
+	b.adopted[r.Task] = true
+	b.maybePublish()
+}
+
 // Register implements Handler. The rules, in order:
 //   - the task must be one of the job's, and from its assigned container;
 //   - the same address again is a retry: accepted, nothing new happens;
@@ -160,6 +184,10 @@ func (b *Board) Register(_ context.Context, r Registration) error {
 	old, had := b.regs[r.Task]
 	if had && old.Addr() == r.Addr() && old.ContainerID == r.ContainerID {
 		b.regs[r.Task] = r // the pid may differ after a launcher restart
+		if b.adopted[r.Task] {
+			delete(b.adopted, r.Task)
+			b.emit(TaskRegistered{Registration: r, Again: true})
+		}
 		return nil
 	}
 	if inCluster && b.spec != nil && had && old.Addr() != r.Addr() {
@@ -264,6 +292,7 @@ func (b *Board) Reset() {
 	b.gen++
 	b.settled = make(chan struct{})
 	b.regs = map[taskspec.TaskID]Registration{}
+	b.adopted = map[taskspec.TaskID]bool{}
 	b.spec, b.failed = nil, nil
 	b.stops = map[taskspec.TaskID]stopEntry{}
 	b.stopAll = nil

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/tfyarn/tfyarn/security"
@@ -19,7 +20,16 @@ import (
 // Client is a launcher's side of the rendezvous. It is safe for concurrent
 // use: a launcher waits for a stop order while it reports other things.
 type Client struct {
-	base      string // http://host:port
+	mu   sync.Mutex
+	base string // http://host:port; a locator may move it (locate.go)
+	// What the locator keeps, under mu.
+	loc          *LocatorConfig
+	reg          *Registration // the last registration, made again after a move
+	failingSince time.Time     // the AM at base has not answered since; zero when it has
+	lastLookup   time.Time
+	looked       bool
+	lookupErr    error
+	gaveUp       error
 	signer    signer
 	hc        *http.Client
 	wait      time.Duration // long-poll duration asked of the server
@@ -90,6 +100,9 @@ func (c *Client) Register(ctx context.Context, r Registration) error {
 	if err := r.validate(); err != nil {
 		return fmt.Errorf("rendezvous: registration of %s: %w", r.Task, err)
 	}
+	c.mu.Lock()
+	c.reg = &r
+	c.mu.Unlock()
 	_, _, err := c.call(ctx, http.MethodPost, "register", nil, encodeRegistration(r), 0)
 	if err != nil {
 		return fmt.Errorf("rendezvous: registering %s at %s: %w", r.Task, r.Addr(), err)
@@ -209,14 +222,24 @@ func (c *Client) call(ctx context.Context, method, endpoint string, q url.Values
 				return 0, nil, fmt.Errorf("%w (last error: %v)", err, lastErr)
 			}
 		}
-		status, respBody, err := c.attempt(ctx, method, endpoint, q, body, wait)
+		c.mu.Lock()
+		base, gaveUp := c.base, c.gaveUp
+		c.mu.Unlock()
+		if gaveUp != nil {
+			return 0, nil, gaveUp
+		}
+		status, respBody, err := c.attempt(ctx, base, method, endpoint, q, body, wait)
 		switch {
 		case err == nil:
+			c.reached(base)
 			return status, respBody, nil
 		case ctx.Err() != nil:
 			return 0, nil, fmt.Errorf("%w (last error: %v)", ctx.Err(), err)
 		case !retryable(err):
 			return 0, nil, err
+		}
+		if lerr := c.unreachable(ctx, base, err); lerr != nil {
+			return 0, nil, lerr
 		}
 		lastErr = err
 	}
@@ -234,10 +257,10 @@ func retryable(err error) bool {
 	return errors.As(err, &t)
 }
 
-func (c *Client) attempt(ctx context.Context, method, endpoint string, q url.Values, body []byte, wait time.Duration) (int, []byte, error) {
+func (c *Client) attempt(ctx context.Context, base, method, endpoint string, q url.Values, body []byte, wait time.Duration) (int, []byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.attemptTO+wait)
 	defer cancel()
-	u := c.base + PathPrefix + endpoint
+	u := base + PathPrefix + endpoint
 	if len(q) > 0 {
 		u += "?" + q.Encode()
 	}
