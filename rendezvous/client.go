@@ -30,12 +30,12 @@ type Client struct {
 	looked       bool
 	lookupErr    error
 	gaveUp       error
-	signer    signer
-	hc        *http.Client
-	wait      time.Duration // long-poll duration asked of the server
-	attemptTO time.Duration // bound on one plain request
-	backoff   backoff
-	now       func() time.Time
+	signer       signer
+	hc           *http.Client
+	wait         time.Duration // long-poll duration asked of the server
+	attemptTO    time.Duration // bound on one plain request
+	backoff      backoff
+	now          func() time.Time
 }
 
 // ClientOption adjusts a Client.
