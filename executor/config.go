@@ -82,6 +82,19 @@ type Config struct {
 	// place re-takes its predecessor's (contract.EnvRetakePort).
 	Port int
 
+	// Locate, when set, finds the current AM's address once the one at
+	// AMAddress stops answering (a later AM attempt runs elsewhere); the
+	// launcher then registers there again. LocateWhere names what it
+	// reads, for messages. ConfigFromEnv sets it from
+	// contract.EnvAMLocator.
+	Locate      rendezvous.Locator
+	LocateWhere string
+	// AMLostAfter is how long the AM goes unanswered before Locate is
+	// asked; AMLostTimeout how long the launcher goes without any AM
+	// before it gives up looking (the program runs on).
+	AMLostAfter   time.Duration
+	AMLostTimeout time.Duration
+
 	// Signals, if set, replaces the launcher's own SIGTERM/SIGINT
 	// subscription; tests inject signals through it.
 	Signals <-chan os.Signal
@@ -148,6 +161,13 @@ func ConfigFromEnv(command []string) (Config, error) {
 			return Config{}, fmt.Errorf("task launcher: %s=%q is not a port", contract.EnvRetakePort, p)
 		}
 	}
+	if v := os.Getenv(contract.EnvAMLocator); v != "" {
+		l, err := contract.ParseAMLocator(v)
+		if err != nil {
+			return Config{}, fmt.Errorf("task launcher: %w", err)
+		}
+		cfg.Locate, cfg.LocateWhere = hdfsLocator(l, cfg.Credentials), l.Path
+	}
 	cfg.PythonEnv = os.Getenv(contract.EnvPythonEnv)
 	cfg.PythonPath = PythonPathList(os.Getenv(contract.EnvPythonPath))
 	cfg.Host = os.Getenv(EnvNMHost)
@@ -187,5 +207,7 @@ func (c *Config) setDefaults() error {
 	def(&c.StopGrace, taskspec.ProgramStopGrace)
 	def(&c.PortHandoffTimeout, DefaultPortHandoffTimeout)
 	def(&c.ReportTimeout, DefaultReportTimeout)
+	def(&c.AMLostAfter, DefaultAMLostAfter)
+	def(&c.AMLostTimeout, DefaultAMLostTimeout)
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -74,12 +75,21 @@ type am struct {
 	board  *rendezvous.Board
 	addr   string
 	secret []byte
+	stop   func() // ends the AM's server, as a killed AM
 }
 
 func startAM(t *testing.T, groups ...taskspec.TaskGroup) *am {
 	t.Helper()
 	secret, err := rendezvous.NewSecret()
 	require.NoError(t, err)
+	a, _ := startAMWith(t, secret, groups...)
+	return a
+}
+
+// startAMWith starts an AM with the given secret (the attempts of one job
+// share it); stop ends it, as a killed AM.
+func startAMWith(t *testing.T, secret []byte, groups ...taskspec.TaskGroup) (a *am, stop func()) {
+	t.Helper()
 	board, err := rendezvous.NewBoard(rendezvous.BoardConfig{Groups: groups, RegistrationTimeout: 30 * time.Second})
 	require.NoError(t, err)
 	srv, err := rendezvous.NewServer(secret, board)
@@ -89,8 +99,10 @@ func startAM(t *testing.T, groups ...taskspec.TaskGroup) *am {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { _ = srv.Serve(ctx, ln); close(done) }()
-	t.Cleanup(func() { cancel(); <-done; board.Close() })
-	return &am{board: board, addr: ln.Addr().String(), secret: secret}
+	var once sync.Once
+	stop = func() { once.Do(func() { cancel(); <-done }) }
+	t.Cleanup(func() { stop(); board.Close() })
+	return &am{board: board, addr: ln.Addr().String(), secret: secret, stop: stop}, stop
 }
 
 type launch struct {

@@ -58,7 +58,11 @@ func Run(ctx context.Context, cfg Config) (exitCode int, err error) {
 	}
 	defer res.Release()
 
-	client, err := rendezvous.NewClient(cfg.AMAddress, cfg.Secret, cfg.ClientOptions...)
+	copts := cfg.ClientOptions
+	if o := locatorOption(&cfg, log); o != nil {
+		copts = append(copts[:len(copts):len(copts)], o)
+	}
+	client, err := rendezvous.NewClient(cfg.AMAddress, cfg.Secret, copts...)
 	if err != nil {
 		return ExitBadConfig, fmt.Errorf("task launcher: %w", err)
 	}
