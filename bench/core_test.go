@@ -118,3 +118,98 @@ func TestCoreJobDriver(t *testing.T) {
 		t.Fatalf("%d heartbeats for 50 tasks at 7 per heartbeat", hb)
 	}
 }
+
+// coreTFEndgame drives the end of a TensorFlow job of n tasks under
+// TensorFlowPolicy: every task running, chief:0 exits 0, and the tasks it
+// stops (ParameterServerStrategy: workers and ps; pss false: a chief and
+// MultiWorkerMirroredStrategy workers, which linger) report their ends
+// perHeartbeat at a time, a Tick 100 ms apart, Ready drained after each
+// heartbeat. It returns the heartbeats and their total time.
+func coreTFEndgame(tb testing.TB, n, perHeartbeat int, pss bool) (heartbeats int, total time.Duration) {
+	res := taskspec.Resources{VCores: 1, MemoryMiB: 128}
+	groups := []taskspec.TaskGroup{{Type: taskspec.Chief, Instances: 1, Resources: res}, {Type: taskspec.Worker, Instances: n - 1, Resources: res}}
+	if pss {
+		groups[1].Instances = n - 2
+		groups = append(groups, taskspec.TaskGroup{Type: taskspec.PS, Instances: 1, Resources: res})
+	}
+	m, err := core.New(core.Config{Job: taskspec.Job{Command: "true", Tasks: groups},
+		Policy: core.TensorFlowPolicy{StopTimeout: taskspec.TFStopTimeout}, AllocTimeout: -1, StopGrace: 12 * time.Second})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	now := time.Unix(1_700_000_000, 0)
+	m.Step(core.Tick{Now: now})
+	m.Step(core.Registered{Limits: taskspec.ClusterLimits{Known: true, MaxMemoryMiB: 8192, MaxVCores: 8}})
+	var cs []core.Container
+	for _, a := range m.Ready().Asks {
+		for i := 0; i < a.Count; i++ {
+			cs = append(cs, core.Container{ID: fmt.Sprintf("container_%d_%06d", a.AllocationRequestID, i), NodeID: "node:45454",
+				Resource: a.Resource, AllocationRequestID: a.AllocationRequestID, Priority: a.Priority})
+		}
+	}
+	m.Step(core.Allocated{Containers: cs})
+	var chief string
+	var others []string
+	for _, l := range m.Ready().Launch {
+		m.Step(core.ContainerStarted{ID: l.Container.ID})
+		if l.Task.Type == taskspec.Chief {
+			chief = l.Container.ID
+		} else {
+			others = append(others, l.Container.ID)
+		}
+	}
+	m.Ready()
+	if len(others) != n-1 {
+		tb.Fatalf("%d tasks started besides the chief, want %d", len(others), n-1)
+	}
+	t0 := time.Now()
+	m.Step(core.ContainerCompleted{ID: chief, ExitStatus: 0})
+	rd := m.Ready()
+	for rd.Finish == nil {
+		for i := 0; i < perHeartbeat && len(others) > 0; i++ {
+			m.Step(core.ContainerCompleted{ID: others[0], ExitStatus: 0})
+			others = others[1:]
+		}
+		now = now.Add(100 * time.Millisecond)
+		m.Step(core.Tick{Now: now})
+		rd = m.Ready()
+		heartbeats++
+		if heartbeats > n {
+			tb.Fatalf("no finish after %d heartbeats", heartbeats)
+		}
+	}
+	if rd.Finish.Status != core.Succeeded || len(others) > 0 {
+		tb.Fatalf("finished %s with %d tasks unreported", rd.Finish.Status, len(others))
+	}
+	return heartbeats, time.Since(t0)
+}
+
+// BenchmarkCoreTFEndgame: one op is the end of a TensorFlow job of 10,000
+// tasks, from the chief's exit to the finish, 100 ends per heartbeat. Run
+// with
+//
+//	go test -run '^$' -bench CoreTFEndgame -benchtime 1x ./bench/
+func BenchmarkCoreTFEndgame(b *testing.B) {
+	for _, pss := range []bool{false, true} {
+		b.Run(fmt.Sprintf("ps=%v", pss), func(b *testing.B) {
+			var hb int
+			var total time.Duration
+			for i := 0; i < b.N; i++ {
+				h, d := coreTFEndgame(b, coreTasks, coreHeartbeat, pss)
+				hb += h
+				total += d
+			}
+			b.ReportMetric(float64(total.Nanoseconds())/float64(hb)/1e6, "ms/heartbeat")
+			b.ReportMetric(float64(hb)/float64(b.N), "heartbeats/job")
+		})
+	}
+}
+
+// The endgame driver is right on a small job (this runs in `make test`).
+func TestCoreTFEndgameDriver(t *testing.T) {
+	for _, pss := range []bool{false, true} {
+		if hb, _ := coreTFEndgame(t, 30, 7, pss); hb < 29/7 {
+			t.Fatalf("ps=%v: %d heartbeats for 29 ends at 7 per heartbeat", pss, hb)
+		}
+	}
+}

@@ -34,11 +34,16 @@ func indexError(m *Machine) error {
 		if t.unallocated {
 			unallocated++
 		}
-		if t.StopRequested && t.State.Live() && !t.HardStopped && !slices.Contains(m.softStopped, t) {
+		if t.StopRequested && t.State.Live() && !t.HardStopped && !slices.Contains(m.softStopped, timedTask{t, t.StopRequestedAt}) {
 			return fmt.Errorf("%s is stopping gracefully but not in softStopped", t.Task)
 		}
-		if t.signalled != nil && t.State.Live() && !slices.Contains(m.signalledTasks, t) {
-			return fmt.Errorf("%s is signalled but not in signalledTasks", t.Task)
+		if t.signalled != nil && t.State.Live() && !slices.Contains(m.signalled, timedTask{t, t.signalledAt}) {
+			return fmt.Errorf("%s is signalled but not in signalled", t.Task)
+		}
+	}
+	for name, q := range map[string]timedQueue{"softStopped": m.softStopped, "signalled": m.signalled} {
+		if !slices.IsSortedFunc(q, func(a, b timedTask) int { return a.at.Compare(b.at) }) {
+			return fmt.Errorf("%s is out of time order", name)
 		}
 	}
 	for typ, ti := range m.types {

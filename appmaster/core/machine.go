@@ -188,12 +188,12 @@ type Machine struct {
 	// tasks). Each scan they replace still runs, unchanged, whenever they
 	// say it could act; checkStep (tests) holds them to the scans.
 	types             map[taskspec.TaskType]*typeIndex
-	unallocatedFailed int           // tasks failed for never getting a container
-	allocScan         bool          // a task's allocation wait (re)started since allocDeadline looked
-	allocNext         time.Time     // the earliest allocation deadline it saw; zero: none
-	softStopped       []*TaskStatus // asked to end gracefully, perhaps still live: escalateStops' candidates
-	lastStopAt        time.Time     // the latest StopRequestedAt
-	signalledTasks    []*TaskStatus // signalled, perhaps still live: yarnReasonDeadline's candidates
+	unallocatedFailed int        // tasks failed for never getting a container
+	allocScan         bool       // a task's allocation wait (re)started since allocDeadline looked
+	allocNext         time.Time  // the earliest allocation deadline it saw; zero: none
+	softStopped       timedQueue // asked to end gracefully: escalateStops' candidates
+	lastStopAt        time.Time  // the latest StopRequestedAt
+	signalled         timedQueue // signalled: yarnReasonDeadline's candidates
 
 	ready Ready
 }
@@ -210,6 +210,29 @@ type typeIndex struct {
 }
 
 const numTaskStates = int(TaskStopped) + 1
+
+// timedQueue holds tasks in the order of a time the machine gave them (its
+// clock never goes back), to learn the earliest one still pending without
+// a pass over every task.
+type timedQueue []timedTask
+
+type timedTask struct {
+	t  *TaskStatus
+	at time.Time
+}
+
+// earliest drops the entries no longer pending (stale, per pending, which
+// must hold for every entry once it fails) and returns the first left.
+func (q *timedQueue) earliest(pending func(timedTask) bool) (time.Time, bool) {
+	for len(*q) > 0 && !pending((*q)[0]) {
+		(*q)[0] = timedTask{}
+		*q = (*q)[1:]
+	}
+	if len(*q) == 0 {
+		return time.Time{}, false
+	}
+	return (*q)[0].at, true
+}
 
 // checkStep, set by tests, checks the machine before every consultation
 // of the policy and after every Step.
@@ -320,7 +343,7 @@ func (m *Machine) Step(ev Event) {
 	case ProgramSignalled:
 		if t := m.taskOf(e.ID); t != nil && t.State.Live() && t.signalled == nil {
 			t.signalled, t.signalledAt = &e, m.now
-			m.signalledTasks = append(m.signalledTasks, t)
+			m.signalled = append(m.signalled, timedTask{t, m.now})
 		}
 	case TaskRegistered:
 		if t := m.byTask[e.Task]; t != nil && t.State.Live() {
@@ -779,7 +802,7 @@ func (m *Machine) stop(t *TaskStatus, reason string, hard bool) {
 	if hard {
 		t.HardStopped, t.HardStopAt = true, m.now
 	} else {
-		m.softStopped = append(m.softStopped, t)
+		m.softStopped = append(m.softStopped, timedTask{t, t.StopRequestedAt})
 	}
 	m.ready.Stop = append(m.ready.Stop, Stop{Task: t.Task, Container: t.Container, Reason: reason, Hard: hard})
 }
@@ -787,17 +810,7 @@ func (m *Machine) stop(t *TaskStatus, reason string, hard bool) {
 // escalateStops hard-stops the tasks still live StopGrace after they were
 // asked to end gracefully (a launcher still localizing, or hung).
 func (m *Machine) escalateStops() {
-	due := false
-	kept := m.softStopped[:0]
-	for _, t := range m.softStopped {
-		if t.StopRequested && t.State.Live() && !t.HardStopped {
-			kept = append(kept, t)
-			due = due || m.now.Sub(t.StopRequestedAt) >= m.stopGrace
-		}
-	}
-	clear(m.softStopped[len(kept):])
-	m.softStopped = kept
-	if !due {
+	if first, ok := m.softStopped.earliest(gracefulStop); !ok || m.now.Sub(first) < m.stopGrace {
 		return
 	}
 	for _, t := range m.tasks {
@@ -805,6 +818,17 @@ func (m *Machine) escalateStops() {
 			m.stop(t, "still running "+m.stopGrace.String()+" after it was asked to end", true)
 		}
 	}
+}
+
+// gracefulStop: the task is still live after a graceful stop, the one
+// queued.
+func gracefulStop(e timedTask) bool {
+	return e.t.StopRequested && e.t.State.Live() && !e.t.HardStopped && e.t.StopRequestedAt.Equal(e.at)
+}
+
+// awaitingYarn: the task is still live after the signal queued.
+func awaitingYarn(e timedTask) bool {
+	return e.t.signalled != nil && e.t.State.Live() && e.t.signalledAt.Equal(e.at)
 }
 
 // dropPendingLaunch takes back a Launch the loop has not taken yet.
@@ -889,17 +913,7 @@ func orDefault(s, def string) string {
 // and whose container YARN has not reported within taskspec.YarnReasonWait:
 // the launcher's exit code stands.
 func (m *Machine) yarnReasonDeadline() {
-	due := false
-	kept := m.signalledTasks[:0]
-	for _, t := range m.signalledTasks {
-		if t.signalled != nil && t.State.Live() {
-			kept = append(kept, t)
-			due = due || m.now.Sub(t.signalledAt) >= taskspec.YarnReasonWait
-		}
-	}
-	clear(m.signalledTasks[len(kept):])
-	m.signalledTasks = kept
-	if !due {
+	if first, ok := m.signalled.earliest(awaitingYarn); !ok || m.now.Sub(first) < taskspec.YarnReasonWait {
 		return
 	}
 	for _, t := range m.tasks {
