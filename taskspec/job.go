@@ -179,24 +179,33 @@ type Job struct {
 }
 
 // RestartPolicy is when a job's failed tasks run again (--max-restarts,
-// --retry-exit-codes). The ApplicationMaster's core decides each restart;
-// see appmaster/core's restart.go for what restarts what.
+// --retry-exit-codes, --no-infra-restarts). The ApplicationMaster's core
+// decides each restart; see appmaster/core's restart.go for what restarts
+// what. The zero value is the default: exits that are not the program's
+// fault restart, program failures do not.
 type RestartPolicy struct {
 	// Max is how many restarts caused by a program's failure the job
-	// may have; 0 turns restarts off. With restarts on, exits that are not
-	// the program's fault (YARN's preemption, lost node, bad disks, kill by
-	// the RM) restart without counting, up to MaxUncountedRestarts.
+	// may have; 0 means a program's failure fails the job.
 	Max int `json:",omitempty"`
 	// RetryExitCodes, when set, are the only program exit codes that
 	// restart (say 137 for an OOM-killed program, not 1 for a bug); empty
 	// means any failure may.
 	RetryExitCodes []int `json:",omitempty"`
+	// NoInfraRestarts turns off the restarts that do not count: without it,
+	// exits that are not the program's fault (YARN's preemption, lost or
+	// decommissioned node, bad disks, kill by the RM) restart without
+	// counting toward Max, up to MaxUncountedRestarts, whatever Max is.
+	// With it they are failures like a program's: they count toward Max.
+	NoInfraRestarts bool `json:",omitempty"`
 }
 
 // MaxUncountedRestarts bounds the restarts that do not count toward
 // RestartPolicy.Max (preemption, lost nodes): a cluster that loses node
 // after node still ends the job.
 const MaxUncountedRestarts = 10
+
+// Off reports whether no failure restarts anything.
+func (p RestartPolicy) Off() bool { return p.Max == 0 && p.NoInfraRestarts }
 
 // Retries reports whether a program's exit code may restart.
 func (p RestartPolicy) Retries(code int) bool {

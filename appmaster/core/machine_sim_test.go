@@ -53,7 +53,9 @@ type sim struct {
 }
 
 func newSim(t *testing.T, seed int64, policy Policy, restartLimit int, groups ...taskspec.TaskGroup) *sim {
-	m, err := New(Config{Job: taskspec.Job{Command: "true", Tasks: groups}, Policy: policy})
+	// Without the machine's own restarts (TestSimulatedMachineRestarts has
+	// them): restartLimit is the policy's.
+	m, err := New(Config{Job: taskspec.Job{Command: "true", Tasks: groups, Restarts: taskspec.RestartPolicy{NoInfraRestarts: true}}, Policy: policy})
 	require.NoError(t, err)
 	return &sim{
 		t: t, rng: rand.New(rand.NewSource(seed)), m: m, groups: groups,

@@ -175,7 +175,10 @@ func TestFailureEndsTheJob(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m := newMachine(t, nil, grp(taskspec.Worker, 3, small))
+			// Opted out of the restarts a lost node gets by default
+			// (restart_test.go): here it fails the job like any failure.
+			m, err := New(Config{Job: taskspec.Job{Command: "true", Tasks: []taskspec.TaskGroup{grp(taskspec.Worker, 3, small)}, Restarts: taskspec.RestartPolicy{NoInfraRestarts: true}}})
+			require.NoError(t, err)
 			step(m, Registered{})
 			step(m, Allocated{Containers: []Container{ctr(1, 1), ctr(2, 1), ctr(3, 1)}},
 				ContainerStarted{ID: cid(2)}, ContainerStarted{ID: cid(3)})
@@ -460,7 +463,10 @@ func TestAskBuffer(t *testing.T) {
 }
 
 func TestCompletionBeforeLaunchDropsTheLaunch(t *testing.T) {
-	m := newMachine(t, nil, grp(taskspec.Worker, 2, small))
+	// Opted out of restarts: the lost node fails the job (restart_test.go
+	// has the default, a restart).
+	m, err := New(Config{Job: taskspec.Job{Command: "true", Tasks: []taskspec.TaskGroup{grp(taskspec.Worker, 2, small)}, Restarts: taskspec.RestartPolicy{NoInfraRestarts: true}}})
+	require.NoError(t, err)
 	step(m, Registered{})
 	m.Step(Allocated{Containers: []Container{ctr(1, 1), ctr(2, 1)}})
 	m.Step(ContainerCompleted{ID: cid(1), ExitStatus: ExitAborted, Diagnostics: "Container released on a *lost* node"})

@@ -72,7 +72,7 @@ func TestPolicyRestartsAskForOneMoreContainer(t *testing.T) {
 	m := newMachine(t, restartOnce, grp(taskspec.Worker, 3, small))
 	runAll(t, m)
 
-	rd := step(m, ContainerCompleted{ID: cid(2), ExitStatus: ExitPreempted})
+	rd := step(m, ContainerCompleted{ID: cid(2), ExitStatus: 3}) // the machine restarts no program failure by default
 	require.Equal(t, []Ask{{TaskType: taskspec.Worker, AllocationRequestID: 1, Priority: 1, Resource: small, Count: 1}}, rd.Asks,
 		"an absolute count: the one container now wanted")
 	s, _ := m.Task(worker(1))

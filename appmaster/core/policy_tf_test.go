@@ -565,16 +565,16 @@ func TestTensorFlowPolicyOnTheMachineGivesUpWaitingForStops(t *testing.T) {
 	require.Empty(t, rd.Stop, "ps:0's stop was already sent")
 }
 
-func TestTensorFlowPolicyOnTheMachineFailsOnAPreemptedPS(t *testing.T) {
+func TestTensorFlowPolicyOnTheMachineFailsOnAKilledPS(t *testing.T) {
 	m := pssMachine(t, TensorFlowPolicy{})
 
 	// The evaluator's failure does not end the job.
 	require.True(t, step(m, ContainerCompleted{ID: cid(6), ExitStatus: 1}).Empty())
 
-	rd := step(m, ContainerCompleted{ID: cid(5), ExitStatus: ExitPreempted, Diagnostics: "Container preempted by scheduler"})
+	// A program's failure (a preemption would restart: restart_test.go).
+	rd := step(m, ContainerCompleted{ID: cid(5), ExitStatus: 137})
 	require.Equal(t, Failed, rd.Finish.Status)
-	require.Equal(t, "ps:1 (container "+cid(5)+" on node2:8041) failed: preempted by the scheduler (exit status -102): "+
-		"Container preempted by scheduler; evaluator:0 (container "+cid(6)+" on node0:8041) failed: exit code 1 "+
+	require.Equal(t, "ps:1 (container "+cid(5)+" on node2:8041) failed: exit code 137 (SIGKILL); evaluator:0 (container "+cid(6)+" on node0:8041) failed: exit code 1 "+
 		"(ignored: evaluator is a side-car)", rd.Finish.Diagnostics)
 	require.Equal(t, []string{cid(1), cid(2), cid(3), cid(4)}, stoppedIDs(rd), "the machine stops everything else")
 }

@@ -12,13 +12,15 @@ import (
 // it consults the Policy, so that a failure that restarts never reaches the
 // success rule.
 //
-//   - Restarts are on when the job allows some (RestartPolicy.Max > 0);
-//     without, every failure is the job's, as the success rule says.
 //   - YARN's exits that are not the program's fault (IsInfrastructureExit:
 //     preempted, lost or decommissioned node, bad disks, killed by the RM)
 //     restart without counting toward Max, up to
-//     taskspec.MaxUncountedRestarts. Any other failure restarts, counting,
-//     up to Max, if RetryExitCodes is empty or lists its exit code.
+//     taskspec.MaxUncountedRestarts, also when Max is 0 (the default): a
+//     job should not fail because the cluster took a container back.
+//     RestartPolicy.NoInfraRestarts makes them failures like any other.
+//   - Any other failure restarts, counting, up to Max (none by default), if
+//     RetryExitCodes is empty or lists its exit code; past that it is the
+//     job's, as the success rule says.
 //   - An evaluator or TensorBoard task restarts alone; the cluster never
 //     hears of it.
 //   - A worker of a ParameterServerStrategy job (a chief and ps) that had
@@ -69,7 +71,7 @@ func (m *Machine) applyRestarts() {
 	}
 	// The pass below acts only on a failure that may restart or on a
 	// replacement waiting for its node; restarts off, there is neither.
-	if m.restartPolicy.Max == 0 || (m.inStates(TaskFailed) == m.unallocatedFailed && m.placedPending("") == 0) {
+	if m.restartPolicy.Off() || (m.inStates(TaskFailed) == m.unallocatedFailed && m.placedPending("") == 0) {
 		return
 	}
 	var cluster []*TaskStatus
@@ -117,11 +119,8 @@ func (m *Machine) applyRestarts() {
 // mayRestart reports whether failed may restart, and whether the restart
 // counts toward RestartPolicy.Max.
 func (m *Machine) mayRestart(failed []*TaskStatus) (counted, ok bool) {
-	if m.restartPolicy.Max == 0 {
-		return false, false // restarts are off: every failure is the job's
-	}
 	for _, t := range failed {
-		if IsInfrastructureExit(t.ExitStatus) {
+		if IsInfrastructureExit(t.ExitStatus) && !m.restartPolicy.NoInfraRestarts {
 			continue
 		}
 		counted = true
@@ -133,7 +132,7 @@ func (m *Machine) mayRestart(failed []*TaskStatus) (counted, ok bool) {
 		}
 	}
 	if counted {
-		return true, m.counted < m.restartPolicy.Max
+		return true, m.counted < m.restartPolicy.Max // Max 0: every counted failure is the job's
 	}
 	return false, m.uncounted < taskspec.MaxUncountedRestarts
 }

@@ -42,8 +42,11 @@ func TestRestartDecisions(t *testing.T) {
 		restarts int
 		diag     string // the failed job's diagnostics start with it
 	}{
-		{"off by default", taskspec.RestartPolicy{}, []int32{1}, 0, "worker:0 (container"},
-		{"off even for preemption", taskspec.RestartPolicy{}, []int32{ExitPreempted}, 0, "worker:0 (container"},
+		{"program failures off by default", taskspec.RestartPolicy{}, []int32{1}, 0, "worker:0 (container"},
+		{"YARN's exits restart by default, uncounted", taskspec.RestartPolicy{}, []int32{ExitPreempted, ExitAborted, ExitDisksFailed, ExitKilledByResourceManager, ExitKilledByContainerScheduler, 137}, 5, "worker:0 (container"},
+		{"opted out: preemption fails", taskspec.RestartPolicy{NoInfraRestarts: true}, []int32{ExitPreempted}, 0, "worker:0 (container"},
+		{"opted out: a lost node counts", taskspec.RestartPolicy{Max: 1, NoInfraRestarts: true}, []int32{ExitAborted, ExitAborted}, 1, "worker:0 (container"},
+		{"opted out with retry codes: YARN's exits are not listed", taskspec.RestartPolicy{Max: 3, RetryExitCodes: []int{137}, NoInfraRestarts: true}, []int32{137, ExitPreempted}, 1, "worker:0 (container"},
 		{"counted up to max", taskspec.RestartPolicy{Max: 2}, []int32{1, 1, 1}, 2, "worker:0 (container"},
 		{"uncounted do not use max", taskspec.RestartPolicy{Max: 1}, []int32{ExitPreempted, ExitAborted, ExitDisksFailed, ExitKilledByResourceManager, 1, 1}, 5, "worker:0 (container"},
 		{"memory kill counts", taskspec.RestartPolicy{Max: 1}, []int32{ExitKilledExceededPMem, ExitKilledExceededPMem}, 1, "worker:0 (container"},
@@ -75,9 +78,9 @@ func TestRestartDecisions(t *testing.T) {
 }
 
 // A cluster losing node after node still ends: restarts that do not count
-// are bounded too.
+// are bounded too (here with the default policy, Max 0).
 func TestUncountedRestartsAreBounded(t *testing.T) {
-	m := restartMachine(t, taskspec.RestartPolicy{Max: 1})
+	m := restartMachine(t, taskspec.RestartPolicy{})
 	n := 1
 	for i := 0; i < taskspec.MaxUncountedRestarts; i++ {
 		runOnce(t, m, n)
@@ -90,4 +93,27 @@ func TestUncountedRestartsAreBounded(t *testing.T) {
 	require.NotNil(t, wrd.Finish)
 	require.Equal(t, Failed, wrd.Finish.Status)
 	require.Contains(t, wrd.Finish.Diagnostics, fmt.Sprintf("restart %d after", taskspec.MaxUncountedRestarts))
+}
+
+// With the default policy a container that ends on a lost node before its
+// launch restarts the cluster (TestCompletionBeforeLaunchDropsTheLaunch
+// has the opt-out): the launch is dropped, the other container released,
+// and new ones asked for.
+func TestLostBeforeLaunchRestartsByDefault(t *testing.T) {
+	m := restartMachine(t, taskspec.RestartPolicy{})
+	m.Step(Allocated{Containers: []Container{ctr(1, 1), ctr(2, 2)}})
+	m.Step(ContainerCompleted{ID: cid(2), ExitStatus: ExitAborted, Diagnostics: "Container released on a *lost* node"})
+	rd := m.Ready()
+	require.Nil(t, rd.Finish)
+	require.Empty(t, rd.Launch, "neither the dead container nor the one about to be stopped is launched")
+	require.Equal(t, []string{cid(1)}, rd.Release)
+	require.NotNil(t, rd.Restart)
+	require.Len(t, rd.Asks, 2, "a container for each task again: %+v", rd.Asks)
+	require.Equal(t, 1, m.Restarts())
+
+	runOnce(t, m, 3)
+	wrd, _ := failWorker(m, 3, 1)
+	require.NotNil(t, wrd.Finish)
+	require.Equal(t, Failed, wrd.Finish.Status)
+	require.Contains(t, wrd.Finish.Diagnostics, "; restart 1 after worker:0 (container "+cid(2)+" on node2:8041) failed: aborted by YARN")
 }

@@ -10,7 +10,8 @@ import (
 
 // Job is the job a transcript's "new" command describes, the same for
 // every driver that replays it: a group per task type given as type=count
-// (chief=1 worker=2), max-restarts=N and retry=CODE,CODE. Groups have a
+// (chief=1 worker=2), max-restarts=N, retry=CODE,CODE and
+// infra-restarts=off (--no-infra-restarts). Groups have a
 // small nominal shape.
 func Job(c Cmd) (taskspec.Job, error) {
 	job := taskspec.Job{Command: "true"}
@@ -29,6 +30,13 @@ func Job(c Cmd) (taskspec.Job, error) {
 			return job, fmt.Errorf("%s: max-restarts=%s: %w", c.Pos, n, err)
 		}
 		job.Restarts.Max = max
+	}
+	switch v := c.Get("infra-restarts", "on"); v {
+	case "on":
+	case "off":
+		job.Restarts.NoInfraRestarts = true
+	default:
+		return job, fmt.Errorf("%s: infra-restarts=%s: give on or off", c.Pos, v)
 	}
 	if codes := c.Get("retry", ""); codes != "" {
 		for _, code := range strings.Split(codes, ",") {
