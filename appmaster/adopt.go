@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/tfyarn/tfyarn/appmaster/core"
+	"github.com/tfyarn/tfyarn/rendezvous"
 	"github.com/tfyarn/tfyarn/taskspec"
 	"github.com/tfyarn/tfyarn/yarn"
 	"github.com/tfyarn/tfyarn/yarnpb/hadoopyarn"
@@ -18,9 +19,9 @@ import (
 // directory (AdoptFileName), saved once every chief, worker and ps runs and
 // has registered. The next attempt adopts the tasks whose containers are
 // still running, a whole task group at a time: their programs go on
-// undisturbed, their ends come from YARN and, when the job no longer needs
-// them, YARN stops them (their launchers keep talking to the dead AM's
-// address, so a graceful stop escalates to the NodeManager). When a chief,
+// undisturbed, their launchers find the new attempt's address where it
+// saves it (contract.EnvAMLocator) and register again, and from then on
+// report to it and obey its stop orders as before. When a chief,
 // worker or ps cannot be adopted, the TensorFlow cluster cannot go on as
 // it is: every previous container is released and the job starts afresh.
 
@@ -103,6 +104,19 @@ func adoptionPlan(tasks []core.TaskStatus, saved []AdoptedTask, previous map[str
 	return adopt, release
 }
 
+// adopter is what Launchers implement to take in an adopted task: its
+// launcher finds this attempt (contract.EnvAMLocator, or the previous
+// attempt's address re-taken, reuseListen) and registers again, and until
+// then the task counts as registered where the previous attempt saw it.
+type adopter interface {
+	Adopt(task taskspec.TaskID, containerID, host string, port int)
+}
+
+// Adopt implements adopter.
+func (r *TaskRendezvous) Adopt(task taskspec.TaskID, containerID, host string, port int) {
+	r.board.Adopt(rendezvous.Registration{Task: task, Host: host, Port: port, ContainerID: containerID})
+}
+
 // adopt takes over what a previous attempt left running (see above), right
 // after registering, before the first allocate call: the machine sees the
 // adopted containers allocated, started and registered, so it asks only
@@ -158,9 +172,12 @@ func (l *loop) adopt(ctx context.Context, previous []*hadoopyarn.ContainerProto)
 		if err != nil {
 			continue
 		}
-		if l.cfg.Launchers != nil {
-			// Its launcher may find this attempt (reuseListen): let it in.
-			l.cfg.Launchers.Assign(id, a.ContainerID)
+		switch ls := l.cfg.Launchers.(type) {
+		case adopter:
+			ls.Adopt(id, a.ContainerID, a.Host, a.Port)
+		case nil:
+		default:
+			ls.Assign(id, a.ContainerID)
 		}
 		l.m.Step(core.TaskRegistered{Task: id, Host: a.Host, Port: a.Port})
 		l.cfg.Logf("adopted %s in %s at %s:%d from the previous attempt", a.Task, a.ContainerID, a.Host, a.Port)

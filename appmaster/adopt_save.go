@@ -25,9 +25,9 @@ func (s *amSecurity) adoptPath() string {
 }
 
 // savedState is what an attempt leaves the next (AdoptFileName): its
-// rendezvous address, which the next attempt takes over when it runs on the
-// same host (the adopted tasks' launchers keep calling it, with the secret
-// every attempt shares), and the task table.
+// rendezvous address, where the launchers of the tasks it runs look for it
+// after losing the previous attempt (contract.SavedAM; they call it with the
+// secret every attempt shares), and the task table.
 type savedState struct {
 	AM    string        `json:"am"` // host:port
 	Tasks []AdoptedTask `json:"tasks"`
@@ -57,6 +57,17 @@ func newTaskSaver(ctx context.Context, s *amSecurity, am string, logf func(strin
 		}
 	}()
 	return ts
+}
+
+// announce saves table at once with this attempt's address: the launchers
+// of the tasks a previous attempt left running look it up there
+// (contract.EnvAMLocator).
+func (ts *taskSaver) announce(table []AdoptedTask) {
+	select {
+	case <-ts.tables:
+	default:
+	}
+	ts.tables <- table
 }
 
 func (ts *taskSaver) observe(snap Snapshot) {

@@ -114,12 +114,16 @@ func RunAM(ctx context.Context, opts AMOptions) (LoopResult, error) {
 	go sec.refreshTokens(refreshCtx, rv.PublishCredentials, logf)
 
 	observe, adopt := rv.Observe, func(context.Context) []AdoptedTask { return nil }
+	locator := "" // contract.EnvAMLocator of every task, with later attempts
 	if adopting > 1 {
 		saver := newTaskSaver(refreshCtx, sec, rv.Address(), logf)
 		observe = func(s Snapshot) { rv.Observe(s); saver.observe(s) }
 		if saved != nil {
 			adopt = func(context.Context) []AdoptedTask { return saved.Tasks }
+			// The previous attempt's launchers look for this one's address.
+			saver.announce(saved.Tasks)
 		}
+		locator = contract.AMLocator{Path: sec.adoptPath(), User: jf.User, Conf: contract.LocatorConf(jf.Conf)}.Encode()
 	}
 	res, err := Loop(ctx, LoopConfig{
 		Job:           jf.Job,
@@ -136,7 +140,11 @@ func RunAM(ctx context.Context, opts AMOptions) (LoopResult, error) {
 		Adopt:         adopt,
 		Attempt:       attemptOf(opts.Getenv(EnvContainerID)),
 		LaunchContext: func(ln core.Launch) *hadoopyarn.ContainerLaunchContextProto {
-			return TaskLaunchContext(jf, ln, rv.Address(), sec.taskTokens(secret))
+			clc := TaskLaunchContext(jf, ln, rv.Address(), sec.taskTokens(secret))
+			if locator != "" {
+				clc.Environment = append(clc.Environment, yarn.EnvProto(map[string]string{contract.EnvAMLocator: locator})...)
+			}
+			return clc
 		},
 		BeforeUnregister: func(ctx context.Context, _ core.Finish) {
 			stopRefresh()

@@ -226,7 +226,11 @@ func (r *TaskRendezvous) Drain() []core.Event {
 		switch e := ev.(type) {
 		case rendezvous.TaskRegistered:
 			reg := e.Registration
-			r.logf("%s registered at %s (container %s, launcher pid %d)", reg.Task, reg.Addr(), reg.ContainerID, reg.PID)
+			if e.Again {
+				r.logf("%s registered again at %s (container %s, launcher pid %d): its launcher found this attempt", reg.Task, reg.Addr(), reg.ContainerID, reg.PID)
+			} else {
+				r.logf("%s registered at %s (container %s, launcher pid %d)", reg.Task, reg.Addr(), reg.ContainerID, reg.PID)
+			}
 			out = append(out, core.TaskRegistered{Task: reg.Task, Host: reg.Host, Port: reg.Port})
 		case rendezvous.SpecPublished:
 			r.logf("every cluster task registered: the cluster spec is out")

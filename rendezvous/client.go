@@ -228,6 +228,7 @@ func (c *Client) call(ctx context.Context, method, endpoint string, q url.Values
 		if gaveUp != nil {
 			return 0, nil, gaveUp
 		}
+		started := c.now()
 		status, respBody, err := c.attempt(ctx, base, method, endpoint, q, body, wait)
 		switch {
 		case err == nil:
@@ -238,7 +239,7 @@ func (c *Client) call(ctx context.Context, method, endpoint string, q url.Values
 		case !retryable(err):
 			return 0, nil, err
 		}
-		if lerr := c.unreachable(ctx, base, err); lerr != nil {
+		if lerr := c.unreachable(ctx, base, started, err); lerr != nil {
 			return 0, nil, lerr
 		}
 		lastErr = err

@@ -71,10 +71,13 @@ func (c *Client) reached(base string) {
 	}
 }
 
-// unreachable is called after a failed attempt against base: it looks for
-// a new AM when the one at base has not answered for long enough, moves
-// there and registers again. An error means the client gave up.
-func (c *Client) unreachable(ctx context.Context, base string, cause error) error {
+// unreachable is called after an attempt against base, begun at started,
+// failed: it looks for a new AM when the one at base has not answered for
+// long enough, moves there and registers again. An error means the client
+// gave up. The AM counts as silent from the start of the first failed
+// attempt: one black-holed long poll already lasts longer than
+// LocatorConfig.After.
+func (c *Client) unreachable(ctx context.Context, base string, started time.Time, cause error) error {
 	if c.loc == nil {
 		return nil
 	}
@@ -89,7 +92,7 @@ func (c *Client) unreachable(ctx context.Context, base string, cause error) erro
 		return nil // another call moved already: retry there
 	}
 	if c.failingSince.IsZero() {
-		c.failingSince = now
+		c.failingSince = started
 	}
 	since := c.failingSince
 	if now.Sub(since) >= c.loc.GiveUp {
