@@ -471,6 +471,19 @@ func (m *Machine) Task(id taskspec.TaskID) (TaskStatus, bool) {
 	return TaskStatus{}, false
 }
 
+// TaskOfContainer returns the task whose current (or last) container is
+// id, without the copy of every task that Tasks makes.
+func (m *Machine) TaskOfContainer(id string) (TaskStatus, bool) {
+	if t := m.taskOf(id); t != nil {
+		return *t, true
+	}
+	return TaskStatus{}, false
+}
+
+// Count reports how many tasks are in any of states, without the copy of
+// every task that Tasks makes.
+func (m *Machine) Count(states ...TaskState) int { return m.inStates(states...) }
+
 // AskTable is the full ask table: per group, the containers still wanted,
 // for status pages and tests. What goes to the RM is Ready's Asks, which
 // holds only changes.
