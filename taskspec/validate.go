@@ -60,7 +60,7 @@ func (j Job) Validate(limits ClusterLimits) error {
 		}
 	}
 	if j.Restarts.Max < 0 {
-		return invalid("", "--max-restarts %d is negative; give 0 (no restarts) or more", j.Restarts.Max)
+		return invalid("", "--max-restarts %d is negative; give 0 (a program's failure fails the job) or more", j.Restarts.Max)
 	}
 	for _, c := range j.Restarts.RetryExitCodes {
 		if c < 1 || c > 255 {

@@ -8,16 +8,17 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
-// applyRestarts is --max-restarts and --retry-exit-codes; taskspec's
-// validation checks the numbers themselves.
+// applyRestarts is --max-restarts, --retry-exit-codes and
+// --no-infra-restarts; taskspec's validation checks the numbers themselves.
 func applyRestarts(c *cli.Context, job *client.Job) error {
 	job.Restarts.Max = c.Int("max-restarts")
+	job.Restarts.NoInfraRestarts = c.Bool("no-infra-restarts")
 	codes := strings.TrimSpace(c.String("retry-exit-codes"))
 	if codes == "" {
 		return nil
 	}
 	if job.Restarts.Max == 0 {
-		return usagef("--retry-exit-codes %s: give --max-restarts N too (restarts are off without it)", codes)
+		return usagef("--retry-exit-codes %s: give --max-restarts N too (without it a program's failure is never restarted)", codes)
 	}
 	for _, f := range strings.Split(codes, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"github.com/tfyarn/tfyarn/taskspec"
 )
 
 func TestRunRestartFlags(t *testing.T) {
@@ -12,13 +13,18 @@ func TestRunRestartFlags(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 2, job.Restarts.Max)
 	require.Equal(t, []int{137, 143}, job.Restarts.RetryExitCodes)
+	require.False(t, job.Restarts.NoInfraRestarts)
 
 	job, err = parseRun(t, "--worker", "1c", "--", "true")
 	require.NoError(t, err)
-	require.Zero(t, job.Restarts.Max, "restarts are off by default")
+	require.Equal(t, taskspec.RestartPolicy{}, job.Restarts, "by default no program failure restarts and YARN's exits restart uncounted")
+
+	job, err = parseRun(t, "--worker", "1c", "--no-infra-restarts", "--", "true")
+	require.NoError(t, err)
+	require.Equal(t, taskspec.RestartPolicy{NoInfraRestarts: true}, job.Restarts)
 
 	_, err = parseRun(t, "--worker", "1c", "--retry-exit-codes", "137", "--", "true")
-	require.EqualError(t, err, "--retry-exit-codes 137: give --max-restarts N too (restarts are off without it)")
+	require.EqualError(t, err, "--retry-exit-codes 137: give --max-restarts N too (without it a program's failure is never restarted)")
 	_, err = parseRun(t, "--worker", "1c", "--max-restarts", "1", "--retry-exit-codes", "137,x", "--", "true")
 	require.EqualError(t, err, `--retry-exit-codes 137,x: "x" is not an exit code; give numbers separated by commas, e.g. 137,143`)
 }
@@ -26,12 +32,13 @@ func TestRunRestartFlags(t *testing.T) {
 func TestRunRestartFlagsValidated(t *testing.T) {
 	noCluster(t)
 	for args, want := range map[string][]string{
-		"negative":  {"--max-restarts", "-1"},
-		"exit code": {"--max-restarts", "1", "--retry-exit-codes", "0"},
+		"negative":   {"--max-restarts", "-1"},
+		"exit code":  {"--max-restarts", "1", "--retry-exit-codes", "0"},
+		"not a bool": {"--no-infra-restarts=maybe"},
 	} {
 		_, stderr, code := runCLI(t, append(append([]string{"run", "--local", "--worker", "1c"}, want...), "--", "true")...)
 		require.Equal(t, exitUsage, code, "%s: %s", args, stderr)
-		require.Regexp(t, `^tfyarn: .*(--max-restarts -1 is negative|--retry-exit-codes: 0 is not)`, stderr, args)
+		require.Regexp(t, `^tfyarn: .*(--max-restarts -1 is negative|--retry-exit-codes: 0 is not|invalid boolean value "maybe" for -no-infra-restarts)[^\n]*\n$`, stderr, args)
 		require.NotContains(t, stderr, "goroutine", args)
 	}
 }
