@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/tfyarn/tfyarn/contract"
+	"github.com/tfyarn/tfyarn/hdfs"
 	"github.com/tfyarn/tfyarn/rendezvous"
 	"github.com/tfyarn/tfyarn/taskspec"
 )
@@ -89,4 +91,20 @@ func TestDecodeSavedAM(t *testing.T) {
 	require.EqualError(t, err, "reading /s/am-tasks.json: no AM address in it")
 	_, err = decodeSavedAM("/s/am-tasks.json", []byte(`{"am":`))
 	require.ErrorContains(t, err, "reading /s/am-tasks.json: unexpected end of JSON input")
+}
+
+// The README's bounds: looked for after 10 s without an answer, given up
+// after 15 minutes; on a Kerberized cluster the tokens alone cannot read
+// the file, and the lookup says so.
+func TestLocatorDefaultsAndKerberos(t *testing.T) {
+	cfg := Config{Command: []string{"true"}, Task: id(taskspec.Worker, 0), AMAddress: "am:1", Host: "h"}
+	require.NoError(t, cfg.setDefaults())
+	require.Equal(t, 10*time.Second, cfg.AMLostAfter)
+	require.Equal(t, 15*time.Minute, cfg.AMLostTimeout)
+
+	locate := hdfsLocator(contract.AMLocator{Path: "/s/am-tasks.json", User: "u", Conf: map[string]string{
+		"fs.defaultFS": "hdfs://nn:8020", "hadoop.security.authentication": "kerberos"}}, nil)
+	_, err := locate(context.Background())
+	require.ErrorIs(t, err, hdfs.ErrTokenOnly)
+	require.ErrorContains(t, err, "reading /s/am-tasks.json: hdfs: this operation needs a Kerberos login")
 }
