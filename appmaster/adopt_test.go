@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/tfyarn/tfyarn/appmaster/core"
+	"github.com/tfyarn/tfyarn/internal/syncbuf"
+	"github.com/tfyarn/tfyarn/rendezvous"
 	"github.com/tfyarn/tfyarn/taskspec"
 	"github.com/tfyarn/tfyarn/yarn"
 	"github.com/tfyarn/tfyarn/yarnpb/hadoopyarn"
@@ -213,4 +215,35 @@ func TestAttemptAndListen(t *testing.T) {
 	require.Equal(t, ":41000", reuseListen(st, "node1"), "same host: the old port")
 	require.Empty(t, reuseListen(st, "node2"), "another host: any port")
 	require.Empty(t, reuseListen(nil, "node1"))
+}
+
+// A task adopted from the previous attempt counts as registered where that
+// attempt saw it (the spec is out at once); its launcher, having found this
+// attempt, registers again, which the AM logs and passes on.
+func TestRendezvousAdoptsAndHearsTheLauncherAgain(t *testing.T) {
+	worker, _ := taskspec.ParseSpec(taskspec.Worker, "1c")
+	secret, err := rendezvous.NewSecret()
+	require.NoError(t, err)
+	var log syncbuf.Buffer
+	rv, err := StartRendezvous(RendezvousConfig{AppID: "application_1_0001", Job: taskspec.Job{Tasks: []taskspec.TaskGroup{worker}, Command: "true"},
+		Secret: secret, Host: "127.0.0.1", Listen: "127.0.0.1:0", Logf: func(f string, a ...any) { fmt.Fprintf(&log, f+"\n", a...) }})
+	require.NoError(t, err)
+	defer rv.Close(0)
+	w0 := taskspec.TaskID{Type: taskspec.Worker}
+	var l Launchers = rv
+	l.(adopter).Adopt(w0, "container_1_0001_01_000002", "127.0.0.1", 2222)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := rendezvous.NewClient(rv.Address(), secret, rendezvous.WithLongPoll(time.Second))
+	require.NoError(t, err)
+	defer c.Close()
+	spec, err := c.WaitSpec(ctx, w0)
+	require.NoError(t, err)
+	require.Equal(t, []string{"127.0.0.1:2222"}, spec[taskspec.Worker])
+	require.Error(t, c.Register(ctx, rendezvous.Registration{Task: w0, Host: "127.0.0.1", Port: 2222, ContainerID: "container_1_0001_01_000009", PID: 7}),
+		"only the adopted container may register as the task")
+	require.NoError(t, c.Register(ctx, rendezvous.Registration{Task: w0, Host: "127.0.0.1", Port: 2222, ContainerID: "container_1_0001_01_000002", PID: 7}))
+	require.Equal(t, []core.Event{core.TaskRegistered{Task: w0, Host: "127.0.0.1", Port: 2222}}, rv.Drain())
+	require.Contains(t, log.String(), "worker:0 registered again at 127.0.0.1:2222 (container container_1_0001_01_000002, launcher pid 7): its launcher found this attempt")
 }
