@@ -22,3 +22,23 @@ func TestAMLocatorRoundTrip(t *testing.T) {
 	_, err = ParseAMLocator(strings.Repeat(" ", 70<<10))
 	require.EqualError(t, err, "TFYARN_AM_LOCATOR: longer than 65536 bytes")
 }
+
+// Whatever the environment holds, the parse ends with a locator naming a
+// path and a user, or an error naming the variable.
+func FuzzParseAMLocator(f *testing.F) {
+	f.Add(AMLocator{Path: "/p", User: "u", Conf: map[string]string{"fs.defaultFS": "hdfs://nn:8020"}}.Encode())
+	f.Add(`{"path":"/p"}`)
+	f.Add(`[`)
+	f.Fuzz(func(t *testing.T, s string) {
+		l, err := ParseAMLocator(s)
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), EnvAMLocator+": ") {
+				t.Fatalf("error does not name %s: %v", EnvAMLocator, err)
+			}
+			return
+		}
+		if l.Path == "" || l.User == "" {
+			t.Fatalf("accepted without a path or user: %+v", l)
+		}
+	})
+}
