@@ -1,6 +1,7 @@
 package contract
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,7 +12,7 @@ import (
 // above 1) in every task's container: where its launcher finds the
 // current AM's rendezvous address after losing the one in EnvAMAddress
 // (a later attempt runs on another node, on another port). Its value is an
-// AMLocator as JSON; it names files and servers, never a secret.
+// AMLocator (Encode); it names files and servers, never a secret.
 const EnvAMLocator = "TFYARN_AM_LOCATOR"
 
 // AMLocator says where an AM attempt saves its rendezvous address: a JSON
@@ -41,10 +42,12 @@ func LocatorConf(conf map[string]string) map[string]string {
 	return out
 }
 
-// Encode is the locator as EnvAMLocator's value.
+// Encode is the locator as EnvAMLocator's value: JSON in unpadded
+// URL-safe base64, because the NodeManager's launch script pastes
+// environment values between double quotes without escaping them.
 func (l AMLocator) Encode() string {
 	b, _ := json.Marshal(l)
-	return string(b)
+	return base64.RawURLEncoding.EncodeToString(b)
 }
 
 // maxLocator bounds EnvAMLocator's value (a few configuration keys).
@@ -56,7 +59,11 @@ func ParseAMLocator(s string) (AMLocator, error) {
 	if len(s) > maxLocator {
 		return l, fmt.Errorf("%s: longer than %d bytes", EnvAMLocator, maxLocator)
 	}
-	if err := json.Unmarshal([]byte(s), &l); err != nil {
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil {
+		return l, fmt.Errorf("%s: %w", EnvAMLocator, err)
+	}
+	if err := json.Unmarshal(b, &l); err != nil {
 		return l, fmt.Errorf("%s: %w", EnvAMLocator, err)
 	}
 	if l.Path == "" || l.User == "" {

@@ -17,7 +17,8 @@ func TestAMLocatorRoundTrip(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, l, got)
 
-	_, err = ParseAMLocator(`{"user":"u"}`)
+	require.NotContains(t, l.Encode(), `"`, "pasted between double quotes by the NodeManager")
+	_, err = ParseAMLocator(AMLocator{User: "u"}.Encode())
 	require.EqualError(t, err, "TFYARN_AM_LOCATOR: no path or no user")
 	_, err = ParseAMLocator(strings.Repeat(" ", 70<<10))
 	require.EqualError(t, err, "TFYARN_AM_LOCATOR: longer than 65536 bytes")
@@ -27,8 +28,8 @@ func TestAMLocatorRoundTrip(t *testing.T) {
 // path and a user, or an error naming the variable.
 func FuzzParseAMLocator(f *testing.F) {
 	f.Add(AMLocator{Path: "/p", User: "u", Conf: map[string]string{"fs.defaultFS": "hdfs://nn:8020"}}.Encode())
+	f.Add(AMLocator{Path: "/p"}.Encode())
 	f.Add(`{"path":"/p"}`)
-	f.Add(`[`)
 	f.Fuzz(func(t *testing.T, s string) {
 		l, err := ParseAMLocator(s)
 		if err != nil {
