@@ -321,12 +321,7 @@ func (l *loop) drainLaunchers() {
 }
 
 func (l *loop) wantsContainers() bool {
-	for _, t := range l.m.Tasks() {
-		if t.State == core.TaskPending || t.State == core.TaskLaunching {
-			return true
-		}
-	}
-	return false
+	return l.m.Count(core.TaskPending, core.TaskLaunching) > 0
 }
 
 // heartbeat is one allocate call carrying the buffered asks and releases;
@@ -397,15 +392,13 @@ func (l *loop) heartbeat(ctx context.Context) {
 	}
 }
 
+// progress, like the others below, asks the machine's counts and index:
+// copying every task per heartbeat or per completed container would make
+// the loop's cost grow with the job (the core's own is flat, bench/results/core.md).
 func (l *loop) progress() float32 {
-	tasks := l.m.Tasks()
-	ended := 0
-	for _, t := range tasks {
-		if t.State.Ended() {
-			ended++
-		}
-	}
-	return float32(ended) / float32(max(len(tasks), 1))
+	all := []core.TaskState{core.TaskPending, core.TaskLaunching, core.TaskRunning, core.TaskSucceeded, core.TaskFailed, core.TaskStopped}
+	ended := l.m.Count(core.TaskSucceeded, core.TaskFailed, core.TaskStopped)
+	return float32(ended) / float32(max(l.m.Count(all...), 1))
 }
 
 func (l *loop) logAsks(asks []core.Ask) {
@@ -417,20 +410,14 @@ func (l *loop) logAsks(asks []core.Ask) {
 // endedContainer reports whether id is a task's container that already
 // ended in the machine's eyes.
 func (l *loop) endedContainer(id string) bool {
-	for _, t := range l.m.Tasks() {
-		if t.Container.ID == id {
-			return t.State.Ended()
-		}
-	}
-	return false
+	t, ok := l.m.TaskOfContainer(id)
+	return ok && t.State.Ended()
 }
 
 func (l *loop) logCompleted(id string, exit int32) {
-	for _, t := range l.m.Tasks() {
-		if t.Container.ID == id && t.State.Ended() {
-			l.cfg.Logf("%s %s in %s: %s", t.Task, t.State, id, core.DescribeExit(exit))
-			return
-		}
+	if t, ok := l.m.TaskOfContainer(id); ok && t.State.Ended() {
+		l.cfg.Logf("%s %s in %s: %s", t.Task, t.State, id, core.DescribeExit(exit))
+		return
 	}
 	l.cfg.Logf("container %s completed: %s", id, core.DescribeExit(exit))
 }
