@@ -7,7 +7,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path"
@@ -24,6 +27,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/tfyarn/tfyarn/appmaster"
 	"github.com/tfyarn/tfyarn/client"
+	"github.com/tfyarn/tfyarn/contract"
 	"github.com/tfyarn/tfyarn/hadoopconf"
 	"github.com/tfyarn/tfyarn/hdfs"
 	"github.com/tfyarn/tfyarn/internal/clustertest"
@@ -162,41 +166,7 @@ func faultCases() []faultCase {
 				r.Outcome += "; evaluator:0 ended with exit code 137, the chief finished the job"
 				return r
 			}},
-		// kill -9 of the ApplicationMaster with --am-attempts 2: YARN starts attempt 2, which
-		// adopts the tasks still running: every program runs once, undisturbed, in its first
-		// container; the job SUCCEEDS, run says why attempt 1 ended, JSON counts 2 attempts.
-		{"am-killed-with-am-attempts-2", []string{"--am-attempts", "2", "--worker", "2x1c,256m", "--", "sh", "-c", runsOnce},
-			func(t *testing.T, c *clustertest.Cluster, j *faultJob) time.Time {
-				j.waitRegistered(t, "worker:1")
-				// Training is under way once the AM has saved its task table and YARN has seen
-				// the containers running.
-				waitTaskTable(t, c, j.appID)
-				waitRMSeesRunning(t, c, j.containerOf(t, "worker:0"), j.containerOf(t, "worker:1"))
-				pid, _ := findAM(j.appID)
-				require.NotZero(t, pid, "no ApplicationMaster process for %s", j.appID)
-				fault := time.Now()
-				require.NoError(t, syscall.Kill(pid, syscall.SIGKILL))
-				return fault
-			},
-			func(t *testing.T, c *clustertest.Cluster, j *faultJob, fault time.Time) faultResult {
-				noticed := j.waitLine(t, regexp.MustCompile(`ApplicationMaster attempt 2 started after attempt 1 ended: .*exitCode: 137`), time.Minute)
-				// Recovered: attempt 2's AM runs (the tasks never stopped).
-				recovered := j.waitLineAfter(t, regexp.MustCompile("^"+regexp.QuoteMeta(j.appID)+" RUNNING$"), noticed, time.Minute)
-				r := j.requireEnd(t, fault, 60*time.Second, "SUCCEEDED")
-				require.Equal(t, 2, j.result.AMAttempts)
-				require.Zero(t, j.result.Restarts, "adopted: no restart")
-				for _, task := range j.result.Tasks {
-					require.Contains(t, task.ContainerID, "_01_", "%s runs in attempt 1's container: adopted", task.Task)
-					require.Equal(t, "succeeded", task.State, task.Task)
-				}
-				requireRanOnce(t, j, "worker:0", "worker:1")
-				// Attempt 2 took over attempt 1's address: worker:0's launcher reported its exit
-				// there (its lines are on run's stderr when its NodeManager serves them).
-				require.NotContains(t, j.stderr(), "could not report the exit")
-				r.Recovery = recovered.Sub(fault)
-				r.Outcome += " in attempt 2, which adopted both tasks (each program ran once, in its first container; the launchers reported to attempt 2 at attempt 1's address); run names attempt 1's end (exitCode: 137)"
-				return r
-			}},
+		amKilledWithAttempts(),
 		// The scheduler preempts a task's container (the CapacityScheduler's preemption events):
 		// the job fails naming the preemption (YARN's exit status -102), not an exit code.
 		{"task-preempted", []string{"--worker", "2x1c,256m", "--success", "all", "--", "sh", "-c", sleepForever},
@@ -240,6 +210,111 @@ func faultCases() []faultCase {
 				return r
 			}},
 	}
+}
+
+// kill -9 of the ApplicationMaster with --am-attempts 2: YARN starts attempt 2, which adopts
+// the tasks still running: every program runs once, undisturbed, in its first container; the
+// job SUCCEEDS, run says why attempt 1 ended, JSON counts 2 attempts. Right after the kill the
+// test takes attempt 1's rendezvous port, as another process on the node would (or as a node
+// elsewhere would have it), so attempt 2 listens elsewhere: the launchers find it through the
+// staging directory and register there again, and report their exits to it.
+func amKilledWithAttempts() faultCase {
+	var old string         // attempt 1's rendezvous address
+	var taken net.Listener // holding its port
+	// Programs long enough to outlast the launchers' search for attempt 2.
+	program := strings.Replace(runsOnce, "sleep 20", "sleep 40", 1)
+	return faultCase{"am-killed-with-am-attempts-2", []string{"--am-attempts", "2", "--worker", "2x1c,256m", "--", "sh", "-c", program},
+		func(t *testing.T, c *clustertest.Cluster, j *faultJob) time.Time {
+			j.waitRegistered(t, "worker:1")
+			// Training is under way once the AM has saved its task table and YARN has seen
+			// the containers running.
+			waitTaskTable(t, c, j.appID)
+			old = savedAMAddress(t, c, j.appID)
+			waitRMSeesRunning(t, c, j.containerOf(t, "worker:0"), j.containerOf(t, "worker:1"))
+			pid, _ := findAM(j.appID)
+			require.NotZero(t, pid, "no ApplicationMaster process for %s", j.appID)
+			fault := time.Now()
+			require.NoError(t, syscall.Kill(pid, syscall.SIGKILL))
+			_, port, err := net.SplitHostPort(old)
+			require.NoError(t, err)
+			require.Eventually(t, func() bool {
+				taken, err = net.Listen("tcp", ":"+port)
+				return err == nil
+			}, 5*time.Second, 10*time.Millisecond, "taking attempt 1's port %s: %v", port, err)
+			// Whoever calls gets its connection closed: no AM there.
+			go func(ln net.Listener) {
+				for {
+					conn, err := ln.Accept()
+					if err != nil {
+						return
+					}
+					conn.Close()
+				}
+			}(taken)
+			return fault
+		},
+		func(t *testing.T, c *clustertest.Cluster, j *faultJob, fault time.Time) faultResult {
+			defer taken.Close()
+			noticed := j.waitLine(t, regexp.MustCompile(`ApplicationMaster attempt 2 started after attempt 1 ended: .*exitCode: 137`), time.Minute)
+			// Recovered: attempt 2's AM runs (the tasks never stopped).
+			recovered := j.waitLineAfter(t, regexp.MustCompile("^"+regexp.QuoteMeta(j.appID)+" RUNNING$"), noticed, time.Minute)
+			// Attempt 2's log (read while it runs: its container's log goes with it): it could not
+			// have attempt 1's address, listens elsewhere, and both launchers found it there.
+			var amLog string
+			var log []byte
+			require.Eventually(t, func() bool {
+				if _, amLog = findAM(j.appID); amLog == "" || !strings.Contains(amLog, "_02_") {
+					return false
+				}
+				log, _ = os.ReadFile(amLog)
+				return bytes.Contains(log, []byte("worker:0 registered again at ")) && bytes.Contains(log, []byte("worker:1 registered again at "))
+			}, time.Minute, 200*time.Millisecond, "attempt 2's log (%s) never said both launchers registered again:\n%s", amLog, log)
+			require.Contains(t, string(log), "the previous attempt's address "+old+" is taken")
+			now := regexp.MustCompile(`rendezvous and status page at (\S+) `).FindSubmatch(log)
+			require.NotNil(t, now, "attempt 2's address is in its log:\n%s", log)
+			require.NotEqual(t, old, string(now[1]), "attempt 2 listens elsewhere")
+			// When the second launcher came back, by attempt 2's clock (the same machine's).
+			again := regexp.MustCompile(`(?m)^(\S+ \S+) tfyarn am: worker:\d registered again at .*$`).FindAllSubmatch(log, -1)
+			require.Len(t, again, 2, "%s", log)
+			back, err := time.ParseInLocation("2006-01-02 15:04:05.000", string(again[1][1]), time.Local)
+			require.NoError(t, err)
+			t.Logf("attempt 2 at %s (attempt 1 was at %s); %s; %s", now[1], old, again[0][0], again[1][0])
+			r := j.requireEnd(t, fault, 90*time.Second, "SUCCEEDED")
+			require.Equal(t, 2, j.result.AMAttempts)
+			require.Zero(t, j.result.Restarts, "adopted: no restart")
+			for _, task := range j.result.Tasks {
+				require.Contains(t, task.ContainerID, "_01_", "%s runs in attempt 1's container: adopted", task.Task)
+				require.Equal(t, "succeeded", task.State, task.Task)
+			}
+			requireRanOnce(t, j, "worker:0", "worker:1")
+			require.NotContains(t, j.stderr(), "could not report the exit")
+			r.Recovery = recovered.Sub(fault)
+			r.Outcome += fmt.Sprintf(" in attempt 2, which adopted both tasks (each program ran once, in its first container); attempt 1's port taken, attempt 2 listened at a new address and both launchers found it there and registered again, %.1fs after the kill; run names attempt 1's end (exitCode: 137)", back.Sub(fault).Seconds())
+			return r
+		}}
+}
+
+// savedAMAddress is the rendezvous address appID's AM saved with its task table.
+func savedAMAddress(t *testing.T, c *clustertest.Cluster, appID string) string {
+	t.Helper()
+	conf, err := hadoopconf.LoadDir(c.ConfDir)
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	user := ipc.DefaultUser()
+	fs, err := hdfs.Connect(ctx, conf, user)
+	require.NoError(t, err)
+	defer fs.Close()
+	f, err := fs.Open(ctx, path.Join(hdfs.StagingDir(user, appID), appmaster.AdoptFileName))
+	require.NoError(t, err)
+	defer f.Close()
+	data := make([]byte, f.Size())
+	_, err = f.ReadAt(data, 0)
+	require.True(t, err == nil || errors.Is(err, io.EOF), "%v", err)
+	var saved contract.SavedAM
+	require.NoError(t, json.Unmarshal(data, &saved))
+	require.NotEmpty(t, saved.AM, "%s", data)
+	return saved.AM
 }
 
 // killTask waits until every task of wait has registered, then kills task's program (kill -9).
