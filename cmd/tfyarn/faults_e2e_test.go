@@ -47,7 +47,7 @@ import (
 //	go test -tags e2e -count=1 -run E2EFaults ./cmd/tfyarn/
 func TestE2EFaults(t *testing.T) {
 	c := clustertest.RequireFaults(t)
-	require.Equal(t, "3", c.Facts["nodemanagers"], "the faults cluster is an older one; stop it: TC_DIR=%s testcluster/cluster.sh down", c.Dir)
+	require.Equal(t, "4", c.Facts["nodemanagers"], "the faults cluster is an older one; stop it: TC_DIR=%s testcluster/cluster.sh down", c.Dir)
 	bin := clustertest.BuildTfyarn(t)
 	t.Run("am-attempts-over-the-cap", func(t *testing.T) {
 		// The client's yarn-site says yarn.resourcemanager.am.max-attempts=2.
@@ -63,7 +63,7 @@ func TestE2EFaults(t *testing.T) {
 			args []string
 			want string
 		}{
-			{[]string{"nm", "stop", "9"}, "testcluster: nm-stop 9 failed: no NodeManager 9 (the cluster has 3)"},
+			{[]string{"nm", "stop", "9"}, "testcluster: nm-stop 9 failed: no NodeManager 9 (the cluster has 4)"},
 			{[]string{"nm", "start", "0"}, "testcluster: nm-start 0 failed: NodeManager 0 is running"},
 			{[]string{"preempt", "container_1_0001_01_000001"}, "testcluster: preempt container_1_0001_01_000001 failed: no live container container_1_0001_01_000001 in the scheduler"},
 		} {
@@ -100,6 +100,11 @@ func TestE2EFaults(t *testing.T) {
 	t.Run("nodemanager-lost", func(t *testing.T) {
 		r := testFaultNodeManagerLost(t, c, bin)
 		r.Scenario = "nodemanager-lost"
+		results.add(r)
+	})
+	t.Run("nodemanager-lost-with-the-am", func(t *testing.T) {
+		r := testFaultNodeManagerLostWithAM(t, c, bin)
+		r.Scenario = "nodemanager-lost-with-the-am"
 		results.add(r)
 	})
 	t.Run("nodemanager-lost-with-am-attempts-2", func(t *testing.T) {
@@ -145,8 +150,9 @@ func faultCases() []faultCase {
 		// container and TFYARN_RESTART=1; the job SUCCEEDS and its diagnostics name the failure.
 		{"worker-killed-with-max-restarts", []string{"--max-restarts", "1", "--worker", "2x1c,256m", "--success", "all", "--", "sh", "-c", onceForever},
 			killTask("worker:1"), restartsAfter(regexp.MustCompile(`restart 1 after worker:1 \(container \S+ on \S+\) failed: exit code 137 \(SIGKILL\)`))},
-		// A preemption is not the program's fault: with --max-restarts it restarts the cluster.
-		{"task-preempted-with-max-restarts", []string{"--max-restarts", "1", "--worker", "2x1c,256m", "--success", "all", "--", "sh", "-c", onceForever},
+		// A preemption is not the program's fault: without any flag it restarts the cluster,
+		// not counted (no --max-restarts needed), and the job SUCCEEDS.
+		{"task-preempted", []string{"--worker", "2x1c,256m", "--success", "all", "--", "sh", "-c", onceForever},
 			preemptTask("worker:1"), restartsAfter(regexp.MustCompile(`restart 1 after worker:1 \(container \S+ on \S+\) failed: preempted by the scheduler \(exit status -102\).*\(not counted: not the program's fault\)`))},
 		// An evaluator is outside the TensorFlow cluster: its death does not end the job, which
 		// the chief decides (here: it succeeds 8 s after the fault); the task table tells it.
@@ -167,9 +173,9 @@ func faultCases() []faultCase {
 				return r
 			}},
 		amKilledWithAttempts(),
-		// The scheduler preempts a task's container (the CapacityScheduler's preemption events):
-		// the job fails naming the preemption (YARN's exit status -102), not an exit code.
-		{"task-preempted", []string{"--worker", "2x1c,256m", "--success", "all", "--", "sh", "-c", sleepForever},
+		// With --no-infra-restarts a preemption is a failure like a program's: without
+		// --max-restarts the job fails naming the preemption (YARN's exit status -102).
+		{"task-preempted-with-no-infra-restarts", []string{"--no-infra-restarts", "--worker", "2x1c,256m", "--success", "all", "--", "sh", "-c", sleepForever},
 			preemptTask("worker:1"),
 			func(t *testing.T, c *clustertest.Cluster, j *faultJob, fault time.Time) faultResult {
 				return j.requireEnd(t, fault, 40*time.Second, "FAILED", "worker:1 (container "+j.containerOf(t, "worker:1"), "preempted by the scheduler (exit status -102)")
@@ -348,6 +354,7 @@ func restartsAfter(cause *regexp.Regexp) func(t *testing.T, c *clustertest.Clust
 		recovered := j.waitLineAfter(t, regexp.MustCompile(regexp.QuoteMeta(j.appID+" worker:1 registered at ")), fault, time.Minute)
 		r := j.requireEnd(t, fault, 60*time.Second, "SUCCEEDED")
 		require.Regexp(t, cause, j.result.Diagnostics)
+		require.Equal(t, 1, j.result.Restarts)
 		for _, task := range j.result.Tasks {
 			require.Equal(t, "succeeded", task.State, task.Task)
 		}
@@ -365,10 +372,43 @@ func failsNaming(limit time.Duration, want ...string) func(t *testing.T, c *clus
 	}
 }
 
-// A NodeManager crashes while the job's ApplicationMaster (and maybe tasks) run on it: the RM
-// declares the node LOST when its liveness expires (10 s in the test cluster) and the job fails
-// naming the lost node. The node then comes back.
+// A NodeManager crashes while a task runs on it, the ApplicationMaster elsewhere: the RM
+// declares the node LOST when its liveness expires (10 s in the test cluster) and reports the
+// task's container lost (-100), which is not the program's fault: the cluster restarts on the
+// other nodes, not counted (no flag needed), and the job SUCCEEDS. Its two 31-vcore workers
+// cannot share a 32-vcore node, so at least one runs away from the AM's node: that one's node
+// is crashed; after the restart the AM's node and the fourth NodeManager take them.
 func testFaultNodeManagerLost(t *testing.T, c *clustertest.Cluster, bin string) faultResult {
+	j := startFaultJob(t, c, bin, "--worker", "2x31c,256m", "--success", "all", "--", "sh", "-c", onceForever)
+	j.waitRegistered(t, "worker:0")
+	j.waitRegistered(t, "worker:1")
+	pid, _ := findAM(j.appID)
+	require.NotZero(t, pid, "no ApplicationMaster process for %s", j.appID)
+	amNM := nodeManagerOf(t, pid)
+	lost := "worker:0"
+	if nodeManagerOf(t, programPID(t, j.appID, lost)) == amNM {
+		lost = "worker:1"
+	}
+	nm := nodeManagerOf(t, programPID(t, j.appID, lost))
+	require.NotEqual(t, amNM, nm, "both workers run on the AM's NodeManager")
+	lostNode := j.nodeOf(t, lost)
+	fault := crashNodeManager(t, c, nm)
+	recovered := j.waitLineAfter(t, regexp.MustCompile(regexp.QuoteMeta(j.appID+" "+lost+" registered at ")), fault, time.Minute)
+	r := j.requireEnd(t, fault, 60*time.Second, "SUCCEEDED")
+	require.Equal(t, 1, j.result.Restarts)
+	require.Regexp(t, `restart 1 after `+lost+` \(container \S+ on \S+\) failed: aborted by YARN.*\(exit status -100\).*\(not counted: not the program's fault\)`, j.result.Diagnostics)
+	require.NotEqual(t, lostNode, j.nodeOf(t, lost), "%s restarted on another node", lost)
+	for _, task := range j.result.Tasks {
+		require.Equal(t, "succeeded", task.State, task.Task)
+	}
+	r.Recovery = recovered.Sub(fault)
+	r.Outcome += fmt.Sprintf(" after a cluster restart on the other nodes (restarts: 1, not counted; no flag): %s's node was lost (exit status -100)", lost)
+	return r
+}
+
+// A NodeManager crashes while the job's ApplicationMaster (and maybe tasks) run on it: without
+// --am-attempts the job fails naming the lost node. The node then comes back.
+func testFaultNodeManagerLostWithAM(t *testing.T, c *clustertest.Cluster, bin string) faultResult {
 	j := startFaultJob(t, c, bin, "--worker", "2x1c,256m", "--", "sh", "-c", sleepForever)
 	j.waitRegistered(t, "worker:1")
 	fault := crashAMNode(t, c, j)
@@ -416,13 +456,26 @@ func crashAMNode(t *testing.T, c *clustertest.Cluster, j *faultJob) time.Time {
 	t.Helper()
 	pid, _ := findAM(j.appID)
 	require.NotZero(t, pid, "no ApplicationMaster process for %s", j.appID)
+	return crashNodeManager(t, c, nodeManagerOf(t, pid))
+}
+
+// nodeManagerOf is the index of the NodeManager whose container runs process pid.
+func nodeManagerOf(t *testing.T, pid int) string {
+	t.Helper()
 	cwd, err := os.Readlink(fmt.Sprintf("/proc/%d/cwd", pid))
 	require.NoError(t, err)
 	m := nmDir.FindStringSubmatch(cwd)
-	require.NotNil(t, m, "the AM's directory %s names no NodeManager", cwd)
+	require.NotNil(t, m, "process %d's directory %s names no NodeManager", pid, cwd)
+	return m[1]
+}
+
+// crashNodeManager crashes NodeManager nm (cluster.sh nm stop) and starts it again when the
+// test ends; it returns when the crash happened.
+func crashNodeManager(t *testing.T, c *clustertest.Cluster, nm string) time.Time {
+	t.Helper()
 	fault := time.Now()
-	require.Contains(t, c.Control(t, "nm", "stop", m[1]), "stopped NodeManager "+m[1])
-	t.Cleanup(func() { c.Control(t, "nm", "start", m[1]) })
+	require.Contains(t, c.Control(t, "nm", "stop", nm), "stopped NodeManager "+nm)
+	t.Cleanup(func() { c.Control(t, "nm", "start", nm) })
 	return fault
 }
 
@@ -454,7 +507,7 @@ func (f *faultResults) write(path string) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Fault injection on the test cluster\n\n")
 	fmt.Fprintf(&b, "Written by `make faults` (TestE2EFaults in cmd/tfyarn/faults_e2e_test.go) on %s.\n", time.Now().UTC().Format("2006-01-02 15:04 UTC"))
-	fmt.Fprintf(&b, "Real single-machine cluster (MiniYARN, 3 NodeManagers, NM liveness expiry 10 s), trivial programs (sleep).\n")
+	fmt.Fprintf(&b, "Real single-machine cluster (MiniYARN, 4 NodeManagers, NM liveness expiry 10 s), trivial programs (sleep).\n")
 	fmt.Fprintf(&b, "Times are from the fault to the job's end as `tfyarn run` saw it, and to the recovery where one happens.\n\n")
 	fmt.Fprintf(&b, "| scenario | outcome | fault → end | fault → recovery |\n|---|---|---|---|\n")
 	for _, r := range rows {

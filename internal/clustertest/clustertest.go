@@ -74,11 +74,11 @@ var (
 	}}
 	// A fourth, plain cluster of its own for the fault-injection suite (ports +30000): stopping
 	// a NodeManager there kills no other test's containers. Its NodeManagers count 32 vcores
-	// each (accounting only) so that the suite's jobs run side by side, and a third one
-	// (unlabelled, like the first) takes over when one is lost; a silent one is LOST after 10 s.
+	// each (accounting only) so that the suite's jobs run side by side, and a third and fourth
+	// (unlabelled, like the first) take over when one is lost; a silent one is LOST after 10 s.
 	faultsProfile = profile{name: "plain", dir: ".testcluster-faults", env: []string{
 		"RM_PORT=38032", "SCHEDULER_PORT=38030", "TRACKER_PORT=38031", "ADMIN_PORT=38033",
-		"RM_WEB_PORT=38088", "NN_PORT=38020", "NN_HTTP_PORT=39870", "TC_NM_VCORES=32", "TC_NODEMANAGERS=3",
+		"RM_WEB_PORT=38088", "NN_PORT=38020", "NN_HTTP_PORT=39870", "TC_NM_VCORES=32", "TC_NODEMANAGERS=4",
 		"TC_NM_EXPIRY_MS=10000",
 	}}
 
