@@ -59,17 +59,6 @@ func newTaskSaver(ctx context.Context, s *amSecurity, am string, logf func(strin
 	return ts
 }
 
-// announce saves table at once with this attempt's address: the launchers
-// of the tasks a previous attempt left running look it up there
-// (contract.EnvAMLocator).
-func (ts *taskSaver) announce(table []AdoptedTask) {
-	select {
-	case <-ts.tables:
-	default:
-	}
-	ts.tables <- table
-}
-
 func (ts *taskSaver) observe(snap Snapshot) {
 	if snap.Finish != nil {
 		return

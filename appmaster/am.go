@@ -119,9 +119,10 @@ func RunAM(ctx context.Context, opts AMOptions) (LoopResult, error) {
 		saver := newTaskSaver(refreshCtx, sec, rv.Address(), logf)
 		observe = func(s Snapshot) { rv.Observe(s); saver.observe(s) }
 		if saved != nil {
+			// The saver's first table, right after the adoption, carries
+			// this attempt's address: the adopted tasks' launchers look for
+			// it there, and find it only once they are let in.
 			adopt = func(context.Context) []AdoptedTask { return saved.Tasks }
-			// The previous attempt's launchers look for this one's address.
-			saver.announce(saved.Tasks)
 		}
 		locator = contract.AMLocator{Path: sec.adoptPath(), User: jf.User, Conf: contract.LocatorConf(jf.Conf)}.Encode()
 	}
