@@ -303,14 +303,7 @@ func amKilledWithAttempts() faultCase {
 // savedAMAddress is the rendezvous address appID's AM saved with its task table.
 func savedAMAddress(t *testing.T, c *clustertest.Cluster, appID string) string {
 	t.Helper()
-	conf, err := hadoopconf.LoadDir(c.ConfDir)
-	require.NoError(t, err)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	user := ipc.DefaultUser()
-	fs, err := hdfs.Connect(ctx, conf, user)
-	require.NoError(t, err)
-	defer fs.Close()
+	ctx, fs, user := connectHDFS(t, c)
 	f, err := fs.Open(ctx, path.Join(hdfs.StagingDir(user, appID), appmaster.AdoptFileName))
 	require.NoError(t, err)
 	defer f.Close()
@@ -710,14 +703,7 @@ func (j *faultJob) requireEnd(t *testing.T, fault time.Time, limit time.Duration
 // (appmaster.AdoptFileName in the staging directory).
 func waitTaskTable(t *testing.T, c *clustertest.Cluster, appID string) {
 	t.Helper()
-	conf, err := hadoopconf.LoadDir(c.ConfDir)
-	require.NoError(t, err)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	user := ipc.DefaultUser()
-	fs, err := hdfs.Connect(ctx, conf, user)
-	require.NoError(t, err)
-	defer fs.Close()
+	ctx, fs, user := connectHDFS(t, c)
 	p := path.Join(hdfs.StagingDir(user, appID), appmaster.AdoptFileName)
 	require.Eventually(t, func() bool {
 		f, err := fs.Open(ctx, p)
@@ -752,14 +738,7 @@ func waitRMSeesRunning(t *testing.T, c *clustertest.Cluster, containers ...strin
 // Hadoop's CLI, here over tfyarn's HDFS client: no JVM start per case).
 func requireStagingGone(t *testing.T, c *clustertest.Cluster, appID string) {
 	t.Helper()
-	conf, err := hadoopconf.LoadDir(c.ConfDir)
-	require.NoError(t, err)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	user := ipc.DefaultUser()
-	fs, err := hdfs.Connect(ctx, conf, user)
-	require.NoError(t, err)
-	defer fs.Close()
+	ctx, fs, user := connectHDFS(t, c)
 	base, err := fs.Exists(ctx, hdfs.BaseDir(user))
 	require.NoError(t, err)
 	require.True(t, base, "%s missing: the check would prove nothing", hdfs.BaseDir(user))
@@ -827,4 +806,19 @@ func findProgram(appID, task string) int {
 		}
 	}
 	return 0
+}
+
+// connectHDFS connects to c's NameNode as the test's user, for one case's checks
+// (closed, and the 30 s deadline cancelled, when the test ends).
+func connectHDFS(t *testing.T, c *clustertest.Cluster) (context.Context, *hdfs.FS, string) {
+	t.Helper()
+	conf, err := hadoopconf.LoadDir(c.ConfDir)
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	user := ipc.DefaultUser()
+	fs, err := hdfs.Connect(ctx, conf, user)
+	require.NoError(t, err)
+	t.Cleanup(func() { fs.Close() })
+	return ctx, fs, user
 }

@@ -5,7 +5,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -211,32 +210,21 @@ func TestE2ELogsFormats(t *testing.T) {
 	bin := clustertest.BuildTfyarn(t)
 	c := clustertest.Require(t)
 	user := ipc.DefaultUser()
-	ifConf := t.TempDir()
-	entries, err := os.ReadDir(c.ConfDir)
-	require.NoError(t, err)
-	for _, e := range entries {
-		if e.IsDir() {
-			continue
+	ifConf := copyConfDir(t, c.ConfDir, func(data []byte) []byte {
+		data = bytes.Replace(data, []byte("<name>yarn.log-aggregation.file-formats</name><value>TFile</value>"),
+			[]byte("<name>yarn.log-aggregation.file-formats</name><value>IFile,TFile</value>"), 1)
+		require.Contains(t, string(data), "IFile,TFile")
+		extra := ""
+		for k, v := range map[string]string{
+			"yarn.log-aggregation.file-controller.IFile.class": "org.apache.hadoop.yarn.logaggregation.filecontroller.ifile.LogAggregationIndexedFileController",
+			"yarn.log-aggregation.file-controller.TFile.class": "org.apache.hadoop.yarn.logaggregation.filecontroller.tfile.LogAggregationTFileController",
+			// Hadoop refuses two formats sharing one directory.
+			"yarn.log-aggregation.IFile.remote-app-log-dir": "/tmp/e2e-ilogs",
+		} {
+			extra += "<property><name>" + k + "</name><value>" + v + "</value></property>"
 		}
-		data, err := os.ReadFile(filepath.Join(c.ConfDir, e.Name()))
-		require.NoError(t, err)
-		if e.Name() == "yarn-site.xml" {
-			data = bytes.Replace(data, []byte("<name>yarn.log-aggregation.file-formats</name><value>TFile</value>"),
-				[]byte("<name>yarn.log-aggregation.file-formats</name><value>IFile,TFile</value>"), 1)
-			require.Contains(t, string(data), "IFile,TFile")
-			extra := ""
-			for k, v := range map[string]string{
-				"yarn.log-aggregation.file-controller.IFile.class": "org.apache.hadoop.yarn.logaggregation.filecontroller.ifile.LogAggregationIndexedFileController",
-				"yarn.log-aggregation.file-controller.TFile.class": "org.apache.hadoop.yarn.logaggregation.filecontroller.tfile.LogAggregationTFileController",
-				// Hadoop refuses two formats sharing one directory.
-				"yarn.log-aggregation.IFile.remote-app-log-dir": "/tmp/e2e-ilogs",
-			} {
-				extra += "<property><name>" + k + "</name><value>" + v + "</value></property>"
-			}
-			data = bytes.Replace(data, []byte("</configuration>"), []byte(extra+"</configuration>"), 1)
-		}
-		require.NoError(t, os.WriteFile(filepath.Join(ifConf, e.Name()), data, 0o644))
-	}
+		return bytes.Replace(data, []byte("</configuration>"), []byte(extra+"</configuration>"), 1)
+	})
 	testdata := filepath.Join(c.Root, "internal", "aggregatedlog", "testdata")
 	for _, tc := range []struct {
 		fixture, dir, node, conf string

@@ -202,22 +202,12 @@ func testRobustRMSilence(t *testing.T, c *clustertest.Cluster, bin string) {
 	target, _ := conf.Get("yarn.resourcemanager.address")
 	require.NotEmpty(t, target)
 	p := startProxy(t, target)
-	confDir := t.TempDir()
-	entries, err := os.ReadDir(c.ConfDir)
-	require.NoError(t, err)
-	for _, e := range entries {
-		if e.IsDir() {
-			continue
-		}
-		data, err := os.ReadFile(filepath.Join(c.ConfDir, e.Name()))
-		require.NoError(t, err)
-		if e.Name() == "yarn-site.xml" {
-			data = bytes.ReplaceAll(data, []byte("<name>yarn.resourcemanager.address</name><value>"+target+"</value>"),
-				[]byte("<name>yarn.resourcemanager.address</name><value>"+p.addr+"</value>"))
-			require.Contains(t, string(data), p.addr)
-		}
-		require.NoError(t, os.WriteFile(filepath.Join(confDir, e.Name()), data, 0o644))
-	}
+	confDir := copyConfDir(t, c.ConfDir, func(data []byte) []byte {
+		data = bytes.ReplaceAll(data, []byte("<name>yarn.resourcemanager.address</name><value>"+target+"</value>"),
+			[]byte("<name>yarn.resourcemanager.address</name><value>"+p.addr+"</value>"))
+		require.Contains(t, string(data), p.addr)
+		return data
+	})
 	cmd := exec.Command(bin, "--conf-dir", confDir, "--timeout", "5s", "run", "--worker", "1c,256m", "--name", "e2e-rm-silence", "--", "sleep", "25")
 	cmd.Env = c.Env()
 	var stdout, stderr syncBuffer
@@ -324,4 +314,25 @@ func (p *tcpProxy) stop() {
 		c.Close()
 	}
 	p.conns = nil
+}
+
+// copyConfDir copies the client configuration in src to a new directory,
+// passing yarn-site.xml through editYarnSite: a test's own view of the cluster.
+func copyConfDir(t *testing.T, src string, editYarnSite func([]byte) []byte) string {
+	t.Helper()
+	dst := t.TempDir()
+	entries, err := os.ReadDir(src)
+	require.NoError(t, err)
+	for _, e := range entries {
+		if e.IsDir() {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(src, e.Name()))
+		require.NoError(t, err)
+		if e.Name() == "yarn-site.xml" {
+			data = editYarnSite(data)
+		}
+		require.NoError(t, os.WriteFile(filepath.Join(dst, e.Name()), data, 0o644))
+	}
+	return dst
 }
