@@ -91,7 +91,10 @@ type AMOptions struct {
 	// FinishAttempts bounds the finishApplicationMaster calls made while the
 	// RM has not yet unregistered the attempt (0: 60).
 	FinishAttempts int
-	// FinishBackoff is the first pause between them, doubling to 2s (0: 100ms).
+	// FinishBackoff is the first pause between them, doubling to 2s (0:
+	// 20ms). Short at first: an RM usually unregisters the attempt within
+	// tens of milliseconds, and every job's wall time waits for it (Hadoop's
+	// AMRMClient sleeps 100ms, most of that idle).
 	FinishBackoff time.Duration
 }
 
@@ -341,7 +344,7 @@ func (c *AMRMClient) Finish(ctx context.Context, status hadoopyarn.FinalApplicat
 	}
 	backoff := c.opts.FinishBackoff
 	if backoff <= 0 {
-		backoff = 100 * time.Millisecond
+		backoff = 20 * time.Millisecond
 	}
 	req := &hadoopyarn.FinishApplicationMasterRequestProto{
 		FinalApplicationStatus: status.Enum(),
