@@ -131,8 +131,24 @@ func TestBenchPeers(t *testing.T) {
 	}
 	res := peersResult{machine: newMachine(t, root, "peers"), Job: "2 task containers (1 vcore, 128 MiB) running `true`"}
 	runPeers(t, c, systems, peersEnv, &res, peerRounds)
-	writeResults(t, c, "peers", res, peersMarkdown(res, "tfyarn vs skein vs Hadoop's DistributedShell: the same trivial job", "TestBenchPeers"))
+	writeResults(t, c, "peers", res, peersMarkdown(res, "tfyarn vs skein vs Hadoop's DistributedShell: the same trivial job", "TestBenchPeers")+tfYarnNote)
 }
+
+// tfYarnNote says why tf-yarn has no row, from its 0.7.0 sources
+// (bench/work/peers-venv: tf_yarn/client.py, tf_yarn/_env.py,
+// cluster_pack/packaging.py).
+const tfYarnNote = `
+tf-yarn 0.7.0 (installed by bench/peers/setup.sh) has no row:
+
+- It cannot run ` + "`true`" + `: every task is ` + "`<pyenv> -m tf_yarn.tensorflow.tasks._independent_workers_task`" + `
+  (or ` + "`custom_task_module`" + `, still a Python module) in the shipped environment, submitted
+  through skein (the skein row's client, driver and AM), each container importing TensorFlow.
+- Its upload can be skipped (` + "`run_on_yarn(..., pyenv_zip_path=<hdfs path>)`" + ` does not call cluster-pack's
+  ` + "`upload_env`" + `, which needs libhdfs), but that path must be a ` + "`.pex`" + ` or ` + "`.pex.zip`" + `
+  (cluster_pack.packaging.get_pyenv_usage_from_archive refuses anything else), so the 1.2 GB
+  TensorFlow venv would have to be rebuilt as a PEX with TensorFlow, tf-yarn, skein and cloudpickle
+  inside, uploaded with ` + "`hdfs dfs -put`" + `; not done yet.
+`
 
 // peerTFScript is the small real TensorFlow job: each task imports
 // TensorFlow and fits a two-layer Keras model for 2 epochs on 256 rows.
