@@ -92,14 +92,18 @@ func (fs *FS) copyTo(ctx context.Context, f *gohdfs.FileWriter, r io.Reader, h h
 // closeFile completes the file. The NameNode may answer "not yet" while the
 // last block's replicas report in (ErrReplicating); like Hadoop's DFSOutputStream
 // we retry with backoff (dfs.client.block.write.locateFollowingBlock.retries).
+// Unlike its 400ms first pause, ours starts at 25ms: the DataNode's report
+// usually lands within milliseconds, and a small file (the job file, the
+// AM's history) otherwise costs a whole job 400ms idle. Nine retries keep
+// Hadoop's total patience (~12.8s vs 12.4s).
 func (fs *FS) closeFile(ctx context.Context, f *gohdfs.FileWriter) error {
-	backoff := 400 * time.Millisecond
+	backoff := 25 * time.Millisecond
 	for attempt := 0; ; attempt++ {
 		if err := f.SetDeadline(time.Now().Add(fs.ioTimeout)); err != nil {
 			return err
 		}
 		err := f.Close()
-		if err == nil || !gohdfs.IsErrReplicating(err) || attempt == 5 {
+		if err == nil || !gohdfs.IsErrReplicating(err) || attempt == 9 {
 			return err
 		}
 		select {
