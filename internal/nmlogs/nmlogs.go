@@ -264,7 +264,10 @@ func parsePiece(body []byte, max int64) (Piece, error) {
 // reads logs through SecureIOUtils, which needs Hadoop's native library.
 func Explain(err error) error {
 	var e *Error
-	if errors.As(err, &e) && strings.Contains(e.Msg, "SecureIOUtils") {
+	// The first read after the NodeManager starts fails in SecureIOUtils'
+	// static initialiser (ExceptionInInitializerError, the class not named
+	// in the answer); every later one says it could not initialise the class.
+	if errors.As(err, &e) && e.Status == 500 && (strings.Contains(e.Msg, "SecureIOUtils") || strings.Contains(e.Msg, "ExceptionInInitializerError")) {
 		return fmt.Errorf("%w (the NodeManager cannot read container logs in secure mode without Hadoop's native library)", err)
 	}
 	if errors.As(err, &e) && e.Status == 401 {

@@ -151,6 +151,7 @@ func TestExplain(t *testing.T) {
 		want string
 	}{
 		{&Error{Status: 500, Msg: "javax.servlet.ServletException: java.lang.NoClassDefFoundError: Could not initialize class org.apache.hadoop.io.SecureIOUtils"}, "without Hadoop's native library"},
+		{&Error{Status: 500, Msg: "javax.servlet.ServletException: javax.servlet.ServletException: java.lang.ExceptionInInitializerError"}, "without Hadoop's native library"},
 		{&Error{Status: 401, Msg: "Authentication required"}, "SPNEGO"},
 	} {
 		if got := Explain(tc.err).Error(); !strings.Contains(got, tc.want) {
