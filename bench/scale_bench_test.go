@@ -55,10 +55,10 @@ func TestBenchScale(t *testing.T) {
 	bin := tfyarnBin(t, c)
 	spec := fmt.Sprintf("%dx1c,128m", scaleTasks)
 	argv := []string{bin, "run", "--worker", spec, "--name", "bench-scale", "--output", "json", "--", "true"}
-	res := scaleResult{machine: newMachine(t, c.Root, "scale"), Cluster: "8 NodeManagers × 32 vcores (NodeManager 0 exclusive to label gpu), ports +40000",
+	res := scaleResult{machine: newMachine(t, c.Root, "scale"), Cluster: "8 NodeManagers × 32 vcores (NodeManager 0 exclusive to label gpu), ports +6000",
 		Command: "bin/tfyarn run --worker " + spec + " --name bench-scale --output json -- true"}
 	res.LoadAvg[0] = loadAvg()
-	before := allocateCalls(t, "http://localhost:48088", 48030)
+	before := allocateCalls(t, "http://localhost:14088", 14030)
 	sampler := startRSSSampler()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
@@ -70,7 +70,7 @@ func TestBenchScale(t *testing.T) {
 	require.NoError(t, cmd.Run(), "stderr: %s", tail(stderr.String(), 4000))
 	res.WallS = round2(time.Since(start).Seconds())
 	sampler.stop()
-	res.Heartbeats = allocateCalls(t, "http://localhost:48088", 48030) - before
+	res.Heartbeats = allocateCalls(t, "http://localhost:14088", 14030) - before
 	res.LoadAvg[1] = loadAvg()
 	var out struct {
 		AppID       string `json:"app_id"`

@@ -67,18 +67,18 @@ var (
 		"RM_WEB_PORT=28088", "NN_PORT=28020", "NN_HTTP_PORT=29870", "KDC_PORT=28090",
 	}}
 	// The scale benchmark's own plain cluster (bench/scale_bench_test.go): 8 NodeManagers of 32
-	// vcores, ports shifted by 40000, so 200 one-vcore containers run at once beside the others.
+	// vcores, ports shifted by 6000, so 200 one-vcore containers run at once beside the others.
 	scaleProfile = profile{name: "plain", dir: ".testcluster-scale", env: []string{
-		"RM_PORT=48032", "SCHEDULER_PORT=48030", "TRACKER_PORT=48031", "ADMIN_PORT=48033",
-		"RM_WEB_PORT=48088", "NN_PORT=48020", "NN_HTTP_PORT=49870", "TC_NODEMANAGERS=8", "TC_NM_VCORES=32",
+		"RM_PORT=14032", "SCHEDULER_PORT=14030", "TRACKER_PORT=14031", "ADMIN_PORT=14033",
+		"RM_WEB_PORT=14088", "NN_PORT=14020", "NN_HTTP_PORT=15870", "TC_NODEMANAGERS=8", "TC_NM_VCORES=32",
 	}}
-	// A fourth, plain cluster of its own for the fault-injection suite (ports +30000): stopping
+	// A fourth, plain cluster of its own for the fault-injection suite (ports +4000): stopping
 	// a NodeManager there kills no other test's containers. Its NodeManagers count 32 vcores
 	// each (accounting only) so that the suite's jobs run side by side, and a third and fourth
 	// (unlabelled, like the first) take over when one is lost; a silent one is LOST after 10 s.
 	faultsProfile = profile{name: "plain", dir: ".testcluster-faults", env: []string{
-		"RM_PORT=38032", "SCHEDULER_PORT=38030", "TRACKER_PORT=38031", "ADMIN_PORT=38033",
-		"RM_WEB_PORT=38088", "NN_PORT=38020", "NN_HTTP_PORT=39870", "TC_NM_VCORES=32", "TC_NODEMANAGERS=4",
+		"RM_PORT=12032", "SCHEDULER_PORT=12030", "TRACKER_PORT=12031", "ADMIN_PORT=12033",
+		"RM_WEB_PORT=12088", "NN_PORT=12020", "NN_HTTP_PORT=13870", "TC_NM_VCORES=32", "TC_NODEMANAGERS=4",
 		"TC_NM_EXPIRY_MS=10000",
 	}}
 

@@ -1,0 +1,65 @@
+package clustertest
+
+import (
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// Every fixed port of every test cluster must lie below the kernel's ephemeral range: an
+// outgoing connection of any other test may hold a port of that range at the moment a cluster
+// binds it (CI lost a run to "BindException: localhost:38030" when the faults cluster used
+// ports +30000). The ports must also differ between clusters, since several run at once.
+func TestClusterPortsAvoidEphemeralRange(t *testing.T) {
+	lowest := 32768 // Linux's default when the range cannot be read
+	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
+		if f := strings.Fields(string(b)); len(f) == 2 {
+			if n, err := strconv.Atoi(f[0]); err == nil {
+				lowest = n
+			}
+		}
+	}
+
+	script, err := os.ReadFile("../../testcluster/cluster.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defaults := map[string]string{}
+	for _, m := range regexp.MustCompile(`(?m)^([A-Z_]+_PORT)=\$\{[A-Z_]+:-(\d+)\}`).FindAllStringSubmatch(string(script), -1) {
+		defaults[m[1]] = m[2]
+	}
+	if len(defaults) < 8 {
+		t.Fatalf("found %d port defaults in cluster.sh (%v); the pattern no longer matches the script", len(defaults), defaults)
+	}
+
+	owner := map[int]string{}
+	for _, p := range []profile{mainProfile, privacyProfile, kerberosProfile, scaleProfile, faultsProfile} {
+		ports := map[string]string{}
+		for k, v := range defaults {
+			ports[k] = v
+		}
+		for _, kv := range p.env {
+			if k, v, ok := strings.Cut(kv, "="); ok && strings.HasSuffix(k, "_PORT") {
+				ports[k] = v
+			}
+		}
+		for name, v := range ports {
+			if name == "KDC_PORT" && p.name != "kerberos" {
+				continue // only the kerberos profile starts a KDC
+			}
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				t.Fatalf("%s: %s=%q is not a port", p.dir, name, v)
+			}
+			if n >= lowest {
+				t.Errorf("%s: %s=%d is inside the ephemeral range (from %d): another connection may hold it when the cluster starts", p.dir, name, n, lowest)
+			}
+			if other, taken := owner[n]; taken {
+				t.Errorf("%s: %s=%d is also used by %s", p.dir, name, n, other)
+			}
+			owner[n] = p.dir + " " + name
+		}
+	}
+}
