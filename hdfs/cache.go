@@ -66,38 +66,52 @@ func (fs *FS) uploadCached(ctx context.Context, digest string, size int64, name 
 		return r, 0, err
 	}
 
-	tmp, w, err := writeTempRetrying(ctx, dir, name, size, open, opts, fs.writeCacheTemp, fs.bestEffortRemove)
+	sent, exists, err := fs.publish(ctx, dir, final, digest, size, open, opts)
 	if err != nil {
-		return Resource{}, 0, pathErr("upload", final, err)
+		return Resource{}, sent, err
 	}
-	if w.digest != digest || w.size != size {
-		fs.bestEffortRemove(tmp)
-		return Resource{}, w.size, pathErr("upload", final,
-			fmt.Errorf("local file changed while uploading (sha256 %s, %d bytes; then %s, %d bytes)", digest, size, w.digest, w.size))
-	}
-
-	err = fs.renameNoReplace(ctx, tmp, final)
-	if err != nil {
-		fs.bestEffortRemove(tmp)
-		if !isExists(err) {
-			return Resource{}, w.size, pathErr("upload", final, err)
-		}
+	if exists {
 		// Lost the race: a concurrent uploader published the same content.
 		r, ok, err := fs.cachedResource(ctx, final, size)
 		if err == nil && !ok {
 			err = errors.New("cache entry vanished after a concurrent upload")
 		}
 		if err != nil {
-			return Resource{}, w.size, err
+			return Resource{}, sent, err
 		}
-		return r, w.size, nil
+		return r, sent, nil
 	}
-
 	fi, err := fs.stat(ctx, final)
 	if err != nil {
-		return Resource{}, w.size, pathErr("upload", final, err)
+		return Resource{}, sent, pathErr("upload", final, err)
 	}
-	return fs.resource(final, fi, fs.cacheVisibility(ctx, final, fi)), w.size, nil
+	return fs.resource(final, fi, fs.cacheVisibility(ctx, final, fi)), sent, nil
+}
+
+// publish writes the content open gives aside in dir and renames it to
+// final without overwriting. exists reports that final appeared meanwhile
+// (a concurrent uploader won the rename): our copy is dropped, and sent
+// still counts what we wrote.
+func (fs *FS) publish(ctx context.Context, dir, final, digest string, size int64,
+	open func() (io.ReadCloser, error), opts UploadOptions) (sent int64, exists bool, err error) {
+	name := path.Base(final)
+	tmp, w, err := writeTempRetrying(ctx, dir, name, size, open, opts, fs.writeCacheTemp, fs.bestEffortRemove)
+	if err != nil {
+		return 0, false, pathErr("upload", final, err)
+	}
+	if w.digest != digest || w.size != size {
+		fs.bestEffortRemove(tmp)
+		return w.size, false, pathErr("upload", final,
+			fmt.Errorf("local file changed while uploading (sha256 %s, %d bytes; then %s, %d bytes)", digest, size, w.digest, w.size))
+	}
+	if err := fs.renameNoReplace(ctx, tmp, final); err != nil {
+		fs.bestEffortRemove(tmp)
+		if !isExists(err) {
+			return w.size, false, pathErr("upload", final, err)
+		}
+		return w.size, true, nil
+	}
+	return w.size, false, nil
 }
 
 // writeCacheTemp writes the temporary file, creating the digest directory
