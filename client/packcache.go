@@ -74,7 +74,7 @@ func (s *Submission) uploadKnown(ctx context.Context, local, name string) (hdfs.
 	known := s.recall(ctx, local, envpack.TargetFile)
 	digest := ""
 	if known.hit {
-		r, ok, err := s.fs.LookupCached(ctx, known.entry.SHA256, name, known.entry.ArchiveBytes)
+		r, ok, err := s.store().Lookup(ctx, known.entry.SHA256, name, known.entry.ArchiveBytes)
 		if err != nil {
 			return hdfs.Resource{}, 0, err
 		}
@@ -85,7 +85,7 @@ func (s *Submission) uploadKnown(ctx context.Context, local, name string) (hdfs.
 	}
 	r, n, err := s.upload(ctx, local, name, digest)
 	if err == nil {
-		if digest, ok := hdfs.CachedDigest(s.fs.User(), r.Path); ok {
+		if digest, ok := s.cachedDigest(r.Path); ok {
 			known.remember(envpack.Packed{SHA256: digest, ArchiveBytes: r.Size})
 		}
 	}

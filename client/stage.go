@@ -45,7 +45,7 @@ func (s *Submission) upload(ctx context.Context, local, name, digest string) (hd
 		}
 		opts.Progress = progress
 	}
-	return s.fs.UploadCachedOptions(ctx, local, name, opts)
+	return s.store().UploadOptions(ctx, local, name, opts)
 }
 
 // ship packs what must be packed and puts every item of the plan into the
@@ -80,7 +80,7 @@ func (s *Submission) shipItem(ctx context.Context, it shipItem) (hdfs.Resource, 
 	start := time.Now()
 	known := s.recall(ctx, it.local, packTarget(it.kind))
 	if known.hit {
-		r, ok, err := s.fs.LookupCached(ctx, known.entry.SHA256, it.cache, known.entry.ArchiveBytes)
+		r, ok, err := s.store().Lookup(ctx, known.entry.SHA256, it.cache, known.entry.ArchiveBytes)
 		if err != nil {
 			return hdfs.Resource{}, 0, err
 		}

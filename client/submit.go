@@ -40,6 +40,7 @@ type Submission struct {
 	attempts *attemptWatcher // set by Wait
 	rm       *yarn.ApplicationClient
 	fs       *hdfs.FS
+	cache    cacheStore              // the user's own cache or a shared directory
 	login    *security.KerberosLogin // nil on an insecure cluster
 }
 
@@ -139,6 +140,9 @@ func (s *Submission) submit(ctx context.Context, bin string, plan shipPlan) erro
 	s.AppID = yarn.FormatApplicationID(s.id)
 
 	if s.fs, err = ConnectHDFS(cctx, job.Conf, s.login, hdfs.Options{User: job.User}); err != nil {
+		return err
+	}
+	if s.cache, err = s.openCache(cctx); err != nil {
 		return err
 	}
 	s.cleanOrphans(ctx)

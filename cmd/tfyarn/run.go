@@ -38,6 +38,7 @@ func runCommand(e *env) *cli.Command {
 		&cli.StringFlag{Name: "python", Value: client.DefaultPython, Usage: "Python interpreter that runs SCRIPT.py: without --env, a name on the containers' PATH or an absolute path on the nodes; with --env, inside the env (default env/bin/python; bin/python3.11 means env/bin/python3.11, an absolute path is used as is); with --local, on this machine"},
 		&cli.StringSliceFlag{Name: "files", Usage: "files copied into every task's working directory, each as NAME (default: its base name): `PATH[#NAME]`, comma list, repeatable"},
 		&cli.StringSliceFlag{Name: "archives", Usage: ".zip/.tar.gz/.tgz/.tar/.jar archives unpacked into ./NAME/ of every task (default NAME: the base name without its suffix): `PATH[#NAME]`, comma list, repeatable"},
+		&cli.StringFlag{Name: "cache-dir", Usage: "HDFS `DIR` shared by the cluster's users (mode 1777, made by an administrator) for the job's files instead of /user/<you>/.tfyarn/cache: what another user shipped is used from there once its content is checked, and localized once per node for everyone (default: tfyarn.cache.dir from the client configuration, else your own cache)"},
 		&cli.StringFlag{Name: "src-dir", Usage: "`DIR` of the script's sibling modules: packed, unpacked into ./src/ of every task and first on PYTHONPATH (a script inside DIR runs from there)"},
 		&cli.DurationFlag{Name: "alloc-timeout", Value: taskspec.DefaultAllocTimeout, Usage: "how long, once the ApplicationMaster runs, the chief, worker and ps tasks may wait for containers: the job then fails naming the tasks still unallocated, their shape and what the cluster offers"},
 		&cli.StringFlag{Name: "am-node-label", Usage: "YARN node `LABEL` of the ApplicationMaster's own container (default: none, i.e. the queue's default; --node-label is for the tasks only)"},
@@ -161,6 +162,7 @@ func runAction(c *cli.Context, e *env) error {
 		}
 		fmt.Fprintf(progress, "packed %s (%s): %s in %.1fs, sha256 %s\n", p.Dir, what, progressbar.Bytes(p.Bytes), p.Took.Seconds(), shortDigest(p.SHA256))
 	}
+	job.OnCacheNotice = func(msg string) { fmt.Fprintln(progress, msg) }
 	job.OnUpload = func(name string, size int64) (hdfs.ProgressFunc, func()) {
 		// On a terminal only: nothing at all on a pipe.
 		bar := progressbar.New(e.stderr, "uploading "+name)
@@ -391,6 +393,7 @@ func printTaskChange(w io.Writer, ev client.Event) {
 func applyShipping(c *cli.Context, job *client.Job) error {
 	job.PythonEnv = c.String("env")
 	job.SrcDir = c.String("src-dir")
+	job.CacheDir = c.String("cache-dir")
 	var err error
 	if job.Files, err = localFiles("files", c.StringSlice("files")); err != nil {
 		return err
