@@ -24,7 +24,7 @@ code=$?
 set -e
 echo
 if [ "$code" = 0 ]; then
-  echo "== demo: the job SUCCEEDED (logs: testcluster/hadoop.sh yarn logs -applicationId <id>)"
+  echo "== demo: the job SUCCEEDED (each task's logs: bin/tfyarn logs <application id above>)"
 else
   echo "== demo: the job did not succeed (exit code $code); see the diagnostics above" >&2
 fi
