@@ -65,18 +65,25 @@ func (m *Machine) allocDeadline() {
 }
 
 // unallocatedAtRendezvous explains a failed rendezvous by the cluster tasks
-// that never got a container, "" when every one did.
+// waiting for a container: those that never got one, with their shape, and
+// those whose restart (an in-place replacement's included) had none yet;
+// "" when none waits.
 func (m *Machine) unallocatedAtRendezvous() string {
-	var never []TaskStatus
+	var never, restarting []TaskStatus
 	for _, t := range m.tasks {
-		if t.Task.Type.InCluster() && t.State == TaskPending {
+		switch {
+		case !t.Task.Type.InCluster() || t.State != TaskPending:
+		case t.Attempt == 0:
 			never = append(never, *t)
+		default:
+			restarting = append(restarting, *t)
 		}
 	}
-	if len(never) == 0 {
-		return ""
+	var lines []string
+	if len(never) > 0 {
+		lines = append(lines, unallocatedSentence(m.groupSpecs(), never, "never got a container"))
 	}
-	return unallocatedSentence(m.groupSpecs(), never, "never got a container")
+	return strings.Join(append(lines, waitingLines(restarting, "")...), "; ")
 }
 
 func (m *Machine) groupSpecs() map[taskspec.TaskType]groupShape {

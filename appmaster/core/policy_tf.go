@@ -113,12 +113,13 @@ func (p TensorFlowPolicy) afterSuccess(v View, decider TaskStatus) Verdict {
 	}
 	types := make([]taskspec.TaskType, len(v.Tasks))
 	all := make([]taskspec.TaskID, len(v.Tasks))
-	var live, pending []taskspec.TaskID
+	var live []taskspec.TaskID
+	var pending []TaskStatus
 	for i, t := range v.Tasks {
 		types[i], all[i] = t.Task.Type, t.Task
 		switch {
 		case t.State == TaskPending:
-			pending = append(pending, t.Task)
+			pending = append(pending, t)
 		case t.State.Live():
 			live = append(live, t.Task)
 		}
@@ -183,10 +184,33 @@ func (p TensorFlowPolicy) afterSuccess(v View, decider TaskStatus) Verdict {
 	if len(stopNow) > 0 && timeout > 0 {
 		lines = append(lines, fmt.Sprintf("gave up after %s waiting for %s to end", timeout, joinIDs(stopNow)))
 	}
-	if len(pending) > 0 {
-		lines = append(lines, joinIDs(pending)+" never got a container")
-	}
+	lines = append(lines, waitingLines(pending, "never got a container")...)
 	return Verdict{Outcome: JobSucceeded, Diagnostics: joinDiagnostics(lines, ignoredFailures(v, decider))}
+}
+
+// waitingLines say why each task in pending had no container when the job
+// ended. A first attempt's wait is never's ("never got a container", or
+// the caller's fuller sentence), the tasks joined in one line; a restarted
+// task did run, so calling it unallocated would mislead: a worker replaced
+// in place was waiting for a container on its node, any other for the
+// container of its restart.
+func waitingLines(pending []TaskStatus, never string) []string {
+	var first []taskspec.TaskID
+	var lines []string
+	for _, t := range pending {
+		switch {
+		case t.Attempt == 0:
+			first = append(first, t.Task)
+		case t.PlaceOn != "":
+			lines = append(lines, fmt.Sprintf("%s was still being replaced on %s: its attempt %d had no container there yet", t.Task, t.PlaceOn, t.Attempt))
+		default:
+			lines = append(lines, fmt.Sprintf("%s was still restarting: its attempt %d had no container yet", t.Task, t.Attempt))
+		}
+	}
+	if len(first) > 0 {
+		lines = append([]string{joinIDs(first) + " " + never}, lines...)
+	}
+	return lines
 }
 
 // isSideCar reports whether a task's failure leaves the job alone.
