@@ -1,0 +1,193 @@
+//go:build e2e
+
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"os"
+	"os/user"
+	"path"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/tfyarn/tfyarn/hadoopconf"
+	"github.com/tfyarn/tfyarn/hdfs"
+	"github.com/tfyarn/tfyarn/internal/clustertest"
+)
+
+// A cache directory shared by users, on the plain cluster: alice's
+// application puts the launcher and a new environment into a fresh 1777
+// directory; bob's application of the same environment uploads neither,
+// checks alice's files once and names the very same HDFS files, which the
+// NodeManager localized for alice already (one public download, the same
+// local copy for both tasks). A file another user planted under its sha256
+// name with other bytes is refused and bob's own copy used. A directory
+// missing or not sticky fails before anything is created.
+//
+//	go test -tags e2e -count=1 -run E2ESharedCache ./cmd/tfyarn/
+func TestE2ESharedCache(t *testing.T) {
+	bin := clustertest.BuildTfyarn(t)
+	c := clustertest.Require(t)
+	id := randomHex(t)
+	alice, bob, mallory := "tfyarn-alice-"+id, "tfyarn-bob-"+id, "tfyarn-mallory-"+id
+	shared := "/tmp/tfyarn-shared-" + id
+	c.Hadoop(t, "hdfs", "dfs", "-mkdir", "-p", shared, hdfs.HomeDir(alice), hdfs.HomeDir(bob))
+	c.Hadoop(t, "hdfs", "dfs", "-chmod", "1777", shared)
+	c.Hadoop(t, "hdfs", "dfs", "-chown", alice, hdfs.HomeDir(alice))
+	c.Hadoop(t, "hdfs", "dfs", "-chown", bob, hdfs.HomeDir(bob))
+	t.Cleanup(func() {
+		c.Hadoop(t, "hdfs", "dfs", "-rm", "-r", "-f", "-skipTrash", shared, hdfs.HomeDir(alice), hdfs.HomeDir(bob))
+	})
+
+	venv := makeVenv(t)
+	nonce := make([]byte, 64<<10)
+	_, _ = rand.Read(nonce)
+	require.NoError(t, os.WriteFile(filepath.Join(venv, "nonce.bin"), nonce, 0o644)) // a new archive
+	data := filepath.Join(t.TempDir(), "data.txt")
+	good := []byte("the right data " + id + "\n")
+	require.NoError(t, os.WriteFile(data, good, 0o644))
+	sum := sha256.Sum256(good)
+	planted := hdfs.SharedPath(shared, hex.EncodeToString(sum[:]), "data.txt")
+
+	home := t.TempDir() // each user's local caches (packs, verifications) under home/<user>
+	run := func(user string, extra ...string) (stdout, stderr string, code int) {
+		args := append([]string{"run", "--worker", "1c,256m", "--name", "e2e-shared-cache", "--cache-dir", shared,
+			"--env", venv, "--output", "json"}, extra...)
+		args = append(args, "--", "sh", "-c", `echo "ENV $(readlink -f env)"; test ! -e data.txt || echo "DATA $(cat data.txt)"`)
+		return execTfyarn(t, c, bin, []string{"HADOOP_USER_NAME=" + user, "XDG_CACHE_HOME=" + filepath.Join(home, user)}, args...)
+	}
+	envLine := regexp.MustCompile(`(?m)^ENV (\S+)$`)
+	// The task's output, from its logs (too short-lived for run's live view).
+	output := func(user, appID string) string {
+		t.Helper()
+		for deadline := time.Now().Add(time.Minute); ; time.Sleep(time.Second) {
+			stdout, stderr, code := execTfyarn(t, c, bin, []string{"HADOOP_USER_NAME=" + user}, "logs", appID, "--task", "worker:0", "--file", "stdout")
+			if code == exitOK && strings.Contains(stdout, "ENV ") {
+				return stdout
+			}
+			require.True(t, time.Now().Before(deadline), "worker:0's stdout of %s: %s%s", appID, stdout, stderr)
+		}
+	}
+
+	stdout, stderr, code := run(alice)
+	t.Logf("alice: %s\n%s", stdout, stderr)
+	require.Equal(t, exitOK, code)
+	ra := runJSON(t, stdout)
+	require.Positive(t, ra.UploadedBytes, "a fresh directory: the launcher and the env are uploaded")
+	require.NotContains(t, stderr, "shared cache:", "alice's own files need no check")
+	ma := envLine.FindStringSubmatch(output(alice, ra.AppID))
+	require.NotNil(t, ma)
+	envFile := path.Base(ma[1])
+	require.Regexp(t, `^[0-9a-f]{64}-env\.tar\.gz$`, envFile, "the env is the shared directory's entry")
+	require.Contains(t, ma[1], "/filecache/", "localized PUBLIC")
+	require.NotContains(t, ma[1], "/usercache/")
+	listing := c.Hadoop(t, "hdfs", "dfs", "-ls", shared)
+	require.Regexp(t, `-rw-r--r-- +1 `+alice+` .* `+regexp.QuoteMeta(shared+"/"+envFile)+`\n`, listing)
+	require.Regexp(t, `-rw-r--r-- +1 `+alice+` .* `+regexp.QuoteMeta(shared)+`/[0-9a-f]{64}-tfyarn\n`, listing)
+
+	// Mallory plants other bytes, of the right length, under data.txt's name.
+	conf, err := hadoopconf.LoadDir(c.ConfDir)
+	require.NoError(t, err)
+	ctx, fsm := contextAndFS(t, conf, mallory)
+	_, err = fsm.UploadBytes(ctx, bytes.ToUpper(good), planted)
+	require.NoError(t, err)
+
+	stdout, stderr, code = run(bob, "--files", data)
+	t.Logf("bob: %s\n%s", stdout, stderr)
+	require.Equal(t, exitOK, code)
+	rb := runJSON(t, stdout)
+	require.Equal(t, int64(len(good)), rb.UploadedBytes, "only data.txt is uploaded (to bob's own cache): alice's launcher and env are used")
+	require.Contains(t, stderr, "shared cache: verified "+shared+"/"+envFile+" (owned by "+alice+"): its content matches its name")
+	require.Regexp(t, `shared cache: verified `+regexp.QuoteMeta(shared)+`/[0-9a-f]{64}-tfyarn \(owned by `+alice+`\)`, stderr)
+	refusal := "shared cache: not using " + planted + " (owned by " + mallory + "): its content's sha256 is "
+	require.Equal(t, 1, strings.Count(stderr, refusal), "one line for the planted file:\n%s", stderr)
+	require.Contains(t, stderr, "; shipping it through your own cache "+hdfs.CacheDir(bob)+" instead\n")
+	out := output(bob, rb.AppID)
+	require.Contains(t, out, "DATA "+strings.TrimSpace(string(good))+"\n", "bob's task got bob's bytes")
+	mb := envLine.FindStringSubmatch(out)
+	require.NotNil(t, mb, out)
+	require.Equal(t, ma[1], mb[1], "bob's task uses the copy the NodeManager localized for alice")
+	require.Equal(t, 1, publicDownloads(t, c, shared+"/"+envFile), "the NodeManager downloaded the env once, for alice")
+	require.Contains(t, c.Hadoop(t, "hdfs", "dfs", "-ls", planted), mallory, "the planted file is left alone")
+
+	// Bob again: alice's files were verified once and are not read again;
+	// the planted file is still refused, and bob's own copy found.
+	stdout, stderr, code = run(bob, "--files", data)
+	t.Logf("bob again: %s\n%s", stdout, stderr)
+	require.Equal(t, exitOK, code)
+	require.Zero(t, runJSON(t, stdout).UploadedBytes)
+	require.NotContains(t, stderr, "shared cache: verified", "remembered from bob's first run")
+	require.Equal(t, 1, strings.Count(stderr, refusal), stderr)
+	require.Equal(t, 1, publicDownloads(t, c, shared+"/"+envFile))
+
+	t.Run("unusable directories", func(t *testing.T) {
+		carol := "tfyarn-carol-" + id
+		loose := shared + "-loose"
+		c.Hadoop(t, "hdfs", "dfs", "-mkdir", "-p", loose)
+		c.Hadoop(t, "hdfs", "dfs", "-chmod", "0777", loose)
+		t.Cleanup(func() { c.Hadoop(t, "hdfs", "dfs", "-rm", "-r", "-f", "-skipTrash", loose) })
+		fix := func(dir string) string {
+			return "; an administrator creates it like /tmp: hdfs dfs -mkdir -p " + dir + " && hdfs dfs -chmod 1777 " + dir
+		}
+		withConf := copyConfDir(t, c.ConfDir, func(b []byte) []byte {
+			return bytes.Replace(b, []byte("</configuration>"),
+				[]byte("<property><name>tfyarn.cache.dir</name><value>"+shared+"-missing</value></property>\n</configuration>"), 1)
+		})
+		for _, tc := range []struct {
+			env  []string
+			args []string
+			want string
+		}{
+			{nil, []string{"--cache-dir", shared + "-missing"},
+				"tfyarn: shared cache directory " + shared + "-missing does not exist" + fix(shared+"-missing") + "\n"},
+			{nil, []string{"--cache-dir", loose},
+				"tfyarn: shared cache directory " + loose + " is not sticky (mode 0777, owner root): anyone could remove others' entries" + fix(loose) + "\n"},
+			{[]string{"HADOOP_CONF_DIR=" + withConf}, nil,
+				"tfyarn: shared cache directory " + shared + "-missing does not exist" + fix(shared+"-missing") +
+					" (set by tfyarn.cache.dir in " + filepath.Join(withConf, "yarn-site.xml") + ")\n"},
+		} {
+			args := append(append([]string{"run", "--worker", "1c,256m"}, tc.args...), "--", "true")
+			stdout, stderr, code := execTfyarn(t, c, bin, append([]string{"HADOOP_USER_NAME=" + carol}, tc.env...), args...)
+			require.Equal(t, exitUsage, code, stderr)
+			require.Empty(t, stdout)
+			require.Equal(t, strings.ReplaceAll(tc.want, "owner root", "owner "+currentOSUser(t)), stderr)
+		}
+		requireNothingCreatedFor(t, c, carol)
+	})
+}
+
+// publicDownloads counts the NodeManagers' public downloads of an HDFS path.
+func publicDownloads(t *testing.T, c *clustertest.Cluster, p string) int {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(c.Dir, "logs", "cluster.log"))
+	require.NoError(t, err)
+	return len(regexp.MustCompile(`Downloading public resource: \{ hdfs://[^/]+`+regexp.QuoteMeta(p)+`,`).FindAll(b, -1))
+}
+
+// contextAndFS connects to the cluster's HDFS as user (simple auth).
+func contextAndFS(t *testing.T, conf *hadoopconf.Config, user string) (context.Context, *hdfs.FS) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	t.Cleanup(cancel)
+	fs, err := hdfs.Connect(ctx, conf, user)
+	require.NoError(t, err)
+	t.Cleanup(func() { fs.Close() })
+	return ctx, fs
+}
+
+// currentOSUser started the cluster: the HDFS superuser, owner of what
+// Hadoop's CLI creates in the tests.
+func currentOSUser(t *testing.T) string {
+	u, err := user.Current()
+	require.NoError(t, err)
+	return u.Username
+}
