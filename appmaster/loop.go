@@ -61,6 +61,11 @@ type LoopConfig struct {
 	// Attempt is this AM's attempt number (0 or 1: the first); a later
 	// attempt that adopts nothing counts a cluster restart.
 	Attempt int
+	// NodeRacks, if set, asks the RM for every node's rack (getClusterNodes)
+	// once, in the background after registering: in-place replacements
+	// ask for their node's real rack (core.Ask.Localities). Allocate's
+	// updated_nodes add to it either way.
+	NodeRacks func(context.Context) (map[string]string, error)
 	// Logf logs one line; nil discards.
 	Logf func(format string, args ...any)
 	// Now is the clock; nil means time.Now.
@@ -158,6 +163,13 @@ type loop struct {
 	// unsent are containers whose startContainers was never sent, because
 	// the AM was killed first: nothing to stop on their NodeManagers.
 	unsent map[string]bool
+	// racks brings NodeRacks' answer, once; nil when none is awaited.
+	racks chan racksAnswer
+}
+
+type racksAnswer struct {
+	racks map[string]string
+	err   error
 }
 
 func newLoop(cfg LoopConfig) (*loop, error) {
@@ -209,6 +221,7 @@ func (l *loop) run(ctx context.Context) (LoopResult, error) {
 	if l.cfg.Attempt > 1 || len(reg.ContainersFromPreviousAttempts) > 0 {
 		l.adopt(ctx, reg.ContainersFromPreviousAttempts)
 	}
+	l.fetchRacks(ctx)
 
 	for {
 		rd := l.m.Ready()
@@ -233,7 +246,38 @@ func (l *loop) run(ctx context.Context) (LoopResult, error) {
 		if l.m.HasReady() {
 			continue // a kill or a program's exit decided something
 		}
+		l.takeRacks()
 		l.heartbeat(ctx)
+	}
+}
+
+// fetchRacks starts NodeRacks in the background: no job waits for it, and
+// an in-place replacement comes long after the tasks registered.
+func (l *loop) fetchRacks(ctx context.Context) {
+	if l.cfg.NodeRacks == nil {
+		return
+	}
+	l.racks = make(chan racksAnswer, 1)
+	go func() {
+		cctx, cancel := context.WithTimeout(ctx, l.cfg.CallTimeout)
+		defer cancel()
+		racks, err := l.cfg.NodeRacks(cctx)
+		l.racks <- racksAnswer{racks, err}
+	}()
+}
+
+// takeRacks steps the machine with NodeRacks' answer once it has come.
+func (l *loop) takeRacks() {
+	select {
+	case a := <-l.racks:
+		l.racks = nil
+		if a.err != nil {
+			l.cfg.Logf("node racks unknown (%v): in-place replacements ask for %s unless allocate reports their node", a.err, core.DefaultRack)
+			return
+		}
+		l.cfg.Logf("racks of %d nodes known, for in-place replacements", len(a.racks))
+		l.m.Step(core.NodeRacks{Racks: a.racks})
+	default:
 	}
 }
 
@@ -366,6 +410,9 @@ func (l *loop) heartbeat(ctx context.Context) {
 	if resp.Reregistered {
 		l.cfg.Logf("the ResourceManager had forgotten this attempt; registered again")
 		l.m.Step(core.Resynced{})
+	}
+	if nodes := resp.GetUpdatedNodes(); len(nodes) > 0 {
+		l.m.Step(core.NodeRacks{Racks: nodeRacks(nodes)})
 	}
 	if got := resp.GetAllocatedContainers(); len(got) > 0 {
 		l.fastUntil = l.cfg.Now().Add(fastWindow)

@@ -8,43 +8,44 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
-// askProtos is one Ask as ResourceRequests: any node with relaxed
-// locality, under the group's own allocation_request_id and priority; for
-// an in-place replacement (Ask.Node) the node itself, plus its rack and
-// "*" with relaxed locality off, which is how YARN's schedulers are told
-// "this node only" (Hadoop's AMRMClient sends the same three). The rack is
-// YARN's default one: the AM does not know the cluster's topology, and on
-// a cluster with a topology script no container comes, so the core falls
-// back to restarting the cluster after taskspec.InPlaceWait.
+// askProtos is one Ask as ResourceRequests, one per resource name the
+// core chose (Ask.Localities: "*", or for an in-place replacement its
+// node, its rack and "*"), all under the group's own
+// allocation_request_id and priority.
 func askProtos(a core.Ask) []*hadoopyarn.ResourceRequestProto {
 	var custom map[string]int64
 	if a.Resource.GPUs > 0 {
 		// Only when asked: a zero entry for a type the RM lacks is noise.
 		custom = map[string]int64{yarn.ResourceGPU: a.Resource.GPUs}
 	}
-	req := func(name string, relax bool) *hadoopyarn.ResourceRequestProto {
+	var reqs []*hadoopyarn.ResourceRequestProto
+	for _, l := range a.Localities() {
 		r := &hadoopyarn.ResourceRequestProto{
 			Priority:            &hadoopyarn.PriorityProto{Priority: proto.Int32(a.Priority)},
-			ResourceName:        proto.String(name),
+			ResourceName:        proto.String(l.Name),
 			Capability:          yarn.NewResource(a.Resource.MemoryMiB, a.Resource.VCores, custom),
 			NumContainers:       proto.Int32(int32(a.Count)),
-			RelaxLocality:       proto.Bool(relax),
+			RelaxLocality:       proto.Bool(l.Relax),
 			AllocationRequestId: proto.Int64(a.AllocationRequestID),
 		}
-		if a.NodeLabel != "" && name == "*" {
+		if a.NodeLabel != "" && l.Name == "*" {
 			r.NodeLabelExpression = proto.String(a.NodeLabel)
 		}
-		return r
+		reqs = append(reqs, r)
 	}
-	if a.Node == "" {
-		return []*hadoopyarn.ResourceRequestProto{req("*", true)}
-	}
-	return []*hadoopyarn.ResourceRequestProto{req(a.Node, true), req(defaultRack, false), req("*", false)}
+	return reqs
 }
 
-// defaultRack is YARN's rack of a node without topology information
-// (NetworkTopology.DEFAULT_RACK).
-const defaultRack = "/default-rack"
+// nodeRacks reads the racks of the nodes in RM NodeReports, by host.
+func nodeRacks(nodes []*hadoopyarn.NodeReportProto) map[string]string {
+	racks := make(map[string]string, len(nodes))
+	for _, n := range nodes {
+		if host, rack := n.GetNodeId().GetHost(), n.GetRackName(); host != "" && rack != "" {
+			racks[host] = rack
+		}
+	}
+	return racks
+}
 
 // containerOf reduces an allocated container to what the machine sees.
 func containerOf(c *hadoopyarn.ContainerProto) core.Container {

@@ -51,7 +51,44 @@ type Ask struct {
 	Resource            taskspec.Resources
 	NodeLabel           string // node_label_expression; empty for none
 	Node                string // the only host to run on; empty for any
-	Count               int
+	// Rack is Node's rack as the RM reported it (NodeRacks) when the
+	// replacement was placed; empty when the machine had not heard.
+	Rack  string
+	Count int
+}
+
+// DefaultRack is the rack YARN gives a node without topology information
+// (Hadoop's NetworkTopology.DEFAULT_RACK).
+const DefaultRack = "/default-rack"
+
+// Locality is one resource name an Ask's ResourceRequests go under, and
+// whether the scheduler may look past it.
+type Locality struct {
+	Name  string
+	Relax bool
+}
+
+// Localities are the resource names of a's ResourceRequests: "*" with
+// relaxed locality for any node; for an in-place replacement (Node) the
+// node with relaxed locality, its rack and "*" with it off, YARN's way of
+// saying "this node only" (Hadoop's AMRMClient sends the same three). The
+// rack request cannot be left out: YARN's schedulers
+// (LocalityAppPlacementAllocator.canAllocate) place a node-local container
+// only while a request for the node's own rack is outstanding. So the rack
+// must be the one the RM gives the node: Rack when the RM said, else
+// DefaultRack, which is every node's on a cluster without a topology
+// script. Should that guess be wrong (a node the AM heard nothing of, on a
+// cluster with topology), no container comes and the machine restarts the
+// cluster after taskspec.InPlaceWait, as when the node is full.
+func (a Ask) Localities() []Locality {
+	if a.Node == "" {
+		return []Locality{{Name: "*", Relax: true}}
+	}
+	rack := a.Rack
+	if rack == "" {
+		rack = DefaultRack
+	}
+	return []Locality{{Name: a.Node, Relax: true}, {Name: rack}, {Name: "*"}}
 }
 
 // Launch: start the task's process in the container.

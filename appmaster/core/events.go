@@ -25,6 +25,14 @@ type Registered struct {
 // states the full ask table again.
 type Resynced struct{}
 
+// NodeRacks: the racks of nodes, by host, as the RM reports them in its
+// NodeReports (getClusterNodes, allocate's updated_nodes). The machine
+// keeps the latest rack of each host for the asks of in-place
+// replacements (Ask.Rack).
+type NodeRacks struct {
+	Racks map[string]string
+}
+
 // Allocated carries allocate's newly allocated containers. Feed it before
 // the same response's Completed events.
 type Allocated struct {
@@ -114,6 +122,7 @@ type RMFailed struct {
 
 func (Registered) isEvent()         {}
 func (Resynced) isEvent()           {}
+func (NodeRacks) isEvent()          {}
 func (Allocated) isEvent()          {}
 func (ContainerStarted) isEvent()   {}
 func (StartFailed) isEvent()        {}

@@ -177,11 +177,12 @@ type Machine struct {
 	stopGrace     time.Duration
 
 	restartPolicy      taskspec.RestartPolicy
-	counted, uncounted int           // restarts, by whether they count toward the policy's Max
-	generation         int           // cluster restarts: the rendezvous generation
-	causes             []string      // every failure that caused a restart, for the diagnostics
-	restarting         *restartState // a cluster restart's stops are out
-	nextRequestID      int64         // allocation_request_ids of in-place asks
+	counted, uncounted int               // restarts, by whether they count toward the policy's Max
+	generation         int               // cluster restarts: the rendezvous generation
+	causes             []string          // every failure that caused a restart, for the diagnostics
+	restarting         *restartState     // a cluster restart's stops are out
+	nextRequestID      int64             // allocation_request_ids of in-place asks
+	racks              map[string]string // host → rack, from NodeRacks
 
 	// Indexes kept in step with the tasks, so that an event costs what it
 	// touches rather than a pass over every task (bench/core_test.go: 10,000
@@ -249,9 +250,9 @@ type group struct {
 	priority            int32
 	rmOutstanding       int // -1: unknown to the RM (after a resync)
 	// node and task are set for an in-place replacement's ask: one
-	// container on node, for task.
-	node string
-	task *TaskStatus
+	// container on node, for task; rack is node's, when the RM said.
+	node, rack string
+	task       *TaskStatus
 }
 
 type containerRecord struct {
@@ -372,6 +373,15 @@ func (m *Machine) Step(ev Event) {
 		m.finish(Killed, "the ApplicationMaster was told to shut down: "+orDefault(e.Reason, "no reason given"))
 	case RMFailed:
 		m.finish(Failed, "lost the ResourceManager: "+orDefault(e.Reason, "no reason given"))
+	case NodeRacks:
+		if m.racks == nil {
+			m.racks = map[string]string{}
+		}
+		for host, rack := range e.Racks {
+			if rack != "" {
+				m.racks[host] = rack
+			}
+		}
 	case RendezvousFailed:
 		if m.phase == PhaseRunning {
 			diag := "rendezvous failed: " + orDefault(e.Reason, "no reason given")
@@ -911,6 +921,7 @@ func (m *Machine) ask(g *group) Ask {
 		Resource:            g.spec.Resources,
 		NodeLabel:           g.nodeLabel,
 		Node:                g.node,
+		Rack:                g.rack,
 		Count:               wanted,
 	}
 }

@@ -183,7 +183,9 @@ func (m *Machine) place(t *TaskStatus, node string, port int) {
 		}
 	}
 	m.nextRequestID++
-	g := &group{spec: base.spec, nodeLabel: base.nodeLabel, allocationRequestID: m.nextRequestID, priority: base.priority, node: node, task: t}
+	// The rack is fixed with the ask: the RM must hear a changed rack
+	// as a new key, which a later replacement's ask is.
+	g := &group{spec: base.spec, nodeLabel: base.nodeLabel, allocationRequestID: m.nextRequestID, priority: base.priority, node: node, rack: m.racks[node], task: t}
 	m.groups = append(m.groups, g)
 	t.placement, t.PlaceOn, t.WantPort = g, node, port
 }

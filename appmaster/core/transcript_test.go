@@ -84,6 +84,9 @@ func (h *harness) do(t *testing.T, c transcript.Cmd) string {
 		}
 		h.now = h.now.Add(d)
 		h.m.Step(Tick{Now: h.now})
+	case "racks":
+		// racks node1=/rack-a ...: the RM's NodeReports.
+		h.m.Step(NodeRacks{Racks: c.KV})
 	case "kill":
 		h.m.Step(KillRequested{Reason: strings.Join(c.Args, " ")})
 	case "shutdown":
@@ -205,6 +208,9 @@ func (h *harness) ready() string {
 		line := fmt.Sprintf("ask %s %d", a.TaskType, a.Count)
 		if a.Node != "" {
 			line += " on " + a.Node + " only"
+		}
+		if a.Rack != "" {
+			line += " in " + a.Rack
 		}
 		lines = append(lines, line)
 	}
