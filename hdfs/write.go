@@ -91,28 +91,36 @@ func (fs *FS) copyTo(ctx context.Context, f *gohdfs.FileWriter, r io.Reader, h h
 
 // closeFile completes the file. The NameNode may answer "not yet" while the
 // last block's replicas report in (ErrReplicating); like Hadoop's DFSOutputStream
-// we retry with backoff (dfs.client.block.write.locateFollowingBlock.retries).
-// Unlike its 400ms first pause, ours starts at 25ms: the DataNode's report
-// usually lands within milliseconds, and a small file (the job file, the
-// AM's history) otherwise costs a whole job 400ms idle. Nine retries keep
-// Hadoop's total patience (~12.8s vs 12.4s).
+// we retry with backoff (dfs.client.block.write.locateFollowingBlock.retries),
+// completeRetries times, pausing completePause between calls.
 func (fs *FS) closeFile(ctx context.Context, f *gohdfs.FileWriter) error {
-	backoff := 25 * time.Millisecond
 	for attempt := 0; ; attempt++ {
 		if err := f.SetDeadline(time.Now().Add(fs.ioTimeout)); err != nil {
 			return err
 		}
 		err := f.Close()
-		if err == nil || !gohdfs.IsErrReplicating(err) || attempt == 9 {
+		if err == nil || !gohdfs.IsErrReplicating(err) || attempt == completeRetries {
 			return err
 		}
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-time.After(backoff):
+		case <-time.After(completePause(attempt)):
 		}
-		backoff *= 2
 	}
+}
+
+// completeRetries is how many times closeFile calls complete() again.
+const completeRetries = 9
+
+// completePause is the pause after the complete() call number attempt
+// (from 0) was answered "not yet": 25ms, doubling. Unlike Hadoop's 400ms
+// first pause: the DataNode's report usually lands within milliseconds,
+// and a small file (the job file, the AM's history) otherwise costs a
+// whole job 400ms idle. Nine retries keep Hadoop's total patience (~12.8s
+// vs 12.4s).
+func completePause(attempt int) time.Duration {
+	return 25 * time.Millisecond << attempt
 }
 
 // stat is Stat with ctx; a missing path is os.ErrNotExist (wrapped).

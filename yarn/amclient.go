@@ -342,10 +342,6 @@ func (c *AMRMClient) Finish(ctx context.Context, status hadoopyarn.FinalApplicat
 	if attempts <= 0 {
 		attempts = 60
 	}
-	backoff := c.opts.FinishBackoff
-	if backoff <= 0 {
-		backoff = 20 * time.Millisecond
-	}
 	req := &hadoopyarn.FinishApplicationMasterRequestProto{
 		FinalApplicationStatus: status.Enum(),
 		Diagnostics:            proto.String(diagnostics),
@@ -377,14 +373,13 @@ func (c *AMRMClient) Finish(ctx context.Context, status hadoopyarn.FinalApplicat
 		if i+1 >= attempts {
 			return fmt.Errorf("yarn: finishApplicationMaster: the RM had not unregistered the attempt after %d calls", attempts)
 		}
-		t := time.NewTimer(backoff)
+		t := time.NewTimer(c.opts.finishPause(i))
 		select {
 		case <-t.C:
 		case <-ctx.Done():
 			t.Stop()
 			return fmt.Errorf("yarn: finishApplicationMaster: waiting for the RM to unregister: %w", ctx.Err())
 		}
-		backoff = min(2*backoff, 2*time.Second)
 	}
 }
 
@@ -442,4 +437,18 @@ func (c *AMRMClient) Close() error {
 	}
 	c.closed = true
 	return c.rpc.Close()
+}
+
+// finishPause is the pause after finishApplicationMaster call number i
+// (from 0) found the attempt not yet unregistered: FinishBackoff (20ms by
+// default), doubling, at most 2s.
+func (o AMOptions) finishPause(i int) time.Duration {
+	d := o.FinishBackoff
+	if d <= 0 {
+		d = 20 * time.Millisecond
+	}
+	for ; i > 0 && d < 2*time.Second; i-- {
+		d *= 2
+	}
+	return min(d, 2*time.Second)
 }
