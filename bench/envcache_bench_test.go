@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -38,6 +39,12 @@ type envAppRun struct {
 	// PublicDownload: the NodeManager's public localizer downloaded the env
 	// archive for this application ("Downloading public resource").
 	PublicDownload bool `json:"env_public_download"`
+	// User, UploadedBytes and CacheLines: for the shared cache directory
+	// case (TestBenchEnvCacheShared): who ran it, what the client uploaded
+	// and what it said about the shared directory's entries.
+	User          string   `json:"user,omitempty"`
+	UploadedBytes int64    `json:"uploaded_bytes"`
+	CacheLines    []string `json:"cache_lines,omitempty"`
 }
 
 type envCacheResult struct {
@@ -47,7 +54,11 @@ type envCacheResult struct {
 	LoadAvg [2]string   `json:"loadavg_1m_before_after"`
 }
 
-var packLineRE = regexp.MustCompile(`(?m)^.*(packed |unchanged since packed).*$`)
+var (
+	packLineRE  = regexp.MustCompile(`(?m)^.*(packed |unchanged since packed).*$`)
+	uploadedRE  = regexp.MustCompile(`submitted \(uploaded (\d+) bytes\)`)
+	cacheLineRE = regexp.MustCompile(`(?m)^shared cache: .*$`)
+)
 
 // TestBenchEnvCache: a new TensorFlow environment (a hard-linked copy of
 // .venv plus one random file, so its archive is new to the HDFS cache and to
@@ -94,10 +105,11 @@ func TestBenchEnvCache(t *testing.T) {
 	writeResults(t, c, "envcache", res, envCacheMarkdown(res))
 }
 
-func envApp(t *testing.T, bin string, env []string, venv, logPath string) envAppRun {
+func envApp(t *testing.T, bin string, env []string, venv, logPath string, extra ...string) envAppRun {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "run", "--env", venv, "--worker", "1c,1g", "--name", "bench-envcache", "--", "python", "-c", "pass")
+	args := append([]string{"run", "--env", venv, "--worker", "1c,1g", "--name", "bench-envcache"}, extra...)
+	cmd := exec.CommandContext(ctx, bin, append(args, "--", "python", "-c", "pass")...)
 	cmd.Env = env
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -108,6 +120,12 @@ func envApp(t *testing.T, bin string, env []string, venv, logPath string) envApp
 	r.AppID = appIDRE.FindString(both)
 	require.NotEmpty(t, r.AppID, "%s", both)
 	r.PackLine = strings.TrimSpace(packLineRE.FindString(both))
+	if m := uploadedRE.FindStringSubmatch(both); m != nil {
+		r.UploadedBytes, _ = strconv.ParseInt(m[1], 10, 64)
+	}
+	for _, l := range cacheLineRE.FindAllString(stderr.String(), -1) {
+		r.CacheLines = append(r.CacheLines, strings.TrimSpace(l))
+	}
 	var tl timeline
 	var ok bool
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
@@ -131,7 +149,7 @@ func localizing(t *testing.T, logPath, appID string, start time.Time) (float64, 
 	var from, to float64 = -1, -1
 	public := false
 	for _, line := range strings.Split(string(data), "\n") {
-		envDownload := strings.Contains(line, "Downloading public resource") && strings.Contains(line, "/env.tar.gz,")
+		envDownload := strings.Contains(line, "Downloading public resource") && strings.Contains(line, "env.tar.gz,") // <sha256>-env.tar.gz in a shared directory
 		if !strings.Contains(line, task) && !envDownload {
 			continue
 		}
@@ -176,5 +194,114 @@ func envCacheMarkdown(r envCacheResult) string {
 		"  the env archive when its cache lacks it.\n"+
 		"- The env is a PUBLIC resource (its HDFS cache path is open to others, hdfs.cacheVisibility): the NodeManager keeps\n"+
 		"  one copy per node for every application and user that names the same path.\n")
+	return b.String()
+}
+
+type envCacheSharedResult struct {
+	machine
+	Env       string      `json:"env"`
+	SharedDir string      `json:"shared_dir"`
+	Runs      []envAppRun `json:"runs"`
+	LoadAvg   [2]string   `json:"loadavg_1m_before_after"`
+}
+
+// TestBenchEnvCacheShared: a new TensorFlow environment (as in
+// TestBenchEnvCache) shipped by two users through a fresh shared cache
+// directory (--cache-dir, mode 1777): user A's application packs, uploads
+// and localizes it; user B's (other local caches: B packs the same venv
+// to the same bytes) finds A's archive, reads it once to check its sha256,
+// uploads nothing and localizes nothing; B's next application reads
+// nothing. Baseline in the same run: user C ships the same env through
+// their own cache (no shared directory), as every user did before: upload
+// and localization again.
+func TestBenchEnvCacheShared(t *testing.T) {
+	c := clustertest.Require(t)
+	bin := tfyarnBin(t, c)
+	src, name := benchEnv(t, c.Root, filepath.Join(c.Root, "bench", "work"))
+	work := filepath.Join(c.Root, "bench", "work", "envcache-shared")
+	require.NoError(t, os.RemoveAll(work))
+	require.NoError(t, os.MkdirAll(work, 0o755))
+	defer os.RemoveAll(work)
+	venv := filepath.Join(work, "venv")
+	out, err := exec.Command("cp", "-al", src, venv).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	nonce := make([]byte, 1<<20)
+	_, err = rand.Read(nonce)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(venv, "bench-nonce.bin"), nonce, 0o644))
+	time.Sleep(1600 * time.Millisecond) // settled, so packs are remembered
+
+	id := fmt.Sprintf("%x", nonce[:4])
+	users := map[string]string{"A": "tfyarn-bench-a-" + id, "B": "tfyarn-bench-b-" + id, "C": "tfyarn-bench-c-" + id}
+	shared := "/tmp/tfyarn-bench-shared-" + id
+	c.Hadoop(t, "hdfs", "dfs", "-mkdir", "-p", shared)
+	c.Hadoop(t, "hdfs", "dfs", "-chmod", "1777", shared)
+	homes := []string{shared}
+	for _, u := range users {
+		c.Hadoop(t, "hdfs", "dfs", "-mkdir", "-p", "/user/"+u)
+		c.Hadoop(t, "hdfs", "dfs", "-chown", u, "/user/"+u)
+		homes = append(homes, "/user/"+u)
+	}
+	defer c.Hadoop(t, append([]string{"hdfs", "dfs", "-rm", "-r", "-f", "-skipTrash"}, homes...)...)
+
+	res := envCacheSharedResult{machine: newMachine(t, c.Root, "envcache-shared"), Env: name + ", hard-linked copy + 1 MiB random file", SharedDir: shared}
+	res.LoadAvg[0] = loadAvg()
+	logPath := filepath.Join(c.Dir, "logs", "cluster.log")
+	for _, step := range []struct{ who, what string }{
+		{"A", "user A, first application of a new env (shared dir)"},
+		{"B", "user B, same env (shared dir): A's archive checked, used"},
+		{"B", "user B again (shared dir): remembered, nothing read"},
+		{"C", "baseline: user C, same env, own cache (no shared dir)"},
+	} {
+		user := users[step.who]
+		env := append(c.Env(), "HADOOP_USER_NAME="+user, "XDG_CACHE_HOME="+filepath.Join(work, "cache-"+step.who))
+		var extra []string
+		if step.who != "C" {
+			extra = []string{"--cache-dir", shared}
+		}
+		r := envApp(t, bin, env, venv, logPath, extra...)
+		r.What, r.User = step.what, step.who
+		t.Logf("%+v", r)
+		res.Runs = append(res.Runs, r)
+	}
+	res.LoadAvg[1] = loadAvg()
+	a, b, b2, base := res.Runs[0], res.Runs[1], res.Runs[2], res.Runs[3]
+	require.True(t, a.PublicDownload && a.UploadedBytes > 0)
+	require.Zero(t, b.UploadedBytes, "B uploads nothing")
+	require.False(t, b.PublicDownload, "B's application localizes nothing")
+	require.Len(t, b.CacheLines, 2, "B checks A's launcher and env once")
+	require.Zero(t, b2.UploadedBytes)
+	require.Empty(t, b2.CacheLines, "remembered")
+	require.Contains(t, b2.PackLine, "unchanged since packed")
+	require.True(t, base.PublicDownload && base.UploadedBytes > 0, "without the shared dir C uploads and localizes again")
+	writeResults(t, c, "envcache-shared", res, envCacheSharedMarkdown(res))
+}
+
+func envCacheSharedMarkdown(r envCacheSharedResult) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# A new environment shared between users: first and later applications\n\n")
+	fmt.Fprintf(&b, "`bin/tfyarn run --env DIR --cache-dir %s --worker 1c,1g -- python -c pass` by user A, then user B\n"+
+		"(twice), with a new environment: %s. Each user has their own HADOOP_USER_NAME and local caches\n"+
+		"(XDG_CACHE_HOME), so B packs the venv again (to the same bytes). Baseline in the same run: user C, same env,\n"+
+		"without --cache-dir (their own /user/C/.tfyarn/cache, as before). Produced by `make bench`; alone:\n"+
+		"`make build && go test -tags bench -run TestBenchEnvCacheShared -count=1 -v ./bench/`.\n\n", r.SharedDir, r.Env)
+	fmt.Fprintf(&b, "%s- Load average (1 min) before / after: %s / %s (shared machine)\n\n", r.machine.markdown(""), r.LoadAvg[0], r.LoadAvg[1])
+	fmt.Fprintf(&b, "| application | client work before submission (s) | uploaded (bytes) | what the client said | task container localization (s) | env downloaded by the NodeManager | client wall (s) |\n|---|---:|---:|---|---:|---|---:|\n")
+	for _, run := range r.Runs {
+		dl := "no (in its public cache)"
+		if run.PublicDownload {
+			dl = "yes (public localizer)"
+		}
+		said := "`" + run.PackLine + "`"
+		for _, l := range run.CacheLines {
+			said += "<br>`" + l + "`"
+		}
+		fmt.Fprintf(&b, "| %s | %.2f | %d | %s | %.2f | %s | %.2f |\n", run.What, run.SubmittedS, run.UploadedBytes, said, run.LocalizingS, dl, run.WallS)
+	}
+	fmt.Fprintf(&b, "\n- **client work before submission**: from `tfyarn run`'s start to the RM's NEW → NEW_SAVING (cluster.log):\n"+
+		"  packing or recognising the env, finding, checking or uploading it and the launcher, connecting, staging.\n"+
+		"- **localization**: the NodeManager's LOCALIZING → SCHEDULED for the task container.\n"+
+		"- B's first application reads A's launcher and env archive once to check their sha256 against their names\n"+
+		"  (the \"verified\" lines); the check is remembered locally, so B's next application reads nothing.\n")
 	return b.String()
 }
