@@ -304,24 +304,8 @@ func (r *jreader) annotation() ([]any, error) {
 		case tcEndBlockData:
 			r.off++
 			return out, nil
-		case tcBlockData:
-			r.off++
-			n, err := r.u8()
-			if err != nil {
-				return nil, err
-			}
-			p, err := r.take(int(n))
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, p)
-		case tcBlockDataLong:
-			r.off++
-			n, err := r.i32()
-			if err != nil {
-				return nil, err
-			}
-			p, err := r.take(int(n))
+		case tcBlockData, tcBlockDataLong:
+			p, err := r.blockData()
 			if err != nil {
 				return nil, err
 			}
@@ -334,6 +318,25 @@ func (r *jreader) annotation() ([]any, error) {
 			out = append(out, v)
 		}
 	}
+}
+
+// blockData reads one block of data: TC_BLOCKDATA with a one-byte length,
+// or TC_BLOCKDATALONG with a four-byte signed one (take bounds both).
+func (r *jreader) blockData() ([]byte, error) {
+	size := 1
+	if r.b[r.off] == tcBlockDataLong {
+		size = 4
+	}
+	r.off++
+	p, err := r.take(size)
+	if err != nil {
+		return nil, err
+	}
+	n := int(p[0])
+	if size == 4 {
+		n = int(int32(binary.BigEndian.Uint32(p)))
+	}
+	return r.take(n)
 }
 
 func (r *jreader) object() (*jobject, error) {
