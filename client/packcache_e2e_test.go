@@ -3,14 +3,11 @@
 package client
 
 import (
-	"bufio"
 	"context"
 	"crypto/rand"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -18,27 +15,9 @@ import (
 	"github.com/tfyarn/tfyarn/hadoopconf"
 	"github.com/tfyarn/tfyarn/hdfs"
 	"github.com/tfyarn/tfyarn/internal/clustertest"
+	"github.com/tfyarn/tfyarn/internal/procio"
 	"github.com/tfyarn/tfyarn/ipc"
 )
-
-// processRead is what this process has read through read(2) from files and
-// sockets alike (/proc/self/io's rchar).
-func processRead(t *testing.T) int64 {
-	t.Helper()
-	f, err := os.Open("/proc/self/io")
-	require.NoError(t, err)
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "rchar: "); ok {
-			n, err := strconv.ParseInt(v, 10, 64)
-			require.NoError(t, err)
-			return n
-		}
-	}
-	t.Fatal("no rchar in /proc/self/io")
-	return 0
-}
 
 // Shipping an unchanged --env directory a second time neither packs nor
 // reads it (the local pack cache knows its archive, the HDFS cache holds
@@ -88,10 +67,10 @@ func TestE2EUnchangedEnvNotRepacked(t *testing.T) {
 	require.False(t, p.Cached)
 	require.Positive(t, n)
 
-	before := processRead(t)
+	before := procio.Rchar(t)
 	start := time.Now()
 	again, n, p := ship()
-	took, read := time.Since(start), processRead(t)-before
+	took, read := time.Since(start), procio.Rchar(t)-before
 	require.True(t, p.Cached, "unchanged env recognised")
 	require.Zero(t, n)
 	require.Equal(t, first, again)

@@ -1,7 +1,6 @@
 package envpack
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"crypto/rand"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/tfyarn/tfyarn/internal/procio"
 )
 
 // printVenv is a small venv-shaped directory (no interpreter needed to
@@ -113,25 +113,6 @@ func TestFingerprintPathAndTarget(t *testing.T) {
 	require.Equal(t, 10, before.Entries) // pyvenv.cfg, lib/, python3.11/, site-packages/, m.py, pkg/, __init__.py, bin/, tool, python
 }
 
-// rchar is the bytes this process has read through read(2) and friends,
-// from any file or socket (/proc/self/io).
-func rchar(t *testing.T) int64 {
-	t.Helper()
-	f, err := os.Open("/proc/self/io")
-	require.NoError(t, err)
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "rchar: "); ok {
-			n, err := strconv.ParseInt(v, 10, 64)
-			require.NoError(t, err)
-			return n
-		}
-	}
-	t.Fatal("no rchar in /proc/self/io")
-	return 0
-}
-
 // Fingerprinting reads no file's content: the bytes the process reads
 // while fingerprinting a directory that holds 32 MiB are the listings'
 // only, while packing it reads them all (the instrument works).
@@ -142,16 +123,16 @@ func TestFingerprintReadsNoContent(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "lib", "big.bin"), big, 0o644))
 
-	before := rchar(t)
+	before := procio.Rchar(t)
 	printOf(t, dir, TargetEnv)
 	printOf(t, dir, TargetDir)
 	_, err = FilePrint(filepath.Join(dir, "lib", "big.bin"))
 	require.NoError(t, err)
-	require.Less(t, rchar(t)-before, int64(64<<10))
+	require.Less(t, procio.Rchar(t)-before, int64(64<<10))
 
-	before = rchar(t)
+	before = procio.Rchar(t)
 	pack(t, dir, Options{Level: 1})
-	require.GreaterOrEqual(t, rchar(t)-before, int64(32<<20))
+	require.GreaterOrEqual(t, procio.Rchar(t)-before, int64(32<<20))
 }
 
 // FilePrint follows a symlink: a changed target is a changed file.
