@@ -3,12 +3,7 @@
 package main
 
 import (
-	"context"
 	"fmt"
-	"io"
-	"net/http"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -39,23 +34,11 @@ func TestE2ETensorBoard(t *testing.T) {
 	program := fmt.Sprintf(`"$0" mwms_keras.py --epochs 2 --steps-per-epoch 5 --log-dir %s || exit; `+
 		`if [ "$TFYARN_TASK" = chief:0 ]; then while [ ! -e %s ]; do sleep 0.2; done; fi`, logDir, release)
 
-	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
-	defer cancel()
 	name := "e2e-tensorboard-" + randomHex(t)
-	run := exec.CommandContext(ctx, bin, "run", "--name", name, "--chief", "1c,1g", "--worker", "1c,1g",
+	run := startHeldRun(t, c, 6*time.Minute, release, bin, "run", "--name", name, "--chief", "1c,1g", "--worker", "1c,1g",
 		"--tensorboard", "--logdir", logDir, "--python", python,
 		"--files", filepath.Join(c.Root, "examples", "mwms_keras.py"), "--output", "json", "--", "sh", "-c", program, python)
-	run.Env = c.Env()
-	var runOut, runErr syncBuffer
-	run.Stdout, run.Stderr = &runOut, &runErr
-	require.NoError(t, run.Start())
-	ended := false
-	defer func() {
-		if !ended {
-			_ = os.WriteFile(release, nil, 0o644)
-			_ = run.Wait()
-		}
-	}()
+	runErr := &run.stderr
 
 	// run prints the URL once TensorBoard registered.
 	urlRE := regexp.MustCompile(`(application_\d+_\d+) TensorBoard: (http://\S+/)\n`)
@@ -87,18 +70,12 @@ func TestE2ETensorBoard(t *testing.T) {
 	tracking := statusJSON(t, c, appID).TrackingURL
 	rep := proxyStatus(t, tracking+strings.TrimPrefix(contract.StatusPath, "/"))
 	require.Equal(t, url, rep.TensorBoardURL)
-	chromium, err := exec.LookPath("chromium")
-	require.NoError(t, err, "the web UI checks need Debian's chromium (.ci/run installs it)")
-	dom := headless(t, chromium, "--dump-dom", tracking)
+	dom := headless(t, chromiumPath(t), "--dump-dom", tracking)
 	require.Contains(t, dom, `<a id="tensorboard" href="`+url+`">`)
 	require.Contains(t, taskRow(t, dom, "tensorboard:0"), `data-state="running"`)
 
-	require.NoError(t, os.WriteFile(release, nil, 0o644))
-	err = run.Wait()
-	ended = true
-	t.Logf("stdout: %s\nstderr: %s", runOut.String(), runErr.String())
-	require.NoError(t, err)
-	r := runJSON(t, runOut.String())
+	require.NoError(t, run.finish())
+	r := runJSON(t, run.stdout.String())
 	require.Equal(t, "SUCCEEDED", r.FinalStatus)
 	states := map[string]string{}
 	for _, task := range r.Tasks {
@@ -106,7 +83,7 @@ func TestE2ETensorBoard(t *testing.T) {
 	}
 	require.Equal(t, map[string]string{"chief:0": "succeeded", "worker:0": "succeeded", "tensorboard:0": "stopped"}, states,
 		"TensorBoard is stopped once the chief succeeded")
-	_, err = tryGet(url)
+	_, err := tryGet(url)
 	require.Error(t, err, "TensorBoard no longer serves after the job")
 
 	// TF_CONFIG: the cluster is the chief and the worker; TensorBoard is
@@ -116,24 +93,4 @@ func TestE2ETensorBoard(t *testing.T) {
 	require.Regexp(t, `tensorboard:0 at \S+, TF_CONFIG=\{"cluster":\{"chief":\["[^"]+"\],"worker":\["[^"]+"\]\},"task":\{"type":"tensorboard","index":0\}\}`, logs)
 	require.Contains(t, logs, "tfyarn task tensorboard:0: the AM stops this task")
 	requireNoContainerProcess(t, appID)
-}
-
-// tryGet is httpGet for a page that may not answer (yet, or any more).
-func tryGet(url string) (string, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return "", err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return "", err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if err == nil && resp.StatusCode != http.StatusOK {
-		err = fmt.Errorf("GET %s: %s", url, resp.Status)
-	}
-	return string(body), err
 }

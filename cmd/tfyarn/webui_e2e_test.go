@@ -35,8 +35,7 @@ import (
 func TestE2EWebUIHistoryGPU(t *testing.T) {
 	c := clustertest.Require(t)
 	bin := clustertest.BuildTfyarn(t)
-	chromium, err := exec.LookPath("chromium")
-	require.NoError(t, err, "the web UI test needs Debian's chromium (apt-get install chromium; .ci/run installs it)")
+	chromium := chromiumPath(t)
 
 	dir := t.TempDir()
 	fixture, err := os.ReadFile(filepath.Join(c.Root, "executor", "testdata", "h100-query-gpu.csv"))
@@ -46,27 +45,14 @@ func TestE2EWebUIHistoryGPU(t *testing.T) {
 	release := filepath.Join(dir, "release")
 
 	name := "e2e-webui-" + randomHex(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-	defer cancel()
 	// The tasks go to the gpu-labelled NodeManager: the test cluster's
 	// NodeManagers share one JVM, where YARN's web apps share Guice's static
 	// filter, so every NodeManager's web port serves the last one's
 	// containers (the gpu one); on a real cluster each node serves its own.
-	run := exec.CommandContext(ctx, bin, "run", "--name", name, "--worker", "2x1c,256m", "--success", "all",
+	run := startHeldRun(t, c, 4*time.Minute, release, bin, "run", "--name", name, "--worker", "2x1c,256m", "--success", "all",
 		"--queue", "ml-gpu", "--node-label", "gpu",
 		"--files", smi, "--setenv", "PATH=$PWD:/usr/local/bin:/usr/bin:/bin", "--output", "json", "--",
 		"sh", "-c", fmt.Sprintf(`echo "$TFYARN_TASK waits"; while [ ! -e %s ]; do sleep 0.2; done; echo "$TFYARN_TASK done"`, release))
-	run.Env = c.Env()
-	var runOut, runErr bytes.Buffer
-	run.Stdout, run.Stderr = &runOut, &runErr
-	require.NoError(t, run.Start())
-	ended := false
-	defer func() {
-		if !ended {
-			_ = os.WriteFile(release, nil, 0o644)
-			_ = run.Wait()
-		}
-	}()
 
 	appID := waitForRunning(t, c, bin, name)
 	tracking := statusJSON(t, c, appID).TrackingURL
@@ -141,12 +127,8 @@ func TestE2EWebUIHistoryGPU(t *testing.T) {
 	require.Len(t, running.Live.Tasks, 2)
 	require.Equal(t, []contract.GPUSample{h100}, running.Live.Tasks[1].GPUs)
 
-	require.NoError(t, os.WriteFile(release, nil, 0o644))
-	err = run.Wait()
-	ended = true
-	t.Logf("run stdout: %s\nstderr: %s", runOut.String(), runErr.String())
-	require.NoError(t, err)
-	res := runJSON(t, runOut.String())
+	require.NoError(t, run.finish())
+	res := runJSON(t, run.stdout.String())
 	require.Equal(t, "SUCCEEDED", res.FinalStatus)
 
 	// Ended: status shows the task table from the AM's history record.
@@ -177,6 +159,59 @@ func TestE2EWebUIHistoryGPU(t *testing.T) {
 		require.Equal(t, []contract.GPUSample{h100}, task.GPUs)
 	}
 	requireNoStaging(t, c, appID)
+}
+
+// heldRun is `tfyarn run` started in the background with a job whose
+// tasks hold until a release file exists, so a test can look at the job
+// while it runs.
+type heldRun struct {
+	t              *testing.T
+	cmd            *exec.Cmd
+	release        string
+	stdout, stderr syncBuffer
+	done           bool
+}
+
+// startHeldRun starts bin with args and the cluster's environment, bounded
+// by timeout. Should the test end without finish, the job is released and
+// waited for all the same.
+func startHeldRun(t *testing.T, c *clustertest.Cluster, timeout time.Duration, release, bin string, args ...string) *heldRun {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	r := &heldRun{t: t, cmd: exec.CommandContext(ctx, bin, args...), release: release}
+	r.cmd.Env = c.Env()
+	r.cmd.Stdout, r.cmd.Stderr = &r.stdout, &r.stderr
+	if err := r.cmd.Start(); err != nil {
+		cancel()
+		t.Fatalf("starting %s: %v", bin, err)
+	}
+	t.Cleanup(func() {
+		if !r.done {
+			_ = r.finish()
+		}
+		cancel()
+	})
+	return r
+}
+
+// finish releases the job's tasks and waits for run to exit, logging its
+// output.
+func (r *heldRun) finish() error {
+	r.done = true
+	if err := os.WriteFile(r.release, nil, 0o644); err != nil {
+		return err
+	}
+	err := r.cmd.Wait()
+	r.t.Logf("run stdout: %s\nstderr: %s", r.stdout.String(), r.stderr.String())
+	return err
+}
+
+// chromiumPath is Debian's chromium, which the web UI checks drive.
+func chromiumPath(t *testing.T) string {
+	t.Helper()
+	p, err := exec.LookPath("chromium")
+	require.NoError(t, err, "the web UI checks need Debian's chromium (apt-get install chromium; .ci/run installs it)")
+	return p
 }
 
 // headless runs chromium headless on url with one output flag (and more
@@ -211,15 +246,31 @@ func proxyStatus(t *testing.T, url string) contract.StatusReport {
 
 func httpGet(t *testing.T, url string) string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	body, err := getPage(url, 30*time.Second)
+	require.NoError(t, err)
+	return body
+}
+
+// tryGet is httpGet for a page that may not answer (yet, or any more).
+func tryGet(url string) (string, error) { return getPage(url, 5*time.Second) }
+
+// getPage GETs url within timeout; a status other than 200 is an error
+// that quotes the body.
+func getPage(url string, timeout time.Duration) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	require.NoError(t, err)
+	if err != nil {
+		return "", err
+	}
 	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
+	if err != nil {
+		return "", err
+	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
-	require.NoError(t, err)
-	require.Equal(t, http.StatusOK, resp.StatusCode, "GET %s: %s", url, body)
-	return string(body)
+	if err == nil && resp.StatusCode != http.StatusOK {
+		err = fmt.Errorf("GET %s: %s: %s", url, resp.Status, body)
+	}
+	return string(body), err
 }
