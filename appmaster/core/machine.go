@@ -490,6 +490,10 @@ func (m *Machine) TaskOfContainer(id string) (TaskStatus, bool) {
 	return TaskStatus{}, false
 }
 
+// Rack reports the rack the RM reported for host (NodeRacks), "" when it
+// has not.
+func (m *Machine) Rack(host string) string { return m.racks[host] }
+
 // Count reports how many tasks are in any of states, without the copy of
 // every task that Tasks makes.
 func (m *Machine) Count(states ...TaskState) int { return m.inStates(states...) }
