@@ -98,6 +98,8 @@ func (fs *FS) OpenSharedCache(ctx context.Context, dir string, opts SharedCacheO
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 		return nil, &SharedCacheError{Dir: dir, Problem: "does not exist"}
+	case errors.Is(err, os.ErrPermission):
+		return nil, &SharedCacheError{Dir: dir, Problem: fmt.Sprintf("cannot be reached by %s (a directory above it is closed to others)", fs.user)}
 	case err != nil:
 		return nil, pathErr("open shared cache", dir, err)
 	case !fi.IsDir():
@@ -367,4 +369,25 @@ func (r deadlineReader) Read(b []byte) (int, error) {
 		return 0, err
 	}
 	return r.f.Read(b)
+}
+
+// MakeSharedCacheDir makes dir (with any missing parents, 0755) a shared
+// cache directory, mode 1777 like /tmp, and checks it as OpenSharedCache
+// does. A directory that is one already is left as it is.
+func (fs *FS) MakeSharedCacheDir(ctx context.Context, dir string) error {
+	if _, err := fs.OpenSharedCache(ctx, dir, SharedCacheOptions{}); err == nil {
+		return nil
+	} else if se := (*SharedCacheError)(nil); !errors.As(err, &se) || strings.Contains(se.Problem, "absolute") {
+		return err
+	}
+	if err := fs.mkdirAll(ctx, dir, 0o755); err != nil {
+		return pathErr("mkdir", dir, err)
+	}
+	// colinmarc passes the mode's low bits as they are: 01000 is the
+	// sticky bit on the NameNode.
+	if err := fs.do(ctx, func() error { return fs.client.Chmod(dir, 0o1777) }); err != nil {
+		return pathErr("chmod 1777", dir, err)
+	}
+	_, err := fs.OpenSharedCache(ctx, dir, SharedCacheOptions{})
+	return err
 }

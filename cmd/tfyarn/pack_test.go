@@ -123,7 +123,9 @@ func TestCacheUsageErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"cache"}, "cache needs a command: list or clean"},
+		{[]string{"cache"}, "cache needs a command: list, clean or init"},
+		{[]string{"cache", "init"}, "cache init needs one HDFS directory, e.g. tfyarn cache init /shared/tfyarn-cache"},
+		{[]string{"cache", "init", "a", "b"}, "cache init needs one HDFS directory"},
 		{[]string{"cache", "frob"}, `unknown cache command "frob"`},
 		{[]string{"cache", "clean"}, "cache clean needs --older-than (e.g. --older-than 30d)"},
 		{[]string{"cache", "clean", "--older-than", "soon"}, `--older-than "soon": expected days like 30d or a duration like 12h`},

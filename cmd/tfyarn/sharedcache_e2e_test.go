@@ -29,7 +29,7 @@ import (
 // directory; bob's application of the same environment uploads neither,
 // checks alice's files once and names the very same HDFS files, which the
 // NodeManager localized for alice already (one public download, the same
-// local copy for both tasks). A file another user planted under its sha256
+// local copy for both tasks). `tfyarn cache init` makes the directory. A file another user planted under its sha256
 // name with other bytes is refused and bob's own copy used. A directory
 // missing or not sticky fails before anything is created.
 //
@@ -40,8 +40,15 @@ func TestE2ESharedCache(t *testing.T) {
 	id := randomHex(t)
 	alice, bob, mallory := "tfyarn-alice-"+id, "tfyarn-bob-"+id, "tfyarn-mallory-"+id
 	shared := "/tmp/tfyarn-shared-" + id
-	c.Hadoop(t, "hdfs", "dfs", "-mkdir", "-p", shared, hdfs.HomeDir(alice), hdfs.HomeDir(bob))
-	c.Hadoop(t, "hdfs", "dfs", "-chmod", "1777", shared)
+	c.Hadoop(t, "hdfs", "dfs", "-mkdir", "-p", hdfs.HomeDir(alice), hdfs.HomeDir(bob))
+	// The administrator (the cluster's superuser) makes the directory, twice: the second is a no-op.
+	for range 2 {
+		stdout, stderr, code := execTfyarn(t, c, bin, nil, "cache", "init", shared)
+		require.Equal(t, exitOK, code, stderr)
+		require.Equal(t, shared+" is a shared cache directory (mode 1777): use it with tfyarn run --cache-dir "+shared+
+			", or set tfyarn.cache.dir="+shared+" in the client configuration\n", stdout)
+	}
+	require.Regexp(t, `(?m)^drwxrwxrwt .* `+regexp.QuoteMeta(shared)+`$`, c.Hadoop(t, "hdfs", "dfs", "-ls", "-d", shared))
 	c.Hadoop(t, "hdfs", "dfs", "-chown", alice, hdfs.HomeDir(alice))
 	c.Hadoop(t, "hdfs", "dfs", "-chown", bob, hdfs.HomeDir(bob))
 	t.Cleanup(func() {
@@ -134,7 +141,14 @@ func TestE2ESharedCache(t *testing.T) {
 		loose := shared + "-loose"
 		c.Hadoop(t, "hdfs", "dfs", "-mkdir", "-p", loose)
 		c.Hadoop(t, "hdfs", "dfs", "-chmod", "0777", loose)
-		t.Cleanup(func() { c.Hadoop(t, "hdfs", "dfs", "-rm", "-r", "-f", "-skipTrash", loose) })
+		readOnly := shared + "-ro"
+		c.Hadoop(t, "hdfs", "dfs", "-mkdir", "-p", readOnly)
+		c.Hadoop(t, "hdfs", "dfs", "-chmod", "1755", readOnly)
+		closed := shared + "-closed"
+		c.Hadoop(t, "hdfs", "dfs", "-mkdir", "-p", closed+"/cache")
+		c.Hadoop(t, "hdfs", "dfs", "-chmod", "1777", closed+"/cache")
+		c.Hadoop(t, "hdfs", "dfs", "-chmod", "0700", closed)
+		t.Cleanup(func() { c.Hadoop(t, "hdfs", "dfs", "-rm", "-r", "-f", "-skipTrash", loose, readOnly, closed) })
 		fix := func(dir string) string {
 			return "; an administrator creates it like /tmp: hdfs dfs -mkdir -p " + dir + " && hdfs dfs -chmod 1777 " + dir
 		}
@@ -151,6 +165,12 @@ func TestE2ESharedCache(t *testing.T) {
 				"tfyarn: shared cache directory " + shared + "-missing does not exist" + fix(shared+"-missing") + "\n"},
 			{nil, []string{"--cache-dir", loose},
 				"tfyarn: shared cache directory " + loose + " is not sticky (mode 0777, owner root): anyone could remove others' entries" + fix(loose) + "\n"},
+			{nil, []string{"--cache-dir", readOnly},
+				"tfyarn: shared cache directory " + readOnly + " is not writable by " + carol + " (mode 1755, owner root)" + fix(readOnly) + "\n"},
+			{nil, []string{"--cache-dir", closed + "/cache"},
+				"tfyarn: shared cache directory " + closed + "/cache cannot be reached by " + carol + " (a directory above it is closed to others)" + fix(closed+"/cache") + "\n"},
+			{[]string{"HADOOP_USER_NAME=" + currentOSUser(t)}, []string{"--cache-dir", closed + "/cache"}, // the superuser passes, YARN's public localizer would not
+				"tfyarn: shared cache directory " + closed + "/cache is below " + closed + ", which others may not enter (YARN would not localize its files as PUBLIC)" + fix(closed+"/cache") + "\n"},
 			{[]string{"HADOOP_CONF_DIR=" + withConf}, nil,
 				"tfyarn: shared cache directory " + shared + "-missing does not exist" + fix(shared+"-missing") +
 					" (set by tfyarn.cache.dir in " + filepath.Join(withConf, "yarn-site.xml") + ")\n"},
