@@ -86,6 +86,9 @@ func runCommand(e *env) *cli.Command {
 			"needs its base interpreter at the same path on every node: each task checks that before starting.\n" +
 			"--files, --archives, --src-dir and the script go through the same cache; uploaded_bytes counts\n" +
 			"what this submission uploaded (0 when the cache had everything). Missing files fail at once.\n" +
+			"--cache-dir DIR (default: tfyarn.cache.dir from the client configuration) uses a directory shared\n" +
+			"by all users instead (mode 1777, see tfyarn cache init): another user's file there is used once its\n" +
+			"content is checked against its sha256 name, one that fails the check goes through your own cache.\n" +
 			"--local runs every task as a process on this machine, with the same rendezvous, TF_CONFIG,\n" +
 			"success rule, exit codes and JSON (app_id \"local\"), and contacts no cluster (no\n" +
 			"HADOOP_CONF_DIR needed); each task's output lines are prefixed with its name, e.g. [worker:1].\n" +
