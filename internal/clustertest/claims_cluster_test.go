@@ -1,0 +1,91 @@
+package clustertest
+
+import (
+	"bytes"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestClaimsClusterUpOneLineErrors: README "a taken port, a missing JDK or
+// a failed jar download stops it with a one-line error". It runs a copy of
+// the cluster scripts (so the real testcluster/target stamp cannot skip the
+// build) in a fresh TC_DIR; no JVM ever starts. A failed download cannot be
+// produced here, so a stand-in `mvn` fails the way Maven does.
+func TestClaimsClusterUpOneLineErrors(t *testing.T) {
+	home := filepath.Join(t.TempDir(), "testcluster")
+	require.NoError(t, os.MkdirAll(home, 0o755))
+	for _, f := range []string{"cluster.sh", "jvm.sh", "build.sh", "pom.xml"} {
+		b, err := os.ReadFile(filepath.Join(RepoRoot(), "testcluster", f))
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(home, f), b, 0o755))
+	}
+
+	// The tools the scripts use before starting java, without java or mvn.
+	noJava := t.TempDir()
+	for _, tool := range []string{"bash", "dirname", "realpath", "mkdir", "sed", "awk", "date", "pkill", "sleep", "rm", "cat", "seq", "grep", "cut", "find", "touch"} {
+		p, err := exec.LookPath(tool)
+		require.NoError(t, err, "the test needs %s", tool)
+		require.NoError(t, os.Symlink(p, filepath.Join(noJava, tool)))
+	}
+	failingMaven := t.TempDir()
+	java, err := exec.LookPath("java")
+	require.NoError(t, err, "JDK 17 is part of the set-up")
+	require.NoError(t, os.Symlink(java, filepath.Join(failingMaven, "java")))
+	require.NoError(t, os.WriteFile(filepath.Join(failingMaven, "mvn"), []byte("#!/bin/sh\n"+
+		"echo '[ERROR] Failed to execute goal on project testcluster: Could not resolve dependencies: Could not transfer artifact org.apache.hadoop:hadoop-minicluster:pom:3.4.2 from/to central'\n"+
+		"exit 1\n"), 0o755))
+
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer taken.Close()
+	takenPort := strconv.Itoa(taken.Addr().(*net.TCPAddr).Port)
+
+	for _, c := range []struct {
+		name  string
+		path  string
+		ports map[string]string
+		want  string
+	}{
+		{"taken port", os.Getenv("PATH"), map[string]string{"RM_PORT": takenPort},
+			"testcluster: port " + takenPort + " is already in use by another process; stop it (ss -ltnp | grep :" + takenPort + ") or choose other ports"},
+		{"no JDK", noJava, nil, "testcluster: no 'java' on PATH; install JDK 17"},
+		{"failed jar download", failingMaven + ":" + noJava, nil,
+			"testcluster: Maven could not fetch Hadoop's jars from Maven Central or compile the launcher ([ERROR] Failed to execute goal"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			env := []string{"PATH=" + c.path, "HOME=" + t.TempDir(), "TC_DIR=" + filepath.Join(t.TempDir(), "tc")}
+			for _, k := range []string{"RM_PORT", "SCHEDULER_PORT", "TRACKER_PORT", "ADMIN_PORT", "RM_WEB_PORT", "NN_PORT", "NN_HTTP_PORT"} {
+				p := c.ports[k]
+				if p == "" {
+					p = strconv.Itoa(freeLoopbackPort(t))
+				}
+				env = append(env, k+"="+p)
+			}
+			var stdout, stderr bytes.Buffer
+			cmd := exec.Command("bash", filepath.Join(home, "cluster.sh"), "up")
+			cmd.Env, cmd.Stdout, cmd.Stderr = env, &stdout, &stderr
+			err := cmd.Run()
+			var exit *exec.ExitError
+			require.ErrorAs(t, err, &exit, "stdout %q stderr %q", stdout.String(), stderr.String())
+			require.Equal(t, 2, exit.ExitCode(), stderr.String())
+			require.True(t, strings.HasPrefix(stderr.String(), c.want), "got %q\nwant %q", stderr.String(), c.want)
+			require.Equal(t, 1, strings.Count(stderr.String(), "\n"), "one line: %q", stderr.String())
+		})
+	}
+}
+
+// freeLoopbackPort is a port nothing listened on a moment ago; the cluster
+// never binds it here (it stops before starting the JVM).
+func freeLoopbackPort(t *testing.T) int {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
