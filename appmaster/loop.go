@@ -275,7 +275,7 @@ func (l *loop) takeRacks() {
 			l.cfg.Logf("node racks unknown (%v): in-place replacements ask for %s unless allocate reports their node", a.err, core.DefaultRack)
 			return
 		}
-		l.cfg.Logf("racks of %d nodes known, for in-place replacements", len(a.racks))
+		l.cfg.Logf("racks of %d hosts known, for in-place replacements", len(a.racks))
 		l.m.Step(core.NodeRacks{Racks: a.racks})
 	default:
 	}
