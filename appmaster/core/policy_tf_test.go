@@ -99,6 +99,15 @@ func (b *viewBuilder) pending(ids ...taskspec.TaskID) *viewBuilder {
 	return b
 }
 
+// restarting puts tasks back to waiting for the container of their first
+// restart: on node only (an in-place replacement), or anywhere ("").
+func (b *viewBuilder) restarting(node string, ids ...taskspec.TaskID) *viewBuilder {
+	for _, id := range ids {
+		*b.task(id) = TaskStatus{Task: id, Attempt: 1, PlaceOn: node}
+	}
+	return b
+}
+
 func (b *viewBuilder) view() View {
 	return View{Now: b.v.Now, Tasks: append([]TaskStatus(nil), b.v.Tasks...)}
 }
@@ -261,6 +270,17 @@ func TestTensorFlowPolicy(t *testing.T) {
 			view: tfView(chief0, worker(0), worker(1), psTask(0)).pending(worker(1)).exit(chief0, 0).stopped(worker(0), psTask(0)).view(),
 			want: Verdict{Outcome: JobSucceeded,
 				Diagnostics: "chief:0 succeeded; stopped worker:0, ps:0 after it; worker:1 never got a container"},
+		},
+		{
+			// They ran before: "never got a container" would mislead.
+			name: "PSS: tasks waiting for a restart's container are named as restarting, in place or not",
+			view: tfView(chief0, worker(0), worker(1), worker(2), psTask(0), eval0, tb0).pending(worker(2)).
+				restarting("node1", worker(1)).restarting("", eval0, tb0).exit(chief0, 0).stopped(worker(0), psTask(0)).view(),
+			want: Verdict{Outcome: JobSucceeded,
+				Diagnostics: "chief:0 succeeded; stopped worker:0, ps:0 after it; worker:2 never got a container; " +
+					"worker:1 was still being replaced on node1: its attempt 1 had no container there yet; " +
+					"evaluator:0 was still restarting: its attempt 1 had no container yet; " +
+					"tensorboard:0 was still restarting: its attempt 1 had no container yet"},
 		},
 		{
 			// Before: worker:1 and the ps were stopped at once, killing
