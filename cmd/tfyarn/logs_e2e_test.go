@@ -137,6 +137,9 @@ func TestE2ELogs(t *testing.T) {
 			break
 		}
 		require.Regexp(t, `still aggregating|still running`, errOut, "the only reason to wait")
+		if code != 0 {
+			require.Equal(t, exitUsage, code, "README: while YARN is still aggregating, exit 2: %s", errOut)
+		}
 		if time.Now().After(deadline) {
 			t.Fatalf("logs of %s not aggregated in 2 minutes: %s", appID, errOut)
 		}
