@@ -95,6 +95,14 @@ func testKerberosCommands(t *testing.T, c *clustertest.Cluster, bin string) {
 	require.Equal(t, exitOK, code, stderr)
 	require.Contains(t, out, `"user": "alice"`)
 	require.Contains(t, out, `"final_status": "SUCCEEDED"`)
+	// status and kill from the keytab alone too (README: every command works with either).
+	fromKeytab := []string{"--principal", c.Kerberos.Principal, "--keytab", c.Kerberos.Keytab}
+	out, stderr, code = execTfyarn(t, c, bin, []string{noTicket}, append(fromKeytab, "status", r.AppID, "--output", "json")...)
+	require.Equal(t, exitOK, code, stderr)
+	require.Contains(t, out, `"final_status": "SUCCEEDED"`)
+	out, stderr, code = execTfyarn(t, c, bin, []string{noTicket}, append(fromKeytab, "kill", r.AppID)...)
+	require.Equal(t, exitOK, code, stderr)
+	require.Equal(t, r.AppID+" already ended FINISHED/SUCCEEDED; nothing to kill\n", out)
 
 	type result struct {
 		stdout string
