@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -88,4 +89,44 @@ func freeLoopbackPort(t *testing.T) int {
 	require.NoError(t, err)
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port
+}
+
+// TestClaimsClusterProfiles: README "a second, privacy cluster on ports
+// shifted by 10000", "on ports shifted by 20000 (KDC 28090)", "ports
+// shifted by 4000, two more NodeManagers", and "the ResourceManager declares
+// it LOST after TC_NM_EXPIRY_MS, 30 s, 10 s on the suite's cluster".
+func TestClaimsClusterProfiles(t *testing.T) {
+	script, err := os.ReadFile(filepath.Join(RepoRoot(), "testcluster", "cluster.sh"))
+	require.NoError(t, err)
+	defaults := map[string]int{}
+	for _, m := range regexp.MustCompile(`(?m)^([A-Z_]+)=\$\{[A-Z_]+:-(\d+)\}`).FindAllStringSubmatch(string(script), -1) {
+		defaults[m[1]], _ = strconv.Atoi(m[2])
+	}
+	require.Equal(t, 30000, defaults["TC_NM_EXPIRY_MS"])
+	require.Equal(t, 2, defaults["TC_NODEMANAGERS"])
+	require.Equal(t, 8090, defaults["KDC_PORT"])
+
+	for _, c := range []struct {
+		p     profile
+		shift int
+	}{{privacyProfile, 10000}, {kerberosProfile, 20000}, {faultsProfile, 4000}} {
+		env := envOf(c.p)
+		for _, k := range []string{"RM_PORT", "SCHEDULER_PORT", "TRACKER_PORT", "ADMIN_PORT", "RM_WEB_PORT", "NN_PORT", "NN_HTTP_PORT"} {
+			require.Equal(t, strconv.Itoa(defaults[k]+c.shift), env[k], "%s %s", c.p.dir, k)
+		}
+		if c.p.name == "kerberos" {
+			require.Equal(t, "28090", env["KDC_PORT"])
+		}
+	}
+	require.Equal(t, "4", envOf(faultsProfile)["TC_NODEMANAGERS"], "two more NodeManagers")
+	require.Equal(t, "10000", envOf(faultsProfile)["TC_NM_EXPIRY_MS"])
+}
+
+func envOf(p profile) map[string]string {
+	m := map[string]string{}
+	for _, kv := range p.env {
+		k, v, _ := strings.Cut(kv, "=")
+		m[k] = v
+	}
+	return m
 }
