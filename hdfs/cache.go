@@ -30,30 +30,19 @@ func (fs *FS) UploadCached(ctx context.Context, localPath, name string) (r Resou
 
 // UploadCachedOptions is UploadCached with a progress callback and retry tuning.
 func (fs *FS) UploadCachedOptions(ctx context.Context, localPath, name string, opts UploadOptions) (r Resource, uploadedBytes int64, err error) {
-	if err := checkName(name); err != nil {
-		return Resource{}, 0, pathErr("upload", localPath, err)
-	}
-	digest, size, err := opts.knownDigest(localPath)
-	if err == nil && digest == "" {
-		digest, size, err = FileDigest(ctx, localPath)
-	}
+	digest, size, open, err := fileSource(ctx, localPath, name, opts)
 	if err != nil {
-		return Resource{}, 0, pathErr("upload", localPath, err)
+		return Resource{}, 0, err
 	}
-	open := func() (io.ReadCloser, error) { return os.Open(localPath) }
 	return fs.uploadCached(ctx, digest, size, name, open, opts)
 }
 
 // UploadCachedBytes is UploadCached for small generated content.
 func (fs *FS) UploadCachedBytes(ctx context.Context, data []byte, name string) (Resource, int64, error) {
-	if err := checkName(name); err != nil {
-		return Resource{}, 0, pathErr("upload", name, err)
-	}
-	digest, size, err := readerDigest(ctx, bytes.NewReader(data))
+	digest, size, open, err := bytesSource(ctx, data, name)
 	if err != nil {
-		return Resource{}, 0, pathErr("upload", name, err)
+		return Resource{}, 0, err
 	}
-	open := func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil }
 	return fs.uploadCached(ctx, digest, size, name, open, UploadOptions{})
 }
 
@@ -160,4 +149,32 @@ func (fs *FS) LookupCached(ctx context.Context, digest, name string, size int64)
 		return Resource{}, false, pathErr("lookup", name, fmt.Errorf("invalid sha256 %q", digest))
 	}
 	return fs.cachedResource(ctx, CachePath(fs.user, digest, name), size)
+}
+
+// fileSource checks a cache entry's name and gives the local file's digest
+// (known or computed), size and opener: what either cache needs to upload it.
+func fileSource(ctx context.Context, localPath, name string, opts UploadOptions) (digest string, size int64, open func() (io.ReadCloser, error), err error) {
+	if err := checkName(name); err != nil {
+		return "", 0, nil, pathErr("upload", localPath, err)
+	}
+	digest, size, err = opts.knownDigest(localPath)
+	if err == nil && digest == "" {
+		digest, size, err = FileDigest(ctx, localPath)
+	}
+	if err != nil {
+		return "", 0, nil, pathErr("upload", localPath, err)
+	}
+	return digest, size, func() (io.ReadCloser, error) { return os.Open(localPath) }, nil
+}
+
+// bytesSource is fileSource for small generated content.
+func bytesSource(ctx context.Context, data []byte, name string) (digest string, size int64, open func() (io.ReadCloser, error), err error) {
+	if err := checkName(name); err != nil {
+		return "", 0, nil, pathErr("upload", name, err)
+	}
+	digest, size, err = readerDigest(ctx, bytes.NewReader(data))
+	if err != nil {
+		return "", 0, nil, pathErr("upload", name, err)
+	}
+	return digest, size, func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil }, nil
 }

@@ -1,7 +1,6 @@
 package hdfs
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -137,30 +136,19 @@ func (c *SharedCache) Dir() string { return c.dir }
 // entry there is refused or the directory will not take it, put in the
 // user's own cache. uploadedBytes counts every byte sent.
 func (c *SharedCache) UploadOptions(ctx context.Context, localPath, name string, opts UploadOptions) (r Resource, uploadedBytes int64, err error) {
-	if err := checkName(name); err != nil {
-		return Resource{}, 0, pathErr("upload", localPath, err)
-	}
-	digest, size, err := opts.knownDigest(localPath)
-	if err == nil && digest == "" {
-		digest, size, err = FileDigest(ctx, localPath)
-	}
+	digest, size, open, err := fileSource(ctx, localPath, name, opts)
 	if err != nil {
-		return Resource{}, 0, pathErr("upload", localPath, err)
+		return Resource{}, 0, err
 	}
-	open := func() (io.ReadCloser, error) { return os.Open(localPath) }
 	return c.upload(ctx, digest, size, name, open, opts)
 }
 
 // UploadBytes is UploadOptions for small generated content.
 func (c *SharedCache) UploadBytes(ctx context.Context, data []byte, name string) (Resource, int64, error) {
-	if err := checkName(name); err != nil {
-		return Resource{}, 0, pathErr("upload", name, err)
-	}
-	digest, size, err := readerDigest(ctx, bytes.NewReader(data))
+	digest, size, open, err := bytesSource(ctx, data, name)
 	if err != nil {
-		return Resource{}, 0, pathErr("upload", name, err)
+		return Resource{}, 0, err
 	}
-	open := func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil }
 	return c.upload(ctx, digest, size, name, open, UploadOptions{})
 }
 
