@@ -70,19 +70,8 @@ var (
 func TestBenchEnvCache(t *testing.T) {
 	c := clustertest.Require(t)
 	bin := tfyarnBin(t, c)
-	src, name := benchEnv(t, c.Root, filepath.Join(c.Root, "bench", "work"))
-	work := filepath.Join(c.Root, "bench", "work", "envcache")
-	require.NoError(t, os.RemoveAll(work))
-	require.NoError(t, os.MkdirAll(work, 0o755))
+	work, venv, name, _ := newBenchEnv(t, c, "envcache")
 	defer os.RemoveAll(work)
-	venv := filepath.Join(work, "venv")
-	out, err := exec.Command("cp", "-al", src, venv).CombinedOutput()
-	require.NoError(t, err, "%s", out)
-	nonce := make([]byte, 1<<20)
-	_, err = rand.Read(nonce)
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(filepath.Join(venv, "bench-nonce.bin"), nonce, 0o644))
-	time.Sleep(1600 * time.Millisecond) // settled, so the first run's pack is remembered
 
 	env := append(c.Env(), "XDG_CACHE_HOME="+filepath.Join(work, "cache"))
 	res := envCacheResult{machine: newMachine(t, c.Root, "envcache"), Env: name + ", hard-linked copy + 1 MiB random file"}
@@ -217,19 +206,8 @@ type envCacheSharedResult struct {
 func TestBenchEnvCacheShared(t *testing.T) {
 	c := clustertest.Require(t)
 	bin := tfyarnBin(t, c)
-	src, name := benchEnv(t, c.Root, filepath.Join(c.Root, "bench", "work"))
-	work := filepath.Join(c.Root, "bench", "work", "envcache-shared")
-	require.NoError(t, os.RemoveAll(work))
-	require.NoError(t, os.MkdirAll(work, 0o755))
+	work, venv, name, nonce := newBenchEnv(t, c, "envcache-shared")
 	defer os.RemoveAll(work)
-	venv := filepath.Join(work, "venv")
-	out, err := exec.Command("cp", "-al", src, venv).CombinedOutput()
-	require.NoError(t, err, "%s", out)
-	nonce := make([]byte, 1<<20)
-	_, err = rand.Read(nonce)
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(filepath.Join(venv, "bench-nonce.bin"), nonce, 0o644))
-	time.Sleep(1600 * time.Millisecond) // settled, so packs are remembered
 
 	id := fmt.Sprintf("%x", nonce[:4])
 	users := map[string]string{"A": "tfyarn-bench-a-" + id, "B": "tfyarn-bench-b-" + id, "C": "tfyarn-bench-c-" + id}
@@ -304,4 +282,24 @@ func envCacheSharedMarkdown(r envCacheSharedResult) string {
 		"- B's first application reads A's launcher and env archive once to check their sha256 against their names\n"+
 		"  (the \"verified\" lines); the check is remembered locally, so B's next application reads nothing.\n")
 	return b.String()
+}
+
+// newBenchEnv makes bench/work/<dir>/venv: a hard-linked copy of the
+// TensorFlow venv plus a 1 MiB random file (returned), so its archive is new
+// to the HDFS caches and to the NodeManagers. It returns once the copy has
+// settled, so that packing it is remembered by the local pack cache.
+func newBenchEnv(t *testing.T, c *clustertest.Cluster, dir string) (work, venv, name string, nonce []byte) {
+	src, name := benchEnv(t, c.Root, filepath.Join(c.Root, "bench", "work"))
+	work = filepath.Join(c.Root, "bench", "work", dir)
+	require.NoError(t, os.RemoveAll(work))
+	require.NoError(t, os.MkdirAll(work, 0o755))
+	venv = filepath.Join(work, "venv")
+	out, err := exec.Command("cp", "-al", src, venv).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	nonce = make([]byte, 1<<20)
+	_, err = rand.Read(nonce)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(venv, "bench-nonce.bin"), nonce, 0o644))
+	time.Sleep(1600 * time.Millisecond) // the pack cache does not remember what changed within 1.5 s
+	return work, venv, name, nonce
 }
