@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/user"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -134,20 +135,13 @@ func TestBenchPeers(t *testing.T) {
 	writeResults(t, c, "peers", res, peersMarkdown(res, "tfyarn vs skein vs Hadoop's DistributedShell: the same trivial job", "TestBenchPeers")+tfYarnNote)
 }
 
-// tfYarnNote says why tf-yarn has no row, from its 0.7.0 sources
-// (bench/work/peers-venv: tf_yarn/client.py, tf_yarn/_env.py,
-// cluster_pack/packaging.py).
+// tfYarnNote says why tf-yarn has no row here, from its 0.7.0 sources
+// (bench/work/peers-venv: tf_yarn/client.py, tf_yarn/_env.py).
 const tfYarnNote = `
-tf-yarn 0.7.0 (installed by bench/peers/setup.sh) has no row:
-
-- It cannot run ` + "`true`" + `: every task is ` + "`<pyenv> -m tf_yarn.tensorflow.tasks._independent_workers_task`" + `
-  (or ` + "`custom_task_module`" + `, still a Python module) in the shipped environment, submitted
-  through skein (the skein row's client, driver and AM), each container importing TensorFlow.
-- Its upload can be skipped (` + "`run_on_yarn(..., pyenv_zip_path=<hdfs path>)`" + ` does not call cluster-pack's
-  ` + "`upload_env`" + `, which needs libhdfs), but that path must be a ` + "`.pex`" + ` or ` + "`.pex.zip`" + `
-  (cluster_pack.packaging.get_pyenv_usage_from_archive refuses anything else), so the 1.2 GB
-  TensorFlow venv would have to be rebuilt as a PEX with TensorFlow, tf-yarn, skein and cloudpickle
-  inside, uploaded with ` + "`hdfs dfs -put`" + `; not done yet.
+tf-yarn 0.7.0 (installed by bench/peers/setup.sh) has no row here: it cannot run ` + "`true`" + `. Every task is
+` + "`<pyenv> -m tf_yarn.tensorflow.tasks._independent_workers_task`" + ` (or ` + "`custom_task_module`" + `, still a Python
+module) in the shipped environment, submitted through skein (the skein row's client, driver and AM), each
+container importing TensorFlow. Its row is in peers-tf.md (TestBenchPeersTF), with a TensorFlow job.
 `
 
 // peerTFScript is the small real TensorFlow job: each task imports
@@ -159,9 +153,11 @@ m.compile("adam", "mse"); m.fit(x, y, epochs=2, verbose=0); print("trained")`
 
 // TestBenchPeersTF runs a small real TensorFlow job — 2 containers of 2 GiB
 // each training a tiny Keras model with the TensorFlow venv — through tfyarn
-// (--env DIR: packed once, content-addressed, PUBLIC) and skein (the same
+// (--env DIR: packed once, content-addressed, PUBLIC), skein (the same
 // venv packed once by tfyarn pack, given to skein as a local archive, which
-// it uploads to the application's staging directory), interleaved.
+// it uploads to the application's staging directory) and tf-yarn (the same
+// model as an Estimator experiment on a chief and a parameter server, its
+// PEX put on HDFS once beforehand), interleaved.
 // DistributedShell has no archives to ship an environment with.
 func TestBenchPeersTF(t *testing.T) {
 	c := clustertest.Require(t)
@@ -174,6 +170,7 @@ func TestBenchPeersTF(t *testing.T) {
 		out, err := exec.Command(bin, "pack", venv, "-o", archive).CombinedOutput()
 		require.NoError(t, err, "%s", out)
 	}
+	pexURI := putTFYarnPEX(t, c, filepath.Join(root, "bench", "work", "peers", "tfyarn-env.pex"))
 	// tfyarn's pack cache lives under bench/work, so the first round packs
 	// like a first submission and the later ones find the env unchanged.
 	tfEnv := append(c.Env(), "XDG_CACHE_HOME="+filepath.Join(root, "bench", "work", "peers", "xdg-cache"))
@@ -185,17 +182,67 @@ func TestBenchPeersTF(t *testing.T) {
 			return []string{filepath.Join(root, "bench", "work", "peers-venv", "bin", "python"), filepath.Join(root, "bench", "peers", "skein_run.py"),
 				"2", "env/bin/python -c '" + peerTFScript + "'", "2048", archive}
 		}, "python bench/peers/skein_run.py 2 \"env/bin/python -c '$SCRIPT'\" 2048 bench/work/peers/tfenv.tar.gz   # tfenv.tar.gz: bin/tfyarn pack .venv"},
+		{"tf-yarn", func(string) []string {
+			return []string{filepath.Join(root, "bench", "work", "peers-venv", "bin", "python"), filepath.Join(root, "bench", "peers", "tf_yarn_run.py"), "chief+ps", pexURI}
+		}, "python bench/peers/tf_yarn_run.py chief+ps " + tfYarnPEXShow + "   # tf-yarn 0.7.0: run_on_yarn(experiment_fn, {chief, ps: 1 vcore, 2 GiB}, pyenv_zip_path=...)"},
 	}
 	res := peersResult{machine: newMachine(t, root, "peers-tf"), Job: "2 task containers (1 vcore, 2 GiB) each training a tiny Keras model with the TensorFlow venv (SCRIPT below)"}
-	runPeersEnv(t, c, systems, map[string][]string{"tfyarn": tfEnv, "skein": peersEnv}, &res, peerTFRounds)
+	runPeersEnv(t, c, systems, map[string][]string{"tfyarn": tfEnv, "skein": peersEnv, "tf-yarn": peersEnv}, &res, peerTFRounds)
 	md := peersMarkdown(res, "tfyarn vs skein: a small real TensorFlow job", "TestBenchPeersTF") +
 		"\nSCRIPT (python -c):\n\n```python\n" + peerTFScript + "\n```\n\n" +
 		"tfyarn's first round packs the venv (its local pack cache starts empty) and the NodeManager localizes it once\n" +
 		"(PUBLIC); later rounds find it unchanged and localized. skein uploads the archive to each application's\n" +
 		"staging directory, so every application's containers localize it anew. Here the YARN floor includes that\n" +
-		"localization (start request → running) and the system's own time includes the training itself.\n"
+		"localization (start request → running) and the system's own time includes the training itself.\n" +
+		tfYarnTFNote
 	writeResults(t, c, "peers-tf", res, md)
 }
+
+// tfYarnPEXShow is where putTFYarnPEX puts the PEX, as peers-tf.md prints it.
+const tfYarnPEXShow = "hdfs://<namenode>/user/<you>/bench-peers/tfyarn-env.pex"
+
+// putTFYarnPEX puts the PEX bench/peers/setup.sh builds on HDFS with the test
+// cluster's own `hdfs dfs -put` (tf-yarn's own upload, cluster-pack's, needs
+// libhdfs) and returns its full URI, which tf-yarn ships as is. Like
+// tfyarn's pack cache and skein's local archive, it is ready before round 0.
+func putTFYarnPEX(t *testing.T, c *clustertest.Cluster, pex string) string {
+	require.FileExists(t, pex, "run bench/peers/setup.sh")
+	me, err := user.Current()
+	require.NoError(t, err)
+	dir := "/user/" + me.Username + "/bench-peers"
+	c.Hadoop(t, "hdfs", "dfs", "-mkdir", "-p", dir)
+	c.Hadoop(t, "hdfs", "dfs", "-put", "-f", pex, dir+"/tfyarn-env.pex")
+	fs := strings.TrimSpace(c.Hadoop(t, "hdfs", "getconf", "-confKey", "fs.defaultFS"))
+	require.True(t, strings.HasPrefix(fs, "hdfs://"), "fs.defaultFS = %q", fs)
+	return strings.TrimSuffix(fs, "/") + dir + "/tfyarn-env.pex"
+}
+
+// tfYarnTFNote says how tf-yarn's row was obtained and why it runs a chief
+// and a parameter server rather than two workers (what tf-yarn's own
+// examples call its ps topology; bench/peers/tf_yarn_run.py).
+const tfYarnTFNote = `
+tf-yarn 0.7.0 runs only Python modules, here its Estimator experiment (bench/peers/tf_yarn_run.py: the
+same two Dense layers, Adam, MSE, 256 rows, batches of 32, 2 epochs = 16 steps). Its environment must be a
+` + "`.pex`" + `: bench/peers/setup.sh builds bench/work/peers/tfyarn-env.pex (421 MB: TensorFlow, tf-yarn, skein,
+cloudpickle, from the peers venv) and the test puts it on HDFS once with ` + "`hdfs dfs -put`" + ` before round 0;
+given as ` + "`pyenv_zip_path`" + `, tf-yarn skips cluster-pack's upload (which needs libhdfs). Each application
+localizes the PEX anew (APPLICATION visibility) and each container unpacks it into a fresh PEX_ROOT
+(` + "`/tmp/<uuid>`" + `, tf-yarn's default), then imports TensorFlow. tf-yarn's client polls the application every
+10 s, and after the end asks skein for the aggregated logs up to 15 times 3 s apart; in a run checked by hand
+every attempt got "Log aggregation has not completed or is not enabled." (about 45 s): client exit includes it.
+
+Two workers (` + "`chief+worker`" + `, no parameter server) do not finish: the chief trains its 16 steps and ends
+SUCCEEDED, the worker's variables live on its own device, which nobody initializes, and it waits for
+ever (bench/peers/tf_yarn_run.py chief+worker, by hand: still waiting when killed 24 minutes later), logging every 30 s:
+
+    INFO:tensorflow: Waiting for model to be ready.  Ready_for_local_init_op:  Variables not initialized:
+    global_step, dense/kernel, dense/bias, dense_1/kernel, dense_1/bias, beta1_power, beta2_power, [...] ready: None
+
+so the 2-container row is tf-yarn's chief + parameter server. Its port handling: each task binds port 0
+with SO_REUSEPORT to learn a free port, publishes it, and closes that socket only just before
+tf.distribute.Server binds it (tf_yarn/_internal.py reserve_sock_addr), so another process can take the
+port in between; no "Could not start gRPC server" was seen in these runs.
+`
 
 // peerTFRounds: each skein round localizes the ~330 MiB env anew (minutes).
 const peerTFRounds = 3
