@@ -212,7 +212,7 @@ func putTFYarnPEX(t *testing.T, c *clustertest.Cluster, pex string) string {
 	dir := "/user/" + me.Username + "/bench-peers"
 	c.Hadoop(t, "hdfs", "dfs", "-mkdir", "-p", dir)
 	c.Hadoop(t, "hdfs", "dfs", "-put", "-f", pex, dir+"/tfyarn-env.pex")
-	fs := strings.TrimSpace(c.Hadoop(t, "hdfs", "getconf", "-confKey", "fs.defaultFS"))
+	fs := c.Facts["fs.defaultFS"]
 	require.True(t, strings.HasPrefix(fs, "hdfs://"), "fs.defaultFS = %q", fs)
 	return strings.TrimSuffix(fs, "/") + dir + "/tfyarn-env.pex"
 }
