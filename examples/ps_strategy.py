@@ -24,6 +24,9 @@ the same machine (--local). On a cluster give a shared filesystem path (hdfs://.
 
 Needs TensorFlow <= 2.15 (Keras 2): Keras 3 dropped ParameterServerStrategy support
 in model.fit.
+
+The process ends with os._exit, not by returning through Python's interpreter teardown:
+see end_process.
 """
 
 import argparse
@@ -32,6 +35,7 @@ import os
 import sys
 import tempfile
 import time
+import traceback
 
 
 def parse_args():
@@ -200,5 +204,31 @@ def main():
     return 0
 
 
+def end_process(code):
+    """Flushes our output and ends the process at once, skipping the interpreter's teardown.
+
+    The chief's ClusterCoordinator keeps daemon threads (WorkerPreemptionHandler, one
+    WorkerClosureProcessingLoop per worker) that call into TensorFlow's C++ runtime with
+    the GIL released. When a worker fails late in training, model.fit can return while
+    those threads are still reconnecting to its replacement (update_server_def, then
+    rebuilding the worker's dataset). If such a call returns while the interpreter is
+    finalizing, Python <= 3.13 ends the thread with pthread_exit (cpython gh-87135), whose
+    forced unwind through TensorFlow's C++ frames aborts the process: "terminate called
+    after throwing an instance of ''", "FATAL: exception not rethrown", SIGABRT, and a
+    job that trained to its last epoch fails. Nothing here needs the teardown: the
+    checkpoints are written before model.fit returns.
+    """
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    code = 1
+    try:
+        code = main()
+    except SystemExit as e:  # argparse: --help, bad arguments
+        code = e.code if isinstance(e.code, int) else 1
+    except BaseException:  # what Python would print, with its exit code
+        traceback.print_exc()
+    end_process(code)
