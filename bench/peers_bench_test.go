@@ -71,6 +71,19 @@ type peerSystem struct {
 	Show string
 }
 
+// knownFailure is a system's known intermittent failure: a run whose stderr
+// matches is recorded (peersResult.Retried) and repeated.
+type knownFailure struct {
+	Stderr *regexp.Regexp
+	Why    string
+}
+
+var knownPeerFailures = map[string]knownFailure{
+	"tf-yarn": {tfYarnKVRace, "tf-yarn's first KV put after submission (_setup_cluster_spec) failed: skein.exceptions.ApplicationError; " +
+		"skein's AM logged IllegalStateException: sendHeaders has already been called (ApplicationMaster$Watcher.sendMsg), " +
+		"and tf-yarn shut the application down"},
+}
+
 type peerSummary struct {
 	System         string  `json:"system"`
 	WallS          float64 `json:"median_client_wall_s"`
@@ -98,6 +111,16 @@ type peersResult struct {
 	Runs    []peerRun     `json:"runs"`
 	Summary []peerSummary `json:"summary"`
 	LoadAvg [2]string     `json:"loadavg_1m_before_after"`
+	Retried []peerRetry   `json:"retried,omitempty"`
+}
+
+// peerRetry is a run that failed with its system's known intermittent
+// failure (peerSystem.Retry) and was repeated.
+type peerRetry struct {
+	System string `json:"system"`
+	Round  int    `json:"round"`
+	AppID  string `json:"app_id"`
+	Error  string `json:"error"`
 }
 
 // TestBenchPeers runs the same job — 2 task containers of 128 MiB running
@@ -198,6 +221,11 @@ func TestBenchPeersTF(t *testing.T) {
 	writeResults(t, c, "peers-tf", res, md)
 }
 
+// tfYarnKVRace is tf-yarn 0.7.0's intermittent failure on skein 0.8.2 seen
+// here: its event listener's KV watch and its first KV put race in skein's
+// AM, the put fails, and run_on_yarn shuts the application down.
+var tfYarnKVRace = regexp.MustCompile(`(?s)in _setup_cluster_spec\n.*skein\.exceptions\.ApplicationError`)
+
 // tfYarnPEXShow is where putTFYarnPEX puts the PEX, as peers-tf.md prints it.
 const tfYarnPEXShow = "hdfs://<namenode>/user/<you>/bench-peers/tfyarn-env.pex"
 
@@ -269,7 +297,13 @@ func runPeersEnv(t *testing.T, c *clustertest.Cluster, systems []peerSystem, env
 	for round := 0; round < rounds; round++ {
 		for i := range systems {
 			s := systems[(i+round)%len(systems)]
-			run := runPeer(t, s, envs[s.Name], round, logPath, sampler)
+			run, retry := runPeer(t, s, envs[s.Name], round, logPath, sampler)
+			for attempt := 1; retry != nil; attempt++ {
+				t.Logf("%s round %d: known failure, repeated: %+v", s.Name, round, *retry)
+				res.Retried = append(res.Retried, *retry)
+				require.Less(t, attempt, 3, "%s failed %d times in a row", s.Name, attempt)
+				run, retry = runPeer(t, s, envs[s.Name], round, logPath, sampler)
+			}
 			t.Logf("%s round %d: %+v", s.Name, round, run)
 			res.Runs = append(res.Runs, run)
 		}
@@ -278,7 +312,7 @@ func runPeersEnv(t *testing.T, c *clustertest.Cluster, systems []peerSystem, env
 	res.Summary = summarizePeers(res.Runs, systems)
 }
 
-func runPeer(t *testing.T, s peerSystem, env []string, round int, logPath string, sampler *rssSampler) peerRun {
+func runPeer(t *testing.T, s peerSystem, env []string, round int, logPath string, sampler *rssSampler) (peerRun, *peerRetry) {
 	argv := s.Cmd("")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -289,6 +323,9 @@ func runPeer(t *testing.T, s peerSystem, env []string, round int, logPath string
 	start := time.Now()
 	err := cmd.Run()
 	wall := time.Since(start)
+	if f, ok := knownPeerFailures[s.Name]; ok && err != nil && f.Stderr.MatchString(stderr.String()) {
+		return peerRun{}, &peerRetry{System: s.Name, Round: round, AppID: appIDRE.FindString(stdout.String()), Error: f.Why}
+	}
 	require.NoError(t, err, "%s: %v\nstdout: %s\nstderr: %s", s.Name, argv, stdout.String(), tail(stderr.String(), 4000))
 	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
 	run := peerRun{System: s.Name, Round: round, WallS: round2(wall.Seconds()),
@@ -311,7 +348,7 @@ func runPeer(t *testing.T, s peerSystem, env []string, round int, logPath string
 	}
 	run.AMPeakRSSMiB = round2(float64(sampler.peakKiB(amContainerID(run.AppID))) / 1024)
 	require.Positive(t, run.AMPeakRSSMiB, "the AM container of %s was never seen in /proc", run.AppID)
-	return run
+	return run, nil
 }
 
 // floorOf is what YARN itself spends, by its own logs: scheduling and
@@ -635,6 +672,12 @@ func peersMarkdown(r peersResult, title, test string) string {
 	fmt.Fprintf(&b, "| system | submitted | AM container running | AM registered | task containers allocated | all task containers running | application FINISHED | client exit |\n|---|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, s := range r.Summary {
 		fmt.Fprintf(&b, "| %s | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f |\n", s.System, s.SubmittedS, s.AMRunningS, s.RegisteredS, s.TasksAllocS, s.TasksRunningS, s.FinishedS, s.WallS)
+	}
+	if len(r.Retried) > 0 {
+		fmt.Fprintf(&b, "\nRuns that failed with a known intermittent failure and were repeated (not in the medians):\n\n")
+		for _, f := range r.Retried {
+			fmt.Fprintf(&b, "- %s round %d, %s: %s\n", f.System, f.Round, f.AppID, f.Error)
+		}
 	}
 	fmt.Fprintf(&b, "\nCommands (peers from bench/peers/env.sh's environment):\n\n")
 	for _, s := range r.Summary {

@@ -45,7 +45,7 @@ topology, pex = sys.argv[1], sys.argv[2]
 specs = {t: TaskSpec(memory="2 GiB", vcores=1) for t in topology.split("+")}
 # run_on_yarn returns metrics, neither the application nor its final status (it returns
 # normally on KILLED too), and closes the client: note both from the calls it makes.
-submitted, final = [], ["NOT-SUBMITTED"]
+submitted, final = [], ["UNKNOWN"]
 
 
 class NotingClient(skein.Client):
