@@ -210,9 +210,9 @@ def end_process(code):
     The chief's ClusterCoordinator keeps daemon threads (WorkerPreemptionHandler, one
     WorkerClosureProcessingLoop per worker) that call into TensorFlow's C++ runtime with
     the GIL released. When a worker fails late in training, model.fit can return while
-    those threads are still reconnecting to its replacement (update_server_def, then
-    rebuilding the worker's dataset). If such a call returns while the interpreter is
-    finalizing, Python <= 3.13 ends the thread with pthread_exit (cpython gh-87135), whose
+    those threads are still reconnecting to its replacement (update_server_def, the
+    worker's dataset rebuilt on it). If such a call returns while the interpreter is
+    finalizing, Python before 3.14 ends the thread with pthread_exit (cpython gh-87135), whose
     forced unwind through TensorFlow's C++ frames aborts the process: "terminate called
     after throwing an instance of ''", "FATAL: exception not rethrown", SIGABRT, and a
     job that trained to its last epoch fails. Nothing here needs the teardown: the
@@ -228,7 +228,7 @@ if __name__ == "__main__":
     try:
         code = main()
     except SystemExit as e:  # argparse: --help, bad arguments
-        code = e.code if isinstance(e.code, int) else 1
+        code = 0 if e.code is None else e.code if isinstance(e.code, int) else 1
     except BaseException:  # what Python would print, with its exit code
         traceback.print_exc()
     end_process(code)
