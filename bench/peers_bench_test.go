@@ -284,6 +284,12 @@ so the 2-container row is tf-yarn's chief + parameter server. Its port handling:
 with SO_REUSEPORT to learn a free port, publishes it, and closes that socket only just before
 tf.distribute.Server binds it (tf_yarn/_internal.py reserve_sock_addr), so another process can take the
 port in between; no "Could not start gRPC server" was seen in these runs.
+
+Two intermittent failures of tf-yarn 0.7.0 on skein 0.8.2, each seen in earlier attempts on this machine, are
+listed above ("Runs that failed ...") when they occur and the run is repeated (knownPeerFailures): the first
+KV put failing with skein.exceptions.ApplicationError (skein's AM: "IllegalStateException: sendHeaders has
+already been called"), and the client never returning after "Exception deserializing message" while the
+application ended SUCCEEDED.
 `
 
 // peerTFRounds: each skein round localizes the ~330 MiB env anew (minutes).
