@@ -213,9 +213,12 @@ func TestBenchPeersTF(t *testing.T) {
 		require.NoError(t, err, "%s", out)
 	}
 	pexURI := putTFYarnPEX(t, c, filepath.Join(root, "bench", "work", "peers", "tfyarn-env.pex"))
-	// tfyarn's pack cache lives under bench/work, so the first round packs
-	// like a first submission and the later ones find the env unchanged.
-	tfEnv := append(c.Env(), "XDG_CACHE_HOME="+filepath.Join(root, "bench", "work", "peers", "xdg-cache"))
+	// tfyarn's pack cache lives under bench/work and starts empty, so the
+	// first round packs like a first submission and the later ones find the
+	// env unchanged.
+	xdgCache := filepath.Join(root, "bench", "work", "peers", "xdg-cache")
+	require.NoError(t, os.RemoveAll(xdgCache))
+	tfEnv := append(c.Env(), "XDG_CACHE_HOME="+xdgCache)
 	systems := []peerSystem{
 		{"tfyarn", func(string) []string {
 			return []string{bin, "run", "--worker", "2x1c,2g", "--env", venv, "--name", "bench-peers-tf-tfyarn", "--output", "json", "--", "python", "-c", peerTFScript}
@@ -232,8 +235,9 @@ func TestBenchPeersTF(t *testing.T) {
 	runPeersEnv(t, c, systems, map[string][]string{"tfyarn": tfEnv, "skein": peersEnv, "tf-yarn": peersEnv}, &res, peerTFRounds)
 	md := peersMarkdown(res, "tfyarn vs skein: a small real TensorFlow job", "TestBenchPeersTF") +
 		"\nSCRIPT (python -c):\n\n```python\n" + peerTFScript + "\n```\n\n" +
-		"tfyarn's first round packs the venv (its local pack cache starts empty) and the NodeManager localizes it once\n" +
-		"(PUBLIC); later rounds find it unchanged and localized. skein uploads the archive to each application's\n" +
+		"tfyarn's first round packs the venv (its local pack cache starts empty); whether it uploads it and the NodeManager\n" +
+		"localizes it then depends on the HDFS cache and the NodeManager's public cache, usually warm from earlier runs (a new\n" +
+		"env's first application: bench/results/envcache.md); later rounds find it unchanged and localized. skein uploads the archive to each application's\n" +
 		"staging directory, so every application's containers localize it anew. Here the YARN floor includes that\n" +
 		"localization (start request → running) and the system's own time includes the training itself.\n" +
 		tfYarnTFNote
