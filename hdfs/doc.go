@@ -17,5 +17,6 @@
 //     and adopts the winner's file, so a LocalResource handed to YARN is never
 //     replaced under it (its timestamp would stop matching).
 //
-// Kerberos is not supported yet; Options.KerberosClient is where it will plug in.
+// On a Kerberized cluster (Options.Kerberos) it authenticates with GSSAPI, or with
+// the container's HDFS delegation token inside YARN, at every RPC protection level.
 package hdfs
