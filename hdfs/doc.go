@@ -17,6 +17,7 @@
 //     and adopts the winner's file, so a LocalResource handed to YARN is never
 //     replaced under it (its timestamp would stop matching).
 //
-// On a Kerberized cluster (Options.Kerberos) it authenticates with GSSAPI, or with
-// the container's HDFS delegation token inside YARN, at every RPC protection level.
+// On a Kerberized cluster it authenticates with GSSAPI (Options.Kerberos: a
+// ticket cache or keytab login), as colinmarc/hdfs does, on the NameNode and
+// DataNode connections.
 package hdfs
