@@ -1,6 +1,8 @@
 package envpack
 
 import (
+	"github.com/tfyarn/tfyarn/internal/atomicfile"
+
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -89,19 +91,7 @@ func (c *PackCache) Store(dir string, t Target, e Packed) error {
 	if err := os.MkdirAll(c.Dir, 0o700); err != nil {
 		return fmt.Errorf("envpack: pack cache: %w", err)
 	}
-	tmp, err := os.CreateTemp(c.Dir, ".entry-*")
-	if err != nil {
-		return fmt.Errorf("envpack: pack cache: %w", err)
-	}
-	_, err = tmp.Write(b)
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), f)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
+	if err := atomicfile.Write(f, b, 0o600); err != nil {
 		return fmt.Errorf("envpack: pack cache: %w", err)
 	}
 	return nil

@@ -5,10 +5,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"time"
 
+	"github.com/tfyarn/tfyarn/internal/atomicfile"
 	"github.com/tfyarn/tfyarn/rendezvous"
 	"github.com/tfyarn/tfyarn/security"
 	"github.com/tfyarn/tfyarn/taskspec"
@@ -77,43 +77,11 @@ func (f *tokenFile) merge(fresh *security.Credentials) (bool, error) {
 	return true, nil
 }
 
-// writeFileAtomic replaces path with data so that a reader sees the old
-// file or the new one, never a part: a temporary file in the same
-// directory, synced, then renamed over path.
-func writeFileAtomic(path string, data []byte) (err error) {
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	tmp, err := os.CreateTemp(dir, "."+base+".tmp-*")
-	if err != nil {
+// writeFileAtomic replaces the token file so that a reader sees the old
+// file or the new one, never a part, and never readable by others.
+func writeFileAtomic(path string, data []byte) error {
+	if err := atomicfile.Write(path, data, 0o600); err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-			err = fmt.Errorf("writing %s: %w", path, err)
-		}
-	}()
-	if err := tmp.Chmod(0o600); err != nil {
-		return err
-	}
-	if _, err := tmp.Write(data); err != nil {
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return err
-	}
-	if d, err := os.Open(dir); err == nil { // the rename itself, best effort
-		_ = d.Sync()
-		d.Close()
 	}
 	return nil
 }
