@@ -1,8 +1,6 @@
 package envpack
 
 import (
-	"github.com/tfyarn/tfyarn/internal/atomicfile"
-
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -11,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+
+	"github.com/tfyarn/tfyarn/internal/atomicfile"
 )
 
 // Packed is what a cache remembers of one packing: enough to find the
