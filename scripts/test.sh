@@ -27,4 +27,8 @@ cleanup() {
 trap cleanup EXIT
 
 source .testcluster/env.sh
-go test -tags e2e -count=1 -p 2 -timeout 25m ./...
+# cmd/tfyarn's end-to-end tests came close to their 25-minute package limit on a loaded machine:
+# the attacks of another user (TestE2EAttack*, issue 18) run as a second invocation with their own
+# limit instead of growing that one.
+go test -tags e2e -count=1 -p 2 -timeout 25m -skip '^TestE2EAttack' ./...
+go test -tags e2e -count=1 -timeout 20m -run '^TestE2EAttack' ./cmd/tfyarn
