@@ -6,6 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+bash scripts/prereqs.sh demo
 bash testcluster/cluster.sh up "${PROFILE:-plain}"
 bash scripts/tfenv.sh
 make --no-print-directory build

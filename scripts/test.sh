@@ -5,6 +5,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+bash scripts/prereqs.sh test
+
 make --no-print-directory lint
 make --no-print-directory build
 go test -count=1 ./...

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# The machine prerequisites of `make test` and `make demo`, in one place (.ci/run, scripts/test.sh
+# and scripts/demo.sh call it): Debian packages that are missing are installed when running as
+# root; otherwise one line names exactly what to install and the script exits 2.
+# Usage: prereqs.sh [test|demo]   (demo needs no browser)
+set -euo pipefail
+what=${1:-test}
+
+need=()
+command -v java >/dev/null 2>&1 && java -version 2>&1 | grep -q '"17' || need+=(openjdk-17-jdk-headless)
+command -v mvn >/dev/null 2>&1 || need+=(maven)
+command -v curl >/dev/null 2>&1 || need+=(curl)
+command -v flock >/dev/null 2>&1 || need+=(util-linux)
+command -v python3 >/dev/null 2>&1 || need+=(python3)
+python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || need+=(python3-venv)
+command -v make >/dev/null 2>&1 || need+=(make)
+if [ "$what" = test ]; then
+  command -v chromium >/dev/null 2>&1 || need+=(chromium) # the web UI's headless-browser test
+fi
+
+if [ ${#need[@]} -gt 0 ]; then
+  if [ "$(id -u)" != 0 ]; then
+    echo "prereqs: missing ${need[*]}: run 'sudo apt-get install ${need[*]}' (or run this as root) and try again" >&2
+    exit 2
+  fi
+  echo "prereqs: installing ${need[*]}" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -q >&2
+  apt-get install -y -q --no-install-recommends "${need[@]}" >&2
+fi
+command -v go >/dev/null 2>&1 || { echo "prereqs: Go is not installed: install Go 1.23 or newer from https://go.dev/dl and try again" >&2; exit 2; }
