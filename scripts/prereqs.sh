@@ -28,4 +28,4 @@ if [ ${#need[@]} -gt 0 ]; then
   apt-get update -q >&2
   apt-get install -y -q --no-install-recommends "${need[@]}" >&2
 fi
-command -v go >/dev/null 2>&1 || { echo "prereqs: Go is not installed: install Go 1.23 or newer from https://go.dev/dl and try again" >&2; exit 2; }
+command -v go >/dev/null 2>&1 || { echo "prereqs: Go is not installed: install Go 1.26 or newer from https://go.dev/dl and try again" >&2; exit 2; }
