@@ -43,6 +43,24 @@ type KerberosInfo struct {
 	KDC              string        // host:port of the KDC (TCP)
 	TokenRenew       time.Duration // HDFS delegation token renew interval
 	TokenMaxLifetime time.Duration // HDFS delegation token maximum lifetime
+	// Bob is a second user of the same realm (bob@EXAMPLE.COM, HDFS home /user/bob): the other
+	// user of the attack tests, with his own ticket, never alice's.
+	Bob KerberosUser
+}
+
+// KerberosUser is one user principal of the test realm with its own credentials, each file
+// readable by the cluster's owner only.
+type KerberosUser struct {
+	Principal    string // bob@EXAMPLE.COM
+	CCache       string // path of a valid ticket cache (TGT) for Principal
+	Keytab       string // Principal's keytab
+	PasswordFile string // Principal's password (one line)
+}
+
+// EnvAs returns Env with the Kerberos ticket cache of u instead of the test user's (and extra
+// appended): a child process that runs as u.
+func (c *Cluster) EnvAs(u KerberosUser, extra ...string) []string {
+	return c.Env(append([]string{"KRB5CCNAME=FILE:" + u.CCache}, extra...)...)
 }
 
 // A profile names one running cluster: its directory and its ports.
@@ -224,6 +242,12 @@ func kerberosInfo(facts map[string]string) (*KerberosInfo, error) {
 		PasswordFile:     facts["password.file"],
 		ServicePrincipal: facts["service.principal"],
 		KDC:              facts["kdc"],
+		Bob: KerberosUser{
+			Principal:    facts["bob.principal"],
+			CCache:       facts["bob.ccache"],
+			Keytab:       facts["bob.keytab"],
+			PasswordFile: facts["bob.password.file"],
+		},
 	}
 	for key, d := range map[string]*time.Duration{"token.renew.ms": &k.TokenRenew, "token.max-lifetime.ms": &k.TokenMaxLifetime} {
 		ms, err := strconv.ParseInt(facts[key], 10, 64)
@@ -234,7 +258,9 @@ func kerberosInfo(facts map[string]string) (*KerberosInfo, error) {
 	}
 	for key, v := range map[string]string{"realm": k.Realm, "krb5.conf": k.Krb5Config, "ccache": k.CCache,
 		"expired.ccache": k.ExpiredCCache, "principal": k.Principal, "keytab": k.Keytab,
-		"password.file": k.PasswordFile, "service.principal": k.ServicePrincipal, "kdc": k.KDC} {
+		"password.file": k.PasswordFile, "service.principal": k.ServicePrincipal, "kdc": k.KDC,
+		"bob.principal": k.Bob.Principal, "bob.ccache": k.Bob.CCache, "bob.keytab": k.Bob.Keytab,
+		"bob.password.file": k.Bob.PasswordFile} {
 		if v == "" {
 			return nil, fmt.Errorf("cluster facts: %s missing for the kerberos profile", key)
 		}

@@ -17,7 +17,8 @@ import (
 
 // TestKerberosCluster: the third cluster comes up with a KDC in its JVM; Hadoop's own CLI lists
 // HDFS with nothing but the test user's ticket cache; gokrb5 reads krb5.conf and that cache and
-// gets a ticket for the service principal; the expired cache really holds an expired TGT.
+// gets a ticket for the service principal; the expired cache really holds an expired TGT; the
+// second user bob has his own home directory, ticket cache and keytab.
 func TestKerberosCluster(t *testing.T) {
 	c := RequireKerberos(t)
 	require.Equal(t, "kerberos", c.Profile)
@@ -30,7 +31,9 @@ func TestKerberosCluster(t *testing.T) {
 	require.True(t, strings.HasSuffix(k.ServicePrincipal, "/localhost@EXAMPLE.COM"), k.ServicePrincipal)
 	require.Equal(t, 20*time.Second, k.TokenRenew)
 	require.Equal(t, 90*time.Second, k.TokenMaxLifetime)
-	for _, f := range []string{k.Keytab, k.CCache, k.ExpiredCCache, k.PasswordFile, filepath.Join(c.Dir, "service.keytab")} {
+	require.Equal(t, "bob@EXAMPLE.COM", k.Bob.Principal)
+	for _, f := range []string{k.Keytab, k.CCache, k.ExpiredCCache, k.PasswordFile, filepath.Join(c.Dir, "service.keytab"),
+		k.Bob.Keytab, k.Bob.CCache, k.Bob.PasswordFile} {
 		st, err := os.Stat(f)
 		require.NoError(t, err)
 		require.Equal(t, os.FileMode(0o600), st.Mode().Perm(), f)
@@ -44,6 +47,7 @@ func TestKerberosCluster(t *testing.T) {
 	// Hadoop's own client, authenticated only by the ticket cache (c.Env sets KRB5CCNAME).
 	out := c.Hadoop(t, "hdfs", "dfs", "-ls", "/user")
 	require.Contains(t, out, "/user/alice", out)
+	require.Regexp(t, `drwxr-xr-x +- bob +\S+ +0 .* /user/bob\n`, out)
 	nodes := c.Hadoop(t, "yarn", "node", "-list", "-showDetails")
 	require.Equal(t, 2, strings.Count(nodes, "RUNNING"), nodes)
 	require.Contains(t, nodes, "Node-Labels : gpu")
@@ -59,6 +63,15 @@ func TestKerberosCluster(t *testing.T) {
 	service := strings.TrimSuffix(k.ServicePrincipal, "@"+k.Realm)
 	_, _, err = cl.GetServiceTicket(service)
 	require.NoError(t, err, "a service ticket for %s from the valid ccache", service)
+
+	// bob's own ticket cache: his TGT, from which he too gets a service ticket.
+	bobCC, err := credentials.LoadCCache(k.Bob.CCache)
+	require.NoError(t, err)
+	require.Equal(t, "bob", bobCC.GetClientPrincipalName().PrincipalNameString())
+	bobCl, err := client.NewFromCCache(bobCC, cfg, client.DisablePAFXFAST(true))
+	require.NoError(t, err)
+	_, _, err = bobCl.GetServiceTicket(service)
+	require.NoError(t, err, "a service ticket for %s from bob's ccache", service)
 
 	expired, err := credentials.LoadCCache(k.ExpiredCCache)
 	require.NoError(t, err)

@@ -64,6 +64,7 @@ public final class TestCluster {
   private File serviceKeytab;
   private String userPrincipal;
   private File userKeytab;
+  private String bobPrincipal;
 
   private TestCluster(Options opts) {
     this.opts = opts;
@@ -122,6 +123,8 @@ public final class TestCluster {
     if (opts.kerberos()) {
       mkdir(dfs.getFileSystem(), "/user/alice", (short) 0755);
       dfs.getFileSystem().setOwner(new Path("/user/alice"), "alice", null);
+      mkdir(dfs.getFileSystem(), "/user/bob", (short) 0755);
+      dfs.getFileSystem().setOwner(new Path("/user/bob"), "bob", null);
     }
 
     log("starting YARN (ResourceManager port " + opts.rmPort + ")");
@@ -159,6 +162,10 @@ public final class TestCluster {
       facts.put("password.file", new File(base, "alice.password").getPath());
       facts.put("ccache", new File(base, "alice.ccache").getPath());
       facts.put("expired.ccache", expired.getPath());
+      facts.put("bob.principal", bobPrincipal);
+      facts.put("bob.keytab", new File(base, "bob.keytab").getPath());
+      facts.put("bob.password.file", new File(base, "bob.password").getPath());
+      facts.put("bob.ccache", new File(base, "bob.ccache").getPath());
       facts.put("service.principal", servicePrincipal);
       facts.put("kdc", "localhost:" + opts.kdcPort);
       facts.put("token.renew.ms", Long.toString(opts.tokenRenewMs));
@@ -510,7 +517,8 @@ public final class TestCluster {
   /**
    * A real KDC in this JVM (Apache Kerby's SimpleKdcServer, what hadoop-minikdc's MiniKdc wraps),
    * TCP only on a fixed port, with one service principal for every daemon, HTTP/localhost for the
-   * web UIs' SPNEGO filters, and the test user alice (password + keytab + ticket caches).
+   * web UIs' SPNEGO filters, the test user alice (password + keytab + ticket caches) and a second user
+   * bob (password + keytab + ticket cache), the other user of the attack tests.
    */
   private void startKdc(File base, File data) throws Exception {
     File krb5 = new File(base, "krb5.conf");
@@ -547,19 +555,14 @@ public final class TestCluster {
     ownerOnly(serviceKeytab);
 
     userPrincipal = "alice@" + REALM;
-    String password = "alice-" + java.util.UUID.randomUUID();
-    kdc.createPrincipal(userPrincipal, password);
-    File pw = new File(base, "alice.password");
-    writeString(pw, password + "\n");
-    ownerOnly(pw);
+    String password = createUser(base, "alice");
     userKeytab = new File(base, "alice.keytab");
-    userKeytab.delete();
-    kdc.exportPrincipal(userPrincipal, userKeytab);
-    ownerOnly(userKeytab);
+    // A second user, bob, with his own password, keytab and ticket cache: the other user of the
+    // attack tests (another principal attacking alice's job on the same cluster).
+    bobPrincipal = "bob@" + REALM;
+    createUser(base, "bob");
 
     KrbClient client = kdc.getKrbClient();
-    File ccache = new File(base, "alice.ccache");
-    storeTicket(client, client.requestTgt(userPrincipal, password), ccache);
     // A ticket with a lifetime of 2 s: expired long before the cluster is ready.
     KOptions shortLived = new KOptions();
     shortLived.add(KrbOption.CLIENT_PRINCIPAL, userPrincipal);
@@ -572,6 +575,26 @@ public final class TestCluster {
   }
 
   private long expiredCCacheEnd;
+
+  /**
+   * Creates NAME@REALM with a random password and writes BASE/NAME.password, BASE/NAME.keytab and
+   * BASE/NAME.ccache (a fresh TGT), each readable by the owner only; returns the password.
+   */
+  private String createUser(File base, String name) throws Exception {
+    String principal = name + "@" + REALM;
+    String password = name + "-" + java.util.UUID.randomUUID();
+    kdc.createPrincipal(principal, password);
+    File pw = new File(base, name + ".password");
+    writeString(pw, password + "\n");
+    ownerOnly(pw);
+    File keytab = new File(base, name + ".keytab");
+    keytab.delete();
+    kdc.exportPrincipal(principal, keytab);
+    ownerOnly(keytab);
+    KrbClient client = kdc.getKrbClient();
+    storeTicket(client, client.requestTgt(principal, password), new File(base, name + ".ccache"));
+    return password;
+  }
 
   private void waitUntilExpired(File ccache) throws InterruptedException {
     long wait = expiredCCacheEnd + 1000 - System.currentTimeMillis();
