@@ -183,6 +183,9 @@ func planShipping(job Job) (shipPlan, error) {
 		if srcAbs, err = filepath.Abs(job.SrcDir); err != nil {
 			return shipPlan{}, invalidf("src dir %s: %v", job.SrcDir, err)
 		}
+		if err := envpack.CheckDirLinks(job.SrcDir); err != nil {
+			return shipPlan{}, invalidf("src dir %s: %v", job.SrcDir, unwrapPathError(err))
+		}
 		if err := claim(SrcLinkName, "src dir "+job.SrcDir); err != nil {
 			return shipPlan{}, err
 		}
@@ -247,6 +250,9 @@ func envItem(env string) (shipItem, error) {
 	if st.IsDir() {
 		if !envpack.IsEnv(env) {
 			return shipItem{}, invalidf("env %s is not a Python environment: expected a venv (pyvenv.cfg) or a conda env (conda-meta/), or an archive made by tfyarn pack", env)
+		}
+		if err := envpack.CheckEnvLinks(env); err != nil {
+			return shipItem{}, invalidf("env %s: %v", env, unwrapPathError(err))
 		}
 		return shipItem{link: EnvLinkName, local: env, kind: itemEnvDir, cache: envCacheName}, nil
 	}

@@ -64,6 +64,12 @@ func PackDir(ctx context.Context, dir string, out io.Writer) (digest string, err
 			hdr.Typeflag, hdr.Name, hdr.Mode = tar.TypeDir, rel+"/", 0o755
 			return tw.WriteHeader(hdr)
 		case t&fs.ModeSymlink != 0:
+			if loop, err := linkLoop(full, rel); loop != nil || err != nil {
+				if loop != nil {
+					return loop
+				}
+				return err
+			}
 			target, err := os.Readlink(full)
 			if err != nil {
 				return err

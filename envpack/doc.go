@@ -20,6 +20,8 @@
 //     rewriteShebang), other interpreters #!/usr/bin/env NAME.
 //   - Symlinks stay symlinks. Absolute links into the environment become
 //     relative; links out of it are kept and listed (Manifest.ExternalSymlinks).
+//     A link that loops (to a directory holding it, or in a cycle of links) is
+//     refused (LoopError): YARN's launch script fails on it (CheckEnvLinks).
 //   - Other text files that name the old prefix (activate scripts, .pc
 //     files, _sysconfigdata, ...) are listed in the manifest, and Relocate
 //     rewrites them on the node, as conda-pack's conda-unpack does. Binary

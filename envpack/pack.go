@@ -150,6 +150,12 @@ func (p *packer) header(name string, typ byte, mode int64, size int64) *tar.Head
 // relative (they would point back at the packing machine otherwise); links
 // that leave it are kept and listed.
 func (p *packer) symlink(full, rel string) error {
+	if loop, err := linkLoop(full, rel); loop != nil || err != nil {
+		if loop != nil {
+			return loop
+		}
+		return err
+	}
 	target, err := os.Readlink(full)
 	if err != nil {
 		return err

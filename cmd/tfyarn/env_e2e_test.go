@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/tfyarn/tfyarn/hdfs"
 	"github.com/tfyarn/tfyarn/internal/clustertest"
 )
 
@@ -37,6 +38,52 @@ func TestE2EEnv(t *testing.T) {
 		t.Parallel()
 		testEnvMissingBase(t, c, bin)
 	})
+	t.Run("symlink loop refused", func(t *testing.T) {
+		t.Parallel()
+		testEnvLinkLoop(t, c, bin)
+	})
+}
+
+// A venv holding a link back into its own ancestry (ln -s .. lib/sub/up)
+// would be packed and submitted, and every task would die in YARN's launch
+// script (its find -L fails on the loop) with only "exit code 1" to read:
+// run refuses it before creating anything, exit 2, one line naming the
+// link; so does a --src-dir with one, and tfyarn pack.
+func testEnvLinkLoop(t *testing.T, c *clustertest.Cluster, bin string) {
+	// A user with a home, who could submit: nothing but the check stops it.
+	user := "tfyarn-e2e-" + randomHex(t)
+	home := hdfs.HomeDir(user)
+	c.Hadoop(t, "hdfs", "dfs", "-mkdir", "-p", home)
+	c.Hadoop(t, "hdfs", "dfs", "-chown", user, home)
+	t.Cleanup(func() { c.Hadoop(t, "hdfs", "dfs", "-rm", "-r", "-f", "-skipTrash", home) })
+	venv := makeVenv(t)
+	require.NoError(t, os.MkdirAll(filepath.Join(venv, "lib", "sub"), 0o755))
+	require.NoError(t, os.Symlink("..", filepath.Join(venv, "lib", "sub", "up")))
+	src := filepath.Join(t.TempDir(), "src")
+	require.NoError(t, os.MkdirAll(filepath.Join(src, "pkg"), 0o755))
+	require.NoError(t, os.Symlink("../..", filepath.Join(src, "pkg", "top")))
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--env", venv}, "tfyarn: env " + venv + `: lib/sub/up is a symbolic link to "..", a directory that holds the link itself`},
+		{[]string{"--src-dir", src}, "tfyarn: src dir " + src + `: pkg/top is a symbolic link to "../..", a directory that holds the link itself`},
+	} {
+		args := append(append([]string{"run", "--worker", "1c,256m"}, tc.args...), "--", "true")
+		stdout, stderr, code := execTfyarn(t, c, bin, []string{"HADOOP_USER_NAME=" + user}, args...)
+		require.Equal(t, exitUsage, code, "%v: %s", tc.args, stderr)
+		require.Empty(t, stdout)
+		require.True(t, strings.HasPrefix(stderr, tc.want), "%v: %q", tc.args, stderr)
+		require.Equal(t, 1, strings.Count(stderr, "\n"), "one line: %q", stderr)
+	}
+	requireNothingCreatedFor(t, c, user)
+	out := filepath.Join(t.TempDir(), "env.tar.gz")
+	stdout, stderr, code := execTfyarn(t, c, bin, nil, "pack", venv, "-o", out)
+	require.Equal(t, exitUsage, code, stderr)
+	require.Empty(t, stdout)
+	require.Contains(t, stderr, `lib/sub/up is a symbolic link to ".."`)
+	require.Equal(t, 1, strings.Count(stderr, "\n"), "one line: %q", stderr)
+	require.NoFileExists(t, out)
 }
 
 // A venv holding a package the system python lacks: every task imports it.
