@@ -12,6 +12,7 @@ import (
 	"github.com/tfyarn/tfyarn/contract"
 	"github.com/tfyarn/tfyarn/hdfs"
 	"github.com/tfyarn/tfyarn/rendezvous"
+	"github.com/tfyarn/tfyarn/security"
 	"github.com/tfyarn/tfyarn/taskspec"
 	"github.com/tfyarn/tfyarn/yarn"
 	"github.com/tfyarn/tfyarn/yarnpb/hadoopyarn"
@@ -81,10 +82,14 @@ func RunAM(ctx context.Context, opts AMOptions) (LoopResult, error) {
 	if adopting > 1 && attemptOf(opts.Getenv(EnvContainerID)) > 1 {
 		saved = sec.savedState(ctx, logf)
 	}
+	web, err := WebAccessFor(conf, jf.AppID, statusKey(creds, logf))
+	if err != nil {
+		return LoopResult{}, fmt.Errorf("appmaster: the ResourceManager's web proxy: %w", err)
+	}
 	rcfg := RendezvousConfig{
 		AppID: jf.AppID, User: jf.User, Job: jf.Job, Secret: secret, Host: host,
 		RegistrationTimeout: jf.RendezvousTimeout, Log: opts.Log, Logf: logf,
-		Listen: reuseListen(saved, host),
+		Listen: reuseListen(saved, host), Web: web,
 	}
 	rv, err := StartRendezvous(rcfg)
 	if err != nil && rcfg.Listen != "" {
@@ -166,6 +171,22 @@ func RunAM(ctx context.Context, opts AMOptions) (LoopResult, error) {
 	}
 	logf("peak RSS %d KiB", PeakRSSKiB())
 	return res, err
+}
+
+// statusKey is the status key the client put in the AM's credentials; nil
+// (the rendezvous makes a random one: the status JSON then answers no one)
+// when there is none or it is too short.
+func statusKey(creds *security.Credentials, logf func(string, ...any)) []byte {
+	key, ok := creds.Secret(contract.StatusKeyAlias)
+	if !ok {
+		logf("no status key in the credentials: the status JSON answers no client")
+		return nil
+	}
+	if err := contract.CheckStatusKey(key); err != nil {
+		logf("%v: the status JSON answers no client", err)
+		return nil
+	}
+	return key
 }
 
 func groupSpecs(jf contract.JobFile) string {

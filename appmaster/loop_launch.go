@@ -69,6 +69,9 @@ func TaskTokens(amCreds *security.Credentials, secret []byte) []byte {
 		amCreds = security.NewCredentials()
 	}
 	c := amCreds.Without(security.KindAMRMToken)
+	// The status key is the owner's proof towards the AM's status page: a
+	// task's program (or whoever reads its token file) has no use for it.
+	c.RemoveSecret(contract.StatusKeyAlias)
 	rendezvous.AddSecret(c, secret)
 	return c.Marshal()
 }

@@ -31,9 +31,12 @@ type RendezvousConfig struct {
 	// Host is the name the launchers and clients reach the AM by (the
 	// NodeManager's host).
 	Host string
-	// Listen is the address to bind; "" binds every interface, port 0 (any
-	// free port).
+	// Listen is the address to bind; "" binds Host, port 0 (any free
+	// port); ":port" binds Host at that port. Where Host cannot be bound,
+	// every interface is.
 	Listen string
+	// Web guards the status JSON and the web UI (webgate.go).
+	Web WebAccess
 	// RegistrationTimeout: once the first cluster task registered, how long
 	// the others have (0: taskspec.DefaultRendezvousTimeout).
 	RegistrationTimeout time.Duration
@@ -58,6 +61,7 @@ type TaskRendezvous struct {
 	ln     net.Listener
 	hs     *http.Server
 	addr   string // advertised host:port
+	uiPath string // the web UI's path, with the status key's token
 	logf   func(format string, args ...any)
 	served chan struct{} // closed when Serve returns
 	notify chan struct{} // Notify: the board's signal, or Serve failing
@@ -94,17 +98,19 @@ func StartRendezvous(cfg RendezvousConfig) (*TaskRendezvous, error) {
 		board.Close()
 		return nil, fmt.Errorf("appmaster: %w", err)
 	}
-	listen := cfg.Listen
-	if listen == "" {
-		listen = ":0"
-	}
 	if cfg.listen == nil {
 		cfg.listen = net.Listen
 	}
-	ln, err := cfg.listen("tcp", listen)
+	ln, err := listenOnHost(cfg)
 	if err != nil {
 		board.Close()
 		return nil, fmt.Errorf("appmaster: rendezvous: %w", err)
+	}
+	if cfg.Web.StatusKey == nil {
+		if cfg.Web.StatusKey, err = contract.NewStatusKey(); err != nil {
+			board.Close()
+			return nil, fmt.Errorf("appmaster: %w", err)
+		}
 	}
 	r := &TaskRendezvous{
 		appID:  cfg.AppID,
@@ -121,8 +127,8 @@ func StartRendezvous(cfg RendezvousConfig) (*TaskRendezvous, error) {
 	handler.page = &r.page
 	mux := http.NewServeMux()
 	mux.Handle(rendezvous.PathPrefix, srv)
-	mux.HandleFunc(contract.StatusPath, r.page.serveJSON)
-	mux.Handle("/", webui.Handler(r.page.currentReport, nil))
+	r.uiPath = contract.ProxiedPrefix + contract.WebPathToken(cfg.Web.StatusKey) + "/"
+	mux.Handle("/", newWebGate(cfg.User, cfg.Web, http.HandlerFunc(r.page.serveJSON), webui.Handler(r.page.currentReport, nil), cfg.Logf))
 	r.hs = &http.Server{
 		Handler:           mux,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -182,9 +188,35 @@ func (r *TaskRendezvous) Address() string { return r.addr }
 // Port is the port the server listens on.
 func (r *TaskRendezvous) Port() int { return r.ln.Addr().(*net.TCPAddr).Port }
 
-// TrackingURL is the status page, what the AM registers as its tracking
-// URL.
-func (r *TaskRendezvous) TrackingURL() string { return "http://" + r.addr + "/" }
+// TrackingURL is the web UI, what the AM registers as its tracking URL: its
+// path carries a token of the status key, so that only the
+// ResourceManager's web proxy (and whoever YARN shows the application's
+// full report) can address it.
+func (r *TaskRendezvous) TrackingURL() string { return "http://" + r.addr + r.uiPath }
+
+// listenOnHost binds cfg.Listen's port on the AM's host (the NodeManager's
+// address the launchers and the proxy reach), not every interface; when the
+// host's name does not bind here (a name for a NAT address, say), every
+// interface.
+func listenOnHost(cfg RendezvousConfig) (net.Listener, error) {
+	port := "0"
+	if cfg.Listen != "" {
+		h, p, err := net.SplitHostPort(cfg.Listen)
+		if err != nil {
+			return nil, err
+		}
+		if h != "" {
+			return cfg.listen("tcp", cfg.Listen)
+		}
+		port = p
+	}
+	ln, err := cfg.listen("tcp", net.JoinHostPort(cfg.Host, port))
+	if err == nil {
+		return ln, nil
+	}
+	cfg.Logf("binding %s (%v): listening on every interface", net.JoinHostPort(cfg.Host, port), err)
+	return cfg.listen("tcp", ":"+port)
+}
 
 // Assign implements Launchers.
 func (r *TaskRendezvous) Assign(task taskspec.TaskID, containerID string) {

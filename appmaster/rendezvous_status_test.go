@@ -23,7 +23,10 @@ func TestStatusPageDecorated(t *testing.T) {
 	job := taskspec.Job{Name: "mnist", Queue: "ml-gpu", NodeLabel: "gpu", Tasks: []taskspec.TaskGroup{tb, worker}, Script: "train.py", Args: []string{"--epochs", "3"}}
 	secret, err := rendezvous.NewSecret()
 	require.NoError(t, err)
-	rv, err := StartRendezvous(RendezvousConfig{AppID: "application_1_0002", User: "alice", Job: job, Secret: secret, Host: "127.0.0.1", Listen: "127.0.0.1:0"})
+	key, err := contract.NewStatusKey()
+	require.NoError(t, err)
+	rv, err := StartRendezvous(RendezvousConfig{AppID: "application_1_0002", User: "alice", Job: job, Secret: secret, Host: "127.0.0.1", Listen: "127.0.0.1:0",
+		Web: WebAccess{StatusKey: key, ProxyHosts: []string{"localhost"}}})
 	require.NoError(t, err)
 	defer rv.Close(0)
 
@@ -50,7 +53,7 @@ func TestStatusPageDecorated(t *testing.T) {
 	require.ErrorIs(t, c.ReportMetrics(ctx, rendezvous.MetricsReport{Task: taskspec.TaskID{Type: taskspec.Chief}, GPUs: gpu}), rendezvous.ErrUnknownTask)
 
 	var rep contract.StatusReport
-	require.NoError(t, json.Unmarshal([]byte(get(t, "http://"+rv.Address()+contract.StatusPath)), &rep))
+	require.NoError(t, json.Unmarshal([]byte(getWithKey(t, "http://"+rv.Address()+contract.StatusPath, key)), &rep))
 	require.Equal(t, "alice", rep.User)
 	require.Equal(t, &contract.JobInfo{Name: "mnist", Queue: "ml-gpu", NodeLabel: "gpu", Command: "python train.py --epochs 3",
 		Groups: []contract.GroupInfo{{Type: "worker", Spec: "2x1c,1g,1gpu"}, {Type: "tensorboard", Spec: "1c,512m"}}}, rep.Job)

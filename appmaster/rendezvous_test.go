@@ -26,9 +26,12 @@ func TestTaskRendezvous(t *testing.T) {
 	job := taskspec.Job{Tasks: []taskspec.TaskGroup{chief, worker}, Command: "true"}
 	secret, err := rendezvous.NewSecret()
 	require.NoError(t, err)
-	rv, err := StartRendezvous(RendezvousConfig{AppID: "application_1_0001", Job: job, Secret: secret, Host: "127.0.0.1", Listen: "127.0.0.1:0"})
+	key, err := contract.NewStatusKey()
 	require.NoError(t, err)
-	require.Equal(t, "http://"+rv.Address()+"/", rv.TrackingURL())
+	rv, err := StartRendezvous(RendezvousConfig{AppID: "application_1_0001", Job: job, Secret: secret, Host: "127.0.0.1", Listen: "127.0.0.1:0",
+		Web: WebAccess{StatusKey: key, ProxyHosts: []string{"127.0.0.1:8088"}}})
+	require.NoError(t, err)
+	require.Equal(t, "http://"+rv.Address()+"/proxied/"+contract.WebPathToken(key)+"/", rv.TrackingURL())
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -58,7 +61,7 @@ func TestTaskRendezvous(t *testing.T) {
 	m, err := core.New(core.Config{Job: job})
 	require.NoError(t, err)
 	rv.Observe(Snapshot{Tasks: m.Tasks()})
-	body := get(t, "http://"+rv.Address()+contract.StatusPath)
+	body := getWithKey(t, "http://"+rv.Address()+contract.StatusPath, key)
 	var rep contract.StatusReport
 	require.NoError(t, json.Unmarshal([]byte(body), &rep))
 	require.Equal(t, "application_1_0001", rep.AppID)
@@ -70,6 +73,8 @@ func TestTaskRendezvous(t *testing.T) {
 	for _, page := range []string{body, text} {
 		require.NotContains(t, page, hex.EncodeToString(secret))
 		require.NotContains(t, page, base64.StdEncoding.EncodeToString(secret))
+		require.NotContains(t, page, contract.WebPathToken(key))
+		require.NotContains(t, page, contract.StatusBearer(key))
 	}
 
 	rv.Observe(Snapshot{Tasks: m.Tasks(), Finish: &core.Finish{Status: core.Failed, Diagnostics: "chief:0 failed"}})
@@ -80,7 +85,7 @@ func TestTaskRendezvous(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("Close did not linger for the watching client")
 	}
-	require.NoError(t, json.Unmarshal([]byte(get(t, "http://"+rv.Address()+contract.StatusPath)), &rep))
+	require.NoError(t, json.Unmarshal([]byte(getWithKey(t, "http://"+rv.Address()+contract.StatusPath, key)), &rep))
 	require.True(t, rep.Final)
 	require.Equal(t, "FAILED", rep.FinalStatus)
 	select {
@@ -90,9 +95,17 @@ func TestTaskRendezvous(t *testing.T) {
 	}
 }
 
-func get(t *testing.T, url string) string {
+func get(t *testing.T, url string) string { return getWithKey(t, url, nil) }
+
+// getWithKey GETs url, proving it holds the status key when key is not nil.
+func getWithKey(t *testing.T, url string, key []byte) string {
 	t.Helper()
-	resp, err := http.Get(url)
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	require.NoError(t, err)
+	if key != nil {
+		req.Header.Set(contract.HeaderStatusAuth, contract.StatusBearer(key))
+	}
+	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	require.Equal(t, http.StatusOK, resp.StatusCode)

@@ -1,6 +1,7 @@
 package appmaster
 
 import (
+	"github.com/tfyarn/tfyarn/contract"
 	"github.com/tfyarn/tfyarn/rendezvous"
 	"github.com/tfyarn/tfyarn/security"
 )
@@ -15,6 +16,8 @@ import (
 // launcher. Credentials too large to hand out
 // (rendezvous.MaxCredentialsBytes) are logged and not published.
 func (r *TaskRendezvous) PublishCredentials(creds *security.Credentials) {
+	creds = creds.Clone()
+	creds.RemoveSecret(contract.StatusKeyAlias) // the owner's, not the tasks'
 	v, err := r.board.PublishCredentials(creds)
 	if err != nil {
 		r.logf("not handing fresh credentials to the tasks: %v", err)

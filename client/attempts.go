@@ -57,6 +57,15 @@ func shareRendezvousSecret(clc *hadoopyarn.ContainerLaunchContextProto, attempts
 	if attempts < 2 {
 		return nil
 	}
+	secret, err := rendezvous.NewSecret()
+	if err != nil {
+		return err
+	}
+	return addAMSecret(clc, rendezvous.SecretAlias, secret)
+}
+
+// addAMSecret puts a secret key into the AM's credentials under alias.
+func addAMSecret(clc *hadoopyarn.ContainerLaunchContextProto, alias string, key []byte) error {
 	creds := security.NewCredentials()
 	if len(clc.GetTokens()) > 0 {
 		var err error
@@ -64,11 +73,7 @@ func shareRendezvousSecret(clc *hadoopyarn.ContainerLaunchContextProto, attempts
 			return fmt.Errorf("client: the AM's credentials: %w", err)
 		}
 	}
-	secret, err := rendezvous.NewSecret()
-	if err != nil {
-		return err
-	}
-	rendezvous.AddSecret(creds, secret)
+	creds.AddSecret(alias, key)
 	clc.Tokens = creds.Marshal()
 	return nil
 }

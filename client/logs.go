@@ -36,8 +36,9 @@ type LogsRequest struct {
 	CallTimeout time.Duration
 }
 
-// LogSources is what Logs reads from: the ResourceManager, HDFS (dialled
-// only for an ended application's aggregated logs) and the client
+// LogSources is what Logs reads from: the ResourceManager, HDFS (for an
+// ended application's aggregated logs, and a running one's status key) and
+// the client
 // configuration (where aggregated logs are, whether they are).
 type LogSources struct {
 	RM   *yarn.ApplicationClient
@@ -137,9 +138,10 @@ func (req LogsRequest) wantFile(name string) bool {
 	return false
 }
 
-// statusOf fetches the AM's status page (contract.StatusPath) once.
-func statusOf(ctx context.Context, r *hadoopyarn.ApplicationReportProto) (*contract.StatusReport, error) {
-	w := newStatusWatcher()
+// statusOf fetches the AM's status page (contract.StatusPath) once, with the
+// job's status key.
+func statusOf(ctx context.Context, r *hadoopyarn.ApplicationReportProto, key []byte) (*contract.StatusReport, error) {
+	w := newStatusWatcher(key)
 	defer w.close()
 	w.locate(r)
 	if w.url == "" {

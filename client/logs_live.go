@@ -28,6 +28,20 @@ type liveLogs struct {
 	notes func(string)
 	nm    *nmlogs.Client
 	http  map[string]string // NodeId -> NodeManager web address
+	key   []byte            // the job's status key, once read
+}
+
+// statusKey reads the job's status key from its owner's staging directory.
+func (l *liveLogs) statusKey(ctx context.Context, r *hadoopyarn.ApplicationReportProto) ([]byte, error) {
+	if l.src.HDFS == nil {
+		return nil, errors.New("no HDFS to read the job's status key from")
+	}
+	fs, err := l.src.HDFS(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer fs.Close()
+	return ReadStatusKey(ctx, fs, r)
 }
 
 // nodeHTTP is a node's NodeManager web address, from the RM's node reports.
@@ -53,7 +67,14 @@ func nodeHTTP(ctx context.Context, rm *yarn.ApplicationClient, limit time.Durati
 // containers are the application's task containers the request selects,
 // from the AM's status page.
 func (l *liveLogs) containers(ctx context.Context, r *hadoopyarn.ApplicationReportProto) ([]taskContainer, error) {
-	st, err := statusOf(ctx, r)
+	if l.key == nil {
+		key, err := l.statusKey(ctx, r)
+		if err != nil {
+			return nil, &LogsUnavailableError{AppID: l.req.AppID, Reason: "its tasks' containers are on its ApplicationMaster's status page, which answers the job's owner only (" + err.Error() + ")"}
+		}
+		l.key = key
+	}
+	st, err := statusOf(ctx, r, l.key)
 	if err != nil {
 		return nil, &LogsUnavailableError{AppID: l.req.AppID, Retry: true, Reason: "its ApplicationMaster's status page cannot be read (" + err.Error() + "), so its tasks' containers are unknown; try again in a moment"}
 	}

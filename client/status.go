@@ -40,6 +40,7 @@ const statusTimeout = 3 * time.Second
 // the application report alone.
 type statusWatcher struct {
 	hc   *http.Client
+	key  []byte // the job's status key (contract.StatusBearer)
 	url  string
 	last *contract.StatusReport
 	// notice, if set, is told when the page stops answering (after it
@@ -48,11 +49,14 @@ type statusWatcher struct {
 	failures int
 }
 
-func newStatusWatcher() *statusWatcher {
-	return &statusWatcher{hc: &http.Client{
+func newStatusWatcher(key []byte) *statusWatcher {
+	return &statusWatcher{key: key, hc: &http.Client{
 		Timeout: statusTimeout,
 		// The AM is on the cluster's network, not behind the user's proxy.
 		Transport: &http.Transport{Proxy: nil, DialContext: (&net.Dialer{Timeout: statusTimeout}).DialContext},
+		// The AM sends strangers to the RM's proxy; the client does not
+		// follow (the proxy's page is HTML).
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}}
 }
 
@@ -102,6 +106,9 @@ func (w *statusWatcher) fetch(ctx context.Context) (*contract.StatusReport, erro
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, w.url, nil)
 	if err != nil {
 		return nil, err
+	}
+	if w.key != nil {
+		req.Header.Set(contract.HeaderStatusAuth, contract.StatusBearer(w.key))
 	}
 	resp, err := w.hc.Do(req)
 	if err != nil {

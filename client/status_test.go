@@ -35,7 +35,12 @@ func TestTaskChangesInTheOrderTheyHappen(t *testing.T) {
 func TestStatusWatcherNotices(t *testing.T) {
 	var up atomic.Bool
 	up.Store(true)
+	key := []byte("0123456789abcdef0123456789abcdef")
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get(contract.HeaderStatusAuth) != contract.StatusBearer(key) {
+			http.Error(w, "no key", http.StatusUnauthorized)
+			return
+		}
 		if !up.Load() {
 			http.Error(w, "down", http.StatusServiceUnavailable)
 			return
@@ -44,7 +49,7 @@ func TestStatusWatcherNotices(t *testing.T) {
 	}))
 	defer srv.Close()
 	var notices []string
-	w := newStatusWatcher()
+	w := newStatusWatcher(key)
 	w.url = srv.URL + contract.StatusPath
 	w.notice = func(s string) { notices = append(notices, s) }
 	ctx := context.Background()

@@ -34,14 +34,17 @@ type Submission struct {
 	// had them all.
 	UploadedBytes int64
 
-	job      Job
-	id       *hadoopyarn.ApplicationIdProto
-	status   *statusWatcher  // set by Wait
-	attempts *attemptWatcher // set by Wait
-	rm       *yarn.ApplicationClient
-	fs       *hdfs.FS
-	cache    cacheStore              // the user's own cache or a shared directory
-	login    *security.KerberosLogin // nil on an insecure cluster
+	job    Job
+	id     *hadoopyarn.ApplicationIdProto
+	status *statusWatcher // set by Wait
+	// statusKey is the job's status key: the AM's status JSON answers
+	// whoever proves they hold it (contract.StatusKeyName).
+	statusKey []byte
+	attempts  *attemptWatcher // set by Wait
+	rm        *yarn.ApplicationClient
+	fs        *hdfs.FS
+	cache     cacheStore              // the user's own cache or a shared directory
+	login     *security.KerberosLogin // nil on an insecure cluster
 }
 
 // Submit validates the job and its local files, checks it against the
@@ -164,6 +167,12 @@ func (s *Submission) submit(ctx context.Context, bin string, plan shipPlan) erro
 			return err
 		}
 		created = true
+		if s.statusKey, err = contract.NewStatusKey(); err != nil {
+			return err
+		}
+		if err := s.fs.WriteStatusKey(cctx, s.AppID, contract.StatusKeyName, s.statusKey); err != nil {
+			return err
+		}
 		jf := contract.NewJobFile(s.AppID, job.User, s.StagingDir, job.Job, job.Conf)
 		shipped[BinaryName] = binRes
 		jf.TaskResources = shipped
@@ -196,6 +205,9 @@ func (s *Submission) submit(ctx context.Context, bin string, plan shipPlan) erro
 		app := submissionContext(job, s.id, s.StagingDir, binRes, jobRes)
 		sec.apply(app.AmContainerSpec)
 		if err := shareRendezvousSecret(app.AmContainerSpec, job.AMAttempts); err != nil {
+			return err
+		}
+		if err := addAMSecret(app.AmContainerSpec, contract.StatusKeyAlias, s.statusKey); err != nil {
 			return err
 		}
 		return s.rm.SubmitApplication(cctx, app)

@@ -85,7 +85,7 @@ func (s *Submission) Wait(ctx context.Context, onEvent func(Event)) (*Result, er
 			onEvent(Event{Time: time.Now(), AppID: s.AppID, Notice: text})
 		}
 	}
-	status := newStatusWatcher()
+	status := newStatusWatcher(s.statusKey)
 	status.notice = notice
 	defer status.close()
 	s.status = status

@@ -7,8 +7,10 @@ import (
 )
 
 // StatusPath is the AM's status page in JSON (StatusReport). The client
-// reaches it directly at the application report's host and rpc_port.
-// It carries no secret: tasks, their states and addresses, exit codes.
+// reaches it directly at the application report's host and rpc_port, with
+// HeaderStatusAuth proving it holds the job's status key (statuskey.go):
+// the report names the command line, diagnostics with stderr tails and
+// every task's address, which only the job's owner may read.
 const StatusPath = "/status"
 
 // StatusReport is the job as the AM sees it.

@@ -5,7 +5,9 @@ import (
 	"fmt"
 
 	"github.com/tfyarn/tfyarn/client"
+	"github.com/tfyarn/tfyarn/contract"
 	"github.com/tfyarn/tfyarn/hadoopconf"
+	"github.com/tfyarn/tfyarn/hdfs"
 	"github.com/tfyarn/tfyarn/internal/cliout"
 	"github.com/tfyarn/tfyarn/yarn"
 	"github.com/tfyarn/tfyarn/yarnpb/hadoopyarn"
@@ -45,7 +47,7 @@ func statusCommand(e *env) *cli.Command {
 				if yarn.IsTerminal(r.GetYarnApplicationState()) {
 					v.History, v.HistoryError = e.readHistory(ctx, v.User, v.ID)
 					tasks = v.History
-				} else if live, err := client.LiveStatus(ctx, r); err == nil && live.AppID == v.ID {
+				} else if live, err := e.liveStatus(ctx, r); err == nil && live.AppID == v.ID {
 					v.Live, tasks = live, live
 				}
 				if out == outputJSON {
@@ -97,4 +99,19 @@ func oneAppID(c *cli.Context) (string, *hadoopyarn.ApplicationIdProto, error) {
 		return "", nil, err
 	}
 	return args[0], id, nil
+}
+
+// liveStatus reads a running application's task table from its AM, with
+// the status key from the owner's staging directory: another user's
+// status shows the ResourceManager's report only.
+func (e *env) liveStatus(ctx context.Context, r *hadoopyarn.ApplicationReportProto) (*contract.StatusReport, error) {
+	var key []byte
+	err := e.withHDFS(ctx, func(fs *hdfs.FS) (err error) {
+		key, err = client.ReadStatusKey(ctx, fs, r)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return client.LiveStatus(ctx, r, key)
 }

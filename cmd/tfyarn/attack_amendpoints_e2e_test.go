@@ -1,0 +1,132 @@
+//go:build e2e
+
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/tfyarn/tfyarn/contract"
+	"github.com/tfyarn/tfyarn/hadoopconf"
+	"github.com/tfyarn/tfyarn/internal/clustertest"
+	"github.com/tfyarn/tfyarn/yarn"
+)
+
+// TestE2EAttackAMEndpoints: while alice's job runs, bob (another
+// HADOOP_USER_NAME, and a raw HTTP client on the AM's port, which the
+// ResourceManager's report of alice's application names) gets neither the
+// status JSON nor the command line nor any task's address from the AM;
+// alice's `tfyarn status` still shows her live task table. (The web UI
+// through the RM's proxy is TestE2EWebUIHistoryGPU's.)
+func TestE2EAttackAMEndpoints(t *testing.T) {
+	c := clustertest.Require(t)
+	bin := clustertest.BuildTfyarn(t)
+	release := filepath.Join(t.TempDir(), "release")
+	marker := "alice-private-" + randomHex(t)
+	name := "e2e-attack-am-" + randomHex(t)
+	run := startHeldRun(t, c, 3*time.Minute, release, bin, "run", "--name", name, "--worker", "1c,256m", "--output", "json", "--",
+		"sh", "-c", fmt.Sprintf(`while [ ! -e %s ]; do sleep 0.2; done`, release), marker)
+	appID := waitForRunning(t, c, bin, name)
+
+	// alice's status: the live table, her command line, the task's address.
+	var live contract.StatusReport
+	deadline := time.Now().Add(time.Minute)
+	for {
+		out, errOut, code := runCLI(t, "--conf-dir", c.ConfDir, "status", appID, "--output", "json")
+		require.Equal(t, exitOK, code, errOut)
+		var v statusView
+		require.NoError(t, json.Unmarshal([]byte(out), &v), out)
+		if v.Live != nil && v.Live.Counts.Registered == 1 {
+			live = *v.Live
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "alice's status shows her registered task within 1m: %s", out)
+		time.Sleep(300 * time.Millisecond)
+	}
+	require.Contains(t, live.Job.Command, marker)
+	taskAddr := net.JoinHostPort(live.Tasks[0].Host, strconv.Itoa(live.Tasks[0].Port))
+	secrets := []string{marker, taskAddr, live.Tasks[0].ContainerID}
+
+	bob := "tfyarn-bob-" + randomHex(t)
+	t.Run("bob's tfyarn status", func(t *testing.T) {
+		out, errOut, code := execTfyarn(t, c, bin, []string{"HADOOP_USER_NAME=" + bob}, "status", appID, "--output", "json")
+		require.Equal(t, exitOK, code, "the RM's report is bob's to read: %s", errOut)
+		var v statusView
+		require.NoError(t, json.Unmarshal([]byte(out), &v), out)
+		require.Nil(t, v.Live, "bob got alice's live task table: %s", out)
+		text, errText, _ := execTfyarn(t, c, bin, []string{"HADOOP_USER_NAME=" + bob}, "status", appID)
+		for _, s := range secrets {
+			require.NotContains(t, out+errOut+text+errText, s)
+		}
+	})
+
+	t.Run("bob's raw HTTP client on the AM's port", func(t *testing.T) {
+		conf, err := hadoopconf.LoadDir(c.ConfDir)
+		require.NoError(t, err)
+		rm, err := yarn.NewApplicationClient(conf, yarn.ClientOptions{User: bob})
+		require.NoError(t, err)
+		defer rm.Close()
+		id, err := yarn.ParseApplicationID(appID)
+		require.NoError(t, err)
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		r, err := rm.GetApplicationReport(ctx, id)
+		require.NoError(t, err)
+		am := net.JoinHostPort(r.GetHost(), strconv.Itoa(int(r.GetRpcPort())))
+		hc := &http.Client{Timeout: 10 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		forged := contract.StatusBearer([]byte("bob's guess at alice's status key"))
+		for _, tc := range []struct{ method, path, auth string }{
+			{"GET", contract.StatusPath, ""},
+			{"GET", contract.StatusPath, forged},
+			{"HEAD", contract.StatusPath, ""},
+			{"GET", "/", ""},
+			{"GET", "/index.html", ""},
+			{"GET", "/static/page.js", ""},
+			{"GET", contract.ProxiedPrefix, ""},
+			{"GET", contract.ProxiedPrefix + contract.WebPathToken([]byte("bob's guess at alice's status key")) + "/status", ""},
+			{"GET", "/rendezvous/v1/spec?task=worker:0", ""},
+			{"POST", "/", ""},
+		} {
+			req, err := http.NewRequestWithContext(ctx, tc.method, "http://"+am+tc.path, nil)
+			require.NoError(t, err)
+			if tc.auth != "" {
+				req.Header.Set(contract.HeaderStatusAuth, tc.auth)
+			}
+			resp, err := hc.Do(req)
+			require.NoError(t, err, "%s %s", tc.method, tc.path)
+			body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+			resp.Body.Close()
+			t.Logf("%s %s: %s %q", tc.method, tc.path, resp.Status, body)
+			require.NotEqual(t, http.StatusOK, resp.StatusCode, "%s %s answered bob: %s", tc.method, tc.path, body)
+			for _, s := range append(secrets, `"app_id"`, "<table") {
+				require.NotContains(t, string(body), s, "%s %s", tc.method, tc.path)
+			}
+			if tc.method == "GET" && resp.StatusCode == http.StatusFound {
+				require.Equal(t, "http://"+mustRMWeb(t, conf)+"/proxy/"+appID+"/", resp.Header.Get("Location"),
+					"%s: strangers are sent to the RM's proxy", tc.path)
+			}
+		}
+	})
+
+	require.NoError(t, run.finish())
+	require.Equal(t, "SUCCEEDED", runJSON(t, run.stdout.String()).FinalStatus)
+	_ = os.Remove(release)
+}
+
+func mustRMWeb(t *testing.T, conf *hadoopconf.Config) string {
+	t.Helper()
+	a, err := conf.RMAddresses(hadoopconf.RMWebapp)
+	require.NoError(t, err)
+	return a[0]
+}

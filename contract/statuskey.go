@@ -1,0 +1,70 @@
+package contract
+
+import (
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"fmt"
+)
+
+// The job's status key: a random secret the client makes at submission.
+// It reaches the AM in its container's credentials (StatusKeyAlias) and
+// stays readable to the job's owner in the staging directory
+// (StatusKeyName, mode 0600 in the 0700 directory), so only the owner's
+// client can prove itself to the AM's StatusPath. The key never travels
+// itself: the AM's endpoints take values derived from it.
+const (
+	// StatusKeyAlias names the key among the AM's credentials' secrets.
+	StatusKeyAlias = "tfyarn.status.key"
+	// StatusKeyName is the key's file in the job's staging directory.
+	StatusKeyName = "status.key"
+	// StatusKeySize is the length of the keys NewStatusKey makes.
+	StatusKeySize = 32
+	// HeaderStatusAuth carries StatusBearer(key) on a request for
+	// StatusPath.
+	HeaderStatusAuth = "X-Tfyarn-Status-Auth"
+	// ProxiedPrefix starts the path of the AM's web UI: ProxiedPrefix +
+	// WebPathToken(key) + "/" is what the AM registers as its tracking URL,
+	// so only the ResourceManager's web proxy (which reads it from the
+	// application report) and those YARN lets view the application's full
+	// report can address the page.
+	ProxiedPrefix = "/proxied/"
+	// minStatusKeySize refuses keys too short to resist guessing.
+	minStatusKeySize = 16
+)
+
+// NewStatusKey returns StatusKeySize random bytes from the OS's CSPRNG.
+func NewStatusKey() ([]byte, error) {
+	b := make([]byte, StatusKeySize)
+	if _, err := rand.Read(b); err != nil {
+		return nil, fmt.Errorf("contract: generating the status key: %w", err)
+	}
+	return b, nil
+}
+
+// CheckStatusKey refuses a key too short to resist guessing (a truncated
+// file, say).
+func CheckStatusKey(key []byte) error {
+	if len(key) < minStatusKeySize {
+		return fmt.Errorf("contract: the status key is %d bytes, want at least %d", len(key), minStatusKeySize)
+	}
+	return nil
+}
+
+// StatusBearer is what a client sends in HeaderStatusAuth.
+func StatusBearer(key []byte) string {
+	return hex.EncodeToString(derive(key, "tfyarn status page v1"))
+}
+
+// WebPathToken is the web UI's path element after ProxiedPrefix.
+func WebPathToken(key []byte) string {
+	return base64.RawURLEncoding.EncodeToString(derive(key, "tfyarn web ui v1"))
+}
+
+func derive(key []byte, purpose string) []byte {
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte(purpose))
+	return m.Sum(nil)
+}
