@@ -37,11 +37,13 @@ type AdoptedTask struct {
 const AdoptFileName = "am-tasks.json"
 
 // runningTable is the table to save from the tasks' states: every task
-// running and registered, in job order; ok is false while a chief, worker
-// or ps is not (nothing worth saving yet, or a restart under way).
+// running and registered, and not asked to stop, in job order; ok is false
+// while a chief, worker or ps is not (nothing worth saving yet, a restart
+// under way, or the job ending): a program that then ends while no AM
+// watches was stopped, and must not be taken for a failure (unwatched).
 func runningTable(tasks []core.TaskStatus) (table []AdoptedTask, ok bool) {
 	for _, t := range tasks {
-		running := t.State == core.TaskRunning && t.Host != "" && t.Container.ID != ""
+		running := t.State == core.TaskRunning && t.Host != "" && t.Container.ID != "" && !t.StopRequested
 		if !running {
 			if t.Task.Type.InCluster() {
 				return nil, false
@@ -104,6 +106,21 @@ func adoptionPlan(tasks []core.TaskStatus, saved []AdoptedTask, previous map[str
 	return adopt, release
 }
 
+// unwatchedTasks are the saved chief, worker and ps tasks whose
+// containers YARN no longer had running when this attempt registered:
+// their programs ended while no AM watched (core.Unwatched).
+func unwatchedTasks(saved []AdoptedTask, previous map[string]bool) []core.Unwatched {
+	var out []core.Unwatched
+	for _, s := range saved {
+		id, err := taskspec.ParseTaskID(s.Task)
+		if err != nil || !id.Type.InCluster() || s.ContainerID == "" || previous[s.ContainerID] {
+			continue
+		}
+		out = append(out, core.Unwatched{Task: id, ContainerID: s.ContainerID, Host: s.Host})
+	}
+	return out
+}
+
 // adopter is what Launchers implement to take in an adopted task: its
 // launcher finds this attempt (contract.EnvAMLocator, or the previous
 // attempt's address re-taken, reuseListen) and registers again, and until
@@ -132,6 +149,9 @@ func (l *loop) adopt(ctx context.Context, previous []*hadoopyarn.ContainerProto)
 	if l.cfg.Adopt != nil {
 		saved = l.cfg.Adopt(ctx)
 	}
+	if l.cfg.Resume != nil {
+		l.m.ResumeRestarts(*l.cfg.Resume)
+	}
 	adopt, release := adoptionPlan(l.m.Tasks(), saved, ids)
 	if len(release) > 0 {
 		l.cfg.Logf("releasing %d containers of the previous attempt: %s", len(release), strings.Join(release, ", "))
@@ -140,7 +160,11 @@ func (l *loop) adopt(ctx context.Context, previous []*hadoopyarn.ContainerProto)
 	if len(adopt) == 0 {
 		l.cfg.Logf("nothing adopted from the previous attempt (%d of its containers running, %d tasks saved): starting every task afresh", len(previous), len(saved))
 		if l.cfg.Attempt > 1 {
-			l.m.AttemptRestarted(l.cfg.Attempt)
+			unwatched := unwatchedTasks(saved, ids)
+			for _, u := range unwatched {
+				l.cfg.Logf("%s's container %s ended while no ApplicationMaster watched it; YARN's report of it decides whether this restart counts", u.Task, u.ContainerID)
+			}
+			l.m.AttemptRestarted(l.cfg.Attempt, unwatched...)
 		}
 		return
 	}

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tfyarn/tfyarn/appmaster/core"
 	"github.com/tfyarn/tfyarn/hdfs"
 )
 
@@ -31,6 +32,33 @@ func (s *amSecurity) adoptPath() string {
 type savedState struct {
 	AM    string        `json:"am"` // host:port
 	Tasks []AdoptedTask `json:"tasks"`
+	// Restarts is the job's restarts so far (core.RestartRecord): the next
+	// attempt goes on counting from there.
+	Restarts *savedRestarts `json:"restarts,omitempty"`
+}
+
+// savedRestarts is core.RestartRecord as saved.
+type savedRestarts struct {
+	Counted   int      `json:"counted"`
+	Uncounted int      `json:"uncounted"`
+	Cluster   int      `json:"cluster"`
+	Causes    []string `json:"causes,omitempty"`
+}
+
+// maxSavedCauses bounds the causes taken over from a saved file.
+const maxSavedCauses = 1000
+
+// record is what a next attempt resumes; nil when nothing was saved.
+func (st *savedState) record() *core.RestartRecord {
+	if st == nil || st.Restarts == nil {
+		return nil
+	}
+	r := st.Restarts
+	causes := r.Causes
+	if len(causes) > maxSavedCauses {
+		causes = causes[len(causes)-maxSavedCauses:]
+	}
+	return &core.RestartRecord{Counted: r.Counted, Uncounted: r.Uncounted, Cluster: r.Cluster, Causes: causes}
 }
 
 // taskSaver keeps the saved task table (AdoptFileName) up to date for the
@@ -38,19 +66,19 @@ type savedState struct {
 // so the writes happen on one goroutine of their own, latest table first.
 type taskSaver struct {
 	am     string
-	tables chan []AdoptedTask
-	last   []AdoptedTask
+	tables chan savedState
+	last   savedState
 }
 
 func newTaskSaver(ctx context.Context, s *amSecurity, am string, logf func(string, ...any)) *taskSaver {
-	ts := &taskSaver{am: am, tables: make(chan []AdoptedTask, 1)}
+	ts := &taskSaver{am: am, tables: make(chan savedState, 1)}
 	go func() {
 		for {
 			select {
 			case <-ctx.Done():
 				return
-			case table := <-ts.tables:
-				if err := s.saveState(ctx, savedState{AM: ts.am, Tasks: table}); err != nil {
+			case st := <-ts.tables:
+				if err := s.saveState(ctx, st); err != nil {
 					logf("saving the task table for a next attempt: %v", err)
 				}
 			}
@@ -64,15 +92,22 @@ func (ts *taskSaver) observe(snap Snapshot) {
 		return
 	}
 	table, ok := runningTable(snap.Tasks)
-	if !ok || reflect.DeepEqual(table, ts.last) {
-		return
+	if !ok {
+		// Nothing adoptable: a table saved earlier no longer holds (a
+		// restart or the job's end stops its tasks), and goes.
+		table = nil
 	}
-	ts.last = table
+	r := snap.Record
+	st := savedState{AM: ts.am, Tasks: table, Restarts: &savedRestarts{Counted: r.Counted, Uncounted: r.Uncounted, Cluster: r.Cluster, Causes: r.Causes}}
+	if reflect.DeepEqual(st, ts.last) || (ts.last.Restarts == nil && table == nil && r.Counted+r.Uncounted+r.Cluster == 0) {
+		return // unchanged, or nothing to say yet
+	}
+	ts.last = st
 	select {
 	case <-ts.tables: // superseded
 	default:
 	}
-	ts.tables <- table
+	ts.tables <- st
 }
 
 func (s *amSecurity) saveState(ctx context.Context, st savedState) error {

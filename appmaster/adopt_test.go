@@ -247,3 +247,109 @@ func TestRendezvousAdoptsAndHearsTheLauncherAgain(t *testing.T) {
 	require.Equal(t, []core.Event{core.TaskRegistered{Task: w0, Host: "127.0.0.1", Port: 2222}}, rv.Drain())
 	require.Contains(t, log.String(), "worker:0 registered again at 127.0.0.1:2222 (container container_1_0001_01_000002, launcher pid 7): its launcher found this attempt")
 }
+
+// unwatchedCluster is fakeCluster as a second attempt sees it when one
+// task's program ended between the attempts: worker:0's container still
+// runs; worker:1's is gone, and YARN hands the new attempt its end (exit
+// 137) with the first allocate call.
+type unwatchedCluster struct {
+	fakeCluster
+	running, gone *hadoopyarn.ContainerProto
+	told          bool
+}
+
+func (u *unwatchedCluster) Register(ctx context.Context, host string, port int32, url string) (*yarn.Registration, error) {
+	r, err := u.fakeCluster.Register(ctx, host, port, url)
+	r.ContainersFromPreviousAttempts = []*hadoopyarn.ContainerProto{u.running}
+	return r, err
+}
+
+func (u *unwatchedCluster) Allocate(ctx context.Context, asks []*hadoopyarn.ResourceRequestProto, rel []*hadoopyarn.ContainerIdProto, p float32) (*yarn.Allocation, error) {
+	resp, err := u.fakeCluster.Allocate(ctx, asks, rel, p)
+	if err == nil && !u.told {
+		u.told = true
+		resp.CompletedContainerStatuses = append(resp.CompletedContainerStatuses, &hadoopyarn.ContainerStatusProto{ContainerId: u.gone.GetId(), ExitStatus: proto.Int32(137)})
+	}
+	return resp, err
+}
+
+// A program that failed while no ApplicationMaster watched is the
+// program's failure: the second attempt, which could not adopt the
+// cluster, fails the job naming it and its exit code (without
+// --max-restarts), instead of restarting as if the cluster were at fault;
+// and a budget the first attempt used up stays used.
+func TestLoopCountsAFailureBetweenAttempts(t *testing.T) {
+	container := func(n int64) *hadoopyarn.ContainerProto {
+		return &hadoopyarn.ContainerProto{
+			Id:       &hadoopyarn.ContainerIdProto{Id: proto.Int64(100 + n)},
+			NodeId:   &hadoopyarn.NodeIdProto{Host: proto.String("nm"), Port: proto.Int32(1)},
+			Resource: yarn.NewResource(256, 1, nil), AllocationRequestId: proto.Int64(1),
+			Priority: &hadoopyarn.PriorityProto{Priority: proto.Int32(1)},
+		}
+	}
+	g, err := taskspec.ParseSpec(taskspec.Worker, "2x1c,256m")
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		name       string
+		maxRestart int
+		resume     *core.RestartRecord
+		status     hadoopyarn.FinalApplicationStatusProto
+		diag       string
+	}{
+		{"no --max-restarts: the job fails", 0, nil, hadoopyarn.FinalApplicationStatusProto_APP_FAILED,
+			"worker:1 (container " + yarn.FormatContainerID(container(2).GetId()) + " on nm) failed while no ApplicationMaster watched it (attempt 1 had ended): exit code 137 (SIGKILL)"},
+		{"--max-restarts 1: a counted restart", 1, nil, hadoopyarn.FinalApplicationStatusProto_APP_SUCCEEDED,
+			"restart 1 after worker:1 (container " + yarn.FormatContainerID(container(2).GetId()) + " on nm) failed while no ApplicationMaster watched it (attempt 1 had ended): exit code 137 (SIGKILL)"},
+		{"--max-restarts 1 used by attempt 1: the job fails", 1, &core.RestartRecord{Counted: 1, Cluster: 1, Causes: []string{"restart 1 after worker:0 failed: exit code 1"}}, hadoopyarn.FinalApplicationStatusProto_APP_FAILED,
+			"failed while no ApplicationMaster watched it (attempt 1 had ended): exit code 137 (SIGKILL); restart 1 after worker:0 failed: exit code 1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := &unwatchedCluster{running: container(1), gone: container(2)}
+			f.exit = func(int64) int32 { return 0 }
+			saved := []AdoptedTask{
+				{Task: "worker:0", ContainerID: yarn.FormatContainerID(f.running.GetId()), Host: "nm", Port: 7001},
+				{Task: "worker:1", ContainerID: yarn.FormatContainerID(f.gone.GetId()), Host: "nm", Port: 7002},
+			}
+			job := taskspec.Job{Tasks: []taskspec.TaskGroup{g}, Command: "true", Restarts: taskspec.RestartPolicy{Max: tc.maxRestart}}
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			res, err := Loop(ctx, LoopConfig{
+				Job: job, RM: f, NM: f, Attempt: 2, Resume: tc.resume,
+				Adopt: func(context.Context) []AdoptedTask { return saved },
+				LaunchContext: func(core.Launch) *hadoopyarn.ContainerLaunchContextProto {
+					return &hadoopyarn.ContainerLaunchContextProto{}
+				},
+				Heartbeat: time.Millisecond, FastHeartbeat: time.Millisecond,
+			})
+			require.NoError(t, err)
+			require.Equal(t, tc.status, f.finished.GetFinalApplicationStatus(), f.finished.GetDiagnostics())
+			require.Contains(t, f.finished.GetDiagnostics(), tc.diag)
+			require.NotContains(t, f.finished.GetDiagnostics(), "not the program's fault")
+			_ = res
+		})
+	}
+}
+
+// The saved state carries the restarts; a table whose tasks are being
+// stopped (a restart, the job's end) is taken back, so that a program
+// stopped on purpose is never taken for one that failed unwatched.
+func TestTaskSaverSavesRestartsAndDropsAStoppingTable(t *testing.T) {
+	ts := &taskSaver{am: "h:1", tables: make(chan savedState, 1)}
+	run := map[string]core.TaskState{"worker:0": core.TaskRunning, "worker:1": core.TaskRunning}
+	tasks := adoptTasks(t, run, "worker:0", "worker:1")
+	ts.observe(Snapshot{Tasks: adoptTasks(t, nil, "worker:0", "worker:1")})
+	require.Empty(t, ts.tables, "nothing to save yet")
+	ts.observe(Snapshot{Tasks: tasks})
+	st := <-ts.tables
+	require.Len(t, st.Tasks, 2)
+
+	tasks[1].StopRequested = true
+	rec := core.RestartRecord{Counted: 1, Causes: []string{"restart 1 after worker:1 failed: exit code 1"}}
+	ts.observe(Snapshot{Tasks: tasks, Record: rec})
+	st = <-ts.tables
+	require.Empty(t, st.Tasks, "a stopping task: the table goes")
+	require.Equal(t, &savedRestarts{Counted: 1, Causes: rec.Causes}, st.Restarts)
+	require.Equal(t, &rec, st.record())
+	ts.observe(Snapshot{Tasks: tasks, Record: rec})
+	require.Empty(t, ts.tables, "unchanged: not saved again")
+}

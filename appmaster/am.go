@@ -145,6 +145,7 @@ func RunAM(ctx context.Context, opts AMOptions) (LoopResult, error) {
 		Observe:       observe,
 		Adopt:         adopt,
 		Attempt:       attemptOf(opts.Getenv(EnvContainerID)),
+		Resume:        saved.record(),
 		NodeRacks:     clusterRacks(jf),
 		LaunchContext: func(ln core.Launch) *hadoopyarn.ContainerLaunchContextProto {
 			clc := TaskLaunchContext(jf, ln, rv.Address(), sec.taskTokens(secret))

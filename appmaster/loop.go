@@ -61,6 +61,9 @@ type LoopConfig struct {
 	// Attempt is this AM's attempt number (0 or 1: the first); a later
 	// attempt that adopts nothing counts a cluster restart.
 	Attempt int
+	// Resume, if set, is the restarts a previous AM attempt recorded
+	// (saved with its task table): --max-restarts holds per job.
+	Resume *core.RestartRecord
 	// NodeRacks, if set, asks the RM for every node's rack (getClusterNodes)
 	// once, in the background after registering: in-place replacements
 	// ask for their node's real rack (core.Ask.Localities). Allocate's
@@ -116,6 +119,8 @@ type Snapshot struct {
 	Finish *core.Finish // set once the job is decided
 	// Restarts is how many restarts the job has had (core.Machine.Restarts).
 	Restarts int
+	// Record is the same restarts as a next AM attempt takes them over.
+	Record core.RestartRecord
 }
 
 // LoopResult is how the loop ended.

@@ -181,6 +181,7 @@ type Machine struct {
 	generation         int               // cluster restarts: the rendezvous generation
 	causes             []string          // every failure that caused a restart, for the diagnostics
 	restarting         *restartState     // a cluster restart's stops are out
+	unwatched          *unwatchedRestart // a later attempt's restart, its cause awaited
 	nextRequestID      int64             // allocation_request_ids of in-place asks
 	racks              map[string]string // host → rack, from NodeRacks
 
@@ -639,6 +640,9 @@ func (m *Machine) launchingTask(id string) *TaskStatus {
 
 func (m *Machine) completed(e ContainerCompleted) {
 	t := m.taskOf(e.ID)
+	if t == nil && m.unwatchedEnded(e) {
+		return
+	}
 	if t == nil || !t.State.Live() {
 		return
 	}

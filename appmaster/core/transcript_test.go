@@ -93,6 +93,45 @@ func (h *harness) do(t *testing.T, c transcript.Cmd) string {
 		h.m.Step(ShutdownRequested{Reason: strings.Join(c.Args, " ")})
 	case "rendezvous-failed":
 		h.m.Step(RendezvousFailed{Reason: strings.Join(c.Args, " ")})
+	case "resume":
+		// resume counted=1 uncounted=0 cluster=1: a previous attempt's
+		// restarts (RestartRecord), each cause "restart N (attempt 1)".
+		var r RestartRecord
+		for key, n := range map[string]*int{"counted": &r.Counted, "uncounted": &r.Uncounted, "cluster": &r.Cluster} {
+			v, err := strconv.Atoi(c.Get(key, "0"))
+			if err != nil {
+				t.Fatalf("%s: %s: %v", c.Pos, key, err)
+			}
+			*n = v
+		}
+		for i := 1; i <= r.Counted+r.Uncounted; i++ {
+			r.Causes = append(r.Causes, fmt.Sprintf("restart %d (attempt 1)", i))
+		}
+		h.m.ResumeRestarts(r)
+	case "attempt-restarted":
+		// attempt-restarted 2 worker:1=c91: this attempt (2) adopted
+		// nothing; worker:1's container c91 had ended unwatched.
+		attempt, err := strconv.Atoi(c.Args[0])
+		if err != nil {
+			t.Fatalf("%s: attempt: %v", c.Pos, err)
+		}
+		var unwatched []Unwatched
+		for task, id := range c.KV {
+			tid, err := taskspec.ParseTaskID(task)
+			if err != nil {
+				t.Fatalf("%s: %v", c.Pos, err)
+			}
+			unwatched = append(unwatched, Unwatched{Task: tid, ContainerID: id, Host: "node1"})
+		}
+		sort.Slice(unwatched, func(i, j int) bool { return unwatched[i].ContainerID < unwatched[j].ContainerID })
+		h.m.AttemptRestarted(attempt, unwatched...)
+	case "completed":
+		// completed c91 137 [diagnostics]: YARN reports a container by id.
+		code, err := strconv.Atoi(c.Args[1])
+		if err != nil {
+			t.Fatalf("%s: exit code: %v", c.Pos, err)
+		}
+		h.m.Step(ContainerCompleted{ID: c.Args[0], ExitStatus: int32(code), Diagnostics: strings.Join(c.Args[2:], " ")})
 	case "tasks":
 		return h.tasks()
 	case "restarts":

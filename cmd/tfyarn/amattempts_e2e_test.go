@@ -1,0 +1,139 @@
+//go:build e2e
+
+package main
+
+import (
+	"bytes"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"github.com/tfyarn/tfyarn/appmaster"
+	"github.com/tfyarn/tfyarn/hdfs"
+	"github.com/tfyarn/tfyarn/internal/clustertest"
+)
+
+// A task that fails while no ApplicationMaster watches it (the AM was
+// killed, its next attempt not started yet) is the program's failure:
+// the next attempt cannot adopt the cluster and starts it again, but YARN
+// hands it the failed container's end, and the restart counts toward
+// --max-restarts like any other, whose budget holds across attempts. On
+// the plain cluster (it allows two AM attempts):
+//
+//	go test -tags e2e -run E2EAMAttemptUnwatchedFailure ./cmd/tfyarn/
+func TestE2EAMAttemptUnwatchedFailure(t *testing.T) {
+	bin := clustertest.BuildTfyarn(t)
+	c := clustertest.Require(t)
+	// Each task's runs are counted in a file: the first N sleep, a later
+	// one (a restart no rule allows) ends at once, so that a job that
+	// wrongly restarts ends quickly, SUCCEEDED, instead of running on.
+	sleepsFirst := func(n int) string {
+		return `m=$TFYARN_FAULT_DIR/$TFYARN_TASK; echo run >> $m; [ $(wc -l < $m) -gt ` + strconv.Itoa(n) + ` ] || exec sleep 300`
+	}
+
+	// kill -9 of the AM, then at once of worker:1's launcher and program:
+	// its container is over before attempt 2 registers.
+	killAMThenWorker := func(t *testing.T, j *faultJob) time.Time {
+		waitSavedContainers(t, c, j.appID, j.containerOf(t, "worker:0"), j.containerOf(t, "worker:1"))
+		waitRMSeesRunning(t, c, j.containerOf(t, "worker:0"), j.containerOf(t, "worker:1"))
+		am, _ := findAM(j.appID)
+		require.NotZero(t, am, "no ApplicationMaster process for %s", j.appID)
+		launcher, prog := findLauncher(j.appID, "worker:1"), programPID(t, j.appID, "worker:1")
+		require.NotZero(t, launcher, "no launcher of worker:1")
+		fault := time.Now()
+		require.NoError(t, syscall.Kill(am, syscall.SIGKILL))
+		time.Sleep(80 * time.Millisecond)
+		require.NoError(t, syscall.Kill(launcher, syscall.SIGKILL))
+		_ = syscall.Kill(prog, syscall.SIGKILL)
+		return fault
+	}
+
+	t.Run("without --max-restarts the job fails", func(t *testing.T) {
+		t.Parallel()
+		j := startFaultJob(t, c, bin, "--am-attempts", "2", "--worker", "2x1c,256m", "--", "sh", "-c", sleepsFirst(1))
+		j.waitRegistered(t, "worker:0")
+		j.waitRegistered(t, "worker:1")
+		failed := j.containerOf(t, "worker:1")
+		fault := killAMThenWorker(t, j)
+		j.requireEnd(t, fault, 2*time.Minute, "FAILED",
+			"worker:1 (container "+failed+" on ", "failed while no ApplicationMaster watched it (attempt 1 had ended): exit code 137 (SIGKILL)")
+		require.NotContains(t, j.result.Diagnostics, "not the program's fault")
+		require.Equal(t, 2, j.result.AMAttempts)
+	})
+
+	t.Run("--max-restarts 1 used by attempt 1: the job fails", func(t *testing.T) {
+		t.Parallel()
+		j := startFaultJob(t, c, bin, "--am-attempts", "2", "--max-restarts", "1", "--worker", "2x1c,256m", "--", "sh", "-c", sleepsFirst(2))
+		j.waitRegistered(t, "worker:1")
+		// Attempt 1 restarts the cluster once (counted) after worker:1's
+		// program is killed...
+		first := j.containerOf(t, "worker:1")
+		pid := programPID(t, j.appID, "worker:1")
+		killed := time.Now()
+		require.NoError(t, syscall.Kill(pid, syscall.SIGKILL))
+		j.waitLineAfter(t, regexp.MustCompile(regexp.QuoteMeta(j.appID+" worker:0 registered at ")), killed, time.Minute)
+		j.waitLineAfter(t, regexp.MustCompile(regexp.QuoteMeta(j.appID+" worker:1 registered at ")), killed, time.Minute)
+		require.NotEqual(t, first, j.containerOf(t, "worker:1"), "restarted in a new container")
+		// ...then the same failure while no AM watches must fail the job.
+		again := j.containerOf(t, "worker:1")
+		fault := killAMThenWorker(t, j)
+		j.requireEnd(t, fault, 2*time.Minute, "FAILED",
+			"worker:1 (container "+again+" on ", "failed while no ApplicationMaster watched it (attempt 1 had ended): exit code 137 (SIGKILL)",
+			"restart 1 after worker:1 (container "+first+" on ")
+		require.Equal(t, 1, j.result.Restarts, "attempt 1's restart, carried over")
+	})
+}
+
+// waitSavedContainers waits until appID's AM has saved a task table naming
+// every one of containers (a next attempt adopts from it).
+func waitSavedContainers(t *testing.T, c *clustertest.Cluster, appID string, containers ...string) {
+	t.Helper()
+	ctx, fs, user := connectHDFS(t, c)
+	p := path.Join(hdfs.StagingDir(user, appID), appmaster.AdoptFileName)
+	var data []byte
+	require.Eventually(t, func() bool {
+		f, err := fs.Open(ctx, p)
+		if err != nil {
+			return false
+		}
+		defer f.Close()
+		data = make([]byte, f.Size())
+		if _, err := f.ReadAt(data, 0); err != nil && len(data) > 0 {
+			return false
+		}
+		for _, id := range containers {
+			if !bytes.Contains(data, []byte(`"`+id+`"`)) {
+				return false
+			}
+		}
+		return true
+	}, 30*time.Second, 100*time.Millisecond, "the AM never saved %s naming %v: %s", p, containers, data)
+}
+
+// findLauncher is the pid of task's launcher (./tfyarn task) of appID, 0 if none.
+func findLauncher(appID, task string) int {
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		cmdline, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if !bytes.HasPrefix(cmdline, []byte("./tfyarn\x00task\x00")) {
+			continue
+		}
+		environ, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
+		vars := "\x00" + string(environ)
+		if strings.Contains(vars, "\x00TFYARN_TASK="+task+"\x00") && strings.Contains(vars, "\x00TFYARN_APP_ID="+appID+"\x00") {
+			return pid
+		}
+	}
+	return 0
+}
