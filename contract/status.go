@@ -119,7 +119,7 @@ func ContainerLogsURL(nodeHTTP, containerID, user string) string {
 }
 
 // TensorBoardURL is the address of a TensorBoard task registered at
-// host:port (it listens on every interface of its node).
+// host:port (it listens on its node's host address, NM_HOST).
 func TensorBoardURL(host string, port int) string {
 	return "http://" + net.JoinHostPort(host, strconv.Itoa(port)) + "/"
 }
