@@ -45,7 +45,8 @@ type Board struct {
 	notify    chan struct{}
 	closeOnce sync.Once
 
-	creds credsBox // the credentials handed to the launchers; its own lock
+	creds    credsBox // the credentials handed to the launchers; its own lock
+	warnings warnBox  // preemption notices (preemption.go); its own lock
 }
 
 type stopEntry struct {

@@ -14,7 +14,12 @@
 //	GET  PathPrefix+"spec?task=worker:1&wait=20000"         → 200 {"cluster":…} | 204 not yet
 //	GET  PathPrefix+"stop?task=worker:1&container=…&wait=…" → 200 {"reason":…}  | 204 not yet
 //	GET  PathPrefix+"credentials?task=worker:1&after=N&wait=…" → 200 {"version":M,"credentials":base64 HDTS} | 204 no newer
+//	GET  PathPrefix+"preemption?task=worker:1&container=…&wait=…" → 200 {"deadline_unix_ms":…,"reason":…} | 204 not yet
 //	POST PathPrefix+"exit"               ExitReport         → 200
+//
+// While its program runs a launcher also long-polls for a preemption
+// warning for its own container (Board.WarnPreemption, preemption.go): the
+// AM passes on what the ResourceManager announced, with the deadline.
 //
 // The credentials (Board.PublishCredentials, at most MaxCredentialsBytes)
 // never hold an AMRMToken or the secret; an AM whose Handler is not a

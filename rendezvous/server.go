@@ -113,7 +113,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	resp := responder{w: w, signer: s.signer, nonce: r.Header.Get(HeaderNonce)}
 	name, ok := strings.CutPrefix(r.URL.Path, PathPrefix)
 	method, known := routes[name]
-	if !ok || !known || name == "credentials" && !s.servesCredentials() || name == "metrics" && !s.servesMetrics() {
+	if !ok || !known || name == "credentials" && !s.servesCredentials() || name == "metrics" && !s.servesMetrics() || name == "preemption" && !s.servesPreemption() {
 		resp.fail(http.StatusNotFound, "not_found", "no such endpoint")
 		return
 	}
@@ -151,6 +151,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.credentials(r, resp)
 	case "metrics":
 		s.metrics(r.Context(), resp, body)
+	case "preemption":
+		s.preemption(r, resp)
 	}
 }
 
@@ -165,6 +167,10 @@ var routes = map[string]string{
 	// metrics: a launcher's sample of its container (metrics.go); only
 	// when the Handler is a MetricsHandler.
 	"metrics": http.MethodPost,
+	// preemption?task=worker:0&container=…: long-polls for a warning that
+	// YARN will preempt the container (preemption.go); only when the
+	// Handler is a PreemptionHandler.
+	"preemption": http.MethodGet,
 }
 
 func (s *Server) authenticate(r *http.Request, body []byte) error {
