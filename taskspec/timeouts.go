@@ -19,6 +19,7 @@ import "time"
 //	YarnReasonWait                30s    AM: YARN's report of a container killed from outside       core.Machine (fixed)
 //	InPlaceWait                   1m     AM: a PS-strategy worker's container on its old node       core.Machine (fixed)
 //	RestartStopWait               30s    AM: a restart's stopped tasks ending, after StopGrace      core.Machine (fixed)
+//	DefaultPreemptionWait         15s    YARN: a preemption warning to the kill (a task's deadline) the RM's max_wait_before_kill in the client's yarn-site, core.Config.PreemptionWait
 //
 // How they relate: ContainerStopGrace exceeds ProgramStopGrace so that the
 // launcher's own SIGKILL, and its exit report, come before the NodeManager's
@@ -92,4 +93,14 @@ const (
 	// escalation, for the stopped tasks' containers to end before asking
 	// for new ones anyway (a lost node never reports its containers).
 	RestartStopWait = 30 * time.Second
+
+	// DefaultPreemptionWait is how long YARN's scheduler waits between
+	// announcing that it will preempt a container (the PreemptionMessage
+	// in the AM's allocate response) and killing it, when the client's
+	// configuration does not say: Hadoop's default for the
+	// CapacityScheduler's
+	// yarn.resourcemanager.monitor.capacity.preemption.max_wait_before_kill
+	// and the FairScheduler's yarn.scheduler.fair.waitTimeBeforeKill. The
+	// AM gives a warned task this long (its deadline) to checkpoint.
+	DefaultPreemptionWait = 15 * time.Second
 )

@@ -14,7 +14,8 @@ import (
 //     (forget the registrations and the published cluster spec) before
 //     any launch.
 //  1. Launch: startContainers on each container's NM (the outcome comes back
-//     as ContainerStarted or StartFailed).
+//     as ContainerStarted or StartFailed); then Warn: pass each preemption
+//     warning to its task's launcher (preemption.go).
 //  2. Stop: graceful ones through the task's launcher, hard ones with
 //     stopContainers, best effort (the outcome comes back as
 //     ContainerCompleted, or not at all once the job has finished).
@@ -29,13 +30,14 @@ type Ready struct {
 	Asks    []Ask
 	Release []string // container ids
 	Launch  []Launch
+	Warn    []Warning
 	Stop    []Stop
 	Finish  *Finish
 }
 
 // Empty reports whether there is nothing to do.
 func (r Ready) Empty() bool {
-	return r.Restart == nil && len(r.Asks) == 0 && len(r.Release) == 0 && len(r.Launch) == 0 && len(r.Stop) == 0 && r.Finish == nil
+	return r.Restart == nil && len(r.Asks) == 0 && len(r.Release) == 0 && len(r.Launch) == 0 && len(r.Warn) == 0 && len(r.Stop) == 0 && r.Finish == nil
 }
 
 // Ask is one ResourceRequest: the absolute number of containers still

@@ -133,6 +133,9 @@ type TaskStatus struct {
 	// unallocated: failed for never getting a container (allocDeadline),
 	// which no restart would change.
 	unallocated bool
+	// PreemptionDeadline is set once the task was warned that YARN will
+	// preempt its container (preemption.go): the earliest kill.
+	PreemptionDeadline time.Time
 }
 
 // Config is what New needs.
@@ -157,6 +160,10 @@ type Config struct {
 	// with the job's end are hard at once whatever StopGrace says: the job
 	// is decided.
 	StopGrace time.Duration
+	// PreemptionWait is how long YARN's scheduler waits between announcing
+	// a preemption and the kill (preemption.go); 0 means
+	// taskspec.DefaultPreemptionWait.
+	PreemptionWait time.Duration
 }
 
 // Machine is the AM's state. It is not safe for concurrent use: the loop
@@ -175,6 +182,8 @@ type Machine struct {
 	allocTimeout  time.Duration
 	clusterOffers map[string]string
 	stopGrace     time.Duration
+	// preemptionWait: Config.PreemptionWait.
+	preemptionWait time.Duration
 
 	restartPolicy      taskspec.RestartPolicy
 	counted, uncounted int               // restarts, by whether they count toward the policy's Max
@@ -282,6 +291,9 @@ func New(cfg Config) (*Machine, error) {
 	if m.allocTimeout == 0 {
 		m.allocTimeout = taskspec.DefaultAllocTimeout
 	}
+	if m.preemptionWait = cfg.PreemptionWait; m.preemptionWait <= 0 {
+		m.preemptionWait = taskspec.DefaultPreemptionWait
+	}
 	if m.policy == nil {
 		m.policy = AllSucceed{}
 	}
@@ -346,6 +358,10 @@ func (m *Machine) Step(ev Event) {
 		if t := m.taskOf(e.ID); t != nil && t.State.Live() && t.signalled == nil {
 			t.signalled, t.signalledAt = &e, m.now
 			m.signalled = append(m.signalled, timedTask{t, m.now})
+		}
+	case PreemptionWarned:
+		if m.phase == PhaseRunning {
+			m.preemptionWarned(e)
 		}
 	case TaskRegistered:
 		if t := m.byTask[e.Task]; t != nil && t.State.Live() {
@@ -883,6 +899,7 @@ func (m *Machine) finish(status FinalStatus, diagnostics string) {
 		}
 	}
 	m.ready.Asks = nil
+	m.ready.Warn = nil // the stops above say more
 	if len(m.causes) > 0 {
 		diagnostics += "; " + strings.Join(m.causes, "; ")
 	}

@@ -41,6 +41,7 @@ type sim struct {
 	nmPending    []string // launched, waiting for the NM's answer
 	running      map[string]bool
 	launched     map[string]bool
+	warned       map[string]bool // containers warned of their preemption
 	released     map[string]bool
 	startFailed  map[string]bool
 	delivered    map[string]bool
@@ -61,7 +62,7 @@ func newSim(t *testing.T, seed int64, policy Policy, restartLimit int, groups ..
 		t: t, rng: rand.New(rand.NewSource(seed)), m: m, groups: groups,
 		rm:      fakeRM{outstanding: map[int64]int{}},
 		now:     time.Unix(1_700_000_000, 0),
-		running: map[string]bool{}, launched: map[string]bool{}, released: map[string]bool{},
+		running: map[string]bool{}, launched: map[string]bool{}, released: map[string]bool{}, warned: map[string]bool{},
 		startFailed: map[string]bool{}, delivered: map[string]bool{}, liveByTask: map[taskspec.TaskID]string{},
 		restartLimit: restartLimit,
 	}
@@ -117,6 +118,11 @@ func (s *sim) drain() {
 		s.launchCount++
 	}
 	require.LessOrEqual(t, s.launchCount, s.taskCount()+s.restartLimit, "more launches than tasks")
+	for _, w := range rd.Warn {
+		require.Equal(t, s.liveByTask[w.Task], w.Container.ID, "%s warned for %s, not its live container", w.Task, w.Container.ID)
+		require.False(t, s.warned[w.Container.ID], "container %s warned twice", w.Container.ID)
+		s.warned[w.Container.ID] = true
+	}
 	for _, id := range rd.Release {
 		require.False(t, s.released[id], "container %s released twice", id)
 		require.True(t, !s.launched[id] || s.startFailed[id], "released %s, which was launched and started", id)
@@ -231,6 +237,10 @@ func (s *sim) someoneExits() {
 	case 1:
 		status = ExitKilledExceededPMem
 	case 2:
+		// Announced first, as YARN does (possibly more than once).
+		for range 1 + s.rng.Intn(2) {
+			s.step(PreemptionWarned{Negotiable: []string{id}})
+		}
 		status = ExitPreempted
 	}
 	s.complete(id, status)

@@ -3,6 +3,7 @@ package core
 import (
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -87,6 +88,8 @@ func (h *harness) do(t *testing.T, c transcript.Cmd) string {
 	case "racks":
 		// racks node1=/rack-a ...: the RM's NodeReports.
 		h.m.Step(NodeRacks{Racks: c.KV})
+	case "preempt-warning":
+		h.preemptWarning(t, c)
 	case "kill":
 		h.m.Step(KillRequested{Reason: strings.Join(c.Args, " ")})
 	case "shutdown":
@@ -164,7 +167,7 @@ func (h *harness) newMachine(t *testing.T, c transcript.Cmd) {
 		tf.WorkerGrace, tf.StopTimeout = dur("worker-grace"), dur("stop-timeout")
 		policy = tf
 	}
-	m, err := New(Config{Job: job, Policy: policy, AllocTimeout: dur("alloc-timeout"), StopGrace: dur("stop-grace")})
+	m, err := New(Config{Job: job, Policy: policy, AllocTimeout: dur("alloc-timeout"), StopGrace: dur("stop-grace"), PreemptionWait: dur("preemption-wait")})
 	if err != nil {
 		t.Fatalf("%s: %v", c.Pos, err)
 	}
@@ -233,6 +236,40 @@ func (h *harness) tasksOrLaunching(t *testing.T, c transcript.Cmd) []TaskStatus 
 	return out
 }
 
+// preemptWarning: preempt-warning TASK... [negotiable] [since=-1s]: an
+// allocate response announces the preemption of the tasks' current
+// containers (or of the container named, e.g. c9), under the strict
+// contract unless negotiable; since is when the allocate call before it
+// went out, relative to now.
+func (h *harness) preemptWarning(t *testing.T, c transcript.Cmd) {
+	var ids []string
+	negotiable := false
+	for _, a := range c.Args {
+		switch {
+		case a == "negotiable":
+			negotiable = true
+		case containerName.MatchString(a):
+			ids = append(ids, a)
+		default:
+			ids = append(ids, h.task(t, transcript.Cmd{Pos: c.Pos, Args: []string{a}}).Container.ID)
+		}
+	}
+	ev := PreemptionWarned{Strict: ids}
+	if negotiable {
+		ev = PreemptionWarned{Negotiable: ids}
+	}
+	if s := c.Get("since", ""); s != "" {
+		d, err := time.ParseDuration(s)
+		if err != nil {
+			t.Fatalf("%s: since: %v", c.Pos, err)
+		}
+		ev.Since = h.now.Add(d)
+	}
+	h.m.Step(ev)
+}
+
+var containerName = regexp.MustCompile(`^c\d+$`)
+
 // ready renders what the machine wants done, one action a line, and lets
 // the RM hear the asks.
 func (h *harness) ready() string {
@@ -265,6 +302,9 @@ func (h *harness) ready() string {
 			line += fmt.Sprintf(" port=%d", l.Port)
 		}
 		lines = append(lines, line)
+	}
+	for _, w := range rd.Warn {
+		lines = append(lines, fmt.Sprintf("warn %s in %s by +%s: %s", w.Task, w.Container.ID, w.Deadline.Sub(transcriptEpoch), w.Reason))
 	}
 	for _, s := range rd.Stop {
 		lines = append(lines, s.String())

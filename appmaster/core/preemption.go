@@ -1,0 +1,77 @@
+package core
+
+import (
+	"time"
+
+	"github.com/tfyarn/tfyarn/taskspec"
+)
+
+// Preemption warnings. YARN's scheduler announces, in the AM's allocate
+// response (its PreemptionMessage), which containers it is about to take
+// back, and kills them a while later (the CapacityScheduler's
+// max_wait_before_kill, the FairScheduler's waitTimeBeforeKill: 15 s by
+// default). The machine warns each task whose container is named, once per
+// container, with a deadline, so that its program can checkpoint; the
+// kill then restarts the task like any preemption (exit status -102, not
+// counted toward the restart policy's Max: restart.go).
+//
+// Who is warned: a task whose current container is named and live
+// (launching: its launcher gets the warning as soon as it asks; running),
+// unless the machine already asked it to stop (it is ending anyway) or it
+// was warned for that container before (the CapacityScheduler repeats its
+// announcement every monitoring round; the first one sets the deadline).
+// Containers the machine does not know (surplus ones, the AM's own) are
+// the driver's to log.
+
+// PreemptionWarned: an allocate response carried a PreemptionMessage.
+// Strict lists the containers of its strict contract (YARN will take them
+// back; the FairScheduler's way), Negotiable those of its negotiable
+// contract (YARN wants resources back and names the containers it takes
+// unless the AM gives back as much otherwise; the CapacityScheduler's
+// way). tfyarn gives nothing back in their place, so both are warned
+// alike. Since is when the driver sent the allocate call before the one
+// this answers: the scheduler decided after it (or its announcement would
+// have come in that answer), so the kill comes no sooner than Since plus
+// Config.PreemptionWait. Zero Since means the machine's now.
+type PreemptionWarned struct {
+	Strict, Negotiable []string
+	Since              time.Time
+}
+
+func (PreemptionWarned) isEvent() {}
+
+// Warning, in Ready: tell the task's launcher that YARN will preempt its
+// container (it writes TFYARN_PREEMPTION_FILE and signals the program).
+// Deadline is the earliest moment YARN may kill the container; Reason says
+// why in words.
+type Warning struct {
+	Task      taskspec.TaskID
+	Container Container
+	Deadline  time.Time
+	Reason    string
+}
+
+func (m *Machine) preemptionWarned(e PreemptionWarned) {
+	since := e.Since
+	if since.IsZero() || since.After(m.now) {
+		since = m.now
+	}
+	deadline := since.Add(m.preemptionWait)
+	warn := func(id, contract string) {
+		t := m.taskOf(id)
+		if t == nil || !t.State.Live() || t.StopRequested || !t.PreemptionDeadline.IsZero() {
+			return
+		}
+		t.PreemptionDeadline = deadline
+		m.ready.Warn = append(m.ready.Warn, Warning{
+			Task: t.Task, Container: t.Container, Deadline: deadline,
+			Reason: "YARN's scheduler will preempt container " + id + " (" + contract + ")",
+		})
+	}
+	for _, id := range e.Strict {
+		warn(id, "strict contract")
+	}
+	for _, id := range e.Negotiable {
+		warn(id, "negotiable contract: it wants resources back")
+	}
+}
