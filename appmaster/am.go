@@ -132,21 +132,22 @@ func RunAM(ctx context.Context, opts AMOptions) (LoopResult, error) {
 		locator = contract.AMLocator{Path: sec.adoptPath(), User: jf.User, Conf: contract.LocatorConf(jf.Conf)}.Encode()
 	}
 	res, err := Loop(ctx, LoopConfig{
-		Job:           jf.Job,
-		Policy:        policy,
-		AllocTimeout:  jf.AllocTimeout,
-		ClusterOffers: jf.ClusterOffers,
-		RM:            rm,
-		NM:            nm,
-		Host:          host,
-		RPCPort:       int32(rv.Port()),
-		TrackingURL:   rv.TrackingURL(),
-		Launchers:     rv,
-		Observe:       observe,
-		Adopt:         adopt,
-		Attempt:       attemptOf(opts.Getenv(EnvContainerID)),
-		Resume:        saved.record(),
-		NodeRacks:     clusterRacks(jf),
+		Job:            jf.Job,
+		Policy:         policy,
+		AllocTimeout:   jf.AllocTimeout,
+		ClusterOffers:  jf.ClusterOffers,
+		PreemptionWait: PreemptionWait(conf),
+		RM:             rm,
+		NM:             nm,
+		Host:           host,
+		RPCPort:        int32(rv.Port()),
+		TrackingURL:    rv.TrackingURL(),
+		Launchers:      rv,
+		Observe:        observe,
+		Adopt:          adopt,
+		Attempt:        attemptOf(opts.Getenv(EnvContainerID)),
+		Resume:         saved.record(),
+		NodeRacks:      clusterRacks(jf),
 		LaunchContext: func(ln core.Launch) *hadoopyarn.ContainerLaunchContextProto {
 			clc := TaskLaunchContext(jf, ln, rv.Address(), sec.taskTokens(secret))
 			if locator != "" {

@@ -81,6 +81,10 @@ type LoopConfig struct {
 	// MaxRMFailures is how many allocate calls in a row may fail before the
 	// loop gives up on the RM (10).
 	MaxRMFailures int
+	// PreemptionWait is how long YARN's scheduler waits between announcing
+	// a preemption and the kill (PreemptionWait of the client's
+	// configuration); 0 means taskspec.DefaultPreemptionWait.
+	PreemptionWait time.Duration
 	// StopGrace is how long a task the job no longer needs has, once its
 	// launcher was asked to end the program, before the AM stops its
 	// container through the NodeManager (12 s: the launcher's own SIGTERM
@@ -108,6 +112,9 @@ type Launchers interface {
 	// machine events (TaskRegistered, ContainerCompleted for a program's
 	// exit, RendezvousFailed).
 	Drain() []core.Event
+	// WarnPreemption tells the launcher of task in containerID that YARN
+	// will preempt the container, from deadline on; reason says why.
+	WarnPreemption(task taskspec.TaskID, containerID string, deadline time.Time, reason string)
 	// StderrTail returns the last lines a task's program wrote to stderr in
 	// containerID, as its launcher reported them; nil when unknown.
 	StderrTail(task taskspec.TaskID, containerID string) []string
@@ -170,6 +177,9 @@ type loop struct {
 	unsent map[string]bool
 	// racks brings NodeRacks' answer, once; nil when none is awaited.
 	racks chan racksAnswer
+	// lastSent is when the last allocate call (or the registration) went
+	// out: a preemption announced in the next answer was decided after it.
+	lastSent time.Time
 }
 
 type racksAnswer struct {
@@ -192,7 +202,7 @@ func newLoop(cfg LoopConfig) (*loop, error) {
 	if cfg.MaxRMFailures <= 0 {
 		cfg.MaxRMFailures = 10
 	}
-	mcfg := core.Config{Job: cfg.Job, Policy: cfg.Policy, AllocTimeout: cfg.AllocTimeout, ClusterOffers: cfg.ClusterOffers}
+	mcfg := core.Config{Job: cfg.Job, Policy: cfg.Policy, AllocTimeout: cfg.AllocTimeout, ClusterOffers: cfg.ClusterOffers, PreemptionWait: cfg.PreemptionWait}
 	if cfg.Launchers != nil {
 		mcfg.StopGrace = cfg.StopGrace
 	}
@@ -212,6 +222,7 @@ func orDuration(d, def time.Duration) time.Duration {
 
 func (l *loop) run(ctx context.Context) (LoopResult, error) {
 	l.tick()
+	l.lastSent = l.cfg.Now()
 	cctx, cancel := context.WithTimeout(ctx, l.cfg.CallTimeout)
 	reg, err := l.cfg.RM.Register(cctx, l.cfg.Host, l.cfg.RPCPort, l.cfg.TrackingURL)
 	cancel()
@@ -239,6 +250,7 @@ func (l *loop) run(ctx context.Context) (LoopResult, error) {
 		l.buf.Add(rd)
 		l.logAsks(rd.Asks)
 		l.launch(ctx, rd.Launch)
+		l.warn(rd.Warn)
 		l.stop(ctx, rd.Stop, rd.Finish != nil)
 		if rd.Finish != nil {
 			return l.finish(ctx, *rd.Finish)
@@ -387,6 +399,7 @@ func (l *loop) heartbeat(ctx context.Context) {
 			releaseProtos = append(releaseProtos, c.GetId())
 		}
 	}
+	sent := l.cfg.Now()
 	cctx, cancel := context.WithTimeout(ctx, l.cfg.CallTimeout)
 	resp, err := l.cfg.RM.Allocate(cctx, reqs, releaseProtos, l.progress())
 	cancel()
@@ -410,6 +423,8 @@ func (l *loop) heartbeat(ctx context.Context) {
 		return
 	}
 	l.rmFailures = 0
+	since := l.lastSent
+	l.lastSent = sent
 	l.buf.Sent(asks, release)
 	l.out.Released += len(releaseProtos)
 	if resp.Reregistered {
@@ -438,6 +453,11 @@ func (l *loop) heartbeat(ctx context.Context) {
 		if !reported {
 			l.logCompleted(id, st.GetExitStatus())
 		}
+	}
+	// After the completions: a container over already warns nobody.
+	if ev, ok := preemptionEvent(resp.GetPreempt(), since); ok {
+		l.logPreemption(ev)
+		l.m.Step(ev)
 	}
 	if resp.GetAMCommand() == hadoopyarn.AMCommandProto_AM_SHUTDOWN {
 		l.m.Step(core.ShutdownRequested{Reason: "the ResourceManager sent AM_SHUTDOWN"})

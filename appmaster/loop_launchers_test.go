@@ -2,12 +2,15 @@ package appmaster
 
 import (
 	"context"
+	"fmt"
 	"github.com/tfyarn/tfyarn/appmaster/core"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/tfyarn/tfyarn/hadoopconf"
 	"github.com/tfyarn/tfyarn/taskspec"
 	"github.com/tfyarn/tfyarn/yarnpb/hadoopyarn"
 )
@@ -23,6 +26,8 @@ type fakeLaunchers struct {
 	events   []core.Event
 	notify   chan struct{}
 	tails    map[string][]string
+	warnings []string // "task container deadline reason"
+	onWarn   func(f *fakeLaunchers)
 	react    func(f *fakeLaunchers, task taskspec.TaskID)
 }
 
@@ -65,6 +70,15 @@ func (f *fakeLaunchers) StopAll(string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.stopAll = true
+}
+
+func (f *fakeLaunchers) WarnPreemption(task taskspec.TaskID, id string, deadline time.Time, reason string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.warnings = append(f.warnings, fmt.Sprintf("%s %s %d %s", task, id, deadline.UnixMilli(), reason))
+	if f.onWarn != nil {
+		go f.onWarn(f)
+	}
 }
 
 func (f *fakeLaunchers) Reset() {
@@ -172,4 +186,78 @@ func TestLoopFailsWhenTheRendezvousFails(t *testing.T) {
 	// worker:1 was still waiting for its container: the diagnostics say so.
 	require.Equal(t, `rendezvous failed: not every task registered within 10m0s: missing worker:1; `+
 		`worker:1 (1 vcores, 256 MiB, label "") never got a container`, res.Finish.Diagnostics)
+}
+
+// A PreemptionMessage naming worker:0's container reaches its launcher as
+// a warning whose deadline is the scheduler's wait after the allocate call
+// before the one it answered.
+func TestLoopPassesPreemptionWarnings(t *testing.T) {
+	f := &fakeCluster{hold: true}
+	var preempted string
+	l := newFakeLaunchers(func(l *fakeLaunchers, task taskspec.TaskID) {
+		if task == worker1 {
+			preempted = l.container(worker0)
+			f.mu.Lock()
+			f.preempt = f.started[0]
+			f.mu.Unlock()
+		}
+	})
+	l.onWarn = func(l *fakeLaunchers) {
+		l.push(core.ContainerCompleted{ID: l.container(worker0)}, core.ContainerCompleted{ID: l.container(worker1)})
+	}
+	g, err := taskspec.ParseSpec(taskspec.Worker, "1c,256m")
+	require.NoError(t, err)
+	g.Instances = 2
+	var logs []string
+	var mu sync.Mutex
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	res, err := Loop(ctx, LoopConfig{
+		Job: taskspec.Job{Tasks: []taskspec.TaskGroup{g}, Command: "true"},
+		RM:  f, NM: f, Launchers: l,
+		LaunchContext: func(core.Launch) *hadoopyarn.ContainerLaunchContextProto {
+			return &hadoopyarn.ContainerLaunchContextProto{}
+		},
+		PreemptionWait: 40 * time.Second,
+		Heartbeat:      5 * time.Millisecond, FastHeartbeat: time.Millisecond, StopGrace: 50 * time.Millisecond,
+		Logf: func(format string, args ...any) {
+			mu.Lock()
+			logs = append(logs, fmt.Sprintf(format, args...))
+			mu.Unlock()
+		},
+	})
+	require.NoError(t, err)
+	require.Equal(t, core.Succeeded, res.Finish.Status)
+	require.Len(t, l.warnings, 1, "%v", logs)
+	var task, id, reason string
+	var deadlineMS int64
+	_, err = fmt.Sscanf(l.warnings[0], "%s %s %d", &task, &id, &deadlineMS)
+	require.NoError(t, err)
+	require.Equal(t, "worker:0", task)
+	require.Equal(t, preempted, id)
+	reason = strings.SplitN(l.warnings[0], " ", 4)[3]
+	require.Equal(t, "YARN's scheduler will preempt container "+preempted+" (negotiable contract: it wants resources back)", reason)
+	// The deadline counts from the allocate call before the one whose
+	// answer announced it.
+	require.Greater(t, f.preemptedIn, 0)
+	// (The fake notes the call's time a moment after the loop did.)
+	require.InDelta(t, f.allocateSent[f.preemptedIn-1].Add(40*time.Second).UnixMilli(), deadlineMS, 2)
+	require.Contains(t, strings.Join(logs, "\n"), "the ResourceManager will preempt "+preempted+" (worker:0, running; negotiable contract)")
+}
+
+func TestPreemptionWaitFromTheConfiguration(t *testing.T) {
+	conf := func(kv ...string) *hadoopconf.Config {
+		c := hadoopconf.New(nil)
+		for i := 0; i < len(kv); i += 2 {
+			c.Set(kv[i], kv[i+1])
+		}
+		return c
+	}
+	require.Equal(t, 15*time.Second, PreemptionWait(conf()), "Hadoop's default")
+	require.Equal(t, 5*time.Second, PreemptionWait(conf(ConfCapacityPreemptionWait, "5000")))
+	require.Equal(t, 15*time.Second, PreemptionWait(conf(ConfCapacityPreemptionWait, "soon")))
+	require.Equal(t, 15*time.Second, PreemptionWait(conf(ConfCapacityPreemptionWait, "-1")))
+	fair := "org.apache.hadoop.yarn.server.resourcemanager.scheduler.fair.FairScheduler"
+	require.Equal(t, 15*time.Second, PreemptionWait(conf(ConfSchedulerClass, fair, ConfCapacityPreemptionWait, "5000")))
+	require.Equal(t, 7*time.Second, PreemptionWait(conf(ConfSchedulerClass, fair, ConfFairPreemptionWait, "7000")))
 }

@@ -41,6 +41,11 @@ type fakeCluster struct {
 	stopped     int
 	stoppedIDs  []*hadoopyarn.ContainerIdProto
 	finished    *hadoopyarn.FinishApplicationMasterRequestProto
+	// preempt, when set, is announced (negotiable contract) in the next
+	// answer, with allocateSent the time of each call.
+	preempt      *hadoopyarn.ContainerIdProto
+	allocateSent []time.Time
+	preemptedIn  int // the call whose answer carried preempt
 }
 
 func (f *fakeCluster) Register(context.Context, string, int32, string) (*yarn.Registration, error) {
@@ -53,6 +58,7 @@ func (f *fakeCluster) Allocate(_ context.Context, asks []*hadoopyarn.ResourceReq
 	if f.allocErr != nil {
 		return nil, f.allocErr
 	}
+	f.allocateSent = append(f.allocateSent, time.Now())
 	for _, a := range asks {
 		f.asks = append(f.asks, a.GetNumContainers())
 		f.outstanding = a.GetNumContainers()
@@ -87,6 +93,13 @@ func (f *fakeCluster) Allocate(_ context.Context, asks []*hadoopyarn.ResourceReq
 			// The fake NM reads the container back from its token.
 			ContainerToken: &hadoopcommon.TokenProto{Identifier: []byte{byte(f.seq)}},
 		}}
+	}
+	if f.preempt != nil {
+		resp.Preempt = &hadoopyarn.PreemptionMessageProto{Contract: &hadoopyarn.PreemptionContractProto{
+			Container: []*hadoopyarn.PreemptionContainerProto{{Id: f.preempt}},
+		}}
+		f.preempt = nil
+		f.preemptedIn = len(f.allocateSent) - 1
 	}
 	return &yarn.Allocation{AllocateResponseProto: resp}, nil
 }

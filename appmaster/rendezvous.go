@@ -233,6 +233,11 @@ func (r *TaskRendezvous) StopAll(reason string) {
 	r.board.Fail(errors.New(reason))
 }
 
+// WarnPreemption implements Launchers.
+func (r *TaskRendezvous) WarnPreemption(task taskspec.TaskID, containerID string, deadline time.Time, reason string) {
+	r.board.WarnPreemption(task, containerID, rendezvous.PreemptionNotice{Deadline: deadline, Reason: reason})
+}
+
 // Reset implements Launchers.
 func (r *TaskRendezvous) Reset() { r.board.Reset() }
 

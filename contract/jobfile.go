@@ -143,7 +143,8 @@ func (f JobFile) Config() *hadoopconf.Config {
 }
 
 // shippedKeys are the configuration keys the AM needs: the RM's addresses
-// (with HA), the RPC protection, and HDFS's location. A whitelist, because
+// (with HA), the RPC protection, HDFS's location, and the scheduler's wait
+// before killing a container it preempts. A whitelist, because
 // site files can hold secrets (ZooKeeper auth, S3 keys) that have no
 // business in a file on HDFS.
 var shippedKeys = regexp.MustCompile(`^(` +
@@ -151,6 +152,9 @@ var shippedKeys = regexp.MustCompile(`^(` +
 	`|hadoop\.rpc\.protection|hadoop\.security\.authentication` +
 	`|fs\.defaultFS|dfs\.nameservices|dfs\.ha\.namenodes\..+|dfs\.namenode\.rpc-address(\..+)?|dfs\.client\.use\.datanode\.hostname` +
 	`|yarn\.resourcemanager\.principal|dfs\.namenode\.kerberos\.principal|dfs\.data\.transfer\.protection|dfs\.block\.access\.token\.enable` +
+	// How long the scheduler waits between announcing a preemption and the
+	// kill: the deadline the AM gives a warned task.
+	`|yarn\.resourcemanager\.scheduler\.class|yarn\.resourcemanager\.monitor\.capacity\.preemption\.max_wait_before_kill|yarn\.scheduler\.fair\.waitTimeBeforeKill` +
 	`)$`)
 
 // ShipConf returns the expanded values of the keys the AM needs that conf

@@ -47,3 +47,19 @@ func TestJobFileRoundTripShipsOnlyWhitelistedKeys(t *testing.T) {
 	_, err = ParseJobFile(data)
 	require.ErrorContains(t, err, `unknown success rule "most"`)
 }
+
+// The scheduler's wait before killing a preempted container travels to
+// the AM, which dates its preemption warnings with it.
+func TestShipConfCarriesThePreemptionWait(t *testing.T) {
+	got := ShipConf(hadoopconfWith(map[string]string{
+		"yarn.resourcemanager.scheduler.class":                                  "org.apache.hadoop.yarn.server.resourcemanager.scheduler.fair.FairScheduler",
+		"yarn.resourcemanager.monitor.capacity.preemption.max_wait_before_kill": "5000",
+		"yarn.scheduler.fair.waitTimeBeforeKill":                                "7000",
+		"yarn.resourcemanager.monitor.capacity.preemption.monitoring_interval":  "3000",
+	}))
+	require.Equal(t, map[string]string{
+		"yarn.resourcemanager.scheduler.class":                                  "org.apache.hadoop.yarn.server.resourcemanager.scheduler.fair.FairScheduler",
+		"yarn.resourcemanager.monitor.capacity.preemption.max_wait_before_kill": "5000",
+		"yarn.scheduler.fair.waitTimeBeforeKill":                                "7000",
+	}, got)
+}
