@@ -106,6 +106,14 @@ func Run(ctx context.Context, cfg Config) (exitCode int, err error) {
 	if tokens != nil {
 		env = setEnv(env, EnvTokenFile, tokens.path, true)
 	}
+	warningFile, err := preemptionFilePath(&cfg)
+	if err != nil {
+		err = fmt.Errorf("task launcher: %w", err)
+		log.printf("%v", err)
+		report(&cfg, client, log, rendezvous.ExitReport{Task: cfg.Task, ContainerID: cfg.ContainerID, ExitCode: ExitLauncherFailed, StderrTail: []string{err.Error()}})
+		return ExitLauncherFailed, err
+	}
+	env = setEnv(env, contract.EnvPreemptionFile, warningFile, true)
 	log.printf("%s at %s, TF_CONFIG=%s", cfg.Task, reg.Addr(), tfConfig)
 
 	hold := cfg.Task.Type.InCluster() && !cfg.ReleasePortBeforeExec && reusePortEnabled(env)
@@ -136,6 +144,7 @@ func Run(ctx context.Context, cfg Config) (exitCode int, err error) {
 	} else {
 		close(refreshing)
 	}
+	go watchPreemption(runCtx, &cfg, client.WaitPreemption, warningFile, prog.signal, log)
 	go sampleGPUs(runCtx, env, gpuInterval, func(ctx context.Context, gpus []contract.GPUSample) error {
 		return client.ReportMetrics(ctx, rendezvous.MetricsReport{Task: cfg.Task, ContainerID: cfg.ContainerID, GPUs: gpus})
 	}, log)
