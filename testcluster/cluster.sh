@@ -7,7 +7,10 @@
 #                                   the RM declares it LOST after TC_NM_EXPIRY_MS), or start it again
 #                                   on the same node id (returns once the RM lists it RUNNING)
 #   cluster.sh preempt CONTAINER_ID [WAIT_MS]
-#                                   the CapacityScheduler preempts that container (exit status -102)
+#                                   the CapacityScheduler preempts that container: its application's
+#                                   next allocate response announces it (PreemptionMessage), and WAIT_MS
+#                                   later (default: the cluster's max_wait_before_kill, 5000) it is killed
+#                                   (exit status -102); returns after the kill
 # Ports come from the environment (RM_PORT, SCHEDULER_PORT, TRACKER_PORT, ADMIN_PORT, RM_WEB_PORT,
 # NN_PORT, NN_HTTP_PORT, and for kerberos KDC_PORT); the readiness wait from CLUSTER_TIMEOUT (seconds,
 # default 180). Kerberos only: TOKEN_RENEW_MS and TOKEN_MAX_LIFETIME_MS, the HDFS delegation
@@ -200,6 +203,7 @@ case "${1:-}" in
     control "nm-$2" "$3" ;;
   preempt)
     [[ "${2:-}" =~ ^container_ ]] || die "usage: cluster.sh preempt CONTAINER_ID [WAIT_MS]"
+    [[ -z "${3:-}" || "$3" =~ ^[0-9]+$ ]] || die "usage: cluster.sh preempt CONTAINER_ID [WAIT_MS] (WAIT_MS: milliseconds)"
     control preempt "$2" ${3:+"$3"} ;;
   *) echo "usage: cluster.sh up [plain|privacy|kerberos] | down | status | nm stop|start I | preempt CONTAINER_ID [WAIT_MS]" >&2; exit 2 ;;
 esac

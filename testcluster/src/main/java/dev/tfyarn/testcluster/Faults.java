@@ -38,8 +38,10 @@ import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.SchedulerEv
  *       stay) and the call returns once the RM lists it RUNNING.
  *   <li>{@code preempt CONTAINER_ID [WAIT_MS]}: the CapacityScheduler's own preemption of one
  *       container, the two events its ProportionalCapacityPreemptionPolicy sends: marked for
- *       preemption (the AM's next allocate response carries it in its PreemptionMessage), then
- *       after WAIT_MS (default 1000, the policy's max_wait_before_kill) killed: exit status -102.
+ *       preemption (the AM's next allocate response announces it in its PreemptionMessage,
+ *       negotiable contract), then after WAIT_MS (default: the cluster's max_wait_before_kill,
+ *       TestCluster.PREEMPTION_WAIT_MS) killed: exit status -102. The answer comes after the kill.
+ *       The policy itself stays off (TestCluster.serverConf says why): only this command preempts.
  * </ul>
  */
 final class Faults {
@@ -121,7 +123,8 @@ final class Faults {
         if (cmd.length < 2) {
           throw new IllegalArgumentException("preempt needs a container id");
         }
-        return preempt(ContainerId.fromString(cmd[1]), cmd.length > 2 ? Long.parseLong(cmd[2]) : 1000);
+        return preempt(ContainerId.fromString(cmd[1]), cmd.length > 2 ? Long.parseLong(cmd[2])
+            : yarn.getConfig().getLong(TestCluster.PREEMPTION_WAIT_KEY, TestCluster.PREEMPTION_WAIT_MS));
       default: throw new IllegalArgumentException("unknown command " + cmd[0]);
     }
   }
@@ -214,13 +217,22 @@ final class Faults {
     if (c == null) {
       throw new IllegalArgumentException("no live container " + id + " in the scheduler");
     }
+    if (waitMs < 0) {
+      throw new IllegalArgumentException("WAIT_MS must not be negative");
+    }
     scheduler.handle(new ContainerPreemptEvent(c.getApplicationAttemptId(), c,
         SchedulerEventType.MARK_CONTAINER_FOR_PREEMPTION));
+    TestCluster.log("fault: marked " + id + " for preemption; the kill follows in " + waitMs + " ms");
     Thread.sleep(waitMs);
+    if (scheduler.getRMContainer(id) == null) {
+      // Ended meanwhile (its application finished, or released it): nothing left to kill.
+      TestCluster.log("fault: " + id + " ended before its preemption");
+      return "marked " + id + " for preemption; it ended before the kill";
+    }
     scheduler.handle(new ContainerPreemptEvent(c.getApplicationAttemptId(), c,
         SchedulerEventType.MARK_CONTAINER_FOR_KILLABLE));
     TestCluster.log("fault: preempted " + id);
-    return "preempted " + id;
+    return "preempted " + id + " " + waitMs + " ms after announcing it";
   }
 
   private static Field findField(Class<?> c, String name) throws NoSuchFieldException {

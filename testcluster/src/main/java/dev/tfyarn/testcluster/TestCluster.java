@@ -236,6 +236,10 @@ public final class TestCluster {
     return null;
   }
 
+  static final String PREEMPTION_WAIT_KEY =
+      "yarn.resourcemanager.monitor.capacity.preemption.max_wait_before_kill";
+  static final long PREEMPTION_WAIT_MS = 5000;
+
   private Configuration serverConf(File data) {
     Configuration conf = new YarnConfiguration();
     conf.set("hadoop.rpc.protection", opts.rpcProtection());
@@ -266,6 +270,12 @@ public final class TestCluster {
     conf.setInt(YarnConfiguration.RM_SCHEDULER_MAXIMUM_ALLOCATION_MB, opts.nmMemoryMb);
     conf.setInt(YarnConfiguration.RM_SCHEDULER_MAXIMUM_ALLOCATION_VCORES, opts.nmVcores);
     conf.setInt(YarnConfiguration.RM_AM_MAX_ATTEMPTS, 2);
+    // The CapacityScheduler's wait between announcing a preemption and the kill (production
+    // default 15 s). Only its preemption monitor reads it, and that stays off: on its own it would
+    // preempt one test's containers for another's (a job in default over its 60% while one in
+    // ml-gpu waits). `cluster.sh preempt` takes it as its default wait, and clients read it from
+    // their yarn-site, as from a production one, to date their preemption warnings.
+    conf.setLong(PREEMPTION_WAIT_KEY, PREEMPTION_WAIT_MS);
     // A NodeManager that stops heartbeating is LOST after this long (production: 10 minutes), so
     // that tests of lost nodes end in seconds.
     conf.setLong(YarnConfiguration.RM_NM_EXPIRY_INTERVAL_MS, opts.nmExpiryMs);
@@ -322,6 +332,7 @@ public final class TestCluster {
     c.set(YarnConfiguration.NODE_LABELS_ENABLED, "true");
     // Clients cap --am-attempts with the RM's value, as production yarn-site files state it.
     c.setInt(YarnConfiguration.RM_AM_MAX_ATTEMPTS, 2);
+    c.setLong(PREEMPTION_WAIT_KEY, PREEMPTION_WAIT_MS);
     logAggregation(c, !opts.kerberos());
     if (opts.kerberos()) {
       // Written as production clusters write them: _HOST is the server's canonical host name.
