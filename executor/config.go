@@ -68,6 +68,9 @@ type Config struct {
 	// StopGrace is how long the program has between SIGTERM and SIGKILL
 	// when the AM stops it.
 	StopGrace time.Duration
+	// OrphanGrace is how long what the program left running once it ended
+	// (processes that left its group) has between SIGTERM and SIGKILL.
+	OrphanGrace time.Duration
 	// PortHandoffTimeout bounds how long the port stays reserved when the
 	// launcher cannot see whether the program listens (no /proc).
 	PortHandoffTimeout time.Duration
@@ -205,6 +208,7 @@ func (c *Config) setDefaults() error {
 	}
 	def(&c.RendezvousTimeout, taskspec.LauncherRendezvousTimeout)
 	def(&c.StopGrace, taskspec.ProgramStopGrace)
+	def(&c.OrphanGrace, taskspec.OrphanStopGrace)
 	def(&c.PortHandoffTimeout, DefaultPortHandoffTimeout)
 	def(&c.ReportTimeout, DefaultReportTimeout)
 	def(&c.AMLostAfter, DefaultAMLostAfter)

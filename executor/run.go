@@ -120,6 +120,13 @@ func Run(ctx context.Context, cfg Config) (exitCode int, err error) {
 	if !hold {
 		_ = res.Release()
 	}
+	// What the program starts and leaves behind is found by this mark, and
+	// comes to this process when orphaned (orphans.go).
+	mark := newLaunchMark()
+	env = setEnv(env, EnvLaunchMark, mark, true)
+	if err := becomeSubreaper(); err != nil {
+		log.printf("processes the program detaches may outlive it: %v", err)
+	}
 	tail := newTailBuffer(stderrTailLines, rendezvous.MaxStderrLineLen)
 	prog, err := startChild(argv, env, cfg.Dir, cfg.Stdout, teeWriter{cfg.Stderr, tail})
 	if err != nil {
@@ -151,8 +158,19 @@ func Run(ctx context.Context, cfg Config) (exitCode int, err error) {
 	stopped, signal := supervise(ctx, runCtx, &cfg, client, prog, sigs, log)
 	cancel()
 	<-refreshing // no rewrite of the token file after the program
-	// Whatever the program left behind in its group ends with it.
+	// Whatever the program left behind in its group ends with it; what
+	// left the group (setsid, daemons) gets SIGTERM and OrphanGrace, but
+	// none when the NodeManager is stopping the container: its SIGKILL of
+	// the launcher follows within a moment, and would leave them running.
+	left := leftBehind(mark, prog.pgid)
 	_ = prog.signal(syscall.SIGKILL)
+	grace := cfg.OrphanGrace
+	if signal != "" {
+		grace = 0
+	}
+	if n := endOrphans(left, mark, grace); n > 0 {
+		log.printf("ended %d process(es) the program left running (SIGTERM, then SIGKILL after %s)", n, grace)
+	}
 
 	code := prog.exitCode()
 	report(&cfg, client, log, rendezvous.ExitReport{Task: cfg.Task, ContainerID: cfg.ContainerID, ExitCode: code, Stopped: stopped, Signal: signal, StderrTail: tail.Lines()})

@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -219,4 +220,25 @@ python3 -c 'import socket,os; s=socket.socket(); s.setsockopt(socket.SOL_SOCKET,
 	require.NotContains(t, out, "no python", "this test needs python3 on PATH (.ci/run installs it)")
 	require.Equal(t, 0, o.code, l.stderr.String())
 	require.Contains(t, out, "bound")
+}
+
+// A process the program detached (setsid, ignoring SIGTERM) does not
+// outlive the task: the launcher, its subreaper, ends it (SIGTERM, then
+// SIGKILL after OrphanGrace) and reaps it before reporting the exit.
+func TestDetachedGrandchildEndsWithTheProgram(t *testing.T) {
+	a := startAM(t, group(taskspec.Worker, 1))
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	l := a.newLaunch(id(taskspec.Worker, 0), "sh", "-c",
+		`(setsid sh -c 'trap "" TERM HUP; echo $$ > `+pidFile+`; exec sleep 302' &); while [ ! -s `+pidFile+` ]; do sleep 0.05; done`)
+	l.cfg.OrphanGrace = 200 * time.Millisecond
+	o := l.run(t)
+	require.NoError(t, o.err)
+	require.Equal(t, 0, o.code)
+	data, err := os.ReadFile(pidFile)
+	require.NoError(t, err)
+	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	require.NoError(t, err)
+	_, err = os.Stat(fmt.Sprintf("/proc/%d", pid))
+	require.True(t, os.IsNotExist(err), "the detached sleep (pid %d) still runs (or is an unreaped zombie): %v", pid, err)
+	require.Contains(t, l.stderr.String(), "ended 1 process(es) the program left running")
 }

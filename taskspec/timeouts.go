@@ -13,6 +13,7 @@ import "time"
 //	DefaultLocalRendezvousTimeout 2m     the same under `run --local`                             --rendezvous-timeout, localrun.Options.RegistrationTimeout
 //	LauncherRendezvousTimeout     30m    launcher: registering and receiving the cluster spec     executor.Config.RendezvousTimeout (--local: 2x its registration timeout)
 //	ProgramStopGrace              10s    launcher: its program, between SIGTERM and SIGKILL       executor.Config.StopGrace, localrun.Options.StopGrace
+//	OrphanStopGrace               1s     launcher: what the program left running, SIGTERM to KILL  executor.Config.OrphanGrace
 //	ContainerStopGrace            12s    AM: a task it asked to end, before the NM stops it       appmaster.LoopConfig.StopGrace
 //	DefaultWorkerGrace            10s    SuccessChief: lingering workers ending by themselves      core.TensorFlowPolicy.WorkerGrace, localrun.Options.WorkerGrace
 //	TFStopTimeout                 15s    SuccessChief: stopped tasks ending, from their stop        core.TensorFlowPolicy.StopTimeout
@@ -21,9 +22,9 @@ import "time"
 //	RestartStopWait               30s    AM: a restart's stopped tasks ending, after StopGrace      core.Machine (fixed)
 //	DefaultPreemptionWait         15s    YARN: a preemption warning to the kill (a task's deadline) the RM's max_wait_before_kill in the client's yarn-site, core.Config.PreemptionWait
 //
-// How they relate: ContainerStopGrace exceeds ProgramStopGrace so that the
-// launcher's own SIGKILL, and its exit report, come before the NodeManager's
-// hard stop; LauncherRendezvousTimeout exceeds DefaultRendezvousTimeout
+// How they relate: ContainerStopGrace exceeds ProgramStopGrace plus
+// OrphanStopGrace so that the launcher's own SIGKILLs, and its exit report,
+// come before the NodeManager's hard stop; LauncherRendezvousTimeout exceeds DefaultRendezvousTimeout
 // because it only guards against a silent AM, which reports the
 // registration timeout itself; a job under SuccessChief ends at most
 // DefaultWorkerGrace + TFStopTimeout (25 s) after its decider.
@@ -58,6 +59,11 @@ const (
 	// ProgramStopGrace is how long a task's program has between the
 	// launcher's SIGTERM and its SIGKILL when the task is stopped.
 	ProgramStopGrace = 10 * time.Second
+
+	// OrphanStopGrace is how long the processes a task's program left
+	// behind (detached daemons, setsid'd grandchildren) have between the
+	// launcher's SIGTERM and its SIGKILL once the program has ended.
+	OrphanStopGrace = 1 * time.Second
 
 	// ContainerStopGrace is how long a task the job no longer needs has,
 	// once the AM asked its launcher to end the program, before the AM

@@ -4,6 +4,9 @@ import "testing"
 
 // The relations the table in timeouts.go promises.
 func TestTimeoutRelations(t *testing.T) {
+	if ContainerStopGrace <= ProgramStopGrace+OrphanStopGrace {
+		t.Errorf("ContainerStopGrace %s must exceed ProgramStopGrace %s + OrphanStopGrace %s: the launcher's SIGKILLs and exit report come before the NodeManager's hard stop", ContainerStopGrace, ProgramStopGrace, OrphanStopGrace)
+	}
 	if ContainerStopGrace <= ProgramStopGrace {
 		t.Errorf("ContainerStopGrace %s must exceed ProgramStopGrace %s: the launcher's SIGKILL and exit report come before the NodeManager's hard stop", ContainerStopGrace, ProgramStopGrace)
 	}
