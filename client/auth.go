@@ -44,13 +44,15 @@ func RMClientOptions(conf *hadoopconf.Config, login *security.KerberosLogin, opt
 	if err != nil {
 		return opts, err
 	}
-	var principals []string
+	// Each ResourceManager is checked against its own principal (_HOST
+	// replaced by its host), whichever one a failover reaches.
+	principals := make(map[string]string, len(addrs))
 	for _, a := range addrs {
 		p, err := conf.RMPrincipalFor(a)
 		if err != nil {
 			return opts, err
 		}
-		principals = append(principals, p)
+		principals[a] = p
 	}
 	protection, err := conf.RPCProtection()
 	if err != nil {

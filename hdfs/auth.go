@@ -54,16 +54,18 @@ func nameNodeAuth(conf *hadoopconf.Config, target hadoopconf.HDFSTarget, opts Op
 	return nnAuth{user: opts.User, effective: opts.User, sasl: []ipc.SaslMechanism{mech}, tokenOnly: true}, nil
 }
 
-// nameNodePrincipals are the principals the NameNodes of target have, one
-// per address.
-func nameNodePrincipals(conf *hadoopconf.Config, target hadoopconf.HDFSTarget) ([]string, error) {
-	var out []string
+// nameNodePrincipals are the principals the NameNodes of target have, by
+// address (_HOST replaced by each address's host): every connection, also
+// after a failover, is checked against the principal of the address it
+// dialled.
+func nameNodePrincipals(conf *hadoopconf.Config, target hadoopconf.HDFSTarget) (map[string]string, error) {
+	out := make(map[string]string, len(target.Addresses))
 	for _, a := range target.Addresses {
 		p, err := conf.NameNodePrincipalFor(a)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, p)
+		out[a] = p
 	}
 	return out, nil
 }

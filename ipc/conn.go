@@ -86,7 +86,7 @@ func (c *conn) handshake(ctx context.Context, cfg *Config, clientID []byte) erro
 	method := MethodSimple
 	var sess SaslSession
 	if useSASL {
-		m, s, err := saslNegotiate(ctx, raw, cfg)
+		m, s, err := saslNegotiate(ctx, raw, cfg, c.addr)
 		if err != nil {
 			return err
 		}

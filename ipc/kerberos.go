@@ -28,8 +28,15 @@ type Kerberos struct {
 	// ServerPrincipal is the principal the server must have, from the
 	// client's configuration with _HOST already replaced (e.g.
 	// "nn/host1.example.com@EXAMPLE.COM"; the realm is optional). Empty
-	// accepts the offer's protocol/serverId as is.
+	// accepts the offer's protocol/serverId as is. ServerPrincipals, when
+	// set, takes its place.
 	ServerPrincipal string
+	// ServerPrincipals is the principal each server must have, by the
+	// address dialled (SaslOffer.Addr), for a client with several servers
+	// (ResourceManager or NameNode HA): after a failover the server is
+	// checked against its own address's principal. An address it does not
+	// name is refused.
+	ServerPrincipals map[string]string
 	// Protection lists the acceptable protection levels, in Hadoop's names
 	// (hadoop.rpc.protection: "authentication", "integrity", "privacy") or
 	// as SASL QOPs. The strongest level both sides accept wins; empty
@@ -110,7 +117,15 @@ func (k *Kerberos) serverPrincipal(offer SaslOffer) (string, error) {
 		return "", fmt.Errorf("ipc: kerberos: the server offered KERBEROS without a principal (protocol %q, serverId %q)", offer.Protocol, offer.ServerID)
 	}
 	spn := offer.Protocol + "/" + offer.ServerID
-	if k.ServerPrincipal == "" {
+	configured := k.ServerPrincipal
+	if k.ServerPrincipals != nil {
+		p, ok := k.ServerPrincipals[offer.Addr]
+		if !ok || p == "" {
+			return "", fmt.Errorf("ipc: kerberos: no server principal is configured for %s (the server there offers %s); check the cluster's addresses in the configuration", offer.Addr, spn)
+		}
+		configured = p
+	}
+	if configured == "" {
 		return spn, nil
 	}
 	realm := k.hostRealm(offer.ServerID)
@@ -118,18 +133,18 @@ func (k *Kerberos) serverPrincipal(offer SaslOffer) (string, error) {
 	if realm != "" {
 		offered += "@" + realm
 	}
-	name, confRealm := k.ServerPrincipal, ""
+	name, confRealm := configured, ""
 	if i := strings.LastIndexByte(name, '@'); i >= 0 {
 		name, confRealm = name[:i], name[i+1:]
 	}
 	if strings.Contains(name, "_HOST") {
-		return "", fmt.Errorf("ipc: kerberos: configured server principal %s still contains _HOST; replace it with the server's host name", k.ServerPrincipal)
+		return "", fmt.Errorf("ipc: kerberos: configured server principal %s still contains _HOST; replace it with the server's host name", configured)
 	}
 	if !strings.Contains(name, "/") {
-		return "", fmt.Errorf("ipc: kerberos: configured server principal %s has no host part (want service/host@REALM)", k.ServerPrincipal)
+		return "", fmt.Errorf("ipc: kerberos: configured server principal %s has no host part (want service/host@REALM)", configured)
 	}
 	if name != spn || (confRealm != "" && confRealm != realm) {
-		return "", &PrincipalMismatchError{Offered: offered, Configured: k.ServerPrincipal}
+		return "", &PrincipalMismatchError{Offered: offered, Configured: configured}
 	}
 	return spn, nil
 }

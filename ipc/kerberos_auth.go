@@ -2,13 +2,11 @@ package ipc
 
 import krbclient "github.com/jcmturner/gokrb5/v8/client"
 
-// KerberosAuth is the KERBEROS/GSSAPI mechanism for a server that has one
-// of principals (one per configured address, _HOST replaced), at the
-// protection levels of hadoop.rpc.protection.
-func KerberosAuth(cl *krbclient.Client, principals []string, protection []string) SaslMechanism {
-	k := &Kerberos{Client: cl, Protection: protection}
-	if len(principals) == 1 {
-		k.ServerPrincipal = principals[0]
-	}
-	return k
+// KerberosAuth is the KERBEROS/GSSAPI mechanism for one logical server
+// behind one or more addresses (HA): principals maps each configured address
+// to the principal the server there must have (_HOST replaced by that
+// address's host), and every connection is checked against the principal of
+// the address it dialled, at the protection levels of hadoop.rpc.protection.
+func KerberosAuth(cl *krbclient.Client, principals map[string]string, protection []string) SaslMechanism {
+	return &Kerberos{Client: cl, ServerPrincipals: principals, Protection: protection}
 }

@@ -73,6 +73,7 @@ type krbAcceptor struct {
 	rrc            uint16 // rotate our Wrap tokens (Windows uses 28)
 	badAPRep       bool   // a rogue server: AP-REP under the wrong key
 	krbError       int32  // answer the AP-REQ with this KRB-ERROR
+	serverID       string // the host part of the principal offered (testHost when empty)
 
 	// learned
 	client   string
@@ -219,13 +220,17 @@ func (a *krbAcceptor) saslServer(t require.TestingT) func(fc *fakeConn) (SaslWra
 		msg, err := fc.readSasl()
 		require.NoError(t, err)
 		require.Equal(t, hadoopcommon.RpcSaslProto_NEGOTIATE, msg.GetState())
+		serverID := a.serverID
+		if serverID == "" {
+			serverID = testHost
+		}
 		fc.writeSasl(&hadoopcommon.RpcSaslProto{
 			State: hadoopcommon.RpcSaslProto_NEGOTIATE.Enum(),
 			Auths: []*hadoopcommon.RpcSaslProto_SaslAuth{{
 				Method:    proto.String(MethodKerberos),
 				Mechanism: proto.String(MechGSSAPI),
 				Protocol:  proto.String(testService),
-				ServerId:  proto.String(testHost),
+				ServerId:  proto.String(serverID),
 			}},
 		})
 		msg, err = fc.readSasl()

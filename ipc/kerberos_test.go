@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/jcmturner/gokrb5/v8/crypto"
 	"github.com/jcmturner/gokrb5/v8/iana/errorcode"
@@ -16,6 +17,7 @@ import (
 	"github.com/jcmturner/gokrb5/v8/messages"
 	"github.com/jcmturner/gokrb5/v8/types"
 	"github.com/stretchr/testify/require"
+	"github.com/tfyarn/tfyarn/yarnpb/hadoopcommon"
 )
 
 var (
@@ -368,4 +370,65 @@ func TestGSSUnframe(t *testing.T) {
 		_, _, err := gssUnframe(bad)
 		require.Error(t, err, "%x", bad)
 	}
+}
+
+// TestKerberosHAPrincipalPerAddress: with two servers behind one client (RM
+// or NameNode HA), each connection is checked against the principal
+// configured for the address it dialled. The first server is a standby; the
+// second answers with a principal that is not its own (nn/host1, whose key
+// it holds, where nn/host2 is configured for its address): the client
+// refuses it before any call reaches it. Before, KerberosAuth dropped the
+// check as soon as there were two principals and accepted whatever the
+// second server offered.
+func TestKerberosHAPrincipalPerAddress(t *testing.T) {
+	const host2 = "host2.example.com"
+	fx := newKrbFixture(t, etypeID.AES128_CTS_HMAC_SHA1_96)
+	require.NoError(t, fx.kt.AddEntry(testService+"/"+host2, testRealm, "second secret", time.Now(), 1, fx.etype))
+	standby := func(fc *fakeConn, call *fakeCall) {
+		fc.replyError(call, hadoopcommon.RpcResponseHeaderProto_ERROR, StandbyException, "Operation category READ is not supported in state standby")
+	}
+	ha := func(t *testing.T, secondOffers string) (*fakeServer, *fakeServer, *Client, map[string]string) {
+		srv1 := newFakeServer(t, standby)
+		srv1.sasl = (&krbAcceptor{fx: fx, qops: 7}).saslServer(t)
+		srv2 := newFakeServer(t, echo)
+		srv2.sasl = (&krbAcceptor{fx: fx, qops: 7, serverID: secondOffers}).saslServer(t)
+		principals := map[string]string{
+			srv1.addr: testService + "/" + testHost + "@" + testRealm,
+			srv2.addr: testService + "/" + host2 + "@" + testRealm,
+		}
+		mech := KerberosAuth(fx.cl, principals, nil).(*Kerberos)
+		mech.ticket = fx.mechanism().ticket
+		c := newTestClient(t, Config{SASL: []SaslMechanism{mech}, RequireSASL: true, MaxAttempts: 2}, srv1.addr, srv2.addr)
+		return srv1, srv2, c, principals
+	}
+
+	t.Run("impostor behind the second address", func(t *testing.T) {
+		srv1, srv2, c, principals := ha(t, testHost)
+		_, err := callString(context.Background(), c, "m", "secret")
+		var mm *PrincipalMismatchError
+		require.True(t, errors.As(err, &mm), "want a principal mismatch after the failover, got %v", err)
+		require.Equal(t, principals[srv2.addr], mm.Configured)
+		require.Equal(t, testService+"/"+testHost+"@"+testRealm, mm.Offered)
+		require.Len(t, srv1.gotCalls(), 1, "the standby saw the call")
+		require.Empty(t, srv2.gotCalls(), "no call reaches a server with the wrong principal")
+	})
+	t.Run("the real second server", func(t *testing.T) {
+		srv1, srv2, c, _ := ha(t, host2)
+		out, err := callString(context.Background(), c, "m", "after failover")
+		require.NoError(t, err)
+		require.Equal(t, "after failover", out)
+		require.Len(t, srv1.gotCalls(), 1)
+		require.Len(t, srv2.gotCalls(), 1)
+		require.Equal(t, srv2.addr, c.Addr(), "the client stays on the active server")
+	})
+	t.Run("an address with no configured principal", func(t *testing.T) {
+		srv := newFakeServer(t, echo)
+		srv.sasl = (&krbAcceptor{fx: fx, qops: 7}).saslServer(t)
+		mech := KerberosAuth(fx.cl, map[string]string{"nn1.example.com:8020": testService + "/" + testHost + "@" + testRealm}, nil).(*Kerberos)
+		mech.ticket = fx.mechanism().ticket
+		c := newTestClient(t, Config{SASL: []SaslMechanism{mech}, RequireSASL: true, MaxAttempts: 1}, srv.addr)
+		_, err := callString(context.Background(), c, "m", "x")
+		require.ErrorContains(t, err, "no server principal is configured for "+srv.addr)
+		require.Empty(t, srv.gotCalls())
+	})
 }

@@ -32,6 +32,10 @@ type SaslOffer struct {
 	Mechanism string // "DIGEST-MD5", "GSSAPI"
 	Protocol  string // SASL protocol / service name, e.g. "rm" or "" for tokens
 	ServerID  string // SASL server name, e.g. "default" for tokens or the host
+	// Addr is the address this connection dialled (host:port, as configured):
+	// with several servers behind one client (HA), what the offer must be
+	// checked against is the principal configured for this address.
+	Addr      string
 	Challenge []byte // first challenge, if the server sent one with the offer
 }
 
@@ -88,7 +92,7 @@ func sendSasl(s stream, maxFrame int, m *hadoopcommon.RpcSaslProto) error {
 // saslNegotiate runs the client side of SaslRpcClient.saslConnect: NEGOTIATE,
 // choose an offer, INITIATE, CHALLENGE/RESPONSE rounds, SUCCESS. It returns the
 // chosen auth method and, unless that is SIMPLE, the finished session.
-func saslNegotiate(ctx context.Context, s stream, cfg *Config) (string, SaslSession, error) {
+func saslNegotiate(ctx context.Context, s stream, cfg *Config, addr string) (string, SaslSession, error) {
 	if err := sendSasl(s, cfg.MaxFrame, &hadoopcommon.RpcSaslProto{State: hadoopcommon.RpcSaslProto_NEGOTIATE.Enum()}); err != nil {
 		return "", nil, err
 	}
@@ -105,7 +109,7 @@ func saslNegotiate(ctx context.Context, s stream, cfg *Config) (string, SaslSess
 			if sess != nil {
 				return "", nil, errors.New("ipc: sasl: server negotiated twice")
 			}
-			offer, chosen, err := chooseSasl(ctx, msg.GetAuths(), cfg)
+			offer, chosen, err := chooseSasl(ctx, msg.GetAuths(), cfg, addr)
 			if err != nil {
 				return "", nil, err
 			}
@@ -167,8 +171,8 @@ func saslNegotiate(ctx context.Context, s stream, cfg *Config) (string, SaslSess
 }
 
 // chooseSasl picks the first server offer this client can satisfy, in the
-// server's order. A nil session means SIMPLE.
-func chooseSasl(ctx context.Context, offers []*hadoopcommon.RpcSaslProto_SaslAuth, cfg *Config) (*hadoopcommon.RpcSaslProto_SaslAuth, SaslSession, error) {
+// server's order, for the server at addr. A nil session means SIMPLE.
+func chooseSasl(ctx context.Context, offers []*hadoopcommon.RpcSaslProto_SaslAuth, cfg *Config, addr string) (*hadoopcommon.RpcSaslProto_SaslAuth, SaslSession, error) {
 	var methods []string
 	for _, o := range offers {
 		methods = append(methods, o.GetMethod())
@@ -188,6 +192,7 @@ func chooseSasl(ctx context.Context, offers []*hadoopcommon.RpcSaslProto_SaslAut
 				Protocol:  o.GetProtocol(),
 				ServerID:  o.GetServerId(),
 				Challenge: o.GetChallenge(),
+				Addr:      addr,
 			})
 			if errors.Is(err, ErrNoCredentials) {
 				continue

@@ -129,7 +129,8 @@ func TestSaslTokenNegotiation(t *testing.T) {
 
 	require.Equal(t, []byte("hrpc\x09\x00\xdf"), srv.preambles[0])
 	require.Len(t, krb.offers, 1, "kerberos was offered first and declined for lack of credentials")
-	require.Equal(t, SaslOffer{Method: MethodToken, Mechanism: "DIGEST-MD5", ServerID: "default", Challenge: []byte("c1")}, tok.offers[0])
+	require.Equal(t, SaslOffer{Method: MethodToken, Mechanism: "DIGEST-MD5", ServerID: "default", Challenge: []byte("c1"), Addr: srv.addr}, tok.offers[0],
+		"the offer carries the address dialled")
 	// Token auth: the connection context names no user.
 	require.Nil(t, srv.contexts[0].GetUserInfo())
 	require.Equal(t, testProtocol, srv.contexts[0].GetProtocol())
