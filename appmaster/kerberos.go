@@ -2,6 +2,7 @@ package appmaster
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sync"
@@ -10,7 +11,9 @@ import (
 	"github.com/tfyarn/tfyarn/contract"
 	"github.com/tfyarn/tfyarn/hadoopconf"
 	"github.com/tfyarn/tfyarn/hdfs"
+	"github.com/tfyarn/tfyarn/internal/atomicfile"
 	"github.com/tfyarn/tfyarn/security"
+	"github.com/tfyarn/tfyarn/yarn"
 )
 
 // Bounds of the keytab-driven token refresh.
@@ -38,23 +41,61 @@ type amSecurity struct {
 	creds *security.Credentials
 }
 
+// newAMSecurity takes the job's keytab, if it has one, out of the AM's
+// credentials (creds, read from the container's token file) into memory:
+// creds no longer hold it, so no task's credentials ever do (TaskTokens), and
+// the token file is rewritten without it, so that no file of it stays in the
+// AM's container directory, which the job's own tasks on this node can read.
 func newAMSecurity(ctx context.Context, jf contract.JobFile, creds *security.Credentials, getenv func(string) string) (*amSecurity, error) {
 	s := &amSecurity{jf: jf, conf: jf.Config(), creds: creds}
 	k := jf.Kerberos
-	if k == nil || k.Keytab == "" {
+	if k == nil || k.KeytabSecret == "" {
 		return s, nil
 	}
+	kt, ok := creds.Secret(k.KeytabSecret)
+	if !ok {
+		return nil, fmt.Errorf("appmaster: the job was submitted with a keytab, but the AM's credentials hold no secret %q", k.KeytabSecret)
+	}
+	creds.RemoveSecret(k.KeytabSecret)
+	if err := dropSecretFromTokenFile(getenv(yarn.EnvTokenFile), k.KeytabSecret); err != nil {
+		return nil, err
+	}
 	login, err := security.LoginKerberos(ctx, security.KerberosOptions{
-		Principal: k.Principal,
-		Keytab:    k.Keytab,
-		Krb5Conf:  krb5ConfForAM(jf, getenv),
-		Getenv:    getenv,
+		Principal:    k.Principal,
+		KeytabData:   kt,
+		KeytabSource: "from the AM's credentials",
+		Krb5Conf:     krb5ConfForAM(jf, getenv),
+		Getenv:       getenv,
 	})
 	if err != nil {
 		return nil, err
 	}
 	s.login = login
 	return s, nil
+}
+
+// dropSecretFromTokenFile rewrites the container's token file (path) without
+// the secret under alias, atomically and with the file's mode kept; a file
+// without it is left alone.
+func dropSecretFromTokenFile(path, alias string) error {
+	if path == "" {
+		return fmt.Errorf("appmaster: %s is not set: cannot remove the keytab from the container's token file", yarn.EnvTokenFile)
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		return fmt.Errorf("appmaster: the container's token file: %w", err)
+	}
+	creds, err := security.ReadCredentialsFile(path)
+	if err != nil {
+		return fmt.Errorf("appmaster: %w", err)
+	}
+	if !creds.RemoveSecret(alias) {
+		return nil
+	}
+	if err := atomicfile.Write(path, creds.Marshal(), st.Mode().Perm()); err != nil {
+		return fmt.Errorf("appmaster: removing the keytab from the container's token file %s: %w", path, err)
+	}
+	return nil
 }
 
 // krb5ConfForAM prefers the node's own Kerberos configuration (KRB5_CONFIG,
@@ -151,8 +192,7 @@ func (s *amSecurity) replaceTokens(toks []security.Token) *security.Credentials 
 	return next
 }
 
-// removeStaging deletes the application's staging directory (and with it
-// the keytab, if the job shipped one).
+// removeStaging deletes the application's staging directory.
 func (s *amSecurity) removeStaging(ctx context.Context) error {
 	fs, err := hdfs.ConnectOptions(ctx, s.conf, s.hdfsOptions())
 	if err != nil {

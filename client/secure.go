@@ -2,10 +2,9 @@ package client
 
 import (
 	"context"
+	"fmt"
+	"io"
 	"os"
-	"path"
-
-	"google.golang.org/protobuf/proto"
 
 	"github.com/tfyarn/tfyarn/contract"
 	"github.com/tfyarn/tfyarn/hdfs"
@@ -16,16 +15,22 @@ import (
 // secureParts is what a Kerberized submission adds to the AM's container:
 // the HDFS delegation tokens (renewable by the ResourceManager, which renews
 // them while the application runs) and, with --keytab, the keytab as a
-// private resource.
+// secret key of the same credentials.
 type secureParts struct {
 	job    *contract.JobKerberos
 	tokens []byte
-	keytab *hdfs.Resource
 }
 
+// maxKeytabBytes bounds the keytab a job carries in the AM's credentials
+// (real ones hold a few keys: well under a kilobyte per principal).
+const maxKeytabBytes = 256 << 10
+
 // secure gets the delegation tokens of the default filesystem and of
-// job.FileSystems and uploads the keytab into the staging directory (never
-// into the shared cache). Without a Kerberos login there is nothing to do.
+// job.FileSystems and, with --keytab, adds the keytab to the AM's
+// credentials as a secret key: never a file in HDFS nor a LocalResource,
+// which would leave it readable in the node's user cache and the AM's
+// container directory by the job's own tasks. Without a Kerberos login
+// there is nothing to do.
 func (s *Submission) secure(ctx context.Context) (secureParts, error) {
 	if s.login == nil {
 		return secureParts{}, nil
@@ -53,31 +58,44 @@ func (s *Submission) secure(ctx context.Context) (secureParts, error) {
 			Principal:   s.login.Principal,
 			FileSystems: append([]string{s.fs.Target().URI}, s.job.FileSystems...),
 		},
-		tokens: creds.Marshal(),
 	}
 	if s.job.Keytab != "" {
-		res, err := s.fs.UploadPrivate(ctx, s.job.Keytab, path.Join(s.StagingDir, contract.KeytabName))
+		kt, err := readKeytab(s.job.Keytab)
 		if err != nil {
 			return secureParts{}, err
 		}
-		parts.keytab = &res
-		parts.job.Keytab = contract.KeytabName
+		creds.AddSecret(contract.KeytabSecret, kt)
+		parts.job.KeytabSecret = contract.KeytabSecret
 		parts.job.Krb5Conf = clientKrb5Conf()
 	}
+	parts.tokens = creds.Marshal()
 	return parts, nil
 }
 
-// apply puts the tokens and the keytab into the AM's launch context.
+// readKeytab reads the keytab the login already used, bounded.
+func readKeytab(p string) ([]byte, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, fmt.Errorf("client: keytab: %w", err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxKeytabBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("client: keytab %s: %w", p, err)
+	}
+	if len(data) > maxKeytabBytes {
+		return nil, fmt.Errorf("client: keytab %s is larger than %d KiB: export only the job's principal into it (ktutil, kadmin xst)", p, maxKeytabBytes>>10)
+	}
+	return data, nil
+}
+
+// apply puts the credentials (tokens, and the keytab) into the AM's launch
+// context.
 func (p secureParts) apply(clc *hadoopyarn.ContainerLaunchContextProto) {
 	if p.job == nil {
 		return
 	}
 	clc.Tokens = p.tokens
-	if p.keytab != nil {
-		clc.LocalResources = append(clc.LocalResources, &hadoopyarn.StringLocalResourceMapProto{
-			Key: proto.String(contract.KeytabName), Value: p.keytab.Proto(),
-		})
-	}
 }
 
 // clientKrb5Conf is this machine's krb5.conf, shipped for an AM whose node

@@ -2,8 +2,8 @@
 // launcher agree on, and nothing else: the job file the client writes and
 // the AM reads (JobFile), the AM's status report the client reads
 // (StatusReport at StatusPath), the TFYARN_* environment variables, the
-// names of the files shipped into containers (BinaryName, JobFileName,
-// KeytabName), the YARN LocalResource description the job file carries
+// names of the files shipped into containers (BinaryName, JobFileName), the
+// alias of the keytab in the AM's credentials (KeytabSecret), the YARN LocalResource description the job file carries
 // (Resource) and the table of timeouts (timeouts.go).
 //
 // It is a leaf (DESIGN.md §2, floor 1): it imports only the standard

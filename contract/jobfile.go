@@ -75,14 +75,15 @@ func (f JobFile) TaskCommand(t taskspec.TaskType) []string {
 }
 
 // JobKerberos is the Kerberos part of a job file. It never holds a secret:
-// the keytab is a separate, private LocalResource of the AM.
+// the keytab travels in the AM container's credentials, as a secret key.
 type JobKerberos struct {
 	// Principal submitted the job ("alice@EXAMPLE.COM").
 	Principal string `json:"principal"`
-	// Keytab is the keytab's name in the AM's working directory when the
-	// job was submitted with one: the AM then logs in from it and renews
-	// the tasks' HDFS delegation tokens past their maximum lifetime.
-	Keytab string `json:"keytab,omitempty"`
+	// KeytabSecret is the alias of the keytab among the AM's credentials'
+	// secret keys (KeytabSecret) when the job was submitted with one: the
+	// AM then logs in from it and renews the tasks' HDFS delegation tokens
+	// past their maximum lifetime.
+	KeytabSecret string `json:"keytab_secret,omitempty"`
 	// FileSystems are the job's filesystems (the default one first) whose
 	// delegation tokens the AM renews.
 	FileSystems []string `json:"file_systems,omitempty"`

@@ -9,9 +9,13 @@ const (
 	// directory (a LocalResource the client ships from the staging
 	// directory).
 	JobFileName = "job.json"
-	// KeytabName is the keytab's name in the AM's working directory.
-	KeytabName = "tfyarn.keytab"
 )
+
+// KeytabSecret is the alias of the job's keytab among the secret keys of
+// the AM container's credentials (--keytab): the AM reads it into memory,
+// removes it from its token file and never passes it to a task. It is never
+// a file in any container, nor in HDFS.
+const KeytabSecret = "tfyarn.keytab"
 
 // Environment the client sets in the AM's container.
 const (

@@ -44,21 +44,6 @@ func (fs *FS) Upload(ctx context.Context, localPath, hdfsPath string) (Resource,
 	return fs.upload(ctx, f, hdfsPath)
 }
 
-// UploadPrivate is Upload for a secret (a keytab): the file is readable by
-// its owner only, and, like everything in the staging directory, deleted
-// with it. It never goes to the shared cache.
-func (fs *FS) UploadPrivate(ctx context.Context, localPath, hdfsPath string) (Resource, error) {
-	f, err := os.Open(localPath)
-	if err != nil {
-		return Resource{}, pathErr("upload", hdfsPath, err)
-	}
-	defer f.Close()
-	if _, err := fs.writeFile(ctx, hdfsPath, privateFilePerm, f); err != nil {
-		return Resource{}, pathErr("upload", hdfsPath, err)
-	}
-	return fs.Stat(ctx, hdfsPath, hadoopyarn.LocalResourceVisibilityProto_APPLICATION)
-}
-
 // UploadBytes is Upload for generated content (e.g. the job description).
 func (fs *FS) UploadBytes(ctx context.Context, data []byte, hdfsPath string) (Resource, error) {
 	return fs.upload(ctx, bytes.NewReader(data), hdfsPath)

@@ -1,6 +1,7 @@
 package security
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -38,6 +39,11 @@ type KerberosOptions struct {
 	Principal string
 	// Keytab, when set, logs in with the KDC using the principal's key.
 	Keytab string
+	// KeytabData, when set, is a keytab's content held in memory (the AM
+	// gets it inside its container's credentials, never as a file);
+	// KeytabSource names it in messages. It takes the place of Keytab.
+	KeytabData   []byte
+	KeytabSource string
 	// CCache is the ticket cache path; empty means KRB5CCNAME, else
 	// /tmp/krb5cc_<uid> (MIT's default). Only FILE caches can be read.
 	CCache string
@@ -117,7 +123,7 @@ func LoginKerberos(ctx context.Context, opts KerberosOptions) (*KerberosLogin, e
 	if err != nil {
 		return nil, err
 	}
-	if opts.Keytab != "" {
+	if opts.Keytab != "" || opts.KeytabData != nil {
 		return loginKeytab(ctx, opts, cfg)
 	}
 	return loginCCache(opts, cfg)
@@ -238,21 +244,35 @@ func loginKeytab(ctx context.Context, opts KerberosOptions, cfg *krbconfig.Confi
 		}
 	}
 	principal := name + "@" + realm
-	st, err := os.Stat(opts.Keytab)
-	if err != nil {
-		return nil, &KerberosError{Op: "keytab " + opts.Keytab, Err: errors.Unwrap(err), Hint: "pass the path of the keytab holding " + principal}
-	}
-	if !st.Mode().IsRegular() {
-		return nil, &KerberosError{Op: "keytab " + opts.Keytab + " is not a regular file"}
-	}
-	kt, err := safeCall(func() (*keytab.Keytab, error) { return keytab.Load(opts.Keytab) })
-	if err != nil {
-		return nil, &KerberosError{Op: "reading keytab " + opts.Keytab, Err: err, Hint: "is it a keytab (ktutil, kadmin xst)?"}
+	source := opts.Keytab
+	var kt *keytab.Keytab
+	var err error
+	if opts.KeytabData != nil {
+		source = cmp.Or(opts.KeytabSource, "in memory")
+		kt, err = safeCall(func() (*keytab.Keytab, error) {
+			k := keytab.New()
+			return k, k.Unmarshal(opts.KeytabData)
+		})
+		if err != nil {
+			return nil, &KerberosError{Op: "reading keytab " + source, Err: err, Hint: "is it a keytab (ktutil, kadmin xst)?"}
+		}
+	} else {
+		st, err := os.Stat(opts.Keytab)
+		if err != nil {
+			return nil, &KerberosError{Op: "keytab " + opts.Keytab, Err: errors.Unwrap(err), Hint: "pass the path of the keytab holding " + principal}
+		}
+		if !st.Mode().IsRegular() {
+			return nil, &KerberosError{Op: "keytab " + opts.Keytab + " is not a regular file"}
+		}
+		kt, err = safeCall(func() (*keytab.Keytab, error) { return keytab.Load(opts.Keytab) })
+		if err != nil {
+			return nil, &KerberosError{Op: "reading keytab " + opts.Keytab, Err: err, Hint: "is it a keytab (ktutil, kadmin xst)?"}
+		}
 	}
 	if !keytabHas(kt, name, realm) {
 		return nil, &KerberosError{
-			Op:   fmt.Sprintf("keytab %s has no key for %s", opts.Keytab, principal),
-			Hint: "check the principal (klist -kt " + opts.Keytab + ")",
+			Op:   fmt.Sprintf("keytab %s has no key for %s", source, principal),
+			Hint: "check the principal (klist -kt " + source + ")",
 		}
 	}
 	cl := krbclient.NewWithKeytab(name, realm, kt, cfg, krbclient.DisablePAFXFAST(true))
@@ -271,7 +291,7 @@ func loginKeytab(ctx context.Context, opts KerberosOptions, cfg *krbconfig.Confi
 	if err != nil {
 		return nil, classifyKDCError(principal, realm, cfg, err)
 	}
-	return &KerberosLogin{Client: cl, Principal: principal, Source: "keytab " + opts.Keytab}, nil
+	return &KerberosLogin{Client: cl, Principal: principal, Source: "keytab " + source}, nil
 }
 
 // classifyKDCError turns the KDC's answer (or its silence) into one line.

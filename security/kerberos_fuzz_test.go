@@ -207,7 +207,8 @@ func FuzzLoginCCache(f *testing.F) {
 }
 
 // FuzzLoginKeytab writes arbitrary bytes as the keytab of
-// alice@EXAMPLE.COM. The KDC is a closed port, so the only acceptable
+// alice@EXAMPLE.COM, and hands them over in memory too (what the AM reads
+// from its credentials). The KDC is a closed port, so the only acceptable
 // outcome is a *KerberosError, quickly; never a panic (the KDC exchange
 // runs outside safeCall, on whatever the keytab held) or a hang.
 func FuzzLoginKeytab(f *testing.F) {
@@ -261,6 +262,20 @@ func FuzzLoginKeytab(f *testing.F) {
 		}
 		if strings.Contains(err.Error(), "secret-password") {
 			t.Fatalf("error %q shows the password", err)
+		}
+
+		opts.Keytab, opts.KeytabData, opts.KeytabSource = "", kt, "from the AM's credentials"
+		if opts.KeytabData == nil {
+			opts.KeytabData = []byte{}
+		}
+		start = time.Now()
+		l, err = loginBounded(t, opts)
+		checkKerberosResult(t, l, err)
+		if err == nil {
+			t.Fatalf("logged in as %s from memory with the KDC on a closed port", l.Principal)
+		}
+		if d := time.Since(start); d > opts.Timeout+time.Second {
+			t.Fatalf("login from memory took %s, Timeout is %s", d, opts.Timeout)
 		}
 	})
 }

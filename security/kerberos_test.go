@@ -152,6 +152,23 @@ func TestLoginKerberosErrors(t *testing.T) {
 		{"keytab that is not one", func() KerberosOptions {
 			return KerberosOptions{Krb5Conf: writeKrb5Conf(t, closedPort(t)), Principal: "alice", Keytab: garbage, Getenv: noEnv}
 		}, []string{"reading keytab " + garbage}},
+		{"keytab in memory without the principal", func() KerberosOptions {
+			data, err := os.ReadFile(ktAlice)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return KerberosOptions{Krb5Conf: writeKrb5Conf(t, closedPort(t)), Principal: "bob@EXAMPLE.COM", KeytabData: data, KeytabSource: "from the AM's credentials", Getenv: noEnv}
+		}, []string{"keytab from the AM's credentials has no key for bob@EXAMPLE.COM"}},
+		{"keytab in memory that is not one", func() KerberosOptions {
+			return KerberosOptions{Krb5Conf: writeKrb5Conf(t, closedPort(t)), Principal: "alice", KeytabData: []byte{0x05, 0x04, 0xff, 0xff, 0xff, 0xff, 1, 2}, KeytabSource: "from the AM's credentials", Getenv: noEnv}
+		}, []string{"reading keytab from the AM's credentials"}},
+		{"keytab in memory, KDC down", func() KerberosOptions {
+			data, err := os.ReadFile(ktAlice)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return KerberosOptions{Krb5Conf: writeKrb5Conf(t, closedPort(t)), Principal: "alice", KeytabData: data, Getenv: noEnv}
+		}, []string{"cannot reach the KDC for realm EXAMPLE.COM (kdc 127.0.0.1:"}},
 		{"KDC down", func() KerberosOptions {
 			return KerberosOptions{Krb5Conf: writeKrb5Conf(t, closedPort(t)), Principal: "alice", Keytab: ktAlice, Getenv: noEnv}
 		}, []string{"cannot reach the KDC for realm EXAMPLE.COM (kdc 127.0.0.1:"}},

@@ -3,6 +3,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -195,12 +196,17 @@ func testKerberosKeytabOutlivesTokens(t *testing.T, c *clustertest.Cluster, bin,
 		stdout, stderr, code := execTfyarnFor(t, c, bin, 5*time.Minute, []string{noTicket}, args...)
 		done <- result{stdout, stderr, code}
 	}()
-	// While it runs, the keytab sits in the private staging directory, readable by alice only.
+	// While it runs, the keytab is in no file: not in HDFS (it travels in the
+	// AM's credentials only), and not on the nodes, where the AM took it out
+	// of its container's token file and no task container ever got it.
 	id := waitForRunning(t, c, bin, "e2e-krb-keytab")
 	ls := c.Hadoop(t, "hdfs", "dfs", "-ls", hdfs.StagingDir("alice", id))
-	require.Regexp(t, `(?m)^-rw------- .* alice .*/tfyarn\.keytab$`, ls)
+	require.NotContains(t, ls, "keytab", ls)
 	base := c.Hadoop(t, "hdfs", "dfs", "-ls", hdfs.BaseDir("alice"))
 	require.Regexp(t, `(?m)^drwx------ .* alice .*/`+regexp.QuoteMeta(id)+`$`, base)
+	keytabBytes, err := os.ReadFile(k.Keytab)
+	require.NoError(t, err)
+	requireNoKeytabOnNodes(t, c, id, keytabBytes)
 	res := <-done
 	stdout, stderr, code := res.stdout, res.stderr, res.code
 	r := runJSON(t, stdout)
@@ -387,6 +393,48 @@ func localContainerLog(t *testing.T, c *clustertest.Cluster, appID, file string)
 		b.Write(data)
 	}
 	return b.String()
+}
+
+// requireNoKeytabOnNodes waits until the AM's and a task's container
+// directories of appID both hold their token file (the task has started),
+// then requires that no file in any NodeManager's user directories (what a
+// container of the user can read: the containers' work directories and the
+// localized resources) holds the keytab's bytes. The NodeManagers' private
+// directories (nmPrivate) are the NodeManager's own and are not looked at.
+func requireNoKeytabOnNodes(t *testing.T, c *clustertest.Cluster, appID string, keytab []byte) {
+	t.Helper()
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		var tokenFiles, holders []string
+		err := filepath.WalkDir(filepath.Join(c.Dir, "data", "yarn"), func(p string, d os.DirEntry, err error) error {
+			if err != nil {
+				return nil // containers come and go while we walk
+			}
+			if d.IsDir() && d.Name() == "nmPrivate" {
+				return filepath.SkipDir
+			}
+			if !d.Type().IsRegular() || !strings.Contains(p, string(filepath.Separator)+"usercache"+string(filepath.Separator)) {
+				return nil
+			}
+			if d.Name() == "container_tokens" && strings.Contains(p, appID) {
+				tokenFiles = append(tokenFiles, p)
+			}
+			data, err := os.ReadFile(p)
+			if err == nil && bytes.Contains(data, keytab) {
+				holders = append(holders, p)
+			}
+			return nil
+		})
+		require.NoError(t, err)
+		require.Empty(t, holders, "files on the nodes that hold the keytab")
+		if len(tokenFiles) >= 2 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the AM's and a task's token files of %s did not both appear within 90s (have %v)", appID, tokenFiles)
+		}
+		time.Sleep(time.Second)
+	}
 }
 
 // confWith copies a configuration directory, setting props in one of its files.
