@@ -224,7 +224,7 @@ func testKerberosKeytabOutlivesTokens(t *testing.T, c *clustertest.Cluster, bin,
 		requireNoSecret(t, log, k.Keytab)
 	}
 	requireNoKerberosStaging(t, c, r.AppID)
-	// The keytab went to the private staging directory only, never to the shared cache.
+	// The keytab never went to HDFS: not to the shared cache, not to the staging directory.
 	listing := c.Hadoop(t, "hdfs", "dfs", "-ls", "-R", "/user/alice/.tfyarn")
 	require.NotContains(t, listing, "keytab", listing)
 }

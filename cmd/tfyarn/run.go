@@ -50,7 +50,7 @@ func runCommand(e *env) *cli.Command {
 		&cli.DurationFlag{Name: "timeout", Usage: "the application's lifetime (YARN's LIFETIME timeout, e.g. 2h): the ResourceManager kills it when it runs longer (default: none)"},
 		&cli.BoolFlag{Name: "local", Usage: "run every task as a process on this machine instead of in YARN containers (no cluster needed)"},
 		&cli.StringFlag{Name: "principal", Usage: "Kerberos `PRINCIPAL` (user@REALM) to log in as from --keytab (same as the global flag)"},
-		&cli.StringFlag{Name: "keytab", Usage: "log in from this `KEYTAB` instead of the ticket cache; the ApplicationMaster then also renews the job's HDFS delegation tokens past their maximum lifetime (the keytab travels only in the job's private staging directory)"},
+		&cli.StringFlag{Name: "keytab", Usage: "log in from this `KEYTAB` instead of the ticket cache; the ApplicationMaster then also renews the job's HDFS delegation tokens past their maximum lifetime (the keytab travels only inside the ApplicationMaster's credentials, never as a file)"},
 		&cli.StringSliceFlag{Name: "file-systems", Usage: "further HDFS filesystems the tasks use, `hdfs://HOST:PORT or hdfs://NAMESERVICE` (comma list, repeatable): on a Kerberized cluster the job gets delegation tokens for them too"},
 		outputFlag(),
 		logsFlag(),
