@@ -162,3 +162,51 @@ func TestTaskTokensWithoutStatusKey(t *testing.T) {
 	_, still := creds.Secret(contract.StatusKeyAlias)
 	require.True(t, still, "the AM keeps its own")
 }
+
+// FuzzWebGate: whatever path, status header and cookies a request carries,
+// the gate answers 200 only to the status key's bearer at StatusPath, or to
+// the proxy's address under the key's token with no viewer other than the
+// owner (or the anonymous one) named.
+func FuzzWebGate(f *testing.F) {
+	key := []byte("0123456789abcdef0123456789abcdef")
+	token := contract.WebPathToken(key)
+	f.Add("/status", contract.StatusBearer(key), "", true)
+	f.Add("/status", "", "", true)
+	f.Add("/proxied/"+token+"/", "", "proxy-user=alice", true)
+	f.Add("/proxied/"+token+"/status", "", "proxy-user=bob", true)
+	f.Add("/proxied/"+token+"/../status", "", "proxy-user=%62ob", false)
+	f.Add("/proxied//"+token+"/", "x", "proxy-user=; proxy-user=alice", true)
+	f.Add("/proxied/"+token+"/"+token, "", "", false)
+	ok := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "served") })
+	g := newWebGate("alice", WebAccess{StatusKey: key, ProxyHosts: []string{"rm"}, ProxyURL: "http://rm:8088/proxy/application_1_0001/", AnonymousUser: "dr.who"},
+		ok, ok, func(string, ...any) {})
+	g.lookup = func(context.Context, string) ([]string, error) { return []string{"127.0.0.1"}, nil }
+	f.Fuzz(func(t *testing.T, path, auth, cookie string, fromProxy bool) {
+		r := httptest.NewRequest(http.MethodGet, "/", nil)
+		r.URL.Path = path
+		r.RemoteAddr = "10.0.0.9:4000"
+		if fromProxy {
+			r.RemoteAddr = "127.0.0.1:4000"
+		}
+		r.Header.Set(contract.HeaderStatusAuth, auth)
+		r.Header.Set("Cookie", cookie)
+		w := httptest.NewRecorder()
+		g.ServeHTTP(w, r)
+		if w.Code != http.StatusOK {
+			require.NotContains(t, w.Body.String(), "served")
+			if !strings.Contains(path, token) && !strings.Contains(r.URL.RawQuery, token) {
+				require.NotContains(t, w.Header().Get("Location"), token, "a redirect gives the token away")
+			}
+			return
+		}
+		if path == contract.StatusPath {
+			require.Equal(t, contract.StatusBearer(key), auth)
+			return
+		}
+		require.True(t, fromProxy, "%q served to a stranger", path)
+		require.True(t, strings.HasPrefix(path, "/proxied/"+token+"/"), "%q served", path)
+		if u, named := proxyUser(r); named {
+			require.Contains(t, []string{"alice", "dr.who"}, u)
+		}
+	})
+}
