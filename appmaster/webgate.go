@@ -54,9 +54,35 @@ func WebAccessFor(conf *hadoopconf.Config, appID string, key []byte) (WebAccess,
 		a.ProxyHosts = []string{strings.TrimSpace(p)}
 	} else if a.ProxyHosts, err = conf.RMAddresses(svc); err != nil {
 		return a, err
+	} else if h := wildcardRMWeb(conf, svc); h != "" {
+		a.ProxyHosts = []string{h}
 	}
 	a.ProxyURL = scheme + a.ProxyHosts[0] + "/proxy/" + appID + "/"
 	return a, nil
+}
+
+// wildcardRMWeb is the ResourceManager's web address when, without HA,
+// its configured address binds every interface (0.0.0.0:8088, common in
+// site files): the proxy then connects from yarn.resourcemanager.hostname,
+// not from this host's loopback, which is what the wildcard would resolve
+// to here. "" otherwise.
+func wildcardRMWeb(conf *hadoopconf.Config, svc hadoopconf.RMService) string {
+	if ha, _ := conf.RMHAEnabled(); ha {
+		return ""
+	}
+	raw, _, err := conf.Lookup(svc.Key())
+	if err != nil {
+		return ""
+	}
+	host, port, err := net.SplitHostPort(strings.TrimSpace(raw))
+	if err != nil || (host != "0.0.0.0" && host != "::" && host != "") {
+		return ""
+	}
+	rm, ok, err := conf.Lookup(hadoopconf.KeyRMHostname)
+	if err != nil || !ok || rm == "" || rm == "0.0.0.0" || rm == "::" {
+		return ""
+	}
+	return net.JoinHostPort(rm, port)
 }
 
 // proxyAddrRefresh is how long resolved proxy addresses are trusted

@@ -116,6 +116,11 @@ func TestWebAccessFor(t *testing.T) {
 	require.Equal(t, "http://rm1.example:8088/proxy/application_1_0002/", a.ProxyURL)
 	require.Equal(t, "dr.who", a.AnonymousUser)
 
+	// A site file binding the web UI everywhere: the proxy connects from the RM's host name.
+	a, err = WebAccessFor(conf("yarn.resourcemanager.hostname", "rm1.example", "yarn.resourcemanager.webapp.address", "0.0.0.0:8088"), "application_1_0002", key)
+	require.NoError(t, err)
+	require.Equal(t, []string{"rm1.example:8088"}, a.ProxyHosts)
+
 	a, err = WebAccessFor(conf("yarn.web-proxy.address", "proxy.example:9046", "hadoop.http.staticuser.user", "nobody"), "application_1_0002", key)
 	require.NoError(t, err)
 	require.Equal(t, []string{"proxy.example:9046"}, a.ProxyHosts)
