@@ -23,7 +23,9 @@ var taskFlags = []taskspec.TaskType{taskspec.Chief, taskspec.Worker, taskspec.PS
 func runCommand(e *env) *cli.Command {
 	flags := []cli.Flag{}
 	for _, t := range taskFlags {
-		flags = append(flags, &cli.StringFlag{Name: string(t), Usage: "`SPEC` of the " + string(t) + " tasks"})
+		// A multiValue, so that a second --worker is seen and refused
+		// (runJob) rather than silently winning over the first.
+		flags = append(flags, &cli.GenericFlag{Name: string(t), Value: &multiValue{}, Usage: "`SPEC` of the " + string(t) + " tasks (once per type)"})
 	}
 	flags = append(flags,
 		&cli.StringFlag{Name: "queue", Aliases: []string{"q"}, Value: client.DefaultQueue, Usage: "YARN queue"},
@@ -266,10 +268,14 @@ func runJob(c *cli.Context) (client.Job, error) {
 		return client.Job{}, usagef("--rendezvous-timeout %s: give a positive duration, e.g. 10m", job.RendezvousTimeout)
 	}
 	for _, t := range taskFlags {
-		if !c.IsSet(string(t)) {
+		specs := c.Generic(string(t)).(*multiValue).values
+		if len(specs) == 0 {
 			continue
 		}
-		g, err := taskspec.ParseSpec(t, c.String(string(t)))
+		if len(specs) > 1 {
+			return client.Job{}, usagef("--%s is given %d times (%s); give it once with the whole group, e.g. --%s %s", t, len(specs), quoteList(specs), t, specs[len(specs)-1])
+		}
+		g, err := taskspec.ParseSpec(t, specs[0])
 		if err != nil {
 			return client.Job{}, err
 		}
@@ -279,6 +285,9 @@ func runJob(c *cli.Context) (client.Job, error) {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok || k == "" {
 			return client.Job{}, usagef("--setenv %q: expected KEY=VALUE", kv)
+		}
+		if _, dup := job.Env[k]; dup {
+			return client.Job{}, usagef("--setenv %s is given twice; give each variable once", k)
 		}
 		if job.Env == nil {
 			job.Env = map[string]string{}
@@ -338,6 +347,15 @@ type multiValue struct{ values []string }
 
 func (m *multiValue) Set(v string) error { m.values = append(m.values, v); return nil }
 func (m *multiValue) String() string     { return strings.Join(m.values, " ") }
+
+// quoteList renders flag values for a message: "a", "b".
+func quoteList(values []string) string {
+	q := make([]string, len(values))
+	for i, v := range values {
+		q[i] = strconv.Quote(v)
+	}
+	return strings.Join(q, ", ")
+}
 
 // applyNodeLabels reads --node-label values: LABEL is the job's default,
 // TYPE=LABEL one task group's.

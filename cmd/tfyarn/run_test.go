@@ -29,6 +29,9 @@ func TestRunUsageErrors(t *testing.T) {
 		{[]string{"run", "--ps", "1c", "--", "true"}, "the job has no chief and no worker"},
 		{[]string{"run", "--worker", "1c", "--setenv", "NOEQUALS", "--", "true"}, `--setenv "NOEQUALS": expected KEY=VALUE`},
 		{[]string{"run", "--worker", "1c", "--setenv", "TF_CONFIG=x", "--", "true"}, "TF_CONFIG is set by tfyarn"},
+		{[]string{"run", "--worker", "1c,256m", "--worker", "3x1c,256m", "--", "true"}, `--worker is given 2 times ("1c,256m", "3x1c,256m"); give it once with the whole group, e.g. --worker 3x1c,256m`},
+		{[]string{"run", "--chief", "1c", "--worker", "1c", "--chief", "1c", "--", "true"}, `--chief is given 2 times`},
+		{[]string{"run", "--worker", "1c", "--setenv", "A=1", "--setenv", "A=2", "--", "true"}, "--setenv A is given twice; give each variable once"},
 		{[]string{"run", "--worker", "1c", "--am-memory", "lots", "--", "true"}, `--am-memory "lots": expected a size like 256m or 1g`},
 		{[]string{"run", "--worker", "1c", "--output", "xml", "--", "true"}, `--output "xml": expected table or json`},
 	} {
