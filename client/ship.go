@@ -94,16 +94,32 @@ func archiveSuffix(name string, suffixes []string) string {
 	return ""
 }
 
-// checkLinkName accepts one plain path component.
+// checkLinkName accepts one plain path component of the characters
+// linkNameChars. The NodeManager writes each link name into its launch
+// script between double quotes (`ln -sf -- "SRC" "NAME"`), where bash
+// would expand $, ` and \, and parses it as a Hadoop Path, where ':'
+// starts a URI scheme: no such character may reach it.
 func checkLinkName(name string) error {
 	switch {
 	case name == "", name == ".", name == "..":
 		return fmt.Errorf("invalid name %q in the container", name)
 	case strings.ContainsAny(name, "/\x00"):
 		return fmt.Errorf("invalid name %q in the container: must not contain '/'", name)
+	case len(name) > maxLinkName:
+		return fmt.Errorf("invalid name %q in the container: %d bytes, at most %d", name, len(name), maxLinkName)
+	case strings.ContainsFunc(name, func(r rune) bool { return !strings.ContainsRune(linkNameChars, r) }):
+		return fmt.Errorf("invalid name %q in the container: use only letters, digits and . _ - + @ , = (name it with PATH#NAME)", name)
 	}
 	return nil
 }
+
+// linkNameChars are the characters of a name in the container: none has a
+// meaning to bash between double quotes, to YARN's variable expansion
+// ({{ }} <CPS> <LOG_DIR>) or to Hadoop's Path.
+const linkNameChars = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-+@,="
+
+// maxLinkName is the longest file name Linux allows.
+const maxLinkName = 255
 
 // cacheName is a local file's name in the HDFS cache: its base name, with
 // the ':' Hadoop's paths reject replaced. The suffix survives, which is

@@ -19,21 +19,32 @@ import (
 
 func TestParseLocalFile(t *testing.T) {
 	for in, want := range map[string]LocalFile{
-		"data.csv":              {Path: "data.csv"},
-		"x.zip#vocab":           {Path: "x.zip", Name: "vocab"},
-		"dir/a#b.tar.gz#models": {Path: "dir/a#b.tar.gz", Name: "models"},
+		"data.csv":                   {Path: "data.csv"},
+		"x.zip#vocab":                {Path: "x.zip", Name: "vocab"},
+		"dir/a#b.tar.gz#models":      {Path: "dir/a#b.tar.gz", Name: "models"},
+		"m.zip#My_model-2.1+x@a,b=c": {Path: "m.zip", Name: "My_model-2.1+x@a,b=c"},
 	} {
 		got, err := ParseLocalFile(in)
 		require.NoError(t, err, in)
 		require.Equal(t, want, got, in)
 	}
 	for in, msg := range map[string]string{
-		"#name":       `"#name": expected PATH or PATH#NAME`,
-		"x.zip#":      `"x.zip#": invalid name "" in the container`,
-		"x.zip#a/b":   `"x.zip#a/b": invalid name "a/b" in the container: must not contain '/'`,
-		"x.zip#..":    `"x.zip#..": invalid name ".." in the container`,
-		"":            `"": expected PATH or PATH#NAME`,
-		"x.tgz#a\x00": `must not contain '/'`,
+		"#name":            `"#name": expected PATH or PATH#NAME`,
+		"x.zip#":           `"x.zip#": invalid name "" in the container`,
+		"x.zip#a/b":        `"x.zip#a/b": invalid name "a/b" in the container: must not contain '/'`,
+		"x.zip#..":         `"x.zip#..": invalid name ".." in the container`,
+		"":                 `"": expected PATH or PATH#NAME`,
+		"x.tgz#a\x00":      `must not contain '/'`,
+		"x.tgz#$(touch X)": `"x.tgz#$(touch X)": invalid name "$(touch X)" in the container: use only letters, digits and . _ - + @ , = (name it with PATH#NAME)`,
+		"x.tgz#a`id`":      "invalid name \"a`id`\" in the container: use only letters",
+		"x.tgz#a\"b":       `invalid name "a\"b" in the container: use only letters`,
+		"x.tgz#a\\b":       `invalid name "a\\b" in the container: use only letters`,
+		"x.tgz#{{a}}":      `invalid name "{{a}}" in the container: use only letters`,
+		"x.tgz#<CPS>":      `invalid name "<CPS>" in the container: use only letters`,
+		"x.tgz#a:b":        `invalid name "a:b" in the container: use only letters`,
+		"x.tgz#a b":        `invalid name "a b" in the container: use only letters`,
+		"x.tgz#a\nb":       `invalid name "a\nb" in the container: use only letters`,
+		"x.tgz#\xff":       `invalid name "\xff" in the container: use only letters`,
 	} {
 		_, err := ParseLocalFile(in)
 		require.ErrorContains(t, err, msg, in)

@@ -152,13 +152,51 @@ func (j Job) validateFields() error {
 	}
 	for k := range j.Env {
 		switch {
-		case k == "" || strings.ContainsAny(k, "=\x00"):
-			return invalid("", "environment variable name %q is invalid", k)
+		case !ValidEnvName(k):
+			return invalid("", "environment variable name %q is invalid; a name is letters, digits and _, not starting with a digit", k)
 		case k == "TF_CONFIG":
 			return invalid("", "TF_CONFIG is set by tfyarn for each task; drop it from the environment")
 		}
 	}
+	if n := j.ProgramBytes(); n > MaxProgramBytes {
+		return invalid("", "the command, its arguments and the environment are %d bytes; at most %d fit (ship long inputs with --files)", n, MaxProgramBytes)
+	}
 	return validLabel("", j.NodeLabel)
+}
+
+// MaxProgramBytes bounds what a job's program is given: its command,
+// arguments and environment travel to every task's launcher in one
+// message of the ApplicationMaster's.
+const MaxProgramBytes = 256 << 10
+
+// ProgramBytes is the size of the job's command, script, arguments and
+// environment, as MaxProgramBytes counts it.
+func (j Job) ProgramBytes() int {
+	n := len(j.Command) + len(j.Script)
+	for _, a := range j.Args {
+		n += len(a) + 1
+	}
+	for k, v := range j.Env {
+		n += len(k) + len(v) + 2
+	}
+	return n
+}
+
+// ValidEnvName reports whether name is a portable environment variable
+// name (POSIX: letters, digits and '_', not starting with a digit). Other
+// names cannot be exported by a shell, and YARN's launch script is one.
+func ValidEnvName(name string) bool {
+	if name == "" {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		letter := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_'
+		if !letter && !(i > 0 && c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return true
 }
 
 // validLabel follows YARN's NodeLabelUtil: a letter or digit, then letters,

@@ -2,6 +2,7 @@ package taskspec
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -45,7 +46,12 @@ func TestValidateJob(t *testing.T) {
 		{"no program", Job{Tasks: []TaskGroup{chief}}, "", "the job has nothing to run; give a command or a script"},
 		{"both programs", Job{Command: "a", Script: "b.py", Tasks: []TaskGroup{chief}}, "", `the job has both a command ("a") and a script ("b.py"); give one`},
 		{"TF_CONFIG in env", Job{Script: "t.py", Env: map[string]string{"TF_CONFIG": "{}"}, Tasks: []TaskGroup{chief}}, "", "TF_CONFIG is set by tfyarn for each task; drop it from the environment"},
-		{"bad env name", Job{Script: "t.py", Env: map[string]string{"A=B": "1"}, Tasks: []TaskGroup{chief}}, "", `environment variable name "A=B" is invalid`},
+		{"bad env name", Job{Script: "t.py", Env: map[string]string{"A=B": "1"}, Tasks: []TaskGroup{chief}}, "", `environment variable name "A=B" is invalid; a name is letters, digits and _, not starting with a digit`},
+		{"env name runs a command", Job{Script: "t.py", Env: map[string]string{"A;touch /tmp/x;B": "1"}, Tasks: []TaskGroup{chief}}, "", `environment variable name "A;touch /tmp/x;B" is invalid; a name is letters, digits and _, not starting with a digit`},
+		{"env name starts with a digit", Job{Script: "t.py", Env: map[string]string{"1A": "1"}, Tasks: []TaskGroup{chief}}, "", `environment variable name "1A" is invalid; a name is letters, digits and _, not starting with a digit`},
+		{"env name with dash", Job{Script: "t.py", Env: map[string]string{"A-B": "1"}, Tasks: []TaskGroup{chief}}, "", `environment variable name "A-B" is invalid; a name is letters, digits and _, not starting with a digit`},
+		{"good env", Job{Script: "t.py", Env: map[string]string{"_A1": "$(x)`y`{{z}}<CPS>", "b": ""}, Tasks: []TaskGroup{chief}}, "", ""},
+		{"program too long", Job{Command: "echo", Args: []string{strings.Repeat("x", MaxProgramBytes)}, Tasks: []TaskGroup{chief}}, "", "the command, its arguments and the environment are 262149 bytes; at most 262144 fit (ship long inputs with --files)"},
 		{"bad queue", Job{Script: "t.py", Queue: "ml gpu", Tasks: []TaskGroup{chief}}, "", `queue "ml gpu" has spaces or control characters`},
 		{"bad name", Job{Script: "t.py", Name: "a\nb", Tasks: []TaskGroup{chief}}, "", `job name "a\nb" has control characters`},
 		{"good labels", Job{Script: "t.py", NodeLabel: "cpu", Tasks: []TaskGroup{{Type: Chief, Instances: 1, Resources: chief.Resources, NodeLabel: "gpu_v-100"}}}, "", ""},
