@@ -89,7 +89,7 @@ func RunAM(ctx context.Context, opts AMOptions) (LoopResult, error) {
 	rcfg := RendezvousConfig{
 		AppID: jf.AppID, User: jf.User, Job: jf.Job, Secret: secret, Host: host,
 		RegistrationTimeout: jf.RendezvousTimeout, Log: opts.Log, Logf: logf,
-		Listen: reuseListen(saved, host), Web: web,
+		Listen: reuseListen(saved, host), Web: web, Program: TaskProgram(jf),
 	}
 	rv, err := StartRendezvous(rcfg)
 	if err != nil && rcfg.Listen != "" {

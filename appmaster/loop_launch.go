@@ -9,22 +9,27 @@ import (
 	"github.com/tfyarn/tfyarn/contract"
 	"github.com/tfyarn/tfyarn/rendezvous"
 	"github.com/tfyarn/tfyarn/security"
+	"github.com/tfyarn/tfyarn/taskspec"
 	"github.com/tfyarn/tfyarn/yarn"
 	"github.com/tfyarn/tfyarn/yarnpb/hadoopyarn"
 	"google.golang.org/protobuf/proto"
 )
 
 // TaskLaunchContext is what a task's container runs: the task launcher
-// (`./tfyarn task`, the shipped binary) around the job's command and its
-// arguments, output to the container's log directory, the job's environment
-// plus the task's identity and the AM's rendezvous address, the job's task
-// resources, and the tokens the AM passes on (tokens: its credentials minus
-// the AMRMToken, plus the rendezvous secret).
+// (`./tfyarn task`, the shipped binary), output to the container's log
+// directory, the task's identity and the AM's rendezvous address in the
+// environment, the job's task resources, and the tokens the AM passes on
+// (tokens: its credentials minus the AMRMToken, plus the rendezvous
+// secret).
+//
+// The job's command, arguments and environment are not in it: the
+// NodeManager rewrites {{ }}, <CPS> and <LOG_DIR> in commands and
+// environment values and pastes both into a bash script between double
+// quotes, so an argument could run commands. The launcher gets them from
+// the AM with the cluster spec instead (TaskProgram), and the launch
+// context holds only what tfyarn generates.
 func TaskLaunchContext(jf contract.JobFile, ln core.Launch, amAddress string, tokens []byte) *hadoopyarn.ContainerLaunchContextProto {
 	env := map[string]string{}
-	for k, v := range jf.Job.Env {
-		env[k] = v
-	}
 	env[contract.EnvTask] = ln.Task.String()
 	env[contract.EnvTaskType] = string(ln.Task.Type)
 	env[contract.EnvTaskIndex] = strconv.Itoa(ln.Task.Index)
@@ -42,7 +47,6 @@ func TaskLaunchContext(jf contract.JobFile, ln core.Launch, amAddress string, to
 	if len(jf.PythonPath) > 0 {
 		env[contract.EnvPythonPath] = strings.Join(jf.PythonPath, ":")
 	}
-	argv := append([]string{"./" + contract.BinaryName, "task", "--"}, jf.TaskCommand(ln.Task.Type)...)
 	names := make([]string, 0, len(jf.TaskResources))
 	for name := range jf.TaskResources {
 		names = append(names, name)
@@ -55,8 +59,16 @@ func TaskLaunchContext(jf contract.JobFile, ln core.Launch, amAddress string, to
 	return &hadoopyarn.ContainerLaunchContextProto{
 		LocalResources: res,
 		Environment:    yarn.EnvProto(env),
-		Command:        []string{LaunchCommand(argv) + " 1>" + yarn.LogDirVar + "/stdout 2>" + yarn.LogDirVar + "/stderr"},
+		Command:        []string{"./" + contract.BinaryName + " task 1>" + yarn.LogDirVar + "/stdout 2>" + yarn.LogDirVar + "/stderr"},
 		Tokens:         tokens,
+	}
+}
+
+// TaskProgram is what the launcher of a task runs (rendezvous.Program):
+// the task type's command and the job's environment, byte for byte.
+func TaskProgram(jf contract.JobFile) func(taskspec.TaskID) (rendezvous.Program, bool) {
+	return func(id taskspec.TaskID) (rendezvous.Program, bool) {
+		return rendezvous.Program{Argv: jf.TaskCommand(id.Type), Env: jf.Job.Env}, true
 	}
 }
 
@@ -76,20 +88,8 @@ func TaskTokens(amCreds *security.Credentials, secret []byte) []byte {
 	return c.Marshal()
 }
 
-// LaunchCommand is argv as a container's command. The NodeManager's launch
-// script runs it as `exec /bin/bash -c "COMMAND"`, pasted between double
-// quotes without escaping (Hadoop's UnixShellScriptBuilder), so the $, `,
-// \ and " of the quoted command are escaped for that outer layer: without
-// it, a user's "$TF_CONFIG" would be expanded by the launch script, before
-// the task launcher has set it.
-func LaunchCommand(argv []string) string {
-	return dqEscaper.Replace(ShellJoin(argv))
-}
-
-var dqEscaper = strings.NewReplacer(`\`, `\\`, `"`, `\"`, `$`, `\$`, "`", "\\`")
-
-// ShellJoin quotes argv for the bash that YARN's launch script hands the
-// command to, so arguments arrive exactly as the user typed them.
+// ShellJoin quotes argv the way a shell would take it, for showing a
+// command line (the web UI, the history).
 func ShellJoin(argv []string) string {
 	parts := make([]string, len(argv))
 	for i, a := range argv {

@@ -31,7 +31,7 @@ func TestTaskLaunchContextShipsTheEnvironment(t *testing.T) {
 		PythonEnv: "env", PythonPath: []string{"src"},
 		Job: taskspec.Job{Command: "env/bin/python", Args: []string{"train.py"}}}
 	clc := TaskLaunchContext(jf, core.Launch{Task: taskspec.TaskID{Type: taskspec.Worker, Index: 0}}, "am:1", nil)
-	require.Equal(t, []string{`./tfyarn task -- env/bin/python train.py 1><LOG_DIR>/stdout 2><LOG_DIR>/stderr`}, clc.Command)
+	require.Equal(t, []string{`./tfyarn task 1><LOG_DIR>/stdout 2><LOG_DIR>/stderr`}, clc.Command)
 	env := map[string]string{}
 	for _, kv := range clc.Environment {
 		env[kv.GetKey()] = kv.GetValue()

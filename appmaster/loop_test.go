@@ -6,9 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/tfyarn/tfyarn/appmaster/core"
-	"os"
-	"os/exec"
-	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -201,20 +199,33 @@ func TestShellJoin(t *testing.T) {
 	require.Equal(t, `'$HOME' '*'`, ShellJoin([]string{"$HOME", "*"}))
 }
 
-// The launch script YARN writes wraps the command in double quotes: every
-// argument must come through that as typed.
-func TestLaunchCommandSurvivesYARNsLaunchScript(t *testing.T) {
-	args := []string{`echo "TF_CONFIG=$TF_CONFIG"`, "it's", "`id`", `back\slash`, "$(id)", "", "a b", "!x", `"`, `\"`}
-	script := filepath.Join(t.TempDir(), "launch.sh")
-	cmd := LaunchCommand(append([]string{"printf", `[%s]\n`}, args...))
-	require.NoError(t, os.WriteFile(script, []byte("export TF_CONFIG=wrong\nexec /bin/bash -c \""+cmd+"\"\n"), 0o755))
-	out, err := exec.Command("bash", script).Output()
-	require.NoError(t, err)
-	var want string
-	for _, a := range args {
-		want += "[" + a + "]\n"
+// Nothing of the job's program is in a task's launch context: the
+// NodeManager rewrites {{ }}, <CPS> and <LOG_DIR> there and pastes commands
+// and environment values into a bash script. The launcher gets them from
+// the AM (TaskProgram), byte for byte.
+func TestTaskLaunchContextHoldsNoProgram(t *testing.T) {
+	hostile := []string{"{{(touch /tmp/X)}}", "<CPS>", "<LOG_DIR>", "$(id)", "`id`", "'", `"`, `\`, "a\nb", "\xff\xfe"}
+	jf := contract.JobFile{AppID: "application_1_0001", User: "alice",
+		TaskResources: map[string]hdfs.Resource{contract.BinaryName: {Scheme: "hdfs", Path: "/c/tfyarn"}},
+		Job:           taskspec.Job{Command: "printf\xff", Args: hostile, Env: map[string]string{"HOSTILE": strings.Join(hostile, "")}},
+		Commands:      map[taskspec.TaskType][]string{taskspec.TensorBoard: append([]string{"tb"}, hostile...)}}
+	for _, typ := range []taskspec.TaskType{taskspec.Worker, taskspec.TensorBoard} {
+		clc := TaskLaunchContext(jf, core.Launch{Task: taskspec.TaskID{Type: typ}}, "am:1", nil)
+		require.Equal(t, []string{`./tfyarn task 1><LOG_DIR>/stdout 2><LOG_DIR>/stderr`}, clc.Command)
+		for _, kv := range clc.Environment {
+			require.NotEqual(t, "HOSTILE", kv.GetKey())
+			for _, h := range hostile {
+				require.NotContains(t, kv.GetValue(), h, kv.GetKey())
+			}
+		}
 	}
-	require.Equal(t, want, string(out))
+	program := TaskProgram(jf)
+	p, ok := program(taskspec.TaskID{Type: taskspec.Worker, Index: 3})
+	require.True(t, ok)
+	require.Equal(t, append([]string{"printf\xff"}, hostile...), p.Argv)
+	require.Equal(t, jf.Job.Env, p.Env)
+	p, _ = program(taskspec.TaskID{Type: taskspec.TensorBoard})
+	require.Equal(t, append([]string{"tb"}, hostile...), p.Argv)
 }
 
 func TestTaskLaunchContext(t *testing.T) {
@@ -222,12 +233,12 @@ func TestTaskLaunchContext(t *testing.T) {
 	jf := contract.JobFile{AppID: "application_1_0001", User: "alice", TaskResources: map[string]hdfs.Resource{contract.BinaryName: bin},
 		Job: taskspec.Job{Command: "sh", Args: []string{"-c", "exit 3"}, Env: map[string]string{"A": "1"}}}
 	clc := TaskLaunchContext(jf, core.Launch{Task: taskspec.TaskID{Type: taskspec.Worker, Index: 2}, Attempt: 2, Restart: 1, Port: 2345}, "am-host:4242", []byte("tok"))
-	require.Equal(t, []string{`./tfyarn task -- sh -c 'exit 3' 1><LOG_DIR>/stdout 2><LOG_DIR>/stderr`}, clc.Command)
+	require.Equal(t, []string{`./tfyarn task 1><LOG_DIR>/stdout 2><LOG_DIR>/stderr`}, clc.Command)
 	env := map[string]string{}
 	for _, kv := range clc.Environment {
 		env[kv.GetKey()] = kv.GetValue()
 	}
-	require.Equal(t, map[string]string{"A": "1", contract.EnvTask: "worker:2", contract.EnvTaskType: "worker", contract.EnvTaskIndex: "2",
+	require.Equal(t, map[string]string{contract.EnvTask: "worker:2", contract.EnvTaskType: "worker", contract.EnvTaskIndex: "2",
 		contract.EnvTaskAttempt: "2", contract.EnvRestart: "1", contract.EnvRetakePort: "2345",
 		contract.EnvAppID: "application_1_0001", "HADOOP_USER_NAME": "alice",
 		contract.EnvAMAddress: "am-host:4242"}, env)

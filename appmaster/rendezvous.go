@@ -45,6 +45,10 @@ type RendezvousConfig struct {
 	Log io.Writer
 	// Logf logs the AM's lines; nil discards.
 	Logf func(format string, args ...any)
+	// Program, when set, is what each task's launcher runs, handed to it
+	// with the cluster spec (see rendezvous.Program): the job's program
+	// reaches tasks only this way, never through their launch contexts.
+	Program func(taskspec.TaskID) (rendezvous.Program, bool)
 
 	// listen replaces net.Listen in tests.
 	listen func(network, address string) (net.Listener, error)
@@ -93,7 +97,11 @@ func StartRendezvous(cfg RendezvousConfig) (*TaskRendezvous, error) {
 		return nil, fmt.Errorf("appmaster: %w", err)
 	}
 	handler := &metricsBoard{Board: board}
-	srv, err := rendezvous.NewServer(cfg.Secret, handler, rendezvous.WithLogger(slog.New(slog.NewTextHandler(cfg.Log, nil))))
+	opts := []rendezvous.Option{rendezvous.WithLogger(slog.New(slog.NewTextHandler(cfg.Log, nil)))}
+	if cfg.Program != nil {
+		opts = append(opts, rendezvous.WithPrograms(cfg.Program))
+	}
+	srv, err := rendezvous.NewServer(cfg.Secret, handler, opts...)
 	if err != nil {
 		board.Close()
 		return nil, fmt.Errorf("appmaster: %w", err)

@@ -98,9 +98,27 @@ func NewJobFile(appID, user, stagingDir string, job taskspec.Job, conf *hadoopco
 	return JobFile{Version: jobFileVersion, AppID: appID, User: user, StagingDir: stagingDir, Job: job, Conf: ShipConf(conf)}
 }
 
-// Marshal encodes the job file.
+// jobFileFields is JobFile without methods; jobFileJSON shadows Commands
+// with its exact form (see taskspec.ExactString): a program's arguments are
+// bytes, and the job's own command and arguments are kept by taskspec.Job.
+type jobFileFields JobFile
+
+type jobFileJSON struct {
+	jobFileFields
+	Commands map[taskspec.TaskType][]taskspec.ExactString `json:"commands,omitempty"`
+}
+
+// Marshal encodes the job file. The programs' arguments and environment
+// keep their bytes, UTF-8 or not.
 func (f JobFile) Marshal() ([]byte, error) {
-	b, err := json.MarshalIndent(f, "", "  ")
+	w := jobFileJSON{jobFileFields: jobFileFields(f)}
+	for t, argv := range f.Commands {
+		if w.Commands == nil {
+			w.Commands = map[taskspec.TaskType][]taskspec.ExactString{}
+		}
+		w.Commands[t] = taskspec.ExactStrings(argv)
+	}
+	b, err := json.MarshalIndent(w, "", "  ")
 	if err != nil {
 		return nil, fmt.Errorf("contract: encoding the job file: %w", err)
 	}
@@ -110,9 +128,17 @@ func (f JobFile) Marshal() ([]byte, error) {
 // ParseJobFile decodes a job file written by Marshal and checks it. Its
 // errors name no package: the AM, which reads job files, prefixes its own.
 func ParseJobFile(data []byte) (JobFile, error) {
-	var f JobFile
-	if err := json.Unmarshal(data, &f); err != nil {
+	var w jobFileJSON
+	if err := json.Unmarshal(data, &w); err != nil {
 		return JobFile{}, fmt.Errorf("decoding the job file: %w", err)
+	}
+	f := JobFile(w.jobFileFields)
+	f.Commands = nil
+	for t, argv := range w.Commands {
+		if f.Commands == nil {
+			f.Commands = map[taskspec.TaskType][]string{}
+		}
+		f.Commands[t] = taskspec.PlainStrings(argv)
 	}
 	if f.Version != jobFileVersion {
 		return JobFile{}, fmt.Errorf("job file version %d, this AM reads version %d (client and AM binaries differ)", f.Version, jobFileVersion)

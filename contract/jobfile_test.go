@@ -63,3 +63,20 @@ func TestShipConfCarriesThePreemptionWait(t *testing.T) {
 		"yarn.scheduler.fair.waitTimeBeforeKill":                                "7000",
 	}, got)
 }
+
+// The job's program and the per-type commands reach the AM byte for byte,
+// whatever the bytes (the AM hands them to the launchers as they are).
+func TestJobFileKeepsProgramBytes(t *testing.T) {
+	g, _ := taskspec.ParseSpec(taskspec.Worker, "1c")
+	job := taskspec.Job{Tasks: []taskspec.TaskGroup{g}, Command: "sh\xff", Args: []string{"-c", "{{(touch X)}}\n\x80"}, Env: map[string]string{"V": "\xfe<LOG_DIR>"}}
+	jf := NewJobFile("application_1_0001", "alice", "/s", job, nil)
+	jf.TaskResources = map[string]Resource{BinaryName: {Scheme: "hdfs", Path: "/c/tfyarn"}}
+	jf.Commands = map[taskspec.TaskType][]string{taskspec.TensorBoard: {"tb", "--logdir", "/l\xc3"}}
+	data, err := jf.Marshal()
+	require.NoError(t, err)
+	back, err := ParseJobFile(data)
+	require.NoError(t, err)
+	require.Equal(t, jf, back)
+	require.Equal(t, []string{"tb", "--logdir", "/l\xc3"}, back.TaskCommand(taskspec.TensorBoard))
+	require.Equal(t, []string{"sh\xff", "-c", "{{(touch X)}}\n\x80"}, back.TaskCommand(taskspec.Worker))
+}

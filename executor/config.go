@@ -44,6 +44,9 @@ type Config struct {
 	ContainerID string
 	// Command is the user's program and its arguments; the TF1 placeholders
 	// ({ps_hosts} {worker_hosts} {job_name} {task_index}) are substituted.
+	// Empty in a YARN container: the AM sends the program with the cluster
+	// spec (rendezvous.Program), since the NodeManager would rewrite and
+	// shell-expand a program in the launch context.
 	Command []string
 	// Env is the program's base environment (nil: the launcher's own);
 	// TF_CONFIG and friends are added to it.
@@ -183,7 +186,7 @@ func ConfigFromEnv(command []string) (Config, error) {
 }
 
 func (c *Config) setDefaults() error {
-	if len(c.Command) == 0 || c.Command[0] == "" {
+	if len(c.Command) > 0 && c.Command[0] == "" {
 		return errors.New("task launcher: no program to run")
 	}
 	if !c.Task.Type.Known() {

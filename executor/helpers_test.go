@@ -90,9 +90,15 @@ func startAM(t *testing.T, groups ...taskspec.TaskGroup) *am {
 // share it); stop ends it, as a killed AM.
 func startAMWith(t *testing.T, secret []byte, groups ...taskspec.TaskGroup) (a *am, stop func()) {
 	t.Helper()
+	return startAMServer(t, secret, nil, groups...)
+}
+
+// startAMServer is startAMWith with the server's options.
+func startAMServer(t *testing.T, secret []byte, opts []rendezvous.Option, groups ...taskspec.TaskGroup) (a *am, stop func()) {
+	t.Helper()
 	board, err := rendezvous.NewBoard(rendezvous.BoardConfig{Groups: groups, RegistrationTimeout: 30 * time.Second})
 	require.NoError(t, err)
-	srv, err := rendezvous.NewServer(secret, board)
+	srv, err := rendezvous.NewServer(secret, board, opts...)
 	require.NoError(t, err)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)

@@ -15,22 +15,37 @@ import (
 // starts its interpreter once; a cold start on a busy node can take seconds).
 const envCheckTimeout = 60 * time.Second
 
+// pythonDirs is where the job's Python environment and source
+// directories are in the container (absolute; "" and nil for none).
+type pythonDirs struct {
+	envDir string
+	paths  []string
+}
+
+// environ returns env set up for them (PythonEnviron).
+func (d pythonDirs) environ(env []string) []string {
+	if d.envDir == "" && len(d.paths) == 0 {
+		return env
+	}
+	return PythonEnviron(env, d.envDir, d.paths)
+}
+
 // preparePython readies the job's Python environment and source
 // directories before the program starts: it fixes a conda environment's
 // prefixes for where YARN unpacked it (envpack.Relocate), checks that the
 // environment's interpreter runs on this node (envpack.CheckRuntime: a
-// venv needs its base interpreter at the same path) and returns env with
-// the environment first on PATH and the source directories first on
-// PYTHONPATH. Its errors are one line meant for the job's diagnostics.
-func preparePython(ctx context.Context, cfg *Config, env []string) ([]string, error) {
+// venv needs its base interpreter at the same path) and returns where they
+// are, for the program's environment. Its errors are one line meant for
+// the job's diagnostics.
+func preparePython(ctx context.Context, cfg *Config) (pythonDirs, error) {
 	if cfg.PythonEnv == "" && len(cfg.PythonPath) == 0 {
-		return env, nil
+		return pythonDirs{}, nil
 	}
 	base := cfg.Dir
 	if base == "" {
 		wd, err := os.Getwd()
 		if err != nil {
-			return nil, fmt.Errorf("env: finding the working directory: %w", err)
+			return pythonDirs{}, fmt.Errorf("env: finding the working directory: %w", err)
 		}
 		base = wd
 	}
@@ -38,25 +53,25 @@ func preparePython(ctx context.Context, cfg *Config, env []string) ([]string, er
 	if cfg.PythonEnv != "" {
 		envDir = absIn(base, cfg.PythonEnv)
 		if st, err := os.Stat(envDir); err != nil || !st.IsDir() {
-			return nil, fmt.Errorf("env: the job's Python environment %s is not in the container (was it localized?)", cfg.PythonEnv)
+			return pythonDirs{}, fmt.Errorf("env: the job's Python environment %s is not in the container (was it localized?)", cfg.PythonEnv)
 		}
 		if isCondaEnv(envDir) {
 			if _, err := envpack.Relocate(ctx, envDir); err != nil {
-				return nil, fmt.Errorf("env: relocating the conda environment: %w", err)
+				return pythonDirs{}, fmt.Errorf("env: relocating the conda environment: %w", err)
 			}
 		}
 		cctx, cancel := context.WithTimeout(ctx, envCheckTimeout)
 		err := envpack.CheckRuntimeContext(cctx, envDir)
 		cancel()
 		if err != nil {
-			return nil, oneLine(err)
+			return pythonDirs{}, oneLine(err)
 		}
 	}
 	paths := make([]string, len(cfg.PythonPath))
 	for i, p := range cfg.PythonPath {
 		paths[i] = absIn(base, p)
 	}
-	return PythonEnviron(env, envDir, paths), nil
+	return pythonDirs{envDir: envDir, paths: paths}, nil
 }
 
 // PythonEnviron returns env set up to run programs of the Python

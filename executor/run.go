@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"sort"
 	"syscall"
 	"time"
 
@@ -70,7 +71,7 @@ func Run(ctx context.Context, cfg Config) (exitCode int, err error) {
 
 	// The environment is checked before registering: a task that cannot
 	// run fails at once, saying why, instead of after the rendezvous.
-	baseEnv, err := preparePython(ctx, &cfg, cfg.Env)
+	pyDirs, err := preparePython(ctx, &cfg)
 	if err != nil {
 		log.printf("%v", err)
 		report(&cfg, client, log, rendezvous.ExitReport{Task: cfg.Task, ContainerID: cfg.ContainerID, ExitCode: ExitLauncherFailed, StderrTail: []string{err.Error()}})
@@ -90,19 +91,26 @@ func Run(ctx context.Context, cfg Config) (exitCode int, err error) {
 	}
 
 	reg := rendezvous.Registration{Task: cfg.Task, Host: cfg.Host, Port: res.Port, ContainerID: cfg.ContainerID, PID: os.Getpid()}
-	spec, sig, err := meet(ctx, &cfg, client, reg, sigs)
+	ts, sig, err := meet(ctx, &cfg, client, reg, sigs)
 	if sig != nil {
 		return 128 + signalNumber(sig), fmt.Errorf("task launcher: %s arrived before the program started", describeSignal(sig))
 	}
 	if err != nil {
 		return ExitLauncherFailed, fmt.Errorf("task launcher: %w", err)
 	}
+	spec := ts.Cluster
 	tfConfig, err := taskspec.TFConfig(spec, cfg.Task)
 	if err != nil {
 		return ExitLauncherFailed, fmt.Errorf("task launcher: %w", err)
 	}
-	argv := taskspec.SubstitutePlaceholders(cfg.Command, spec, cfg.Task)
-	env := childEnv(baseEnv, tfConfig, res.Port)
+	command, baseEnv, err := programOf(&cfg, ts.Program)
+	if err != nil {
+		log.printf("%v", err)
+		report(&cfg, client, log, rendezvous.ExitReport{Task: cfg.Task, ContainerID: cfg.ContainerID, ExitCode: ExitLauncherFailed, StderrTail: []string{err.Error()}})
+		return ExitLauncherFailed, err
+	}
+	argv := taskspec.SubstitutePlaceholders(command, spec, cfg.Task)
+	env := childEnv(pyDirs.environ(baseEnv), tfConfig, res.Port)
 	if tokens != nil {
 		env = setEnv(env, EnvTokenFile, tokens.path, true)
 	}
@@ -178,6 +186,40 @@ func Run(ctx context.Context, cfg Config) (exitCode int, err error) {
 	return code, nil
 }
 
+// programOf is what the launcher runs: Config.Command when it was given
+// one (--local), else the program the AM sent with the spec, whose
+// environment variables are set over the launcher's own environment.
+func programOf(cfg *Config, p *rendezvous.Program) (command, env []string, err error) {
+	if len(cfg.Command) > 0 {
+		return cfg.Command, cfg.Env, nil
+	}
+	if p == nil {
+		return nil, nil, errors.New("task launcher: the AM sent no program to run (client and AM binaries differ?)")
+	}
+	env = append([]string(nil), cfg.Env...)
+	names := make([]string, 0, len(p.Env))
+	for k := range p.Env {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		env = setEnv(env, k, p.Env[k], !tfyarnOwned(k))
+	}
+	return p.Argv, env, nil
+}
+
+// tfyarnOwned are the variables the AM sets in a task's container for the
+// task (contract's names): the job's environment does not replace them.
+func tfyarnOwned(name string) bool {
+	switch name {
+	case contract.EnvTask, contract.EnvTaskType, contract.EnvTaskIndex, contract.EnvTaskAttempt, contract.EnvRestart,
+		contract.EnvRetakePort, contract.EnvAppID, contract.EnvAMAddress, contract.EnvAMLocator,
+		contract.EnvPythonEnv, contract.EnvPythonPath, "HADOOP_USER_NAME":
+		return true
+	}
+	return false
+}
+
 // prepareTokenFile writes the program's token file, then scrubs the
 // rendezvous secret from the NodeManager's.
 func prepareTokenFile(cfg *Config, log *logger) (*tokenFile, error) {
@@ -202,11 +244,11 @@ func prepareTokenFile(cfg *Config, log *logger) (*tokenFile, error) {
 // meet registers and waits for the cluster spec, giving up at the
 // rendezvous deadline or when a signal says the container is being
 // stopped.
-func meet(ctx context.Context, cfg *Config, client *rendezvous.Client, reg rendezvous.Registration, sigs <-chan os.Signal) (taskspec.ClusterSpec, os.Signal, error) {
+func meet(ctx context.Context, cfg *Config, client *rendezvous.Client, reg rendezvous.Registration, sigs <-chan os.Signal) (rendezvous.TaskSpec, os.Signal, error) {
 	ctx, cancel := context.WithTimeout(ctx, cfg.RendezvousTimeout)
 	defer cancel()
 	type result struct {
-		spec taskspec.ClusterSpec
+		spec rendezvous.TaskSpec
 		err  error
 	}
 	done := make(chan result, 1)
@@ -215,19 +257,19 @@ func meet(ctx context.Context, cfg *Config, client *rendezvous.Client, reg rende
 			done <- result{err: err}
 			return
 		}
-		spec, err := client.WaitSpec(ctx, reg.Task)
+		spec, err := client.WaitTaskSpec(ctx, reg.Task)
 		done <- result{spec, err}
 	}()
 	select {
 	case r := <-done:
 		if errors.Is(r.err, context.DeadlineExceeded) && ctx.Err() != nil {
-			return nil, nil, fmt.Errorf("no cluster spec within %s: %w", cfg.RendezvousTimeout, r.err)
+			return rendezvous.TaskSpec{}, nil, fmt.Errorf("no cluster spec within %s: %w", cfg.RendezvousTimeout, r.err)
 		}
 		return r.spec, nil, r.err
 	case sig := <-sigs:
 		cancel()
 		<-done
-		return nil, sig, nil
+		return rendezvous.TaskSpec{}, sig, nil
 	}
 }
 

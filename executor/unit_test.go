@@ -76,7 +76,7 @@ func TestConfigFromEnv(t *testing.T) {
 }
 
 func TestRunRefusesBadConfig(t *testing.T) {
-	code, err := Run(context.Background(), Config{Task: taskspec.TaskID{Type: taskspec.Worker}})
+	code, err := Run(context.Background(), Config{Task: taskspec.TaskID{Type: taskspec.Worker}, Command: []string{""}})
 	require.Equal(t, ExitBadConfig, code)
 	require.ErrorContains(t, err, "no program")
 }

@@ -114,18 +114,24 @@ func (c *Client) Register(ctx context.Context, r Registration) error {
 // it never will (ErrRendezvousFailed), or ctx ends. Give ctx the overall
 // deadline.
 func (c *Client) WaitSpec(ctx context.Context, task taskspec.TaskID) (taskspec.ClusterSpec, error) {
+	ts, err := c.WaitTaskSpec(ctx, task)
+	return ts.Cluster, err
+}
+
+// WaitTaskSpec is WaitSpec with the program the AM gives the task, if any.
+func (c *Client) WaitTaskSpec(ctx context.Context, task taskspec.TaskID) (TaskSpec, error) {
 	q := url.Values{"task": {task.String()}}
 	for {
 		status, body, err := c.poll(ctx, "spec", q)
 		if err != nil {
-			return nil, fmt.Errorf("rendezvous: waiting for the cluster spec as %s: %w", task, err)
+			return TaskSpec{}, fmt.Errorf("rendezvous: waiting for the cluster spec as %s: %w", task, err)
 		}
 		if status == http.StatusOK {
-			spec, err := decodeSpec(body)
+			ts, err := decodeSpec(body)
 			if err != nil {
-				return nil, fmt.Errorf("rendezvous: %w", err)
+				return TaskSpec{}, fmt.Errorf("rendezvous: %w", err)
 			}
-			return spec, nil
+			return ts, nil
 		}
 	}
 }

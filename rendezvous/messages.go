@@ -83,6 +83,7 @@ type wireExit struct {
 
 type wireSpec struct {
 	Cluster taskspec.ClusterSpec `json:"cluster"`
+	Program *wireProgram         `json:"program,omitempty"`
 }
 
 type wireStop struct {
@@ -180,15 +181,23 @@ func ClipStderr(lines []string) []string {
 	return out
 }
 
-func decodeSpec(body []byte) (taskspec.ClusterSpec, error) {
+func decodeSpec(body []byte) (TaskSpec, error) {
 	var w wireSpec
-	if err := decodeJSON(body, &w); err != nil {
-		return nil, fmt.Errorf("cluster spec: %w", err)
+	if err := decodeJSONLimit(body, &w, maxResponseBytes); err != nil {
+		return TaskSpec{}, fmt.Errorf("cluster spec: %w", err)
 	}
 	if w.Cluster == nil {
-		return nil, errors.New("cluster spec: missing \"cluster\"")
+		return TaskSpec{}, errors.New("cluster spec: missing \"cluster\"")
 	}
-	return w.Cluster, nil
+	ts := TaskSpec{Cluster: w.Cluster}
+	if w.Program != nil {
+		p, err := w.Program.program()
+		if err != nil {
+			return TaskSpec{}, fmt.Errorf("cluster spec: %w", err)
+		}
+		ts.Program = &p
+	}
+	return ts, nil
 }
 
 func decodeStop(body []byte) (StopOrder, error) {

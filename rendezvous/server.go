@@ -37,6 +37,8 @@ type Server struct {
 	skew    time.Duration
 	now     func() time.Time
 	nonces  *replayCache
+	// programs, when set, gives each task its program with the spec.
+	programs func(taskspec.TaskID) (Program, bool)
 }
 
 // Option adjusts a Server.
@@ -225,7 +227,13 @@ func (s *Server) spec(r *http.Request, resp responder) {
 	cluster, err := s.h.Spec(ctx, task)
 	switch {
 	case err == nil:
-		resp.ok(http.StatusOK, mustJSON(wireSpec{Cluster: cluster}))
+		w := wireSpec{Cluster: cluster}
+		if s.programs != nil {
+			if p, ok := s.programs(task); ok {
+				w.Program = p.wire()
+			}
+		}
+		resp.ok(http.StatusOK, mustJSON(w))
 	case ctx.Err() != nil && errors.Is(err, ctx.Err()):
 		resp.ok(http.StatusNoContent, nil)
 	default:

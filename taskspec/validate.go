@@ -158,6 +158,16 @@ func (j Job) validateFields() error {
 			return invalid("", "TF_CONFIG is set by tfyarn for each task; drop it from the environment")
 		}
 	}
+	for i, a := range append([]string{j.Command}, j.Args...) {
+		if strings.IndexByte(a, 0) >= 0 {
+			return invalid("", "argument %d (%q) holds a NUL byte, which no program can receive; drop it", i, a)
+		}
+	}
+	for k, v := range j.Env {
+		if strings.IndexByte(v, 0) >= 0 {
+			return invalid("", "environment variable %s holds a NUL byte, which no program can receive; drop it", k)
+		}
+	}
 	if n := j.ProgramBytes(); n > MaxProgramBytes {
 		return invalid("", "the command, its arguments and the environment are %d bytes; at most %d fit (ship long inputs with --files)", n, MaxProgramBytes)
 	}

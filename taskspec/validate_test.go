@@ -51,6 +51,8 @@ func TestValidateJob(t *testing.T) {
 		{"env name starts with a digit", Job{Script: "t.py", Env: map[string]string{"1A": "1"}, Tasks: []TaskGroup{chief}}, "", `environment variable name "1A" is invalid; a name is letters, digits and _, not starting with a digit`},
 		{"env name with dash", Job{Script: "t.py", Env: map[string]string{"A-B": "1"}, Tasks: []TaskGroup{chief}}, "", `environment variable name "A-B" is invalid; a name is letters, digits and _, not starting with a digit`},
 		{"good env", Job{Script: "t.py", Env: map[string]string{"_A1": "$(x)`y`{{z}}<CPS>", "b": ""}, Tasks: []TaskGroup{chief}}, "", ""},
+		{"NUL in an argument", Job{Command: "echo", Args: []string{"a\x00b"}, Tasks: []TaskGroup{chief}}, "", `argument 1 ("a\x00b") holds a NUL byte, which no program can receive; drop it`},
+		{"NUL in a value", Job{Command: "echo", Env: map[string]string{"A": "\x00"}, Tasks: []TaskGroup{chief}}, "", `environment variable A holds a NUL byte, which no program can receive; drop it`},
 		{"program too long", Job{Command: "echo", Args: []string{strings.Repeat("x", MaxProgramBytes)}, Tasks: []TaskGroup{chief}}, "", "the command, its arguments and the environment are 262149 bytes; at most 262144 fit (ship long inputs with --files)"},
 		{"bad queue", Job{Script: "t.py", Queue: "ml gpu", Tasks: []TaskGroup{chief}}, "", `queue "ml gpu" has spaces or control characters`},
 		{"bad name", Job{Script: "t.py", Name: "a\nb", Tasks: []TaskGroup{chief}}, "", `job name "a\nb" has control characters`},

@@ -6,23 +6,24 @@ import (
 )
 
 // taskCommand is the launcher of one task, run by YARN in each task
-// container (`./tfyarn task -- COMMAND ARGS...`, see appmaster's
-// TaskLaunchContext). Hidden: users never type it. It exits with the
+// container (`./tfyarn task`, see appmaster's TaskLaunchContext): the
+// program comes from the AM with the cluster spec; `-- COMMAND ARGS...`
+// runs that instead. Hidden: users never type it. It exits with the
 // program's exit code (128+N when signal N killed it).
 func taskCommand(e *env) *cli.Command {
 	return &cli.Command{
 		Name:            "task",
 		Usage:           "run one task's program (started by the ApplicationMaster)",
-		ArgsUsage:       "-- COMMAND [ARGS...]",
+		ArgsUsage:       "[-- COMMAND [ARGS...]]",
 		Hidden:          true,
 		SkipFlagParsing: true, // everything is the user's command
 		Action: func(c *cli.Context) error {
 			argv := c.Args().Slice()
 			if len(argv) > 0 && argv[0] == "--" {
 				argv = argv[1:]
-			}
-			if len(argv) == 0 {
-				return usagef("task needs a command after --")
+				if len(argv) == 0 {
+					return usagef("task needs a command after --")
+				}
 			}
 			cfg, err := executor.ConfigFromEnv(argv)
 			if err != nil {

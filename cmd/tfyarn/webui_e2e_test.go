@@ -27,8 +27,8 @@ import (
 // into: the web UI at the tracking URL through the RM's web proxy, in a
 // real headless browser (Debian's chromium; the screenshot is kept in
 // bench/results/webui.png), the tasks' live-log links, the GPU metrics a
-// stand-in nvidia-smi (printing a real H100's output, shipped with --files
-// and put on PATH with --setenv) feeds the launchers, and, once the job
+// stand-in nvidia-smi (printing a real H100's output, put on PATH with
+// --setenv: the test cluster's nodes are this machine) feeds the launchers, and, once the job
 // ended, the history record `tfyarn status` shows the task table from.
 //
 //	go test -tags e2e -run E2EWebUIHistoryGPU ./cmd/tfyarn/
@@ -51,7 +51,7 @@ func TestE2EWebUIHistoryGPU(t *testing.T) {
 	// containers (the gpu one); on a real cluster each node serves its own.
 	run := startHeldRun(t, c, 4*time.Minute, release, bin, "run", "--name", name, "--worker", "2x1c,256m", "--success", "all",
 		"--queue", "ml-gpu", "--node-label", "gpu",
-		"--files", smi, "--setenv", "PATH=$PWD:/usr/local/bin:/usr/bin:/bin", "--output", "json", "--",
+		"--setenv", "PATH="+dir+":/usr/local/bin:/usr/bin:/bin", "--output", "json", "--",
 		"sh", "-c", fmt.Sprintf(`echo "$TFYARN_TASK waits"; while [ ! -e %s ]; do sleep 0.2; done; echo "$TFYARN_TASK done"`, release))
 
 	appID := waitForRunning(t, c, bin, name)
