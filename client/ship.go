@@ -252,6 +252,9 @@ func planShipping(job Job) (shipPlan, error) {
 		if err := claim(a.archiveName(), what); err != nil {
 			return shipPlan{}, err
 		}
+		if err := checkArchive(a.Path); err != nil {
+			return shipPlan{}, err
+		}
 		p.items = append(p.items, shipItem{link: a.archiveName(), local: a.Path, kind: itemArchive, cache: cacheName(a.Path)})
 	}
 	return p, nil

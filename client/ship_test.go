@@ -96,7 +96,7 @@ func project(t *testing.T) string {
 	write("proj/.venv/pyvenv.cfg", "home = /usr/bin\n")
 	write("proj/.venv/lib/big", "big")
 	write("data.csv", "a,b\n1,2\n")
-	write("vocab.zip", "PK")
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "vocab.zip"), zipOf(t, map[string]string{"words/en.txt": "hello"}), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "env.tgz"), tgz(t, map[string]string{"bin/python3": "#!", "lib/x.py": ""}), 0o644))
 	write("notes.rar", "x")
 	return dir

@@ -3,7 +3,9 @@
 package main
 
 import (
+	"archive/tar"
 	"bytes"
+	"compress/gzip"
 	"context"
 	"fmt"
 	"os"
@@ -193,11 +195,19 @@ func (n noNM) StopContainers(context.Context, string, []*hadoopyarn.ContainerIdP
 }
 
 // testAllocLocalizationFailure: an archive the NodeManager cannot unpack
-// fails the job with YARN's reason, not a bare timestamp.
+// fails the job with YARN's reason, not a bare timestamp. The archive reads
+// well (the client refuses one that does not, before submitting) but holds
+// a hard link to a file it lacks, which tar -x refuses.
 func testAllocLocalizationFailure(t *testing.T, c *clustertest.Cluster, bin string) {
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "data-"+randomHex(t)+".tar.gz")
-	require.NoError(t, os.WriteFile(bad, []byte("this is not a gzip stream\n"), 0o644))
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(zw)
+	require.NoError(t, tw.WriteHeader(&tar.Header{Name: "link", Linkname: "missing", Typeflag: tar.TypeLink, Mode: 0o644}))
+	require.NoError(t, tw.Close())
+	require.NoError(t, zw.Close())
+	require.NoError(t, os.WriteFile(bad, buf.Bytes(), 0o644))
 	start := time.Now()
 	stdout, stderr, code := execTfyarnFor(t, c, bin, 3*time.Minute, nil, "run", "--worker", "1c,256m",
 		"--archives", bad+"#data", "--name", "e2e-alloc-localization", "--output", "json", "--", "true")

@@ -62,6 +62,8 @@ func TestRunMissingLocalFiles(t *testing.T) {
 	venv := filepath.Join(dir, "venv")
 	require.NoError(t, os.MkdirAll(venv, 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(venv, "pyvenv.cfg"), []byte("home = /usr/bin\n"), 0o644))
+	notArchive := filepath.Join(dir, "notarchive.zip")
+	require.NoError(t, os.WriteFile(notArchive, []byte("just text\n"), 0o644))
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -70,6 +72,7 @@ func TestRunMissingLocalFiles(t *testing.T) {
 		{[]string{"--env", dir}, "tfyarn: env " + dir + " is not a Python environment"},
 		{[]string{"--files", "a.py,no-such.csv"}, "tfyarn: file a.py: no such file or directory"},
 		{[]string{"--archives", "no-such.zip#x"}, "tfyarn: archive no-such.zip: no such file or directory"},
+		{[]string{"--archives", notArchive + "#na"}, "tfyarn: archive " + notArchive + " is not a readable zip archive (zip: not a valid zip file); fix it, or ship the file as it is with --files"},
 		{[]string{"--src-dir", "no-such-dir"}, "tfyarn: src dir no-such-dir: no such file or directory"},
 		{[]string{"--env", venv, "--files", filepath.Join(venv, "pyvenv.cfg") + "#env"}, `both want the name "env" in the container`},
 	} {
