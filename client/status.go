@@ -96,6 +96,9 @@ func (w *statusWatcher) poll(ctx context.Context, appID string, onEvent func(Eve
 			ev.AppID = appID
 			onEvent(ev)
 		}
+		for _, cause := range newRestarts(w.last, rep) {
+			onEvent(Event{Time: time.Now(), AppID: appID, Restart: cause})
+		}
 	}
 	w.last = rep
 }
@@ -149,10 +152,13 @@ func taskChanges(prev, cur *contract.StatusReport) []Event {
 		t := t
 		p := old[t.Task]
 		if p.Attempt != t.Attempt {
-			p = TaskResult{}
+			// A new attempt: registered and ended anew. Its container is new
+			// only once it has one: a task back to pending still names the
+			// container it failed in.
+			p = TaskResult{ContainerID: p.ContainerID}
 		}
 		ev := Event{Time: time.Now(), Task: &t, Counts: &counts}
-		if t.ContainerID != "" && p.ContainerID != t.ContainerID {
+		if t.ContainerID != "" && p.ContainerID != t.ContainerID && t.State != "pending" {
 			ev.TaskChange = TaskLaunched
 			launched = append(launched, ev)
 		}
@@ -172,6 +178,18 @@ func taskChanges(prev, cur *contract.StatusReport) []Event {
 	}
 	countsAtEvents(before, counts, evs)
 	return evs
+}
+
+// newRestarts are the restart causes cur lists beyond those prev did.
+func newRestarts(prev, cur *contract.StatusReport) []string {
+	seen := 0
+	if prev != nil {
+		seen = len(prev.RestartCauses)
+	}
+	if len(cur.RestartCauses) <= seen {
+		return nil
+	}
+	return cur.RestartCauses[seen:]
 }
 
 // host is the status page's host:port.

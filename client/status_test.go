@@ -94,3 +94,22 @@ func TestTaskChangeCountsAreThoseAtTheEvent(t *testing.T) {
 		"worker:0 ended 2/2 alloc 1 reg 1 run 1 ended",
 	}, got)
 }
+
+// A restart: the task back to pending still names the container it failed
+// in, which is no new start; its next container is, and the restart's
+// cause is told once, when the page first lists it.
+func TestTaskChangesAcrossARestart(t *testing.T) {
+	running := &contract.StatusReport{Tasks: []TaskResult{{Task: "worker:0", State: "running", ContainerID: "c1", Host: "h", Port: 1}}}
+	cause := "restart 1 after worker:0 (container c1 on n:1) failed: exit code 7"
+	pending := &contract.StatusReport{RestartCauses: []string{cause}, Tasks: []TaskResult{{Task: "worker:0", State: "pending", Attempt: 1, ContainerID: "c1"}}}
+	again := &contract.StatusReport{RestartCauses: []string{cause}, Tasks: []TaskResult{{Task: "worker:0", State: "running", Attempt: 1, ContainerID: "c5", Host: "h", Port: 2}}}
+	require.Empty(t, taskChanges(running, pending), "c1 is the failed container, not a start")
+	require.Equal(t, []string{cause}, newRestarts(running, pending))
+	var got []string
+	for _, ev := range taskChanges(pending, again) {
+		got = append(got, ev.Task.Task+" "+ev.TaskChange+" "+ev.Task.ContainerID)
+	}
+	require.Equal(t, []string{"worker:0 launched c5", "worker:0 registered c5"}, got)
+	require.Empty(t, newRestarts(pending, again), "told once")
+	require.Equal(t, []string{cause}, newRestarts(nil, again), "a client that comes late hears it")
+}

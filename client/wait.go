@@ -31,6 +31,12 @@ type Event struct {
 	TaskChange string
 	Counts     *TaskCounts
 
+	// Restart is set, and nothing else but Time and AppID, when the AM
+	// restarted tasks: one line saying which restart and the failure
+	// behind it, as the final diagnostics list it ("restart 1 after
+	// worker:1 (container ... on ...) failed: exit code 7").
+	Restart string
+
 	// Notice is set, and nothing else but Time and AppID, when the
 	// ResourceManager or the ApplicationMaster stops answering or answers
 	// again: one line for the user (the CLI prints it on stderr), e.g.

@@ -27,6 +27,11 @@ type StatusReport struct {
 	// cluster restarts and tasks restarted alone, counted toward the limit
 	// or not; the diagnostics name the failure behind each.
 	Restarts int `json:"restarts"`
+	// RestartCauses are the restarts so far, one line each as the final
+	// diagnostics list them ("restart 1 after worker:1 (container ... on
+	// ...) failed: exit code 7"), in order: a client tells each as it
+	// happens.
+	RestartCauses []string `json:"restart_causes,omitempty"`
 
 	// User submitted the job; Job describes it (nil from an AM that does
 	// not say). Both feed the web UI and the job's history record.

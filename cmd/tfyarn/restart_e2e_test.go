@@ -30,6 +30,14 @@ func TestE2ERestarts(t *testing.T) {
 		require.Equal(t, "SUCCEEDED", r.FinalStatus)
 		require.Equal(t, 1, r.Restarts)
 		require.Regexp(t, `^chief:0 succeeded; restart 1 after worker:0 \(container container_\S+ on \S+\) failed: exit code 1`, r.Diagnostics)
+		// run tells the restart as it happens, naming the failure, and
+		// never shows the failed container as the new attempt's start.
+		restarting := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(r.AppID) + ` restarting: restart 1 after worker:0 \(container (\S+) on \S+\) failed: exit code 1$`).FindStringSubmatchIndex(stderr)
+		require.NotNil(t, restarting, "no restarting line:\n%s", stderr)
+		failed := stderr[restarting[2]:restarting[3]]
+		require.Equal(t, 1, strings.Count(stderr, " worker:0 started in "+failed+" "), "the failed container is started once:\n%s", stderr)
+		require.Less(t, restarting[0], strings.Index(stderr, r.AppID+" FINISHED"), "the restart is told before the end:\n%s", stderr)
+		require.Regexp(t, regexp.MustCompile(`(?s)restarting: restart 1 .* worker:0 started in container_\S+ .* worker:0 registered at `), stderr, "then the new attempt starts")
 		for _, task := range r.Tasks {
 			require.Equal(t, 1, task.Restarts, task.Task)
 			require.Equal(t, "succeeded", task.State, task.Task)

@@ -189,6 +189,10 @@ func runAction(c *cli.Context, e *env) error {
 			fmt.Fprintf(e.stderr, "%s\n", ev.Notice)
 			return
 		}
+		if ev.Restart != "" {
+			fmt.Fprintf(progress, "%s restarting: %s\n", ev.AppID, ev.Restart)
+			return
+		}
 		if ev.Task != nil {
 			// A task's last output lines come before its end.
 			live.event(c.Context, ev)
