@@ -132,11 +132,19 @@ var Placeholders = []string{"{ps_hosts}", "{worker_hosts}", "{job_name}", "{task
 
 // SubstitutePlaceholders returns args with the TF1 placeholders filled in for
 // task: {ps_hosts} and {worker_hosts} become the comma-joined addresses of
-// those groups, {job_name} the task's type, {task_index} its index. Other
-// text, including unknown {names}, is left alone, and substituted values are
-// never substituted again.
+// those groups, {job_name} the task's type, {task_index} its index. A
+// placeholder in double braces is the escape for the text itself:
+// {{task_index}} becomes {task_index}. Other text, including unknown
+// {names}, is left alone, and substituted values are never substituted
+// again.
 func SubstitutePlaceholders(args []string, cluster ClusterSpec, task TaskID) []string {
+	// A Replacer tries its pairs in argument order at each position, so
+	// the escaped forms win over the placeholders they contain.
 	r := strings.NewReplacer(
+		"{{ps_hosts}}", "{ps_hosts}",
+		"{{worker_hosts}}", "{worker_hosts}",
+		"{{job_name}}", "{job_name}",
+		"{{task_index}}", "{task_index}",
 		"{ps_hosts}", strings.Join(cluster[PS], ","),
 		"{worker_hosts}", strings.Join(cluster[Worker], ","),
 		"{job_name}", string(task.Type),

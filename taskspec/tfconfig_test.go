@@ -102,6 +102,9 @@ func TestSubstitutePlaceholders(t *testing.T) {
 		{"values are not substituted again", ClusterSpec{Worker: {"{job_name}:1"}}, TaskID{Worker, 0},
 			[]string{"{worker_hosts}"}, []string{"{job_name}:1"}},
 		{"no args", cluster, TaskID{Worker, 0}, nil, []string{}},
+		{"double braces escape a placeholder", cluster, TaskID{Worker, 1},
+			[]string{"{{task_index}}", "x{{ps_hosts}}y{task_index}", "{{{job_name}}}", "{{worker_hosts}}{{job_name}}", "{{other}}", "{{task_index}"},
+			[]string{"{task_index}", "x{ps_hosts}y1", "{{job_name}}", "{worker_hosts}{job_name}", "{{other}}", "{1"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -42,10 +42,18 @@ func TestE2EAttackNodeManagerInjection(t *testing.T) {
 	}
 	envValue := "{{(touch " + marker("env-braces") + ")}}$(touch " + marker("env-dollar") + ")`touch " + marker("env-backquote") +
 		"`\"'\\<CPS><LOG_DIR>$HOME\n\xff"
+	// The TF1 placeholders are the launcher's one rewrite, and double
+	// braces escape them.
+	placeholders := map[string]string{"{task_index}": "0", "{{task_index}}": "{task_index}", "{{job_name}}x": "{job_name}x"}
+	hostile = append(hostile, "{task_index}", "{{task_index}}", "{{job_name}}x")
 	var want strings.Builder
-	for _, a := range append(append([]string(nil), hostile...), envValue) {
+	for _, a := range hostile {
+		if p, ok := placeholders[a]; ok {
+			a = p
+		}
 		want.WriteString(hex.EncodeToString([]byte(a)) + "\n")
 	}
+	want.WriteString(hex.EncodeToString([]byte(envValue)) + "\n")
 	requireNoMarkers := func(t *testing.T) {
 		t.Helper()
 		found, err := filepath.Glob(marker("*"))

@@ -76,7 +76,8 @@ func runCommand(e *env) *cli.Command {
 			"every task. Anything else is a command run as is.\n" +
 			"Every task runs under tfyarn's launcher, which gathers the tasks' addresses and starts the\n" +
 			"program with TF_CONFIG ({\"cluster\": {...}, \"task\": {\"type\": \"worker\", \"index\": 1}}), the\n" +
-			"placeholders {ps_hosts} {worker_hosts} {job_name} {task_index} in ARGS substituted, and\n" +
+			"placeholders {ps_hosts} {worker_hosts} {job_name} {task_index} in ARGS substituted\n" +
+			"({{task_index}} gives the text {task_index}), ARGS otherwise byte for byte, and\n" +
 			"TFYARN_TASK (e.g. worker:1), TFYARN_TASK_TYPE, TFYARN_TASK_INDEX, TFYARN_TASK_PORT and\n" +
 			"TFYARN_APP_ID set. No program starts before every chief, worker and ps task has registered.\n" +
 			"--success chief: the job's outcome is chief:0's (worker:0's without a chief); once it succeeded,\n" +
