@@ -46,6 +46,9 @@ type KerberosInfo struct {
 	// Bob is a second user of the same realm (bob@EXAMPLE.COM, HDFS home /user/bob): the other
 	// user of the attack tests, with his own ticket, never alice's.
 	Bob KerberosUser
+	// Admin is ServicePrincipal with a ticket cache and keytab (no password): its short name
+	// is the HDFS superuser, the administrator of the attack tests.
+	Admin KerberosUser
 }
 
 // KerberosUser is one user principal of the test realm with its own credentials, each file
@@ -54,7 +57,7 @@ type KerberosUser struct {
 	Principal    string // bob@EXAMPLE.COM
 	CCache       string // path of a valid ticket cache (TGT) for Principal
 	Keytab       string // Principal's keytab
-	PasswordFile string // Principal's password (one line)
+	PasswordFile string // Principal's password (one line); empty for Admin
 }
 
 // EnvAs returns Env with the Kerberos ticket cache of u instead of the test user's (and extra
@@ -248,6 +251,11 @@ func kerberosInfo(facts map[string]string) (*KerberosInfo, error) {
 			Keytab:       facts["bob.keytab"],
 			PasswordFile: facts["bob.password.file"],
 		},
+		Admin: KerberosUser{
+			Principal: facts["service.principal"],
+			CCache:    facts["service.ccache"],
+			Keytab:    facts["service.keytab"],
+		},
 	}
 	for key, d := range map[string]*time.Duration{"token.renew.ms": &k.TokenRenew, "token.max-lifetime.ms": &k.TokenMaxLifetime} {
 		ms, err := strconv.ParseInt(facts[key], 10, 64)
@@ -260,7 +268,7 @@ func kerberosInfo(facts map[string]string) (*KerberosInfo, error) {
 		"expired.ccache": k.ExpiredCCache, "principal": k.Principal, "keytab": k.Keytab,
 		"password.file": k.PasswordFile, "service.principal": k.ServicePrincipal, "kdc": k.KDC,
 		"bob.principal": k.Bob.Principal, "bob.ccache": k.Bob.CCache, "bob.keytab": k.Bob.Keytab,
-		"bob.password.file": k.Bob.PasswordFile} {
+		"bob.password.file": k.Bob.PasswordFile, "service.ccache": k.Admin.CCache, "service.keytab": k.Admin.Keytab} {
 		if v == "" {
 			return nil, fmt.Errorf("cluster facts: %s missing for the kerberos profile", key)
 		}

@@ -33,7 +33,7 @@ func TestKerberosCluster(t *testing.T) {
 	require.Equal(t, 90*time.Second, k.TokenMaxLifetime)
 	require.Equal(t, "bob@EXAMPLE.COM", k.Bob.Principal)
 	for _, f := range []string{k.Keytab, k.CCache, k.ExpiredCCache, k.PasswordFile, filepath.Join(c.Dir, "service.keytab"),
-		k.Bob.Keytab, k.Bob.CCache, k.Bob.PasswordFile} {
+		k.Bob.Keytab, k.Bob.CCache, k.Bob.PasswordFile, k.Admin.CCache} {
 		st, err := os.Stat(f)
 		require.NoError(t, err)
 		require.Equal(t, os.FileMode(0o600), st.Mode().Perm(), f)
@@ -72,6 +72,12 @@ func TestKerberosCluster(t *testing.T) {
 	require.NoError(t, err)
 	_, _, err = bobCl.GetServiceTicket(service)
 	require.NoError(t, err, "a service ticket for %s from bob's ccache", service)
+
+	// The administrator's ticket cache: the service principal's TGT.
+	adminCC, err := credentials.LoadCCache(k.Admin.CCache)
+	require.NoError(t, err)
+	require.Equal(t, k.ServicePrincipal, adminCC.GetClientPrincipalName().PrincipalNameString()+"@"+adminCC.GetClientRealm())
+	require.Equal(t, filepath.Join(c.Dir, "service.keytab"), k.Admin.Keytab)
 
 	expired, err := credentials.LoadCCache(k.ExpiredCCache)
 	require.NoError(t, err)

@@ -167,6 +167,8 @@ public final class TestCluster {
       facts.put("bob.password.file", new File(base, "bob.password").getPath());
       facts.put("bob.ccache", new File(base, "bob.ccache").getPath());
       facts.put("service.principal", servicePrincipal);
+      facts.put("service.keytab", serviceKeytab.getPath());
+      facts.put("service.ccache", new File(base, "service.ccache").getPath());
       facts.put("kdc", "localhost:" + opts.kdcPort);
       facts.put("token.renew.ms", Long.toString(opts.tokenRenewMs));
       facts.put("token.max-lifetime.ms", Long.toString(opts.tokenMaxLifetimeMs));
@@ -564,6 +566,10 @@ public final class TestCluster {
     serviceKeytab.delete();
     kdc.createAndExportPrincipals(serviceKeytab, user + "/localhost", "HTTP/localhost");
     ownerOnly(serviceKeytab);
+    // A ticket cache for the service principal too: its short name is the HDFS superuser, the
+    // administrator of the attack tests (e.g. the owner of a shared cache directory).
+    storeTicket(kdc.getKrbClient(), kdc.getKrbClient().requestTgt(servicePrincipal, serviceKeytab),
+        new File(base, "service.ccache"));
 
     userPrincipal = "alice@" + REALM;
     String password = createUser(base, "alice");
