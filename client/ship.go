@@ -122,10 +122,18 @@ const linkNameChars = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ01234
 const maxLinkName = 255
 
 // cacheName is a local file's name in the HDFS cache: its base name, with
-// the ':' Hadoop's paths reject replaced. The suffix survives, which is
-// what the NodeManager unpacks archives by.
+// every character outside linkNameChars replaced by '_'. The NodeManager
+// localizes a resource under its HDFS name and writes that path into its
+// launch script between double quotes (`ln -sf -- "PATH" "NAME"`), so
+// `x$(cmd).csv` would run cmd; Hadoop's paths reject ':'. The suffix
+// survives, which is what the NodeManager unpacks archives by.
 func cacheName(local string) string {
-	return strings.ReplaceAll(filepath.Base(local), ":", "_")
+	return strings.Map(func(r rune) rune {
+		if strings.ContainsRune(linkNameChars, r) {
+			return r
+		}
+		return '_'
+	}, filepath.Base(local))
 }
 
 // itemKind is how a shipped item reaches the cache and the containers.

@@ -60,6 +60,8 @@ func TestDefaultLinkNames(t *testing.T) {
 		require.Equal(t, want, LocalFile{Path: in}.archiveName(), in)
 	}
 	require.Equal(t, "a_b.zip", cacheName("/x/a:b.zip"))
+	require.Equal(t, "x__touch_pwned__id______.tar.gz", cacheName("/x/x$(touch pwned)`id`{{}}\xff.tar.gz"))
+	require.Equal(t, "My-data_1.2+x@a,b=c.csv", cacheName("My-data_1.2+x@a,b=c.csv"))
 }
 
 func TestPython(t *testing.T) {

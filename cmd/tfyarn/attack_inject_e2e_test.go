@@ -16,9 +16,13 @@ import (
 // hexArgsScript writes, into the file named by its first argument, the hex
 // of each further argument and then of $HOSTILE, one per line: od prints
 // bytes, it interprets none.
+// It then names any file pwned* in its working directory (a shipped file's
+// name ran `touch pwned` there) and prints the shipped data.csv.
 const hexArgsScript = `out=$1; shift
 for a in "$@"; do printf %s "$a" | od -An -v -tx1 | tr -d ' \n'; echo; done >"$out"
-printf %s "$HOSTILE" | od -An -v -tx1 | tr -d ' \n' >>"$out"; echo >>"$out"`
+printf %s "$HOSTILE" | od -An -v -tx1 | tr -d ' \n' >>"$out"; echo >>"$out"
+for f in pwned*; do if [ -e "$f" ]; then echo "PWNED $f"; fi; done >>"$out"
+echo "DATA $(cat data.csv)" >>"$out"`
 
 // TestE2EAttackNodeManagerInjection: the NodeManager rewrites {{ }}, <CPS>
 // and <LOG_DIR> in a container's command and environment values, and its
@@ -54,6 +58,11 @@ func TestE2EAttackNodeManagerInjection(t *testing.T) {
 		want.WriteString(hex.EncodeToString([]byte(a)) + "\n")
 	}
 	want.WriteString(hex.EncodeToString([]byte(envValue)) + "\n")
+	want.WriteString("DATA shipped\n")
+	// A file whose own name would run commands, shipped under a good name:
+	// the NodeManager localizes it under its name in the HDFS cache.
+	shipped := filepath.Join(dir, "x$(touch pwned)`touch pwned2`{{(touch pwned3)}}.csv")
+	require.NoError(t, os.WriteFile(shipped, []byte("shipped\n"), 0o644))
 	requireNoMarkers := func(t *testing.T) {
 		t.Helper()
 		found, err := filepath.Glob(marker("*"))
@@ -65,7 +74,7 @@ func TestE2EAttackNodeManagerInjection(t *testing.T) {
 		t.Parallel()
 		out := filepath.Join(dir, "yarn.hex")
 		args := append([]string{"run", "--name", "e2e-attack-inject", "--worker", "1c,256m", "--output", "json",
-			"--setenv", "HOSTILE=" + envValue, "--", "sh", "-c", hexArgsScript, "sh", out}, hostile...)
+			"--setenv", "HOSTILE=" + envValue, "--files", shipped + "#data.csv", "--", "sh", "-c", hexArgsScript, "sh", out}, hostile...)
 		stdout, stderr, code := execTfyarn(t, c, bin, nil, args...)
 		require.Equal(t, exitOK, code, "stdout: %s\nstderr: %s", stdout, stderr)
 		require.Equal(t, "SUCCEEDED", runJSON(t, stdout).FinalStatus)
@@ -79,7 +88,7 @@ func TestE2EAttackNodeManagerInjection(t *testing.T) {
 		t.Parallel()
 		out := filepath.Join(dir, "local.hex")
 		args := append([]string{"run", "--local", "--worker", "1c", "--setenv", "HOSTILE=" + envValue,
-			"--", "sh", "-c", hexArgsScript, "sh", out}, hostile...)
+			"--files", shipped + "#data.csv", "--", "sh", "-c", hexArgsScript, "sh", out}, hostile...)
 		stdout, stderr, code := execTfyarn(t, c, bin, nil, args...)
 		require.Equal(t, exitOK, code, "stdout: %s\nstderr: %s", stdout, stderr)
 		got, err := os.ReadFile(out)
