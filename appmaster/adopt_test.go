@@ -235,13 +235,11 @@ func TestRendezvousAdoptsAndHearsTheLauncherAgain(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	c, err := rendezvous.NewClient(rv.Address(), secret, rendezvous.WithLongPoll(time.Second))
-	require.NoError(t, err)
-	defer c.Close()
+	c := launcherClient(t, rv, secret, "container_1_0001_01_000002")
 	spec, err := c.WaitSpec(ctx, w0)
 	require.NoError(t, err)
 	require.Equal(t, []string{"127.0.0.1:2222"}, spec[taskspec.Worker])
-	require.Error(t, c.Register(ctx, rendezvous.Registration{Task: w0, Host: "127.0.0.1", Port: 2222, ContainerID: "container_1_0001_01_000009", PID: 7}),
+	require.Error(t, launcherClient(t, rv, secret, "container_1_0001_01_000009").Register(ctx, rendezvous.Registration{Task: w0, Host: "127.0.0.1", Port: 2222, ContainerID: "container_1_0001_01_000009", PID: 7}),
 		"only the adopted container may register as the task")
 	require.NoError(t, c.Register(ctx, rendezvous.Registration{Task: w0, Host: "127.0.0.1", Port: 2222, ContainerID: "container_1_0001_01_000002", PID: 7}))
 	require.Equal(t, []core.Event{core.TaskRegistered{Task: w0, Host: "127.0.0.1", Port: 2222}}, rv.Drain())

@@ -149,7 +149,7 @@ func RunAM(ctx context.Context, opts AMOptions) (LoopResult, error) {
 		Resume:         saved.record(),
 		NodeRacks:      clusterRacks(jf),
 		LaunchContext: func(ln core.Launch) *hadoopyarn.ContainerLaunchContextProto {
-			clc := TaskLaunchContext(jf, ln, rv.Address(), sec.taskTokens(secret))
+			clc := TaskLaunchContext(jf, ln, rv.Address(), sec.taskTokens(rendezvous.ContainerKey(secret, ln.Container.ID)))
 			if locator != "" {
 				clc.Environment = append(clc.Environment, yarn.EnvProto(map[string]string{contract.EnvAMLocator: locator})...)
 			}

@@ -135,10 +135,10 @@ func (s *amSecurity) hdfsOptions() hdfs.Options {
 }
 
 // taskTokens are the credentials for a task container being launched now.
-func (s *amSecurity) taskTokens(secret []byte) []byte {
+func (s *amSecurity) taskTokens(key []byte) []byte {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return TaskTokens(s.creds, secret)
+	return TaskTokens(s.creds, key)
 }
 
 // refreshTokens keeps the job's HDFS access alive past the delegation

@@ -19,8 +19,8 @@ import (
 // (`./tfyarn task`, the shipped binary), output to the container's log
 // directory, the task's identity and the AM's rendezvous address in the
 // environment, the job's task resources, and the tokens the AM passes on
-// (tokens: its credentials minus the AMRMToken, plus the rendezvous
-// secret).
+// (tokens: its credentials minus the AMRMToken, plus the container's
+// rendezvous key).
 //
 // The job's command, arguments and environment are not in it: the
 // NodeManager rewrites {{ }}, <CPS> and <LOG_DIR> in commands and
@@ -72,11 +72,13 @@ func TaskProgram(jf contract.JobFile) func(taskspec.TaskID) (rendezvous.Program,
 	}
 }
 
-// TaskTokens is what task containers get as credentials: the AM's minus the
-// AMRMToken, which would let a task impersonate the AM towards the RM, plus
-// the rendezvous secret. YARN writes them to a file only the container's
-// user can read; the secret is on no command line and in no environment.
-func TaskTokens(amCreds *security.Credentials, secret []byte) []byte {
+// TaskTokens is what a task container gets as credentials: the AM's minus
+// the AMRMToken, which would let a task impersonate the AM towards the RM,
+// plus key, the container's own rendezvous key (rendezvous.ContainerKey:
+// never the job's secret, so a launcher can sign only as its container).
+// YARN writes them to a file only the container's user can read; the key
+// is on no command line and in no environment.
+func TaskTokens(amCreds *security.Credentials, key []byte) []byte {
 	if amCreds == nil {
 		amCreds = security.NewCredentials()
 	}
@@ -84,7 +86,7 @@ func TaskTokens(amCreds *security.Credentials, secret []byte) []byte {
 	// The status key is the owner's proof towards the AM's status page: a
 	// task's program (or whoever reads its token file) has no use for it.
 	c.RemoveSecret(contract.StatusKeyAlias)
-	rendezvous.AddSecret(c, secret)
+	rendezvous.AddSecret(c, key)
 	return c.Marshal()
 }
 

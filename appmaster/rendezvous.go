@@ -15,6 +15,7 @@ import (
 
 	"github.com/tfyarn/tfyarn/appmaster/webui"
 	"github.com/tfyarn/tfyarn/contract"
+	"github.com/tfyarn/tfyarn/internal/connlimit"
 	"github.com/tfyarn/tfyarn/rendezvous"
 	"github.com/tfyarn/tfyarn/taskspec"
 )
@@ -92,7 +93,7 @@ func StartRendezvous(cfg RendezvousConfig) (*TaskRendezvous, error) {
 	if cfg.RegistrationTimeout <= 0 {
 		cfg.RegistrationTimeout = taskspec.DefaultRendezvousTimeout
 	}
-	board, err := rendezvous.NewBoard(rendezvous.BoardConfig{Groups: cfg.Job.Tasks, RegistrationTimeout: cfg.RegistrationTimeout})
+	board, err := rendezvous.NewBoard(rendezvous.BoardConfig{Groups: cfg.Job.Tasks, RegistrationTimeout: cfg.RegistrationTimeout, RequireAssignment: true})
 	if err != nil {
 		return nil, fmt.Errorf("appmaster: %w", err)
 	}
@@ -120,6 +121,10 @@ func StartRendezvous(cfg RendezvousConfig) (*TaskRendezvous, error) {
 			return nil, fmt.Errorf("appmaster: %w", err)
 		}
 	}
+	// Strangers hold at most rendezvous.MaxUnauthenticatedConns
+	// connections; launchers (a handful of connections each: long polls
+	// beside reports) leave that pool once they signed a request.
+	ln = connlimit.NewListener(ln, rendezvous.MaxUnauthenticatedConns, max(rendezvous.DefaultMaxAuthenticatedConns, 8*cfg.Job.TaskCount()))
 	r := &TaskRendezvous{
 		appID:  cfg.AppID,
 		board:  board,
@@ -137,16 +142,7 @@ func StartRendezvous(cfg RendezvousConfig) (*TaskRendezvous, error) {
 	mux.Handle(rendezvous.PathPrefix, srv)
 	r.uiPath = contract.ProxiedPrefix + contract.WebPathToken(cfg.Web.StatusKey) + "/"
 	mux.Handle("/", newWebGate(cfg.User, cfg.Web, http.HandlerFunc(r.page.serveJSON), webui.Handler(r.page.currentReport, nil), cfg.Logf))
-	r.hs = &http.Server{
-		Handler:           mux,
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       30 * time.Second,
-		// Long polls are held up to rendezvous.DefaultMaxWait.
-		WriteTimeout:   rendezvous.DefaultMaxWait + 15*time.Second,
-		IdleTimeout:    2 * time.Minute,
-		MaxHeaderBytes: 16 << 10,
-		ErrorLog:       slog.NewLogLogger(slog.NewTextHandler(cfg.Log, nil), slog.LevelWarn),
-	}
+	r.hs = rendezvous.HTTPServer(mux, slog.New(slog.NewTextHandler(cfg.Log, nil)))
 	go r.serve()
 	go r.forwardNotify()
 	return r, nil

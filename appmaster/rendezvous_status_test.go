@@ -43,14 +43,15 @@ func TestStatusPageDecorated(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	c, err := rendezvous.NewClient(rv.Address(), secret)
-	require.NoError(t, err)
-	defer c.Close()
+	rv.Assign(w0, "container_1_0002_01_000002")
+	rv.Assign(w1, "container_1_0002_01_000003")
+	rv.Assign(w1, "container_1_0002_01_000005")
+	c := launcherClient(t, rv, secret, "container_1_0002_01_000002")
 	gpu := []contract.GPUSample{{Index: 0, Name: "NVIDIA H100 80GB HBM3", UtilizationPct: 75, MemoryUsedMiB: 1011, MemoryTotalMiB: 81559}}
 	require.NoError(t, c.ReportMetrics(ctx, rendezvous.MetricsReport{Task: w0, ContainerID: "container_1_0002_01_000002", GPUs: gpu}))
 	// A sample from worker:1's previous container is not shown as its current one's.
-	require.NoError(t, c.ReportMetrics(ctx, rendezvous.MetricsReport{Task: w1, ContainerID: "container_1_0002_01_000003", GPUs: gpu}))
-	require.ErrorIs(t, c.ReportMetrics(ctx, rendezvous.MetricsReport{Task: taskspec.TaskID{Type: taskspec.Chief}, GPUs: gpu}), rendezvous.ErrUnknownTask)
+	require.NoError(t, launcherClient(t, rv, secret, "container_1_0002_01_000003").ReportMetrics(ctx, rendezvous.MetricsReport{Task: w1, ContainerID: "container_1_0002_01_000003", GPUs: gpu}))
+	require.ErrorIs(t, c.ReportMetrics(ctx, rendezvous.MetricsReport{Task: taskspec.TaskID{Type: taskspec.Chief}, ContainerID: "container_1_0002_01_000002", GPUs: gpu}), rendezvous.ErrUnknownTask)
 
 	var rep contract.StatusReport
 	require.NoError(t, json.Unmarshal([]byte(getWithKey(t, "http://"+rv.Address()+contract.StatusPath, key)), &rep))

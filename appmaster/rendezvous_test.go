@@ -35,17 +35,17 @@ func TestTaskRendezvous(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	c, err := rendezvous.NewClient(rv.Address(), secret, rendezvous.WithLongPoll(time.Second))
-	require.NoError(t, err)
-	defer c.Close()
 	chief0 := taskspec.TaskID{Type: taskspec.Chief}
 	rv.Assign(chief0, "container_1_0001_01_000002")
 	rv.Assign(worker0, "container_1_0001_01_000003")
+	c := launcherClient(t, rv, secret, "container_1_0001_01_000002")
+	c9 := launcherClient(t, rv, secret, "container_1_0001_01_000009")
+	c3 := launcherClient(t, rv, secret, "container_1_0001_01_000003")
 	require.NoError(t, c.Register(ctx, rendezvous.Registration{Task: chief0, Host: "127.0.0.1", Port: 2222, ContainerID: "container_1_0001_01_000002"}))
-	require.Error(t, c.Register(ctx, rendezvous.Registration{Task: worker0, Host: "127.0.0.1", Port: 2223, ContainerID: "container_1_0001_01_000009"}),
+	require.Error(t, c9.Register(ctx, rendezvous.Registration{Task: worker0, Host: "127.0.0.1", Port: 2223, ContainerID: "container_1_0001_01_000009"}),
 		"only the assigned container may register")
-	require.NoError(t, c.Register(ctx, rendezvous.Registration{Task: worker0, Host: "127.0.0.1", Port: 2223, ContainerID: "container_1_0001_01_000003"}))
-	spec, err := c.WaitSpec(ctx, worker0)
+	require.NoError(t, c3.Register(ctx, rendezvous.Registration{Task: worker0, Host: "127.0.0.1", Port: 2223, ContainerID: "container_1_0001_01_000003"}))
+	spec, err := c3.WaitSpec(ctx, worker0)
 	require.NoError(t, err)
 	require.Equal(t, []string{"127.0.0.1:2223"}, spec[taskspec.Worker])
 	require.Equal(t, []core.Event{
@@ -93,6 +93,16 @@ func TestTaskRendezvous(t *testing.T) {
 	case <-time.After(3 * time.Second):
 		t.Fatal("Close lingered after the final page was fetched")
 	}
+}
+
+// launcherClient is the rendezvous client of the launcher in container,
+// holding the key the AM gives that container.
+func launcherClient(t *testing.T, rv *TaskRendezvous, secret []byte, container string) *rendezvous.Client {
+	t.Helper()
+	c, err := rendezvous.NewClient(rv.Address(), container, rendezvous.ContainerKey(secret, container), rendezvous.WithLongPoll(time.Second))
+	require.NoError(t, err)
+	t.Cleanup(c.Close)
+	return c
 }
 
 func get(t *testing.T, url string) string { return getWithKey(t, url, nil) }

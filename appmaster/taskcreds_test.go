@@ -42,9 +42,8 @@ func TestPublishCredentials(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	c, err := rendezvous.NewClient(rv.Address(), secret, rendezvous.WithLongPoll(time.Second))
-	require.NoError(t, err)
-	defer c.Close()
+	rv.Assign(worker0, "container_1_0001_01_000002")
+	c := launcherClient(t, rv, secret, "container_1_0001_01_000002")
 	u, got, err := c.WaitCredentials(ctx, worker0, 0)
 	require.NoError(t, err)
 	require.Equal(t, uint64(1), u.Version)

@@ -10,6 +10,9 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
+// EnvGoMemLimit is the Go runtime's soft memory limit, set for the AM.
+const EnvGoMemLimit = "GOMEMLIMIT"
+
 // amCommand runs the shipped binary as the AM. YARN localizes FILE
 // resources with the owner's execute bit (FSDownload: 0500 for
 // PRIVATE/APPLICATION, 0555 for PUBLIC), so no chmod is needed.
@@ -26,6 +29,12 @@ func submissionContext(job Job, id *hadoopyarn.ApplicationIdProto, stagingDir st
 		contract.EnvStagingDir: stagingDir,
 		contract.EnvUser:       job.User,
 		"HADOOP_USER_NAME":     job.User,
+	}
+	if job.AMMemoryMiB > 0 {
+		// The Go runtime collects harder as the AM's heap nears 3/4 of its
+		// container, well before YARN would kill it for memory (the rest is
+		// stacks, the binary and what the runtime itself holds).
+		env[EnvGoMemLimit] = strconv.FormatInt(job.AMMemoryMiB*3/4, 10) + "MiB"
 	}
 	if job.AMAttempts > 1 {
 		env[contract.EnvAMAttempts] = strconv.Itoa(job.AMAttempts)

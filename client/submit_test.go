@@ -58,6 +58,11 @@ func TestSubmissionContext(t *testing.T) {
 	app = submissionContext(job, nil, "/user/alice/.tfyarn/application_1_0001", testResource("tfyarn"), testResource("job.json"))
 	require.Equal(t, "am", app.GetNodeLabelExpression())
 	require.EqualValues(t, DefaultAMMemoryMiB, app.GetResource().GetMemory())
+	env := map[string]string{}
+	for _, kv := range app.GetAmContainerSpec().GetEnvironment() {
+		env[kv.GetKey()] = kv.GetValue()
+	}
+	require.Equal(t, "192MiB", env[EnvGoMemLimit], "the AM's heap is bounded at 3/4 of its container")
 	require.Equal(t, []string{"./tfyarn am --job job.json 1><LOG_DIR>/am.stdout 2><LOG_DIR>/am.stderr"}, app.GetAmContainerSpec().GetCommand())
 	var keys []string
 	for _, r := range app.GetAmContainerSpec().GetLocalResources() {

@@ -20,9 +20,10 @@ import (
 type Config struct {
 	Task      taskspec.TaskID
 	AMAddress string // host:port of the AM's rendezvous server
-	// Secret authenticates the launcher to the AM. In a container it comes
-	// from the credentials file; never from the command line or the
-	// environment.
+	// Secret is the launcher's key towards the AM: its container's
+	// (rendezvous.ContainerKey of the job's secret), which signs and seals
+	// every call as ContainerID. In a container it comes from the
+	// credentials file; never from the command line or the environment.
 	Secret []byte
 	// Credentials are the container's Hadoop credentials without the
 	// rendezvous secret (ConfigFromEnv reads them from the NodeManager's

@@ -121,9 +121,10 @@ type launch struct {
 // injectable signals.
 func (a *am) newLaunch(task taskspec.TaskID, command ...string) *launch {
 	l := &launch{stdout: &syncbuf.Buffer{}, stderr: &syncbuf.Buffer{}, signals: make(chan os.Signal, 1)}
+	container := "container_test_" + strings.ReplaceAll(task.String(), ":", "_")
 	l.cfg = Config{
-		Task: task, AMAddress: a.addr, Secret: a.secret,
-		Host: "127.0.0.1", ContainerID: "container_test_" + strings.ReplaceAll(task.String(), ":", "_"),
+		Task: task, AMAddress: a.addr, Secret: rendezvous.ContainerKey(a.secret, container),
+		Host: "127.0.0.1", ContainerID: container,
 		Command: command, Stdout: l.stdout, Stderr: l.stderr, Signals: l.signals,
 		RendezvousTimeout: 20 * time.Second, StopGrace: 5 * time.Second, ReportTimeout: 5 * time.Second,
 		ClientOptions: []rendezvous.ClientOption{rendezvous.WithLongPoll(time.Second), rendezvous.WithBackoff(10*time.Millisecond, 100*time.Millisecond)},

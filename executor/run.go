@@ -63,7 +63,7 @@ func Run(ctx context.Context, cfg Config) (exitCode int, err error) {
 	if o := locatorOption(&cfg, log); o != nil {
 		copts = append(copts[:len(copts):len(copts)], o)
 	}
-	client, err := rendezvous.NewClient(cfg.AMAddress, cfg.Secret, copts...)
+	client, err := rendezvous.NewClient(cfg.AMAddress, cfg.ContainerID, cfg.Secret, copts...)
 	if err != nil {
 		return ExitBadConfig, fmt.Errorf("task launcher: %w", err)
 	}

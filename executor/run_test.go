@@ -156,7 +156,7 @@ func TestWrongSecretFailsClearly(t *testing.T) {
 	o := l.run(t)
 	require.Equal(t, ExitLauncherFailed, o.code)
 	require.ErrorIs(t, o.err, rendezvous.ErrUnauthorized)
-	require.ErrorContains(t, o.err, "wrong rendezvous secret")
+	require.ErrorContains(t, o.err, "wrong container key")
 	require.NoFileExists(t, marker)
 	require.Empty(t, a.board.Registrations())
 }

@@ -190,7 +190,8 @@ func TestProgramTokenFileHasNoSecret(t *testing.T) {
 	a := startAM(t, group(taskspec.Worker, 1))
 	dir := t.TempDir()
 	nmFile := filepath.Join(dir, "container_tokens")
-	require.NoError(t, containerCreds(a.secret).WriteFile(nmFile, security.FormatWritable))
+	key := rendezvous.ContainerKey(a.secret, "container_test_worker_0") // what the AM gives this container
+	require.NoError(t, containerCreds(key).WriteFile(nmFile, security.FormatWritable))
 	t.Setenv(contract.EnvTask, "worker:0")
 	t.Setenv(contract.EnvAMAddress, a.addr)
 	t.Setenv(EnvTokenFile, nmFile)
@@ -198,7 +199,7 @@ func TestProgramTokenFileHasNoSecret(t *testing.T) {
 	t.Setenv(EnvContainerID, "container_test_worker_0")
 	cfg, err := ConfigFromEnv([]string{"sh", "-c", `echo "tokens=$HADOOP_TOKEN_FILE_LOCATION"; cp "$HADOOP_TOKEN_FILE_LOCATION" seen; cp "` + nmFile + `" seen-nm`})
 	require.NoError(t, err)
-	require.Equal(t, a.secret, cfg.Secret)
+	require.Equal(t, key, cfg.Secret)
 	_, ok := cfg.Credentials.Secret(rendezvous.SecretAlias)
 	require.False(t, ok)
 	require.Equal(t, 2, cfg.Credentials.NumTokens())
@@ -214,7 +215,7 @@ func TestProgramTokenFileHasNoSecret(t *testing.T) {
 
 	require.Contains(t, l.stdout.String(), "tokens="+filepath.Join(dir, TokenFileName)+"\n")
 	for _, f := range []string{"seen", "seen-nm", TokenFileName, "container_tokens"} {
-		requireNoSecret(t, filepath.Join(dir, f), a.secret)
+		requireNoSecret(t, filepath.Join(dir, f), key)
 		c := readCreds(t, filepath.Join(dir, f))
 		tok, ok := c.Token("hdfs")
 		require.True(t, ok, f)

@@ -40,7 +40,7 @@ func Run(ctx context.Context, job taskspec.Job, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("localrun: %w", err)
 	}
-	board, err := rendezvous.NewBoard(rendezvous.BoardConfig{Groups: groups, RegistrationTimeout: opts.RegistrationTimeout})
+	board, err := rendezvous.NewBoard(rendezvous.BoardConfig{Groups: groups, RegistrationTimeout: opts.RegistrationTimeout, RequireAssignment: true})
 	if err != nil {
 		return nil, fmt.Errorf("localrun: %w", err)
 	}
@@ -67,8 +67,9 @@ func Run(ctx context.Context, job taskspec.Job, opts Options) (*Result, error) {
 	start := time.Now()
 	stdout, stderr := &sink{w: opts.Stdout}, &sink{w: opts.Stderr}
 	p := &processes{
-		board: board,
-		log:   newPrefixWriter(stderr, "[tfyarn] "),
+		board:  board,
+		secret: secret,
+		log:    newPrefixWriter(stderr, "[tfyarn] "),
 		// Launchers must not see ctx directly: the driver decides when each
 		// one ends, so that a kill is recorded as such.
 		ctx:     context.WithoutCancel(ctx),
@@ -81,7 +82,6 @@ func Run(ctx context.Context, job taskspec.Job, opts Options) (*Result, error) {
 		ends:    make(chan ended),
 		base: executor.Config{
 			AMAddress: ln.Addr().String(),
-			Secret:    secret,
 			Host:      opts.Host,
 			Command:   cmd,
 			Dir:       opts.Dir,

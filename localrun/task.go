@@ -19,6 +19,7 @@ import (
 // child process: the driver's procs.
 type processes struct {
 	board          *rendezvous.Board
+	secret         []byte // the run's; each launcher gets its container's key
 	log            *prefixWriter
 	ctx            context.Context
 	stdout, stderr *sink
@@ -58,6 +59,7 @@ func (p *processes) start(ln core.Launch) {
 	cfg := p.base
 	cfg.Task = ln.Task
 	cfg.ContainerID = ln.Container.ID
+	cfg.Secret = rendezvous.ContainerKey(p.secret, ln.Container.ID)
 	cfg.Port = ln.Port
 	cfg.Env = taskEnv(p.env, p.job, p.appID, ln)
 	stdout := newPrefixWriter(p.stdout, "["+ln.Task.String()+"] ")

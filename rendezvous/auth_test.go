@@ -2,6 +2,7 @@ package rendezvous
 
 import (
 	"bytes"
+	"encoding/hex"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -17,66 +18,106 @@ func serverSide(req *http.Request, body []byte) *http.Request {
 	return in
 }
 
+func testKeys(t testing.TB, secret []byte, container string) keys {
+	t.Helper()
+	k, err := newKeys(ContainerKey(secret, container))
+	require.NoError(t, err)
+	return k
+}
+
+// verifyRequest is the server's check of a request's signed headers.
+func verifyRequest(t testing.TB, secret []byte, req *http.Request, now time.Time) error {
+	h, err := parseSignedHeaders(req.Header)
+	if err != nil {
+		return err
+	}
+	return testKeys(t, secret, h.container).verify(req, h, now, 5*time.Minute)
+}
+
 func TestSignVerifyRoundTrip(t *testing.T) {
 	secret := testSecret(t)
-	sg, err := newSigner(secret)
-	require.NoError(t, err)
+	k := testKeys(t, secret, testContainer)
 	body := []byte(`{"task":"worker:0"}`)
-	req, _ := http.NewRequest("POST", "http://am:1/rendezvous/v1/register?x=1", bytes.NewReader(body))
+	req, _ := http.NewRequest("POST", "http://am:1/rendezvous/v1/register?x=1", nil)
 	now := time.Now()
-	nonce, err := sg.sign(req, body, now)
+	wire, _, err := k.sign(req, testContainer, body, now)
 	require.NoError(t, err)
-	v, err := sg.verify(serverSide(req, body), body, now, time.Minute)
+	require.NotContains(t, string(wire), "worker:0", "the body is sealed")
+	in := serverSide(req, wire)
+	require.NoError(t, verifyRequest(t, secret, in, now))
+	h, err := parseSignedHeaders(in.Header)
 	require.NoError(t, err)
-	require.Equal(t, nonce, v.nonce)
+	plain, err := k.open(wire, requestAD("POST", in.RequestURI, testContainer, h.ts, h.nonce))
+	require.NoError(t, err)
+	require.Equal(t, body, plain)
+	require.Equal(t, digestHex(wire), h.digest)
+}
+
+func TestContainerKeysDiffer(t *testing.T) {
+	secret := testSecret(t)
+	a, b := ContainerKey(secret, "container_1_0001_01_000002"), ContainerKey(secret, "container_1_0001_01_000003")
+	require.Len(t, a, 32)
+	require.NotEqual(t, a, b)
+	require.NotEqual(t, secret, a)
+	require.Equal(t, a, ContainerKey(secret, "container_1_0001_01_000002"))
 }
 
 func TestVerifyRefuses(t *testing.T) {
 	secret := testSecret(t)
-	sg, _ := newSigner(secret)
-	other, _ := newSigner(testSecret(t))
+	k := testKeys(t, secret, testContainer)
+	other := testKeys(t, testSecret(t), testContainer)
 	body := []byte(`{"task":"worker:0","host":"h","port":1}`)
 	now := time.Now()
-	signed := func(s signer, at time.Time) *http.Request {
-		req, _ := http.NewRequest("POST", "http://am:1/rendezvous/v1/register", bytes.NewReader(body))
-		_, err := s.sign(req, body, at)
+	signed := func(k keys, at time.Time) *http.Request {
+		req, _ := http.NewRequest("POST", "http://am:1/rendezvous/v1/register", nil)
+		_, _, err := k.sign(req, testContainer, body, at)
 		require.NoError(t, err)
 		return req
 	}
 	cases := map[string]struct {
 		req  *http.Request
-		body []byte
 		want string
 	}{
-		"wrong secret":  {signed(other, now), body, "bad signature"},
-		"tampered body": {signed(sg, now), []byte(`{"task":"worker:1","host":"h","port":1}`), "bad signature"},
-		"stale":         {signed(sg, now.Add(-10*time.Minute)), body, "timestamp off"},
-		"future":        {signed(sg, now.Add(10*time.Minute)), body, "timestamp off"},
-		"unsigned":      {func() *http.Request { r, _ := http.NewRequest("POST", "http://am:1/x", nil); return r }(), nil, "unsigned"},
+		"wrong secret": {signed(other, now), "bad signature"},
+		"stale":        {signed(k, now.Add(-10*time.Minute)), "timestamp off"},
+		"future":       {signed(k, now.Add(10*time.Minute)), "timestamp off"},
+		"unsigned":     {func() *http.Request { r, _ := http.NewRequest("POST", "http://am:1/x", nil); return r }(), "unsigned"},
 		"tampered nonce": {func() *http.Request {
-			r := signed(sg, now)
+			r := signed(k, now)
 			r.Header.Set(HeaderNonce, "00000000000000000000000000000000")
 			return r
-		}(), body, "bad signature"},
-		"bad nonce": {func() *http.Request { r := signed(sg, now); r.Header.Set(HeaderNonce, "zz"); return r }(), body, "malformed nonce"},
+		}(), "bad signature"},
+		"bad nonce": {func() *http.Request { r := signed(k, now); r.Header.Set(HeaderNonce, "zz"); return r }(), "malformed nonce"},
 		"tampered time": {func() *http.Request {
-			r := signed(sg, now)
+			r := signed(k, now)
 			r.Header.Set(HeaderTimestamp, "1")
 			return r
-		}(), body, "bad signature"},
+		}(), "bad signature"},
+		"tampered digest": {func() *http.Request {
+			r := signed(k, now)
+			r.Header.Set(HeaderContentSHA256, digestHex([]byte("another body")))
+			return r
+		}(), "bad signature"},
+		"another container": {func() *http.Request {
+			r := signed(k, now)
+			r.Header.Set(HeaderContainer, "container_1_0001_01_000009")
+			return r
+		}(), "bad signature"},
+		"bad container": {func() *http.Request {
+			r := signed(k, now)
+			r.Header.Set(HeaderContainer, "container 1")
+			return r
+		}(), "malformed container"},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
-			_, err := sg.verify(serverSide(c.req, c.body), c.body, now, 5*time.Minute)
-			require.ErrorContains(t, err, c.want)
+			require.ErrorContains(t, verifyRequest(t, secret, serverSide(c.req, nil), now), c.want)
 		})
 	}
 	t.Run("tampered query", func(t *testing.T) {
-		req := signed(sg, now)
-		in := serverSide(req, body)
+		in := serverSide(signed(k, now), nil)
 		in.RequestURI += "?task=chief:0"
-		_, err := sg.verify(in, body, now, 5*time.Minute)
-		require.ErrorContains(t, err, "bad signature")
+		require.ErrorContains(t, verifyRequest(t, secret, in, now), "bad signature")
 	})
 }
 
@@ -94,20 +135,39 @@ func TestReplayCache(t *testing.T) {
 }
 
 func TestResponseSignature(t *testing.T) {
-	sg, _ := newSigner(testSecret(t))
+	k := testKeys(t, testSecret(t), testContainer)
 	body := []byte(`{"cluster":{}}`)
+	wire, err := k.seal(body, responseAD("s1", 200))
+	require.NoError(t, err)
+	require.NotContains(t, string(wire), "cluster")
 	h := http.Header{}
-	h.Set(HeaderSignature, hexMAC(sg.responseMAC("n1", 200, body)))
-	require.NoError(t, sg.checkResponse("n1", 200, h, body))
-	require.ErrorIs(t, sg.checkResponse("n2", 200, h, body), errBadResponseSignature, "bound to the request's nonce")
-	require.ErrorIs(t, sg.checkResponse("n1", 204, h, body), errBadResponseSignature, "bound to the status")
-	require.ErrorIs(t, sg.checkResponse("n1", 200, h, []byte(`{}`)), errBadResponseSignature, "bound to the body")
-	require.ErrorIs(t, sg.checkResponse("n1", 200, http.Header{}, body), errUnsignedResponse)
+	h.Set(HeaderSignature, hexOf(k.responseMAC("s1", 200, digestHex(wire))))
+	got, err := k.checkResponse(signed{sig: "s1"}, 200, h, wire)
+	require.NoError(t, err)
+	require.Equal(t, body, got)
+	_, err = k.checkResponse(signed{sig: "s2"}, 200, h, wire)
+	require.ErrorIs(t, err, errBadResponseSignature, "bound to the request's signature")
+	_, err = k.checkResponse(signed{sig: "s1"}, 204, h, wire)
+	require.ErrorIs(t, err, errBadResponseSignature, "bound to the status")
+	_, err = k.checkResponse(signed{sig: "s1"}, 200, h, append(wire[:len(wire):len(wire)], 0))
+	require.ErrorIs(t, err, errBadResponseSignature, "bound to the body")
+	_, err = k.checkResponse(signed{sig: "s1"}, 200, http.Header{}, wire)
+	require.ErrorIs(t, err, errUnsignedResponse)
+	// Signed but sealed for another request: refused all the same.
+	other, err := k.seal(body, responseAD("s2", 200))
+	require.NoError(t, err)
+	h.Set(HeaderSignature, hexOf(k.responseMAC("s1", 200, digestHex(other))))
+	_, err = k.checkResponse(signed{sig: "s1"}, 200, h, other)
+	require.ErrorIs(t, err, errBadResponseSignature)
 }
+
+func hexOf(b []byte) string { return hex.EncodeToString(b) }
 
 func TestShortSecretRefused(t *testing.T) {
 	_, err := NewServer(make([]byte, 8), nil)
 	require.ErrorContains(t, err, "at least 16")
-	_, err = NewClient("am:1", nil)
+	_, err = NewClient("am:1", testContainer, nil)
 	require.Error(t, err)
+	_, err = NewClient("am:1", "", testSecret(t))
+	require.ErrorContains(t, err, "no container id")
 }

@@ -30,6 +30,8 @@ type Board struct {
 	mu        sync.Mutex
 	regs      map[taskspec.TaskID]Registration
 	assigned  map[taskspec.TaskID]string // task → container the AM launched for it
+	owner     map[string]taskspec.TaskID // container → the task it was launched for, every one ever assigned
+	strict    bool                       // BoardConfig.RequireAssignment
 	adopted   map[taskspec.TaskID]bool   // taken over from a previous AM attempt; its launcher has not registered here yet
 	exits     map[taskspec.TaskID]ExitReport
 	spec      taskspec.ClusterSpec
@@ -63,6 +65,11 @@ type BoardConfig struct {
 	// allocate containers is the AM's business, not the rendezvous'.
 	// Zero waits forever.
 	RegistrationTimeout time.Duration
+	// RequireAssignment lets only containers given to a task (Assign,
+	// Adopt) act as that task. Without it, a task no container was
+	// assigned to yet may be spoken for by any container whose key the
+	// server accepted (tests and tools without an AM).
+	RequireAssignment bool
 }
 
 // Events the Board queues for the AM loop.
@@ -96,6 +103,8 @@ func NewBoard(cfg BoardConfig) (*Board, error) {
 		timeout:  cfg.RegistrationTimeout,
 		regs:     map[taskspec.TaskID]Registration{},
 		assigned: map[taskspec.TaskID]string{},
+		owner:    map[string]taskspec.TaskID{},
+		strict:   cfg.RequireAssignment,
 		adopted:  map[taskspec.TaskID]bool{},
 		exits:    map[taskspec.TaskID]ExitReport{},
 		settled:  make(chan struct{}),
@@ -145,7 +154,35 @@ func (b *Board) emit(e Event) {
 func (b *Board) Assign(task taskspec.TaskID, containerID string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	b.assignLocked(task, containerID)
+}
+
+func (b *Board) assignLocked(task taskspec.TaskID, containerID string) {
 	b.assigned[task] = containerID
+	if containerID != "" {
+		b.owner[containerID] = task
+	}
+}
+
+// Authorize implements Handler: a container acts only as the task it was
+// assigned (a former container of the task still reports its own exit),
+// and never as another.
+func (b *Board) Authorize(task taskspec.TaskID, containerID string) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if _, ok := b.known[task]; !ok {
+		return fmt.Errorf("%w: %s is not a task of this job", ErrUnknownTask, task)
+	}
+	if t, ok := b.owner[containerID]; ok {
+		if t != task {
+			return fmt.Errorf("%w: container %s runs %s, not %s", ErrForbidden, containerID, t, task)
+		}
+		return nil
+	}
+	if _, ok := b.assigned[task]; ok || b.strict {
+		return fmt.Errorf("%w: container %s was never given %s", ErrForbidden, containerID, task)
+	}
+	return nil
 }
 
 // Adopt records a task a previous AM attempt left running, as that attempt
@@ -159,7 +196,7 @@ func (b *Board) Adopt(r Registration) {
 	if _, ok := b.known[r.Task]; !ok {
 		return
 	}
-	b.assigned[r.Task] = r.ContainerID
+	b.assignLocked(r.Task, r.ContainerID)
 	b.regs[r.Task] = r
 	b.adopted[r.Task] = true
 	b.maybePublish()

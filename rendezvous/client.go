@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -30,7 +31,8 @@ type Client struct {
 	looked       bool
 	lookupErr    error
 	gaveUp       error
-	signer       signer
+	container    string // the launcher's container: its key signs every request
+	keys         keys
 	hc           *http.Client
 	wait         time.Duration // long-poll duration asked of the server
 	attemptTO    time.Duration // bound on one plain request
@@ -56,18 +58,26 @@ func WithBackoff(first, max time.Duration) ClientOption {
 }
 
 // NewClient returns a client of the rendezvous server at amAddr
-// ("host:port").
-func NewClient(amAddr string, secret []byte, opts ...ClientOption) (*Client, error) {
+// ("host:port") for the launcher in containerID, whose key (ContainerKey
+// of the job's secret) is key.
+func NewClient(amAddr, containerID string, key []byte, opts ...ClientOption) (*Client, error) {
 	if _, _, err := net.SplitHostPort(amAddr); err != nil {
 		return nil, fmt.Errorf("rendezvous: AM address %q: %w", amAddr, err)
 	}
-	sg, err := newSigner(secret)
+	if containerID == "" {
+		return nil, errors.New("rendezvous: no container id to sign as")
+	}
+	if err := checkID("container id", containerID); err != nil {
+		return nil, fmt.Errorf("rendezvous: %w", err)
+	}
+	k, err := newKeys(key)
 	if err != nil {
 		return nil, err
 	}
 	c := &Client{
-		base:   "http://" + amAddr,
-		signer: sg,
+		base:      "http://" + amAddr,
+		container: containerID,
+		keys:      k,
 		hc: &http.Client{
 			Transport: &http.Transport{
 				// Never through an HTTP proxy from the container's
@@ -158,7 +168,7 @@ func (c *Client) WaitStop(ctx context.Context, task taskspec.TaskID, containerID
 
 // maxResponseBytes bounds what the client reads of an answer; a longer one
 // fails its signature check.
-const maxResponseBytes = maxCredentialsBody + 1<<10
+const maxResponseBytes = maxCredentialsBody + sealOverhead + 1<<10
 
 // WaitCredentials long-polls until the AM has credentials of another
 // version than after (0: any), or ctx ends. It returns them parsed as
@@ -271,16 +281,19 @@ func (c *Client) attempt(ctx context.Context, base, method, endpoint string, q u
 	if len(q) > 0 {
 		u += "?" + q.Encode()
 	}
-	req, err := http.NewRequestWithContext(ctx, method, u, bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, method, u, nil)
 	if err != nil {
 		return 0, nil, fmt.Errorf("building request: %w", err)
 	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	nonce, err := c.signer.sign(req, body, c.now())
+	wire, sent, err := c.keys.sign(req, c.container, body, c.now())
 	if err != nil {
 		return 0, nil, err
+	}
+	if wire != nil {
+		req.Header.Set("Content-Type", "application/octet-stream")
+		req.Body = io.NopCloser(bytes.NewReader(wire))
+		req.ContentLength = int64(len(wire))
+		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(wire)), nil }
 	}
 	resp, err := c.hc.Do(req)
 	if err != nil {
@@ -289,15 +302,18 @@ func (c *Client) attempt(ctx context.Context, base, method, endpoint string, q u
 	defer resp.Body.Close()
 	// A cluster spec of thousands of tasks fits in well under 1 MiB; the
 	// credentials answer is bounded by maxCredentialsBody.
-	respBody, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes))
+	wireResp, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes))
 	if err != nil {
 		return 0, nil, &transientError{fmt.Errorf("reading response: %w", err)}
 	}
-	if err := c.signer.checkResponse(nonce, resp.StatusCode, resp.Header, respBody); err != nil {
+	// Only a signed answer to this very request counts: an unsigned one
+	// (a refusal, or anyone's) is never taken for the AM's word.
+	respBody, err := c.keys.checkResponse(sent, resp.StatusCode, resp.Header, wireResp)
+	if err != nil {
 		if resp.StatusCode == http.StatusUnauthorized {
 			// Our key does not match the AM's: its 401 cannot verify
 			// either. Say what matters.
-			return 0, nil, fmt.Errorf("%w: the AM refused our signature (wrong rendezvous secret?)", ErrUnauthorized)
+			return 0, nil, fmt.Errorf("%w: the AM refused our signature (wrong container key?): %s", ErrUnauthorized, unsignedReason(wireResp))
 		}
 		return 0, nil, fmt.Errorf("%w: %v (HTTP %d)", ErrUnauthorized, err, resp.StatusCode)
 	}
@@ -317,4 +333,19 @@ func statusError(status int, body []byte) error {
 		return &StatusError{Status: status, Code: "http_" + strconv.Itoa(status), Message: http.StatusText(status)}
 	}
 	return &StatusError{Status: status, Code: w.Code, Message: w.Error}
+}
+
+// unsignedReason is the explanation in an unsigned refusal, for the
+// launcher's message only: bounded, printable.
+func unsignedReason(body []byte) string {
+	var w wireError
+	if decodeJSON(body, &w) != nil || w.Error == "" {
+		return "no reason given"
+	}
+	return strings.ToValidUTF8(clip(strings.Map(func(r rune) rune {
+		if r < ' ' || r == 0x7f {
+			return -1
+		}
+		return r
+	}, w.Error)), "")
 }

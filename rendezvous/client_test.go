@@ -13,10 +13,12 @@ import (
 	"github.com/tfyarn/tfyarn/taskspec"
 )
 
-func newTestClient(t testing.TB, addr string, secret []byte, opts ...ClientOption) *Client {
+// newTestClient is the client of the launcher in container, holding its
+// key from secret.
+func newTestClient(t testing.TB, addr string, secret []byte, container string, opts ...ClientOption) *Client {
 	t.Helper()
 	opts = append([]ClientOption{WithBackoff(10*time.Millisecond, 100*time.Millisecond), WithLongPoll(time.Second)}, opts...)
-	c, err := NewClient(addr, secret, opts...)
+	c, err := NewClient(addr, container, ContainerKey(secret, container), opts...)
 	require.NoError(t, err)
 	t.Cleanup(c.Close)
 	return c
@@ -44,8 +46,8 @@ func TestClientConcurrentRendezvous(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			c := newTestClient(t, srv.addr, secret)
 			r := Registration{Task: id, Host: fmt.Sprintf("node%d", i), Port: 2000 + i, ContainerID: fmt.Sprintf("container_%d", i), PID: 100 + i}
+			c := newTestClient(t, srv.addr, secret, r.ContainerID)
 			if errs[i] = c.Register(ctx, r); errs[i] != nil {
 				return
 			}
@@ -72,7 +74,7 @@ func TestClientRetriesUntilTheAMListens(t *testing.T) {
 	addr := ln.Addr().String()
 
 	board := newBoard(t, 0, group(taskspec.Worker, 1))
-	c := newTestClient(t, addr, secret)
+	c := newTestClient(t, addr, secret, reg(taskspec.Worker, 0, 1234).ContainerID)
 	done := make(chan error, 1)
 	go func() { done <- c.Register(ctxTimeout(t, 10*time.Second), reg(taskspec.Worker, 0, 1234)) }()
 
@@ -95,10 +97,11 @@ func TestClientRetriesUntilTheAMListens(t *testing.T) {
 func TestClientWrongSecret(t *testing.T) {
 	board := newBoard(t, 0, group(taskspec.Worker, 1))
 	srv := startServer(t, testSecret(t), board)
-	c := newTestClient(t, srv.addr, testSecret(t))
+	c := newTestClient(t, srv.addr, testSecret(t), reg(taskspec.Worker, 0, 1234).ContainerID)
 	err := c.Register(ctxTimeout(t, 5*time.Second), reg(taskspec.Worker, 0, 1234))
 	require.ErrorIs(t, err, ErrUnauthorized)
-	require.ErrorContains(t, err, "wrong rendezvous secret")
+	require.ErrorContains(t, err, "wrong container key")
+	require.ErrorContains(t, err, "bad signature", "the AM's unsigned reason is passed on")
 	require.Empty(t, board.Registrations())
 }
 
@@ -106,7 +109,7 @@ func TestClientGivesUpAtItsDeadline(t *testing.T) {
 	secret := testSecret(t)
 	board := newBoard(t, 0, group(taskspec.Worker, 2))
 	srv := startServer(t, secret, board)
-	c := newTestClient(t, srv.addr, secret, WithLongPoll(50*time.Millisecond))
+	c := newTestClient(t, srv.addr, secret, reg(taskspec.Worker, 0, 1).ContainerID, WithLongPoll(50*time.Millisecond))
 	require.NoError(t, c.Register(context.Background(), reg(taskspec.Worker, 0, 1)))
 	start := time.Now()
 	_, err := c.WaitSpec(ctxTimeout(t, 300*time.Millisecond), task(taskspec.Worker, 0))
@@ -118,7 +121,7 @@ func TestClientSeesRendezvousFailure(t *testing.T) {
 	secret := testSecret(t)
 	board := newBoard(t, 100*time.Millisecond, group(taskspec.Worker, 2))
 	srv := startServer(t, secret, board)
-	c := newTestClient(t, srv.addr, secret)
+	c := newTestClient(t, srv.addr, secret, reg(taskspec.Worker, 0, 1).ContainerID)
 	require.NoError(t, c.Register(context.Background(), reg(taskspec.Worker, 0, 1)))
 	_, err := c.WaitSpec(ctxTimeout(t, 5*time.Second), task(taskspec.Worker, 0))
 	require.ErrorIs(t, err, ErrRendezvousFailed)
@@ -129,8 +132,8 @@ func TestClientStopAndExit(t *testing.T) {
 	secret := testSecret(t)
 	board := watch(newBoard(t, 0, group(taskspec.PS, 1)))
 	srv := startServer(t, secret, board)
-	c := newTestClient(t, srv.addr, secret, WithLongPoll(100*time.Millisecond))
 	r := reg(taskspec.PS, 0, 1)
+	c := newTestClient(t, srv.addr, secret, r.ContainerID, WithLongPoll(100*time.Millisecond))
 	require.NoError(t, c.Register(context.Background(), r))
 
 	got := make(chan StopOrder, 1)

@@ -36,19 +36,17 @@ func TestCredentialsEndpointVersions(t *testing.T) {
 	secret := testSecret(t)
 	b := watch(newBoard(t, 0, group(taskspec.Worker, 1)))
 	srv := startServer(t, secret, b)
-	c, err := NewClient(srv.addr, secret, WithLongPoll(200*time.Millisecond))
-	require.NoError(t, err)
-	defer c.Close()
+	c := newTestClient(t, srv.addr, secret, testContainer, WithLongPoll(200*time.Millisecond))
 	w0 := task(taskspec.Worker, 0)
 
 	// Nothing published: the long poll answers "no change" after its wait.
 	start := time.Now()
-	status, body := send(t, signedRequest(t, secret, http.MethodGet, credsURL(srv.addr, "task=worker:0&after=0&wait=200"), nil))
+	status, body, _ := sendSigned(t, signedRequest(t, secret, http.MethodGet, credsURL(srv.addr, "task=worker:0&after=0&wait=200"), nil))
 	require.Equal(t, http.StatusNoContent, status, body)
 	require.GreaterOrEqual(t, time.Since(start), 190*time.Millisecond)
 	require.Less(t, time.Since(start), 5*time.Second)
 	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
-	_, _, err = c.WaitCredentials(ctx, w0, 0)
+	_, _, err := c.WaitCredentials(ctx, w0, 0)
 	cancel()
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 
@@ -89,7 +87,7 @@ func TestCredentialsEndpointVersions(t *testing.T) {
 
 	// Up to date: wait, then "no change"; the same content again is no
 	// new version; a new token is version 2, at once.
-	status, _ = send(t, signedRequest(t, secret, http.MethodGet, credsURL(srv.addr, "task=worker:0&after=1&wait=100"), nil))
+	status, _, _ = sendSigned(t, signedRequest(t, secret, http.MethodGet, credsURL(srv.addr, "task=worker:0&after=1&wait=100"), nil))
 	require.Equal(t, http.StatusNoContent, status)
 	v, err = b.PublishCredentials(amCreds(secret, "id-1"))
 	require.NoError(t, err)
@@ -119,12 +117,12 @@ func TestCredentialsEndpointVersions(t *testing.T) {
 		"after=1":                http.StatusBadRequest,
 		"task=worker:5&after=0":  http.StatusNotFound,
 	} {
-		status, body := send(t, signedRequest(t, secret, http.MethodGet, credsURL(srv.addr, q), nil))
+		status, body, _ := sendSigned(t, signedRequest(t, secret, http.MethodGet, credsURL(srv.addr, q), nil))
 		require.Equal(t, want, status, "%s: %s", q, body)
 	}
 	_, _, err = c.WaitCredentials(ctxTimeout(t, 5*time.Second), task(taskspec.Worker, 5), 0)
 	require.ErrorIs(t, err, ErrUnknownTask)
-	status, _ = send(t, signedRequest(t, secret, http.MethodPost, credsURL(srv.addr, "task=worker:0"), []byte("{}")))
+	status, _, _ = sendSigned(t, signedRequest(t, secret, http.MethodPost, credsURL(srv.addr, "task=worker:0"), []byte("{}")))
 	require.Equal(t, http.StatusMethodNotAllowed, status)
 }
 
@@ -141,28 +139,30 @@ func TestCredentialsEndpointNeedsAuth(t *testing.T) {
 	require.NoError(t, err)
 	resp.Body.Close()
 	require.Equal(t, http.StatusUnauthorized, resp.StatusCode)
-	status, body := send(t, signedRequest(t, testSecret(t), http.MethodGet, u, nil))
+	status, body, signed := sendSigned(t, signedRequest(t, testSecret(t), http.MethodGet, u, nil))
 	require.Equal(t, http.StatusUnauthorized, status)
+	require.False(t, signed)
 	require.NotContains(t, body, "password")
 
 	// A replayed request is refused.
 	req := signedRequest(t, secret, http.MethodGet, u, nil)
-	status, body = send(t, req)
+	status, body, signed = sendSigned(t, req)
 	require.Equal(t, http.StatusOK, status, body)
+	require.True(t, signed)
+	require.Contains(t, body, `"version":1`)
 	again, err := http.NewRequest(http.MethodGet, u, nil)
 	require.NoError(t, err)
 	again.Header = req.Header.Clone()
 	status, _ = send(t, again)
 	require.Equal(t, http.StatusUnauthorized, status)
 
-	// A request body over MaxBodyBytes is refused before anything else.
-	status, _ = send(t, signedRequest(t, secret, http.MethodGet, u, make([]byte, MaxBodyBytes+1)))
+	// A request body over MaxBodyBytes is refused before it is read.
+	status, _, signed = sendSigned(t, signedRequest(t, secret, http.MethodGet, u, make([]byte, MaxBodyBytes+1)))
 	require.Equal(t, http.StatusRequestEntityTooLarge, status)
+	require.False(t, signed)
 
 	// A client with another secret cannot verify the AM either.
-	c, err := NewClient(srv.addr, testSecret(t))
-	require.NoError(t, err)
-	defer c.Close()
+	c := newTestClient(t, srv.addr, testSecret(t), testContainer)
 	_, _, err = c.WaitCredentials(ctxTimeout(t, 5*time.Second), task(taskspec.Worker, 0), 0)
 	require.ErrorIs(t, err, ErrUnauthorized)
 }
@@ -173,10 +173,8 @@ type oldAM struct{ Handler }
 func TestCredentialsNotServed(t *testing.T) {
 	secret := testSecret(t)
 	srv := startServer(t, secret, oldAM{newBoard(t, 0, group(taskspec.Worker, 1))})
-	c, err := NewClient(srv.addr, secret)
-	require.NoError(t, err)
-	defer c.Close()
-	_, _, err = c.WaitCredentials(ctxTimeout(t, 5*time.Second), task(taskspec.Worker, 0), 0)
+	c := newTestClient(t, srv.addr, secret, testContainer)
+	_, _, err := c.WaitCredentials(ctxTimeout(t, 5*time.Second), task(taskspec.Worker, 0), 0)
 	require.ErrorIs(t, err, ErrNotServed)
 	require.False(t, errors.Is(err, ErrUnknownTask))
 	var se *StatusError
@@ -198,9 +196,7 @@ func TestCredentialsSizeBounds(t *testing.T) {
 	_, err := b.PublishCredentials(many)
 	require.NoError(t, err)
 	srv := startServer(t, secret, b)
-	c, err := NewClient(srv.addr, secret)
-	require.NoError(t, err)
-	defer c.Close()
+	c := newTestClient(t, srv.addr, secret, testContainer)
 	_, got, err := c.WaitCredentials(ctxTimeout(t, 10*time.Second), task(taskspec.Worker, 0), 0)
 	require.NoError(t, err)
 	require.Equal(t, 2000, got.NumTokens())

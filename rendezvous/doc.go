@@ -7,8 +7,8 @@
 // fresh Hadoop credentials the AM publishes), and reports how the program
 // exited.
 //
-// The protocol is HTTP/1.1 with JSON bodies under PathPrefix, so it can be
-// inspected with curl and mounted beside the AM's web UI:
+// The protocol is HTTP/1.1 with (sealed) JSON bodies under PathPrefix,
+// mounted beside the AM's web UI:
 //
 //	POST PathPrefix+"register"           Registration       → 200
 //	GET  PathPrefix+"spec?task=worker:1&wait=20000"         → 200 {"cluster":…} | 204 not yet
@@ -25,16 +25,33 @@
 // never hold an AMRMToken or the secret; an AM whose Handler is not a
 // CredentialsHandler answers 404 (ErrNotServed), as an older AM does.
 //
-// Every request is signed with HMAC-SHA256 under a per-application secret
-// (32 random bytes, see NewSecret) over the method, the request URI, a
-// timestamp, a random nonce and the body's SHA-256. The server refuses bad
-// signatures, timestamps outside its clock-skew window and nonces it has
-// seen (replays), always with 401, and logs the refusal without the
-// secret or the signature. Every response is signed too, over the
-// request's nonce, the status and the body, so a launcher only believes
-// a cluster spec that came from its own AM and answers this very request.
+// Each launcher holds the key of its own container only: ContainerKey,
+// HMAC-SHA256 of the container id under the per-application secret (32
+// random bytes, see NewSecret), which the AM alone holds and hands each
+// container in its credentials under SecretAlias (never on a command line
+// or in the environment: YARN writes the file readable by the container's
+// user only). A request names its container (HeaderContainer) and is
+// signed with that container's key over the method, the request URI, the
+// container, a timestamp, a random nonce and the SHA-256 of the body as
+// sent. Every body, both ways, is sealed (AES-256-GCM under a key derived
+// from the container's) and bound to its request, so refreshed tokens and
+// stderr tails never cross the network in clear.
 //
-// The secret reaches containers in their Hadoop credentials file under
-// SecretAlias, never on a command line or in the environment: YARN writes
-// the file readable by the container's user only.
+// The server checks the signed headers before it reads a byte of the body
+// (the digest is among what is signed), then reads exactly the declared
+// length (at most MaxBodyBytes sealed) and compares it. It refuses bad
+// signatures, timestamps outside its clock-skew window and nonces it has
+// seen (replays), with an unsigned 401 that closes the connection, and
+// logs the refusal without the key or the signature. A request that
+// passes is the container's own: the server asks the Handler whether that
+// container may act as the task the request names (Authorize: only the
+// task the AM gave it), so a launcher cannot report, stop or wait as
+// another task. Every answer to an authenticated request is signed over
+// the request's signature, the status and the body, so a launcher only
+// believes an answer from its own AM to this very request; no refusal of
+// an unauthenticated request is ever signed.
+//
+// Strangers' connections are bounded (HTTPServer, package connlimit):
+// at most MaxUnauthenticatedConns of them, the oldest closed for a new
+// one; a connection leaves that pool once it carried a signed request.
 package rendezvous

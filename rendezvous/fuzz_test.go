@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/tfyarn/tfyarn/contract"
 	"github.com/tfyarn/tfyarn/taskspec"
@@ -53,7 +54,7 @@ func FuzzDecodeExitReport(f *testing.F) {
 }
 
 // countingHandler fails the fuzz run if an unauthenticated request ever
-// reaches the AM.
+// reaches the AM (Authorize included).
 type countingHandler struct{ calls atomic.Int64 }
 
 func (h *countingHandler) Register(context.Context, Registration) error { h.calls.Add(1); return nil }
@@ -66,7 +67,12 @@ func (h *countingHandler) WaitStop(context.Context, taskspec.TaskID, string) (St
 	return StopOrder{}, nil
 }
 func (h *countingHandler) ReportExit(context.Context, ExitReport) error { h.calls.Add(1); return nil }
+func (h *countingHandler) Authorize(taskspec.TaskID, string) error      { h.calls.Add(1); return nil }
 
+// FuzzServerRequest: a request without the right signed headers never
+// reaches the AM, is never answered with a signature (an on-path attacker
+// could pass a signed refusal off as the AM's answer to a launcher), and
+// its body is never read.
 func FuzzServerRequest(f *testing.F) {
 	secret := bytes.Repeat([]byte{7}, SecretSize)
 	h := &countingHandler{}
@@ -74,25 +80,118 @@ func FuzzServerRequest(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	f.Add("POST", "register", "1700000000000", "00112233445566778899aabbccddeeff", "00", []byte(`{}`))
-	f.Add("GET", "spec?task=worker:0&wait=1", "", "", "", []byte(nil))
-	f.Add("POST", "exit", "-1", "zz", "not hex", []byte(`{"task":"ps:0"}`))
-	f.Fuzz(func(t *testing.T, method, path, ts, nonce, sig string, body []byte) {
-		req, err := http.NewRequest(method, "http://am"+PathPrefix+path, bytes.NewReader(body))
+	f.Add("POST", "register", testContainer, "1700000000000", "00112233445566778899aabbccddeeff", digestHex(nil), "00", []byte(`{}`))
+	f.Add("GET", "spec?task=worker:0&wait=1", "", "", "", "", "", []byte(nil))
+	f.Add("POST", "exit", "c 1", "-1", "zz", "x", "not hex", []byte(`{"task":"ps:0"}`))
+	f.Add("GET", "nope", testContainer, "1", "00112233445566778899aabbccddeeff", digestHex(nil), digestHex(nil), []byte(nil))
+	f.Fuzz(func(t *testing.T, method, path, container, ts, nonce, digest, sig string, body []byte) {
+		req, err := http.NewRequest(method, "http://am"+PathPrefix+path, &unreadable{t: t, r: bytes.NewReader(body)})
 		if err != nil {
 			return
 		}
+		req.ContentLength = int64(len(body))
 		req.RequestURI = req.URL.RequestURI()
+		req.Header.Set(HeaderContainer, container)
 		req.Header.Set(HeaderTimestamp, ts)
 		req.Header.Set(HeaderNonce, nonce)
+		req.Header.Set(HeaderContentSHA256, digest)
 		req.Header.Set(HeaderSignature, sig)
 		w := httptest.NewRecorder()
 		srv.ServeHTTP(w, req)
 		if w.Code == http.StatusOK || w.Code == http.StatusNoContent {
 			t.Fatalf("unsigned request accepted: %d", w.Code)
 		}
+		if w.Header().Get(HeaderSignature) != "" {
+			t.Fatalf("a refusal of an unsigned request was signed (%d)", w.Code)
+		}
+		if w.Header().Get("Connection") != "close" {
+			t.Fatal("the connection of an unsigned request stays open")
+		}
 		if h.calls.Load() != 0 {
 			t.Fatal("unsigned request reached the handler")
+		}
+	})
+}
+
+// unreadable is a body the server must not read.
+type unreadable struct {
+	t *testing.T
+	r *bytes.Reader
+}
+
+func (u *unreadable) Read(p []byte) (int, error) {
+	u.t.Fatal("the server read the body of a request whose headers failed")
+	return 0, nil
+}
+
+// FuzzSignedRequest: correctly signed headers over any body and query.
+// Whatever the body, the server answers without panicking; a body that is
+// not sealed with the container's key for this very request is refused
+// unsigned before the AM sees it; an answer it signs opens for the
+// launcher.
+func FuzzSignedRequest(f *testing.F) {
+	secret := bytes.Repeat([]byte{9}, SecretSize)
+	f.Add("register", []byte(`{"task":"worker:0","host":"h","port":1,"container_id":"`+testContainer+`"}`), true)
+	f.Add("exit", []byte(`{"task":"worker:0","exit_code":1}`), true)
+	f.Add("spec?task=worker:0&wait=1", []byte(nil), true)
+	f.Add("metrics", []byte("\x00garbage"), false)
+	f.Add("stop?task=worker:0&container=x&wait=1", []byte(nil), false)
+	f.Fuzz(func(t *testing.T, path string, body []byte, seal bool) {
+		h := &countingHandler{}
+		srv, err := NewServer(secret, h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req, err := http.NewRequest(http.MethodPost, "http://am"+PathPrefix+path, nil)
+		if err != nil {
+			return
+		}
+		k := testKeys(t, secret, testContainer)
+		var plain []byte
+		if seal || len(body) == 0 {
+			plain = body
+		}
+		wire, sent, err := k.sign(req, testContainer, plain, time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !seal && len(body) > 0 {
+			wire = body // not what was signed
+		}
+		in := httptest.NewRequest(http.MethodPost, req.URL.RequestURI(), bytes.NewReader(wire))
+		in.Header = req.Header
+		w := httptest.NewRecorder()
+		srv.ServeHTTP(w, in)
+		if _, err := k.checkResponse(sent, w.Code, w.Header(), w.Body.Bytes()); err == nil {
+			return // the AM's signed answer, which the launcher can open
+		}
+		if w.Header().Get(HeaderSignature) != "" {
+			t.Fatalf("a signed answer (%d) that does not open", w.Code)
+		}
+		if h.calls.Load() != 0 {
+			t.Fatalf("an unsigned answer (%d) to a request the AM saw", w.Code)
+		}
+	})
+}
+
+// FuzzOpen: only what seal made, for the same message, opens.
+func FuzzOpen(f *testing.F) {
+	k := testKeys(f, bytes.Repeat([]byte{5}, SecretSize), testContainer)
+	good, err := k.seal([]byte(`{"version":1}`), "ad")
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(good, "ad")
+	f.Add(good, "other")
+	f.Add([]byte{}, "")
+	f.Add(make([]byte, sealOverhead), "ad")
+	f.Fuzz(func(t *testing.T, sealed []byte, ad string) {
+		plain, err := k.open(sealed, ad)
+		if err != nil {
+			return
+		}
+		if !bytes.Equal(sealed, good) || ad != "ad" || string(plain) != `{"version":1}` {
+			t.Fatalf("opened a forgery: %q", plain)
 		}
 	})
 }

@@ -26,6 +26,11 @@ type Handler interface {
 	// ReportExit records how a task's program ended. Reports are retried,
 	// so the same report may come twice.
 	ReportExit(ctx context.Context, e ExitReport) error
+	// Authorize says whether the launcher in containerID (whose key signed
+	// the request) may act as task: nil, or an error (ErrForbidden,
+	// ErrUnknownTask) the server answers with. It is asked before every
+	// other method, and must not block.
+	Authorize(task taskspec.TaskID, containerID string) error
 }
 
 // Errors a Handler returns (wrapped, with details) for the server to give
@@ -47,6 +52,9 @@ var (
 	// ErrNotServed: the AM has no such endpoint (an AM from before it, or
 	// one whose Handler does not serve it).
 	ErrNotServed = errors.New("endpoint not served by this AM")
+	// ErrForbidden: the container that signed the request does not run
+	// the task it names, or names another container.
+	ErrForbidden = errors.New("not this container's task")
 )
 
 // Wire codes of the errors above, in the JSON error body.
@@ -61,6 +69,7 @@ var errorCodes = []struct {
 	{ErrUnauthorized, "unauthorized", 401},
 	{ErrBadRequest, "bad_request", 400},
 	{ErrNotServed, "not_found", 404},
+	{ErrForbidden, "forbidden", 403},
 }
 
 // StatusError is a refusal from the server, as the client sees it.

@@ -3,6 +3,8 @@ package rendezvous
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -63,27 +65,76 @@ func reg(typ taskspec.TaskType, i int, port int) Registration {
 	return Registration{Task: task(typ, i), Host: "node1.example.com", Port: port, ContainerID: "container_1_0001_01_00000" + string(rune('1'+i%9))}
 }
 
-// signedRequest builds a request as the client would, signed with secret.
-func signedRequest(t testing.TB, secret []byte, method, url string, body []byte) *http.Request {
-	t.Helper()
-	req, err := http.NewRequest(method, url, bytes.NewReader(body))
-	require.NoError(t, err)
-	sg, err := newSigner(secret)
-	require.NoError(t, err)
-	_, err = sg.sign(req, body, time.Now())
-	require.NoError(t, err)
-	return req
+// testContainer is the container a signed request speaks for when its
+// body names none.
+const testContainer = "container_1_0001_01_000001"
+
+// testReq is a request signed as a launcher would sign it, and what
+// checking the answer takes.
+type testReq struct {
+	*http.Request
+	keys keys
+	sent signed
 }
 
-// send does req with a plain client (no retries) and returns status and body.
+// signedRequest builds a request as the client would, sealed and signed
+// with the key secret gives the container the body names (container_id),
+// or testContainer.
+func signedRequest(t testing.TB, secret []byte, method, url string, body []byte) *testReq {
+	t.Helper()
+	var named struct {
+		ContainerID string `json:"container_id"`
+	}
+	container := testContainer
+	if json.Unmarshal(body, &named) == nil && named.ContainerID != "" {
+		container = named.ContainerID
+	}
+	return signedRequestAs(t, secret, container, method, url, body)
+}
+
+func signedRequestAs(t testing.TB, secret []byte, container, method, url string, body []byte) *testReq {
+	t.Helper()
+	req, err := http.NewRequest(method, url, nil)
+	require.NoError(t, err)
+	k, err := newKeys(ContainerKey(secret, container))
+	require.NoError(t, err)
+	wire, sent, err := k.sign(req, container, body, time.Now())
+	require.NoError(t, err)
+	if wire != nil {
+		req.Body = io.NopCloser(bytes.NewReader(wire))
+		req.ContentLength = int64(len(wire))
+	}
+	return &testReq{Request: req, keys: k, sent: sent}
+}
+
+// send does req with a plain client (no retries) and returns status and
+// body as they came.
 func send(t testing.TB, req *http.Request) (int, string) {
+	t.Helper()
+	status, _, body := sendRaw(t, req)
+	return status, string(body)
+}
+
+func sendRaw(t testing.TB, req *http.Request) (int, http.Header, []byte) {
 	t.Helper()
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	var b bytes.Buffer
 	_, _ = b.ReadFrom(resp.Body)
-	return resp.StatusCode, b.String()
+	return resp.StatusCode, resp.Header, b.Bytes()
+}
+
+// sendSigned does r and returns the status and the body: opened when the
+// answer is signed for r (signed says so), as it came otherwise.
+func sendSigned(t testing.TB, r *testReq) (status int, body string, signed bool) {
+	t.Helper()
+	status, h, wire := sendRaw(t, r.Request)
+	plain, err := r.keys.checkResponse(r.sent, status, h, wire)
+	if err != nil {
+		return status, string(wire), false
+	}
+	return status, string(plain), true
 }
 
 func ctxTimeout(t testing.TB, d time.Duration) context.Context {

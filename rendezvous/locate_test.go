@@ -46,7 +46,7 @@ func TestClientFollowsTheAMToItsNewAddress(t *testing.T) {
 	where.Store(oldAddr)
 	var lookups atomic.Int32
 	moved := make(chan string, 4)
-	c := newTestClient(t, oldAddr, secret, WithLocator(LocatorConfig{
+	c := newTestClient(t, oldAddr, secret, r.ContainerID, WithLocator(LocatorConfig{
 		Locate: func(ctx context.Context) (string, error) {
 			lookups.Add(1)
 			return where.Load().(string), nil
@@ -113,7 +113,7 @@ func TestClientGivesUpWhenNoNewAMAppears(t *testing.T) {
 	r := reg(taskspec.Worker, 0, 2222)
 	r.PID = 42
 	b.Assign(r.Task, r.ContainerID)
-	c := newTestClient(t, addr, secret, WithLocator(LocatorConfig{
+	c := newTestClient(t, addr, secret, r.ContainerID, WithLocator(LocatorConfig{
 		Locate: func(ctx context.Context) (string, error) {
 			return "", errors.New("open /staging/am-tasks.json: file does not exist")
 		},

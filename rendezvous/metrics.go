@@ -87,10 +87,13 @@ func (s *Server) servesMetrics() bool {
 	return ok
 }
 
-func (s *Server) metrics(ctx context.Context, resp responder, body []byte) {
+func (s *Server) metrics(ctx context.Context, resp responder, container string, body []byte) {
 	m, err := DecodeMetrics(body)
 	if err != nil {
 		resp.fail(http.StatusBadRequest, "bad_request", err.Error())
+		return
+	}
+	if !s.bound(resp, "metrics", m.Task, m.ContainerID, container) {
 		return
 	}
 	if err := s.h.(MetricsHandler).ReportMetrics(ctx, m); err != nil {

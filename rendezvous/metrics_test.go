@@ -34,9 +34,7 @@ func TestMetrics(t *testing.T) {
 
 	h := &metricsBoard{Board: newBoard(t, time.Minute, group(taskspec.Worker, 1))}
 	srv := startServer(t, secret, h)
-	c, err := NewClient(srv.addr, secret)
-	require.NoError(t, err)
-	defer c.Close()
+	c := newTestClient(t, srv.addr, secret, m.ContainerID)
 	require.NoError(t, c.ReportMetrics(ctx, m))
 	require.Equal(t, []MetricsReport{m}, h.got)
 
@@ -46,8 +44,6 @@ func TestMetrics(t *testing.T) {
 
 	// A Handler without metrics (an older AM) answers "not served".
 	plain := startServer(t, secret, newBoard(t, time.Minute, group(taskspec.Worker, 1)))
-	c2, err := NewClient(plain.addr, secret)
-	require.NoError(t, err)
-	defer c2.Close()
+	c2 := newTestClient(t, plain.addr, secret, m.ContainerID)
 	require.ErrorIs(t, c2.ReportMetrics(ctx, m), ErrNotServed)
 }

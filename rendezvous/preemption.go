@@ -102,15 +102,13 @@ func (s *Server) servesPreemption() bool {
 	return ok
 }
 
-func (s *Server) preemption(r *http.Request, resp responder) {
+func (s *Server) preemption(r *http.Request, resp responder, container string) {
 	task, ctx, cancel, ok := s.longPoll(r, resp)
 	if !ok {
 		return
 	}
 	defer cancel()
-	container := r.URL.Query().Get("container")
-	if err := checkID("container id", container); err != nil || container == "" {
-		resp.fail(http.StatusBadRequest, "bad_request", "a preemption warning is for one container: give its id")
+	if !s.bound(resp, "preemption", task, r.URL.Query().Get("container"), container) {
 		return
 	}
 	n, err := s.h.(PreemptionHandler).WaitPreemption(ctx, task, container)

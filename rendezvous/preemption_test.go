@@ -27,9 +27,7 @@ func TestPreemptionWarningReachesTheWaitingLauncher(t *testing.T) {
 	secret := testSecret(t)
 	b := waitingBoard{newBoard(t, 0, group(taskspec.Worker, 2)), make(chan struct{}, 100)}
 	srv := startServer(t, secret, b)
-	c, err := NewClient(srv.addr, secret, WithLongPoll(300*time.Millisecond))
-	require.NoError(t, err)
-	defer c.Close()
+	c := newTestClient(t, srv.addr, secret, "container_1_0001_01_000002", WithLongPoll(300*time.Millisecond))
 	w0, w1 := task(taskspec.Worker, 0), task(taskspec.Worker, 1)
 
 	got := make(chan PreemptionNotice, 1)
@@ -64,14 +62,14 @@ func TestPreemptionWarningReachesTheWaitingLauncher(t *testing.T) {
 	}
 
 	// A launcher asking later gets it at once.
-	n, err := c.WaitPreemption(ctxTimeout(t, 5*time.Second), w1, "container_1_0001_01_000003")
+	n, err := newTestClient(t, srv.addr, secret, "container_1_0001_01_000003").WaitPreemption(ctxTimeout(t, 5*time.Second), w1, "container_1_0001_01_000003")
 	require.NoError(t, err)
 	require.Equal(t, "for worker:1", n.Reason)
 
 	// No notice: "none yet" until ctx ends.
 	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 	defer cancel()
-	_, err = c.WaitPreemption(ctx, w1, "container_1_0001_01_000009")
+	_, err = newTestClient(t, srv.addr, secret, "container_1_0001_01_000009", WithLongPoll(300*time.Millisecond)).WaitPreemption(ctx, w1, "container_1_0001_01_000009")
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 }
 
@@ -83,12 +81,12 @@ func TestPreemptionEndpointRefusals(t *testing.T) {
 		query  string
 		status int
 	}{
-		{"task=worker:0&wait=10", http.StatusBadRequest},                      // which container?
-		{"task=worker:0&container=a%20b&wait=10", http.StatusBadRequest},      // not an id
-		{"task=worker:7&container=container_1&wait=10", http.StatusNotFound},  // not a task of the job
-		{"task=worker:0&container=container_1&wait=10", http.StatusNoContent}, // fine: none yet
+		{"task=worker:0&wait=10", http.StatusForbidden},                                 // which container? not the signer's
+		{"task=worker:0&container=a%20b&wait=10", http.StatusForbidden},                 // not an id, not the signer's
+		{"task=worker:7&container=" + testContainer + "&wait=10", http.StatusNotFound},  // not a task of the job
+		{"task=worker:0&container=" + testContainer + "&wait=10", http.StatusNoContent}, // fine: none yet
 	} {
-		status, body := send(t, signedRequest(t, secret, http.MethodGet, u+tc.query, nil))
+		status, body, _ := sendSigned(t, signedRequest(t, secret, http.MethodGet, u+tc.query, nil))
 		require.Equal(t, tc.status, status, "%s: %s", tc.query, body)
 	}
 	// Unsigned: refused.
@@ -101,10 +99,8 @@ func TestPreemptionEndpointRefusals(t *testing.T) {
 func TestPreemptionNotServed(t *testing.T) {
 	secret := testSecret(t)
 	srv := startServer(t, secret, oldAM{newBoard(t, 0, group(taskspec.Worker, 1))})
-	c, err := NewClient(srv.addr, secret)
-	require.NoError(t, err)
-	defer c.Close()
-	_, err = c.WaitPreemption(ctxTimeout(t, 5*time.Second), task(taskspec.Worker, 0), "container_1")
+	c := newTestClient(t, srv.addr, secret, "container_1")
+	_, err := c.WaitPreemption(ctxTimeout(t, 5*time.Second), task(taskspec.Worker, 0), "container_1")
 	require.ErrorIs(t, err, ErrNotServed)
 }
 

@@ -2,6 +2,7 @@ package rendezvous
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -12,12 +13,41 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tfyarn/tfyarn/internal/connlimit"
 	"github.com/tfyarn/tfyarn/taskspec"
 )
 
 // PathPrefix is where the rendezvous endpoints live; the AM's web UI can
 // share the listener under other paths.
 const PathPrefix = "/rendezvous/v1/"
+
+// Bounds on connections (package connlimit): a stranger's connections
+// share MaxUnauthenticatedConns places, the oldest closed for a new one;
+// a connection that carried a signed request leaves that pool, up to
+// DefaultMaxAuthenticatedConns of them (the AM sizes that from the job).
+const (
+	MaxUnauthenticatedConns      = 128
+	DefaultMaxAuthenticatedConns = 1024
+)
+
+// HTTPServer is the http.Server the rendezvous runs under (the AM adds
+// its pages to h), with what bounds a slow or hostile peer: headers of at
+// most 16 KiB within 5 s, the whole request within 30 s (bodies are at
+// most MaxBodyBytes sealed), a long-poll answer before WriteTimeout, and
+// idle connections closed after a minute. Serve it on a
+// connlimit.Listener: ConnContext is set for Trust.
+func HTTPServer(h http.Handler, log *slog.Logger) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      DefaultMaxWait + 15*time.Second,
+		IdleTimeout:       time.Minute,
+		MaxHeaderBytes:    16 << 10,
+		ConnContext:       connlimit.ConnContext,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+}
 
 // Defaults of the server's options.
 const (
@@ -30,7 +60,7 @@ const (
 
 // Server serves the rendezvous endpoints for one application.
 type Server struct {
-	signer  signer
+	secret  []byte // the job's; each request is checked under its container's key
 	h       Handler
 	log     *slog.Logger
 	maxWait time.Duration
@@ -61,12 +91,11 @@ func withClock(now func() time.Time) Option { return func(s *Server) { s.now = n
 // NewServer returns a server that authenticates requests with secret and
 // hands them to h.
 func NewServer(secret []byte, h Handler, opts ...Option) (*Server, error) {
-	sg, err := newSigner(secret)
-	if err != nil {
+	if err := checkSecret(secret); err != nil {
 		return nil, err
 	}
 	s := &Server{
-		signer: sg, h: h,
+		secret: append([]byte(nil), secret...), h: h,
 		log:     slog.New(slog.NewTextHandler(io.Discard, nil)),
 		maxWait: DefaultMaxWait, skew: DefaultClockSkew, now: time.Now,
 		nonces: newReplayCache(maxNonces),
@@ -78,19 +107,11 @@ func NewServer(secret []byte, h Handler, opts ...Option) (*Server, error) {
 }
 
 // Serve accepts connections on ln until ctx ends, then shuts down, giving
-// requests in flight a moment. The timeouts bound what a slow or hostile
-// peer can hold: headers must come within 10 s, the whole request within
-// 30 s, and a long-poll answer goes out before WriteTimeout.
+// requests in flight a moment. It bounds what strangers can hold (see
+// HTTPServer and package connlimit).
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
-	hs := &http.Server{
-		Handler:           s,
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       30 * time.Second,
-		WriteTimeout:      s.maxWait + 15*time.Second,
-		IdleTimeout:       2 * time.Minute,
-		MaxHeaderBytes:    16 << 10,
-		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
-	}
+	hs := HTTPServer(s, s.log)
+	ln = connlimit.NewListener(ln, MaxUnauthenticatedConns, DefaultMaxAuthenticatedConns)
 	done := make(chan struct{})
 	defer close(done)
 	go func() {
@@ -110,12 +131,40 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	return err
 }
 
-// ServeHTTP authenticates the request, then dispatches it.
+// ServeHTTP authenticates the request, then dispatches it. The order
+// keeps a stranger's cost to the AM small: the signed headers are checked
+// (a few HMACs, no body read) before anything else; a request that fails
+// them gets an unsigned refusal and its connection is closed, its body
+// unread. Only then is the body read (at most its signed length) and
+// checked against the signed digest, and opened.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	resp := responder{w: w, signer: s.signer, nonce: r.Header.Get(HeaderNonce)}
 	name, ok := strings.CutPrefix(r.URL.Path, PathPrefix)
+	if !ok {
+		refuseUnsigned(w, http.StatusNotFound, "not_found", "no such endpoint")
+		return
+	}
+	c, err := s.authenticate(r)
+	if err != nil {
+		s.refuse(r, err.Error())
+		refuseUnsigned(w, http.StatusUnauthorized, "unauthorized", err.Error())
+		return
+	}
+	body, err := s.readBody(w, r, c)
+	if err != nil {
+		s.refuse(r, err.Error())
+		if errors.Is(err, errTooLarge) {
+			refuseUnsigned(w, http.StatusRequestEntityTooLarge, "too_large", err.Error())
+		} else {
+			refuseUnsigned(w, http.StatusUnauthorized, "unauthorized", err.Error())
+		}
+		return
+	}
+	// From here on the request is the container's own: its connection may
+	// stay, and every answer is signed for it.
+	connlimit.Trust(r.Context())
+	resp := responder{w: w, keys: c.keys, sig: c.sig}
 	method, known := routes[name]
-	if !ok || !known || name == "credentials" && !s.servesCredentials() || name == "metrics" && !s.servesMetrics() || name == "preemption" && !s.servesPreemption() {
+	if !known || name == "credentials" && !s.servesCredentials() || name == "metrics" && !s.servesMetrics() || name == "preemption" && !s.servesPreemption() {
 		resp.fail(http.StatusNotFound, "not_found", "no such endpoint")
 		return
 	}
@@ -124,38 +173,35 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		resp.fail(http.StatusMethodNotAllowed, "method", "use "+method)
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
-	if err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			s.refuse(r, "body over the size limit")
-			resp.fail(http.StatusRequestEntityTooLarge, "too_large", "body exceeds "+strconv.Itoa(MaxBodyBytes)+" bytes")
-			return
-		}
-		resp.fail(http.StatusBadRequest, "bad_request", "reading body: "+err.Error())
-		return
-	}
-	if err := s.authenticate(r, body); err != nil {
-		s.refuse(r, err.Error())
-		resp.fail(http.StatusUnauthorized, "unauthorized", err.Error())
-		return
-	}
 	switch name {
 	case "register":
-		s.register(r.Context(), resp, body)
+		s.register(r.Context(), resp, c.container, body)
 	case "exit":
-		s.exit(r.Context(), resp, body)
+		s.exit(r.Context(), resp, c.container, body)
 	case "spec":
-		s.spec(r, resp)
+		s.spec(r, resp, c.container)
 	case "stop":
-		s.stop(r, resp)
+		s.stop(r, resp, c.container)
 	case "credentials":
-		s.credentials(r, resp)
+		s.credentials(r, resp, c.container)
 	case "metrics":
-		s.metrics(r.Context(), resp, body)
+		s.metrics(r.Context(), resp, c.container, body)
 	case "preemption":
-		s.preemption(r, resp)
+		s.preemption(r, resp, c.container)
 	}
+}
+
+// refuseUnsigned answers a request that is not (fully) authenticated.
+// Never signed: a signed refusal of a stranger's request would be a
+// signed answer an on-path attacker could hand a launcher in place of
+// the AM's (say, a 404 that makes it stop refreshing its tokens). The
+// connection closes after it, so the body is never read.
+func refuseUnsigned(w http.ResponseWriter, status int, code, msg string) {
+	h := w.Header()
+	h.Set("Connection", "close")
+	h.Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(mustJSON(wireError{Code: code, Error: msg}))
 }
 
 var routes = map[string]string{
@@ -175,13 +221,68 @@ var routes = map[string]string{
 	"preemption": http.MethodGet,
 }
 
-func (s *Server) authenticate(r *http.Request, body []byte) error {
-	now := s.now()
-	v, err := s.signer.verify(r, body, now, s.skew)
+// caller is an authenticated request's container and what answering it
+// takes.
+type caller struct {
+	container string
+	keys      keys
+	sig       string // the request's signature, which the answer is bound to
+	ad        string // the sealed body's associated data
+	digest    string
+}
+
+// authenticate checks the signed headers: form, signature under the
+// named container's key, timestamp, then the nonce against replays.
+func (s *Server) authenticate(r *http.Request) (caller, error) {
+	h, err := parseSignedHeaders(r.Header)
 	if err != nil {
-		return err
+		return caller{}, err
 	}
-	return s.nonces.add(v.nonce, now, v.at.Add(s.skew+time.Second))
+	k, err := newKeys(ContainerKey(s.secret, h.container))
+	if err != nil {
+		return caller{}, err
+	}
+	now := s.now()
+	if err := k.verify(r, h, now, s.skew); err != nil {
+		return caller{}, err
+	}
+	if err := s.nonces.add(h.nonce, now, h.at.Add(s.skew+time.Second)); err != nil {
+		return caller{}, err
+	}
+	return caller{container: h.container, keys: k, sig: h.sig, digest: h.digest,
+		ad: requestAD(r.Method, r.RequestURI, h.container, h.ts, h.nonce)}, nil
+}
+
+var errTooLarge = errors.New("body over the size limit")
+
+// readBody reads the body of an authenticated request: exactly its
+// declared length, at most a sealed MaxBodyBytes, then checks it against
+// the signed digest and opens it. A GET has none.
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request, c caller) ([]byte, error) {
+	n := r.ContentLength
+	switch {
+	case n < 0:
+		return nil, &authError{"a body without Content-Length"}
+	case n > MaxBodyBytes+sealOverhead:
+		return nil, fmt.Errorf("%w: %d bytes, more than %d sealed", errTooLarge, n, MaxBodyBytes)
+	case n == 0:
+		if c.digest != digestHex(nil) {
+			return nil, &authError{"body shorter than signed"}
+		}
+		return nil, nil
+	}
+	wire := make([]byte, n)
+	if _, err := io.ReadFull(http.MaxBytesReader(w, r.Body, n), wire); err != nil {
+		return nil, &authError{"reading the body: " + err.Error()}
+	}
+	if digestHex(wire) != c.digest {
+		return nil, &authError{"body does not match its signed digest (altered in transit)"}
+	}
+	plain, err := c.keys.open(wire, c.ad)
+	if err != nil {
+		return nil, &authError{err.Error()}
+	}
+	return plain, nil
 }
 
 // refuse logs a refused request. Only the peer, the endpoint and the
@@ -190,10 +291,13 @@ func (s *Server) refuse(r *http.Request, reason string) {
 	s.log.Warn("rendezvous: refused request", "remote", r.RemoteAddr, "method", r.Method, "path", r.URL.Path, "reason", reason)
 }
 
-func (s *Server) register(ctx context.Context, resp responder, body []byte) {
+func (s *Server) register(ctx context.Context, resp responder, container string, body []byte) {
 	reg, err := DecodeRegistration(body)
 	if err != nil {
 		resp.fail(http.StatusBadRequest, "bad_request", err.Error())
+		return
+	}
+	if !s.bound(resp, "register", reg.Task, reg.ContainerID, container) {
 		return
 	}
 	if err := s.h.Register(ctx, reg); err != nil {
@@ -204,10 +308,13 @@ func (s *Server) register(ctx context.Context, resp responder, body []byte) {
 	resp.ok(http.StatusOK, []byte("{}"))
 }
 
-func (s *Server) exit(ctx context.Context, resp responder, body []byte) {
+func (s *Server) exit(ctx context.Context, resp responder, container string, body []byte) {
 	e, err := DecodeExitReport(body)
 	if err != nil {
 		resp.fail(http.StatusBadRequest, "bad_request", err.Error())
+		return
+	}
+	if !s.bound(resp, "exit", e.Task, e.ContainerID, container) {
 		return
 	}
 	if err := s.h.ReportExit(ctx, e); err != nil {
@@ -218,12 +325,15 @@ func (s *Server) exit(ctx context.Context, resp responder, body []byte) {
 	resp.ok(http.StatusOK, []byte("{}"))
 }
 
-func (s *Server) spec(r *http.Request, resp responder) {
+func (s *Server) spec(r *http.Request, resp responder, container string) {
 	task, ctx, cancel, ok := s.longPoll(r, resp)
 	if !ok {
 		return
 	}
 	defer cancel()
+	if !s.bound(resp, "spec", task, container, container) {
+		return
+	}
 	cluster, err := s.h.Spec(ctx, task)
 	switch {
 	case err == nil:
@@ -242,15 +352,13 @@ func (s *Server) spec(r *http.Request, resp responder) {
 	}
 }
 
-func (s *Server) stop(r *http.Request, resp responder) {
+func (s *Server) stop(r *http.Request, resp responder, container string) {
 	task, ctx, cancel, ok := s.longPoll(r, resp)
 	if !ok {
 		return
 	}
 	defer cancel()
-	container := r.URL.Query().Get("container")
-	if err := checkID("container id", container); err != nil {
-		resp.fail(http.StatusBadRequest, "bad_request", err.Error())
+	if !s.bound(resp, "stop", task, r.URL.Query().Get("container"), container) {
 		return
 	}
 	order, err := s.h.WaitStop(ctx, task, container)
@@ -270,12 +378,15 @@ func (s *Server) servesCredentials() bool {
 	return ok
 }
 
-func (s *Server) credentials(r *http.Request, resp responder) {
+func (s *Server) credentials(r *http.Request, resp responder, container string) {
 	task, ctx, cancel, ok := s.longPoll(r, resp)
 	if !ok {
 		return
 	}
 	defer cancel()
+	if !s.bound(resp, "credentials", task, container, container) {
+		return
+	}
 	var after uint64
 	if a := r.URL.Query().Get("after"); a != "" {
 		v, err := strconv.ParseUint(a, 10, 64)
@@ -324,25 +435,53 @@ func (s *Server) longPoll(r *http.Request, resp responder) (taskspec.TaskID, con
 	return task, ctx, cancel, true
 }
 
+// bound checks that the container whose key signed the request speaks for
+// itself (claimed, the container the request names, is the signer's) and
+// for the task it runs (the Handler's Authorize), and refuses it if not:
+// a launcher holds only its own container's key, so it can neither report
+// for another container nor act as another task.
+func (s *Server) bound(resp responder, op string, task taskspec.TaskID, claimed, container string) bool {
+	err := error(nil)
+	if claimed != container {
+		err = fmt.Errorf("%w: signed by container %s, not %q", ErrForbidden, container, claimed)
+	} else {
+		err = s.h.Authorize(task, container)
+	}
+	if err != nil {
+		s.handlerFailed(op, task, err)
+		resp.handlerError(err)
+		return false
+	}
+	return true
+}
+
 func (s *Server) handlerFailed(op string, task taskspec.TaskID, err error) {
 	s.log.Info("rendezvous: request refused by the AM", "op", op, "task", task.String(), "err", err)
 }
 
-// responder writes signed responses.
+// responder writes signed, sealed responses to an authenticated request.
 type responder struct {
-	w      http.ResponseWriter
-	signer signer
-	nonce  string
+	w    http.ResponseWriter
+	keys keys   // the requesting container's
+	sig  string // the request's signature
 }
 
 func (r responder) ok(status int, body []byte) {
 	h := r.w.Header()
+	var wire []byte
 	if body != nil {
-		h.Set("Content-Type", "application/json")
+		var err error
+		if wire, err = r.keys.seal(body, responseAD(r.sig, status)); err != nil {
+			// No randomness: nothing can be sent that the launcher would
+			// believe, so it retries.
+			http.Error(r.w, "sealing the answer failed", http.StatusInternalServerError)
+			return
+		}
+		h.Set("Content-Type", "application/octet-stream")
 	}
-	h.Set(HeaderSignature, hexMAC(r.signer.responseMAC(r.nonce, status, body)))
+	h.Set(HeaderSignature, hex.EncodeToString(r.keys.responseMAC(r.sig, status, digestHex(wire))))
 	r.w.WriteHeader(status)
-	_, _ = r.w.Write(body)
+	_, _ = r.w.Write(wire)
 }
 
 func (r responder) fail(status int, code, msg string) {

@@ -3,6 +3,7 @@ package rendezvous
 import (
 	"bytes"
 	"encoding/hex"
+	"io"
 	"net/http"
 	"testing"
 	"time"
@@ -22,8 +23,9 @@ func TestServerRefusesWrongSecretAndLogsWithoutIt(t *testing.T) {
 	wrong := testSecret(t)
 	req := signedRequest(t, wrong, "POST", registerURL(srv.addr), encodeRegistration(reg(taskspec.Worker, 0, 2222)))
 	sig := req.Header.Get(HeaderSignature)
-	status, body := send(t, req)
+	status, body, signed := sendSigned(t, req)
 	require.Equal(t, http.StatusUnauthorized, status)
+	require.False(t, signed)
 	require.Contains(t, body, "bad signature")
 	require.Empty(t, board.Registrations())
 
@@ -43,11 +45,16 @@ func TestServerRefusesTamperedBody(t *testing.T) {
 	srv := startServer(t, secret, board)
 
 	req := signedRequest(t, secret, "POST", registerURL(srv.addr), encodeRegistration(reg(taskspec.Worker, 0, 2222)))
-	forged := encodeRegistration(reg(taskspec.Worker, 1, 6666))
+	// Another body sealed with the right key, under the same headers.
+	other := signedRequest(t, secret, "POST", registerURL(srv.addr), encodeRegistration(reg(taskspec.Worker, 1, 6666)))
+	forged, err := io.ReadAll(other.Body)
+	require.NoError(t, err)
 	req.Body = ioNopCloser(forged)
 	req.ContentLength = int64(len(forged))
-	status, body := send(t, req)
+	status, body, signed := sendSigned(t, req)
 	require.Equal(t, http.StatusUnauthorized, status, body)
+	require.False(t, signed)
+	require.Contains(t, body, "does not match its signed digest")
 	require.Empty(t, board.Registrations())
 }
 
@@ -56,12 +63,14 @@ func TestServerRefusesReplay(t *testing.T) {
 	board := newBoard(t, 0, group(taskspec.Worker, 1))
 	srv := startServer(t, secret, board)
 
-	body := encodeRegistration(reg(taskspec.Worker, 0, 2222))
-	req := signedRequest(t, secret, "POST", registerURL(srv.addr), body)
+	req := signedRequest(t, secret, "POST", registerURL(srv.addr), encodeRegistration(reg(taskspec.Worker, 0, 2222)))
+	wire, err := io.ReadAll(req.Body)
+	require.NoError(t, err)
+	req.Body = ioNopCloser(wire)
 	replay := req.Clone(req.Context())
-	replay.Body = ioNopCloser(body)
+	replay.Body = ioNopCloser(wire)
 
-	status, _ := send(t, req)
+	status, _, _ := sendSigned(t, req)
 	require.Equal(t, http.StatusOK, status)
 	status, resp := send(t, replay)
 	require.Equal(t, http.StatusUnauthorized, status)
@@ -74,7 +83,7 @@ func TestServerRefusesStaleRequest(t *testing.T) {
 	board := newBoard(t, 0, group(taskspec.Worker, 1))
 	// The server's clock runs 10 minutes ahead of the launcher's.
 	srv := startServer(t, secret, board, withClock(func() time.Time { return time.Now().Add(10 * time.Minute) }))
-	status, body := send(t, signedRequest(t, secret, "POST", registerURL(srv.addr), encodeRegistration(reg(taskspec.Worker, 0, 2222))))
+	status, body, _ := sendSigned(t, signedRequest(t, secret, "POST", registerURL(srv.addr), encodeRegistration(reg(taskspec.Worker, 0, 2222))))
 	require.Equal(t, http.StatusUnauthorized, status)
 	require.Contains(t, body, "timestamp off")
 }
@@ -84,27 +93,29 @@ func TestServerBoundsBodies(t *testing.T) {
 	board := newBoard(t, 0, group(taskspec.Worker, 1))
 	srv := startServer(t, secret, board)
 	big := bytes.Repeat([]byte("x"), MaxBodyBytes+1)
-	status, body := send(t, signedRequest(t, secret, "POST", registerURL(srv.addr), big))
+	status, body, signed := sendSigned(t, signedRequest(t, secret, "POST", registerURL(srv.addr), big))
 	require.Equal(t, http.StatusRequestEntityTooLarge, status, body)
+	require.False(t, signed, "a body the server did not read is not vouched for")
 
-	// Unsigned too: the limit applies before anything else is looked at.
+	// Unsigned: refused on its headers, the body never read.
 	req, _ := http.NewRequest("POST", registerURL(srv.addr), bytes.NewReader(big))
 	status, _ = send(t, req)
-	require.Equal(t, http.StatusRequestEntityTooLarge, status)
+	require.Equal(t, http.StatusUnauthorized, status)
 }
 
 func TestServerRoutes(t *testing.T) {
 	secret := testSecret(t)
 	board := newBoard(t, 0, group(taskspec.Worker, 1))
 	srv := startServer(t, secret, board)
-	status, _ := send(t, signedRequest(t, secret, "GET", "http://"+srv.addr+PathPrefix+"nope", nil))
+	status, _, signed := sendSigned(t, signedRequest(t, secret, "GET", "http://"+srv.addr+PathPrefix+"nope", nil))
 	require.Equal(t, http.StatusNotFound, status)
-	status, _ = send(t, signedRequest(t, secret, "GET", registerURL(srv.addr), nil))
+	require.True(t, signed, "an authenticated request's 404 is the AM's word")
+	status, _, _ = sendSigned(t, signedRequest(t, secret, "GET", registerURL(srv.addr), nil))
 	require.Equal(t, http.StatusMethodNotAllowed, status)
-	status, body := send(t, signedRequest(t, secret, "POST", registerURL(srv.addr), []byte(`{"task":"worker:0","host":"h h","port":1}`)))
+	status, body, _ := sendSigned(t, signedRequest(t, secret, "POST", registerURL(srv.addr), []byte(`{"task":"worker:0","host":"h h","port":1}`)))
 	require.Equal(t, http.StatusBadRequest, status)
 	require.Contains(t, body, "not allowed in a host name")
-	status, body = send(t, signedRequest(t, secret, "POST", registerURL(srv.addr), encodeRegistration(reg(taskspec.PS, 0, 1))))
+	status, body, _ = sendSigned(t, signedRequest(t, secret, "POST", registerURL(srv.addr), encodeRegistration(reg(taskspec.PS, 0, 1))))
 	require.Equal(t, http.StatusNotFound, status)
 	require.Contains(t, body, "unknown_task")
 }
@@ -114,7 +125,7 @@ func TestServerLongPollNotYet(t *testing.T) {
 	board := newBoard(t, 0, group(taskspec.Worker, 2))
 	srv := startServer(t, secret, board)
 	start := time.Now()
-	status, body := send(t, signedRequest(t, secret, "GET", "http://"+srv.addr+PathPrefix+"spec?task=worker:0&wait=100", nil))
+	status, body, _ := sendSigned(t, signedRequest(t, secret, "GET", "http://"+srv.addr+PathPrefix+"spec?task=worker:0&wait=100", nil))
 	require.Equal(t, http.StatusNoContent, status)
 	require.Empty(t, body)
 	require.GreaterOrEqual(t, time.Since(start), 100*time.Millisecond)
