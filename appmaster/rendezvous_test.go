@@ -189,3 +189,49 @@ func TestRendezvousCloseIsNotAFailure(t *testing.T) {
 	rv.Close(0)
 	require.Empty(t, rv.Drain())
 }
+
+// TestRendezvousBoundsStrangers: the AM's listener keeps at most
+// rendezvous.MaxUnauthenticatedConns connections of peers that signed
+// nothing (the oldest closed for each new one), and a launcher still
+// registers, waits and reports through such a crowd (issue 18.3).
+func TestRendezvousBoundsStrangers(t *testing.T) {
+	worker, _ := taskspec.ParseSpec(taskspec.Worker, "1c")
+	secret, err := rendezvous.NewSecret()
+	require.NoError(t, err)
+	rv, err := StartRendezvous(RendezvousConfig{AppID: "application_1_0001", Job: taskspec.Job{Tasks: []taskspec.TaskGroup{worker}, Command: "true"},
+		Secret: secret, Host: "127.0.0.1", Listen: "127.0.0.1:0"})
+	require.NoError(t, err)
+	defer rv.Close(0)
+
+	const crowd = 2 * rendezvous.MaxUnauthenticatedConns
+	idle := make([]net.Conn, crowd)
+	for i := range idle {
+		c, err := net.DialTimeout("tcp", rv.Address(), 5*time.Second)
+		require.NoError(t, err)
+		defer c.Close()
+		_, err = io.WriteString(c, "GET / HTTP/1.1\r\nHost: am\r\n") // headers never finished
+		require.NoError(t, err)
+		idle[i] = c
+	}
+	w0 := taskspec.TaskID{Type: taskspec.Worker}
+	rv.Assign(w0, "container_1_0001_01_000002")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c := launcherClient(t, rv, secret, "container_1_0001_01_000002")
+	require.NoError(t, c.Register(ctx, rendezvous.Registration{Task: w0, Host: "127.0.0.1", Port: 2222, ContainerID: "container_1_0001_01_000002"}))
+	_, err = c.WaitSpec(ctx, w0)
+	require.NoError(t, err)
+
+	closed := make([]bool, crowd)
+	n := 0
+	for i, conn := range idle {
+		_ = conn.SetReadDeadline(time.Now().Add(20 * time.Millisecond))
+		if _, err := conn.Read(make([]byte, 1)); errors.Is(err, io.EOF) {
+			closed[i] = true
+			n++
+		}
+	}
+	require.GreaterOrEqual(t, n, crowd-rendezvous.MaxUnauthenticatedConns, "strangers' connections the AM closed")
+	require.Equal(t, make([]bool, 10), closed[crowd-10:], "the newest strangers stay: the oldest made room")
+	require.NoError(t, c.ReportExit(ctx, rendezvous.ExitReport{Task: w0, ContainerID: "container_1_0001_01_000002"}))
+}

@@ -63,12 +63,13 @@ func newKeys(containerKey []byte) (keys, error) {
 	if err := checkSecret(containerKey); err != nil {
 		return keys{}, err
 	}
-	derive := func(domain string) []byte {
-		m := hmac.New(sha256.New, containerKey)
-		m.Write([]byte(domain))
-		return m.Sum(nil)
-	}
-	block, err := aes.NewCipher(derive(sealKeyDomain))
+	return keysWithMAC(containerKey, deriveKey(containerKey, macKeyDomain))
+}
+
+// keysWithMAC completes keys whose MAC key is already derived: the server
+// derives the cipher only for a request whose signature checked out.
+func keysWithMAC(containerKey, mac []byte) (keys, error) {
+	block, err := aes.NewCipher(deriveKey(containerKey, sealKeyDomain))
 	if err != nil {
 		return keys{}, fmt.Errorf("rendezvous: %w", err)
 	}
@@ -76,7 +77,13 @@ func newKeys(containerKey []byte) (keys, error) {
 	if err != nil {
 		return keys{}, fmt.Errorf("rendezvous: %w", err)
 	}
-	return keys{mac: derive(macKeyDomain), aead: aead}, nil
+	return keys{mac: mac, aead: aead}, nil
+}
+
+func deriveKey(containerKey []byte, domain string) []byte {
+	m := hmac.New(sha256.New, containerKey)
+	m.Write([]byte(domain))
+	return m.Sum(nil)
 }
 
 // sealOverhead is what sealing adds to a body: the AEAD's nonce and tag.

@@ -23,7 +23,7 @@ func TestSpecCarriesTheProgram(t *testing.T) {
 			}))
 		}
 		srv := startServer(t, secret, board, opts...)
-		c := newTestClient(t, srv.addr, secret)
+		c := newTestClient(t, srv.addr, secret, reg(taskspec.Worker, 0, 2222).ContainerID)
 		ctx := ctxTimeout(t, 5*time.Second)
 		require.NoError(t, c.Register(ctx, reg(taskspec.Worker, 0, 2222)))
 		ts, err := c.WaitTaskSpec(ctx, task(taskspec.Worker, 0))

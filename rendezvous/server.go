@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/tfyarn/tfyarn/internal/connlimit"
@@ -69,6 +70,34 @@ type Server struct {
 	nonces  *replayCache
 	// programs, when set, gives each task its program with the spec.
 	programs func(taskspec.TaskID) (Program, bool)
+	keys     keyCache // of containers that signed a request
+}
+
+// keyCache keeps the keys of containers that authenticated, so a
+// launcher's next call costs one HMAC and its body's AEAD. Only a correct
+// signature puts a container in, and the cache empties when full (a job
+// has at most a few thousand containers), so strangers cannot grow it.
+type keyCache struct {
+	mu sync.Mutex
+	m  map[string]keys
+}
+
+const maxCachedKeys = 4096
+
+func (c *keyCache) get(container string) (keys, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	k, ok := c.m[container]
+	return k, ok
+}
+
+func (c *keyCache) put(container string, k keys) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= maxCachedKeys {
+		c.m = map[string]keys{}
+	}
+	c.m[container] = k
 }
 
 // Option adjusts a Server.
@@ -238,13 +267,23 @@ func (s *Server) authenticate(r *http.Request) (caller, error) {
 	if err != nil {
 		return caller{}, err
 	}
-	k, err := newKeys(ContainerKey(s.secret, h.container))
-	if err != nil {
-		return caller{}, err
+	k, cached := s.keys.get(h.container)
+	var ck []byte
+	if !cached {
+		// A stranger costs three HMACs here: the cipher is set up only for
+		// a container whose signature checks out.
+		ck = ContainerKey(s.secret, h.container)
+		k = keys{mac: deriveKey(ck, macKeyDomain)}
 	}
 	now := s.now()
 	if err := k.verify(r, h, now, s.skew); err != nil {
 		return caller{}, err
+	}
+	if !cached {
+		if k, err = keysWithMAC(ck, k.mac); err != nil {
+			return caller{}, err
+		}
+		s.keys.put(h.container, k)
 	}
 	if err := s.nonces.add(h.nonce, now, h.at.Add(s.skew+time.Second)); err != nil {
 		return caller{}, err
