@@ -73,15 +73,29 @@ func TestE2EAttackNodeManagerInjection(t *testing.T) {
 	t.Run("yarn", func(t *testing.T) {
 		t.Parallel()
 		out := filepath.Join(dir, "yarn.hex")
+		secret := "secret-" + randomHex(t)
 		args := append([]string{"run", "--name", "e2e-attack-inject", "--worker", "1c,256m", "--output", "json",
-			"--setenv", "HOSTILE=" + envValue, "--files", shipped + "#data.csv", "--", "sh", "-c", hexArgsScript, "sh", out}, hostile...)
+			"--setenv", "HOSTILE=" + envValue, "--setenv", "E2E_SECRET=" + secret, "--files", shipped + "#data.csv",
+			"--", "sh", "-c", hexArgsScript, "sh", out}, hostile...)
 		stdout, stderr, code := execTfyarn(t, c, bin, nil, args...)
 		require.Equal(t, exitOK, code, "stdout: %s\nstderr: %s", stdout, stderr)
-		require.Equal(t, "SUCCEEDED", runJSON(t, stdout).FinalStatus)
+		r := runJSON(t, stdout)
+		require.Equal(t, "SUCCEEDED", r.FinalStatus)
 		got, err := os.ReadFile(out)
 		require.NoError(t, err)
 		require.Equal(t, want.String(), string(got), "the program's arguments and $HOSTILE, in hex")
 		requireNoMarkers(t)
+
+		// README: a --setenv value is in no launch script, so in no log
+		// (the aggregated logs hold every container's launch_container.sh),
+		// nor in the job's history.
+		logs := appLogs(t, c, r.AppID, 2)
+		require.Contains(t, logs, "LogType:launch_container.sh")
+		require.NotContains(t, logs, secret)
+		hist, errOut, code := runCLI(t, "--conf-dir", c.ConfDir, "status", r.AppID, "--output", "json")
+		require.Equal(t, exitOK, code, errOut)
+		require.Contains(t, hist, `"history"`)
+		require.NotContains(t, hist, secret)
 	})
 
 	t.Run("local", func(t *testing.T) {
