@@ -1,0 +1,156 @@
+//go:build e2e
+
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/tfyarn/tfyarn/client"
+	"github.com/tfyarn/tfyarn/contract"
+	"github.com/tfyarn/tfyarn/hadoopconf"
+	"github.com/tfyarn/tfyarn/hdfs"
+	"github.com/tfyarn/tfyarn/internal/clustertest"
+	"github.com/tfyarn/tfyarn/security"
+	"github.com/tfyarn/tfyarn/yarn"
+)
+
+// The attacks of issue 18 on the Kerberos cluster, where who is who is
+// proven by a ticket: bob@EXAMPLE.COM, with his own ticket cache, against a
+// job of alice@EXAMPLE.COM. On the plain cluster bob can name himself alice
+// (HADOOP_USER_NAME); here he cannot, so what the plain tests can only show
+// for another user name is shown here for another principal.
+//
+//	go test -tags e2e -run '^TestE2EAttackKerberos' ./cmd/tfyarn/
+
+// bobEnv is the environment of bob's commands: his ticket cache instead of
+// alice's, and, for good measure, alice's name where simple auth would take
+// it (a Kerberized cluster must ignore it).
+func bobEnv(c *clustertest.Cluster) []string {
+	return []string{"KRB5CCNAME=FILE:" + c.Kerberos.Bob.CCache, "HADOOP_USER_NAME=alice"}
+}
+
+// hadoopAs runs one of Hadoop's own CLIs (testcluster/hadoop.sh) with the
+// cluster's environment plus env, bounded; it returns stdout, stderr and
+// the exit code.
+func hadoopAs(t *testing.T, c *clustertest.Cluster, env []string, args ...string) (string, string, int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, filepath.Join(c.Root, "testcluster", "hadoop.sh"), args...)
+	cmd.Env = c.Env(env...)
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) {
+		t.Fatalf("hadoop.sh %s: %v", strings.Join(args, " "), err)
+	}
+	return o.String(), e.String(), cmd.ProcessState.ExitCode()
+}
+
+// TestE2EAttackKerberosAMEndpoints: issue 18 point 2 on the Kerberos
+// cluster. While alice's job runs, bob, with his own ticket (and
+// HADOOP_USER_NAME=alice), gets from `tfyarn status` the ResourceManager's
+// report only (no live task table, command line or task address), cannot
+// read alice's status key in her staging directory, and his raw HTTP client
+// on the AM's port (which the RM's report names) gets no 200 and none of
+// alice's data; alice's own status shows her live table.
+func TestE2EAttackKerberosAMEndpoints(t *testing.T) {
+	c := clustertest.RequireKerberos(t)
+	bin := clustertest.BuildTfyarn(t)
+	release := filepath.Join(t.TempDir(), "release")
+	marker := "alice-private-" + randomHex(t)
+	name := "e2e-attack-krb-am-" + randomHex(t)
+	run := startHeldRun(t, c, 3*time.Minute, release, bin, "run", "--name", name, "--worker", "1c,256m", "--output", "json", "--",
+		"sh", "-c", fmt.Sprintf(`while [ ! -e %s ]; do sleep 0.2; done`, release), marker)
+	appID := waitForRunning(t, c, bin, name)
+
+	// alice's status (her ticket): the live table, her command line, the task's address.
+	var live contract.StatusReport
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(300 * time.Millisecond) {
+		out, errOut, code := execTfyarn(t, c, bin, nil, "status", appID, "--output", "json")
+		require.Equal(t, exitOK, code, errOut)
+		var v statusView
+		require.NoError(t, json.Unmarshal([]byte(out), &v), out)
+		if v.Live != nil && v.Live.Counts.Registered == 1 {
+			live = *v.Live
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "alice's status shows her registered task within 1m: %s", out)
+	}
+	require.Contains(t, live.Job.Command, marker)
+	taskAddr := net.JoinHostPort(live.Tasks[0].Host, strconv.Itoa(live.Tasks[0].Port))
+	secrets := []string{marker, taskAddr, live.Tasks[0].ContainerID}
+
+	t.Run("bob's tfyarn status", func(t *testing.T) {
+		out, errOut, code := execTfyarn(t, c, bin, bobEnv(c), "status", appID, "--output", "json")
+		require.Equal(t, exitOK, code, "the RM's report is bob's to read (the cluster has no ACLs): %s", errOut)
+		var v statusView
+		require.NoError(t, json.Unmarshal([]byte(out), &v), out)
+		require.Equal(t, "alice", v.User, "the application is alice's")
+		require.Nil(t, v.Live, "bob got alice's live task table: %s", out)
+		text, errText, _ := execTfyarn(t, c, bin, bobEnv(c), "status", appID)
+		for _, s := range secrets {
+			require.NotContains(t, out+errOut+text+errText, s)
+		}
+	})
+
+	t.Run("bob reads alice's status key in HDFS", func(t *testing.T) {
+		key := hdfs.StagingDir("alice", appID) + "/" + contract.StatusKeyName
+		ls := c.Hadoop(t, "hdfs", "dfs", "-ls", key)
+		require.Regexp(t, `(?m)^-rw------- .* alice .*`+key+`$`, ls, "alice's key is there, hers only")
+		stdout, stderr, code := hadoopAs(t, c, bobEnv(c), "hdfs", "dfs", "-cat", key)
+		require.NotEqual(t, 0, code, "bob read alice's status key: %q", stdout)
+		require.Empty(t, stdout)
+		require.Contains(t, stderr, "Permission denied: user=bob")
+	})
+
+	t.Run("bob's raw HTTP client on the AM's port", func(t *testing.T) {
+		conf, err := hadoopconf.LoadDir(c.ConfDir)
+		require.NoError(t, err)
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		login, err := security.LoginKerberos(ctx, security.KerberosOptions{CCache: c.Kerberos.Bob.CCache, Krb5Conf: c.Kerberos.Krb5Config})
+		require.NoError(t, err)
+		require.Equal(t, c.Kerberos.Bob.Principal, login.Principal)
+		rm, err := client.NewRMClient(conf, login, yarn.ClientOptions{})
+		require.NoError(t, err)
+		defer rm.Close()
+		id, err := yarn.ParseApplicationID(appID)
+		require.NoError(t, err)
+		r, err := rm.GetApplicationReport(ctx, id)
+		require.NoError(t, err)
+		am := net.JoinHostPort(r.GetHost(), strconv.Itoa(int(r.GetRpcPort())))
+		hc := &http.Client{Timeout: 10 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		for _, p := range []string{contract.StatusPath, "/", "/index.html", contract.ProxiedPrefix} {
+			req, err := http.NewRequestWithContext(ctx, "GET", "http://"+am+p, nil)
+			require.NoError(t, err)
+			resp, err := hc.Do(req)
+			require.NoError(t, err, "GET %s", p)
+			body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+			resp.Body.Close()
+			require.NotEqual(t, http.StatusOK, resp.StatusCode, "GET %s answered bob: %s", p, body)
+			for _, s := range append(secrets, `"app_id"`, "<table") {
+				require.NotContains(t, string(body), s, "GET %s", p)
+			}
+		}
+	})
+
+	require.NoError(t, run.finish())
+	require.Equal(t, "SUCCEEDED", runJSON(t, run.stdout.String()).FinalStatus)
+}
