@@ -29,7 +29,8 @@ const (
 const retakeWait = 30 * time.Second
 
 // Run is `tfyarn task`: it reserves a port, registers it with the AM,
-// waits for the cluster spec, runs the program with TF_CONFIG, forwards
+// waits for the cluster spec, runs the program (Config.Command, else the
+// one the AM sends with the spec) with TF_CONFIG, forwards
 // SIGTERM and SIGINT to it, obeys the AM's stop order and reports the
 // exit. It returns the code the launcher should exit with: the program's
 // (128+N when signal N killed it). err explains a launcher failure; a

@@ -11,11 +11,16 @@
 // mounted beside the AM's web UI:
 //
 //	POST PathPrefix+"register"           Registration       → 200
-//	GET  PathPrefix+"spec?task=worker:1&wait=20000"         → 200 {"cluster":…} | 204 not yet
+//	GET  PathPrefix+"spec?task=worker:1&wait=20000"         → 200 {"cluster":…,"program":…} | 204 not yet
 //	GET  PathPrefix+"stop?task=worker:1&container=…&wait=…" → 200 {"reason":…}  | 204 not yet
 //	GET  PathPrefix+"credentials?task=worker:1&after=N&wait=…" → 200 {"version":M,"credentials":base64 HDTS} | 204 no newer
 //	GET  PathPrefix+"preemption?task=worker:1&container=…&wait=…" → 200 {"deadline_unix_ms":…,"reason":…} | 204 not yet
 //	POST PathPrefix+"exit"               ExitReport         → 200
+//
+// The spec's "program" (WithPrograms, program.go) is what the launcher
+// runs: the job's command, arguments and environment as base64 bytes. It
+// comes this way, not in the container's launch context, because the
+// NodeManager rewrites and shell-expands what a launch context holds.
 //
 // While its program runs a launcher also long-polls for a preemption
 // warning for its own container (Board.WarnPreemption, preemption.go): the
