@@ -250,6 +250,11 @@ func TestServerPrincipal(t *testing.T) {
 		{"root/_HOST@EXAMPLE.COM", "localhost:28032", "root/localhost@EXAMPLE.COM"},
 		{"rm/fixed.host@R", "other:8032", "rm/fixed.host@R"},
 		{"nn/_HOST", "host-a:1", "nn/host-a"},
+		// Only a host component that is exactly _HOST is replaced.
+		{"nn/_HOSTED@R", "host-a:1", "nn/_HOSTED@R"},
+		{"_HOST/h@R", "host-a:1", "_HOST/h@R"},
+		{"nn/h@_HOST", "host-a:1", "nn/h@_HOST"},
+		{"nn@R/_HOST", "host-a:1", "nn@R/_HOST"},
 	} {
 		if got := ServerPrincipal(tc.pattern, tc.addr); got != tc.want {
 			t.Errorf("ServerPrincipal(%q, %q) = %q, want %q", tc.pattern, tc.addr, got, tc.want)

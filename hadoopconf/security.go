@@ -53,10 +53,14 @@ const haHDFSTokenPrefix = "ha-hdfs:"
 // ServerPrincipal is a Kerberos principal pattern from the configuration
 // (e.g. "nn/_HOST@EXAMPLE.COM") for the server at hostport, with _HOST
 // replaced by the server's lower-cased host name, as Hadoop's
-// SecurityUtil.getServerPrincipal does. An IP address is looked up first;
+// SecurityUtil.getServerPrincipal does: only a host component that is
+// exactly _HOST (service/_HOST@REALM, or service/_HOST) is replaced; any
+// other pattern is returned as it is. An IP address is looked up first;
 // 0.0.0.0 (a wildcard bind address) becomes this machine's name.
 func ServerPrincipal(pattern, hostport string) string {
-	if !strings.Contains(pattern, "_HOST") {
+	service, rest, ok := strings.Cut(pattern, "/")
+	hostPart, realm, hasRealm := strings.Cut(rest, "@")
+	if !ok || hostPart != "_HOST" || strings.Contains(service, "@") {
 		return pattern
 	}
 	host := hostport
@@ -73,7 +77,11 @@ func ServerPrincipal(pattern, hostport string) string {
 			host = strings.TrimSuffix(names[0], ".")
 		}
 	}
-	return strings.Replace(pattern, "_HOST", strings.ToLower(host), 1)
+	out := service + "/" + strings.ToLower(host)
+	if hasRealm {
+		out += "@" + realm
+	}
+	return out
 }
 
 // RMPrincipalFor is yarn.resourcemanager.principal for the RM at rmAddr, with
