@@ -34,8 +34,10 @@ type LoopConfig struct {
 	// queue, by node label.
 	AllocTimeout  time.Duration
 	ClusterOffers map[string]string
-	RM            RM
-	NM            NM
+	// QueueDefaultLabel is the queue's default node label (core.Config).
+	QueueDefaultLabel string
+	RM                RM
+	NM                NM
 	// Host, RPCPort and TrackingURL are what registerApplicationMaster
 	// announces: the NM's host and the AM's HTTP port (rendezvous and
 	// status page), which clients read from the application report.
@@ -128,6 +130,9 @@ type Snapshot struct {
 	Restarts int
 	// Record is the same restarts as a next AM attempt takes them over.
 	Record core.RestartRecord
+	// Waiting says what tasks wait for a container, and where
+	// (core.Machine.Waiting).
+	Waiting []string
 }
 
 // LoopResult is how the loop ended.
@@ -202,7 +207,7 @@ func newLoop(cfg LoopConfig) (*loop, error) {
 	if cfg.MaxRMFailures <= 0 {
 		cfg.MaxRMFailures = 10
 	}
-	mcfg := core.Config{Job: cfg.Job, Policy: cfg.Policy, AllocTimeout: cfg.AllocTimeout, ClusterOffers: cfg.ClusterOffers, PreemptionWait: cfg.PreemptionWait}
+	mcfg := core.Config{Job: cfg.Job, Policy: cfg.Policy, AllocTimeout: cfg.AllocTimeout, ClusterOffers: cfg.ClusterOffers, QueueDefaultLabel: cfg.QueueDefaultLabel, PreemptionWait: cfg.PreemptionWait}
 	if cfg.Launchers != nil {
 		mcfg.StopGrace = cfg.StopGrace
 	}

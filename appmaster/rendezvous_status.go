@@ -16,7 +16,7 @@ import (
 
 // NewStatusReport describes a snapshot of the job as the client reads it.
 func NewStatusReport(appID string, s Snapshot) contract.StatusReport {
-	r := contract.StatusReport{AppID: appID, Tasks: make([]contract.TaskReport, 0, len(s.Tasks)), Restarts: s.Restarts, RestartCauses: s.Record.Causes}
+	r := contract.StatusReport{AppID: appID, Tasks: make([]contract.TaskReport, 0, len(s.Tasks)), Restarts: s.Restarts, RestartCauses: s.Record.Causes, Waiting: s.Waiting}
 	if s.Finish != nil {
 		r.Final, r.FinalStatus, r.Diagnostics = true, s.Finish.Status.String(), s.Finish.Diagnostics
 	}

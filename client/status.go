@@ -47,6 +47,42 @@ type statusWatcher struct {
 	// did, silentPolls fetches in a row) and when it answers again.
 	notice   func(string)
 	failures int
+	// explain, if set, adds to a waiting line what the client can learn
+	// of it from the ResourceManager (who holds the GPUs awaited).
+	explain func(line string) string
+	// waits are the waiting lines seen: since when, and when last told.
+	waits map[string]*waitSeen
+}
+
+type waitSeen struct{ since, told time.Time }
+
+// WaitingEvery is how often a wait still under way is told again.
+const WaitingEvery = 30 * time.Second
+
+// tellWaiting emits the waiting lines new since the last poll, and those
+// last told WaitingEvery ago; lines no longer listed are forgotten.
+func (w *statusWatcher) tellWaiting(lines []string, emit func(Event)) {
+	now := time.Now()
+	seen := map[string]*waitSeen{}
+	for _, line := range lines {
+		ws := w.waits[line]
+		if ws == nil {
+			ws = &waitSeen{since: now}
+		}
+		seen[line] = ws
+		if !ws.told.IsZero() && now.Sub(ws.told) < WaitingEvery {
+			continue
+		}
+		ws.told = now
+		text := line
+		if w.explain != nil {
+			if more := w.explain(line); more != "" {
+				text += "; " + more
+			}
+		}
+		emit(Event{Time: now, Waiting: text, For: now.Sub(ws.since)})
+	}
+	w.waits = seen
 }
 
 func newStatusWatcher(key []byte) *statusWatcher {
@@ -99,6 +135,7 @@ func (w *statusWatcher) poll(ctx context.Context, appID string, onEvent func(Eve
 		for _, cause := range newRestarts(w.last, rep) {
 			onEvent(Event{Time: time.Now(), AppID: appID, Restart: cause})
 		}
+		w.tellWaiting(rep.Waiting, func(ev Event) { ev.AppID = appID; onEvent(ev) })
 	}
 	w.last = rep
 }

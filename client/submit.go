@@ -131,11 +131,12 @@ func (s *Submission) submit(ctx context.Context, bin string, plan shipPlan) erro
 	// can never run is refused here; one that cannot run now is the AM's
 	// allocation deadline's. An RM that will not say skips the check.
 	var offers map[string]string
+	var defaultLabel string
 	if cs, err := FetchClusterState(cctx, s.rm, job.Queue); err == nil {
 		if err := CheckPlacement(job, cs); err != nil {
 			return err
 		}
-		offers = ClusterOffers(cs)
+		offers, defaultLabel = ClusterOffers(cs), cs.Queue.DefaultLabel
 	} else if ctx.Err() != nil {
 		return err
 	}
@@ -181,6 +182,7 @@ func (s *Submission) submit(ctx context.Context, bin string, plan shipPlan) erro
 		jf.RendezvousTimeout = job.RendezvousTimeout
 		jf.AllocTimeout = job.AllocTimeout
 		jf.ClusterOffers = offers
+		jf.QueueDefaultLabel = defaultLabel
 		jf.Commands = job.taskCommands()
 		sec, err := s.secure(cctx)
 		if err != nil {

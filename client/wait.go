@@ -37,6 +37,14 @@ type Event struct {
 	// worker:1 (container ... on ...) failed: exit code 7").
 	Restart string
 
+	// Waiting is set, and nothing else but Time and AppID, when tasks wait
+	// for a container: at once (after a few seconds), then every
+	// WaitingEvery while they still wait. One line: what is awaited,
+	// where, what the cluster offers the queue there and, for GPUs, who
+	// holds them; For says how long the wait has been seen.
+	Waiting string
+	For     time.Duration
+
 	// Notice is set, and nothing else but Time and AppID, when the
 	// ResourceManager or the ApplicationMaster stops answering or answers
 	// again: one line for the user (the CLI prints it on stderr), e.g.
@@ -93,6 +101,7 @@ func (s *Submission) Wait(ctx context.Context, onEvent func(Event)) (*Result, er
 	}
 	status := newStatusWatcher(s.statusKey)
 	status.notice = notice
+	status.explain = func(line string) string { return s.explainWait(ctx, line) }
 	defer status.close()
 	s.status = status
 	s.attempts = &attemptWatcher{}

@@ -54,6 +54,10 @@ type JobFile struct {
 	// the cluster offered the job's queue at submission, in words, for the
 	// diagnostics of a job whose tasks cannot be allocated.
 	ClusterOffers map[string]string `json:"cluster_offers,omitempty"`
+	// QueueDefaultLabel is the queue's default node label expression: the
+	// label the RM gives a task request that names none, which the AM's
+	// messages about waiting tasks name.
+	QueueDefaultLabel string `json:"queue_default_label,omitempty"`
 
 	// Kerberos, on a Kerberized cluster, says how the AM keeps the job's
 	// HDFS access alive; nil on an insecure cluster.

@@ -32,6 +32,12 @@ type StatusReport struct {
 	// ...) failed: exit code 7"), in order: a client tells each as it
 	// happens.
 	RestartCauses []string `json:"restart_causes,omitempty"`
+	// Waiting says, one line per task group, what tasks wait for a
+	// container longer than a few seconds, where, and what the cluster
+	// offers the queue there ("waiting for 1 worker container (1 vcores,
+	// 1024 MiB, 1 GPUs, label \"gpu\"): queue ml-gpu on nodes labelled
+	// gpu: ...").
+	Waiting []string `json:"waiting,omitempty"`
 
 	// User submitted the job; Job describes it (nil from an AM that does
 	// not say). Both feed the web UI and the job's history record.

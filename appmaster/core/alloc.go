@@ -86,10 +86,67 @@ func (m *Machine) unallocatedAtRendezvous() string {
 	return strings.Join(append(lines, waitingLines(restarting, "")...), "; ")
 }
 
+// groupSpecs are the groups' shapes, each with the label its asks land
+// on: its own, or the queue's default for asks that name none.
 func (m *Machine) groupSpecs() map[taskspec.TaskType]groupShape {
 	out := map[taskspec.TaskType]groupShape{}
 	for _, g := range m.groups {
-		out[g.spec.Type] = groupShape{Resources: g.spec.Resources, NodeLabel: g.nodeLabel}
+		if g.task != nil {
+			continue // an in-place replacement's ask: the group's shape
+		}
+		label := g.nodeLabel
+		if label == "" {
+			label = m.defaultLabel
+		}
+		out[g.spec.Type] = groupShape{Resources: g.spec.Resources, NodeLabel: label}
+	}
+	return out
+}
+
+// WaitNotice is how long a task waits for a container before Waiting
+// says so: a healthy cluster allocates within a heartbeat or two.
+const WaitNotice = 5 * time.Second
+
+// Waiting says, per task group, what the tasks waiting for a container
+// longer than WaitNotice wait for and where, with what the cluster offers
+// the queue there: "waiting for 1 worker container (1 vcores, 1024 MiB, 1
+// GPUs, label \"gpu\"): queue ml-gpu on nodes labelled gpu: 1 node, the
+// largest with 8 vcores, 8192 MiB, 2 GPUs; the job fails if it is not
+// allocated within 5m0s (--alloc-timeout)". Empty when nothing waits that
+// long, or while a restart's stops are under way.
+func (m *Machine) Waiting() []string {
+	if m.phase != PhaseRunning || m.restarting != nil || m.now.IsZero() {
+		return nil
+	}
+	waiting := map[taskspec.TaskType]int{}
+	for _, t := range m.tasks {
+		if t.State == TaskPending && !t.RequestedAt.IsZero() && m.now.Sub(t.RequestedAt) >= WaitNotice {
+			waiting[t.Task.Type]++
+		}
+	}
+	if len(waiting) == 0 {
+		return nil
+	}
+	shapes := m.groupSpecs()
+	var out []string
+	for _, typ := range taskspec.TaskTypes() {
+		n := waiting[typ]
+		if n == 0 {
+			continue
+		}
+		noun := "container"
+		if n > 1 {
+			noun = "containers"
+		}
+		sh := shapes[typ]
+		line := fmt.Sprintf("waiting for %d %s %s (%s)", n, typ, noun, Shape(sh.Resources, sh.NodeLabel))
+		if offer := strings.TrimSpace(m.clusterOffers[sh.NodeLabel]); offer != "" {
+			line += ": " + strings.TrimRight(offer, ".")
+		}
+		if m.allocTimeout > 0 {
+			line += fmt.Sprintf("; the job fails if it is not allocated within %s (--alloc-timeout)", m.allocTimeout)
+		}
+		out = append(out, line)
 	}
 	return out
 }

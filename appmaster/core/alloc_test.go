@@ -227,3 +227,26 @@ func TestShape(t *testing.T) {
 	require.Equal(t, `1 vcores, 8192 MiB, label ""`, Shape(taskspec.Resources{VCores: 1, MemoryMiB: 8192}, ""))
 	require.Equal(t, `4 vcores, 2048 MiB, 2 GPUs, label "gpu"`, Shape(taskspec.Resources{VCores: 4, MemoryMiB: 2048, GPUs: 2}, "gpu"))
 }
+
+// A task whose queue has a default node label (ml-gpu: gpu) and asks none
+// waits on that label's nodes: what it waits for is said after WaitNotice,
+// naming that label and its offer, and the deadline's diagnostics name it
+// too, not the nodes without a label.
+func TestWaitingNamesTheQueuesDefaultLabel(t *testing.T) {
+	gpu1 := taskspec.Resources{VCores: 1, MemoryMiB: 1024, GPUs: 1}
+	offers := map[string]string{"": "queue ml-gpu on nodes without a label: 1 node, the largest with 8 vcores, 8192 MiB, 2 GPUs",
+		"gpu": "queue ml-gpu on nodes labelled gpu: 1 node, the largest with 8 vcores, 8192 MiB, 2 GPUs"}
+	m, err := New(Config{Job: taskspec.Job{Tasks: []taskspec.TaskGroup{grp(taskspec.Worker, 1, gpu1)}}, ClusterOffers: offers, QueueDefaultLabel: "gpu", AllocTimeout: time.Minute})
+	require.NoError(t, err)
+	m.Step(Tick{Now: at0})
+	m.Step(Registered{})
+	require.Empty(t, m.Waiting(), "not yet: a healthy cluster allocates at once")
+	m.Step(Tick{Now: at0.Add(WaitNotice)})
+	require.Equal(t, []string{`waiting for 1 worker container (1 vcores, 1024 MiB, 1 GPUs, label "gpu"): ` + offers["gpu"] + `; the job fails if it is not allocated within 1m0s (--alloc-timeout)`}, m.Waiting())
+	m.Step(Tick{Now: at0.Add(time.Minute)})
+	rd := m.Ready()
+	require.NotNil(t, rd.Finish)
+	require.Equal(t, `worker:0 (1 vcores, 1024 MiB, 1 GPUs, label "gpu") was not allocated within 1m0s: `+offers["gpu"]+`; ask for less or raise --alloc-timeout`, rd.Finish.Diagnostics)
+	require.NotContains(t, rd.Finish.Diagnostics, "without a label")
+	require.Empty(t, m.Waiting(), "decided: nothing waits")
+}

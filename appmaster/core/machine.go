@@ -152,6 +152,10 @@ type Config struct {
 	// ClusterOffers say, per node label ("" for none), what the cluster
 	// offers the job's queue, for the diagnostics of unallocated tasks.
 	ClusterOffers map[string]string
+	// QueueDefaultLabel is the label the RM gives an ask that names none
+	// (the queue's default node label expression): the label messages about
+	// waiting tasks name, and whose ClusterOffers they quote.
+	QueueDefaultLabel string
 	// StopGrace is how long a task asked to end gracefully (its launcher
 	// sends the program SIGTERM, then SIGKILL after its own grace) has
 	// before the machine escalates to a hard stop (the NodeManager's
@@ -181,6 +185,7 @@ type Machine struct {
 
 	allocTimeout  time.Duration
 	clusterOffers map[string]string
+	defaultLabel  string
 	stopGrace     time.Duration
 	// preemptionWait: Config.PreemptionWait.
 	preemptionWait time.Duration
@@ -284,6 +289,7 @@ func New(cfg Config) (*Machine, error) {
 		containers:    map[string]*containerRecord{},
 		allocTimeout:  cfg.AllocTimeout,
 		clusterOffers: cfg.ClusterOffers,
+		defaultLabel:  cfg.QueueDefaultLabel,
 		stopGrace:     max(cfg.StopGrace, 0),
 		restartPolicy: cfg.Job.Restarts,
 		nextRequestID: 1000, // above the groups' own

@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -37,6 +38,7 @@ func TestE2EAlloc(t *testing.T) {
 	c := clustertest.Require(t)
 	bin := clustertest.BuildTfyarn(t)
 	t.Run("deadline", func(t *testing.T) { testAllocDeadline(t, c, bin) })
+	t.Run("gpu wait", func(t *testing.T) { testAllocGPUWait(t, c, bin) })
 	t.Run("refused label", func(t *testing.T) { testAllocRefusedLabel(t, c) })
 	t.Run("localization failure", func(t *testing.T) { testAllocLocalizationFailure(t, c, bin) })
 }
@@ -227,4 +229,50 @@ func testAllocLocalizationFailure(t *testing.T, c *clustertest.Cluster, bin stri
 	require.Less(t, took, 90*time.Second)
 	requireNoStaging(t, c, r.AppID)
 	requireNoContainerProcess(t, r.AppID)
+}
+
+// testAllocGPUWait: in queue ml-gpu (default label gpu) a worker asking a
+// GPU while another job holds both of the gpu node's: run says at once,
+// and again while it lasts, what it waits for and where (label gpu, not
+// the idle node without a label) and who holds the GPUs; the deadline's
+// diagnostics name the gpu node's offer.
+func testAllocGPUWait(t *testing.T, c *clustertest.Cluster, bin string) {
+	marker := filepath.Join(t.TempDir(), "holder-running")
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	holder := exec.CommandContext(ctx, bin, "run", "--queue", "ml-gpu", "--worker", "1c,256m,2gpu", "--name", "e2e-gpu-holder", "--output", "json",
+		"--", "sh", "-c", "touch "+marker+"; sleep 200")
+	holder.Env = c.Env()
+	var hout, herr bytes.Buffer
+	holder.Stdout, holder.Stderr = &hout, &herr
+	require.NoError(t, holder.Start())
+	defer func() {
+		if id := appIDIn(herr.String() + hout.String()); id != "" {
+			_, _, _ = execTfyarn(t, c, bin, nil, "kill", id)
+		}
+		_ = holder.Wait()
+	}()
+	for start := time.Now(); ; time.Sleep(500 * time.Millisecond) {
+		if _, err := os.Stat(marker); err == nil {
+			break
+		}
+		require.Less(t, time.Since(start), 2*time.Minute, "the GPU holder never ran: %s", herr.String())
+	}
+	holderID := appIDIn(herr.String())
+	require.NotEmpty(t, holderID)
+
+	const timeout = 45 * time.Second
+	stdout, stderr, code := execTfyarnFor(t, c, bin, 3*time.Minute, nil, "run", "--queue", "ml-gpu", "--worker", "1c,1g,1gpu",
+		"--alloc-timeout", timeout.String(), "--name", "e2e-gpu-wait", "--output", "json", "--", "true")
+	t.Logf("stdout: %s\nstderr: %s", stdout, stderr)
+	require.Equal(t, exitJobFailed, code)
+	r := runJSON(t, stdout)
+	waiting := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(r.AppID) + ` waiting for 1 worker container \(1 vcores, 1024 MiB, 1 GPUs, label "gpu"\): queue ml-gpu on nodes labelled gpu: .*; 2 of 2 GPUs on nodes labelled gpu in use; applications holding GPUs: .*` + regexp.QuoteMeta(holderID) + ` \(2\).* \(for (\d+)s\)$`)
+	lines := waiting.FindAllStringSubmatch(stderr, -1)
+	require.GreaterOrEqual(t, len(lines), 2, "said at once, then again:\n%s", stderr)
+	first, _ := strconv.Atoi(lines[0][1])
+	require.Less(t, first, 15, "said within seconds of the wait: %s", lines[0][0])
+	require.NotContains(t, stderr, "nodes without a label")
+	require.Contains(t, r.Diagnostics, `worker:0 (1 vcores, 1024 MiB, 1 GPUs, label "gpu") was not allocated within 45s: queue ml-gpu on nodes labelled gpu: `)
+	require.NotContains(t, r.Diagnostics, "without a label")
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/tfyarn/tfyarn/appmaster/core"
 	"github.com/tfyarn/tfyarn/client"
@@ -188,6 +189,10 @@ func runAction(c *cli.Context, e *env) error {
 	res, err := s.Wait(c.Context, func(ev client.Event) {
 		if ev.Notice != "" {
 			fmt.Fprintf(e.stderr, "%s\n", ev.Notice)
+			return
+		}
+		if ev.Waiting != "" {
+			fmt.Fprintf(progress, "%s %s (for %s)\n", ev.AppID, ev.Waiting, ev.For.Round(time.Second))
 			return
 		}
 		if ev.Restart != "" {
