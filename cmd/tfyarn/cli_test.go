@@ -3,10 +3,12 @@ package main
 import (
 	"bytes"
 	"context"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -95,4 +97,44 @@ func TestPositionalAppliesTrailingFlags(t *testing.T) {
 	// Parsing works even after the id: the output error proves --output was read.
 	_, stderr, _ := runCLI(t, "--conf-dir", deadConf(t), "status", "application_1_0001", "-o=bogus")
 	require.Contains(t, stderr, `--output "bogus"`)
+}
+
+// An RM that takes the connection and never answers: the one-line error
+// names the limit and the flag that raises it as it must be given, the
+// global --timeout before the command (run's own --timeout is the job's
+// lifetime, which would not help); given so, it is the limit applied.
+func TestRMTimeoutHintNamesTheGlobalFlag(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	held := make(chan net.Conn, 16)
+	defer func() {
+		ln.Close()
+		for len(held) > 0 {
+			(<-held).Close()
+		}
+	}()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			select {
+			case held <- c: // never answered
+			default:
+				c.Close()
+			}
+		}
+	}()
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "yarn-site.xml"), []byte(
+		`<configuration><property><name>yarn.resourcemanager.address</name><value>`+ln.Addr().String()+`</value></property></configuration>`), 0o644))
+	start := time.Now()
+	_, stderr, code := runCLI(t, "--conf-dir", dir, "--timeout", "1500ms", "list")
+	require.Equal(t, exitUsage, code, stderr)
+	require.Less(t, time.Since(start), 20*time.Second)
+	require.Contains(t, stderr, "did not answer within 1.5s")
+	require.Contains(t, stderr, "(raise the limit with tfyarn --timeout DURATION before the command)")
+	require.Equal(t, 1, strings.Count(stderr, "\n"), stderr)
 }

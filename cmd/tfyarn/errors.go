@@ -95,7 +95,7 @@ func describe(err error, e *env) (msg string, code int) {
 		return fmt.Sprintf("cannot reach the ResourceManager at %s (from %s): %s; is the cluster up and %s right?",
 			rmAddrs(err), e.confFrom, netCause(err), hadoopconf.EnvHadoopConfDir), exitUsage
 	case yarn.IsTimeout(err) && errors.As(err, &rme):
-		return fmt.Sprintf("the ResourceManager at %s (from %s) did not answer within %s; is the cluster up and %s right? (--timeout raises the limit)",
+		return fmt.Sprintf("the ResourceManager at %s (from %s) did not answer within %s; is the cluster up and %s right? (raise the limit with tfyarn --timeout DURATION before the command)",
 			rmAddrs(err), e.confFrom, e.timeout, hadoopconf.EnvHadoopConfDir), exitUsage
 	case errors.Is(err, context.Canceled):
 		return "interrupted", exitUsage

@@ -44,7 +44,7 @@ func TestDescribe(t *testing.T) {
 		{"unreachable", refused,
 			"cannot reach the ResourceManager at rm1:8032, rm2:8032 (from HADOOP_CONF_DIR=/etc/hadoop): connection refused; is the cluster up and HADOOP_CONF_DIR right?", exitUsage},
 		{"timeout", timedOut,
-			"the ResourceManager at rm1:8032, rm2:8032 (from HADOOP_CONF_DIR=/etc/hadoop) did not answer within 15s; is the cluster up and HADOOP_CONF_DIR right? (--timeout raises the limit)", exitUsage},
+			"the ResourceManager at rm1:8032, rm2:8032 (from HADOOP_CONF_DIR=/etc/hadoop) did not answer within 15s; is the cluster up and HADOOP_CONF_DIR right? (raise the limit with tfyarn --timeout DURATION before the command)", exitUsage},
 		{"other remote", remote("org.apache.hadoop.security.AccessControlException", "User bob cannot view"),
 			"the ResourceManager at rm2:8032 refused getApplicationReport: AccessControlException: User bob cannot view", exitUsage},
 		{"conf", &confError{errors.New("hadoopconf: yarn.resourcemanager.ha.enabled is true but yarn.resourcemanager.ha.rm-ids is empty")},
