@@ -17,9 +17,11 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/tfyarn/tfyarn/client"
 	"github.com/tfyarn/tfyarn/contract"
 	"github.com/tfyarn/tfyarn/hadoopconf"
 	"github.com/tfyarn/tfyarn/internal/clustertest"
+	"github.com/tfyarn/tfyarn/security"
 	"github.com/tfyarn/tfyarn/yarn"
 )
 
@@ -31,6 +33,33 @@ import (
 // through the RM's proxy is TestE2EWebUIHistoryGPU's.)
 func TestE2EAttackAMEndpoints(t *testing.T) {
 	c := clustertest.Require(t)
+	bob := "tfyarn-bob-" + randomHex(t)
+	attackAMEndpoints(t, c, []string{"HADOOP_USER_NAME=" + bob}, func(conf *hadoopconf.Config) *yarn.ApplicationClient {
+		rm, err := yarn.NewApplicationClient(conf, yarn.ClientOptions{User: bob})
+		require.NoError(t, err)
+		return rm
+	})
+}
+
+// TestE2EAttackAMEndpointsKerberos is TestE2EAttackAMEndpoints on the
+// Kerberized cluster, bob with his own ticket (bob@EXAMPLE.COM).
+func TestE2EAttackAMEndpointsKerberos(t *testing.T) {
+	c := clustertest.RequireKerberos(t)
+	k := c.Kerberos
+	attackAMEndpoints(t, c, []string{"KRB5CCNAME=FILE:" + k.Bob.CCache}, func(conf *hadoopconf.Config) *yarn.ApplicationClient {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		login, err := security.LoginKerberos(ctx, security.KerberosOptions{Principal: k.Bob.Principal, Keytab: k.Bob.Keytab, Krb5Conf: k.Krb5Config})
+		require.NoError(t, err)
+		rm, err := client.NewRMClient(conf, login, yarn.ClientOptions{})
+		require.NoError(t, err)
+		return rm
+	})
+}
+
+// attackAMEndpoints runs alice's held job on c and attacks its AM as bob:
+// bobEnv is what makes tfyarn run as bob, bobRM his ResourceManager client.
+func attackAMEndpoints(t *testing.T, c *clustertest.Cluster, bobEnv []string, bobRM func(*hadoopconf.Config) *yarn.ApplicationClient) {
 	bin := clustertest.BuildTfyarn(t)
 	release := filepath.Join(t.TempDir(), "release")
 	marker := "alice-private-" + randomHex(t)
@@ -43,7 +72,7 @@ func TestE2EAttackAMEndpoints(t *testing.T) {
 	var live contract.StatusReport
 	deadline := time.Now().Add(time.Minute)
 	for {
-		out, errOut, code := runCLI(t, "--conf-dir", c.ConfDir, "status", appID, "--output", "json")
+		out, errOut, code := execTfyarn(t, c, bin, nil, "status", appID, "--output", "json")
 		require.Equal(t, exitOK, code, errOut)
 		var v statusView
 		require.NoError(t, json.Unmarshal([]byte(out), &v), out)
@@ -58,14 +87,13 @@ func TestE2EAttackAMEndpoints(t *testing.T) {
 	taskAddr := net.JoinHostPort(live.Tasks[0].Host, strconv.Itoa(live.Tasks[0].Port))
 	secrets := []string{marker, taskAddr, live.Tasks[0].ContainerID}
 
-	bob := "tfyarn-bob-" + randomHex(t)
 	t.Run("bob's tfyarn status", func(t *testing.T) {
-		out, errOut, code := execTfyarn(t, c, bin, []string{"HADOOP_USER_NAME=" + bob}, "status", appID, "--output", "json")
+		out, errOut, code := execTfyarn(t, c, bin, bobEnv, "status", appID, "--output", "json")
 		require.Equal(t, exitOK, code, "the RM's report is bob's to read: %s", errOut)
 		var v statusView
 		require.NoError(t, json.Unmarshal([]byte(out), &v), out)
 		require.Nil(t, v.Live, "bob got alice's live task table: %s", out)
-		text, errText, _ := execTfyarn(t, c, bin, []string{"HADOOP_USER_NAME=" + bob}, "status", appID)
+		text, errText, _ := execTfyarn(t, c, bin, bobEnv, "status", appID)
 		for _, s := range secrets {
 			require.NotContains(t, out+errOut+text+errText, s)
 		}
@@ -74,8 +102,7 @@ func TestE2EAttackAMEndpoints(t *testing.T) {
 	t.Run("bob's raw HTTP client on the AM's port", func(t *testing.T) {
 		conf, err := hadoopconf.LoadDir(c.ConfDir)
 		require.NoError(t, err)
-		rm, err := yarn.NewApplicationClient(conf, yarn.ClientOptions{User: bob})
-		require.NoError(t, err)
+		rm := bobRM(conf)
 		defer rm.Close()
 		id, err := yarn.ParseApplicationID(appID)
 		require.NoError(t, err)
