@@ -174,12 +174,15 @@ func (f JobFile) Config() *hadoopconf.Config {
 }
 
 // shippedKeys are the configuration keys the AM needs: the RM's addresses
-// (with HA), the RPC protection, HDFS's location, and the scheduler's wait
-// before killing a container it preempts. A whitelist, because
+// (with HA; its web addresses and the web proxy's tell the AM which peer
+// may fetch its web UI), the RPC protection, HDFS's location, and the
+// scheduler's wait before killing a container it preempts. A whitelist,
+// because
 // site files can hold secrets (ZooKeeper auth, S3 keys) that have no
 // business in a file on HDFS.
 var shippedKeys = regexp.MustCompile(`^(` +
-	`yarn\.resourcemanager\.(ha\.enabled|ha\.rm-ids|hostname(\..+)?|address(\..+)?|scheduler\.address(\..+)?)` +
+	`yarn\.resourcemanager\.(ha\.enabled|ha\.rm-ids|hostname(\..+)?|address(\..+)?|scheduler\.address(\..+)?|webapp\.(https\.)?address(\..+)?)` +
+	`|yarn\.web-proxy\.address|yarn\.http\.policy|hadoop\.http\.staticuser\.user` +
 	`|hadoop\.rpc\.protection|hadoop\.security\.authentication` +
 	`|fs\.defaultFS|dfs\.nameservices|dfs\.ha\.namenodes\..+|dfs\.namenode\.rpc-address(\..+)?|dfs\.client\.use\.datanode\.hostname` +
 	`|yarn\.resourcemanager\.principal|dfs\.namenode\.kerberos\.principal|dfs\.data\.transfer\.protection|dfs\.block\.access\.token\.enable` +

@@ -80,3 +80,21 @@ func TestJobFileKeepsProgramBytes(t *testing.T) {
 	require.Equal(t, []string{"tb", "--logdir", "/l\xc3"}, back.TaskCommand(taskspec.TensorBoard))
 	require.Equal(t, []string{"sh\xff", "-c", "{{(touch X)}}\n\x80"}, back.TaskCommand(taskspec.Worker))
 }
+
+// The RM's web addresses and the web proxy's travel to the AM: only their
+// peers may fetch its web UI (appmaster.WebAccessFor).
+func TestShipConfCarriesTheWebProxy(t *testing.T) {
+	web := map[string]string{
+		"yarn.resourcemanager.webapp.address":           "localhost:28088",
+		"yarn.resourcemanager.webapp.address.rm2":       "rm2.example:8088",
+		"yarn.resourcemanager.webapp.https.address.rm2": "rm2.example:8090",
+		"yarn.web-proxy.address":                        "proxy.example:9046",
+		"yarn.http.policy":                              "HTTPS_ONLY",
+		"hadoop.http.staticuser.user":                   "nobody",
+	}
+	with := map[string]string{"hadoop.http.authentication.signature.secret.file": "/etc/secret"}
+	for k, v := range web {
+		with[k] = v
+	}
+	require.Equal(t, web, ShipConf(hadoopconfWith(with)))
+}

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -84,6 +85,9 @@ func attackAMEndpoints(t *testing.T, c *clustertest.Cluster, bobEnv []string, bo
 		time.Sleep(300 * time.Millisecond)
 	}
 	require.Contains(t, live.Job.Command, marker)
+	// The web UI's report through the RM's proxy, as the page's script reads it.
+	proxied := proxyStatus(t, statusJSONWith(t, c, bin, appID).TrackingURL+strings.TrimPrefix(contract.StatusPath, "/"))
+	require.Equal(t, appID, proxied.AppID)
 	taskAddr := net.JoinHostPort(live.Tasks[0].Host, strconv.Itoa(live.Tasks[0].Port))
 	secrets := []string{marker, taskAddr, live.Tasks[0].ContainerID}
 
@@ -156,4 +160,15 @@ func mustRMWeb(t *testing.T, conf *hadoopconf.Config) string {
 	a, err := conf.RMAddresses(hadoopconf.RMWebapp)
 	require.NoError(t, err)
 	return a[0]
+}
+
+// statusJSONWith is `tfyarn status APP_ID --output json` run as alice on c
+// (statusJSON runs in this process, with its environment).
+func statusJSONWith(t *testing.T, c *clustertest.Cluster, bin, appID string) appView {
+	t.Helper()
+	out, errOut, code := execTfyarn(t, c, bin, nil, "status", appID, "--output", "json")
+	require.Equal(t, exitOK, code, errOut)
+	var v appView
+	require.NoError(t, json.Unmarshal([]byte(out), &v), "stdout: %q", out)
+	return v
 }
