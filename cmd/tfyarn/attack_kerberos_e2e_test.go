@@ -5,12 +5,14 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -153,4 +155,39 @@ func TestE2EAttackKerberosAMEndpoints(t *testing.T) {
 
 	require.NoError(t, run.finish())
 	require.Equal(t, "SUCCEEDED", runJSON(t, run.stdout.String()).FinalStatus)
+}
+
+// TestE2EAttackKerberosNodeManagerInjection: issue 18 point 4 on the
+// Kerberos cluster, whose NodeManagers write the same launch scripts: the
+// arguments and a --setenv value of alice's job that the NodeManager would
+// expand ({{ }}, <CPS>, <LOG_DIR>) or bash would run reach her program byte
+// for byte (non-UTF-8 included) and run nothing.
+func TestE2EAttackKerberosNodeManagerInjection(t *testing.T) {
+	t.Parallel()
+	c := clustertest.RequireKerberos(t)
+	bin := clustertest.BuildTfyarn(t)
+	dir := t.TempDir()
+	marker := func(name string) string { return filepath.Join(dir, "pwned-"+name) }
+	hostile := []string{"{{(touch " + marker("braces") + ")}}", "<CPS>", "<LOG_DIR>/x", "$(touch " + marker("dollar") + ")",
+		"`touch " + marker("backquote") + "`", `'"\`, "\xff\xfe not UTF-8"}
+	envValue := "{{(touch " + marker("env-braces") + ")}}$(touch " + marker("env-dollar") + ")<CPS>\xff"
+	var want strings.Builder
+	for _, a := range append(append([]string(nil), hostile...), envValue) {
+		want.WriteString(hex.EncodeToString([]byte(a)) + "\n")
+	}
+	want.WriteString("DATA shipped\n") // hexArgsScript's last line: the --files link's content
+	shipped := filepath.Join(dir, "shipped.csv")
+	require.NoError(t, os.WriteFile(shipped, []byte("shipped"), 0o644))
+	out := filepath.Join(dir, "krb.hex")
+	args := append([]string{"run", "--name", "e2e-attack-krb-inject", "--worker", "1c,256m", "--output", "json",
+		"--setenv", "HOSTILE=" + envValue, "--files", shipped + "#data.csv", "--", "sh", "-c", hexArgsScript, "sh", out}, hostile...)
+	stdout, stderr, code := execTfyarn(t, c, bin, nil, args...)
+	require.Equal(t, exitOK, code, "stdout: %s\nstderr: %s", stdout, stderr)
+	require.Equal(t, "SUCCEEDED", runJSON(t, stdout).FinalStatus)
+	got, err := os.ReadFile(out)
+	require.NoError(t, err)
+	require.Equal(t, want.String(), string(got), "the program's arguments and $HOSTILE, in hex")
+	found, err := filepath.Glob(marker("*"))
+	require.NoError(t, err)
+	require.Empty(t, found, "a user's bytes ran as a command")
 }
