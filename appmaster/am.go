@@ -76,6 +76,12 @@ func RunAM(ctx context.Context, opts AMOptions) (LoopResult, error) {
 			return LoopResult{}, err
 		}
 	}
+	// The secret derives every container's rendezvous key: it stays in
+	// this process's memory, not in the token file in the AM's container
+	// directory, which the job's tasks on this node could read.
+	if err := dropSecretFromTokenFile(opts.Getenv(yarn.EnvTokenFile), rendezvous.SecretAlias); err != nil {
+		return LoopResult{}, err
+	}
 	host := opts.Getenv(EnvNMHost)
 	adopting, _ := strconv.Atoi(opts.Getenv(contract.EnvAMAttempts))
 	var saved *savedState

@@ -79,7 +79,7 @@ func newAMSecurity(ctx context.Context, jf contract.JobFile, creds *security.Cre
 // without it is left alone.
 func dropSecretFromTokenFile(path, alias string) error {
 	if path == "" {
-		return fmt.Errorf("appmaster: %s is not set: cannot remove the keytab from the container's token file", yarn.EnvTokenFile)
+		return fmt.Errorf("appmaster: %s is not set: cannot remove secret %q from the container's token file", yarn.EnvTokenFile, alias)
 	}
 	st, err := os.Stat(path)
 	if err != nil {
@@ -93,7 +93,7 @@ func dropSecretFromTokenFile(path, alias string) error {
 		return nil
 	}
 	if err := atomicfile.Write(path, creds.Marshal(), st.Mode().Perm()); err != nil {
-		return fmt.Errorf("appmaster: removing the keytab from the container's token file %s: %w", path, err)
+		return fmt.Errorf("appmaster: removing secret %q from the container's token file %s: %w", alias, path, err)
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package rendezvous
 import (
 	"bytes"
 	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"sync/atomic"
@@ -158,8 +159,12 @@ func FuzzSignedRequest(f *testing.F) {
 		if !seal && len(body) > 0 {
 			wire = body // not what was signed
 		}
-		in := httptest.NewRequest(http.MethodPost, req.URL.RequestURI(), bytes.NewReader(wire))
-		in.Header = req.Header
+		// What the server sees (httptest.NewRequest would panic on a URI a
+		// server never parses, like one with a space).
+		in := req.Clone(context.Background())
+		in.RequestURI = req.URL.RequestURI()
+		in.Body = io.NopCloser(bytes.NewReader(wire))
+		in.ContentLength = int64(len(wire))
 		w := httptest.NewRecorder()
 		srv.ServeHTTP(w, in)
 		if _, err := k.checkResponse(sent, w.Code, w.Header(), w.Body.Bytes()); err == nil {
@@ -190,7 +195,10 @@ func FuzzOpen(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if !bytes.Equal(sealed, good) || ad != "ad" || string(plain) != `{"version":1}` {
+		// Only seal's output opens (the seeds were sealed under the same
+		// key, perhaps by another fuzzing process): the same text, for the
+		// same message.
+		if ad != "ad" || string(plain) != `{"version":1}` {
 			t.Fatalf("opened a forgery: %q", plain)
 		}
 	})
