@@ -1,6 +1,7 @@
 package appmaster
 
 import (
+	"bufio"
 	"context"
 	"encoding/base64"
 	"encoding/hex"
@@ -198,10 +199,29 @@ func TestRendezvousBoundsStrangers(t *testing.T) {
 	worker, _ := taskspec.ParseSpec(taskspec.Worker, "1c")
 	secret, err := rendezvous.NewSecret()
 	require.NoError(t, err)
+	key, err := contract.NewStatusKey()
+	require.NoError(t, err)
 	rv, err := StartRendezvous(RendezvousConfig{AppID: "application_1_0001", Job: taskspec.Job{Tasks: []taskspec.TaskGroup{worker}, Command: "true"},
-		Secret: secret, Host: "127.0.0.1", Listen: "127.0.0.1:0"})
+		Secret: secret, Host: "127.0.0.1", Listen: "127.0.0.1:0", Web: WebAccess{StatusKey: key}})
 	require.NoError(t, err)
 	defer rv.Close(0)
+
+	// The owner's status client, on one kept-alive connection.
+	owner, err := net.DialTimeout("tcp", rv.Address(), 5*time.Second)
+	require.NoError(t, err)
+	defer owner.Close()
+	ownerReader := bufio.NewReader(owner)
+	askStatus := func() int {
+		_, err := io.WriteString(owner, "GET "+contract.StatusPath+" HTTP/1.1\r\nHost: am\r\n"+contract.HeaderStatusAuth+": "+contract.StatusBearer(key)+"\r\n\r\n")
+		require.NoError(t, err)
+		require.NoError(t, owner.SetReadDeadline(time.Now().Add(5*time.Second)))
+		resp, err := http.ReadResponse(ownerReader, nil)
+		require.NoError(t, err, "the owner's connection still answers")
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	require.Equal(t, http.StatusOK, askStatus())
 
 	const crowd = 2 * rendezvous.MaxUnauthenticatedConns
 	idle := make([]net.Conn, crowd)
@@ -234,4 +254,5 @@ func TestRendezvousBoundsStrangers(t *testing.T) {
 	require.GreaterOrEqual(t, n, crowd-rendezvous.MaxUnauthenticatedConns, "strangers' connections the AM closed")
 	require.Equal(t, make([]bool, 10), closed[crowd-10:], "the newest strangers stay: the oldest made room")
 	require.NoError(t, c.ReportExit(ctx, rendezvous.ExitReport{Task: w0, ContainerID: "container_1_0001_01_000002"}))
+	require.Equal(t, http.StatusOK, askStatus(), "the owner's status connection outlived the crowd")
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/tfyarn/tfyarn/contract"
 	"github.com/tfyarn/tfyarn/hadoopconf"
+	"github.com/tfyarn/tfyarn/internal/connlimit"
 )
 
 // WebAccess says who may read the AM's status JSON and web UI, which show
@@ -132,6 +133,9 @@ func (g *webGate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, "the job's status needs its owner's status key (tfyarn status as the job's owner)", http.StatusUnauthorized)
 			return
 		}
+		// The owner's client keeps its connection through a flood of
+		// strangers' ones (package connlimit).
+		connlimit.Trust(r.Context())
 		g.status.ServeHTTP(w, r)
 	case strings.HasPrefix(r.URL.Path, g.uiPrefix):
 		if !g.fromProxy(r) {
