@@ -11,6 +11,7 @@ import (
 	"github.com/tfyarn/tfyarn/contract"
 	"github.com/tfyarn/tfyarn/hadoopconf"
 	"github.com/tfyarn/tfyarn/hdfs"
+	"github.com/tfyarn/tfyarn/internal/aggregatedlog"
 	"github.com/tfyarn/tfyarn/internal/nmlogs"
 	"github.com/tfyarn/tfyarn/yarn"
 	"github.com/tfyarn/tfyarn/yarnpb/hadoopyarn"
@@ -151,8 +152,16 @@ func statusOf(ctx context.Context, r *hadoopyarn.ApplicationReportProto, key []b
 }
 
 // tailLines keeps the last n lines of what r yields, holding at most
-// maxTailBytes (the lines of a file longer than that are cut).
+// maxTailBytes (the lines of a file longer than that are cut). An
+// aggregated log's content is first skipped to its last tailWindow(n)
+// bytes, unread where the format allows (aggregatedlog.Skip): the tail of
+// a 50 MB log costs its end, not the whole file.
 func tailLines(w io.Writer, r io.Reader, n int) error {
+	if left, ok := aggregatedlog.Remaining(r); ok && left > tailWindow(n) {
+		if err := aggregatedlog.Skip(r, left-tailWindow(n)); err != nil {
+			return err
+		}
+	}
 	buf := make([]byte, 0, 64<<10)
 	chunk := make([]byte, 64<<10)
 	for {
@@ -173,6 +182,12 @@ func tailLines(w io.Writer, r io.Reader, n int) error {
 }
 
 const maxTailBytes = 32 << 20
+
+// tailWindow is how much of a log's end --tail n reads: 4 KiB a line, at
+// least 1 MiB, at most maxTailBytes.
+func tailWindow(n int) int64 {
+	return min(max(int64(n)*4<<10, 1<<20), maxTailBytes)
+}
 
 // taskOfLaunchScript reads the task a container ran from its
 // launch_container.sh (the AM puts TFYARN_TASK in every task's

@@ -205,11 +205,17 @@ func (z *zlibStreams) Read(p []byte) (int, error) {
 // valid only until fn returns; what fn leaves unread is skipped.
 func (t *TFile) Scan(fn func(key []byte, value io.Reader) error) error {
 	for _, reg := range t.blocks {
-		br, err := t.block(reg, t.compression)
-		if err != nil {
-			return err
+		var r blockReader
+		if t.compression == compressNone {
+			// Uncompressed: what a reader skips is not read (skip.go).
+			r = newPosReader(t.r, reg.offset, min(reg.compressed, reg.raw), 64<<10)
+		} else {
+			br, err := t.block(reg, t.compression)
+			if err != nil {
+				return err
+			}
+			r = bufio.NewReaderSize(br, 64<<10)
 		}
-		r := bufio.NewReaderSize(br, 64<<10)
 		for {
 			if _, err := r.Peek(1); err != nil {
 				if err == io.EOF {
@@ -240,7 +246,7 @@ func (t *TFile) Scan(fn func(key []byte, value io.Reader) error) error {
 // chunkReader decodes a TFile value: chunks, each a vint length (negative:
 // more chunks follow) and that many bytes.
 type chunkReader struct {
-	r      *bufio.Reader
+	r      blockReader
 	remain int64
 	last   bool
 	begun  bool
