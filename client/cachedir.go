@@ -17,7 +17,7 @@ const ConfCacheDir = "tfyarn.cache.dir"
 // directory (hdfs.SharedCache).
 type cacheStore interface {
 	UploadOptions(ctx context.Context, local, name string, opts hdfs.UploadOptions) (hdfs.Resource, int64, error)
-	Lookup(ctx context.Context, digest, name string, size int64) (hdfs.Resource, bool, error)
+	Lookup(ctx context.Context, digest, name string, size int64, access hdfs.Access) (hdfs.Resource, bool, error)
 }
 
 // userCache is the per-user cache, /user/<user>/.tfyarn/cache.
@@ -27,8 +27,8 @@ func (u userCache) UploadOptions(ctx context.Context, local, name string, opts h
 	return u.fs.UploadCachedOptions(ctx, local, name, opts)
 }
 
-func (u userCache) Lookup(ctx context.Context, digest, name string, size int64) (hdfs.Resource, bool, error) {
-	return u.fs.LookupCached(ctx, digest, name, size)
+func (u userCache) Lookup(ctx context.Context, digest, name string, size int64, access hdfs.Access) (hdfs.Resource, bool, error) {
+	return u.fs.LookupCached(ctx, digest, name, size, access)
 }
 
 // cacheDir is the shared cache directory the job uses, and where that
@@ -52,11 +52,7 @@ func (s *Submission) openCache(ctx context.Context) (cacheStore, error) {
 	if dir == "" {
 		return userCache{s.fs}, nil
 	}
-	memo, err := hdfs.DefaultVerifiedMemo()
-	if err != nil {
-		memo = nil // no home: every other user's entry is read at each use
-	}
-	sc, err := s.fs.OpenSharedCache(ctx, dir, hdfs.SharedCacheOptions{Memo: memo, Notice: s.job.OnCacheNotice})
+	sc, err := s.fs.OpenSharedCache(ctx, dir, hdfs.SharedCacheOptions{Notice: s.job.OnCacheNotice})
 	if err != nil && from != "" {
 		return nil, fmt.Errorf("%w (set by %s)", err, from)
 	}

@@ -88,16 +88,17 @@ type Job struct {
 
 	// CacheDir is a cache directory shared by the cluster's users (made by
 	// an administrator like /tmp: mode 1777) for the job's files instead of
-	// the user's own /user/<user>/.tfyarn/cache: a file someone else
-	// shipped already is used from there (another user's after its content
-	// was checked, see hdfs.SharedCache), so the NodeManagers localize it
-	// once per node for everyone. Empty means the client configuration's
+	// the user's own /user/<user>/.tfyarn/cache, readable by all: a file
+	// already there is used when nobody but the user, the directory's owner
+	// or the superuser can change it (another user's upload only once an
+	// administrator adopted it, see hdfs.SharedCache), so the NodeManagers
+	// localize it once per node for everyone. Empty means the client configuration's
 	// tfyarn.cache.dir (ConfCacheDir), else the user's own cache. A
 	// directory that does not exist, is not sticky or not writable fails
 	// the submission before anything is uploaded.
 	CacheDir string
 	// OnCacheNotice, if set, is told (one line each) of shared cache
-	// entries refused or verified by reading them.
+	// entries passed over.
 	OnCacheNotice func(msg string)
 
 	// OnPacked, if set, is told about each directory packed for the job.

@@ -70,11 +70,11 @@ func (rc recalled) remember(e envpack.Packed) {
 // uploadKnown uploads a file as is, taking its digest from the pack cache
 // when the file is unchanged since an earlier upload, so an unchanged file
 // the HDFS cache holds is not read at all.
-func (s *Submission) uploadKnown(ctx context.Context, local, name string) (hdfs.Resource, int64, error) {
+func (s *Submission) uploadKnown(ctx context.Context, local, name string, access hdfs.Access) (hdfs.Resource, int64, error) {
 	known := s.recall(ctx, local, envpack.TargetFile)
 	digest := ""
 	if known.hit {
-		r, ok, err := s.store().Lookup(ctx, known.entry.SHA256, name, known.entry.ArchiveBytes)
+		r, ok, err := s.store().Lookup(ctx, known.entry.SHA256, name, known.entry.ArchiveBytes, access)
 		if err != nil {
 			return hdfs.Resource{}, 0, err
 		}
@@ -83,7 +83,7 @@ func (s *Submission) uploadKnown(ctx context.Context, local, name string) (hdfs.
 		}
 		digest = known.entry.SHA256
 	}
-	r, n, err := s.upload(ctx, local, name, digest)
+	r, n, err := s.upload(ctx, local, name, digest, access)
 	if err == nil {
 		if digest, ok := s.cachedDigest(r.Path); ok {
 			known.remember(envpack.Packed{SHA256: digest, ArchiveBytes: r.Size})

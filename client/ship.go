@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/tfyarn/tfyarn/envpack"
+	"github.com/tfyarn/tfyarn/hdfs"
 	"github.com/tfyarn/tfyarn/localrun"
 	"github.com/tfyarn/tfyarn/taskspec"
 )
@@ -152,6 +153,11 @@ type shipItem struct {
 	local string // the local file or directory
 	kind  itemKind
 	cache string // name in the HDFS cache
+	// access is who may read it in the user's own HDFS cache: environments
+	// are Public (installed packages, heavy: the NodeManager keeps one copy
+	// per node), what the user wrote (script, files, archives, source
+	// directory) Private, since it can hold secrets.
+	access hdfs.Access
 }
 
 // shipPlan is what a job ships besides the tfyarn binary, checked against
@@ -213,7 +219,7 @@ func planShipping(job Job) (shipPlan, error) {
 		if err := claim(SrcLinkName, "src dir "+job.SrcDir); err != nil {
 			return shipPlan{}, err
 		}
-		p.items = append(p.items, shipItem{link: SrcLinkName, local: job.SrcDir, kind: itemSrcDir, cache: srcCacheName})
+		p.items = append(p.items, shipItem{link: SrcLinkName, local: job.SrcDir, kind: itemSrcDir, cache: srcCacheName, access: hdfs.Private})
 		p.pythonPath = []string{SrcLinkName}
 	}
 	if job.Script != "" {
@@ -235,7 +241,7 @@ func planShipping(job Job) (shipPlan, error) {
 			if err := claim(scriptArg, "script "+job.Script); err != nil {
 				return shipPlan{}, err
 			}
-			p.items = append(p.items, shipItem{link: scriptArg, local: job.Script, kind: itemFile, cache: cacheName(job.Script)})
+			p.items = append(p.items, shipItem{link: scriptArg, local: job.Script, kind: itemFile, cache: cacheName(job.Script), access: hdfs.Private})
 		}
 		p.command, p.args = job.python(), append([]string{scriptArg}, job.Args...)
 	}
@@ -247,7 +253,7 @@ func planShipping(job Job) (shipPlan, error) {
 		if err := claim(f.fileName(), what); err != nil {
 			return shipPlan{}, err
 		}
-		p.items = append(p.items, shipItem{link: f.fileName(), local: f.Path, kind: itemFile, cache: cacheName(f.Path)})
+		p.items = append(p.items, shipItem{link: f.fileName(), local: f.Path, kind: itemFile, cache: cacheName(f.Path), access: hdfs.Private})
 	}
 	for _, a := range job.Archives {
 		what := "archive " + a.Path
@@ -263,7 +269,7 @@ func planShipping(job Job) (shipPlan, error) {
 		if err := checkArchive(a.Path); err != nil {
 			return shipPlan{}, err
 		}
-		p.items = append(p.items, shipItem{link: a.archiveName(), local: a.Path, kind: itemArchive, cache: cacheName(a.Path)})
+		p.items = append(p.items, shipItem{link: a.archiveName(), local: a.Path, kind: itemArchive, cache: cacheName(a.Path), access: hdfs.Private})
 	}
 	return p, nil
 }

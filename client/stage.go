@@ -32,8 +32,8 @@ type PackInfo struct {
 }
 
 // upload puts one local file into the cache, with the job's progress hook.
-func (s *Submission) upload(ctx context.Context, local, name, digest string) (hdfs.Resource, int64, error) {
-	opts := hdfs.UploadOptions{SHA256: digest}
+func (s *Submission) upload(ctx context.Context, local, name, digest string, access hdfs.Access) (hdfs.Resource, int64, error) {
+	opts := hdfs.UploadOptions{SHA256: digest, Access: access}
 	if s.job.OnUpload != nil {
 		var size int64
 		if st, err := os.Stat(local); err == nil {
@@ -75,12 +75,12 @@ func (s *Submission) ship(ctx context.Context, plan shipPlan) (map[string]hdfs.R
 
 func (s *Submission) shipItem(ctx context.Context, it shipItem) (hdfs.Resource, int64, error) {
 	if it.kind != itemEnvDir && it.kind != itemSrcDir {
-		return s.uploadKnown(ctx, it.local, it.cache)
+		return s.uploadKnown(ctx, it.local, it.cache, it.access)
 	}
 	start := time.Now()
 	known := s.recall(ctx, it.local, packTarget(it.kind))
 	if known.hit {
-		r, ok, err := s.store().Lookup(ctx, known.entry.SHA256, it.cache, known.entry.ArchiveBytes)
+		r, ok, err := s.store().Lookup(ctx, known.entry.SHA256, it.cache, known.entry.ArchiveBytes, it.access)
 		if err != nil {
 			return hdfs.Resource{}, 0, err
 		}
@@ -97,7 +97,7 @@ func (s *Submission) shipItem(ctx context.Context, it shipItem) (hdfs.Resource, 
 		return hdfs.Resource{}, 0, err
 	}
 	defer os.Remove(tmp)
-	r, n, err := s.upload(ctx, tmp, it.cache, info.SHA256)
+	r, n, err := s.upload(ctx, tmp, it.cache, info.SHA256, it.access)
 	if err == nil {
 		known.remember(envpack.Packed{SHA256: info.SHA256, ArchiveBytes: info.Bytes, Manifest: info.Manifest})
 	}

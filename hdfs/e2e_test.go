@@ -94,10 +94,11 @@ func TestE2EUploadCached(t *testing.T) {
 	require.Equal(t, fmt.Sprintf("%d %d", r.Size, r.Timestamp), hadoopStat(t, c, r.URL()))
 	require.True(t, bytes.Equal(data, readBack(t, fs, r.Path)))
 
-	// Dir and file permissions as documented.
+	// Dir and file permissions as documented: others may pass through the
+	// directories (YARN's public localizer needs it), not list them.
 	fi, err := fs.client.Stat(path.Dir(r.Path))
 	require.NoError(t, err)
-	require.EqualValues(t, 0o755, fi.Mode().Perm())
+	require.EqualValues(t, 0o711, fi.Mode().Perm())
 	fi, err = fs.client.Stat(r.Path)
 	require.NoError(t, err)
 	require.EqualValues(t, 0o644, fi.Mode().Perm())

@@ -84,6 +84,9 @@ type FS struct {
 	// (cacheVisibility): a submission asks for the same ancestors for
 	// every file it ships.
 	openDirs map[string]bool
+	// closedDirs are the user's directories already checked to be no more
+	// open than they should be (tighten): once per FS.
+	closedDirs map[string]bool
 }
 
 // Connect connects to the NameNode(s) of conf's fs.defaultFS as user.

@@ -1,6 +1,7 @@
 package hdfs
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -9,7 +10,10 @@ import (
 
 // Job history: the AM leaves each application's record (its task table,
 // as JSON) at /user/<u>/.tfyarn/history/<app>.json, outside the staging
-// directory it removes, for `tfyarn status` of an ended application.
+// directory it removes, for `tfyarn status` of an ended application. A
+// record holds the command line and the tasks' stderr tails: the directory
+// is 0700 and each record 0600, the user's alone (a directory made wider
+// by an earlier version is closed at the next write).
 
 // MaxHistoryBytes bounds a history record read back: a thousand tasks
 // take well under a megabyte.
@@ -33,14 +37,19 @@ func (fs *FS) WriteHistory(ctx context.Context, appID string, data []byte) error
 	if fs.client == nil {
 		return pathErr("write history", p, ErrTokenOnly)
 	}
-	if err := fs.mkdirAll(ctx, path.Dir(p), 0o755); err != nil {
+	if err := fs.ensureDir(ctx, BaseDir(fs.user), cacheDirPerm); err != nil {
+		return pathErr("write history", p, err)
+	}
+	if err := fs.ensureDir(ctx, HistoryDir(fs.user), historyDirPerm); err != nil {
 		return pathErr("write history", p, err)
 	}
 	if err := fs.removeAll(ctx, p); err != nil {
 		return pathErr("write history", p, err)
 	}
-	_, err := fs.UploadBytes(ctx, data, p)
-	return err
+	if _, err := fs.writeFile(ctx, p, privateFilePerm, bytes.NewReader(data)); err != nil {
+		return pathErr("write history", p, err)
+	}
+	return nil
 }
 
 // ReadHistory returns the record of user's application appID;

@@ -9,16 +9,24 @@ import (
 	"strings"
 )
 
-// Permissions. The cache holds what jobs ship (environments, scripts, the
-// launcher), world-readable so that the NodeManager may localize it as
-// PUBLIC, once per node for everyone (cacheVisibility); staging
-// directories can hold credentials and are closed.
+// Permissions. What a user ships and runs is theirs alone unless they
+// chose a shared cache directory (SharedCache):
+//   - .tfyarn and the cache's directories are 0711: others may pass
+//     through, which YARN's public localizer needs for the files that are
+//     public (Access), but not list them. A cached file's name is its
+//     content's sha256, which only those who hold the content can know.
+//   - cached files are 0644 (Public: the tfyarn binary, environments) or
+//     0600 (Private: scripts, --files, --archives, source directories,
+//     which can hold secrets), see Access;
+//   - the history (command lines, stderr tails) is 0700/0600, staging
+//     directories (job files, credentials) 0700.
 const (
-	cacheDirPerm    = 0o755
-	cacheFilePerm   = 0o644
+	cacheDirPerm    = 0o711
+	publicFilePerm  = 0o644 // Public cache files and shared cache entries
 	stagingDirPerm  = 0o700
 	stagingFilePerm = 0o644 // as MapReduce's job files: the 0700 directory is the fence
-	privateFilePerm = 0o600 // keytabs: closed even if the directory is not
+	privateFilePerm = 0o600 // keytabs, history records, Private cache files
+	historyDirPerm  = 0o700
 )
 
 // HomeDir is the user's HDFS home directory, /user/<user>, as Hadoop's

@@ -85,7 +85,21 @@ func TestFileDigestStreams(t *testing.T) {
 // found in the registry, and overwriteDest=false really on the wire (a
 // required proto2 field; leaving it out would make the NameNode reject the call).
 func TestRename2Request(t *testing.T) {
-	req, resp, err := rename2Messages("/a/.x.0123456789abcdef.tmp", "/a/x")
+	for _, overwrite := range []bool{false, true} {
+		fields := rename2Fields(t, overwrite)
+		require.Equal(t, "/a/.x.0123456789abcdef.tmp", string(fields[1]))
+		require.Equal(t, "/a/x", string(fields[2]))
+		if overwrite {
+			require.Equal(t, []byte{1}, fields[3], "overwriteDest=true (adopting a shared cache entry)")
+		} else {
+			require.Equal(t, []byte{0}, fields[3], "overwriteDest=false must be encoded")
+		}
+		require.NotContains(t, fields, protowire.Number(4))
+	}
+}
+
+func rename2Fields(t *testing.T, overwrite bool) map[protowire.Number][]byte {
+	req, resp, err := rename2Messages("/a/.x.0123456789abcdef.tmp", "/a/x", overwrite)
 	require.NoError(t, err)
 	require.NotNil(t, resp)
 	b, err := proto.Marshal(req)
@@ -111,10 +125,7 @@ func TestRename2Request(t *testing.T) {
 			t.Fatalf("unexpected wire type %v", typ)
 		}
 	}
-	require.Equal(t, "/a/.x.0123456789abcdef.tmp", string(fields[1]))
-	require.Equal(t, "/a/x", string(fields[2]))
-	require.Equal(t, []byte{0}, fields[3], "overwriteDest=false must be encoded")
-	require.NotContains(t, fields, protowire.Number(4))
+	return fields
 }
 
 func TestPathErrorShape(t *testing.T) {

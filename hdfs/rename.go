@@ -19,21 +19,31 @@ import (
 // protobuf registry (its packages are internal, and yarnpb carries only the
 // delegation-token part of ClientNamenodeProtocol).
 func (fs *FS) renameNoReplace(ctx context.Context, src, dst string) error {
-	req, resp, err := rename2Messages(src, dst)
+	return fs.rename2(ctx, src, dst, false)
+}
+
+// renameReplacing renames src to dst, atomically replacing dst if it
+// exists: readers see either the old file or the new one, never neither.
+func (fs *FS) renameReplacing(ctx context.Context, src, dst string) error {
+	return fs.rename2(ctx, src, dst, true)
+}
+
+func (fs *FS) rename2(ctx context.Context, src, dst string, overwrite bool) error {
+	req, resp, err := rename2Messages(src, dst, overwrite)
 	if err != nil {
 		return err
 	}
 	return fs.rpc.Call(ctx, "rename2", req, resp)
 }
 
-func rename2Messages(src, dst string) (req, resp proto.Message, err error) {
+func rename2Messages(src, dst string, overwrite bool) (req, resp proto.Message, err error) {
 	rq, err := newMessage("hadoop.hdfs.Rename2RequestProto")
 	if err != nil {
 		return nil, nil, err
 	}
 	setField(rq, "src", protoreflect.ValueOfString(src))
 	setField(rq, "dst", protoreflect.ValueOfString(dst))
-	setField(rq, "overwriteDest", protoreflect.ValueOfBool(false))
+	setField(rq, "overwriteDest", protoreflect.ValueOfBool(overwrite))
 	rs, err := newMessage("hadoop.hdfs.Rename2ResponseProto")
 	if err != nil {
 		return nil, nil, err

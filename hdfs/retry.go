@@ -37,6 +37,10 @@ type UploadOptions struct {
 	// the file twice. The upload still hashes what it sends and fails,
 	// leaving nothing in the cache, if the two differ.
 	SHA256 string
+	// Access is who may read the file in the user's own cache (Public, the
+	// zero value, or Private). A shared cache directory's entries are
+	// always readable by all: using one is the user's choice to share.
+	Access Access
 }
 
 // knownDigest returns opts.SHA256 and the file's size, or "" when not set.

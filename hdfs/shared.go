@@ -2,13 +2,12 @@ package hdfs
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -49,11 +48,7 @@ func (e *SharedCacheError) Error() string {
 
 // SharedCacheOptions tune OpenSharedCache.
 type SharedCacheOptions struct {
-	// Memo remembers the entries verified on this machine; nil: every
-	// entry of another user is read at every use.
-	Memo *VerifiedMemo
-	// Notice, if set, is told (one line each) of an entry refused and of
-	// one verified by reading it.
+	// Notice, if set, is told (one line each) of an entry passed over.
 	Notice func(msg string)
 }
 
@@ -63,17 +58,17 @@ type SharedCacheOptions struct {
 // (SharedPath) and used by everyone who ships the same content, so the
 // NodeManagers localize them once per node for all users (PUBLIC).
 //
-// Anyone can put anything under any name there, so an entry is used only
-// when we can trust its content (judgeEntry): our own; the directory
-// owner's or the superuser's (they can replace any entry at any time
-// anyway); or another user's, after reading it whole and checking its
-// sha256 against its name, remembered on this machine (VerifiedMemo) while
-// its length, modification time, owner and file id stay the same. YARN is
-// given the modification time we saw, so a file replaced after our check
-// fails localization instead of running. An entry refused (wrong content,
-// wrong length, unreadable) is left alone, said once (Notice), and our file
-// goes to the user's own cache (CacheDir) instead; so does a file we may
-// not write into the directory.
+// Anyone can put anything under any name there, and an entry's owner can
+// rewrite it in place at any time keeping its length and modification time,
+// so an entry is used only when nobody but us, the directory's owner or the
+// superuser can change it (judgeEntry): our own, or the directory owner's
+// or the superuser's (they can replace any entry at any time anyway), and
+// never one that its group or others may write. Another user's upload
+// becomes usable by all when an administrator adopts it (Adopt). An entry
+// passed over is left alone, said once (Notice), and our file goes to the
+// user's own cache (CacheDir) instead; so does a file we may not write into
+// the directory. YARN is given the modification time we saw, so an entry
+// replaced after submission fails localization instead of running.
 type SharedCache struct {
 	fs        *FS
 	dir       string
@@ -153,8 +148,9 @@ func (c *SharedCache) UploadBytes(ctx context.Context, data []byte, name string)
 }
 
 // Lookup is FS.LookupCached through the shared directory: a trusted entry
-// there, else the user's own cache's. ok is false when neither has it.
-func (c *SharedCache) Lookup(ctx context.Context, digest, name string, size int64) (r Resource, ok bool, err error) {
+// there, else the user's own cache's (access is the file's there). ok is
+// false when neither has it.
+func (c *SharedCache) Lookup(ctx context.Context, digest, name string, size int64, access Access) (r Resource, ok bool, err error) {
 	if err := checkName(name); err != nil {
 		return Resource{}, false, pathErr("lookup", name, err)
 	}
@@ -163,7 +159,7 @@ func (c *SharedCache) Lookup(ctx context.Context, digest, name string, size int6
 	}
 	final := SharedPath(c.dir, digest, name)
 	if !c.isRefused(final) {
-		r, st, err := c.entry(ctx, final, digest, size)
+		r, st, err := c.entry(ctx, final, size)
 		if err != nil || st == entryUsable {
 			return r, err == nil, err
 		}
@@ -171,7 +167,7 @@ func (c *SharedCache) Lookup(ctx context.Context, digest, name string, size int6
 			return Resource{}, false, nil
 		}
 	}
-	return c.fs.LookupCached(ctx, digest, name, size)
+	return c.fs.LookupCached(ctx, digest, name, size, access)
 }
 
 func (c *SharedCache) upload(ctx context.Context, digest string, size int64, name string,
@@ -179,13 +175,17 @@ func (c *SharedCache) upload(ctx context.Context, digest string, size int64, nam
 	final := SharedPath(c.dir, digest, name)
 	var sent int64
 	if !c.isRefused(final) {
-		r, st, err := c.entry(ctx, final, digest, size)
+		r, st, err := c.entry(ctx, final, size)
 		if err != nil || st == entryUsable {
 			return r, 0, err
 		}
 		if st == entryAbsent {
 			var exists bool
-			sent, exists, err = c.fs.publish(ctx, c.dir, final, digest, size, open, opts)
+			// Entries of the shared directory are readable by all:
+			// sharing is what the user chose it for.
+			shared := opts
+			shared.Access = Public
+			sent, exists, err = c.fs.publish(ctx, c.dir, final, digest, size, open, shared)
 			switch {
 			case errors.Is(err, os.ErrPermission):
 				c.refuse(final, "", fmt.Sprintf("%s may not write into %s", c.fs.user, c.dir))
@@ -199,7 +199,7 @@ func (c *SharedCache) upload(ctx context.Context, digest string, size int64, nam
 				return c.fs.resource(final, fi, c.fs.cacheVisibility(ctx, final, fi)), sent, nil
 			default:
 				// A concurrent uploader won the rename: judge its file.
-				r, st, err := c.entry(ctx, final, digest, size)
+				r, st, err := c.entry(ctx, final, size)
 				switch {
 				case err != nil:
 					return Resource{}, sent, err
@@ -223,8 +223,8 @@ const (
 	entryRefused
 )
 
-// entry finds, judges and if need be verifies the shared entry at p.
-func (c *SharedCache) entry(ctx context.Context, p, digest string, size int64) (Resource, entryState, error) {
+// entry finds and judges the shared entry at p.
+func (c *SharedCache) entry(ctx context.Context, p string, size int64) (Resource, entryState, error) {
 	fi, err := c.fs.stat(ctx, p)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
@@ -232,65 +232,23 @@ func (c *SharedCache) entry(ctx context.Context, p, digest string, size int64) (
 	case err != nil:
 		return Resource{}, entryAbsent, pathErr("upload", p, err)
 	}
-	rec := c.record(p, fi, digest)
+	owner := fileOwner(fi)
 	v, reason := judgeEntry(entryFacts{
 		User:       c.fs.user,
-		Owner:      rec.Owner,
+		Owner:      owner,
 		DirOwner:   c.dirOwner,
 		SuperUser:  c.superUser,
 		Regular:    fi.Mode().IsRegular(),
 		Size:       fi.Size(),
 		Want:       size,
 		OthersRead: fi.Mode()&0o004 != 0,
-		Remembered: c.opts.Memo.holds(rec),
+		Writable:   fi.Mode()&0o022 != 0,
 	})
-	if v == mustVerify {
-		v, reason, err = c.verify(ctx, p, fi, rec)
-		if err != nil {
-			return Resource{}, entryAbsent, err
-		}
-	}
 	if v == refuse {
-		c.refuse(p, rec.Owner, reason)
+		c.refuse(p, owner, reason)
 		return Resource{}, entryRefused, nil
 	}
 	return c.fs.resource(p, fi, c.fs.cacheVisibility(ctx, p, fi)), entryUsable, nil
-}
-
-// verify reads another user's entry whole and compares its sha256 with the
-// one its name says; the entry must still be the one stat saw afterwards.
-func (c *SharedCache) verify(ctx context.Context, p string, fi os.FileInfo, rec verifiedEntry) (verdict, string, error) {
-	start := time.Now()
-	got, n, err := c.fs.fileDigest(ctx, p)
-	switch {
-	case errors.Is(err, os.ErrPermission):
-		return refuse, "it is not readable by " + c.fs.user, nil
-	case err != nil:
-		return 0, "", pathErr("verify", p, err)
-	}
-	again, err := c.fs.stat(ctx, p)
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return 0, "", pathErr("verify", p, err)
-	}
-	if err != nil || c.record(p, again, rec.SHA256) != rec || n != fi.Size() {
-		return refuse, "it changed while being verified", nil
-	}
-	if got != rec.SHA256 {
-		return refuse, fmt.Sprintf("its content's sha256 is %s, not the one its name says", got[:12]), nil
-	}
-	_ = c.opts.Memo.remember(rec)
-	c.notice(fmt.Sprintf("shared cache: verified %s (owned by %s): its content matches its name (%d bytes read in %.1fs)",
-		p, rec.Owner, n, time.Since(start).Seconds()))
-	return useRemembered, "", nil
-}
-
-// record is what a verification of p, as fi describes it, is remembered by.
-func (c *SharedCache) record(p string, fi os.FileInfo, digest string) verifiedEntry {
-	e := verifiedEntry{FS: c.fs.target.URI, Path: p, Size: fi.Size(), ModTime: fi.ModTime().UnixMilli(), Owner: fileOwner(fi), SHA256: digest}
-	if st, ok := fi.Sys().(interface{ GetFileId() uint64 }); ok {
-		e.FileID = st.GetFileId()
-	}
-	return e
 }
 
 func (c *SharedCache) isRefused(p string) bool {
@@ -325,27 +283,6 @@ func fileOwner(fi os.FileInfo) string {
 	return ""
 }
 
-// fileDigest streams the HDFS file at p through sha256, each read bounded
-// by the I/O timeout, ctx checked between chunks.
-func (fs *FS) fileDigest(ctx context.Context, p string) (string, int64, error) {
-	var f *gohdfs.FileReader
-	err := fs.do(ctx, func() error {
-		var err error
-		f, err = fs.client.Open(p)
-		return err
-	})
-	if err != nil {
-		return "", 0, err
-	}
-	defer f.Close()
-	h := sha256.New()
-	n, err := io.CopyBuffer(h, ctxReader{ctx, deadlineReader{f, fs.ioTimeout}}, make([]byte, copyChunk))
-	if err != nil {
-		return "", n, err
-	}
-	return hex.EncodeToString(h.Sum(nil)), n, nil
-}
-
 // deadlineReader gives each read from a DataNode a fresh deadline.
 type deadlineReader struct {
 	f       *gohdfs.FileReader
@@ -378,4 +315,126 @@ func (fs *FS) MakeSharedCacheDir(ctx context.Context, dir string) error {
 	}
 	_, err := fs.OpenSharedCache(ctx, dir, SharedCacheOptions{})
 	return err
+}
+
+// Adopted says what Adopt did with one entry.
+type Adopted struct {
+	Path string
+	// Owner is whose entry it was.
+	Owner string
+	Size  int64
+	// Trusted: the entry was the directory owner's or the superuser's
+	// already (and closed to writers but its owner): left as it is.
+	Trusted bool
+}
+
+// AdoptError says why an entry was not adopted: its content is not the
+// one its name says, or it is not a file. The entry is left as it is.
+type AdoptError struct {
+	Path    string
+	Owner   string
+	Problem string
+}
+
+func (e *AdoptError) Error() string {
+	return fmt.Sprintf("not adopting %s (owned by %s): %s; it is left as it is (remove it: hdfs dfs -rm %s)", e.Path, e.Owner, e.Problem, e.Path)
+}
+
+// NotAdminError says who may adopt entries of a shared cache directory.
+type NotAdminError struct {
+	Dir, User, DirOwner, SuperUser string
+}
+
+func (e *NotAdminError) Error() string {
+	return fmt.Sprintf("only the owner of %s (%s) or the HDFS superuser (%s) may adopt its entries, not %s", e.Dir, e.DirOwner, e.SuperUser, e.User)
+}
+
+// Adopt makes another user's entry p of the shared directory usable by
+// everyone: it reads the entry while writing a copy in our name beside it
+// (0644), checks the copy's sha256 against the entry's name, and renames
+// the copy over the entry, atomically. What the copy holds is what was
+// checked, and from then on only we (the directory's owner or the
+// superuser) can change it, so judgeEntry uses it for everyone. The copy
+// has a new modification time: NodeManagers download it again once,
+// rather than trust copies they keep under the old one, which the former
+// owner may have had them download with other bytes. A job of the former
+// owner submitted before and localizing after the rename fails that
+// localization (its entry changed), as with any replaced entry.
+//
+// Only the directory's owner and the superuser may adopt (*NotAdminError);
+// an entry whose content is not its name's is left as it is (*AdoptError).
+func (c *SharedCache) Adopt(ctx context.Context, p string) (Adopted, error) {
+	if c.fs.user != c.dirOwner && c.fs.user != c.superUser {
+		return Adopted{}, &NotAdminError{Dir: c.dir, User: c.fs.user, DirOwner: c.dirOwner, SuperUser: c.superUser}
+	}
+	digest, ok := SharedDigest(c.dir, p)
+	if !ok {
+		return Adopted{}, fmt.Errorf("hdfs: adopt %s: not an entry of the shared cache directory %s (expected %s/<sha256>-<name>)", p, c.dir, c.dir)
+	}
+	fi, err := c.fs.stat(ctx, p)
+	if err != nil {
+		return Adopted{}, pathErr("adopt", p, err)
+	}
+	owner := fileOwner(fi)
+	a := Adopted{Path: p, Owner: owner, Size: fi.Size()}
+	switch {
+	case !fi.Mode().IsRegular():
+		return a, &AdoptError{Path: p, Owner: owner, Problem: "it is not a regular file"}
+	case (owner == c.dirOwner || owner == c.superUser) && fi.Mode()&0o022 == 0:
+		a.Trusted = true
+		return a, nil
+	}
+	tmpName, err := tempName(path.Base(p))
+	if err != nil {
+		return a, pathErr("adopt", p, err)
+	}
+	tmp := path.Join(c.dir, tmpName)
+	var f *gohdfs.FileReader
+	if err := c.fs.do(ctx, func() error {
+		var err error
+		f, err = c.fs.client.Open(p)
+		return err
+	}); err != nil {
+		return a, pathErr("adopt", p, err)
+	}
+	w, err := c.fs.writeFile(ctx, tmp, publicFilePerm, ctxReader{ctx, deadlineReader{f, c.fs.ioTimeout}})
+	f.Close()
+	if err != nil {
+		c.fs.bestEffortRemove(tmp)
+		return a, pathErr("adopt", p, err)
+	}
+	if w.digest != digest {
+		c.fs.bestEffortRemove(tmp)
+		return a, &AdoptError{Path: p, Owner: owner,
+			Problem: fmt.Sprintf("its content's sha256 is %s, not the one its name says", w.digest[:12])}
+	}
+	if err := c.fs.renameReplacing(ctx, tmp, p); err != nil {
+		c.fs.bestEffortRemove(tmp)
+		return a, pathErr("adopt", p, err)
+	}
+	a.Size = w.size
+	return a, nil
+}
+
+// AdoptAll adopts (Adopt) every entry of the directory, in name order,
+// telling each outcome to report; uploads in progress (temporary files)
+// and names that are not entries are skipped. The error is for the
+// directory as a whole (not an administrator, cannot list it).
+func (c *SharedCache) AdoptAll(ctx context.Context, report func(Adopted, error)) error {
+	if c.fs.user != c.dirOwner && c.fs.user != c.superUser {
+		return &NotAdminError{Dir: c.dir, User: c.fs.user, DirOwner: c.dirOwner, SuperUser: c.superUser}
+	}
+	infos, err := c.fs.readDir(ctx, c.dir)
+	if err != nil {
+		return pathErr("adopt", c.dir, err)
+	}
+	sort.Slice(infos, func(i, j int) bool { return infos[i].Name() < infos[j].Name() })
+	for _, fi := range infos {
+		p := path.Join(c.dir, fi.Name())
+		if _, ok := SharedDigest(c.dir, p); !ok || isTempName(fi.Name()) {
+			continue
+		}
+		report(c.Adopt(ctx, p))
+	}
+	return nil
 }

@@ -7,7 +7,9 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -20,9 +22,12 @@ import (
 )
 
 // Who is trusted in a shared cache directory, against the real NameNode:
-// another user's entry is read once and remembered only while it stays the
-// same file; the superuser's is used unread; one closed to others, or
-// replaced after the check, is refused.
+// another user's entry is never used, not even with the right content;
+// once the directory's owner or the superuser adopted it (a verified copy
+// in their name), everyone uses it unread; the superuser's own entry is
+// used unread; one closed to others, or writable by others, is refused; an
+// entry whose content is not its name's is not adopted; only an
+// administrator adopts.
 func TestE2ESharedCacheTrust(t *testing.T) {
 	c, admin := connectE2E(t)
 	conf, err := hadoopconf.LoadDir(c.ConfDir)
@@ -46,10 +51,9 @@ func TestE2ESharedCacheTrust(t *testing.T) {
 	require.NoError(t, admin.mkdirAll(ctx, home, 0o755))
 	require.NoError(t, admin.client.Chown(home, bob.User(), "supergroup"))
 	t.Cleanup(func() { admin.bestEffortRemove(home) })
-	memo := &VerifiedMemo{Dir: filepath.Join(t.TempDir(), "verified")}
 	var notices []string
 	bobsCache := func() *SharedCache { // a new submission of bob's
-		sc, err := bob.OpenSharedCache(ctx, dir, SharedCacheOptions{Memo: memo, Notice: func(m string) { notices = append(notices, m) }})
+		sc, err := bob.OpenSharedCache(ctx, dir, SharedCacheOptions{Notice: func(m string) { notices = append(notices, m) }})
 		require.NoError(t, err)
 		return sc
 	}
@@ -64,28 +68,13 @@ func TestE2ESharedCacheTrust(t *testing.T) {
 	require.Equal(t, SharedPath(dir, digestOf(data), "env.tar.gz"), r.Path)
 	require.Equal(t, hadoopyarn.LocalResourceVisibilityProto_PUBLIC, r.Visibility)
 
-	got, ok, err := bobsCache().Lookup(ctx, digestOf(data), "env.tar.gz", int64(len(data)))
-	require.NoError(t, err)
-	require.True(t, ok)
-	require.Equal(t, r, got, "the same file, with the modification time bob checked")
-	require.Len(t, notices, 1)
-	require.Contains(t, notices[0], "shared cache: verified "+r.Path+" (owned by tfyarn-alice-"+id+"): its content matches its name (3145728 bytes read in ")
-
-	notices = nil
-	_, ok, err = bobsCache().Lookup(ctx, digestOf(data), "env.tar.gz", int64(len(data)))
-	require.NoError(t, err)
-	require.True(t, ok)
-	require.Empty(t, notices, "remembered: not read again")
-
-	// Alice replaces her entry with other bytes of the same length.
-	require.NoError(t, alice.RemoveAll(ctx, r.Path))
-	_, err = alice.UploadBytes(ctx, bytes.Repeat([]byte{'x'}, len(data)), r.Path)
-	require.NoError(t, err)
-	_, ok, err = bobsCache().Lookup(ctx, digestOf(data), "env.tar.gz", int64(len(data)))
+	// Alice's entry, with the right content, is not bob's to use.
+	_, ok, err := bobsCache().Lookup(ctx, digestOf(data), "env.tar.gz", int64(len(data)), Public)
 	require.NoError(t, err)
 	require.False(t, ok, "refused, and bob's own cache lacks it")
 	require.Len(t, notices, 1)
-	require.Contains(t, notices[0], "shared cache: not using "+r.Path+" (owned by tfyarn-alice-"+id+"): its content's sha256 is ")
+	require.Contains(t, notices[0], "shared cache: not using "+r.Path+" (owned by tfyarn-alice-"+id+"): another user's entry is never used")
+	require.Contains(t, notices[0], "tfyarn cache adopt; shipping it through your own cache "+CacheDir(bob.User())+" instead")
 
 	// Bob's upload of the same content then goes to his own cache, once
 	// per submission: the refusal is not said twice.
@@ -102,25 +91,122 @@ func TestE2ESharedCacheTrust(t *testing.T) {
 	require.Zero(t, n)
 	require.Len(t, notices, 1, strings.Join(notices, "\n"))
 
-	// The superuser's entry is used unread; one closed to others is refused.
+	// Only an administrator adopts.
+	_, err = sc.Adopt(ctx, r.Path)
+	var na *NotAdminError
+	require.ErrorAs(t, err, &na)
+	require.EqualError(t, err, "only the owner of "+dir+" ("+admin.User()+") or the HDFS superuser ("+admin.User()+") may adopt its entries, not "+bob.User())
+
+	// The superuser adopts alice's entry: a verified copy in its name,
+	// which bob then uses unread.
+	adminCache, err := admin.OpenSharedCache(ctx, dir, SharedCacheOptions{})
+	require.NoError(t, err)
+	a, err := adminCache.Adopt(ctx, r.Path)
+	require.NoError(t, err)
+	require.Equal(t, Adopted{Path: r.Path, Owner: alice.User(), Size: int64(len(data))}, a)
+	notices = nil
+	got, ok, err := bobsCache().Lookup(ctx, digestOf(data), "env.tar.gz", int64(len(data)), Public)
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Empty(t, notices, "the administrator's: used unread")
+	require.Equal(t, r.Path, got.Path)
+	require.NotEqual(t, r.Timestamp, got.Timestamp, "a new file: NodeManagers download it again")
+	require.Equal(t, hadoopyarn.LocalResourceVisibilityProto_PUBLIC, got.Visibility)
+	fi, err := admin.stat(ctx, r.Path)
+	require.NoError(t, err)
+	require.Equal(t, admin.User(), fileOwner(fi))
+	require.EqualValues(t, 0o644, fi.Mode().Perm())
+	require.True(t, bytes.Equal(data, readBack(t, admin, r.Path)))
+	a, err = adminCache.Adopt(ctx, r.Path)
+	require.NoError(t, err)
+	require.True(t, a.Trusted, "adopted already: nothing to do")
+	require.Equal(t, got.Timestamp, mustStat(t, admin, r.Path).ModTime().UnixMilli())
+
+	// Mallory's entry with other bytes under a name is not adopted, and left.
+	mallory := connectAs("tfyarn-mallory-" + id)
+	good := []byte("the right bytes " + id)
+	planted := SharedPath(dir, digestOf(good), "data.txt")
+	_, err = mallory.UploadBytes(ctx, bytes.ToUpper(good), planted)
+	require.NoError(t, err)
+	var reports []string
+	require.NoError(t, adminCache.AdoptAll(ctx, func(a Adopted, err error) {
+		reports = append(reports, path.Base(a.Path)+" "+a.Owner+" "+errString(err))
+	}))
+	var ae *AdoptError
+	_, err = adminCache.Adopt(ctx, planted)
+	require.ErrorAs(t, err, &ae)
+	require.Contains(t, err.Error(), "not adopting "+planted+" (owned by "+mallory.User()+"): its content's sha256 is ")
+	require.Equal(t, mallory.User(), fileOwner(mustStat(t, admin, planted)), "left as it is")
+	require.ElementsMatch(t, []string{path.Base(r.Path) + " " + admin.User() + " ", path.Base(planted) + " " + mallory.User() + " " + err.Error()}, reports)
+	_, ok, err = bobsCache().Lookup(ctx, digestOf(good), "data.txt", int64(len(good)), Private)
+	require.NoError(t, err)
+	require.False(t, ok)
+
+	// The superuser's entry is used unread; one closed to others is
+	// refused, and so is one others may write.
 	adminData := []byte("from the administrator " + id)
-	ra, _, err := func() (Resource, int64, error) {
-		sa, err := admin.OpenSharedCache(ctx, dir, SharedCacheOptions{})
-		require.NoError(t, err)
-		return sa.UploadBytes(ctx, adminData, "tfyarn")
-	}()
+	ra, _, err := adminCache.UploadBytes(ctx, adminData, "tfyarn")
 	require.NoError(t, err)
 	notices = nil
-	got, ok, err = bobsCache().Lookup(ctx, digestOf(adminData), "tfyarn", int64(len(adminData)))
+	got, ok, err = bobsCache().Lookup(ctx, digestOf(adminData), "tfyarn", int64(len(adminData)), Public)
 	require.NoError(t, err)
 	require.True(t, ok)
 	require.Equal(t, ra.Path, got.Path)
 	require.Empty(t, notices, "trusted without reading")
 
 	require.NoError(t, admin.client.Chmod(ra.Path, 0o600))
-	_, ok, err = bobsCache().Lookup(ctx, digestOf(adminData), "tfyarn", int64(len(adminData)))
+	_, ok, err = bobsCache().Lookup(ctx, digestOf(adminData), "tfyarn", int64(len(adminData)), Public)
 	require.NoError(t, err)
 	require.False(t, ok)
 	require.Len(t, notices, 1)
 	require.Contains(t, notices[0], ": it is not readable by others; shipping it through your own cache")
+
+	notices = nil
+	require.NoError(t, admin.client.Chmod(ra.Path, 0o664))
+	_, ok, err = bobsCache().Lookup(ctx, digestOf(adminData), "tfyarn", int64(len(adminData)), Public)
+	require.NoError(t, err)
+	require.False(t, ok)
+	require.Len(t, notices, 1)
+	require.Contains(t, notices[0], ": others than its owner may write it; shipping it through your own cache")
+
+	// The directory's owner, not the superuser, adopts too: it may
+	// replace others' entries of its sticky directory.
+	carol := connectAs("tfyarn-carol-" + id)
+	carolsDir := "/tmp/tfyarn-shared-carol-" + id
+	require.NoError(t, carol.MakeSharedCacheDir(ctx, carolsDir))
+	t.Cleanup(func() { admin.bestEffortRemove(carolsDir) })
+	ac, err := alice.OpenSharedCache(ctx, carolsDir, SharedCacheOptions{})
+	require.NoError(t, err)
+	rc, _, err := ac.UploadBytes(ctx, good, "data.txt")
+	require.NoError(t, err)
+	cc, err := carol.OpenSharedCache(ctx, carolsDir, SharedCacheOptions{})
+	require.NoError(t, err)
+	a, err = cc.Adopt(ctx, rc.Path)
+	require.NoError(t, err)
+	require.Equal(t, alice.User(), a.Owner)
+	require.Equal(t, carol.User(), fileOwner(mustStat(t, admin, rc.Path)))
+	bc, err := bob.OpenSharedCache(ctx, carolsDir, SharedCacheOptions{Notice: func(m string) { t.Errorf("unexpected notice: %s", m) }})
+	require.NoError(t, err)
+	got, ok, err = bc.Lookup(ctx, digestOf(good), "data.txt", int64(len(good)), Private)
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Equal(t, rc.Path, got.Path)
+}
+
+func mustStat(t *testing.T, fs *FS, p string) os.FileInfo {
+	t.Helper()
+	fi, err := fs.stat(context.Background(), p)
+	require.NoError(t, err)
+	return fi
+}
+
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	var ae *AdoptError
+	if errors.As(err, &ae) {
+		return ae.Error()
+	}
+	return err.Error()
 }

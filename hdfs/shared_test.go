@@ -2,7 +2,6 @@ package hdfs
 
 import (
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -34,32 +33,30 @@ func TestSharedCacheErrorSaysHowToMakeIt(t *testing.T) {
 		"hdfs dfs -mkdir -p /shared/cache && hdfs dfs -chmod 1777 /shared/cache", err.Error())
 }
 
-// A verification holds only for the exact entry it was made of.
-func TestVerifiedMemo(t *testing.T) {
-	m := &VerifiedMemo{Dir: filepath.Join(t.TempDir(), "verified")}
-	e := verifiedEntry{FS: "hdfs://nn:8020", Path: "/shared/x-env.tar.gz", Size: 10, ModTime: 1234, Owner: "alice", FileID: 16400, SHA256: strings.Repeat("0", 64)}
-	require.False(t, m.holds(e), "nothing remembered yet")
-	require.NoError(t, m.remember(e))
-	require.True(t, m.holds(e))
-	for name, change := range map[string]func(*verifiedEntry){
-		"another filesystem":          func(v *verifiedEntry) { v.FS = "hdfs://other:8020" },
-		"appended to":                 func(v *verifiedEntry) { v.Size = 11 },
-		"touched":                     func(v *verifiedEntry) { v.ModTime = 1235 },
-		"replaced by another user":    func(v *verifiedEntry) { v.Owner = "mallory" },
-		"replaced, same mtime forged": func(v *verifiedEntry) { v.FileID = 16401 },
-	} {
-		v := e
-		change(&v)
-		require.False(t, m.holds(v), name)
-	}
-	var none *VerifiedMemo
-	require.False(t, none.holds(e))
-	require.NoError(t, none.remember(e))
+func TestAdoptErrorsSayWhatToDo(t *testing.T) {
+	require.Equal(t, "only the owner of /shared/cache (hdfs) or the HDFS superuser (root) may adopt its entries, not bob",
+		(&NotAdminError{Dir: "/shared/cache", User: "bob", DirOwner: "hdfs", SuperUser: "root"}).Error())
+	require.Equal(t, "not adopting /shared/cache/x (owned by bob): its content's sha256 is 0123456789ab, not the one its name says; "+
+		"it is left as it is (remove it: hdfs dfs -rm /shared/cache/x)",
+		(&AdoptError{Path: "/shared/cache/x", Owner: "bob", Problem: "its content's sha256 is 0123456789ab, not the one its name says"}).Error())
+}
 
-	// Unreadable records are misses, not errors.
-	files, err := os.ReadDir(m.Dir)
-	require.NoError(t, err)
-	require.Len(t, files, 1)
-	require.NoError(t, os.WriteFile(filepath.Join(m.Dir, files[0].Name()), []byte("{"), 0o600))
-	require.False(t, m.holds(e))
+// Cache files and directories of earlier versions are closed, never opened.
+func TestTightened(t *testing.T) {
+	for _, tc := range []struct{ mode, perm, want os.FileMode }{
+		{0o755, cacheDirPerm, 0o711},
+		{0o711, cacheDirPerm, 0o711},
+		{0o700, cacheDirPerm, 0o700}, // closed further by its owner: left so
+		{0o777, cacheDirPerm, 0o711},
+		{0o555, cacheDirPerm, 0o711}, // the owner keeps what it needs
+		{0o755, historyDirPerm, 0o700},
+		{0o644, privateFilePerm, 0o600},
+		{0o644, publicFilePerm, 0o644},
+		{0o600, publicFilePerm, 0o600}, // private stays private
+		{0o666, publicFilePerm, 0o644},
+	} {
+		require.Equal(t, tc.want, tightened(tc.mode, tc.perm), "%04o to %04o", tc.mode, tc.perm)
+	}
+	require.Equal(t, os.FileMode(0o600), Private.perm())
+	require.Equal(t, os.FileMode(0o644), Public.perm())
 }

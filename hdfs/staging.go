@@ -18,7 +18,7 @@ func (fs *FS) CreateStaging(ctx context.Context, appID string) (string, error) {
 	if err := checkAppID(appID); err != nil {
 		return "", pathErr("create staging", dir, err)
 	}
-	if err := fs.mkdirAll(ctx, BaseDir(fs.user), cacheDirPerm); err != nil {
+	if err := fs.ensureDir(ctx, BaseDir(fs.user), cacheDirPerm); err != nil {
 		return "", pathErr("create staging", dir, err)
 	}
 	if err := fs.mkdirAll(ctx, dir, stagingDirPerm); err != nil {

@@ -13,11 +13,11 @@ type entryFacts struct {
 	Size      int64  // the entry's length
 	Want      int64  // the length of the content its name stands for
 	// OthersRead: readable by every user, which YARN wants of a PUBLIC
-	// resource and we need to check it.
+	// resource.
 	OthersRead bool
-	// Remembered: this path, with this length, modification time, owner
-	// and file id, was verified by us before (VerifiedMemo).
-	Remembered bool
+	// Writable: its group or others may write it (mode 0020 or 0002; with
+	// an ACL the group bits are its mask, so this covers named entries too).
+	Writable bool
 }
 
 // verdict is what to do with a shared cache entry.
@@ -26,15 +26,11 @@ type verdict int
 const (
 	// useOwn: we put it there; as trusted as the per-user cache.
 	useOwn verdict = iota + 1
-	// useAdmin: the directory's owner or the superuser put it there; both
-	// can replace any entry of the directory anyway, so reading it proves
-	// nothing that lasts.
+	// useAdmin: the directory's owner or the superuser put it there (or
+	// adopted it: SharedCache.Adopt); both can replace any entry of the
+	// directory at any time anyway, so using theirs adds no one we did not
+	// trust already.
 	useAdmin
-	// useRemembered: another user's entry we verified earlier, unchanged.
-	useRemembered
-	// mustVerify: another user's entry: read it, hash it, compare with its
-	// name before use.
-	mustVerify
 	// refuse: not usable whatever its content; ours goes elsewhere.
 	refuse
 )
@@ -45,10 +41,6 @@ func (v verdict) String() string {
 		return "own"
 	case useAdmin:
 		return "admin's"
-	case useRemembered:
-		return "verified before"
-	case mustVerify:
-		return "verify"
 	case refuse:
 		return "refuse"
 	}
@@ -56,25 +48,35 @@ func (v verdict) String() string {
 }
 
 // judgeEntry decides, from its status alone, whether a shared cache entry
-// is used as it is, read and verified first, or refused (reason then says
-// why, for the user). A wrong length is refused without reading: the
-// content cannot be the one named. An entry of ours is used as the
-// per-user cache's are; another user's must be readable by all (YARN
-// localizes it PUBLIC, and we must read it to verify it).
+// is used or refused (reason then says why, for the user).
+//
+// The rule: what our job runs must never be changeable, after we decided
+// to use it, by anyone but us, the directory's owner or the superuser (who
+// can change anything in the directory anyway). So only entries owned by
+// one of those are used, and none that its group or others may write.
+// Another user's entry is never used, not even after reading it and
+// checking its sha256: its owner may rewrite it in place at any time
+// (truncate, append, then set the modification time back; the length,
+// owner and file id stay the same, and YARN's localizer compares only the
+// modification time), so a check proves nothing about what a NodeManager
+// downloads later. Such an entry becomes usable by everyone when the
+// directory's owner or the superuser adopts it (SharedCache.Adopt: a
+// verified copy in the adopter's name). A wrong length is refused without
+// reading: the content cannot be the one named.
 func judgeEntry(f entryFacts) (v verdict, reason string) {
 	switch {
 	case !f.Regular:
 		return refuse, "it is not a regular file"
 	case f.Size != f.Want:
 		return refuse, fmt.Sprintf("it has %d bytes where its name stands for %d", f.Size, f.Want)
-	case f.Owner == f.User:
+	case f.Writable:
+		return refuse, "others than its owner may write it"
+	case f.Owner != "" && f.Owner == f.User:
 		return useOwn, ""
+	case f.Owner == "" || f.Owner != f.DirOwner && f.Owner != f.SuperUser:
+		return refuse, "another user's entry is never used (its owner can rewrite it at any time); the directory's owner can make it everyone's with tfyarn cache adopt"
 	case !f.OthersRead:
 		return refuse, "it is not readable by others"
-	case f.Owner != "" && (f.Owner == f.DirOwner || f.Owner == f.SuperUser):
-		return useAdmin, ""
-	case f.Remembered:
-		return useRemembered, ""
 	}
-	return mustVerify, ""
+	return useAdmin, ""
 }

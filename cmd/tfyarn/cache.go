@@ -19,16 +19,17 @@ import (
 func cacheCommand(e *env) *cli.Command {
 	return &cli.Command{
 		Name:  "cache",
-		Usage: "list or clean your content-addressed HDFS cache (/user/<you>/.tfyarn/cache), or make a shared one (init)",
+		Usage: "list or clean your content-addressed HDFS cache (/user/<you>/.tfyarn/cache), or make a shared one (init, adopt)",
 		UsageText: "tfyarn cache list [--output table|json]\n" +
 			"   tfyarn cache clean --older-than 30d [--dry-run] [--output table|json]\n" +
-			"   tfyarn cache init DIR",
-		Subcommands: []*cli.Command{cacheListCommand(e), cacheCleanCommand(e), cacheInitCommand(e)},
+			"   tfyarn cache init DIR\n" +
+			"   tfyarn cache adopt DIR|DIR/<sha256>-<name>",
+		Subcommands: []*cli.Command{cacheListCommand(e), cacheCleanCommand(e), cacheInitCommand(e), cacheAdoptCommand(e)},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
-				return usagef("unknown cache command %q: expected list, clean or init", c.Args().First())
+				return usagef("unknown cache command %q: expected list, clean, init or adopt", c.Args().First())
 			}
-			return usagef("cache needs a command: list, clean or init; see 'tfyarn cache --help'")
+			return usagef("cache needs a command: list, clean, init or adopt; see 'tfyarn cache --help'")
 		},
 	}
 }

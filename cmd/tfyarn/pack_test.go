@@ -123,9 +123,11 @@ func TestCacheUsageErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"cache"}, "cache needs a command: list, clean or init"},
+		{[]string{"cache"}, "cache needs a command: list, clean, init or adopt"},
 		{[]string{"cache", "init"}, "cache init needs one HDFS directory, e.g. tfyarn cache init /shared/tfyarn-cache"},
 		{[]string{"cache", "init", "a", "b"}, "cache init needs one HDFS directory"},
+		{[]string{"cache", "adopt"}, "cache adopt needs a shared cache directory or one entry of it, e.g. tfyarn cache adopt /shared/tfyarn-cache"},
+		{[]string{"cache", "adopt", "a", "b"}, "cache adopt needs a shared cache directory or one entry of it"},
 		{[]string{"cache", "frob"}, `unknown cache command "frob"`},
 		{[]string{"cache", "clean"}, "cache clean needs --older-than (e.g. --older-than 30d)"},
 		{[]string{"cache", "clean", "--older-than", "soon"}, `--older-than "soon": expected days like 30d or a duration like 12h`},

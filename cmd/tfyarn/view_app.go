@@ -118,6 +118,8 @@ func (e *env) readHistory(ctx context.Context, user, appID string) (*contract.St
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 		return nil, "no history record at " + hdfs.HistoryPath(user, appID) + " (not a tfyarn application, or its AM did not end normally)"
+	case errors.Is(err, os.ErrPermission):
+		return nil, "the history record at " + hdfs.HistoryPath(user, appID) + " is private to " + user + " (the command line and stderr tails are theirs)"
 	case err != nil:
 		return nil, "reading the history record: " + err.Error()
 	}
