@@ -271,7 +271,31 @@ func planShipping(job Job) (shipPlan, error) {
 		}
 		p.items = append(p.items, shipItem{link: a.archiveName(), local: a.Path, kind: itemArchive, cache: cacheName(a.Path), access: hdfs.Private})
 	}
+	// Items of one cache name may be one cache entry: private for all if
+	// for one, or the private one would close the entry after the public
+	// one was described to YARN as PUBLIC (its localization would fail).
+	private := map[string]bool{}
+	for _, it := range p.items {
+		private[it.cache] = private[it.cache] || it.access == hdfs.Private
+	}
+	for i := range p.items {
+		if private[p.items[i].cache] {
+			p.items[i].access = hdfs.Private
+		}
+	}
 	return p, nil
+}
+
+// accessOf is how a file of the given cache name that is not an item of
+// the plan (the launcher) must be cached: Private if an item of that name
+// is (the same content would be one entry).
+func (p shipPlan) accessOf(cache string, want hdfs.Access) hdfs.Access {
+	for _, it := range p.items {
+		if it.cache == cache && it.access == hdfs.Private {
+			return hdfs.Private
+		}
+	}
+	return want
 }
 
 // envItem checks --env: a venv or conda env directory, or an archive of one.

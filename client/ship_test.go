@@ -14,6 +14,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/tfyarn/tfyarn/envpack"
+	"github.com/tfyarn/tfyarn/hdfs"
 	"github.com/tfyarn/tfyarn/taskspec"
 )
 
@@ -117,12 +118,12 @@ func TestPlanShipping(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []shipItem{
 		{link: "env", local: p("venv"), kind: itemEnvDir, cache: "env.tar.gz"},
-		{link: "src", local: p("proj"), kind: itemSrcDir, cache: "src.tar.gz"},
-		{link: "data.csv", local: p("data.csv"), kind: itemFile, cache: "data.csv"},
-		{link: "vocab-file.zip", local: p("vocab.zip"), kind: itemFile, cache: "vocab.zip"},
-		{link: "vocab", local: p("vocab.zip"), kind: itemArchive, cache: "vocab.zip"},
-		{link: "other", local: p("env.tgz"), kind: itemArchive, cache: "env.tgz"},
-	}, plan.items)
+		{link: "src", local: p("proj"), kind: itemSrcDir, cache: "src.tar.gz", access: hdfs.Private},
+		{link: "data.csv", local: p("data.csv"), kind: itemFile, cache: "data.csv", access: hdfs.Private},
+		{link: "vocab-file.zip", local: p("vocab.zip"), kind: itemFile, cache: "vocab.zip", access: hdfs.Private},
+		{link: "vocab", local: p("vocab.zip"), kind: itemArchive, cache: "vocab.zip", access: hdfs.Private},
+		{link: "other", local: p("env.tgz"), kind: itemArchive, cache: "env.tgz", access: hdfs.Private},
+	}, plan.items, "only the environment is public")
 	require.Equal(t, "env/bin/python", plan.command)
 	require.Equal(t, []string{"src/train.py", "--epochs", "1"}, plan.args, "the script runs from inside src/")
 	require.Equal(t, "env", plan.pythonEnv)
@@ -135,8 +136,20 @@ func TestPlanShipping(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []shipItem{
 		{link: "env", local: p("env.tgz"), kind: itemArchive, cache: "env.tgz"},
-		{link: "train.py", local: p("proj/train.py"), kind: itemFile, cache: "train.py"},
+		{link: "train.py", local: p("proj/train.py"), kind: itemFile, cache: "train.py", access: hdfs.Private},
 	}, plan.items)
+
+	// The same archive as the env and as --archives: one cache entry,
+	// private for both (else one would close it under the other).
+	job.Archives = []LocalFile{{Path: p("env.tgz"), Name: "again"}}
+	plan, err = planShipping(job)
+	require.NoError(t, err)
+	require.Equal(t, []shipItem{
+		{link: "env", local: p("env.tgz"), kind: itemArchive, cache: "env.tgz", access: hdfs.Private},
+		{link: "train.py", local: p("proj/train.py"), kind: itemFile, cache: "train.py", access: hdfs.Private},
+		{link: "again", local: p("env.tgz"), kind: itemArchive, cache: "env.tgz", access: hdfs.Private},
+	}, plan.items)
+	job.Archives = nil
 	require.Equal(t, "env/bin/python3", plan.command)
 	require.Equal(t, []string{"train.py"}, plan.args)
 	require.Nil(t, plan.pythonPath)

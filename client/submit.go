@@ -150,10 +150,10 @@ func (s *Submission) submit(ctx context.Context, bin string, plan shipPlan) erro
 		return err
 	}
 	s.cleanOrphans(ctx)
-	// The launcher is public wherever it is cached: it is tfyarn, nothing
-	// of the user's. In a shared directory it is, like every file, only
-	// ever the user's own upload or the administrator's (hdfs.SharedCache).
-	binRes, n, err := s.uploadKnown(ctx, bin, BinaryName, hdfs.Public)
+	// The launcher is public: it is tfyarn, nothing of the user's. In a
+	// shared directory it is, like every file, only ever the user's own
+	// upload or the administrator's (hdfs.SharedCache).
+	binRes, n, err := s.uploadKnown(ctx, bin, BinaryName, plan.accessOf(BinaryName, hdfs.Public))
 	s.UploadedBytes = n
 	if err != nil {
 		return err
