@@ -26,12 +26,15 @@ import (
 
 // A cache directory shared by users, on the plain cluster: alice's
 // application puts the launcher and a new environment into a fresh 1777
-// directory; bob's application of the same environment uploads neither,
-// checks alice's files once and names the very same HDFS files, which the
-// NodeManager localized for alice already (one public download, the same
-// local copy for both tasks). `tfyarn cache init` makes the directory. A file another user planted under its sha256
-// name with other bytes is refused and bob's own copy used. A directory
-// missing or not sticky fails before anything is created.
+// directory; bob does not use them (another user's entries), until the
+// administrator adopts them (`tfyarn cache adopt`: verified copies in its
+// name); then bob's application of the same environment uploads neither
+// and names the very same HDFS files as alice's next application, which
+// the NodeManager localized once for both (one public download, the same
+// local copy). `tfyarn cache init` makes the directory. A file another
+// user planted under its sha256 name with other bytes is not adopted, is
+// refused, and bob's own copy used. A directory missing or not sticky
+// fails before anything is created.
 //
 //	go test -tags e2e -count=1 -run E2ESharedCache ./cmd/tfyarn/
 func TestE2ESharedCache(t *testing.T) {
@@ -108,33 +111,64 @@ func TestE2ESharedCache(t *testing.T) {
 	_, err = fsm.UploadBytes(ctx, bytes.ToUpper(good), planted)
 	require.NoError(t, err)
 
+	// The administrator adopts what alice uploaded; mallory's planted file
+	// is not adopted (its content is not its name's) and left alone.
+	admin := currentOSUser(t)
+	stdout, stderr, code = execTfyarn(t, c, bin, nil, "cache", "adopt", shared)
+	t.Logf("adopt: %s\n%s", stdout, stderr)
+	require.Equal(t, exitJobFailed, code)
+	require.Regexp(t, `^adopted `+regexp.QuoteMeta(shared)+`/[0-9a-f]{64}-(env\.tar\.gz|tfyarn) \(was `+alice+`'s, \d+ bytes\): now `+admin+`'s, used by everyone\n`+
+		`adopted `+regexp.QuoteMeta(shared)+`/[0-9a-f]{64}-(env\.tar\.gz|tfyarn) \(was `+alice+`'s, \d+ bytes\): now `+admin+`'s, used by everyone\n`+
+		`adopted 2 entries; 0 already the administrator's\n$`, stdout)
+	require.Contains(t, stdout, shared+"/"+envFile+" (was "+alice+"'s")
+	require.Equal(t, "tfyarn: not adopting "+planted+" (owned by "+mallory+"): its content's sha256 is "+sha256Hex(bytes.ToUpper(good))[:12]+
+		", not the one its name says; it is left as it is (remove it: hdfs dfs -rm "+planted+")\n"+
+		"tfyarn: 1 entry of "+shared+" not adopted\n", stderr)
+	listing = c.Hadoop(t, "hdfs", "dfs", "-ls", shared)
+	require.Regexp(t, `-rw-r--r-- +1 `+admin+` .* `+regexp.QuoteMeta(shared+"/"+envFile)+`\n`, listing)
+	require.Regexp(t, `-rw-r--r-- +1 `+admin+` .* `+regexp.QuoteMeta(shared)+`/[0-9a-f]{64}-tfyarn\n`, listing)
+	require.Regexp(t, `-rw-r--r-- +1 `+mallory+` .* `+regexp.QuoteMeta(planted)+`\n`, listing)
+
 	stdout, stderr, code = run(bob, "--files", data)
 	t.Logf("bob: %s\n%s", stdout, stderr)
 	require.Equal(t, exitOK, code)
 	rb := runJSON(t, stdout)
-	require.Equal(t, int64(len(good)), rb.UploadedBytes, "only data.txt is uploaded (to bob's own cache): alice's launcher and env are used")
-	require.Contains(t, stderr, "shared cache: verified "+shared+"/"+envFile+" (owned by "+alice+"): its content matches its name")
-	require.Regexp(t, `shared cache: verified `+regexp.QuoteMeta(shared)+`/[0-9a-f]{64}-tfyarn \(owned by `+alice+`\)`, stderr)
-	refusal := "shared cache: not using " + planted + " (owned by " + mallory + "): its content's sha256 is "
+	require.Equal(t, int64(len(good)), rb.UploadedBytes, "only data.txt is uploaded (to bob's own cache): the adopted launcher and env are used")
+	require.NotContains(t, stderr, "shared cache: verified", "nothing is read to be checked")
+	refusal := "shared cache: not using " + planted + " (owned by " + mallory + "): another user's entry is never used"
 	require.Equal(t, 1, strings.Count(stderr, refusal), "one line for the planted file:\n%s", stderr)
 	require.Contains(t, stderr, "; shipping it through your own cache "+hdfs.CacheDir(bob)+" instead\n")
+	require.Equal(t, 1, strings.Count(stderr, "shared cache:"), "the adopted entries are used without a word:\n%s", stderr)
 	out := output(bob, rb.AppID)
 	require.Contains(t, out, "DATA "+strings.TrimSpace(string(good))+"\n", "bob's task got bob's bytes")
 	mb := envLine.FindStringSubmatch(out)
 	require.NotNil(t, mb, out)
-	require.Equal(t, ma[1], mb[1], "bob's task uses the copy the NodeManager localized for alice")
-	require.Equal(t, 1, publicDownloads(t, c, shared+"/"+envFile), "the NodeManager downloaded the env once, for alice")
+	require.Contains(t, mb[1], "/filecache/", "localized PUBLIC")
+	require.NotEqual(t, ma[1], mb[1], "the adopted entry is a new file: downloaded again")
 	require.Contains(t, c.Hadoop(t, "hdfs", "dfs", "-ls", planted), mallory, "the planted file is left alone")
 
-	// Bob again: alice's files were verified once and are not read again;
-	// the planted file is still refused, and bob's own copy found.
+	// Alice again: she uses the adopted entries too, the very copy the
+	// NodeManager localized for bob.
+	stdout, stderr, code = run(alice)
+	t.Logf("alice again: %s\n%s", stdout, stderr)
+	require.Equal(t, exitOK, code)
+	ra2 := runJSON(t, stdout)
+	require.Zero(t, ra2.UploadedBytes)
+	require.NotContains(t, stderr, "shared cache:")
+	ma2 := envLine.FindStringSubmatch(output(alice, ra2.AppID))
+	require.NotNil(t, ma2)
+	require.Equal(t, mb[1], ma2[1], "alice's task uses the copy the NodeManager localized for bob")
+	require.Equal(t, 2, publicDownloads(t, c, shared+"/"+envFile), "the NodeManager downloaded the env once for alice, once after the adoption for both")
+
+	// Bob again: nothing uploaded or read; the planted file is still
+	// refused, and bob's own copy found.
 	stdout, stderr, code = run(bob, "--files", data)
 	t.Logf("bob again: %s\n%s", stdout, stderr)
 	require.Equal(t, exitOK, code)
 	require.Zero(t, runJSON(t, stdout).UploadedBytes)
-	require.NotContains(t, stderr, "shared cache: verified", "remembered from bob's first run")
+	require.NotContains(t, stderr, "shared cache: verified")
 	require.Equal(t, 1, strings.Count(stderr, refusal), stderr)
-	require.Equal(t, 1, publicDownloads(t, c, shared+"/"+envFile))
+	require.Equal(t, 2, publicDownloads(t, c, shared+"/"+envFile))
 
 	t.Run("unusable directories", func(t *testing.T) {
 		carol := "tfyarn-carol-" + id
