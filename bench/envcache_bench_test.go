@@ -191,18 +191,23 @@ type envCacheSharedResult struct {
 	Env       string      `json:"env"`
 	SharedDir string      `json:"shared_dir"`
 	Runs      []envAppRun `json:"runs"`
-	LoadAvg   [2]string   `json:"loadavg_1m_before_after"`
+	// AdoptS and AdoptLines: the administrator's `tfyarn cache adopt DIR`
+	// after A's first application, its wall time and what it said.
+	AdoptS     float64   `json:"adopt_s"`
+	AdoptLines []string  `json:"adopt_lines"`
+	LoadAvg    [2]string `json:"loadavg_1m_before_after"`
 }
 
 // TestBenchEnvCacheShared: a new TensorFlow environment (as in
 // TestBenchEnvCache) shipped by two users through a fresh shared cache
 // directory (--cache-dir, mode 1777): user A's application packs, uploads
-// and localizes it; user B's (other local caches: B packs the same venv
-// to the same bytes) finds A's archive, reads it once to check its sha256,
-// uploads nothing and localizes nothing; B's next application reads
-// nothing. Baseline in the same run: user C ships the same env through
-// their own cache (no shared directory), as every user did before: upload
-// and localization again.
+// and localizes it; the administrator adopts A's uploads (`tfyarn cache
+// adopt`: a verified copy in its name, which everyone uses, since another
+// user's entry never is); user B's application (other local caches: B packs
+// the same venv to the same bytes) uploads nothing and has the adopted env
+// localized once; A's next application localizes nothing. Baseline in the
+// same run: user C ships the same env through their own cache (no shared
+// directory): upload and localization again.
 func TestBenchEnvCacheShared(t *testing.T) {
 	c := clustertest.Require(t)
 	bin := tfyarnBin(t, c)
@@ -227,10 +232,22 @@ func TestBenchEnvCacheShared(t *testing.T) {
 	logPath := filepath.Join(c.Dir, "logs", "cluster.log")
 	for _, step := range []struct{ who, what string }{
 		{"A", "user A, first application of a new env (shared dir)"},
-		{"B", "user B, same env (shared dir): A's archive checked, used"},
-		{"B", "user B again (shared dir): remembered, nothing read"},
+		{"admin", ""},
+		{"B", "user B, same env (shared dir), after the administrator adopted A's uploads"},
+		{"A", "user A again (shared dir)"},
 		{"C", "baseline: user C, same env, own cache (no shared dir)"},
 	} {
+		if step.who == "admin" {
+			// The cluster's superuser (the OS user that started it) adopts.
+			start := time.Now()
+			cmd := exec.Command(bin, "cache", "adopt", shared)
+			cmd.Env = c.Env()
+			out, err := cmd.CombinedOutput()
+			require.NoError(t, err, "%s", out)
+			res.AdoptS = round2(time.Since(start).Seconds())
+			res.AdoptLines = strings.Split(strings.TrimSpace(string(out)), "\n")
+			continue
+		}
 		user := users[step.who]
 		env := append(c.Env(), "HADOOP_USER_NAME="+user, "XDG_CACHE_HOME="+filepath.Join(work, "cache-"+step.who))
 		var extra []string
@@ -243,14 +260,15 @@ func TestBenchEnvCacheShared(t *testing.T) {
 		res.Runs = append(res.Runs, r)
 	}
 	res.LoadAvg[1] = loadAvg()
-	a, b, b2, base := res.Runs[0], res.Runs[1], res.Runs[2], res.Runs[3]
+	a, b, a2, base := res.Runs[0], res.Runs[1], res.Runs[2], res.Runs[3]
 	require.True(t, a.PublicDownload && a.UploadedBytes > 0)
+	require.Len(t, res.AdoptLines, 3, "A's launcher and env adopted, then the summary")
 	require.Zero(t, b.UploadedBytes, "B uploads nothing")
-	require.False(t, b.PublicDownload, "B's application localizes nothing")
-	require.Len(t, b.CacheLines, 2, "B checks A's launcher and env once")
-	require.Zero(t, b2.UploadedBytes)
-	require.Empty(t, b2.CacheLines, "remembered")
-	require.Contains(t, b2.PackLine, "unchanged since packed")
+	require.Empty(t, b.CacheLines, "the adopted entries are used without a word")
+	require.True(t, b.PublicDownload, "the adopted env is a new file: downloaded once more")
+	require.Zero(t, a2.UploadedBytes)
+	require.False(t, a2.PublicDownload, "A's next application localizes nothing")
+	require.Contains(t, a2.PackLine, "unchanged since packed")
 	require.True(t, base.PublicDownload && base.UploadedBytes > 0, "without the shared dir C uploads and localizes again")
 	writeResults(t, c, "envcache-shared", res, envCacheSharedMarkdown(res))
 }
@@ -258,14 +276,25 @@ func TestBenchEnvCacheShared(t *testing.T) {
 func envCacheSharedMarkdown(r envCacheSharedResult) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# A new environment shared between users: first and later applications\n\n")
-	fmt.Fprintf(&b, "`bin/tfyarn run --env DIR --cache-dir %s --worker 1c,1g -- python -c pass` by user A, then user B\n"+
-		"(twice), with a new environment: %s. Each user has their own HADOOP_USER_NAME and local caches\n"+
-		"(XDG_CACHE_HOME), so B packs the venv again (to the same bytes). Baseline in the same run: user C, same env,\n"+
-		"without --cache-dir (their own /user/C/.tfyarn/cache, as before). Produced by `make bench`; alone:\n"+
-		"`make build && go test -tags bench -run TestBenchEnvCacheShared -count=1 -v ./bench/`.\n\n", r.SharedDir, r.Env)
+	fmt.Fprintf(&b, "`bin/tfyarn run --env DIR --cache-dir %s --worker 1c,1g -- python -c pass` by user A; then the\n"+
+		"administrator's `tfyarn cache adopt %s`; then user B, and A again, with a new environment: %s.\n"+
+		"Each user has their own HADOOP_USER_NAME and local caches (XDG_CACHE_HOME), so B packs the venv again (to the\n"+
+		"same bytes). Baseline in the same run: user C, same env, without --cache-dir (their own /user/C/.tfyarn/cache).\n"+
+		"Produced by `make bench`; alone:\n"+
+		"`make build && go test -tags bench -run TestBenchEnvCacheShared -count=1 -v ./bench/`.\n\n", r.SharedDir, r.SharedDir, r.Env)
 	fmt.Fprintf(&b, "%s- Load average (1 min) before / after: %s / %s (shared machine)\n\n", r.machine.markdown(""), r.LoadAvg[0], r.LoadAvg[1])
 	fmt.Fprintf(&b, "| application | client work before submission (s) | uploaded (bytes) | what the client said | task container localization (s) | env downloaded by the NodeManager | client wall (s) |\n|---|---:|---:|---|---:|---|---:|\n")
-	for _, run := range r.Runs {
+	for i, run := range r.Runs {
+		if i == 1 {
+			said := ""
+			for j, l := range r.AdoptLines {
+				if j > 0 {
+					said += "<br>"
+				}
+				said += "`" + l + "`"
+			}
+			fmt.Fprintf(&b, "| the administrator: `tfyarn cache adopt` | - | - | %s | - | - | %.2f |\n", said, r.AdoptS)
+		}
 		dl := "no (in its public cache)"
 		if run.PublicDownload {
 			dl = "yes (public localizer)"
@@ -277,10 +306,10 @@ func envCacheSharedMarkdown(r envCacheSharedResult) string {
 		fmt.Fprintf(&b, "| %s | %.2f | %d | %s | %.2f | %s | %.2f |\n", run.What, run.SubmittedS, run.UploadedBytes, said, run.LocalizingS, dl, run.WallS)
 	}
 	fmt.Fprintf(&b, "\n- **client work before submission**: from `tfyarn run`'s start to the RM's NEW → NEW_SAVING (cluster.log):\n"+
-		"  packing or recognising the env, finding, checking or uploading it and the launcher, connecting, staging.\n"+
+		"  packing or recognising the env, finding or uploading it and the launcher, connecting, staging.\n"+
 		"- **localization**: the NodeManager's LOCALIZING → SCHEDULED for the task container.\n"+
-		"- B's first application reads A's launcher and env archive once to check their sha256 against their names\n"+
-		"  (the \"verified\" lines); the check is remembered locally, so B's next application reads nothing.\n")
+		"- Another user's entry is never used (its owner could rewrite it in place at any time): B uses A's uploads\n"+
+		"  only once the administrator adopted them (verified copies in its name, which NodeManagers download once more).\n")
 	return b.String()
 }
 
