@@ -263,6 +263,11 @@ func removeCached(t *testing.T, c *clustertest.Cluster, fs *hdfs.FS, p string) {
 // synthetic venv-like tree of ~500 MB (made once, kept in bench/work/).
 func benchEnv(t *testing.T, root, work string) (dir, name string) {
 	tf := filepath.Join(root, ".venv")
+	if real, err := filepath.EvalSymlinks(tf); err == nil {
+		// A worktree's .venv may link to another's: copies (cp -al) and
+		// packing must see the directory, not the link.
+		tf = real
+	}
 	if _, err := os.Stat(filepath.Join(tf, ".tfenv-stamp")); err == nil {
 		return tf, ".venv (scripts/tfenv.sh: TensorFlow, examples/requirements.txt)"
 	}

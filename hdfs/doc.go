@@ -1,9 +1,11 @@
 // Package hdfs puts what a tfyarn job needs onto HDFS and describes it as YARN
 // LocalResources: a per-user content-addressed cache for large, reused files
-// (the packed Python environment), or a cache directory shared by all users
-// whose entries are trusted only as judgeEntry says (SharedCache), a
-// per-application staging directory for everything else, and the cache
-// maintenance behind `tfyarn cache`.
+// (the packed Python environment), closed to other users but for what holds
+// nothing of the user's (Access), or a cache directory shared by all users
+// whose entries are used only as judgeEntry says and made everyone's by an
+// administrator (SharedCache.Adopt), a per-application staging directory for
+// everything else, the job history (private), and the cache maintenance
+// behind `tfyarn cache`.
 //
 // Data travels through github.com/colinmarc/hdfs/v2. That client has no
 // contexts and no way to rename without overwriting, so this package
