@@ -68,6 +68,17 @@ func TestE2ESharedCacheTrust(t *testing.T) {
 	require.Equal(t, SharedPath(dir, digestOf(data), "env.tar.gz"), r.Path)
 	require.Equal(t, hadoopyarn.LocalResourceVisibilityProto_PUBLIC, r.Visibility)
 
+	// A file the user's own cache would keep private (a script) is
+	// readable by all in the shared directory: sharing is what it is for.
+	local := filepath.Join(t.TempDir(), "train.py")
+	require.NoError(t, os.WriteFile(local, []byte("print('hi "+id+"')\n"), 0o644))
+	rs, _, err := aliceCache.UploadOptions(ctx, local, "train.py", UploadOptions{Access: Private})
+	require.NoError(t, err)
+	require.Equal(t, dir, path.Dir(rs.Path))
+	require.EqualValues(t, 0o644, mustStat(t, admin, rs.Path).Mode().Perm())
+	require.Equal(t, hadoopyarn.LocalResourceVisibilityProto_PUBLIC, rs.Visibility)
+	require.NoError(t, admin.RemoveAll(ctx, rs.Path))
+
 	// Alice's entry, with the right content, is not bob's to use.
 	_, ok, err := bobsCache().Lookup(ctx, digestOf(data), "env.tar.gz", int64(len(data)), Public)
 	require.NoError(t, err)
@@ -80,7 +91,7 @@ func TestE2ESharedCacheTrust(t *testing.T) {
 	// per submission: the refusal is not said twice.
 	notices = nil
 	sc := bobsCache()
-	local := filepath.Join(t.TempDir(), "env.tar.gz")
+	local = filepath.Join(t.TempDir(), "env.tar.gz")
 	require.NoError(t, os.WriteFile(local, data, 0o644))
 	rb, n, err := sc.UploadOptions(ctx, local, "env.tar.gz", UploadOptions{})
 	require.NoError(t, err)
