@@ -92,6 +92,11 @@ func RunAM(ctx context.Context, opts AMOptions) (LoopResult, error) {
 	if err != nil {
 		return LoopResult{}, fmt.Errorf("appmaster: the ResourceManager's web proxy: %w", err)
 	}
+	// The status key proves the job's owner: like the rendezvous secret, it
+	// stays in memory, not in a file other containers on this node could read.
+	if err := dropSecretFromTokenFile(opts.Getenv(yarn.EnvTokenFile), contract.StatusKeyAlias); err != nil {
+		return LoopResult{}, err
+	}
 	rcfg := RendezvousConfig{
 		AppID: jf.AppID, User: jf.User, Job: jf.Job, Secret: secret, Host: host,
 		RegistrationTimeout: jf.RendezvousTimeout, Log: opts.Log, Logf: logf,

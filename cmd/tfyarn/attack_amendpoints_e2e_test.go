@@ -21,6 +21,7 @@ import (
 	"github.com/tfyarn/tfyarn/contract"
 	"github.com/tfyarn/tfyarn/hadoopconf"
 	"github.com/tfyarn/tfyarn/internal/clustertest"
+	"github.com/tfyarn/tfyarn/security"
 	"github.com/tfyarn/tfyarn/yarn"
 )
 
@@ -74,6 +75,21 @@ func attackAMEndpoints(t *testing.T, c *clustertest.Cluster, asBob []string, bob
 	require.Equal(t, appID, proxied.AppID)
 	taskAddr := net.JoinHostPort(live.Tasks[0].Host, strconv.Itoa(live.Tasks[0].Port))
 	secrets := []string{marker, taskAddr, live.Tasks[0].ContainerID}
+
+	t.Run("bob reading the token files on the AM's node", func(t *testing.T) {
+		// On a NodeManager whose containers all run as one account, bob's
+		// container could read alice's containers' token files: the status
+		// key is in neither the AM's (it keeps the key in memory) nor a
+		// task's (never given one).
+		amTokens, err := security.ReadCredentialsFile(filepath.Join("/proc", strconv.Itoa(amPID(t, appID)), "cwd", "container_tokens"))
+		require.NoError(t, err)
+		_, ok := amTokens.Secret(contract.StatusKeyAlias)
+		require.False(t, ok, "the AM's token file holds the status key")
+		worker, err := security.ReadCredentialsFile(findFile(t, c.Dir, live.Tasks[0].ContainerID+".tokens"))
+		require.NoError(t, err)
+		_, ok = worker.Secret(contract.StatusKeyAlias)
+		require.False(t, ok, "the task's token file holds the status key")
+	})
 
 	t.Run("bob's tfyarn status", func(t *testing.T) {
 		out, errOut, code := execTfyarn(t, c, bin, asBob, "status", appID, "--output", "json")
