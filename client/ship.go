@@ -382,6 +382,9 @@ func CheckLocalFiles(job Job) error {
 // names, PYTHONPATH entries, interpreter and script. It checks what
 // CheckLocalFiles does, with the same errors.
 func PlanLocal(job Job) (localrun.Shipment, error) {
+	if err := checkTaskEnv(job.Env); err != nil {
+		return localrun.Shipment{}, err
+	}
 	p, err := planShipping(job)
 	if err != nil {
 		return localrun.Shipment{}, err

@@ -60,3 +60,16 @@ const (
 // port it reserved for the task, for programs that pick their own
 // (tensorboard --port).
 const EnvTaskPort = "TFYARN_TASK_PORT"
+
+// SetForTasks reports whether tfyarn sets the variable name in every
+// task's environment itself (the names above, the token file, the user):
+// a job's own environment cannot replace it.
+func SetForTasks(name string) bool {
+	switch name {
+	case EnvTask, EnvTaskType, EnvTaskIndex, EnvTaskAttempt, EnvRestart, EnvRetakePort, EnvAppID,
+		EnvAMAddress, EnvAMLocator, EnvPythonEnv, EnvPythonPath, EnvTaskPort, EnvPreemptionFile,
+		"TF_CONFIG", "HADOOP_TOKEN_FILE_LOCATION", "HADOOP_USER_NAME":
+		return true
+	}
+	return false
+}

@@ -204,21 +204,9 @@ func programOf(cfg *Config, p *rendezvous.Program) (command, env []string, err e
 	}
 	sort.Strings(names)
 	for _, k := range names {
-		env = setEnv(env, k, p.Env[k], !tfyarnOwned(k))
+		env = setEnv(env, k, p.Env[k], !contract.SetForTasks(k))
 	}
 	return p.Argv, env, nil
-}
-
-// tfyarnOwned are the variables the AM sets in a task's container for the
-// task (contract's names): the job's environment does not replace them.
-func tfyarnOwned(name string) bool {
-	switch name {
-	case contract.EnvTask, contract.EnvTaskType, contract.EnvTaskIndex, contract.EnvTaskAttempt, contract.EnvRestart,
-		contract.EnvRetakePort, contract.EnvAppID, contract.EnvAMAddress, contract.EnvAMLocator,
-		contract.EnvPythonEnv, contract.EnvPythonPath, "HADOOP_USER_NAME":
-		return true
-	}
-	return false
 }
 
 // prepareTokenFile writes the program's token file, then scrubs the

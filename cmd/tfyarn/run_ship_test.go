@@ -174,3 +174,26 @@ func TestRunAllocTimeoutAndAMNodeLabel(t *testing.T) {
 	_, err = parseRun(t, "--worker", "1c", "--am-node-label", "a,b", "--", "true")
 	require.EqualError(t, err, `--am-node-label "a,b": give one node label`)
 }
+
+// A variable tfyarn sets in every task cannot be given with --setenv (its
+// value would be ignored): exit 2, one line, before any RPC, on YARN and
+// with --local.
+func TestRunRefusesTfyarnsVariables(t *testing.T) {
+	conf := deadConf(t)
+	for _, name := range []string{"TFYARN_TASK", "TFYARN_TASK_PORT", "HADOOP_TOKEN_FILE_LOCATION", "HADOOP_USER_NAME", "TFYARN_PREEMPTION_FILE"} {
+		for _, local := range []bool{false, true} {
+			args := []string{"--conf-dir", conf, "run", "--worker", "1c"}
+			if local {
+				args = []string{"run", "--local", "--worker", "1c"}
+			}
+			stdout, stderr, code := runCLI(t, append(args, "--setenv", name+"=x", "--", "true")...)
+			require.Equal(t, exitUsage, code, stderr)
+			require.Empty(t, stdout)
+			require.Equal(t, "tfyarn: "+name+" is set by tfyarn for each task; drop it from the environment\n", stderr)
+		}
+	}
+	// Other TFYARN_ names are the job's own.
+	stdout, stderr, code := runCLI(t, "run", "--local", "--worker", "1c", "--setenv", "TFYARN_FAULT_DIR=x", "--", "sh", "-c", `echo "$TFYARN_FAULT_DIR"`)
+	require.Equal(t, exitOK, code, stderr)
+	require.Contains(t, stdout, "[worker:0] x")
+}
