@@ -137,3 +137,37 @@ func findLauncher(appID, task string) int {
 	}
 	return 0
 }
+
+// The scheduler preempts the ApplicationMaster's container (the README's
+// failure table): with the default --am-attempts 1 the job FAILS with
+// YARN's diagnostics (exit status -102); with --am-attempts 2 YARN starts
+// attempt 2, which starts the tasks again (the preempted AM stopped them:
+// to an AM a preemption's SIGTERM is a kill's), and the job SUCCEEDS.
+//
+//	go test -tags e2e -run E2EAMPreempted ./cmd/tfyarn/
+func TestE2EAMPreempted(t *testing.T) {
+	bin := clustertest.BuildTfyarn(t)
+	c := clustertest.Require(t)
+	preemptAM := func(t *testing.T, j *faultJob) time.Time {
+		j.waitRegistered(t, "worker:0")
+		am := "container_" + strings.TrimPrefix(j.appID, "application_") + "_01_000001"
+		fault := time.Now()
+		require.Contains(t, c.Control(t, "preempt", am, "500"), "preempted "+am)
+		return fault
+	}
+	t.Run("default: the job fails", func(t *testing.T) {
+		t.Parallel()
+		j := startFaultJob(t, c, bin, "--worker", "1c,256m", "--", "sleep", "60")
+		fault := preemptAM(t, j)
+		j.requireEnd(t, fault, time.Minute, "FAILED", "exitCode: -102", "Container preempted by scheduler")
+	})
+	t.Run("--am-attempts 2: the job succeeds", func(t *testing.T) {
+		t.Parallel()
+		j := startFaultJob(t, c, bin, "--am-attempts", "2", "--worker", "1c,256m", "--", "sh", "-c", `[ "$TFYARN_RESTART" = 0 ] && exec sleep 60; exit 0`)
+		fault := preemptAM(t, j)
+		j.waitLine(t, regexp.MustCompile(`ApplicationMaster attempt 2 started after attempt 1 ended: .*exitCode: -102`), time.Minute)
+		j.requireEnd(t, fault, 2*time.Minute, "SUCCEEDED")
+		require.Equal(t, 2, j.result.AMAttempts)
+		require.Equal(t, 1, j.result.Restarts)
+	})
+}
