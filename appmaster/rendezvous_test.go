@@ -223,6 +223,7 @@ func TestRendezvousBoundsStrangers(t *testing.T) {
 	}
 	require.Equal(t, http.StatusOK, askStatus())
 
+	require.Equal(t, 128, rendezvous.MaxUnauthenticatedConns, "README's Security of the rendezvous says 128")
 	const crowd = 2 * rendezvous.MaxUnauthenticatedConns
 	idle := make([]net.Conn, crowd)
 	for i := range idle {
