@@ -190,7 +190,8 @@ func TestLoopFailsWhenTheRendezvousFails(t *testing.T) {
 
 // A PreemptionMessage naming worker:0's container reaches its launcher as
 // a warning whose deadline is the scheduler's wait after the allocate call
-// before the one it answered.
+// before the one it answered; worker:1's too, as the cluster restarts with
+// worker:0.
 func TestLoopPassesPreemptionWarnings(t *testing.T) {
 	f := &fakeCluster{hold: true}
 	var preempted string
@@ -228,7 +229,9 @@ func TestLoopPassesPreemptionWarnings(t *testing.T) {
 	})
 	require.NoError(t, err)
 	require.Equal(t, core.Succeeded, res.Finish.Status)
-	require.Len(t, l.warnings, 1, "%v", logs)
+	require.Len(t, l.warnings, 2, "%v", logs)
+	require.True(t, strings.HasPrefix(l.warnings[1], "worker:1 "), l.warnings[1])
+	require.True(t, strings.HasSuffix(l.warnings[1], "YARN's scheduler will preempt worker:0's container "+preempted+" (negotiable contract: it wants resources back); the cluster restarts with it"), l.warnings[1])
 	var task, id, reason string
 	var deadlineMS int64
 	_, err = fmt.Sscanf(l.warnings[0], "%s %s %d", &task, &id, &deadlineMS)

@@ -17,11 +17,17 @@ import (
 //
 // Who is warned: a task whose current container is named and live
 // (launching: its launcher gets the warning as soon as it asks; running),
-// unless the machine already asked it to stop (it is ending anyway) or it
-// was warned for that container before (the CapacityScheduler repeats its
-// announcement every monitoring round; the first one sets the deadline).
-// Containers the machine does not know (surplus ones, the AM's own) are
-// the driver's to log.
+// and, when that task's end restarts the whole TensorFlow cluster (a
+// chief, worker or ps that is not a ParameterServerStrategy worker
+// replaced in place), every other live cluster task too, with the same
+// deadline: they end with it, and one of them may be the one that
+// checkpoints (a ParameterServerStrategy chief saves for the ps), or all
+// must checkpoint together (MultiWorkerMirroredStrategy saves
+// collectively). No task the machine already asked to stop (it is ending
+// anyway) is warned, nor one warned before for its container (the
+// CapacityScheduler repeats its announcement every monitoring round; the
+// first one sets the deadline). Containers the machine does not know
+// (surplus ones, the AM's own) are the driver's to log.
 
 // PreemptionWarned: an allocate response carried a PreemptionMessage.
 // Strict lists the containers of its strict contract (YARN will take them
@@ -59,14 +65,18 @@ func (m *Machine) preemptionWarned(e PreemptionWarned) {
 	deadline := since.Add(m.preemptionWait)
 	warn := func(id, contract string) {
 		t := m.taskOf(id)
-		if t == nil || !t.State.Live() || t.StopRequested || !t.PreemptionDeadline.IsZero() {
+		if t == nil || !t.State.Live() {
 			return
 		}
-		t.PreemptionDeadline = deadline
-		m.ready.Warn = append(m.ready.Warn, Warning{
-			Task: t.Task, Container: t.Container, Deadline: deadline,
-			Reason: "YARN's scheduler will preempt container " + id + " (" + contract + ")",
-		})
+		m.warnTask(t, deadline, "YARN's scheduler will preempt container "+id+" ("+contract+")")
+		if !m.restartsCluster(t) {
+			return
+		}
+		for _, o := range m.tasks {
+			if o != t && o.Task.Type.InCluster() {
+				m.warnTask(o, deadline, "YARN's scheduler will preempt "+t.Task.String()+"'s container "+id+" ("+contract+"); the cluster restarts with it")
+			}
+		}
 	}
 	for _, id := range e.Strict {
 		warn(id, "strict contract")
@@ -74,4 +84,30 @@ func (m *Machine) preemptionWarned(e PreemptionWarned) {
 	for _, id := range e.Negotiable {
 		warn(id, "negotiable contract: it wants resources back")
 	}
+}
+
+// warnTask warns t, unless it is not live, is being stopped or was warned
+// for its container already.
+func (m *Machine) warnTask(t *TaskStatus, deadline time.Time, reason string) {
+	if !t.State.Live() || t.StopRequested || !t.PreemptionDeadline.IsZero() {
+		return
+	}
+	t.PreemptionDeadline = deadline
+	m.ready.Warn = append(m.ready.Warn, Warning{Task: t.Task, Container: t.Container, Deadline: deadline, Reason: reason})
+}
+
+// restartsCluster reports whether t's end by preemption ends every cluster
+// task (applyRestarts' rules): a chief, worker or ps, unless it is a
+// ParameterServerStrategy worker replaced in place, or a TensorFlow job's
+// decider has already succeeded (nothing restarts then).
+func (m *Machine) restartsCluster(t *TaskStatus) bool {
+	if !t.Task.Type.InCluster() || m.inPlace(t) {
+		return false
+	}
+	if _, ok := m.policy.(TensorFlowPolicy); ok {
+		if d := m.decider(); d != nil && d.State == TaskSucceeded {
+			return false
+		}
+	}
+	return true
 }
