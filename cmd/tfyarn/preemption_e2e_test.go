@@ -17,6 +17,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/tfyarn/tfyarn/contract"
 	"github.com/tfyarn/tfyarn/internal/clustertest"
@@ -287,4 +288,93 @@ func loadAvg() string {
 		return "unknown"
 	}
 	return strings.Join(f[:3], " ")
+}
+
+// TestE2EPreemptionExamples: the README's two ways to checkpoint on the warning, each preempted
+// once on the faults cluster (cluster.sh preempt, killed 5 s after the announcement) under
+// --max-restarts 0: examples/preemption_loop.py checkpoints its step and resumes from it;
+// examples/preemption_keras.py (Keras BackupAndRestore) backs up at the end of the batch under
+// way and resumes at the next batch. Both jobs SUCCEED after one uncounted restart.
+func TestE2EPreemptionExamples(t *testing.T) {
+	c := clustertest.RequireFaults(t)
+	bin := clustertest.BuildTfyarn(t)
+	t.Run("loop", func(t *testing.T) {
+		t.Parallel()
+		ck := t.TempDir()
+		j := startFaultJob(t, c, bin, "--max-restarts", "0", "--worker", "1c,256m", "--",
+			"python3", filepath.Join(c.Root, "examples", "preemption_loop.py"), "--checkpoint-dir", ck, "--steps", "200")
+		fault := preemptOnceRunning(t, c, j, "worker:0: starting at step 0 of 200 (restart 0)")
+		j.requireEnd(t, fault, 2*time.Minute, "SUCCEEDED")
+		require.Equal(t, 1, j.result.Restarts)
+		require.Regexp(t, `^all 1 tasks succeeded; restart 1 after worker:0 \(container \S+ on \S+\) failed: preempted by the scheduler \(exit status -102\).*\(not counted: not the program's fault\)$`, j.result.Diagnostics)
+		logs := appLogs(t, c, j.appID, 3)
+		m := regexp.MustCompile(`worker:0: YARN preempts this container from \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z: checkpointed step (\d+)\n`).FindStringSubmatch(logs)
+		require.NotNil(t, m, "the first run checkpointed on the warning:\n%s", logs)
+		require.Contains(t, logs, "worker:0: starting at step "+m[1]+" of 200 (restart 1)\n", "the restart resumed from the checkpoint")
+		require.Contains(t, logs, "worker:0: done at step 200 (total 20100)\n")
+	})
+	t.Run("keras", func(t *testing.T) {
+		t.Parallel()
+		python := tfPython(t, c)
+		backup := t.TempDir()
+		j := startFaultJob(t, c, bin, "--max-restarts", "0", "--worker", "1c,1g", "--python", python,
+			filepath.Join(c.Root, "examples", "preemption_keras.py"), "--",
+			"--backup-dir", backup, "--epochs", "1", "--steps-per-epoch", "40", "--step-seconds", "0.25")
+		fault := preemptOnceRunning(t, c, j, "worker:0: trained from epoch 1 batch 0 (restart 0)")
+		j.requireEnd(t, fault, 3*time.Minute, "SUCCEEDED")
+		require.Equal(t, 1, j.result.Restarts)
+		require.Contains(t, j.result.Diagnostics, "failed: preempted by the scheduler (exit status -102)")
+		logs := appLogs(t, c, j.appID, 3)
+		m := regexp.MustCompile(`worker:0: backed up at epoch 1 batch (\d+) \(YARN preempts from \S+\)\n`).FindStringSubmatch(logs)
+		require.NotNil(t, m, "the first run backed up on the warning:\n%s", logs)
+		b, err := strconv.Atoi(m[1])
+		require.NoError(t, err)
+		require.Less(t, b, 39, "backed up mid-epoch, not at its end")
+		require.Contains(t, logs, fmt.Sprintf("worker:0: trained from epoch 1 batch %d (restart 1)\n", b+1), "the restart resumed at the next batch")
+		require.Contains(t, logs, "worker:0: done, final loss ")
+	})
+}
+
+// preemptOnceRunning waits until the program of j's worker:0 printed started, then has the
+// cluster preempt its container (announced at once, killed 5 s later); it returns when the
+// preemption was asked for.
+func preemptOnceRunning(t *testing.T, c *clustertest.Cluster, j *faultJob, started string) time.Time {
+	t.Helper()
+	var out []byte
+	if !assert.Eventually(t, func() bool {
+		out = containerStdout(j.appID, "worker:0")
+		return bytes.Contains(out, []byte(started))
+	}, 3*time.Minute, 100*time.Millisecond) {
+		t.Fatalf("worker:0 never printed %q; its stdout:\n%s\nrun's stderr:\n%s", started, out, j.stderr())
+	}
+	container := j.containerOf(t, "worker:0")
+	fault := time.Now()
+	require.Contains(t, c.Control(t, "preempt", container), "preempted "+container)
+	return fault
+}
+
+// containerStdout is what task's container of appID wrote to its stdout log so far (the
+// program's output, passed through by its launcher), nil while no launcher runs.
+func containerStdout(appID, task string) []byte {
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		dir := filepath.Join("/proc", e.Name())
+		cmdline, _ := os.ReadFile(filepath.Join(dir, "cmdline"))
+		if !bytes.HasPrefix(cmdline, []byte("./tfyarn\x00task")) {
+			continue
+		}
+		environ, _ := os.ReadFile(filepath.Join(dir, "environ"))
+		vars := "\x00" + string(environ)
+		if !strings.Contains(vars, "\x00TFYARN_TASK="+task+"\x00") || !strings.Contains(vars, "\x00TFYARN_APP_ID="+appID+"\x00") {
+			continue
+		}
+		if log, err := os.Readlink(filepath.Join(dir, "fd", "1")); err == nil {
+			out, _ := os.ReadFile(log)
+			return out
+		}
+	}
+	return nil
 }
