@@ -55,6 +55,22 @@ func TestPreemptionWarningReachesTheProgram(t *testing.T) {
 	require.Contains(t, l.stderr.String(), "sending SIGWINCH to the program")
 }
 
+// The signal goes to the program's whole process group: a child of the
+// program (here a shell under the shell) gets it too.
+func TestPreemptionSignalReachesTheProcessGroup(t *testing.T) {
+	a := startAM(t, group(taskspec.Worker, 1))
+	l := a.newLaunch(id(taskspec.Worker, 0), "sh", "-c", `
+		sh -c 'trap "echo child signalled; exit 0" WINCH; while :; do sleep 0.05; done' &
+		echo ready; wait`)
+	l.cfg.Dir = t.TempDir()
+	ch := l.start(t)
+	waitFor(t, l.stdout, "ready")
+	a.board.WarnPreemption(id(taskspec.Worker, 0), l.cfg.ContainerID, rendezvous.PreemptionNotice{Deadline: time.Now().Add(time.Minute), Reason: "r"})
+	o := wait(t, ch, l)
+	require.Equal(t, 0, o.code, l.stderr.String())
+	require.Contains(t, l.stdout.String(), "child signalled")
+}
+
 // A program that does not handle SIGWINCH is not disturbed by it: it runs
 // on and ends as it would have.
 func TestPreemptionSignalDoesNotKill(t *testing.T) {

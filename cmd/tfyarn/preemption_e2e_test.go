@@ -104,6 +104,7 @@ func TestE2EPreemptionWarning(t *testing.T) {
 			return err == nil
 		}, 30*time.Second, 10*time.Millisecond, "run %d never saw a preemption warning; stderr:\n%s", r, j.stderr())
 		announced := amLogTime(t, j.appID, "the ResourceManager will preempt "+container+" (worker:0, running; negotiable contract)")
+		amLogTime(t, j.appID, "warning worker:0 in "+container+": YARN may kill it from ")
 		var at time.Time
 		select {
 		case at = <-appeared:
@@ -209,13 +210,14 @@ func amLogTime(t *testing.T, appID, what string) time.Time {
 	return at
 }
 
-// watchAppears reports when a file named name appears in dir (created or renamed into it),
-// watched with inotify from now on for at most limit.
+// watchAppears reports when a file named name is renamed into dir (the launcher writes the
+// warning aside, then renames it into place: a file created there under its name directly would
+// not count), watched with inotify from now on for at most limit.
 func watchAppears(t *testing.T, dir, name string, limit time.Duration) <-chan time.Time {
 	t.Helper()
 	fd, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC)
 	require.NoError(t, err)
-	_, err = unix.InotifyAddWatch(fd, dir, unix.IN_CREATE|unix.IN_MOVED_TO)
+	_, err = unix.InotifyAddWatch(fd, dir, unix.IN_MOVED_TO)
 	if err != nil {
 		unix.Close(fd)
 		require.NoError(t, err, "watching %s", dir)
