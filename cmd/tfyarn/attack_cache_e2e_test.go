@@ -222,10 +222,22 @@ func rewriteInPlace(t *testing.T, cl *gohdfs.Client, p string, data []byte) {
 }
 
 // taskStdout is worker:0's stdout of appID once it contains want (through
-// `tfyarn logs` as user).
+// `tfyarn logs` as user; on the Kerberos cluster, which aggregates no logs,
+// from the NodeManagers' local log directories).
 func taskStdout(t *testing.T, c *clustertest.Cluster, bin string, user attackUser, appID, want string) string {
 	t.Helper()
 	for deadline := time.Now().Add(time.Minute); ; time.Sleep(time.Second) {
+		if c.Kerberos != nil {
+			matches, err := filepath.Glob(filepath.Join(c.Dir, "data", "yarn", "*", "*", "*logDir*", appID, "container_*_000002", "stdout"))
+			require.NoError(t, err)
+			for _, m := range matches {
+				if b, err := os.ReadFile(m); err == nil && strings.Contains(string(b), want) {
+					return string(b)
+				}
+			}
+			require.True(t, time.Now().Before(deadline), "worker:0's stdout of %s with %q in %v", appID, want, matches)
+			continue
+		}
 		stdout, stderr, code := execTfyarn(t, c, bin, user.Env, "logs", appID, "--task", "worker:0", "--file", "stdout")
 		if code == exitOK && strings.Contains(stdout, want) {
 			return stdout

@@ -14,12 +14,14 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	gohdfs "github.com/colinmarc/hdfs/v2"
 	"github.com/stretchr/testify/require"
 
 	"github.com/tfyarn/tfyarn/client"
@@ -190,4 +192,123 @@ func TestE2EAttackKerberosNodeManagerInjection(t *testing.T) {
 	found, err := filepath.Glob(marker("*"))
 	require.NoError(t, err)
 	require.Empty(t, found, "a user's bytes ran as a command")
+}
+
+// kerberosAttackUsers are, on the Kerberos cluster, the HDFS superuser (the
+// service principal, whose short name started the NameNode), alice and bob,
+// each acting with nothing but their own ticket cache, and each with a
+// local cache directory of their own.
+func kerberosAttackUsers(t *testing.T, c *clustertest.Cluster) (admin, alice, bob attackUser) {
+	t.Helper()
+	k := c.Kerberos
+	local := t.TempDir()
+	as := func(u clustertest.KerberosUser) attackUser {
+		name := security.ShortName(u.Principal)
+		return attackUser{
+			Name: name,
+			Env:  []string{"KRB5CCNAME=FILE:" + u.CCache, "XDG_CACHE_HOME=" + filepath.Join(local, name)},
+			HDFS: func(t *testing.T) *gohdfs.Client { return kerberosHDFSClient(t, c, u) },
+		}
+	}
+	alice = as(clustertest.KerberosUser{Principal: k.Principal, CCache: k.CCache, Keytab: k.Keytab})
+	return as(k.Admin), alice, as(k.Bob)
+}
+
+// kerberosHDFSClient is colinmarc's client authenticated by u's ticket
+// cache on the Kerberos cluster's NameNode.
+func kerberosHDFSClient(t *testing.T, c *clustertest.Cluster, u clustertest.KerberosUser) *gohdfs.Client {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	login, err := security.LoginKerberos(ctx, security.KerberosOptions{CCache: u.CCache, Krb5Conf: c.Kerberos.Krb5Config})
+	require.NoError(t, err)
+	conf, err := hadoopconf.LoadDir(c.ConfDir)
+	require.NoError(t, err)
+	pattern, ok := conf.NameNodePrincipal()
+	require.True(t, ok, "dfs.namenode.kerberos.principal in the cluster's configuration")
+	spn, _, _ := strings.Cut(pattern, "@")
+	nn := strings.TrimPrefix(c.Facts["fs.defaultFS"], "hdfs://")
+	cl, err := gohdfs.NewClient(gohdfs.ClientOptions{
+		Addresses:                    []string{nn},
+		User:                         login.ShortName(),
+		KerberosClient:               login.Client,
+		KerberosServicePrincipleName: spn,
+		DataTransferProtection:       conf.DataTransferProtection(),
+	})
+	require.NoError(t, err)
+	t.Cleanup(func() { cl.Close() })
+	return cl
+}
+
+// TestE2EAttackKerberosSharedCacheRewrite: issue 18 point 1 on the Kerberos
+// cluster (attackSharedCacheRewrite): bob, with his own ticket, plants the
+// tfyarn binary and alice's script in a shared cache directory the
+// superuser made, alice runs through it, bob rewrites both in place keeping
+// length, modification time, owner and file id; alice's next job must not
+// run his bytes.
+func TestE2EAttackKerberosSharedCacheRewrite(t *testing.T) {
+	t.Parallel()
+	c := clustertest.RequireKerberos(t)
+	bin := clustertest.BuildTfyarn(t)
+	admin, alice, bob := kerberosAttackUsers(t, c)
+	attackSharedCacheRewrite(t, c, bin, admin, alice, bob)
+}
+
+// TestE2EAttackKerberosPrivateCache: issue 18 point 5 on the Kerberos
+// cluster. What alice ships through her own cache (a script, a --files
+// secret) and her job's history are neither listable nor readable by bob
+// with his own ticket, even knowing the files' names; `tfyarn status` gives
+// alice her history and bob, even as HADOOP_USER_NAME=alice, only the
+// sentence that it is private.
+func TestE2EAttackKerberosPrivateCache(t *testing.T) {
+	t.Parallel()
+	c := clustertest.RequireKerberos(t)
+	bin := clustertest.BuildTfyarn(t)
+	_, alice, bob := kerberosAttackUsers(t, c)
+	id := randomHex(t)
+	work := t.TempDir()
+	secret := []byte("the password is " + id + "\n")
+	script := []byte("print('job-ran', open('secret.txt').read().strip())  # " + id + "\n")
+	require.NoError(t, os.WriteFile(filepath.Join(work, "secret.txt"), secret, 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(work, "secret_job.py"), script, 0o644))
+	scriptPath := hdfs.CachePath(alice.Name, sha256Hex(script), "secret_job.py")
+	secretPath := hdfs.CachePath(alice.Name, sha256Hex(secret), "secret.txt")
+
+	stdout, stderr, code := execTfyarnFor(t, c, bin, 3*time.Minute, alice.Env, "run", "--worker", "1c,256m", "--name", "e2e-attack-krb-private",
+		"--files", filepath.Join(work, "secret.txt"), "--output", "json", filepath.Join(work, "secret_job.py"))
+	t.Logf("alice: %s\n%s", stdout, stderr)
+	require.Equal(t, exitOK, code, stderr)
+	appID := runJSON(t, stdout).AppID
+	require.Contains(t, taskStdout(t, c, bin, alice, appID, "job-ran"), "job-ran the password is "+id)
+
+	ac := alice.HDFS(t)
+	for _, p := range []string{scriptPath, secretPath, hdfs.HistoryPath(alice.Name, appID)} {
+		got, err := readHDFS(ac, p)
+		require.NoError(t, err, "alice reads her own %s", p)
+		require.NotEmpty(t, got)
+	}
+	bc := bob.HDFS(t)
+	for _, d := range []string{hdfs.BaseDir(alice.Name), hdfs.CacheDir(alice.Name), path.Dir(scriptPath), hdfs.HistoryDir(alice.Name)} {
+		_, err := bc.ReadDir(d)
+		require.ErrorIs(t, err, os.ErrPermission, "bob lists %s", d)
+	}
+	for _, p := range []string{scriptPath, secretPath, hdfs.HistoryPath(alice.Name, appID)} {
+		_, err := readHDFS(bc, p)
+		require.ErrorIs(t, err, os.ErrPermission, "bob reads %s", p)
+	}
+
+	status := func(env []string) statusView {
+		stdout, stderr, code := execTfyarn(t, c, bin, env, "status", appID, "--output", "json")
+		require.Equal(t, exitOK, code, stderr)
+		var v statusView
+		require.NoError(t, json.Unmarshal([]byte(stdout), &v), stdout)
+		return v
+	}
+	mine := status(alice.Env)
+	require.NotNil(t, mine.History, mine.HistoryError)
+	require.Contains(t, mine.History.Job.Command, "secret_job.py")
+	theirs := status(append(bob.Env, "HADOOP_USER_NAME="+alice.Name))
+	require.Nil(t, theirs.History)
+	require.Equal(t, "the history record at "+hdfs.HistoryPath(alice.Name, appID)+" is private to "+alice.Name+
+		" (the command line and stderr tails are theirs)", theirs.HistoryError)
 }
