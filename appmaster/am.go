@@ -59,6 +59,14 @@ func RunAM(ctx context.Context, opts AMOptions) (LoopResult, error) {
 	if err != nil {
 		return LoopResult{}, err
 	}
+	// --secret-env: taken out of the credentials every task's are made
+	// of, and out of the token file, before anything else reads them.
+	secretEnv := takeSecretEnv(creds)
+	for name := range secretEnv {
+		if err := dropSecretFromTokenFile(opts.Getenv(yarn.EnvTokenFile), contract.SecretEnvAliasPrefix+name); err != nil {
+			return LoopResult{}, err
+		}
+	}
 	sec, err := newAMSecurity(ctx, jf, creds, opts.Getenv)
 	if err != nil {
 		return LoopResult{}, err
@@ -100,7 +108,7 @@ func RunAM(ctx context.Context, opts AMOptions) (LoopResult, error) {
 	rcfg := RendezvousConfig{
 		AppID: jf.AppID, User: jf.User, Job: jf.Job, Secret: secret, Host: host,
 		RegistrationTimeout: jf.RendezvousTimeout, Log: opts.Log, Logf: logf,
-		Listen: reuseListen(saved, host), Web: web, Program: TaskProgram(jf),
+		Listen: reuseListen(saved, host), Web: web, Program: TaskProgram(jf, secretEnv),
 	}
 	rv, err := StartRendezvous(rcfg)
 	if err != nil && rcfg.Listen != "" {

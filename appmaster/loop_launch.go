@@ -65,11 +65,44 @@ func TaskLaunchContext(jf contract.JobFile, ln core.Launch, amAddress string, to
 }
 
 // TaskProgram is what the launcher of a task runs (rendezvous.Program):
-// the task type's command and the job's environment, byte for byte.
-func TaskProgram(jf contract.JobFile) func(taskspec.TaskID) (rendezvous.Program, bool) {
-	return func(id taskspec.TaskID) (rendezvous.Program, bool) {
-		return rendezvous.Program{Argv: jf.TaskCommand(id.Type), Env: jf.Job.Env}, true
+// the task type's command and the job's environment, byte for byte, with
+// the secret one (--secret-env, takeSecretEnv) added.
+func TaskProgram(jf contract.JobFile, secretEnv map[string]string) func(taskspec.TaskID) (rendezvous.Program, bool) {
+	env := jf.Job.Env
+	if len(secretEnv) > 0 {
+		env = make(map[string]string, len(jf.Job.Env)+len(secretEnv))
+		for k, v := range jf.Job.Env {
+			env[k] = v
+		}
+		for k, v := range secretEnv {
+			env[k] = v
+		}
 	}
+	return func(id taskspec.TaskID) (rendezvous.Program, bool) {
+		return rendezvous.Program{Argv: jf.TaskCommand(id.Type), Env: env}, true
+	}
+}
+
+// takeSecretEnv removes the --secret-env variables from creds (the AM's,
+// which every task's are made of) and returns them by name.
+func takeSecretEnv(creds *security.Credentials) map[string]string {
+	if creds == nil {
+		return nil
+	}
+	var out map[string]string
+	for _, alias := range creds.SecretAliases() {
+		name, ok := strings.CutPrefix(alias, contract.SecretEnvAliasPrefix)
+		if !ok || !taskspec.ValidEnvName(name) {
+			continue
+		}
+		v, _ := creds.Secret(alias)
+		creds.RemoveSecret(alias)
+		if out == nil {
+			out = map[string]string{}
+		}
+		out[name] = string(v)
+	}
+	return out
 }
 
 // TaskTokens is what a task container gets as credentials: the AM's minus

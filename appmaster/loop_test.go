@@ -219,7 +219,7 @@ func TestTaskLaunchContextHoldsNoProgram(t *testing.T) {
 			}
 		}
 	}
-	program := TaskProgram(jf)
+	program := TaskProgram(jf, nil)
 	p, ok := program(taskspec.TaskID{Type: taskspec.Worker, Index: 3})
 	require.True(t, ok)
 	require.Equal(t, append([]string{"printf\xff"}, hostile...), p.Argv)

@@ -127,6 +127,15 @@ type Job struct {
 	// to the ResourceManager's configuration too, since it renews them.
 	FileSystems []string
 
+	// SecretEnv is added to every task's environment like Env, but its
+	// values never land in the job file, a launch context (so neither in
+	// YARN's launch script nor in `yarn logs`), a log or the job's
+	// history: they travel in the application's credentials to the AM and
+	// sealed in the rendezvous to each launcher (contract.SecretEnvAliasPrefix).
+	// A name may not be in Env too. Under --local they are the tasks'
+	// environment as is.
+	SecretEnv map[string]string
+
 	// AMAttempts is how many times YARN may start the ApplicationMaster
 	// (0 means 1), at most the RM's yarn.resourcemanager.am.max-attempts as
 	// the client configuration states it (Hadoop's default 2 when absent).

@@ -212,6 +212,9 @@ func (s *Submission) submit(ctx context.Context, bin string, plan shipPlan) erro
 		if err := shareRendezvousSecret(app.AmContainerSpec, job.AMAttempts); err != nil {
 			return err
 		}
+		if err := addSecretEnv(app.AmContainerSpec, job.SecretEnv); err != nil {
+			return err
+		}
 		if err := addAMSecret(app.AmContainerSpec, contract.StatusKeyAlias, s.statusKey); err != nil {
 			return err
 		}

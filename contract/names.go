@@ -61,6 +61,15 @@ const (
 // (tensorboard --port).
 const EnvTaskPort = "TFYARN_TASK_PORT"
 
+// SecretEnvAliasPrefix starts the alias, in the ApplicationMaster's
+// credentials, of each --secret-env variable (the rest is its name): its
+// value travels from the client in the application's credentials, which
+// YARN hands the AM container, and from the AM to each launcher inside the
+// sealed rendezvous program, never in the job file, a launch context, a
+// log or the job's history. The AM takes them out of its credentials (and
+// its token file) at once, so tasks' token files never hold them.
+const SecretEnvAliasPrefix = "tfyarn.secret-env."
+
 // SetForTasks reports whether tfyarn sets the variable name in every
 // task's environment itself (the names above, the token file, the user):
 // a job's own environment cannot replace it.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -34,6 +35,7 @@ func runCommand(e *env) *cli.Command {
 		&cli.GenericFlag{Name: "tag", Value: &multiValue{}, Usage: "application tag (repeatable)"},
 		&cli.StringFlag{Name: "am-memory", Value: strconv.Itoa(client.DefaultAMMemoryMiB) + "m", Usage: "ApplicationMaster memory, e.g. 256m or 1g"},
 		&cli.IntFlag{Name: "am-vcores", Value: client.DefaultAMVCores, Usage: "ApplicationMaster vcores"},
+		&cli.GenericFlag{Name: "secret-env", Value: &multiValue{}, Usage: "`NAME` of a variable of this environment to pass to every task as is, a secret: its value never lands on a command line, in the job file, a launch context, a log or the job's history (repeatable)"},
 		&cli.GenericFlag{Name: "setenv", Value: &multiValue{}, Usage: "`KEY=VALUE` in every task's environment, VALUE byte for byte (repeatable; KEY: letters, digits and _)"},
 		&cli.GenericFlag{Name: "node-label", Value: &multiValue{}, Usage: "YARN node label for every task, or `[TYPE=]LABEL` for one task type (repeatable)"},
 		&cli.StringFlag{Name: "success", Usage: "what decides the job: `chief` (TensorFlow: chief:0, or worker:0 without a chief; the default with --chief, --ps, --evaluator or a script) or all (every task must exit 0; the default otherwise)"},
@@ -303,6 +305,22 @@ func runJob(c *cli.Context) (client.Job, error) {
 			job.Env = map[string]string{}
 		}
 		job.Env[k] = v
+	}
+	for _, name := range c.Generic("secret-env").(*multiValue).values {
+		v, ok := os.LookupEnv(name)
+		switch {
+		case !taskspec.ValidEnvName(name):
+			return client.Job{}, usagef("--secret-env %q: give the name of a variable of this environment (letters, digits and _)", name)
+		case !ok:
+			return client.Job{}, usagef("--secret-env %s: %s is not set in this environment; export it first", name, name)
+		}
+		if _, dup := job.SecretEnv[name]; dup {
+			return client.Job{}, usagef("--secret-env %s is given twice; give each variable once", name)
+		}
+		if job.SecretEnv == nil {
+			job.SecretEnv = map[string]string{}
+		}
+		job.SecretEnv[name] = v
 	}
 	if err := applyTensorBoard(c, &job); err != nil {
 		return client.Job{}, err

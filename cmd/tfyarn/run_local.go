@@ -71,6 +71,21 @@ func runLocalAction(c *cli.Context, e *env, job client.Job, out string) error {
 	// terminal reaches only tfyarn, which stops every task through ctx.
 	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// Locally no launch context or log sits between the client and the
+	// tasks: the secret environment is theirs as is.
+	if err := client.CheckSecretEnv(job.Env, job.SecretEnv); err != nil {
+		return err
+	}
+	if len(job.SecretEnv) > 0 {
+		env := make(map[string]string, len(job.Env)+len(job.SecretEnv))
+		for k, v := range job.Env {
+			env[k] = v
+		}
+		for k, v := range job.SecretEnv {
+			env[k] = v
+		}
+		job.Env = env
+	}
 	lr, err := localrun.Run(ctx, job.Job, opts)
 	if err != nil {
 		return err
