@@ -44,8 +44,19 @@ while [ $step -lt 300 ]; do
 done
 echo "done $r $step" >> "$d/runs"`
 
-// preemptionRounds is how many times the test preempts the task.
-const preemptionRounds = 3
+// preemptionRounds is how many times the test preempts the task: 3, or
+// TFYARN_PREEMPTION_ROUNDS (at most 8, under the 10 uncounted restarts a job may have) for a
+// measurement of more samples.
+func preemptionRounds(t *testing.T) int {
+	n := 3
+	if v := os.Getenv("TFYARN_PREEMPTION_ROUNDS"); v != "" {
+		var err error
+		n, err = strconv.Atoi(v)
+		require.NoError(t, err, "TFYARN_PREEMPTION_ROUNDS")
+		require.True(t, n >= 1 && n <= 8, "TFYARN_PREEMPTION_ROUNDS=%d: 1 to 8", n)
+	}
+	return n
+}
 
 // TestE2EPreemptionWarning: the test cluster's CapacityScheduler preempts a running task's
 // container (cluster.sh preempt: announced in the AM's next allocate response, killed 5 s later,
@@ -53,11 +64,12 @@ const preemptionRounds = 3
 // TFYARN_PREEMPTION_FILE (deadline: the cluster's 5 s wait, dated from the allocate call before
 // the announcement) and gets SIGWINCH, checkpoints, is killed (exit status -102), restarts
 // without counting toward --max-restarts 0, and resumes from its checkpoint; the job SUCCEEDS
-// after three preemptions. The time from the AM's log line of the announcement to the file is
+// after three preemptions (TFYARN_PREEMPTION_ROUNDS=N: N). The time from the AM's log line of the announcement to the file is
 // measured (TFYARN_PREEMPTION_RESULTS=FILE writes the table).
 func TestE2EPreemptionWarning(t *testing.T) {
 	c := clustertest.RequireFaults(t)
 	bin := clustertest.BuildTfyarn(t)
+	n := preemptionRounds(t)
 	j := startFaultJob(t, c, bin, "--max-restarts", "0", "--worker", "1c,256m", "--", "sh", "-c", preemptionLoop)
 	runs := filepath.Join(j.dir, "runs")
 	type round struct {
@@ -67,7 +79,7 @@ func TestE2EPreemptionWarning(t *testing.T) {
 	}
 	var rounds []round
 	var fault time.Time
-	for r := 0; r < preemptionRounds; r++ {
+	for r := 0; r < n; r++ {
 		// This run's container, from the program itself.
 		var container, workdir string
 		runLine := regexp.MustCompile(`(?m)^run ` + strconv.Itoa(r) + ` from \d+ in (container_\S+) at (\S+)$`)
@@ -150,19 +162,19 @@ func TestE2EPreemptionWarning(t *testing.T) {
 	}
 
 	j.requireEnd(t, fault, 3*time.Minute, "SUCCEEDED")
-	require.Equal(t, preemptionRounds, j.result.Restarts)
+	require.Equal(t, n, j.result.Restarts)
 	preempted := regexp.MustCompile(`restart \d after worker:0 \(container \S+ on \S+\) failed: preempted by the scheduler \(exit status -102\)[^;]*\(not counted: not the program's fault\)`)
-	require.Len(t, preempted.FindAllString(j.result.Diagnostics, -1), preemptionRounds, j.result.Diagnostics)
+	require.Len(t, preempted.FindAllString(j.result.Diagnostics, -1), n, j.result.Diagnostics)
 
 	// Each run resumed from the checkpoint the one before wrote on its warning.
 	data, err := os.ReadFile(runs)
 	require.NoError(t, err)
 	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
-	require.Len(t, lines, 2*preemptionRounds+2, "%s", data)
+	require.Len(t, lines, 2*n+2, "%s", data)
 	from := 0
-	for r := 0; r <= preemptionRounds; r++ {
+	for r := 0; r <= n; r++ {
 		require.Regexp(t, fmt.Sprintf(`^run %d from %d in container_`, r, from), lines[2*r], "%s", data)
-		if r == preemptionRounds {
+		if r == n {
 			require.Equal(t, fmt.Sprintf("done %d 300", r), lines[2*r+1])
 			break
 		}
@@ -176,7 +188,7 @@ func TestE2EPreemptionWarning(t *testing.T) {
 	}
 
 	if out := os.Getenv("TFYARN_PREEMPTION_RESULTS"); out != "" && !t.Failed() {
-		require.NoError(t, writePreemptionResults(out, func(yield func(announced, warned, deadline, killed time.Time)) {
+		require.NoError(t, writePreemptionResults(out, len(rounds), func(yield func(announced, warned, deadline, killed time.Time)) {
 			for _, rd := range rounds {
 				yield(rd.announced, rd.warned, rd.deadline, rd.killed)
 			}
@@ -250,12 +262,12 @@ func watchAppears(t *testing.T, dir, name string, limit time.Duration) <-chan ti
 	return ch
 }
 
-func writePreemptionResults(path string, rounds func(yield func(announced, warned, deadline, killed time.Time))) error {
+func writePreemptionResults(path string, n int, rounds func(yield func(announced, warned, deadline, killed time.Time))) error {
 	var b strings.Builder
 	var lat []time.Duration
 	fmt.Fprintf(&b, "# Preemption warning: from YARN's announcement to the task's file\n\n")
 	fmt.Fprintf(&b, "Written by TestE2EPreemptionWarning (cmd/tfyarn/preemption_e2e_test.go) on %s:\n", time.Now().UTC().Format("2006-01-02 15:04 UTC"))
-	fmt.Fprintf(&b, "`TFYARN_PREEMPTION_RESULTS=bench/results/preemption.md go test -tags e2e -count=1 -run '^TestE2EPreemptionWarning$' ./cmd/tfyarn`.\n\n")
+	fmt.Fprintf(&b, "`TFYARN_PREEMPTION_ROUNDS=%d TFYARN_PREEMPTION_RESULTS=bench/results/preemption.md go test -tags e2e -count=1 -run '^TestE2EPreemptionWarning$' ./cmd/tfyarn`.\n\n", n)
 	fmt.Fprintf(&b, "The faults test cluster (MiniYARN, CapacityScheduler) preempts the task's container with `cluster.sh preempt`\n")
 	fmt.Fprintf(&b, "(the scheduler's own MARK_CONTAINER_FOR_PREEMPTION, then MARK_CONTAINER_FOR_KILLABLE after the cluster's\n")
 	fmt.Fprintf(&b, "max_wait_before_kill, 5 s). *Announced* is the AM's log line written as the allocate response carrying the\n")
