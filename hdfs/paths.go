@@ -25,7 +25,7 @@ const (
 	publicFilePerm  = 0o644 // Public cache files and shared cache entries
 	stagingDirPerm  = 0o700
 	stagingFilePerm = 0o644 // as MapReduce's job files: the 0700 directory is the fence
-	privateFilePerm = 0o600 // keytabs, history records, Private cache files
+	privateFilePerm = 0o600 // status keys, history records, Private cache files
 	historyDirPerm  = 0o700
 )
 
