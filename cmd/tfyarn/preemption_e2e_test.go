@@ -308,7 +308,9 @@ func loadAvg() string {
 // once on the faults cluster (cluster.sh preempt, killed 5 s after the announcement) under
 // --max-restarts 0: examples/preemption_loop.py checkpoints its step and resumes from it;
 // examples/preemption_keras.py (Keras BackupAndRestore) backs up at the end of the batch under
-// way and resumes at the next batch. Both jobs SUCCEED after one uncounted restart.
+// way and resumes at the next batch: here two MultiWorkerMirroredStrategy workers, worker:1
+// preempted, both warned (the cluster restarts with it), both backing up at the same batch and
+// resuming at the next. Both jobs SUCCEED after one uncounted restart.
 func TestE2EPreemptionExamples(t *testing.T) {
 	c := clustertest.RequireFaults(t)
 	bin := clustertest.BuildTfyarn(t)
@@ -317,7 +319,7 @@ func TestE2EPreemptionExamples(t *testing.T) {
 		ck := t.TempDir()
 		j := startFaultJob(t, c, bin, "--max-restarts", "0", "--worker", "1c,256m", "--",
 			"python3", filepath.Join(c.Root, "examples", "preemption_loop.py"), "--checkpoint-dir", ck, "--steps", "200")
-		fault := preemptOnceRunning(t, c, j, "worker:0: starting at step 0 of 200 (restart 0)")
+		fault := preemptOnceRunning(t, c, j, "worker:0", "worker:0: starting at step 0 of 200 (restart 0)")
 		j.requireEnd(t, fault, 2*time.Minute, "SUCCEEDED")
 		require.Equal(t, 1, j.result.Restarts)
 		require.Regexp(t, `^all 1 tasks succeeded; restart 1 after worker:0 \(container \S+ on \S+\) failed: preempted by the scheduler \(exit status -102\).*\(not counted: not the program's fault\)$`, j.result.Diagnostics)
@@ -331,37 +333,43 @@ func TestE2EPreemptionExamples(t *testing.T) {
 		t.Parallel()
 		python := tfPython(t, c)
 		backup := t.TempDir()
-		j := startFaultJob(t, c, bin, "--max-restarts", "0", "--worker", "1c,1g", "--python", python,
+		j := startFaultJob(t, c, bin, "--max-restarts", "0", "--worker", "2x1c,1g", "--python", python,
 			filepath.Join(c.Root, "examples", "preemption_keras.py"), "--",
 			"--backup-dir", backup, "--epochs", "1", "--steps-per-epoch", "40", "--step-seconds", "0.25")
-		fault := preemptOnceRunning(t, c, j, "worker:0: trained from epoch 1 batch 0 (restart 0)")
+		fault := preemptOnceRunning(t, c, j, "worker:1", "worker:1: trained from epoch 1 batch 0 (restart 0)")
 		j.requireEnd(t, fault, 3*time.Minute, "SUCCEEDED")
 		require.Equal(t, 1, j.result.Restarts)
+		require.Contains(t, j.result.Diagnostics, "restart 1 after worker:1 (container ")
 		require.Contains(t, j.result.Diagnostics, "failed: preempted by the scheduler (exit status -102)")
-		logs := appLogs(t, c, j.appID, 3)
-		m := regexp.MustCompile(`worker:0: backed up at epoch 1 batch (\d+) \(YARN preempts from \S+\)\n`).FindStringSubmatch(logs)
-		require.NotNil(t, m, "the first run backed up on the warning:\n%s", logs)
-		b, err := strconv.Atoi(m[1])
-		require.NoError(t, err)
-		require.Less(t, b, 39, "backed up mid-epoch, not at its end")
-		require.Contains(t, logs, fmt.Sprintf("worker:0: trained from epoch 1 batch %d (restart 1)\n", b+1), "the restart resumed at the next batch")
-		require.Contains(t, logs, "worker:0: done, final loss ")
+		logs := appLogs(t, c, j.appID, 5)
+		var batch []int
+		for _, task := range []string{"worker:0", "worker:1"} {
+			m := regexp.MustCompile(task + `: backed up at epoch 1 batch (\d+) \(YARN preempts from \S+\)\n`).FindStringSubmatch(logs)
+			require.NotNil(t, m, "%s's first run backed up on the warning:\n%s", task, logs)
+			b, err := strconv.Atoi(m[1])
+			require.NoError(t, err)
+			require.Less(t, b, 39, "backed up mid-epoch, not at its end")
+			require.Contains(t, logs, fmt.Sprintf("%s: trained from epoch 1 batch %d (restart 1)\n", task, b+1), "the restart resumed at the next batch")
+			require.Contains(t, logs, task+": done, final loss ")
+			batch = append(batch, b)
+		}
+		require.Equal(t, batch[0], batch[1], "the workers backed up together")
 	})
 }
 
-// preemptOnceRunning waits until the program of j's worker:0 printed started, then has the
+// preemptOnceRunning waits until the program of j's task printed started, then has the
 // cluster preempt its container (announced at once, killed 5 s later); it returns when the
 // preemption was asked for.
-func preemptOnceRunning(t *testing.T, c *clustertest.Cluster, j *faultJob, started string) time.Time {
+func preemptOnceRunning(t *testing.T, c *clustertest.Cluster, j *faultJob, task, started string) time.Time {
 	t.Helper()
 	var out []byte
 	if !assert.Eventually(t, func() bool {
-		out = containerStdout(j.appID, "worker:0")
+		out = containerStdout(j.appID, task)
 		return bytes.Contains(out, []byte(started))
 	}, 3*time.Minute, 100*time.Millisecond) {
-		t.Fatalf("worker:0 never printed %q; its stdout:\n%s\nrun's stderr:\n%s", started, out, j.stderr())
+		t.Fatalf("%s never printed %q; its stdout:\n%s\nrun's stderr:\n%s", task, started, out, j.stderr())
 	}
-	container := j.containerOf(t, "worker:0")
+	container := j.containerOf(t, task)
 	fault := time.Now()
 	require.Contains(t, c.Control(t, "preempt", container), "preempted "+container)
 	return fault
