@@ -82,8 +82,10 @@ def main():
         if not checkpointed and (warned or (warning_file and os.path.exists(warning_file))):
             save(path, state)
             checkpointed = True
-            with open(warning_file) as f:
-                deadline = json.load(f)["deadline"]
+            deadline = "soon"  # a SIGWINCH from elsewhere comes without the file
+            if warning_file and os.path.exists(warning_file):
+                with open(warning_file) as f:
+                    deadline = json.load(f)["deadline"]
             print(f"{task}: YARN preempts this container from {deadline}: checkpointed step {state['step']}", flush=True)
     print(f"{task}: done at step {state['step']} (total {state['total']})", flush=True)
     return 0
