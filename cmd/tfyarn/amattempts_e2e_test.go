@@ -87,7 +87,10 @@ func TestE2EAMAttemptUnwatchedFailure(t *testing.T) {
 		j.requireEnd(t, fault, 2*time.Minute, "FAILED",
 			"worker:1 (container "+again+" on ", "failed while no ApplicationMaster watched it (attempt 1 had ended): exit code 137 (SIGKILL)",
 			"restart 1 after worker:1 (container "+first+" on ")
-		require.Equal(t, 1, j.result.Restarts, "attempt 1's restart, carried over")
+		// Attempt 1's restart was carried over: its cause is in attempt 2's
+		// diagnostics (above), and its budget failed the job. (The result's
+		// restart count is the last status page run read, which may be
+		// attempt 1's or none when attempt 2 ends at once.)
 	})
 }
 
