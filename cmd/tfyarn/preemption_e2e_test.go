@@ -363,21 +363,22 @@ func TestE2EPreemptionExamples(t *testing.T) {
 func preemptOnceRunning(t *testing.T, c *clustertest.Cluster, j *faultJob, task, started string) time.Time {
 	t.Helper()
 	var out []byte
+	var container string
 	if !assert.Eventually(t, func() bool {
-		out = containerStdout(j.appID, task)
+		out, container = containerStdout(j.appID, task)
 		return bytes.Contains(out, []byte(started))
 	}, 3*time.Minute, 100*time.Millisecond) {
 		t.Fatalf("%s never printed %q; its stdout:\n%s\nrun's stderr:\n%s", task, started, out, j.stderr())
 	}
-	container := j.containerOf(t, task)
 	fault := time.Now()
 	require.Contains(t, c.Control(t, "preempt", container), "preempted "+container)
 	return fault
 }
 
 // containerStdout is what task's container of appID wrote to its stdout log so far (the
-// program's output, passed through by its launcher), nil while no launcher runs.
-func containerStdout(appID, task string) []byte {
+// program's output, passed through by its launcher) and the container's id (from its
+// launcher's environment: run may not have said yet), nil while no launcher runs.
+func containerStdout(appID, task string) ([]byte, string) {
 	entries, _ := os.ReadDir("/proc")
 	for _, e := range entries {
 		if _, err := strconv.Atoi(e.Name()); err != nil {
@@ -395,8 +396,10 @@ func containerStdout(appID, task string) []byte {
 		}
 		if log, err := os.Readlink(filepath.Join(dir, "fd", "1")); err == nil {
 			out, _ := os.ReadFile(log)
-			return out
+			_, container, _ := strings.Cut(vars, "\x00CONTAINER_ID=")
+			container, _, _ = strings.Cut(container, "\x00")
+			return out, container
 		}
 	}
-	return nil
+	return nil, ""
 }
