@@ -52,6 +52,8 @@ type statusWatcher struct {
 	explain func(line string) string
 	// waits are the waiting lines seen: since when, and when last told.
 	waits map[string]*waitSeen
+	// told are the restart causes told, across AM attempts.
+	told map[string]bool
 }
 
 type waitSeen struct{ since, told time.Time }
@@ -133,6 +135,13 @@ func (w *statusWatcher) poll(ctx context.Context, appID string, onEvent func(Eve
 			onEvent(ev)
 		}
 		for _, cause := range newRestarts(w.last, rep) {
+			if w.told[cause] {
+				continue // a later AM attempt lists the earlier ones' again
+			}
+			if w.told == nil {
+				w.told = map[string]bool{}
+			}
+			w.told[cause] = true
 			onEvent(Event{Time: time.Now(), AppID: appID, Restart: cause})
 		}
 		w.tellWaiting(rep.Waiting, func(ev Event) { ev.AppID = appID; onEvent(ev) })

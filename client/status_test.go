@@ -113,3 +113,33 @@ func TestTaskChangesAcrossARestart(t *testing.T) {
 	require.Empty(t, newRestarts(pending, again), "told once")
 	require.Equal(t, []string{cause}, newRestarts(nil, again), "a client that comes late hears it")
 }
+
+// Each restart is told once, also when a later AM attempt's page lists the
+// earlier attempt's again; a wait is told at once, then not again within
+// WaitingEvery.
+func TestStatusWatcherTellsRestartsAndWaitsOnce(t *testing.T) {
+	var rep atomic.Pointer[contract.StatusReport]
+	rep.Store(&contract.StatusReport{AppID: "application_1_0001", RestartCauses: []string{"restart 1 after a"}, Waiting: []string{"waiting for 1 worker container"}})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_ = json.NewEncoder(w).Encode(rep.Load())
+	}))
+	defer srv.Close()
+	w := newStatusWatcher(nil)
+	w.url = srv.URL + contract.StatusPath
+	var told []string
+	on := func(ev Event) {
+		if ev.Restart != "" {
+			told = append(told, ev.Restart)
+		}
+		if ev.Waiting != "" {
+			told = append(told, ev.Waiting)
+		}
+	}
+	ctx := context.Background()
+	w.poll(ctx, "application_1_0001", on)
+	w.poll(ctx, "application_1_0001", on)
+	w.last = nil // a new AM attempt (Wait does this)
+	rep.Store(&contract.StatusReport{AppID: "application_1_0001", RestartCauses: []string{"restart 1 after a", "restart 2 after b"}})
+	w.poll(ctx, "application_1_0001", on)
+	require.Equal(t, []string{"restart 1 after a", "waiting for 1 worker container", "restart 2 after b"}, told)
+}
