@@ -71,5 +71,8 @@ func submissionContext(job Job, id *hadoopyarn.ApplicationIdProto, stagingDir st
 	if job.AMNodeLabel != "" {
 		app.NodeLabelExpression = proto.String(job.AMNodeLabel)
 	}
+	if job.Priority > 0 {
+		app.Priority = &hadoopyarn.PriorityProto{Priority: proto.Int32(job.Priority)}
+	}
 	return app
 }

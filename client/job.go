@@ -147,6 +147,13 @@ type Job struct {
 	// when it has run longer, saying so in its diagnostics. 0 means none.
 	Timeout time.Duration
 
+	// Priority is the application's YARN priority (higher goes first among
+	// the queue's pending applications); 0 leaves it to the queue's default.
+	// The scheduler lowers a priority above the cluster's maximum
+	// (yarn.cluster.max-application-priority) to that maximum; the
+	// application's report says what it got. Negative is refused.
+	Priority int32
+
 	// CallTimeout bounds each RM and HDFS call (DefaultCallTimeout).
 	CallTimeout time.Duration
 	// PollInterval is how often Wait asks for the application's report

@@ -54,9 +54,12 @@ func TestSubmissionContext(t *testing.T) {
 	// container gets only --am-node-label.
 	require.Empty(t, app.GetNodeLabelExpression())
 	require.Nil(t, app.NodeLabelExpression)
+	require.Nil(t, app.Priority, "no Priority leaves the queue's default")
 	job.AMNodeLabel = "am"
+	job.Priority = 7
 	app = submissionContext(job, nil, "/user/alice/.tfyarn/application_1_0001", testResource("tfyarn"), testResource("job.json"))
 	require.Equal(t, "am", app.GetNodeLabelExpression())
+	require.EqualValues(t, 7, app.GetPriority().GetPriority())
 	require.EqualValues(t, DefaultAMMemoryMiB, app.GetResource().GetMemory())
 	env := map[string]string{}
 	for _, kv := range app.GetAmContainerSpec().GetEnvironment() {

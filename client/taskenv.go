@@ -14,6 +14,9 @@ func (j Job) Validate(limits taskspec.ClusterLimits) error {
 	if err := j.Job.Validate(limits); err != nil {
 		return err
 	}
+	if j.Priority < 0 {
+		return invalidf("priority %d: give a whole number >= 0", j.Priority)
+	}
 	if err := checkTaskEnv(j.Env); err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"strconv"
 
 	"github.com/tfyarn/tfyarn/client"
 	"github.com/tfyarn/tfyarn/contract"
@@ -22,7 +23,7 @@ func statusCommand(e *env) *cli.Command {
 		UsageText: "tfyarn status APP_ID [--output json]\n\n" +
 			"   tfyarn status application_1700000000000_0001\n" +
 			"   tfyarn status application_1700000000000_0001 --output json | jq -r .state",
-		Description: "JSON keys: id, name, type, user, queue, state, final_status, progress, tracking_url,\nstart_time(_ms), finish_time(_ms), diagnostics, tags; for an ended tfyarn application also\n" +
+		Description: "JSON keys: id, name, type, user, queue, priority, state, final_status, progress, tracking_url,\nstart_time(_ms), finish_time(_ms), diagnostics, tags; for an ended tfyarn application also\n" +
 			"history (its AM's record: job, tensorboard_url and tasks with container, node, exit_code,\n" +
 			"restarts, times and gpus) or history_error; for a running one, live (the same, from its AM).\n" +
 			"When a tfyarn application ends, its AM writes that record to HDFS\n(/user/<user>/.tfyarn/history/<app>.json); status of an ended application prints its task table,\nof a running one the live table from its ApplicationMaster.",
@@ -59,6 +60,7 @@ func statusCommand(e *env) *cli.Command {
 				kv.Add("Type", v.Type)
 				kv.Add("User", v.User)
 				kv.Add("Queue", v.Queue)
+				kv.Add("Priority", strconv.Itoa(int(v.Priority)))
 				kv.Add("State", v.State)
 				kv.Add("Final-State", v.FinalStatus)
 				kv.Add("Progress", percent(v.Progress))

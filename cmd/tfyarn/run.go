@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -47,6 +48,7 @@ func runCommand(e *env) *cli.Command {
 		&cli.StringFlag{Name: "src-dir", Usage: "`DIR` of the script's sibling modules: packed, unpacked into ./src/ of every task and first on PYTHONPATH (a script inside DIR runs from there)"},
 		&cli.DurationFlag{Name: "alloc-timeout", Value: taskspec.DefaultAllocTimeout, Usage: "how long, once the ApplicationMaster runs, the chief, worker and ps tasks may wait for containers: the job then fails naming the tasks still unallocated, their shape and what the cluster offers"},
 		&cli.StringFlag{Name: "am-node-label", Usage: "YARN node `LABEL` of the ApplicationMaster's own container (default: none, i.e. the queue's default; --node-label is for the tasks only)"},
+		&cli.StringFlag{Name: "priority", Usage: "the application's YARN `N`, a whole number >= 0 (higher runs first among the queue's waiting applications; the scheduler lowers one above the cluster's yarn.cluster.max-application-priority to it; tfyarn status shows what it got) (default: the queue's default)"},
 		&cli.DurationFlag{Name: "rendezvous-timeout", Value: taskspec.DefaultRendezvousTimeout, Usage: "how long the chief, worker and ps tasks have to register once the first one has (with --local: 2m unless given)"},
 		&cli.IntFlag{Name: "am-attempts", Value: 1, Usage: "how many times YARN may start the ApplicationMaster (at most the ResourceManager's yarn.resourcemanager.am.max-attempts): when it dies, the next attempt runs the tasks again"},
 		&cli.IntFlag{Name: "max-restarts", Usage: "how many times a program's failure may restart the job instead of failing it: the remaining tasks are stopped, new containers get a new TF_CONFIG and TFYARN_RESTART=1, 2, ... (a ParameterServerStrategy worker is replaced alone; an evaluator or tensorboard task restarts alone); preemption and lost nodes restart without counting (see --no-infra-restarts)"},
@@ -99,7 +101,7 @@ func runCommand(e *env) *cli.Command {
 			"success rule, exit codes and JSON (app_id \"local\"), and contacts no cluster (no\n" +
 			"HADOOP_CONF_DIR needed); each task's output lines are prefixed with its name, e.g. [worker:1].\n" +
 			"It ignores, with a note, the YARN-only flags --queue, --name, --tag, --am-memory, --am-vcores,\n" +
-			"--node-label, --am-node-label, --alloc-timeout and the global --conf-dir and --timeout. With --local, --env DIR uses DIR's python\n" +
+			"--node-label, --am-node-label, --alloc-timeout, --priority and the global --conf-dir and --timeout. With --local, --env DIR uses DIR's python\n" +
 			"and bin/ directly (no packing; an archive is refused), --src-dir goes first on PYTHONPATH, and\n" +
 			"--files and --archives are linked (archives unpacked) into a temporary directory the tasks run in.\n" +
 			"Before anything is created the job is checked against what the cluster can place, per node label\n" +
@@ -269,6 +271,9 @@ func runJob(c *cli.Context) (client.Job, error) {
 	job.AMNodeLabel = c.String("am-node-label")
 	if strings.ContainsAny(job.AMNodeLabel, " ,=&|") {
 		return client.Job{}, usagef("--am-node-label %q: give one node label", job.AMNodeLabel)
+	}
+	if err := applyPriority(c, &job); err != nil {
+		return client.Job{}, err
 	}
 	job.AMAttempts = c.Int("am-attempts")
 	if err := applyRestarts(c, &job); err != nil {
@@ -474,4 +479,19 @@ func shortDigest(d string) string {
 		return d[:12]
 	}
 	return d
+}
+
+// applyPriority reads --priority: YARN's priorities are int32, and a
+// negative one means nothing to the CapacityScheduler.
+func applyPriority(c *cli.Context, job *client.Job) error {
+	if !c.IsSet("priority") {
+		return nil
+	}
+	text := c.String("priority")
+	n, err := strconv.ParseInt(strings.TrimSpace(text), 10, 32)
+	if err != nil || n < 0 {
+		return usagef("--priority %q: give a whole number from 0 to %d, e.g. --priority 5", text, math.MaxInt32)
+	}
+	job.Priority = int32(n)
+	return nil
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"archive/zip"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -196,4 +197,17 @@ func TestRunRefusesTfyarnsVariables(t *testing.T) {
 	stdout, stderr, code := runCLI(t, "run", "--local", "--worker", "1c", "--setenv", "TFYARN_FAULT_DIR=x", "--", "sh", "-c", `echo "$TFYARN_FAULT_DIR"`)
 	require.Equal(t, exitOK, code, stderr)
 	require.Contains(t, stdout, "[worker:0] x")
+}
+
+func TestRunPriority(t *testing.T) {
+	job, err := parseRun(t, "--worker", "1c", "--", "true")
+	require.NoError(t, err)
+	require.Zero(t, job.Priority, "no --priority leaves the queue's default")
+	job, err = parseRun(t, "--worker", "1c", "--priority", "7", "--", "true")
+	require.NoError(t, err)
+	require.EqualValues(t, 7, job.Priority)
+	for _, bad := range []string{"high", "-1", "1.5", "2147483648", ""} {
+		_, err = parseRun(t, "--worker", "1c", "--priority", bad, "--", "true")
+		require.EqualError(t, err, fmt.Sprintf("--priority %q: give a whole number from 0 to 2147483647, e.g. --priority 5", bad))
+	}
 }

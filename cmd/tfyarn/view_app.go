@@ -26,7 +26,7 @@ import (
 // milliseconds (0 when unset).
 //
 //	{"id": "application_1700000000000_0001", "name": "train", "type": "TENSORFLOW",
-//	 "user": "alice", "queue": "default", "state": "RUNNING", "final_status": "UNDEFINED",
+//	 "user": "alice", "queue": "default", "priority": 0, "state": "RUNNING", "final_status": "UNDEFINED",
 //	 "progress": 0.5, "tracking_url": "http://...", "start_time": "2024-...Z", "start_time_ms": 1700000000123,
 //	 "finish_time": null, "finish_time_ms": 0, "diagnostics": "", "tags": []}
 type appView struct {
@@ -35,6 +35,7 @@ type appView struct {
 	Type         string   `json:"type"`
 	User         string   `json:"user"`
 	Queue        string   `json:"queue"`
+	Priority     int32    `json:"priority"`
 	State        string   `json:"state"`
 	FinalStatus  string   `json:"final_status"`
 	Progress     float64  `json:"progress"`
@@ -58,6 +59,7 @@ func newAppView(r *hadoopyarn.ApplicationReportProto) appView {
 		Type:         r.GetApplicationType(),
 		User:         r.GetUser(),
 		Queue:        r.GetQueue(),
+		Priority:     r.GetPriority().GetPriority(),
 		State:        yarn.AppStateName(r.GetYarnApplicationState()),
 		FinalStatus:  yarn.FinalStatusName(r.GetFinalApplicationStatus()),
 		Progress:     round(float64(r.GetProgress()), 4),

@@ -26,12 +26,13 @@ func TestAppViewJSONShape(t *testing.T) {
 		Progress:               proto.Float32(0.6),
 		TrackingUrl:            proto.String("http://rm:8088/proxy/application_1700000000000_0042/?a=1&b=2"),
 		StartTime:              proto.Int64(1700000000123),
+		Priority:               &hadoopyarn.PriorityProto{Priority: proto.Int32(7)},
 	}
 	var buf bytes.Buffer
 	require.NoError(t, cliout.JSON(&buf, newAppView(r)))
 	require.JSONEq(t, `{
 		"id": "application_1700000000000_0042", "name": "mnist", "type": "TENSORFLOW", "user": "alice",
-		"queue": "ml-gpu", "state": "RUNNING", "final_status": "UNDEFINED", "progress": 0.6,
+		"queue": "ml-gpu", "priority": 7, "state": "RUNNING", "final_status": "UNDEFINED", "progress": 0.6,
 		"tracking_url": "http://rm:8088/proxy/application_1700000000000_0042/?a=1&b=2",
 		"start_time": "2023-11-14T22:13:20.123Z", "start_time_ms": 1700000000123,
 		"finish_time": null, "finish_time_ms": 0, "diagnostics": "N/A", "tags": []}`, buf.String())

@@ -149,6 +149,7 @@ public final class TestCluster {
     facts.put("rm", "localhost:" + opts.rmPort);
     facts.put("rm.web", "localhost:" + opts.rmWebPort);
     facts.put("nodemanagers", Integer.toString(opts.nodeManagers));
+    facts.put("max-application-priority", Integer.toString(MAX_APP_PRIORITY));
     for (int i = 0; i < opts.nodeManagers; i++) {
       facts.put("nm" + i, yarn.getNodeManager(i).getNMContext().getNodeId().toString());
     }
@@ -241,6 +242,8 @@ public final class TestCluster {
   static final String PREEMPTION_WAIT_KEY =
       "yarn.resourcemanager.monitor.capacity.preemption.max_wait_before_kill";
   static final long PREEMPTION_WAIT_MS = 5000;
+  /** yarn.cluster.max-application-priority: what tfyarn run --priority can get. */
+  static final int MAX_APP_PRIORITY = 10;
 
   private Configuration serverConf(File data) {
     Configuration conf = new YarnConfiguration();
@@ -272,6 +275,10 @@ public final class TestCluster {
     conf.setInt(YarnConfiguration.RM_SCHEDULER_MAXIMUM_ALLOCATION_MB, opts.nmMemoryMb);
     conf.setInt(YarnConfiguration.RM_SCHEDULER_MAXIMUM_ALLOCATION_VCORES, opts.nmVcores);
     conf.setInt(YarnConfiguration.RM_AM_MAX_ATTEMPTS, 2);
+    // Hadoop's default cluster-wide maximum application priority is 0, which lowers every
+    // priority asked (tfyarn run --priority) to 0: allow some, as production clusters that use
+    // priorities do.
+    conf.setInt(YarnConfiguration.MAX_CLUSTER_LEVEL_APPLICATION_PRIORITY, MAX_APP_PRIORITY);
     // The CapacityScheduler's wait between announcing a preemption and the kill (production
     // default 15 s). Only its preemption monitor reads it, and that stays off: on its own it would
     // preempt one test's containers for another's (a job in default over its 60% while one in
