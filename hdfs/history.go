@@ -62,6 +62,16 @@ func (fs *FS) ReadHistory(ctx context.Context, user, appID string) ([]byte, erro
 	if fs.client == nil {
 		return nil, pathErr("read history", p, ErrTokenOnly)
 	}
+	data, err := fs.readSmall(ctx, p, MaxHistoryBytes)
+	if err != nil {
+		return nil, pathErr("read history", p, err)
+	}
+	return data, nil
+}
+
+// readSmall reads the whole file at p, refusing one larger than limit
+// bytes without reading past it; retried like every NameNode call.
+func (fs *FS) readSmall(ctx context.Context, p string, limit int) ([]byte, error) {
 	var data []byte
 	err := fs.do(ctx, func() error {
 		f, err := fs.client.Open(p)
@@ -69,14 +79,11 @@ func (fs *FS) ReadHistory(ctx context.Context, user, appID string) ([]byte, erro
 			return err
 		}
 		defer f.Close()
-		data, err = io.ReadAll(io.LimitReader(f, MaxHistoryBytes+1))
-		if err == nil && len(data) > MaxHistoryBytes {
-			err = fmt.Errorf("larger than %d bytes", MaxHistoryBytes)
+		data, err = io.ReadAll(io.LimitReader(f, int64(limit)+1))
+		if err == nil && len(data) > limit {
+			err = fmt.Errorf("larger than %d bytes", limit)
 		}
 		return err
 	})
-	if err != nil {
-		return nil, pathErr("read history", p, err)
-	}
-	return data, nil
+	return data, err
 }

@@ -3,8 +3,6 @@ package hdfs
 import (
 	"bytes"
 	"context"
-	"fmt"
-	"io"
 	"path"
 )
 
@@ -38,19 +36,7 @@ func (fs *FS) ReadStatusKey(ctx context.Context, user, appID, name string) ([]by
 	if fs.client == nil {
 		return nil, pathErr("read status key", p, ErrTokenOnly)
 	}
-	var data []byte
-	err := fs.do(ctx, func() error {
-		f, err := fs.client.Open(p)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		data, err = io.ReadAll(io.LimitReader(f, maxStatusKeyBytes+1))
-		if err == nil && len(data) > maxStatusKeyBytes {
-			err = fmt.Errorf("larger than %d bytes", maxStatusKeyBytes)
-		}
-		return err
-	})
+	data, err := fs.readSmall(ctx, p, maxStatusKeyBytes)
 	if err != nil {
 		return nil, pathErr("read status key", p, err)
 	}
