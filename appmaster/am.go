@@ -163,6 +163,7 @@ func RunAM(ctx context.Context, opts AMOptions) (LoopResult, error) {
 		RPCPort:           int32(rv.Port()),
 		TrackingURL:       rv.TrackingURL(),
 		Launchers:         rv,
+		Progress:          rv.JobProgress,
 		Observe:           observe,
 		Adopt:             adopt,
 		Attempt:           attemptOf(opts.Getenv(EnvContainerID)),

@@ -47,6 +47,11 @@ type LoopConfig struct {
 	// Launchers is the channel to the tasks' launchers (the rendezvous);
 	// nil when the tasks run without one.
 	Launchers Launchers
+	// Progress, if set, is the job's training progress as its programs
+	// report it (TaskRendezvous.JobProgress), which the loop reports to
+	// YARN as the application's; false (or unset): the fraction of tasks
+	// ended.
+	Progress func() (float64, bool)
 	// Observe, if set, gets the job's state after every change, for the
 	// status page. It must not block.
 	Observe func(Snapshot)
@@ -469,10 +474,16 @@ func (l *loop) heartbeat(ctx context.Context) {
 	}
 }
 
-// progress, like the others below, asks the machine's counts and index:
+// progress is the programs' own when they report it; else the fraction of
+// tasks ended. That, like the others below, asks the machine's counts and index:
 // copying every task per heartbeat or per completed container would make
 // the loop's cost grow with the job (the core's own is flat, bench/results/core.md).
 func (l *loop) progress() float32 {
+	if l.cfg.Progress != nil {
+		if f, ok := l.cfg.Progress(); ok {
+			return float32(min(max(f, 0), 1))
+		}
+	}
 	all := []core.TaskState{core.TaskPending, core.TaskLaunching, core.TaskRunning, core.TaskSucceeded, core.TaskFailed, core.TaskStopped}
 	ended := l.m.Count(core.TaskSucceeded, core.TaskFailed, core.TaskStopped)
 	return float32(ended) / float32(max(l.m.Count(all...), 1))

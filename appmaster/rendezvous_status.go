@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"net/http"
 	"sync"
 	"time"
@@ -81,15 +82,30 @@ type gpuEntry struct {
 	at          time.Time
 }
 
+// progressEntry is a program's last reported progress in one container.
+type progressEntry struct {
+	containerID string
+	progress    contract.Progress
+	at          time.Time
+}
+
 // statusPage serves the latest snapshot.
 type statusPage struct {
-	mu           sync.Mutex
-	appID        string
-	user         string
-	job          *contract.JobInfo
-	startedAt    time.Time
-	endedAt      time.Time
-	gpus         map[taskspec.TaskID]gpuEntry
+	mu        sync.Mutex
+	appID     string
+	user      string
+	job       *contract.JobInfo
+	startedAt time.Time
+	endedAt   time.Time
+	gpus      map[taskspec.TaskID]gpuEntry
+	progress  map[taskspec.TaskID]progressEntry
+	hasChief  bool
+	// jobWho and jobPoints are whose progress is the job's and its
+	// history (core.AddProgressPoint); jobFraction the latest, for YARN.
+	jobWho       string
+	jobPoints    []core.ProgressPoint
+	jobFraction  float64
+	jobKnown     bool
 	last         Snapshot
 	report       contract.StatusReport
 	watched      bool          // someone fetched the JSON page
@@ -102,6 +118,10 @@ func (p *statusPage) init(appID, user string, job taskspec.Job) {
 	p.appID, p.user, p.job = appID, user, JobInfo(job)
 	p.startedAt = time.Now().UTC()
 	p.gpus = map[taskspec.TaskID]gpuEntry{}
+	p.progress = map[taskspec.TaskID]progressEntry{}
+	for _, g := range job.Tasks {
+		p.hasChief = p.hasChief || g.Type == taskspec.Chief
+	}
 	p.finalFetched = make(chan struct{})
 	p.lingering = make(chan struct{})
 	groups := append([]taskspec.TaskGroup(nil), job.Tasks...)
@@ -135,6 +155,57 @@ func (p *statusPage) setGPUs(task taskspec.TaskID, containerID string, gpus []co
 	p.report = p.build()
 }
 
+// setProgress records a program's progress; like GPUs, one from a
+// container the task no longer runs in is dropped when the report is built.
+func (p *statusPage) setProgress(task taskspec.TaskID, containerID string, progress contract.Progress, at time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.progress[task] = progressEntry{containerID: containerID, progress: progress, at: at.UTC()}
+	p.report = p.build()
+}
+
+// jobProgress is the job's progress as the programs report it, for YARN's
+// application progress; false when none reported.
+func (p *statusPage) jobProgress() (float64, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.jobFraction, p.jobKnown
+}
+
+// buildProgress sets r's job progress from the tasks' (core.JobProgress),
+// its rate and time left. p.mu is held.
+func (p *statusPage) buildProgress(r *contract.StatusReport, reports []core.TaskProgress, at map[taskspec.TaskID]time.Time) {
+	tp, who, ok := core.JobProgress(p.hasChief, reports)
+	if !ok {
+		p.jobKnown = false
+		return
+	}
+	if who != p.jobWho {
+		p.jobWho, p.jobPoints = who, nil
+	}
+	when := at[tp.Task]
+	p.jobPoints = core.AddProgressPoint(p.jobPoints, core.ProgressPoint{At: when, Fraction: tp.Fraction, Step: tp.Step, Total: tp.Total})
+	p.jobFraction, p.jobKnown = tp.Fraction, true
+	jp := &contract.JobProgress{Progress: contract.Progress{Fraction: tp.Fraction, Step: tp.Step, Total: tp.Total}, Task: who, UpdatedAt: timeOrNil(when)}
+	rate := core.EstimateProgress(p.jobPoints, time.Now())
+	if rate.Known {
+		jp.FractionPerSecond = roundedPtr(rate.FractionPerSecond, 6)
+	}
+	if rate.HasSteps {
+		jp.StepsPerSecond = roundedPtr(rate.StepsPerSecond, 3)
+	}
+	if rate.HasETA {
+		jp.ETASeconds = roundedPtr(rate.ETA.Seconds(), 0)
+	}
+	r.Progress = jp
+}
+
+func roundedPtr(v float64, digits int) *float64 {
+	scale := math.Pow(10, float64(digits))
+	v = math.Round(v*scale) / scale
+	return &v
+}
+
 // build decorates the machine's view with what only the page knows: the
 // job, the user (for the log links), times, GPUs, TensorBoard's URL. p.mu
 // is held (or p not yet shared).
@@ -142,6 +213,8 @@ func (p *statusPage) build() contract.StatusReport {
 	r := NewStatusReport(p.appID, p.last)
 	r.User, r.Job = p.user, p.job
 	r.StartedAt, r.EndedAt = timeOrNil(p.startedAt), timeOrNil(p.endedAt)
+	var progress []core.TaskProgress
+	progressAt := map[taskspec.TaskID]time.Time{}
 	for i := range r.Tasks {
 		t := &r.Tasks[i]
 		t.LogsURL = contract.ContainerLogsURL(t.NodeHTTP, t.ContainerID, p.user)
@@ -149,10 +222,17 @@ func (p *statusPage) build() contract.StatusReport {
 		if g, ok := p.gpus[id]; ok && g.containerID == t.ContainerID {
 			t.GPUs, t.GPUSampled = g.gpus, timeOrNil(g.at)
 		}
+		if e, ok := p.progress[id]; ok && e.containerID == t.ContainerID {
+			pr := e.progress
+			t.Progress, t.ProgressAt = &pr, timeOrNil(e.at)
+			progress = append(progress, core.TaskProgress{Task: id, Fraction: pr.Fraction, Step: pr.Step, Total: pr.Total})
+			progressAt[id] = e.at
+		}
 		if id.Type == taskspec.TensorBoard && t.Host != "" && t.State == core.TaskRunning.String() {
 			r.TensorBoardURL = contract.TensorBoardURL(t.Host, t.Port)
 		}
 	}
+	p.buildProgress(&r, progress, progressAt)
 	return r
 }
 
@@ -222,7 +302,14 @@ func (b *metricsBoard) ReportMetrics(_ context.Context, m rendezvous.MetricsRepo
 	if !b.page.knows(m.Task) {
 		return fmt.Errorf("%w: %s", rendezvous.ErrUnknownTask, m.Task)
 	}
-	b.page.setGPUs(m.Task, m.ContainerID, m.GPUs, time.Now())
+	// A report carries what its sender had: the launcher sends progress
+	// alone (GPUs nil), more often than its samples.
+	if m.Progress != nil {
+		b.page.setProgress(m.Task, m.ContainerID, *m.Progress, time.Now())
+	}
+	if m.Progress == nil || m.GPUs != nil {
+		b.page.setGPUs(m.Task, m.ContainerID, m.GPUs, time.Now())
+	}
 	return nil
 }
 
@@ -240,3 +327,8 @@ func (p *statusPage) knows(task taskspec.TaskID) bool {
 // FinalReport is the status report as it stands, for the job's history
 // once the job is decided.
 func (r *TaskRendezvous) FinalReport() contract.StatusReport { return r.page.currentReport() }
+
+// JobProgress is the job's progress as its programs report it
+// (core.JobProgress), for YARN's application progress; false when no
+// program reported any.
+func (r *TaskRendezvous) JobProgress() (float64, bool) { return r.page.jobProgress() }

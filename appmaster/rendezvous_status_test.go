@@ -72,3 +72,62 @@ func TestStatusPageDecorated(t *testing.T) {
 	require.Contains(t, page, "0: 75% 1011/81559 MiB")
 	require.Contains(t, page, `href="http://node1:6006/"`)
 }
+
+// TestStatusPageProgress: a launcher's progress report, sent alone, shows
+// on the task and as the job's (worker:0's without a chief) with a rate
+// once it moved, goes to YARN through JobProgress, and leaves the task's
+// GPUs alone.
+func TestStatusPageProgress(t *testing.T) {
+	worker, _ := taskspec.ParseSpec(taskspec.Worker, "2x1c,1g")
+	job := taskspec.Job{Tasks: []taskspec.TaskGroup{worker}, Command: "sh"}
+	secret, err := rendezvous.NewSecret()
+	require.NoError(t, err)
+	key, err := contract.NewStatusKey()
+	require.NoError(t, err)
+	rv, err := StartRendezvous(RendezvousConfig{AppID: "application_1_0003", User: "alice", Job: job, Secret: secret, Host: "127.0.0.1", Listen: "127.0.0.1:0",
+		Web: WebAccess{StatusKey: key, ProxyHosts: []string{"localhost"}}})
+	require.NoError(t, err)
+	defer rv.Close(0)
+	w0, w1 := taskspec.TaskID{Type: taskspec.Worker}, taskspec.TaskID{Type: taskspec.Worker, Index: 1}
+	c0, c1 := "container_1_0003_01_000002", "container_1_0003_01_000003"
+	rv.Observe(Snapshot{Tasks: []core.TaskStatus{
+		{Task: w0, State: core.TaskRunning, Container: core.Container{ID: c0}},
+		{Task: w1, State: core.TaskRunning, Container: core.Container{ID: c1}},
+	}})
+	rv.Assign(w0, c0)
+	rv.Assign(w1, c1)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+
+	_, ok := rv.JobProgress()
+	require.False(t, ok, "no program reported: YARN gets the loop's own progress")
+	cl0, cl1 := launcherClient(t, rv, secret, c0), launcherClient(t, rv, secret, c1)
+	gpu := []contract.GPUSample{{Index: 0, UtilizationPct: 50, MemoryTotalMiB: 10}}
+	require.NoError(t, cl0.ReportMetrics(ctx, rendezvous.MetricsReport{Task: w0, ContainerID: c0, GPUs: gpu}))
+	require.NoError(t, cl1.ReportMetrics(ctx, rendezvous.MetricsReport{Task: w1, ContainerID: c1, Progress: &contract.Progress{Fraction: 0.9, Step: 9, Total: 10}}))
+	f, ok := rv.JobProgress()
+	require.True(t, ok)
+	require.Equal(t, 0.9, f, "worker:0 silent: the slowest reporting worker's")
+	require.NoError(t, cl0.ReportMetrics(ctx, rendezvous.MetricsReport{Task: w0, ContainerID: c0, Progress: &contract.Progress{Fraction: 0.1, Step: 10, Total: 100}}))
+	time.Sleep(200 * time.Millisecond)
+	require.NoError(t, cl0.ReportMetrics(ctx, rendezvous.MetricsReport{Task: w0, ContainerID: c0, Progress: &contract.Progress{Fraction: 0.2, Step: 20, Total: 100}}))
+
+	f, ok = rv.JobProgress()
+	require.True(t, ok)
+	require.Equal(t, 0.2, f, "worker:0 speaks for a job without a chief")
+	var rep contract.StatusReport
+	require.NoError(t, json.Unmarshal([]byte(getWithKey(t, "http://"+rv.Address()+contract.StatusPath, key)), &rep))
+	require.Equal(t, gpu, rep.Tasks[0].GPUs, "a progress report leaves the GPUs alone")
+	require.Equal(t, &contract.Progress{Fraction: 0.2, Step: 20, Total: 100}, rep.Tasks[0].Progress)
+	require.NotNil(t, rep.Tasks[0].ProgressAt)
+	require.NotNil(t, rep.Progress)
+	require.Equal(t, "worker:0", rep.Progress.Task)
+	require.Equal(t, int64(20), rep.Progress.Step)
+	require.NotNil(t, rep.Progress.StepsPerSecond)
+	require.Greater(t, *rep.Progress.StepsPerSecond, 5.0)
+	require.Less(t, *rep.Progress.StepsPerSecond, 60.0) // 10 steps in ≥ 0.2 s
+	require.NotNil(t, rep.Progress.ETASeconds)
+
+	page := get(t, rv.TrackingURL())
+	require.Regexp(t, `id="progress">20.0% \(20/100, worker:0\) · [0-9.]+ steps/s · ETA [0-9]+s<`, page)
+}

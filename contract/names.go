@@ -76,7 +76,7 @@ const SecretEnvAliasPrefix = "tfyarn.secret-env."
 func SetForTasks(name string) bool {
 	switch name {
 	case EnvTask, EnvTaskType, EnvTaskIndex, EnvTaskAttempt, EnvRestart, EnvRetakePort, EnvAppID,
-		EnvAMAddress, EnvAMLocator, EnvPythonEnv, EnvPythonPath, EnvTaskPort, EnvPreemptionFile,
+		EnvAMAddress, EnvAMLocator, EnvPythonEnv, EnvPythonPath, EnvTaskPort, EnvPreemptionFile, EnvProgressFile,
 		"TF_CONFIG", "HADOOP_TOKEN_FILE_LOCATION", "HADOOP_USER_NAME":
 		return true
 	}

@@ -48,6 +48,9 @@ type StatusReport struct {
 	// StartedAt is when the AM started; EndedAt when the job was decided.
 	StartedAt *time.Time `json:"started_at,omitempty"`
 	EndedAt   *time.Time `json:"ended_at,omitempty"`
+	// Progress is the job's training progress, once a program reported
+	// some (progress.go).
+	Progress *JobProgress `json:"progress,omitempty"`
 }
 
 // JobInfo is what the job was asked to run, for people reading the web UI
@@ -117,6 +120,10 @@ type TaskReport struct {
 	// GPUs as last sampled by the task's launcher; SampledAt says when.
 	GPUs       []GPUSample `json:"gpus,omitempty"`
 	GPUSampled *time.Time  `json:"gpus_sampled_at,omitempty"`
+	// Progress is what the task's program last wrote to its progress
+	// file (EnvProgressFile); ProgressAt when the AM got it.
+	Progress   *Progress  `json:"progress,omitempty"`
+	ProgressAt *time.Time `json:"progress_at,omitempty"`
 }
 
 // ContainerLogsURL is a container's live logs on its NodeManager's web

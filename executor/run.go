@@ -123,6 +123,14 @@ func Run(ctx context.Context, cfg Config) (exitCode int, err error) {
 		return ExitLauncherFailed, err
 	}
 	env = setEnv(env, contract.EnvPreemptionFile, warningFile, true)
+	progressFile, err := progressFilePath(&cfg)
+	if err != nil {
+		err = fmt.Errorf("task launcher: %w", err)
+		log.printf("%v", err)
+		report(&cfg, client, log, rendezvous.ExitReport{Task: cfg.Task, ContainerID: cfg.ContainerID, ExitCode: ExitLauncherFailed, StderrTail: []string{err.Error()}})
+		return ExitLauncherFailed, err
+	}
+	env = setEnv(env, contract.EnvProgressFile, progressFile, true)
 	log.printf("%s at %s, TF_CONFIG=%s", cfg.Task, reg.Addr(), tfConfig)
 
 	hold := cfg.Task.Type.InCluster() && !cfg.ReleasePortBeforeExec && reusePortEnabled(env)
@@ -163,6 +171,9 @@ func Run(ctx context.Context, cfg Config) (exitCode int, err error) {
 	go watchPreemption(runCtx, &cfg, client.WaitPreemption, warningFile, prog.signal, log)
 	go sampleGPUs(runCtx, env, gpuInterval, func(ctx context.Context, gpus []contract.GPUSample) error {
 		return client.ReportMetrics(ctx, rendezvous.MetricsReport{Task: cfg.Task, ContainerID: cfg.ContainerID, GPUs: gpus})
+	}, log)
+	go watchProgress(runCtx, progressFile, progressInterval, func(ctx context.Context, p contract.Progress) error {
+		return client.ReportMetrics(ctx, rendezvous.MetricsReport{Task: cfg.Task, ContainerID: cfg.ContainerID, Progress: &p})
 	}, log)
 	stopped, signal := supervise(ctx, runCtx, &cfg, client, prog, sigs, log)
 	cancel()

@@ -210,6 +210,8 @@ func FuzzDecodeMetrics(f *testing.F) {
 	f.Add([]byte(`{"task":"worker:0","gpus":[{"index":-1}]}`))
 	f.Add([]byte(`{"task":"worker:0","gpus":[{"utilization_pct":101}]}`))
 	f.Add([]byte(`{"task":"worker:0","gpus":null}`))
+	f.Add([]byte(`{"task":"worker:0","gpus":null,"progress":{"fraction":0.12,"step":120,"total":1000}}`))
+	f.Add([]byte(`{"task":"worker:0","gpus":null,"progress":{"fraction":1e400}}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		m, err := DecodeMetrics(body)
 		if err != nil {
@@ -218,8 +220,11 @@ func FuzzDecodeMetrics(f *testing.F) {
 		if len(m.GPUs) > MaxGPUs {
 			t.Fatalf("decoded %d GPUs", len(m.GPUs))
 		}
+		if m.Progress != nil && (m.Progress.Fraction < 0 || m.Progress.Fraction > 1 || m.Progress.Step > m.Progress.Total) {
+			t.Fatalf("decoded progress %+v", *m.Progress)
+		}
 		again, err := DecodeMetrics(encodeMetrics(m))
-		if err != nil || again.Task != m.Task || len(again.GPUs) != len(m.GPUs) {
+		if err != nil || again.Task != m.Task || len(again.GPUs) != len(m.GPUs) || (again.Progress == nil) != (m.Progress == nil) {
 			t.Fatalf("round trip: %+v → %+v, %v", m, again, err)
 		}
 	})

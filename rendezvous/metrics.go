@@ -24,6 +24,10 @@ type MetricsReport struct {
 	Task        taskspec.TaskID
 	ContainerID string
 	GPUs        []contract.GPUSample
+	// Progress, when set, is what the program last wrote to its progress
+	// file. The launcher sends it alone, as it changes (GPUs nil): the AM
+	// keeps each part of a task's metrics from the last report that had it.
+	Progress *contract.Progress
 }
 
 // MetricsHandler is what a Handler implements to receive metrics.
@@ -35,10 +39,11 @@ type wireMetrics struct {
 	Task        string               `json:"task"`
 	ContainerID string               `json:"container_id,omitempty"`
 	GPUs        []contract.GPUSample `json:"gpus"`
+	Progress    *contract.Progress   `json:"progress,omitempty"`
 }
 
 func encodeMetrics(m MetricsReport) []byte {
-	return mustJSON(wireMetrics{Task: m.Task.String(), ContainerID: m.ContainerID, GPUs: m.GPUs})
+	return mustJSON(wireMetrics{Task: m.Task.String(), ContainerID: m.ContainerID, GPUs: m.GPUs, Progress: m.Progress})
 }
 
 // DecodeMetrics parses and validates a metrics body: every count and
@@ -70,7 +75,12 @@ func DecodeMetrics(body []byte) (MetricsReport, error) {
 			return MetricsReport{}, fmt.Errorf("metrics of %s: malformed GPU name", task)
 		}
 	}
-	return MetricsReport{Task: task, ContainerID: w.ContainerID, GPUs: w.GPUs}, nil
+	if w.Progress != nil {
+		if err := w.Progress.Check(); err != nil {
+			return MetricsReport{}, fmt.Errorf("metrics of %s: %w", task, err)
+		}
+	}
+	return MetricsReport{Task: task, ContainerID: w.ContainerID, GPUs: w.GPUs, Progress: w.Progress}, nil
 }
 
 // ReportMetrics sends one sample to the AM. Bound ctx: metrics are best

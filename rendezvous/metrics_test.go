@@ -42,6 +42,16 @@ func TestMetrics(t *testing.T) {
 	bad.GPUs = []contract.GPUSample{{UtilizationPct: 101}}
 	require.ErrorIs(t, c.ReportMetrics(ctx, bad), ErrBadRequest)
 
+	// Progress travels alone, GPUs nil; a progress out of range is refused.
+	prog := MetricsReport{Task: m.Task, ContainerID: m.ContainerID, Progress: &contract.Progress{Fraction: 0.12, Step: 120, Total: 1000}}
+	require.NoError(t, c.ReportMetrics(ctx, prog))
+	require.Equal(t, []MetricsReport{m, prog}, h.got)
+	for _, p := range []contract.Progress{{Fraction: 1.5}, {Fraction: 0.5, Step: 3, Total: 2}, {Fraction: 0.5, Step: 1, Total: 10}, {Step: 1}, {Fraction: -0.1}} {
+		bad := prog
+		bad.Progress = &p
+		require.ErrorIs(t, c.ReportMetrics(ctx, bad), ErrBadRequest, "%+v", p)
+	}
+
 	// A Handler without metrics (an older AM) answers "not served".
 	plain := startServer(t, secret, newBoard(t, time.Minute, group(taskspec.Worker, 1)))
 	c2 := newTestClient(t, plain.addr, secret, m.ContainerID)

@@ -17,11 +17,12 @@ import (
 var assets embed.FS
 
 var page = template.Must(template.New("page.html").Funcs(template.FuncMap{
-	"elapsed": elapsed,
-	"exit":    exitText,
-	"addr":    addrText,
-	"gpus":    GPUText,
-	"stamp":   stamp,
+	"elapsed":  elapsed,
+	"exit":     exitText,
+	"addr":     addrText,
+	"gpus":     GPUText,
+	"progress": ProgressText,
+	"stamp":    stamp,
 }).ParseFS(assets, "assets/page.html"))
 
 // Handler serves the page at "/" and its assets under "static/", from
@@ -126,4 +127,29 @@ func stamp(t *time.Time) string {
 		return "-"
 	}
 	return t.UTC().Format("2006-01-02 15:04:05Z")
+}
+
+// ProgressText sums the job's training progress up in one cell: "12.0%
+// (120/1000, worker:0) · 10.5 steps/s · ETA 1m28s"; "-" before any program
+// reported.
+func ProgressText(p *contract.JobProgress) string {
+	if p == nil {
+		return "-"
+	}
+	s := fmt.Sprintf("%.1f%%", 100*p.Fraction)
+	if p.Total > 0 {
+		s += fmt.Sprintf(" (%d/%d, %s)", p.Step, p.Total, p.Task)
+	} else {
+		s += " (" + p.Task + ")"
+	}
+	switch {
+	case p.StepsPerSecond != nil:
+		s += fmt.Sprintf(" · %.3g steps/s", *p.StepsPerSecond)
+	case p.FractionPerSecond != nil:
+		s += fmt.Sprintf(" · %.3g%%/s", 100**p.FractionPerSecond)
+	}
+	if p.ETASeconds != nil {
+		s += " · ETA " + Duration(time.Duration(*p.ETASeconds)*time.Second)
+	}
+	return s
 }

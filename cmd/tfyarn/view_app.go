@@ -144,6 +144,9 @@ func addJobKeys(kv *cliout.KeyValues, h *contract.StatusReport) {
 			kv.Add("Node-Label", j.NodeLabel)
 		}
 	}
+	if h.Progress != nil {
+		kv.Add("Training", webui.ProgressText(h.Progress))
+	}
 	kv.Add("Restarts", strconv.Itoa(h.Restarts))
 	if h.TensorBoardURL != "" {
 		kv.Add("TensorBoard", h.TensorBoardURL)
