@@ -391,6 +391,27 @@ func (l *loop) drainLaunchers() {
 	}
 }
 
+// SchedulingRM is an RM that also takes SchedulingRequests (--spread);
+// *yarn.AMRMClient is one.
+type SchedulingRM interface {
+	AllocateScheduling(ctx context.Context, asks []*hadoopyarn.ResourceRequestProto, scheduling []*hadoopyarn.SchedulingRequestProto, releases []*hadoopyarn.ContainerIdProto, progress float32) (*yarn.Allocation, error)
+}
+
+// errNoSchedulingRequests: the loop's RM cannot carry SchedulingRequests.
+var errNoSchedulingRequests = errors.New("this ResourceManager client cannot send SchedulingRequests (--spread)")
+
+// allocate is one allocate call; SchedulingRequests need a SchedulingRM.
+func (l *loop) allocate(ctx context.Context, reqs []*hadoopyarn.ResourceRequestProto, sreqs []*hadoopyarn.SchedulingRequestProto, release []*hadoopyarn.ContainerIdProto) (*yarn.Allocation, error) {
+	if len(sreqs) == 0 {
+		return l.cfg.RM.Allocate(ctx, reqs, release, l.progress())
+	}
+	s, ok := l.cfg.RM.(SchedulingRM)
+	if !ok {
+		return nil, &yarn.RequestRefusedError{Class: "SchedulingRequestsUnsupported", Message: errNoSchedulingRequests.Error(), Err: errNoSchedulingRequests}
+	}
+	return s.AllocateScheduling(ctx, reqs, sreqs, release, l.progress())
+}
+
 func (l *loop) wantsContainers() bool {
 	return l.m.Count(core.TaskPending, core.TaskLaunching) > 0
 }
@@ -400,7 +421,12 @@ func (l *loop) wantsContainers() bool {
 func (l *loop) heartbeat(ctx context.Context) {
 	asks, release := l.buf.Pending()
 	var reqs []*hadoopyarn.ResourceRequestProto
+	var sreqs []*hadoopyarn.SchedulingRequestProto
 	for _, a := range asks {
+		if a.SpreadTag != "" {
+			sreqs = append(sreqs, schedulingRequestProto(a))
+			continue
+		}
 		reqs = append(reqs, askProtos(a)...)
 	}
 	var releaseProtos []*hadoopyarn.ContainerIdProto
@@ -411,7 +437,7 @@ func (l *loop) heartbeat(ctx context.Context) {
 	}
 	sent := l.cfg.Now()
 	cctx, cancel := context.WithTimeout(ctx, l.cfg.CallTimeout)
-	resp, err := l.cfg.RM.Allocate(cctx, reqs, releaseProtos, l.progress())
+	resp, err := l.allocate(cctx, reqs, sreqs, releaseProtos)
 	cancel()
 	if l.interrupted(ctx, "") {
 		// What the call returned, if anything, may already be the kill's

@@ -36,6 +36,61 @@ func askProtos(a core.Ask) []*hadoopyarn.ResourceRequestProto {
 	return reqs
 }
 
+// Names of Hadoop's PlacementConstraints: the scope of one node, the
+// node attribute that is a node's partition (its label), and the
+// allocation tag namespace of the application's own containers.
+const (
+	scopeNode          = "node"
+	nodePartitionKey   = "yarn_node_partition/"
+	selfAllocNamespace = "self"
+)
+
+// schedulingRequestProto is a spread Ask (core.Ask.SpreadTag) as one
+// SchedulingRequest under the group's allocation_request_id and priority:
+// containers tagged SpreadTag, placed by a NODE-scope anti-affinity
+// constraint on that tag (max cardinality 0: no container of ours with
+// the tag on the node yet), in the Ask's partition. Every field but the
+// count stays the same from one call to the next, as the RM requires.
+func schedulingRequestProto(a core.Ask) *hadoopyarn.SchedulingRequestProto {
+	var custom map[string]int64
+	if a.Resource.GPUs > 0 {
+		custom = map[string]int64{yarn.ResourceGPU: a.Resource.GPUs}
+	}
+	targets := []*hadoopyarn.PlacementConstraintTargetProto{{
+		TargetType:   hadoopyarn.PlacementConstraintTargetProto_ALLOCATION_TAG.Enum(),
+		TargetKey:    proto.String(selfAllocNamespace),
+		TargetValues: []string{a.SpreadTag},
+	}}
+	if a.Partition != "" {
+		targets = append(targets, &hadoopyarn.PlacementConstraintTargetProto{
+			TargetType:   hadoopyarn.PlacementConstraintTargetProto_NODE_ATTRIBUTE.Enum(),
+			TargetKey:    proto.String(nodePartitionKey),
+			TargetValues: []string{a.Partition},
+		})
+	}
+	return &hadoopyarn.SchedulingRequestProto{
+		AllocationRequestId: proto.Int64(a.AllocationRequestID),
+		Priority:            &hadoopyarn.PriorityProto{Priority: proto.Int32(a.Priority)},
+		ExecutionType: &hadoopyarn.ExecutionTypeRequestProto{
+			ExecutionType:        hadoopyarn.ExecutionTypeProto_GUARANTEED.Enum(),
+			EnforceExecutionType: proto.Bool(true),
+		},
+		AllocationTags: []string{a.SpreadTag},
+		ResourceSizing: &hadoopyarn.ResourceSizingProto{
+			NumAllocations: proto.Int32(int32(a.Count)),
+			Resources:      yarn.NewResource(a.Resource.MemoryMiB, a.Resource.VCores, custom),
+		},
+		PlacementConstraint: &hadoopyarn.PlacementConstraintProto{
+			SimpleConstraint: &hadoopyarn.SimplePlacementConstraintProto{
+				Scope:             proto.String(scopeNode),
+				TargetExpressions: targets,
+				MinCardinality:    proto.Int32(0),
+				MaxCardinality:    proto.Int32(0),
+			},
+		},
+	}
+}
+
 // nodeRacks reads the racks of the nodes in RM NodeReports, by host.
 func nodeRacks(nodes []*hadoopyarn.NodeReportProto) map[string]string {
 	racks := make(map[string]string, len(nodes))

@@ -179,6 +179,9 @@ func CheckPlacement(job Job, cs ClusterState) error {
 	add(job.AMNodeLabel, demand{what: "the ApplicationMaster", count: 1, am: true,
 		res: taskspec.Resources{VCores: amVC, MemoryMiB: amMem}})
 
+	if err := checkSpread(job, cs); err != nil {
+		return err
+	}
 	known := map[string]bool{"": true}
 	for _, l := range cs.Labels {
 		known[l] = true
@@ -306,4 +309,41 @@ func listOrNone(l []string) string {
 	s := append([]string(nil), l...)
 	sort.Strings(s)
 	return strings.Join(s, ", ")
+}
+
+// checkSpread refuses a spread (--spread) the cluster's nodes can never
+// hold: per label the spread tasks land on (the queue's default for groups
+// that name none), more of them than RUNNING nodes with that label. With
+// no node running there, the allocation deadline covers it, as for any
+// task.
+func checkSpread(job Job, cs ClusterState) error {
+	if job.Spread == "" {
+		return nil
+	}
+	count := map[string]int{}
+	var order []string
+	for _, g := range job.Tasks {
+		if !job.Spreads(g.Type) {
+			continue
+		}
+		label := cs.effectiveLabel(job.NodeLabelFor(g))
+		if _, ok := count[label]; !ok {
+			order = append(order, label)
+		}
+		count[label] += g.Instances
+	}
+	for _, label := range order {
+		nodes := cs.offer(label).nodes
+		if nodes == 0 || count[label] <= nodes {
+			continue
+		}
+		what := "tasks"
+		if job.Spread != taskspec.SpreadAll {
+			what = job.Spread + " tasks"
+		}
+		return &taskspec.ValidationError{TaskType: taskspec.TaskType(strings.TrimPrefix(job.Spread, taskspec.SpreadAll)), Message: fmt.Sprintf(
+			"the job can never run: placement constraint %s needs a node each for its %d %s on %s, but there are %d running; ask for at most %d, or drop --spread",
+			job.SpreadText(), count[label], what, labelName(label), nodes, nodes)}
+	}
+	return nil
 }

@@ -176,6 +176,10 @@ type Job struct {
 	NodeLabel string
 	// Restarts says when failed tasks run again instead of failing the job.
 	Restarts RestartPolicy `json:",omitempty"`
+	// Spread (--spread) keeps tasks apart: a task type, so that no two
+	// tasks of that type share a node, or SpreadAll, so that no two of the
+	// cluster's tasks (chief, worker, ps) do; empty for none. See spread.go.
+	Spread string `json:",omitempty"`
 }
 
 // RestartPolicy is when a job's failed tasks run again (--max-restarts,

@@ -67,6 +67,9 @@ func (j Job) Validate(limits ClusterLimits) error {
 			return invalid("", "--retry-exit-codes: %d is not a program's failing exit code; give codes from 1 to 255", c)
 		}
 	}
+	if err := j.validateSpread(byType); err != nil {
+		return err
+	}
 	if !byType[Chief] && !byType[Worker] {
 		return invalid("", "the job has no chief and no worker; add --chief or --worker, which run the training")
 	}

@@ -262,6 +262,18 @@ type Allocation struct {
 // AMRMToken, later calls use it on a fresh connection. A response with
 // AMCommand AM_SHUTDOWN tells the AM to exit.
 func (c *AMRMClient) Allocate(ctx context.Context, asks []*hadoopyarn.ResourceRequestProto, releases []*hadoopyarn.ContainerIdProto, progress float32) (*Allocation, error) {
+	return c.AllocateScheduling(ctx, asks, nil, releases, progress)
+}
+
+// AllocateScheduling is Allocate with SchedulingRequests beside the
+// ResourceRequests (allocation tags and placement constraints; the RM needs
+// yarn.resourcemanager.placement-constraints.handler set). Their contract
+// is the asks': num_allocations is the absolute count still outstanding for
+// the request's (priority, allocation_request_id), and nothing but that
+// count may change once the RM holds it (Hadoop's
+// SingleConstraintAppPlacementAllocator refuses the request otherwise). A
+// ResourceRequest and a SchedulingRequest may not share a key.
+func (c *AMRMClient) AllocateScheduling(ctx context.Context, asks []*hadoopyarn.ResourceRequestProto, scheduling []*hadoopyarn.SchedulingRequestProto, releases []*hadoopyarn.ContainerIdProto, progress float32) (*Allocation, error) {
 	c.callMu.Lock()
 	defer c.callMu.Unlock()
 	c.mu.Lock()
@@ -271,7 +283,7 @@ func (c *AMRMClient) Allocate(ctx context.Context, asks []*hadoopyarn.ResourceRe
 		return nil, errors.New("yarn: allocate before registerApplicationMaster")
 	}
 	out := &Allocation{}
-	req := &hadoopyarn.AllocateRequestProto{Ask: asks, Release: releases, ResponseId: proto.Int32(id), Progress: proto.Float32(progress)}
+	req := &hadoopyarn.AllocateRequestProto{Ask: asks, SchedulingRequests: scheduling, Release: releases, ResponseId: proto.Int32(id), Progress: proto.Float32(progress)}
 	resp := &hadoopyarn.AllocateResponseProto{}
 	err := c.call(ctx, "allocate", req, resp)
 	if ipc.IsClass(err, ApplicationMasterNotRegisteredException) {

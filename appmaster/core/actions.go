@@ -57,6 +57,16 @@ type Ask struct {
 	// replacement was placed; empty when the machine had not heard.
 	Rack  string
 	Count int
+	// SpreadTag, when set, makes the ask one SchedulingRequest instead of
+	// ResourceRequests (--spread, taskspec's spread.go): its containers
+	// carry the allocation tag SpreadTag, and the RM places none on a node
+	// that already holds a container of this application tagged so (a
+	// NODE-scope anti-affinity constraint). Partition is the node
+	// partition its constraint names: NodeLabel, or the queue's default
+	// label for an ask that names none (a SchedulingRequest gets no
+	// default from the RM); "" for nodes without a label.
+	SpreadTag string
+	Partition string
 }
 
 // DefaultRack is the rack YARN gives a node without topology information

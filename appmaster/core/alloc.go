@@ -49,7 +49,7 @@ func (m *Machine) allocDeadline() {
 		}
 	}
 	if len(fatal) > 0 {
-		m.finish(Failed, UnallocatedDiagnostics(m.groupSpecs(), statuses(fatal), m.allocTimeout, m.clusterOffers))
+		m.finish(Failed, m.spreadNote(fatal, UnallocatedDiagnostics(m.groupSpecs(), statuses(fatal), m.allocTimeout, m.clusterOffers)))
 		return
 	}
 	for _, t := range sideCars {
@@ -62,6 +62,23 @@ func (m *Machine) allocDeadline() {
 		t.EndOrder = m.ends
 		t.Failure = unallocatedSentence(m.groupSpecs(), []TaskStatus{*t}, fmt.Sprintf("was not allocated a container within %s", m.allocTimeout))
 	}
+}
+
+// spreadNote adds to the diagnostics of unallocated tasks the placement
+// constraint that kept them waiting, when one of them is spread: a node
+// with room is not enough, it must hold none of the spread tasks yet.
+func (m *Machine) spreadNote(late []*TaskStatus, diagnostics string) string {
+	if m.spreadText == "" {
+		return diagnostics
+	}
+	for _, t := range late {
+		if m.job.Spreads(t.Task.Type) {
+			return strings.TrimSuffix(diagnostics, "; "+unallocatedAdvice) +
+				fmt.Sprintf("; placement constraint %s: each of the %d spread tasks needs a node of its own; ask for fewer tasks, drop --spread or raise --alloc-timeout",
+					m.spreadText, m.job.SpreadCount())
+		}
+	}
+	return diagnostics
 }
 
 // unallocatedAtRendezvous explains a failed rendezvous by the cluster tasks
@@ -201,7 +218,7 @@ func UnallocatedDiagnostics(shapes map[taskspec.TaskType]groupShape, late []Task
 		}
 		parts = append(parts, part)
 	}
-	return strings.Join(parts, "; ") + "; ask for less or raise --alloc-timeout"
+	return strings.Join(parts, "; ") + "; " + unallocatedAdvice
 }
 
 // unallocatedSentence is "worker:1, worker:2 (1 vcores, 8192 MiB, label
@@ -222,6 +239,8 @@ func unallocatedSentence(shapes map[taskspec.TaskType]groupShape, tasks []TaskSt
 	}
 	return strings.Join(parts, ", ") + " " + what
 }
+
+const unallocatedAdvice = "ask for less or raise --alloc-timeout"
 
 // RequestRefused: the RM refused the resource requests an allocate call
 // carried (InvalidResourceRequestException,

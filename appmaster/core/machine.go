@@ -189,6 +189,10 @@ type Machine struct {
 	stopGrace     time.Duration
 	// preemptionWait: Config.PreemptionWait.
 	preemptionWait time.Duration
+	// job is Config.Job, for its spread (--spread); spreadText says it
+	// in words, "" when nothing is spread.
+	job        taskspec.Job
+	spreadText string
 
 	restartPolicy      taskspec.RestartPolicy
 	counted, uncounted int               // restarts, by whether they count toward the policy's Max
@@ -268,6 +272,8 @@ type group struct {
 	// container on node, for task; rack is node's, when the RM said.
 	node, rack string
 	task       *TaskStatus
+	// spreadTag is the group's allocation tag under --spread (Ask.SpreadTag).
+	spreadTag string
 }
 
 type containerRecord struct {
@@ -292,6 +298,8 @@ func New(cfg Config) (*Machine, error) {
 		defaultLabel:  cfg.QueueDefaultLabel,
 		stopGrace:     max(cfg.StopGrace, 0),
 		restartPolicy: cfg.Job.Restarts,
+		job:           taskspec.Job{Spread: cfg.Job.Spread, Tasks: cfg.Job.Tasks},
+		spreadText:    cfg.Job.SpreadText(),
 		nextRequestID: 1000, // above the groups' own
 	}
 	if m.allocTimeout == 0 {
@@ -317,6 +325,9 @@ func New(cfg Config) (*Machine, error) {
 			allocationRequestID: int64(i + 1),
 			priority:            int32(i + 1),
 		})
+		if cfg.Job.Spreads(g.Type) {
+			m.groups[len(m.groups)-1].spreadTag = cfg.Job.SpreadTag()
+		}
 		ti := &typeIndex{first: len(m.tasks), n: g.Instances}
 		ti.counts[TaskPending] = g.Instances
 		m.types[g.Type] = ti
@@ -954,7 +965,19 @@ func (m *Machine) ask(g *group) Ask {
 		Node:                g.node,
 		Rack:                g.rack,
 		Count:               wanted,
+		SpreadTag:           g.spreadTag,
+		Partition:           m.partition(g),
 	}
+}
+
+// partition is the node partition a spread group's SchedulingRequest
+// names: its label, else the queue's default; "" for a group not spread
+// (its ResourceRequests get the queue's default from the RM).
+func (m *Machine) partition(g *group) string {
+	if g.spreadTag == "" {
+		return ""
+	}
+	return orDefault(g.nodeLabel, m.defaultLabel)
 }
 
 func orDefault(s, def string) string {

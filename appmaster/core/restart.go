@@ -138,12 +138,19 @@ func (m *Machine) mayRestart(failed []*TaskStatus) (counted, ok bool) {
 }
 
 // inPlace reports whether failed t can be replaced alone at its address.
+// A spread task cannot: its replacement would have to ask for its old node
+// by name, which a SchedulingRequest cannot, and a ResourceRequest's
+// container would carry no allocation tag, so later spread asks could
+// land beside it. It restarts with the cluster instead, whose asks keep
+// the constraint.
 func (m *Machine) inPlace(t *TaskStatus) bool {
 	types := make([]taskspec.TaskType, len(m.groups))
+	spread := false
 	for i, g := range m.groups {
 		types[i] = g.spec.Type
+		spread = spread || (g.spec.Type == t.Task.Type && g.spreadTag != "")
 	}
-	return t.Task.Type == taskspec.Worker && taskspec.ParameterServerShaped(types) &&
+	return t.Task.Type == taskspec.Worker && !spread && taskspec.ParameterServerShaped(types) &&
 		t.Port != 0 && t.ExitStatus != ExitAborted && t.ExitStatus != ExitDisksFailed
 }
 

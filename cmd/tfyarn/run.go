@@ -39,6 +39,7 @@ func runCommand(e *env) *cli.Command {
 		&cli.GenericFlag{Name: "secret-env", Value: &multiValue{}, Usage: "`NAME` of a variable of this environment to pass to every task as is, a secret: its value never lands on a command line, in the job file, a launch context, a log or the job's history (repeatable)"},
 		&cli.GenericFlag{Name: "setenv", Value: &multiValue{}, Usage: "`KEY=VALUE` in every task's environment, VALUE byte for byte (repeatable; KEY: letters, digits and _)"},
 		&cli.GenericFlag{Name: "node-label", Value: &multiValue{}, Usage: "YARN node label for every task, or `[TYPE=]LABEL` for one task type (repeatable)"},
+		&cli.StringFlag{Name: "spread", Usage: "no two tasks of task `TYPE` on one node, or `all`: no two chief, worker or ps tasks on one node (YARN placement constraints: the ResourceManager needs yarn.resourcemanager.placement-constraints.handler=scheduler); a spread the cluster's nodes can never hold is refused; a spread task restarts with the cluster, not alone"},
 		&cli.StringFlag{Name: "success", Usage: "what decides the job: `chief` (TensorFlow: chief:0, or worker:0 without a chief; the default with --chief, --ps, --evaluator or a script) or all (every task must exit 0; the default otherwise)"},
 		&cli.StringFlag{Name: "env", Usage: "the job's Python environment: a venv or conda env `DIR` (packed on the fly) or an ARCHIVE of one (.tar.gz/.tgz, from tfyarn pack); uploaded once (content-addressed), unpacked into ./env/ of every task, env/bin first on PATH"},
 		&cli.StringFlag{Name: "python", Value: client.DefaultPython, Usage: "Python interpreter that runs SCRIPT.py: without --env, a name on the containers' PATH or an absolute path on the nodes; with --env, inside the env (default env/bin/python; bin/python3.11 means env/bin/python3.11, an absolute path is used as is); with --local, on this machine"},
@@ -333,6 +334,7 @@ func runJob(c *cli.Context) (client.Job, error) {
 	if err := applyNodeLabels(&job, c.Generic("node-label").(*multiValue).values); err != nil {
 		return client.Job{}, err
 	}
+	job.Spread = strings.ToLower(strings.TrimSpace(c.String("spread")))
 	if s := c.String("success"); s != "" {
 		rule, err := taskspec.ParseSuccessRule(s)
 		if err != nil {

@@ -279,6 +279,11 @@ public final class TestCluster {
     // priority asked (tfyarn run --priority) to 0: allow some, as production clusters that use
     // priorities do.
     conf.setInt(YarnConfiguration.MAX_CLUSTER_LEVEL_APPLICATION_PRIORITY, MAX_APP_PRIORITY);
+    // SchedulingRequests (allocation tags and placement constraints, `run --spread`) are placed by
+    // the CapacityScheduler itself; the default ("disabled") refuses them. Plain ResourceRequests
+    // are untouched by this.
+    conf.set(YarnConfiguration.RM_PLACEMENT_CONSTRAINTS_HANDLER,
+        YarnConfiguration.SCHEDULER_RM_PLACEMENT_CONSTRAINTS_HANDLER);
     // The CapacityScheduler's wait between announcing a preemption and the kill (production
     // default 15 s). Only its preemption monitor reads it, and that stays off: on its own it would
     // preempt one test's containers for another's (a job in default over its 60% while one in
