@@ -341,9 +341,13 @@ func checkSpread(job Job, cs ClusterState) error {
 		if job.Spread != taskspec.SpreadAll {
 			what = job.Spread + " tasks"
 		}
+		running := fmt.Sprintf("there are %d running", nodes)
+		if nodes == 1 {
+			running = "there is 1 running"
+		}
 		return &taskspec.ValidationError{TaskType: taskspec.TaskType(strings.TrimPrefix(job.Spread, taskspec.SpreadAll)), Message: fmt.Sprintf(
-			"the job can never run: placement constraint %s needs a node each for its %d %s on %s, but there are %d running; ask for at most %d, or drop --spread",
-			job.SpreadText(), count[label], what, labelName(label), nodes, nodes)}
+			"the job can never run: placement constraint %s needs a node each for its %d %s on %s, but %s; ask for at most %d, or drop --spread",
+			job.SpreadText(), count[label], what, labelName(label), running, nodes)}
 	}
 	return nil
 }

@@ -62,6 +62,9 @@ type JobInfo struct {
 	NodeLabel string      `json:"node_label,omitempty"`
 	Command   string      `json:"command"` // the program or script with its arguments
 	Groups    []GroupInfo `json:"groups"`
+	// Spread is --spread's placement constraint in words, "no two worker
+	// tasks on one node (--spread worker)"; empty without one.
+	Spread string `json:"spread,omitempty"`
 }
 
 // GroupInfo is one task group: "worker", "2x1c,1g", its node label.

@@ -69,8 +69,20 @@ func refusal(err error) *RequestRefusedError {
 			return &RequestRefusedError{Class: class, Message: re.Message, Err: err}
 		}
 	}
+	// An RM whose placement-constraints handler is "disabled" refuses
+	// every allocate carrying SchedulingRequests with a bare YarnException
+	// (Hadoop's DisabledPlacementProcessor): the same call would be refused
+	// again, so it is a refusal, not a lost RM.
+	if strings.Contains(re.Message, PlacementConstraintsHandlerKey) {
+		return &RequestRefusedError{Class: re.Class, Message: re.Message, Err: err}
+	}
 	return nil
 }
+
+// PlacementConstraintsHandlerKey is the RM's setting that places
+// SchedulingRequests ("scheduler" or "placement-processor"; the default,
+// "disabled", refuses them).
+const PlacementConstraintsHandlerKey = "yarn.resourcemanager.placement-constraints.handler"
 
 // ErrResponseIDMismatch marks an allocate the RM refused because its
 // response_id did not follow the RM's last response: another process is

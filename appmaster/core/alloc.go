@@ -272,6 +272,8 @@ func RefusalDiagnostics(e RequestRefused) string {
 	if m := refusedNoSuchLabel.FindStringSubmatch(msg); m != nil {
 		label, hasLabel = m[1], true
 		reason = fmt.Sprintf("label %q does not exist on the cluster", label)
+	} else if strings.Contains(msg, "placement-constraints.handler") {
+		reason = "its yarn.resourcemanager.placement-constraints.handler does not place SchedulingRequests, which --spread sends; the cluster's administrator must set it to scheduler, or run without --spread"
 	} else if m := refusedQueueLabel.FindStringSubmatch(msg); m != nil {
 		label, hasLabel = m[2], true
 		allowed := strings.TrimSpace(m[3])

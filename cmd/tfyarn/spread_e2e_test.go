@@ -44,6 +44,9 @@ func TestE2ESpread(t *testing.T) {
 		require.Equal(t, exitOK, code, errOut)
 		var v struct {
 			History struct {
+				Job struct {
+					Spread string `json:"spread"`
+				} `json:"job"`
 				Tasks []struct {
 					Task string `json:"task"`
 					Node string `json:"node"`
@@ -58,6 +61,7 @@ func TestE2ESpread(t *testing.T) {
 			nodes[task.Node] = task.Task
 		}
 		require.Len(t, nodes, 3, "workers by node: %v", nodes)
+		require.Equal(t, "no two worker tasks on one node (--spread worker)", v.History.Job.Spread, "status shows the constraint")
 	})
 	t.Run("refused", func(t *testing.T) {
 		t.Parallel()
