@@ -1,6 +1,7 @@
 package client
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -109,4 +110,29 @@ func TestClusterOffers(t *testing.T) {
 		"gpu": "queue default on nodes labelled gpu: 1 node, the largest with 8 vcores, 8 GiB, 2 GPUs; the queue has no capacity there",
 	}, ClusterOffers(testCluster("default")))
 	require.Equal(t, "queue nolabels cannot use nodes labelled gpu", ClusterOffers(testCluster("nolabels"))["gpu"])
+}
+
+// A spread needs a node per spread task in the partition each lands on:
+// the queue's default label for groups that name none.
+func TestCheckPlacementSpread(t *testing.T) {
+	cs := testCluster("default")
+	cs.Nodes = append(cs.Nodes, ClusterNode{ID: "n3:1", MemoryMiB: 8192, VCores: 8})
+	job := func(spread, label string, groups ...string) Job {
+		var j Job
+		j.Spread = spread
+		for _, s := range groups {
+			typ, spec, _ := strings.Cut(s, "=")
+			g, err := taskspec.ParseSpec(taskspec.TaskType(typ), spec)
+			require.NoError(t, err)
+			g.NodeLabel = label
+			j.Tasks = append(j.Tasks, g)
+		}
+		return j
+	}
+	require.NoError(t, CheckPlacement(job("worker", "", "worker=2x1c,256m", "ps=2x1c,256m"), cs), "ps is not spread")
+	require.EqualError(t, CheckPlacement(job("worker", "", "worker=3x1c,256m"), cs),
+		"the job can never run: placement constraint no two worker tasks on one node (--spread worker) needs a node each for its 3 worker tasks on nodes without a label, but there are 2 running; ask for at most 2, or drop --spread")
+	require.NoError(t, CheckPlacement(job("all", "", "chief=1c,256m", "worker=1x1c,256m", "evaluator=1c,256m"), cs), "an evaluator is not spread")
+	require.EqualError(t, CheckPlacement(job("all", "gpu", "chief=1c,256m", "worker=1x1c,256m"), cs),
+		"the job can never run: placement constraint no two chief, worker or ps tasks on one node (--spread all) needs a node each for its 2 tasks on nodes labelled gpu, but there is 1 running; ask for at most 1, or drop --spread")
 }
