@@ -102,8 +102,7 @@ func runCommand(e *env) *cli.Command {
 			"success rule, exit codes and JSON (app_id \"local\"), and contacts no cluster (no\n" +
 			"HADOOP_CONF_DIR needed); each task's output lines are prefixed with its name, e.g. [worker:1].\n" +
 			"It ignores, with a note, the YARN-only flags --queue, --name, --tag, --am-memory, --am-vcores,\n" +
-			"--node-label, --spread, --am-node-label, --alloc-timeout, --priority and the global --conf-dir and --timeout. With --local, --env DIR uses DIR's python
-" +
+			"--node-label, --spread, --am-node-label, --alloc-timeout, --priority and the global --conf-dir and --timeout. With --local, --env DIR uses DIR's python\n" +
 			"and bin/ directly (no packing; an archive is refused), --src-dir goes first on PYTHONPATH, and\n" +
 			"--files and --archives are linked (archives unpacked) into a temporary directory the tasks run in.\n" +
 			"Before anything is created the job is checked against what the cluster can place, per node label\n" +
