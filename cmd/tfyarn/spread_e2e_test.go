@@ -3,14 +3,18 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/tfyarn/tfyarn/hadoopconf"
 	"github.com/tfyarn/tfyarn/internal/clustertest"
+	"github.com/tfyarn/tfyarn/yarn"
 )
 
 // `run --spread` on the faults cluster (three unlabelled NodeManagers and
@@ -33,13 +37,11 @@ func TestE2ESpread(t *testing.T) {
 
 		// The RM placed them under the constraint: its scheduler logs each
 		// SchedulingRequest it accepts, with the constraint it parsed.
-		rmLog, err := os.ReadFile(filepath.Join(c.Dir, "logs", "cluster.log"))
-		require.NoError(t, err)
-		attempt := "appattempt_" + strings.TrimPrefix(r.AppID, "application_") + "_000001"
-		require.Contains(t, string(rmLog), "Successfully added SchedulingRequest to app="+attempt+" placementConstraint=[notin,node,tfyarn-worker]")
-
+		requireSchedulingRequest(t, c, r.AppID, "placementConstraint=[notin,node,tfyarn-worker]")
 		// And the three workers ran on three NodeManagers (status JSON, from
-		// the AM's history record).
+		// the AM's history record), which shows the constraint.
+		nodes := spreadNodes(t, c, r.AppID)
+		require.Len(t, nodes, 3, "workers by node: %v", nodes)
 		out, errOut, code := runCLI(t, "--conf-dir", c.ConfDir, "status", r.AppID, "--output", "json")
 		require.Equal(t, exitOK, code, errOut)
 		var v struct {
@@ -47,21 +49,48 @@ func TestE2ESpread(t *testing.T) {
 				Job struct {
 					Spread string `json:"spread"`
 				} `json:"job"`
-				Tasks []struct {
-					Task string `json:"task"`
-					Node string `json:"node"`
-				} `json:"tasks"`
 			} `json:"history"`
 		}
 		require.NoError(t, json.Unmarshal([]byte(out), &v), out)
-		nodes := map[string]string{}
-		for _, task := range v.History.Tasks {
-			require.NotEmpty(t, task.Node, "%s has no node", task.Task)
-			require.NotContains(t, nodes, task.Node, "%s and %s share node %s", nodes[task.Node], task.Task, task.Node)
-			nodes[task.Node] = task.Task
-		}
-		require.Len(t, nodes, 3, "workers by node: %v", nodes)
 		require.Equal(t, "no two worker tasks on one node (--spread worker)", v.History.Job.Spread, "status shows the constraint")
+	})
+	t.Run("all, across groups", func(t *testing.T) {
+		t.Parallel()
+		stdout, stderr, code := execTfyarn(t, c, bin, nil,
+			"run", "--spread", "all", "--chief", "1c,128m", "--worker", "2x1c,128m", "--output", "json", "--", "sh", "-c", "exit 0")
+		require.Equal(t, exitOK, code, stderr)
+		r := runJSON(t, stdout)
+		requireSchedulingRequest(t, c, r.AppID, "placementConstraint=[notin,node,tfyarn-cluster]")
+		nodes := spreadNodes(t, c, r.AppID)
+		require.Len(t, nodes, 3, "chief and workers by node: %v", nodes)
+	})
+	t.Run("queue default label", func(t *testing.T) {
+		t.Parallel()
+		// ml-gpu's default label is gpu: the SchedulingRequest names that
+		// partition (the RM gives it no default), so the worker runs there.
+		stdout, stderr, code := execTfyarn(t, c, bin, nil,
+			"run", "--queue", "ml-gpu", "--spread", "worker", "--worker", "1x1c,128m", "--output", "json", "--", "sh", "-c", "exit 0")
+		require.Equal(t, exitOK, code, stderr)
+		r := runJSON(t, stdout)
+		requireSchedulingRequest(t, c, r.AppID, "placementConstraint=[notin,node,yarn_node_partition/=[gpu]:notin,node,tfyarn-worker]. nodePartition=gpu")
+		gpuNodes := map[string]bool{}
+		conf, err := hadoopconf.LoadDir(c.ConfDir)
+		require.NoError(t, err)
+		rm, err := yarn.NewApplicationClient(conf, yarn.ClientOptions{})
+		require.NoError(t, err)
+		defer rm.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		reports, err := rm.GetClusterNodes(ctx)
+		require.NoError(t, err)
+		for _, n := range reports {
+			if len(n.GetNodeLabels()) > 0 && n.GetNodeLabels()[0] == "gpu" {
+				gpuNodes[yarn.FormatNodeID(n.GetNodeId())] = true
+			}
+		}
+		for node := range spreadNodes(t, c, r.AppID) {
+			require.True(t, gpuNodes[node], "worker:0 ran on %s, not a gpu node (%v)", node, gpuNodes)
+		}
 	})
 	t.Run("refused", func(t *testing.T) {
 		t.Parallel()
@@ -73,4 +102,45 @@ func TestE2ESpread(t *testing.T) {
 		require.Equal(t, "tfyarn: the job can never run: placement constraint no two worker tasks on one node (--spread worker) needs a node each for its 4 worker tasks on nodes without a label, but there are 3 running; ask for at most 3, or drop --spread\n", stderr)
 		requireNothingCreatedFor(t, c, user)
 	})
+}
+
+// requireSchedulingRequest: the RM's scheduler logged accepting a
+// SchedulingRequest of appID's first attempt with want in its line.
+func requireSchedulingRequest(t *testing.T, c *clustertest.Cluster, appID, want string) {
+	t.Helper()
+	rmLog, err := os.ReadFile(filepath.Join(c.Dir, "logs", "cluster.log"))
+	require.NoError(t, err)
+	attempt := "appattempt_" + strings.TrimPrefix(appID, "application_") + "_000001"
+	prefix := "Successfully added SchedulingRequest to app=" + attempt + " "
+	var seen []string
+	for _, line := range strings.Split(string(rmLog), "\n") {
+		if i := strings.Index(line, prefix); i >= 0 {
+			seen = append(seen, line[i+len(prefix):])
+		}
+	}
+	require.True(t, strings.Contains(string(rmLog), prefix+want), "the RM accepted no SchedulingRequest of %s with %q; it logged %q", attempt, want, seen)
+}
+
+// spreadNodes maps each NodeManager that ran a task of appID (status JSON,
+// from the AM's history) to that task, failing when two share one.
+func spreadNodes(t *testing.T, c *clustertest.Cluster, appID string) map[string]string {
+	t.Helper()
+	out, errOut, code := runCLI(t, "--conf-dir", c.ConfDir, "status", appID, "--output", "json")
+	require.Equal(t, exitOK, code, errOut)
+	var v struct {
+		History struct {
+			Tasks []struct {
+				Task string `json:"task"`
+				Node string `json:"node"`
+			} `json:"tasks"`
+		} `json:"history"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &v), out)
+	nodes := map[string]string{}
+	for _, task := range v.History.Tasks {
+		require.NotEmpty(t, task.Node, "%s has no node", task.Task)
+		require.NotContains(t, nodes, task.Node, "%s and %s share node %s", nodes[task.Node], task.Task, task.Node)
+		nodes[task.Node] = task.Task
+	}
+	return nodes
 }
