@@ -22,6 +22,9 @@ const (
 	progressInterval = time.Second
 	// progressSendTimeout bounds one report: progress is best effort.
 	progressSendTimeout = 5 * time.Second
+	// progressFinalTimeout bounds the report after the program exited,
+	// which delays the launcher's exit report.
+	progressFinalTimeout = 2 * time.Second
 )
 
 // progressFilePath is where the program writes its progress: absolute, in
@@ -104,37 +107,63 @@ func (w *progressWatcher) observe(content []byte, readErr error) (send *contract
 	return &p, ""
 }
 
-// watchProgress reads the progress file every interval until ctx ends and
-// sends each new value.
-func watchProgress(ctx context.Context, path string, interval time.Duration, send func(context.Context, contract.Progress) error, log *logger) {
-	var w progressWatcher
+// progressReporter reads the progress file and sends each new value.
+type progressReporter struct {
+	path string
+	send func(context.Context, contract.Progress) error
+	log  *logger
+	w    progressWatcher
+	off  bool // the AM takes no progress
+	done chan struct{}
+}
+
+func newProgressReporter(path string, send func(context.Context, contract.Progress) error, log *logger) *progressReporter {
+	return &progressReporter{path: path, send: send, log: log, done: make(chan struct{})}
+}
+
+// run reads the file every interval until ctx ends.
+func (r *progressReporter) run(ctx context.Context, interval time.Duration) {
+	defer close(r.done)
 	t := time.NewTicker(interval)
 	defer t.Stop()
-	for {
+	for !r.off {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
-		p, line := w.observe(readProgressFile(path))
-		if line != "" {
-			log.printf("%s", line)
-		}
-		if p == nil {
-			continue
-		}
-		sctx, cancel := context.WithTimeout(ctx, progressSendTimeout)
-		err := send(sctx, *p)
-		cancel()
-		switch {
-		case err == nil:
-			w.sent = p
-		case errors.Is(err, rendezvous.ErrNotServed):
-			log.printf("progress is not reported: this AM takes none (run --local)")
-			return
-		case ctx.Err() == nil && !w.sendErr:
-			w.sendErr = true // the AM may be busy: say it once, retry next read
-			log.printf("could not report progress to the AM: %v", err)
-		}
+		r.once(ctx, progressSendTimeout)
+	}
+}
+
+// final waits for run to end, then reads the file once more: the value a
+// program wrote just before exiting reaches the AM too.
+func (r *progressReporter) final(ctx context.Context) {
+	<-r.done
+	if !r.off {
+		r.once(ctx, progressFinalTimeout)
+	}
+}
+
+func (r *progressReporter) once(ctx context.Context, timeout time.Duration) {
+	p, line := r.w.observe(readProgressFile(r.path))
+	if line != "" {
+		r.log.printf("%s", line)
+	}
+	if p == nil {
+		return
+	}
+	sctx, cancel := context.WithTimeout(ctx, timeout)
+	err := r.send(sctx, *p)
+	cancel()
+	switch {
+	case err == nil:
+		r.w.sent = p
+	case errors.Is(err, rendezvous.ErrNotServed):
+		r.off = true
+		r.log.printf("progress is not reported: this AM takes none (run --local)")
+	case ctx.Err() == nil && !r.w.sendErr:
+		r.w.sendErr = true // the AM may be busy: say it once, retry next read
+		r.log.printf("could not report progress to the AM: %v", err)
 	}
 }

@@ -1,13 +1,20 @@
 package executor
 
 import (
+	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
 
 	"github.com/tfyarn/tfyarn/contract"
+	"github.com/tfyarn/tfyarn/rendezvous"
 )
 
 func TestProgressWatcher(t *testing.T) {
@@ -84,4 +91,35 @@ func TestProgressWatcher(t *testing.T) {
 	if _, err := readProgressFile(fifo); err == nil {
 		t.Fatal("read a FIFO as a progress file")
 	}
+}
+
+// TestProgressReporter: values reach the AM as they change; the one a
+// program wrote just before exiting too (final); an AM that takes no
+// progress (run --local) turns the reporter off with one line.
+func TestProgressReporter(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "progress")
+	var mu sync.Mutex
+	var got []contract.Progress
+	var buf bytes.Buffer
+	r := newProgressReporter(path, func(_ context.Context, p contract.Progress) error {
+		mu.Lock()
+		defer mu.Unlock()
+		got = append(got, p)
+		return nil
+	}, &logger{w: &buf})
+	ctx, cancel := context.WithCancel(context.Background())
+	go r.run(ctx, 10*time.Millisecond)
+	require.NoError(t, os.WriteFile(path, []byte("1/4\n"), 0o600))
+	require.Eventually(t, func() bool { mu.Lock(); defer mu.Unlock(); return len(got) == 1 }, 5*time.Second, 5*time.Millisecond)
+	cancel()
+	require.NoError(t, os.WriteFile(path, []byte("4/4\n"), 0o600)) // written as the program exits
+	r.final(context.Background())
+	require.Equal(t, []contract.Progress{{Fraction: 0.25, Step: 1, Total: 4}, {Fraction: 1, Step: 4, Total: 4}}, got)
+
+	calls := 0
+	off := newProgressReporter(path, func(context.Context, contract.Progress) error { calls++; return rendezvous.ErrNotServed }, &logger{w: &buf})
+	off.run(context.Background(), time.Millisecond) // returns by itself
+	off.final(context.Background())
+	require.Equal(t, 1, calls)
+	require.Equal(t, 1, strings.Count(buf.String(), "progress is not reported"), buf.String())
 }

@@ -172,12 +172,16 @@ func Run(ctx context.Context, cfg Config) (exitCode int, err error) {
 	go sampleGPUs(runCtx, env, gpuInterval, func(ctx context.Context, gpus []contract.GPUSample) error {
 		return client.ReportMetrics(ctx, rendezvous.MetricsReport{Task: cfg.Task, ContainerID: cfg.ContainerID, GPUs: gpus})
 	}, log)
-	go watchProgress(runCtx, progressFile, progressInterval, func(ctx context.Context, p contract.Progress) error {
+	progress := newProgressReporter(progressFile, func(ctx context.Context, p contract.Progress) error {
 		return client.ReportMetrics(ctx, rendezvous.MetricsReport{Task: cfg.Task, ContainerID: cfg.ContainerID, Progress: &p})
 	}, log)
+	go progress.run(runCtx, progressInterval)
 	stopped, signal := supervise(ctx, runCtx, &cfg, client, prog, sigs, log)
 	cancel()
 	<-refreshing // no rewrite of the token file after the program
+	if signal == "" {
+		progress.final(ctx) // not when the NodeManager is stopping the container: no time
+	}
 	// Whatever the program left behind in its group ends with it; what
 	// left the group (setsid, daemons) gets SIGTERM and OrphanGrace, but
 	// none when the NodeManager is stopping the container: its SIGKILL of

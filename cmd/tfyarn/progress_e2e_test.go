@@ -4,6 +4,7 @@ package main
 
 import (
 	"encoding/json"
+	"path/filepath"
 	"regexp"
 	"testing"
 	"time"
@@ -63,4 +64,36 @@ func TestE2EProgress(t *testing.T) {
 	require.Less(t, *live.ETASeconds, 15.0)
 
 	require.Equal(t, exitOK, run.wait(t, time.Minute), "stderr: %s", &run.stderr)
+	// The last value, written just before the program ended, is in the history.
+	h := endedStatus(t, c, appID)
+	require.NotNil(t, h.History, h.HistoryError)
+	require.NotNil(t, h.History.Progress)
+	require.Equal(t, contract.Progress{Fraction: 1, Step: 20, Total: 20}, h.History.Progress.Progress)
+}
+
+// endedStatus is status --output json of an ended application.
+func endedStatus(t *testing.T, c *clustertest.Cluster, appID string) statusView {
+	t.Helper()
+	out, errOut, code := runCLI(t, "--conf-dir", c.ConfDir, "status", appID, "--output", "json")
+	require.Equal(t, exitOK, code, errOut)
+	var v statusView
+	require.NoError(t, json.Unmarshal([]byte(out), &v), out)
+	return v
+}
+
+// TestE2EProgressKeras: examples/tfyarn_progress.py's Keras callback
+// reports every batch of model.fit: the job's history ends at epochs *
+// steps_per_epoch of the same.
+func TestE2EProgressKeras(t *testing.T) {
+	bin := clustertest.BuildTfyarn(t)
+	c := clustertest.Require(t)
+	python := tfPython(t, c)
+	res, stderr, code := execTF(t, c, bin, "--name", "e2e-progress-keras", "--worker", "1c,1g", "--python", python,
+		filepath.Join(c.Root, "examples", "tfyarn_progress.py"), "--", "--epochs", "2", "--steps-per-epoch", "30")
+	require.Equal(t, exitOK, code, stderr)
+	h := endedStatus(t, c, res.AppID)
+	require.NotNil(t, h.History, h.HistoryError)
+	require.NotNil(t, h.History.Progress, "the callback's progress reached the AM")
+	require.Equal(t, contract.Progress{Fraction: 1, Step: 60, Total: 60}, h.History.Progress.Progress)
+	require.Equal(t, "worker:0", h.History.Progress.Task)
 }
