@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tfyarn/tfyarn/contract"
+	"github.com/tfyarn/tfyarn/internal/clustertest"
 	"github.com/tfyarn/tfyarn/rendezvous"
 )
 
@@ -122,4 +123,12 @@ func TestProgressReporter(t *testing.T) {
 	off.final(context.Background())
 	require.Equal(t, 1, calls)
 	require.Equal(t, 1, strings.Count(buf.String(), "progress is not reported"), buf.String())
+}
+
+// TestClaimsProgressInterval: README "reads the file every second".
+func TestClaimsProgressInterval(t *testing.T) {
+	require.Equal(t, time.Second, progressInterval)
+	data, err := os.ReadFile(filepath.Join(clustertest.RepoRoot(), "README.md"))
+	require.NoError(t, err)
+	require.Contains(t, strings.Join(strings.Fields(string(data)), " "), "The task's launcher reads the file every second")
 }
