@@ -92,6 +92,21 @@ func TestE2ESpread(t *testing.T) {
 			require.True(t, gpuNodes[node], "worker:0 ran on %s, not a gpu node (%v)", node, gpuNodes)
 		}
 	})
+	t.Run("restart keeps the constraint", func(t *testing.T) {
+		t.Parallel()
+		// worker:1 fails once: the cluster restarts (a spread worker is not
+		// replaced alone) and the same SchedulingRequest, its count raised
+		// again, places the new containers on three nodes.
+		stdout, stderr, code := execTfyarn(t, c, bin, nil,
+			"run", "--spread", "worker", "--max-restarts", "1", "--worker", "3x1c,128m", "--output", "json", "--",
+			"sh", "-c", `if [ "${TFYARN_RESTART:-0}" = 0 ] && [ "$TFYARN_TASK_INDEX" = 1 ]; then exit 3; fi; sleep 1`)
+		require.Equal(t, exitOK, code, stderr)
+		r := runJSON(t, stdout)
+		require.Contains(t, r.Diagnostics, "restart 1 after worker:1")
+		requireSchedulingRequest(t, c, r.AppID, "placementConstraint=[notin,node,tfyarn-worker]")
+		nodes := spreadNodes(t, c, r.AppID)
+		require.Len(t, nodes, 3, "restarted workers by node: %v", nodes)
+	})
 	t.Run("refused", func(t *testing.T) {
 		t.Parallel()
 		user := "tfyarn-e2e-spread-" + randomHex(t)
