@@ -93,7 +93,7 @@ func StartRendezvous(cfg RendezvousConfig) (*TaskRendezvous, error) {
 	if cfg.RegistrationTimeout <= 0 {
 		cfg.RegistrationTimeout = taskspec.DefaultRendezvousTimeout
 	}
-	board, err := rendezvous.NewBoard(rendezvous.BoardConfig{Groups: cfg.Job.Tasks, RegistrationTimeout: cfg.RegistrationTimeout, RequireAssignment: true})
+	board, err := rendezvous.NewBoard(rendezvous.BoardConfig{Groups: cfg.Job.Tasks, RegistrationTimeout: cfg.RegistrationTimeout, RequireAssignment: true, StartAfter: cfg.Job.StartAfter})
 	if err != nil {
 		return nil, fmt.Errorf("appmaster: %w", err)
 	}

@@ -47,6 +47,13 @@ type Board struct {
 	notify    chan struct{}
 	closeOnce sync.Once
 
+	// The start order (BoardConfig.StartAfter, startorder.go).
+	startAfter  taskspec.StartOrder
+	started     map[taskspec.TaskID]bool // tasks whose program started (this generation)
+	startWake   chan struct{}            // closed and replaced when a task starts
+	startFailed error                    // a waited-for task did not start in time
+	startTimer  *time.Timer
+
 	creds    credsBox // the credentials handed to the launchers; its own lock
 	warnings warnBox  // preemption notices (preemption.go); its own lock
 }
@@ -70,6 +77,11 @@ type BoardConfig struct {
 	// assigned to yet may be spoken for by any container whose key the
 	// server accepted (tests and tools without an AM).
 	RequireAssignment bool
+	// StartAfter holds the spec back from a task of a waiting type until
+	// every task of the types it waits for has started its program (its
+	// launcher waits for stop orders, or reported an exit). The wait is
+	// bounded by RegistrationTimeout from the spec's publication.
+	StartAfter taskspec.StartOrder
 }
 
 // Events the Board queues for the AM loop.
@@ -111,6 +123,10 @@ func NewBoard(cfg BoardConfig) (*Board, error) {
 		stops:    map[taskspec.TaskID]stopEntry{},
 		stopWake: make(chan struct{}),
 		notify:   make(chan struct{}, 1),
+
+		startAfter: cfg.StartAfter,
+		started:    map[taskspec.TaskID]bool{},
+		startWake:  make(chan struct{}),
 	}
 	for _, g := range cfg.Groups {
 		if !g.Type.Known() || g.Instances < 0 {
@@ -199,6 +215,7 @@ func (b *Board) Adopt(r Registration) {
 	b.assignLocked(r.Task, r.ContainerID)
 	b.regs[r.Task] = r
 	b.adopted[r.Task] = true
+	b.markStartedLocked(r.Task) // it runs
 	b.maybePublish()
 }
 
@@ -284,6 +301,7 @@ func (b *Board) settle(spec taskspec.ClusterSpec, err error) {
 	} else {
 		b.spec = spec
 		b.emit(SpecPublished{Cluster: copySpec(spec)})
+		b.armStartTimerLocked()
 	}
 	close(b.settled)
 }
@@ -294,7 +312,11 @@ func (b *Board) expire() {
 	if b.spec != nil || b.failed != nil {
 		return
 	}
-	b.settle(nil, fmt.Errorf("not every task registered within %s: missing %s", b.timeout, strings.Join(b.missingLocked(), ", ")))
+	err := fmt.Errorf("not every task registered within %s: missing %s", b.timeout, strings.Join(b.missingLocked(), ", "))
+	if note := b.startWaitsLocked(); note != "" {
+		err = fmt.Errorf("%w; %s", err, note)
+	}
+	b.settle(nil, err)
 }
 
 // Fail ends the rendezvous without a spec (the job is ending, or the AM
@@ -322,6 +344,10 @@ func (b *Board) Reset() {
 		b.timer.Stop()
 		b.timer = nil
 	}
+	if b.startTimer != nil {
+		b.startTimer.Stop()
+		b.startTimer = nil
+	}
 	select {
 	case <-b.settled:
 	default:
@@ -332,6 +358,7 @@ func (b *Board) Reset() {
 	b.regs = map[taskspec.TaskID]Registration{}
 	b.adopted = map[taskspec.TaskID]bool{}
 	b.spec, b.failed = nil, nil
+	b.resetStartsLocked()
 	b.stops = map[taskspec.TaskID]stopEntry{}
 	b.stopAll = nil
 	b.maybePublish()
@@ -385,7 +412,7 @@ func (b *Board) Spec(ctx context.Context, task taskspec.TaskID) (taskspec.Cluste
 	if b.failed != nil {
 		return nil, fmt.Errorf("%w: %v", ErrRendezvousFailed, b.failed)
 	}
-	return copySpec(b.spec), nil
+	return b.waitStartLocked(ctx, task, gen)
 }
 
 // Published returns the spec once it is out.
@@ -434,6 +461,12 @@ func (b *Board) WaitStop(ctx context.Context, task taskspec.TaskID, containerID 
 	if _, ok := b.known[task]; !ok {
 		return StopOrder{}, fmt.Errorf("%w: %s is not a task of this job", ErrUnknownTask, task)
 	}
+	// A launcher waits for stop orders once its program runs.
+	b.mu.Lock()
+	if r, ok := b.regs[task]; ok && r.ContainerID == containerID {
+		b.markStartedLocked(task)
+	}
+	b.mu.Unlock()
 	for {
 		b.mu.Lock()
 		if b.stopAll != nil {
@@ -467,6 +500,9 @@ func (b *Board) ReportExit(_ context.Context, e ExitReport) error {
 		return nil
 	}
 	b.exits[e.Task] = e
+	if r, ok := b.regs[e.Task]; ok && r.ContainerID == e.ContainerID {
+		b.markStartedLocked(e.Task) // its program ran, or never will: waiting for it is over
+	}
 	b.emit(TaskExited{Report: e})
 	return nil
 }
@@ -486,6 +522,9 @@ func (b *Board) Close() {
 		defer b.mu.Unlock()
 		if b.timer != nil {
 			b.timer.Stop()
+		}
+		if b.startTimer != nil {
+			b.startTimer.Stop()
 		}
 	})
 }

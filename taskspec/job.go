@@ -180,6 +180,9 @@ type Job struct {
 	// tasks of that type share a node, or SpreadAll, so that no two of the
 	// cluster's tasks (chief, worker, ps) do; empty for none. See spread.go.
 	Spread string `json:",omitempty"`
+	// StartAfter holds some types' programs back until others' started
+	// (--start-after worker=ps); nil starts every program with the spec.
+	StartAfter StartOrder `json:",omitempty"`
 }
 
 // RestartPolicy is when a job's failed tasks run again (--max-restarts,

@@ -59,6 +59,9 @@ func (j Job) Validate(limits ClusterLimits) error {
 			return err
 		}
 	}
+	if err := j.StartAfter.validate(byType); err != nil {
+		return err
+	}
 	if j.Restarts.Max < 0 {
 		return invalid("", "--max-restarts %d is negative; give 0 (a program's failure fails the job) or more", j.Restarts.Max)
 	}

@@ -49,6 +49,7 @@ func runCommand(e *env) *cli.Command {
 		&cli.StringFlag{Name: "src-dir", Usage: "`DIR` of the script's sibling modules: packed, unpacked into ./src/ of every task and first on PYTHONPATH (a script inside DIR runs from there)"},
 		&cli.DurationFlag{Name: "alloc-timeout", Value: taskspec.DefaultAllocTimeout, Usage: "how long, once the ApplicationMaster runs, the chief, worker and ps tasks may wait for containers: the job then fails naming the tasks still unallocated, their shape and what the cluster offers"},
 		&cli.StringFlag{Name: "am-node-label", Usage: "YARN node `LABEL` of the ApplicationMaster's own container (default: none, i.e. the queue's default; --node-label is for the tasks only)"},
+		&cli.StringFlag{Name: "start-after", Usage: "`TYPE=TYPE[,TYPE=TYPE]`: the first type's programs start only once every task of the second type has started its own, e.g. worker=ps (TonY's depends-on); a task waited for that does not start within --rendezvous-timeout of the rendezvous fails the job, naming it"},
 		&cli.StringFlag{Name: "priority", Usage: "the application's YARN `N`, a whole number >= 0 (higher runs first among the queue's waiting applications; the scheduler lowers one above the cluster's yarn.cluster.max-application-priority to it; tfyarn status shows what it got) (default: the queue's default)"},
 		&cli.DurationFlag{Name: "rendezvous-timeout", Value: taskspec.DefaultRendezvousTimeout, Usage: "how long the chief, worker and ps tasks have to register once the first one has (with --local: 2m unless given)"},
 		&cli.IntFlag{Name: "am-attempts", Value: 1, Usage: "how many times YARN may start the ApplicationMaster (at most the ResourceManager's yarn.resourcemanager.am.max-attempts): when it dies, the next attempt runs the tasks again"},
@@ -86,6 +87,8 @@ func runCommand(e *env) *cli.Command {
 			"({{task_index}} gives the text {task_index}), ARGS otherwise byte for byte, and\n" +
 			"TFYARN_TASK (e.g. worker:1), TFYARN_TASK_TYPE, TFYARN_TASK_INDEX, TFYARN_TASK_PORT and\n" +
 			"TFYARN_APP_ID set. No program starts before every chief, worker and ps task has registered.\n" +
+			"--start-after worker=ps: a worker's program starts only once every ps task's program has started\n" +
+			"(the types must be in the job; a type waiting for itself or a cycle is refused, exit 2).\n" +
 			"--success chief: the job's outcome is chief:0's (worker:0's without a chief); once it succeeded,\n" +
 			"the ps, evaluator and remaining workers are stopped; a failed chief, worker or ps fails the job.\n" +
 			"--success all: the job succeeds when every task exits 0 and fails as soon as one fails.\n" +
@@ -298,6 +301,13 @@ func runJob(c *cli.Context) (client.Job, error) {
 			return client.Job{}, err
 		}
 		job.Tasks = append(job.Tasks, g)
+	}
+	if c.IsSet("start-after") {
+		order, err := taskspec.ParseStartAfter(c.String("start-after"))
+		if err != nil {
+			return client.Job{}, usagef("%v", err)
+		}
+		job.StartAfter = order
 	}
 	for _, kv := range c.Generic("setenv").(*multiValue).values {
 		k, v, ok := strings.Cut(kv, "=")

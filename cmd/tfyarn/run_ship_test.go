@@ -211,3 +211,11 @@ func TestRunPriority(t *testing.T) {
 		require.EqualError(t, err, fmt.Sprintf("--priority %q: give a whole number from 0 to 2147483647, e.g. --priority 5", bad))
 	}
 }
+
+func TestRunStartAfter(t *testing.T) {
+	job, err := parseRun(t, "--worker", "2x1c", "--ps", "1c", "--start-after", "worker=ps", "--", "true")
+	require.NoError(t, err)
+	require.Equal(t, taskspec.StartOrder{taskspec.Worker: {taskspec.PS}}, job.StartAfter)
+	_, err = parseRun(t, "--worker", "1c", "--start-after", "worker", "--", "true")
+	require.EqualError(t, err, `--start-after "worker": expected TYPE=TYPE pairs, e.g. worker=ps (workers start after every ps)`)
+}
