@@ -71,9 +71,13 @@ func testTF1BetweenGraph(t *testing.T, c *clustertest.Cluster, bin, python strin
 	}
 	for _, task := range r.Tasks {
 		require.Contains(t, logs, task.ContainerID, "the aggregated logs of %s", task.Task)
-		// The container was launched with the placeholders; the program got
-		// the addresses the tasks registered in their place.
-		require.Contains(t, logs[task.ContainerID]["launch_container.sh"], "--ps_hosts '{ps_hosts}' --worker_hosts '{worker_hosts}'", task.Task)
+		// The container was launched with no program at all (the arguments come
+		// from the AM, issue 18.4): the launch script holds only the launcher,
+		// and the program got the addresses the tasks registered in place of
+		// the placeholders.
+		launch := logs[task.ContainerID]["launch_container.sh"]
+		require.Contains(t, launch, "./tfyarn task", task.Task)
+		require.NotContains(t, launch, "--ps_hosts", task.Task)
 		out := output(task.Task)
 		argv := regexp.MustCompile(`(?m)^TF1_ARGV=(.*)$`).FindStringSubmatch(out)
 		require.NotNil(t, argv, "%s printed its arguments:\n%s", task.Task, out)
