@@ -49,7 +49,7 @@ func (m *Machine) allocDeadline() {
 		}
 	}
 	if len(fatal) > 0 {
-		m.finish(Failed, m.spreadNote(fatal, UnallocatedDiagnostics(m.groupSpecs(), statuses(fatal), m.allocTimeout, m.clusterOffers)))
+		m.finish(Failed, m.startAfterNote(fatal, m.spreadNote(fatal, UnallocatedDiagnostics(m.groupSpecs(), statuses(fatal), m.allocTimeout, m.clusterOffers))))
 		return
 	}
 	for _, t := range sideCars {

@@ -298,7 +298,7 @@ func New(cfg Config) (*Machine, error) {
 		defaultLabel:  cfg.QueueDefaultLabel,
 		stopGrace:     max(cfg.StopGrace, 0),
 		restartPolicy: cfg.Job.Restarts,
-		job:           taskspec.Job{Spread: cfg.Job.Spread, Tasks: cfg.Job.Tasks},
+		job:           taskspec.Job{Spread: cfg.Job.Spread, Tasks: cfg.Job.Tasks, StartAfter: cfg.Job.StartAfter},
 		spreadText:    cfg.Job.SpreadText(),
 		nextRequestID: 1000, // above the groups' own
 	}

@@ -10,7 +10,8 @@ import (
 
 // Job is the job a transcript's "new" command describes, the same for
 // every driver that replays it: a group per task type given as type=count
-// (chief=1 worker=2), max-restarts=N, retry=CODE,CODE and
+// (chief=1 worker=2), max-restarts=N, retry=CODE,CODE,
+// start-after=TYPE=TYPE[,TYPE=TYPE] (--start-after) and
 // infra-restarts=off (--no-infra-restarts). Groups have a
 // small nominal shape.
 func Job(c Cmd) (taskspec.Job, error) {
@@ -37,6 +38,13 @@ func Job(c Cmd) (taskspec.Job, error) {
 		job.Restarts.NoInfraRestarts = true
 	default:
 		return job, fmt.Errorf("%s: infra-restarts=%s: give on or off", c.Pos, v)
+	}
+	if order := c.Get("start-after", ""); order != "" {
+		o, err := taskspec.ParseStartAfter(order)
+		if err != nil {
+			return job, fmt.Errorf("%s: %w", c.Pos, err)
+		}
+		job.StartAfter = o
 	}
 	if codes := c.Get("retry", ""); codes != "" {
 		for _, code := range strings.Split(codes, ",") {
