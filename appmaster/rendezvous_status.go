@@ -106,6 +106,9 @@ type statusPage struct {
 	jobPoints    []core.ProgressPoint
 	jobFraction  float64
 	jobKnown     bool
+	jobAt        time.Time
+	jobLast      core.TaskProgress
+	stale        bool // a progress report came since the report was built
 	last         Snapshot
 	report       contract.StatusReport
 	watched      bool          // someone fetched the JSON page
@@ -133,7 +136,7 @@ func (p *statusPage) init(appID, user string, job taskspec.Job) {
 		}
 	}
 	p.last = Snapshot{Tasks: tasks}
-	p.report = p.build()
+	p.report, p.stale = p.build(), false
 }
 
 func (p *statusPage) update(s Snapshot) {
@@ -143,7 +146,7 @@ func (p *statusPage) update(s Snapshot) {
 		p.endedAt = time.Now().UTC()
 	}
 	p.last = s
-	p.report = p.build()
+	p.report, p.stale = p.build(), false
 }
 
 // setGPUs records a launcher's GPU sample; a sample from a container the
@@ -152,7 +155,7 @@ func (p *statusPage) setGPUs(task taskspec.TaskID, containerID string, gpus []co
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.gpus[task] = gpuEntry{containerID: containerID, gpus: gpus, at: at.UTC()}
-	p.report = p.build()
+	p.report, p.stale = p.build(), false
 }
 
 // setProgress records a program's progress; like GPUs, one from a
@@ -161,7 +164,18 @@ func (p *statusPage) setProgress(task taskspec.TaskID, containerID string, progr
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.progress[task] = progressEntry{containerID: containerID, progress: progress, at: at.UTC()}
-	p.report = p.build()
+	// The report is rebuilt when read: every task may report every second,
+	// and a rebuild took 0.45-0.87 ms at 200 tasks, against 13 µs for
+	// trackJob (BenchmarkProgressReport200).
+	p.trackJob()
+	p.stale = true
+}
+
+// fresh rebuilds the report if a progress report came since. p.mu is held.
+func (p *statusPage) fresh() {
+	if p.stale {
+		p.report, p.stale = p.build(), false
+	}
 }
 
 // jobProgress is the job's progress as the programs report it, for YARN's
@@ -169,12 +183,20 @@ func (p *statusPage) setProgress(task taskspec.TaskID, containerID string, progr
 func (p *statusPage) jobProgress() (float64, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.jobFraction, p.jobKnown
+	return p.jobFraction, p.jobKnown // trackJob keeps it current
 }
 
-// buildProgress sets r's job progress from the tasks' (core.JobProgress),
-// its rate and time left. p.mu is held.
-func (p *statusPage) buildProgress(r *contract.StatusReport, reports []core.TaskProgress, at map[taskspec.TaskID]time.Time) {
+// trackJob follows the job's progress (core.JobProgress over the tasks'
+// reports from their current containers) and its history: cheap, so every
+// report is taken into the rate, not only those the page was built after.
+// p.mu is held.
+func (p *statusPage) trackJob() {
+	reports := make([]core.TaskProgress, 0, len(p.progress))
+	for _, t := range p.last.Tasks {
+		if e, ok := p.progress[t.Task]; ok && e.containerID == t.Container.ID {
+			reports = append(reports, core.TaskProgress{Task: t.Task, Fraction: e.progress.Fraction, Step: e.progress.Step, Total: e.progress.Total})
+		}
+	}
 	tp, who, ok := core.JobProgress(p.hasChief, reports)
 	if !ok {
 		p.jobKnown = false
@@ -183,11 +205,20 @@ func (p *statusPage) buildProgress(r *contract.StatusReport, reports []core.Task
 	if who != p.jobWho {
 		p.jobWho, p.jobPoints = who, nil
 	}
-	when := at[tp.Task]
-	p.jobPoints = core.AddProgressPoint(p.jobPoints, core.ProgressPoint{At: when, Fraction: tp.Fraction, Step: tp.Step, Total: tp.Total})
-	p.jobFraction, p.jobKnown = tp.Fraction, true
-	jp := &contract.JobProgress{Progress: contract.Progress{Fraction: tp.Fraction, Step: tp.Step, Total: tp.Total}, Task: who, UpdatedAt: timeOrNil(when)}
-	rate := core.EstimateProgress(p.jobPoints, time.Now())
+	p.jobAt = p.progress[tp.Task].at
+	p.jobPoints = core.AddProgressPoint(p.jobPoints, core.ProgressPoint{At: p.jobAt, Fraction: tp.Fraction, Step: tp.Step, Total: tp.Total})
+	p.jobFraction, p.jobKnown, p.jobLast = tp.Fraction, true, tp
+}
+
+// jobReport is the job's progress for the report, with its rate and time
+// left as of now; nil when no program reported. p.mu is held.
+func (p *statusPage) jobReport(now time.Time) *contract.JobProgress {
+	if !p.jobKnown {
+		return nil
+	}
+	tp := p.jobLast
+	jp := &contract.JobProgress{Progress: contract.Progress{Fraction: tp.Fraction, Step: tp.Step, Total: tp.Total}, Task: p.jobWho, UpdatedAt: timeOrNil(p.jobAt)}
+	rate := core.EstimateProgress(p.jobPoints, now)
 	if rate.Known {
 		jp.FractionPerSecond = roundedPtr(rate.FractionPerSecond, 6)
 	}
@@ -197,7 +228,7 @@ func (p *statusPage) buildProgress(r *contract.StatusReport, reports []core.Task
 	if rate.HasETA {
 		jp.ETASeconds = roundedPtr(rate.ETA.Seconds(), 0)
 	}
-	r.Progress = jp
+	return jp
 }
 
 func roundedPtr(v float64, digits int) *float64 {
@@ -213,8 +244,6 @@ func (p *statusPage) build() contract.StatusReport {
 	r := NewStatusReport(p.appID, p.last)
 	r.User, r.Job = p.user, p.job
 	r.StartedAt, r.EndedAt = timeOrNil(p.startedAt), timeOrNil(p.endedAt)
-	var progress []core.TaskProgress
-	progressAt := map[taskspec.TaskID]time.Time{}
 	for i := range r.Tasks {
 		t := &r.Tasks[i]
 		t.LogsURL = contract.ContainerLogsURL(t.NodeHTTP, t.ContainerID, p.user)
@@ -225,20 +254,20 @@ func (p *statusPage) build() contract.StatusReport {
 		if e, ok := p.progress[id]; ok && e.containerID == t.ContainerID {
 			pr := e.progress
 			t.Progress, t.ProgressAt = &pr, timeOrNil(e.at)
-			progress = append(progress, core.TaskProgress{Task: id, Fraction: pr.Fraction, Step: pr.Step, Total: pr.Total})
-			progressAt[id] = e.at
 		}
 		if id.Type == taskspec.TensorBoard && t.Host != "" && t.State == core.TaskRunning.String() {
 			r.TensorBoardURL = contract.TensorBoardURL(t.Host, t.Port)
 		}
 	}
-	p.buildProgress(&r, progress, progressAt)
+	p.trackJob()
+	r.Progress = p.jobReport(time.Now())
 	return r
 }
 
 func (p *statusPage) current() (contract.StatusReport, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.fresh()
 	return p.report, p.watched
 }
 
@@ -250,6 +279,7 @@ func (p *statusPage) serveJSON(w http.ResponseWriter, r *http.Request) {
 	}
 	p.mu.Lock()
 	p.watched = true
+	p.fresh()
 	rep := p.report
 	p.mu.Unlock()
 	body, err := json.Marshal(rep)

@@ -132,3 +132,18 @@ func TestClaimsProgressInterval(t *testing.T) {
 	require.NoError(t, err)
 	require.Contains(t, strings.Join(strings.Fields(string(data)), " "), "The task's launcher reads the file every second")
 }
+
+// BenchmarkProgressRead: one of the launcher's reads of the progress file
+// (open, fstat, read, parse, compare), once a second per task.
+func BenchmarkProgressRead(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "progress")
+	if err := os.WriteFile(path, []byte("120/1000\n"), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	var w progressWatcher
+	for range b.N {
+		if p, _ := w.observe(readProgressFile(path)); p != nil {
+			w.sent = p
+		}
+	}
+}
