@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"strconv"
 
 	"github.com/tfyarn/tfyarn/hadoopconf"
 	"github.com/tfyarn/tfyarn/internal/cliout"
@@ -58,9 +59,9 @@ func listCommand(e *env) *cli.Command {
 						Applications []appView `json:"applications"`
 					}{views})
 				}
-				t := cliout.NewTable("APPLICATION-ID", "NAME", "TYPE", "USER", "QUEUE", "STATE", "FINAL-STATUS", "PROGRESS", "TRACKING-URL")
+				t := cliout.NewTable("APPLICATION-ID", "NAME", "TYPE", "USER", "QUEUE", "PRIORITY", "STATE", "FINAL-STATUS", "PROGRESS", "TRACKING-URL")
 				for _, v := range views {
-					t.Row(v.ID, v.Name, v.Type, v.User, v.Queue, v.State, v.FinalStatus, percent(v.Progress), v.TrackingURL)
+					t.Row(v.ID, v.Name, v.Type, v.User, v.Queue, strconv.Itoa(int(v.Priority)), v.State, v.FinalStatus, percent(v.Progress), v.TrackingURL)
 				}
 				_, err = t.WriteTo(e.stdout)
 				return err

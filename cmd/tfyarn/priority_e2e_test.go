@@ -3,6 +3,7 @@
 package main
 
 import (
+	"encoding/json"
 	"regexp"
 	"strconv"
 	"strings"
@@ -45,6 +46,23 @@ func TestE2EPriority(t *testing.T) {
 			out, errOut, code := runCLI(t, "--conf-dir", c.ConfDir, "status", r.AppID)
 			require.Equal(t, exitOK, code, errOut)
 			require.Regexp(t, regexp.MustCompile(`(?m)^Priority\s+: `+strconv.Itoa(tc.is)+`$`), out)
+
+			// list shows it too, in JSON and in its table.
+			out, errOut, code = runCLI(t, "--conf-dir", c.ConfDir, "list", "--state", "FINISHED", "--output", "json")
+			require.Equal(t, exitOK, code, errOut)
+			var listed struct{ Applications []appView }
+			require.NoError(t, json.Unmarshal([]byte(out), &listed))
+			found := false
+			for _, a := range listed.Applications {
+				if a.ID == r.AppID {
+					found = true
+					require.EqualValues(t, tc.is, a.Priority, "list's JSON")
+				}
+			}
+			require.True(t, found, "list shows %s", r.AppID)
+			out, errOut, code = runCLI(t, "--conf-dir", c.ConfDir, "list", "--state", "FINISHED")
+			require.Equal(t, exitOK, code, errOut)
+			require.Regexp(t, regexp.MustCompile(`(?m)^`+r.AppID+`\s+e2e-priority\s+\S+\s+\S+\s+\S+\s+`+strconv.Itoa(tc.is)+`\s+FINISHED\s`), out, "list's table")
 		})
 	}
 	t.Run("rejects", func(t *testing.T) {
