@@ -62,6 +62,10 @@ func TestE2EProgress(t *testing.T) {
 	require.InDelta(t, 2, *live.StepsPerSecond, 1.2, "two steps a second")
 	require.Greater(t, *live.ETASeconds, 0.0)
 	require.Less(t, *live.ETASeconds, 15.0)
+	// status's table says the same in one line.
+	table, errTable, code := runCLI(t, "--conf-dir", c.ConfDir, "status", appID)
+	require.Equal(t, exitOK, code, errTable)
+	require.Regexp(t, `(?m)^Training +: \d+\.\d% \(\d+/20, worker:0\) · [0-9.]+ steps/s · ETA \d+s$`, table)
 
 	require.Equal(t, exitOK, run.wait(t, time.Minute), "stderr: %s", &run.stderr)
 	// The last value, written just before the program ended, is in the history.
