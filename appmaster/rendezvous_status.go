@@ -30,6 +30,7 @@ func NewStatusReport(appID string, s Snapshot) contract.StatusReport {
 			Failure:     t.Failure,
 			NodeHTTP:    t.Container.NodeHTTPAddress,
 			RequestedAt: timeOrNil(t.RequestedAt), StartedAt: timeOrNil(t.StartedAt), EndedAt: timeOrNil(t.EndedAt),
+			MemoryLimitBytes: t.Container.Resource.MemoryMiB << 20,
 		}
 		r.Counts.Total++
 		if t.State != core.TaskPending {
@@ -89,6 +90,14 @@ type progressEntry struct {
 	at          time.Time
 }
 
+// processEntry is a launcher's last sample of its program for one
+// container.
+type processEntry struct {
+	containerID string
+	sample      contract.ProcessSample
+	at          time.Time
+}
+
 // statusPage serves the latest snapshot.
 type statusPage struct {
 	mu        sync.Mutex
@@ -108,7 +117,8 @@ type statusPage struct {
 	jobKnown     bool
 	jobAt        time.Time
 	jobLast      core.TaskProgress
-	stale        bool // a progress report came since the report was built
+	stale        bool // a progress report or process sample came since the report was built
+	procs        map[taskspec.TaskID]processEntry
 	last         Snapshot
 	report       contract.StatusReport
 	watched      bool          // someone fetched the JSON page
@@ -125,6 +135,7 @@ func (p *statusPage) init(appID, user string, job taskspec.Job) {
 	for _, g := range job.Tasks {
 		p.hasChief = p.hasChief || g.Type == taskspec.Chief
 	}
+	p.procs = map[taskspec.TaskID]processEntry{}
 	p.finalFetched = make(chan struct{})
 	p.lingering = make(chan struct{})
 	groups := append([]taskspec.TaskGroup(nil), job.Tasks...)
@@ -237,6 +248,14 @@ func roundedPtr(v float64, digits int) *float64 {
 	return &v
 }
 
+// setProcess records a launcher's sample of its program, like setGPUs.
+func (p *statusPage) setProcess(task taskspec.TaskID, containerID string, sample contract.ProcessSample, at time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.procs[task] = processEntry{containerID: containerID, sample: sample, at: at.UTC()}
+	p.report = p.build()
+}
+
 // build decorates the machine's view with what only the page knows: the
 // job, the user (for the log links), times, GPUs, TensorBoard's URL. p.mu
 // is held (or p not yet shared).
@@ -254,6 +273,11 @@ func (p *statusPage) build() contract.StatusReport {
 		if e, ok := p.progress[id]; ok && e.containerID == t.ContainerID {
 			pr := e.progress
 			t.Progress, t.ProgressAt = &pr, timeOrNil(e.at)
+		}
+		if s, ok := p.procs[id]; ok && s.containerID == t.ContainerID {
+			sample := s.sample
+			t.ProcessSample, t.ProcessSampled = &sample, timeOrNil(s.at)
+			t.NearMemoryLimit = core.NearMemoryLimit(sample.PeakRSSBytes, t.MemoryLimitBytes)
 		}
 		if id.Type == taskspec.TensorBoard && t.Host != "" && t.State == core.TaskRunning.String() {
 			r.TensorBoardURL = contract.TensorBoardURL(t.Host, t.Port)
@@ -333,11 +357,15 @@ func (b *metricsBoard) ReportMetrics(_ context.Context, m rendezvous.MetricsRepo
 		return fmt.Errorf("%w: %s", rendezvous.ErrUnknownTask, m.Task)
 	}
 	// A report carries what its sender had: the launcher sends progress
-	// alone (GPUs nil), more often than its samples.
+	// alone (GPUs nil), more often than its samples, and its program's CPU
+	// and memory alone.
+	if m.Process != nil {
+		b.page.setProcess(m.Task, m.ContainerID, *m.Process, time.Now())
+	}
 	if m.Progress != nil {
 		b.page.setProgress(m.Task, m.ContainerID, *m.Progress, time.Now())
 	}
-	if m.Progress == nil || m.GPUs != nil {
+	if m.Progress == nil && m.Process == nil || m.GPUs != nil {
 		b.page.setGPUs(m.Task, m.ContainerID, m.GPUs, time.Now())
 	}
 	return nil

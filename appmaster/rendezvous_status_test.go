@@ -36,7 +36,7 @@ func TestStatusPageDecorated(t *testing.T) {
 	tb0 := taskspec.TaskID{Type: taskspec.TensorBoard}
 	rv.Observe(Snapshot{Tasks: []core.TaskStatus{
 		{Task: w0, State: core.TaskRunning, Host: "node1", Port: 2222, StartedAt: started,
-			Container: core.Container{ID: "container_1_0002_01_000002", NodeID: "node1:4545", NodeHTTPAddress: "node1:8042"}},
+			Container: core.Container{ID: "container_1_0002_01_000002", NodeID: "node1:4545", NodeHTTPAddress: "node1:8042", Resource: taskspec.Resources{VCores: 1, MemoryMiB: 1024}}},
 		{Task: w1, State: core.TaskRunning, Attempt: 1, Container: core.Container{ID: "container_1_0002_01_000005", NodeID: "node1:4545", NodeHTTPAddress: "node1:8042"}},
 		{Task: tb0, State: core.TaskRunning, Host: "node1", Port: 6006, Container: core.Container{ID: "container_1_0002_01_000004"}},
 	}})
@@ -51,6 +51,11 @@ func TestStatusPageDecorated(t *testing.T) {
 	require.NoError(t, c.ReportMetrics(ctx, rendezvous.MetricsReport{Task: w0, ContainerID: "container_1_0002_01_000002", GPUs: gpu}))
 	// A sample from worker:1's previous container is not shown as its current one's.
 	require.NoError(t, launcherClient(t, rv, secret, "container_1_0002_01_000003").ReportMetrics(ctx, rendezvous.MetricsReport{Task: w1, ContainerID: "container_1_0002_01_000003", GPUs: gpu}))
+	// The program's CPU and memory: their own report, beside the GPUs; a
+	// peak at 90% of the container's 1 GiB is flagged.
+	proc := contract.ProcessSample{CPUPercent: 99.5, CPUSeconds: 3, RSSBytes: 900 << 20, PeakRSSBytes: 922 << 20, Processes: 2}
+	require.NoError(t, c.ReportMetrics(ctx, rendezvous.MetricsReport{Task: w0, ContainerID: "container_1_0002_01_000002", Process: &proc}))
+	require.NoError(t, launcherClient(t, rv, secret, "container_1_0002_01_000003").ReportMetrics(ctx, rendezvous.MetricsReport{Task: w1, ContainerID: "container_1_0002_01_000003", Process: &proc}))
 	require.ErrorIs(t, c.ReportMetrics(ctx, rendezvous.MetricsReport{Task: taskspec.TaskID{Type: taskspec.Chief}, ContainerID: "container_1_0002_01_000002", GPUs: gpu}), rendezvous.ErrUnknownTask)
 
 	var rep contract.StatusReport
@@ -66,10 +71,17 @@ func TestStatusPageDecorated(t *testing.T) {
 	require.Equal(t, gpu, rep.Tasks[0].GPUs)
 	require.NotNil(t, rep.Tasks[0].GPUSampled)
 	require.Empty(t, rep.Tasks[1].GPUs)
+	require.Equal(t, &proc, rep.Tasks[0].ProcessSample)
+	require.NotNil(t, rep.Tasks[0].ProcessSampled)
+	require.Equal(t, int64(1<<30), rep.Tasks[0].MemoryLimitBytes)
+	require.True(t, rep.Tasks[0].NearMemoryLimit)
+	require.Nil(t, rep.Tasks[1].ProcessSample, "worker:1's previous container's sample")
+	require.False(t, rep.Tasks[1].NearMemoryLimit)
 
 	page := get(t, rv.TrackingURL())
 	require.Contains(t, page, `data-task="worker:0" data-state="running"`)
 	require.Contains(t, page, "0: 75% 1011/81559 MiB")
+	require.Contains(t, page, `<td class="process near-limit">100% 900 MiB (peak 922 MiB); near its 1.0 GiB limit</td>`)
 	require.Contains(t, page, `href="http://node1:6006/"`)
 }
 

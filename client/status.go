@@ -54,6 +54,8 @@ type statusWatcher struct {
 	waits map[string]*waitSeen
 	// told are the restart causes told, across AM attempts.
 	told map[string]bool
+	// nearMemory are the containers told near their memory limit.
+	nearMemory map[string]bool
 }
 
 type waitSeen struct{ since, told time.Time }
@@ -145,6 +147,9 @@ func (w *statusWatcher) poll(ctx context.Context, appID string, onEvent func(Eve
 			onEvent(Event{Time: time.Now(), AppID: appID, Restart: cause})
 		}
 		w.tellWaiting(rep.Waiting, func(ev Event) { ev.AppID = appID; onEvent(ev) })
+		for _, line := range w.newNearMemory(rep) {
+			onEvent(Event{Time: time.Now(), AppID: appID, NearMemory: line})
+		}
 	}
 	w.last = rep
 }
@@ -172,6 +177,29 @@ func (w *statusWatcher) fetch(ctx context.Context) (*contract.StatusReport, erro
 		return nil, fmt.Errorf("client: %s: %w", w.url, err)
 	}
 	return &rep, nil
+}
+
+// newNearMemory are the lines for the containers rep flags near their
+// memory limit that were not told yet.
+func (w *statusWatcher) newNearMemory(rep *contract.StatusReport) []string {
+	var lines []string
+	for _, t := range rep.Tasks {
+		if !t.NearMemoryLimit || t.ProcessSample == nil || t.ContainerID == "" || w.nearMemory[t.ContainerID] {
+			continue
+		}
+		if w.nearMemory == nil {
+			w.nearMemory = map[string]bool{}
+		}
+		w.nearMemory[t.ContainerID] = true
+		lines = append(lines, NearMemoryLine(t))
+	}
+	return lines
+}
+
+// NearMemoryLine tells that t's program came near its container's memory.
+func NearMemoryLine(t contract.TaskReport) string {
+	return fmt.Sprintf("%s (container %s on %s) is near its memory limit: peak RSS %d MiB of the container's %d MiB; YARN kills the container beyond it (give --%s more memory)",
+		t.Task, t.ContainerID, t.Node, t.PeakRSSBytes>>20, t.MemoryLimitBytes>>20, t.Type)
 }
 
 // tasks is the last task table seen, nil if none was.

@@ -143,3 +143,38 @@ func TestStatusWatcherTellsRestartsAndWaitsOnce(t *testing.T) {
 	w.poll(ctx, "application_1_0001", on)
 	require.Equal(t, []string{"restart 1 after a", "waiting for 1 worker container", "restart 2 after b"}, told)
 }
+
+// A container flagged near its memory limit is told once, however many
+// polls still flag it; the task's next container is told again.
+func TestStatusWatcherTellsNearMemoryOncePerContainer(t *testing.T) {
+	task := func(container string, near bool) contract.TaskReport {
+		return contract.TaskReport{Task: "worker:0", Type: "worker", ContainerID: container, Node: "n1:45454",
+			ProcessSample: &contract.ProcessSample{RSSBytes: 240 << 20, PeakRSSBytes: 245 << 20}, MemoryLimitBytes: 256 << 20, NearMemoryLimit: near}
+	}
+	var rep atomic.Pointer[contract.StatusReport]
+	rep.Store(&contract.StatusReport{AppID: "application_1_0001", Tasks: []contract.TaskReport{task("c1", false)}})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_ = json.NewEncoder(w).Encode(rep.Load())
+	}))
+	defer srv.Close()
+	w := newStatusWatcher(nil)
+	w.url = srv.URL + contract.StatusPath
+	var told []string
+	on := func(ev Event) {
+		if ev.NearMemory != "" {
+			told = append(told, ev.NearMemory)
+		}
+	}
+	ctx := context.Background()
+	w.poll(ctx, "application_1_0001", on)
+	require.Empty(t, told)
+	rep.Store(&contract.StatusReport{AppID: "application_1_0001", Tasks: []contract.TaskReport{task("c1", true)}})
+	w.poll(ctx, "application_1_0001", on)
+	w.poll(ctx, "application_1_0001", on)
+	rep.Store(&contract.StatusReport{AppID: "application_1_0001", Tasks: []contract.TaskReport{task("c2", true)}})
+	w.poll(ctx, "application_1_0001", on)
+	require.Equal(t, []string{
+		"worker:0 (container c1 on n1:45454) is near its memory limit: peak RSS 245 MiB of the container's 256 MiB; YARN kills the container beyond it (give --worker more memory)",
+		"worker:0 (container c2 on n1:45454) is near its memory limit: peak RSS 245 MiB of the container's 256 MiB; YARN kills the container beyond it (give --worker more memory)",
+	}, told)
+}

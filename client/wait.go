@@ -37,6 +37,12 @@ type Event struct {
 	// worker:1 (container ... on ...) failed: exit code 7").
 	Restart string
 
+	// NearMemory is set, and nothing else but Time and AppID, once per
+	// container whose program's peak RSS came near the container's memory
+	// (contract.TaskReport.NearMemoryLimit): one line naming the task, its
+	// container, the peak and the limit, before YARN kills it.
+	NearMemory string
+
 	// Waiting is set, and nothing else but Time and AppID, when tasks wait
 	// for a container: at once (after a few seconds), then every
 	// WaitingEvery while they still wait. One line: what is awaited,

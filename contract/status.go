@@ -84,6 +84,20 @@ type GPUSample struct {
 	MemoryTotalMiB int64  `json:"memory_total_mib"`
 }
 
+// ProcessSample is a task's program as its launcher last sampled it from
+// /proc: its whole process tree (the program and every process descending
+// from it). CPUPercent is over the last sampling interval, 100 for one
+// core kept busy (so above 100 with several); CPUSeconds is the tree's CPU
+// time (user and system) so far; RSSBytes the tree's resident memory;
+// PeakRSSBytes the most seen (samples, and each process's VmHWM).
+type ProcessSample struct {
+	CPUPercent   float64 `json:"cpu_percent"`
+	CPUSeconds   float64 `json:"cpu_seconds"`
+	RSSBytes     int64   `json:"rss_bytes"`
+	PeakRSSBytes int64   `json:"peak_rss_bytes"`
+	Processes    int     `json:"processes"`
+}
+
 // TaskCounts sums the tasks up: how many have a container, registered
 // their address, run, ended.
 type TaskCounts struct {
@@ -127,6 +141,15 @@ type TaskReport struct {
 	// file (EnvProgressFile); ProgressAt when the AM got it.
 	Progress   *Progress  `json:"progress,omitempty"`
 	ProgressAt *time.Time `json:"progress_at,omitempty"`
+	// The program's CPU and memory as last sampled by the task's launcher
+	// (absent until then); ProcessSampled says when.
+	*ProcessSample
+	ProcessSampled *time.Time `json:"process_sampled_at,omitempty"`
+	// MemoryLimitBytes is the container's memory; NearMemoryLimit says the
+	// program's peak RSS came close to it (appmaster/core.NearMemoryLimit):
+	// YARN kills a container whose processes exceed it.
+	MemoryLimitBytes int64 `json:"memory_limit_bytes,omitempty"`
+	NearMemoryLimit  bool  `json:"near_memory_limit,omitempty"`
 }
 
 // ContainerLogsURL is a container's live logs on its NodeManager's web

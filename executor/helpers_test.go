@@ -26,8 +26,11 @@ import (
 const helperEnv = "TFYARN_EXECUTOR_TEST_HELPER"
 
 func TestMain(m *testing.M) {
-	if os.Getenv(helperEnv) == "listen" {
+	switch os.Getenv(helperEnv) {
+	case "listen":
 		os.Exit(helperListen())
+	case "alloc", "spin", "sleep":
+		os.Exit(helperBusy(os.Getenv(helperEnv)))
 	}
 	os.Exit(m.Run())
 }

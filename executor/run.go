@@ -176,6 +176,9 @@ func Run(ctx context.Context, cfg Config) (exitCode int, err error) {
 		return client.ReportMetrics(ctx, rendezvous.MetricsReport{Task: cfg.Task, ContainerID: cfg.ContainerID, Progress: &p})
 	}, log)
 	go progress.run(runCtx, progressInterval)
+	go sampleProcesses(runCtx, newTreeSampler(mark, prog.pgid, time.Now()), processFirst, processInterval, func(ctx context.Context, p contract.ProcessSample) error {
+		return client.ReportMetrics(ctx, rendezvous.MetricsReport{Task: cfg.Task, ContainerID: cfg.ContainerID, Process: &p})
+	}, log)
 	stopped, signal := supervise(ctx, runCtx, &cfg, client, prog, sigs, log)
 	cancel()
 	<-refreshing // no rewrite of the token file after the program

@@ -212,6 +212,8 @@ func FuzzDecodeMetrics(f *testing.F) {
 	f.Add([]byte(`{"task":"worker:0","gpus":null}`))
 	f.Add([]byte(`{"task":"worker:0","gpus":null,"progress":{"fraction":0.12,"step":120,"total":1000}}`))
 	f.Add([]byte(`{"task":"worker:0","gpus":null,"progress":{"fraction":1e400}}`))
+	f.Add([]byte(`{"task":"worker:0","process":{"cpu_percent":187.5,"cpu_seconds":12.25,"rss_bytes":157286400,"peak_rss_bytes":160000000,"processes":3}}`))
+	f.Add([]byte(`{"task":"worker:0","process":{"rss_bytes":-1}}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		m, err := DecodeMetrics(body)
 		if err != nil {
@@ -222,6 +224,9 @@ func FuzzDecodeMetrics(f *testing.F) {
 		}
 		if m.Progress != nil && (m.Progress.Fraction < 0 || m.Progress.Fraction > 1 || m.Progress.Step > m.Progress.Total) {
 			t.Fatalf("decoded progress %+v", *m.Progress)
+		}
+		if p := m.Process; p != nil && (p.RSSBytes < 0 || p.RSSBytes > maxRSSBytes || p.CPUPercent < 0 || p.Processes > maxProcesses) {
+			t.Fatalf("decoded %+v", *p)
 		}
 		again, err := DecodeMetrics(encodeMetrics(m))
 		if err != nil || again.Task != m.Task || len(again.GPUs) != len(m.GPUs) || (again.Progress == nil) != (m.Progress == nil) {

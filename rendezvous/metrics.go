@@ -12,12 +12,21 @@ import (
 )
 
 // Metrics: while its program runs, a launcher may send the AM what it
-// samples of its container (today its GPUs). The AM keeps the last sample
+// samples of its container (its GPUs; its program's CPU and memory). The AM keeps the last sample
 // per task for its status report and web UI. Best effort both ways: an AM
 // whose Handler is no MetricsHandler answers 404 (ErrNotServed).
 
 // MaxGPUs bounds the GPUs one metrics report may list.
 const MaxGPUs = 64
+
+// Bounds of a process sample: 4096 cores busy, a century of CPU time,
+// 1 PiB, 4 Mi processes (Linux's pid_max).
+const (
+	maxCPUPercent = 4096 * 100
+	maxCPUSeconds = 4096 * 100 * 365 * 24 * 3600
+	maxRSSBytes   = 1 << 50
+	maxProcesses  = 1 << 22
+)
 
 // MetricsReport is one sample of a task's container.
 type MetricsReport struct {
@@ -28,6 +37,9 @@ type MetricsReport struct {
 	// file. The launcher sends it alone, as it changes (GPUs nil): the AM
 	// keeps each part of a task's metrics from the last report that had it.
 	Progress *contract.Progress
+	// Process, when set, is the program's CPU and memory, sent alone
+	// (GPUs nil) as well.
+	Process *contract.ProcessSample
 }
 
 // MetricsHandler is what a Handler implements to receive metrics.
@@ -36,14 +48,15 @@ type MetricsHandler interface {
 }
 
 type wireMetrics struct {
-	Task        string               `json:"task"`
-	ContainerID string               `json:"container_id,omitempty"`
-	GPUs        []contract.GPUSample `json:"gpus"`
-	Progress    *contract.Progress   `json:"progress,omitempty"`
+	Task        string                  `json:"task"`
+	ContainerID string                  `json:"container_id,omitempty"`
+	GPUs        []contract.GPUSample    `json:"gpus"`
+	Progress    *contract.Progress      `json:"progress,omitempty"`
+	Process     *contract.ProcessSample `json:"process,omitempty"`
 }
 
 func encodeMetrics(m MetricsReport) []byte {
-	return mustJSON(wireMetrics{Task: m.Task.String(), ContainerID: m.ContainerID, GPUs: m.GPUs, Progress: m.Progress})
+	return mustJSON(wireMetrics{Task: m.Task.String(), ContainerID: m.ContainerID, GPUs: m.GPUs, Progress: m.Progress, Process: m.Process})
 }
 
 // DecodeMetrics parses and validates a metrics body: every count and
@@ -80,7 +93,17 @@ func DecodeMetrics(body []byte) (MetricsReport, error) {
 			return MetricsReport{}, fmt.Errorf("metrics of %s: %w", task, err)
 		}
 	}
-	return MetricsReport{Task: task, ContainerID: w.ContainerID, GPUs: w.GPUs, Progress: w.Progress}, nil
+	if p := w.Process; p != nil {
+		switch {
+		case p.CPUPercent < 0 || p.CPUPercent > maxCPUPercent || p.CPUSeconds < 0 || p.CPUSeconds > maxCPUSeconds:
+			return MetricsReport{}, fmt.Errorf("metrics of %s: CPU out of range", task)
+		case p.RSSBytes < 0 || p.PeakRSSBytes < 0 || p.RSSBytes > maxRSSBytes || p.PeakRSSBytes > maxRSSBytes:
+			return MetricsReport{}, fmt.Errorf("metrics of %s: memory out of range", task)
+		case p.Processes < 0 || p.Processes > maxProcesses:
+			return MetricsReport{}, fmt.Errorf("metrics of %s: %d processes", task, p.Processes)
+		}
+	}
+	return MetricsReport{Task: task, ContainerID: w.ContainerID, GPUs: w.GPUs, Progress: w.Progress, Process: w.Process}, nil
 }
 
 // ReportMetrics sends one sample to the AM. Bound ctx: metrics are best

@@ -51,6 +51,14 @@ func TestMetrics(t *testing.T) {
 		bad.Progress = &p
 		require.ErrorIs(t, c.ReportMetrics(ctx, bad), ErrBadRequest, "%+v", p)
 	}
+	// The program's CPU and memory travel in their own report.
+	p := MetricsReport{Task: m.Task, ContainerID: m.ContainerID,
+		Process: &contract.ProcessSample{CPUPercent: 187.5, CPUSeconds: 12.25, RSSBytes: 157286400, PeakRSSBytes: 160000000, Processes: 3}}
+	require.NoError(t, c.ReportMetrics(ctx, p))
+	require.Equal(t, []MetricsReport{m, prog, p}, h.got)
+	for _, bad := range []contract.ProcessSample{{RSSBytes: -1}, {PeakRSSBytes: maxRSSBytes + 1}, {CPUPercent: -1}, {CPUPercent: maxCPUPercent + 1}, {Processes: maxProcesses + 1}, {CPUSeconds: -1}} {
+		require.ErrorIs(t, c.ReportMetrics(ctx, MetricsReport{Task: m.Task, ContainerID: m.ContainerID, Process: &bad}), ErrBadRequest, "%+v", bad)
+	}
 
 	// A Handler without metrics (an older AM) answers "not served".
 	plain := startServer(t, secret, newBoard(t, time.Minute, group(taskspec.Worker, 1)))

@@ -22,6 +22,7 @@ var page = template.Must(template.New("page.html").Funcs(template.FuncMap{
 	"addr":     addrText,
 	"gpus":     GPUText,
 	"progress": ProgressText,
+	"process":  ProcessText,
 	"stamp":    stamp,
 }).ParseFS(assets, "assets/page.html"))
 
@@ -120,6 +121,30 @@ func GPUText(gpus []contract.GPUSample) string {
 		parts[i] = fmt.Sprintf("%d: %d%% %d/%d MiB", g.Index, g.UtilizationPct, g.MemoryUsedMiB, g.MemoryTotalMiB)
 	}
 	return strings.Join(parts, "; ")
+}
+
+// ProcessText sums a task's program up in one cell: its CPU over the last
+// interval, its RSS and peak RSS, "87% 1.2 GiB (peak 1.5 GiB)", and when
+// its peak came near the container's memory, "; near its 2.0 GiB limit";
+// "-" before the first sample.
+func ProcessText(t contract.TaskReport) string {
+	p := t.ProcessSample
+	if p == nil {
+		return "-"
+	}
+	s := fmt.Sprintf("%.0f%% %s (peak %s)", p.CPUPercent, Bytes(p.RSSBytes), Bytes(p.PeakRSSBytes))
+	if t.NearMemoryLimit {
+		s += fmt.Sprintf("; near its %s limit", Bytes(t.MemoryLimitBytes))
+	}
+	return s
+}
+
+// Bytes renders n in MiB below a GiB, else in GiB: "240 MiB", "1.5 GiB".
+func Bytes(n int64) string {
+	if n < 1<<30 {
+		return fmt.Sprintf("%d MiB", (n+1<<19)>>20)
+	}
+	return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
 }
 
 func stamp(t *time.Time) string {

@@ -27,9 +27,12 @@ func TestPage(t *testing.T) {
 		Tasks: []contract.TaskReport{
 			{Task: "chief:0", Type: "chief", State: "succeeded", Host: "node1", Port: 2222, ContainerID: "container_1_0007_01_000002",
 				Node: "node1:4545", ExitCode: &code, Attempt: 1, Restarts: 1, StartedAt: &start, EndedAt: &later,
-				LogsURL: "http://node1:8042/node/containerlogs/container_1_0007_01_000002/alice",
-				GPUs:    []contract.GPUSample{{Index: 0, UtilizationPct: 87, MemoryUsedMiB: 61234, MemoryTotalMiB: 81559}}},
+				LogsURL:       "http://node1:8042/node/containerlogs/container_1_0007_01_000002/alice",
+				GPUs:          []contract.GPUSample{{Index: 0, UtilizationPct: 87, MemoryUsedMiB: 61234, MemoryTotalMiB: 81559}},
+				ProcessSample: &contract.ProcessSample{CPUPercent: 187.4, RSSBytes: 1288490189, PeakRSSBytes: 1610612736}, MemoryLimitBytes: 2 << 30},
 			{Task: "worker:0", Type: "worker", State: "pending"},
+			{Task: "worker:1", Type: "worker", State: "running",
+				ProcessSample: &contract.ProcessSample{CPUPercent: 3, RSSBytes: 240 << 20, PeakRSSBytes: 245 << 20}, MemoryLimitBytes: 256 << 20, NearMemoryLimit: true},
 		},
 	}
 	srv := httptest.NewServer(Handler(func() contract.StatusReport { return rep }, func() time.Time { return later }))
@@ -38,6 +41,8 @@ func TestPage(t *testing.T) {
 	for _, want := range []string{
 		`data-task="chief:0" data-state="succeeded"`, "node1:2222", "container_1_0007_01_000002", "node1:4545",
 		`<td class="restarts">1</td>`, `<td id="restarts">2</td>`, "<td>2026-01-02 03:04:05Z</td>", `<td class="elapsed">1m05s</td>`, "0: 87% 61234/81559 MiB",
+		`<td class="process">187% 1.2 GiB (peak 1.5 GiB)</td>`, `<td class="process">-</td>`,
+		`<td class="process near-limit">3% 240 MiB (peak 245 MiB); near its 256 MiB limit</td>`,
 		`href="http://node1:8042/node/containerlogs/container_1_0007_01_000002/alice/stdout"`,
 		`href="http://node1:6006/"`, "python train.py --epochs 3", "--worker 2x1c,1g (label gpu)", "ml-gpu",
 		`href="status"`, `href="static/style.css"`, `src="static/app.js"`,
@@ -61,7 +66,7 @@ func TestPage(t *testing.T) {
 	require.Contains(t, body, `<main id="live" data-final="true">`)
 	require.Contains(t, body, `<span id="final-status" class="status FAILED">FAILED</span>`)
 	require.Contains(t, body, `<td class="exit">1</td>`)
-	require.Contains(t, body, `<tr class="failure"><td></td><td colspan="9">worker:0 (container container_1_0007_01_000003 on node1:4545) failed: exit code 1</td></tr>`)
+	require.Contains(t, body, `<tr class="failure"><td></td><td colspan="10">worker:0 (container container_1_0007_01_000003 on node1:4545) failed: exit code 1</td></tr>`)
 }
 
 func TestDuration(t *testing.T) {

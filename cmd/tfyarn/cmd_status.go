@@ -25,7 +25,7 @@ func statusCommand(e *env) *cli.Command {
 			"   tfyarn status application_1700000000000_0001 --output json | jq -r .state",
 		Description: "JSON keys: id, name, type, user, queue, priority, state, final_status, progress, tracking_url,\nstart_time(_ms), finish_time(_ms), diagnostics, tags; for an ended tfyarn application also\n" +
 			"history (its AM's record: job, tensorboard_url and tasks with container, node, exit_code,\n" +
-			"restarts, times, gpus and progress) or history_error; for a running one, live (the same, from its AM).\n" +
+			"restarts, times, gpus, progress, and cpu_percent, rss_bytes, peak_rss_bytes, near_memory_limit)\nor history_error; for a running one, live (the same, from its AM).\n" +
 			"When a tfyarn application ends, its AM writes that record to HDFS\n(/user/<user>/.tfyarn/history/<app>.json); status of an ended application prints its task table,\nof a running one the live table from its ApplicationMaster.",
 		Flags:        []cli.Flag{outputFlag()},
 		OnUsageError: onUsageError,

@@ -207,6 +207,10 @@ func runAction(c *cli.Context, e *env) error {
 			fmt.Fprintf(progress, "%s restarting: %s\n", ev.AppID, ev.Restart)
 			return
 		}
+		if ev.NearMemory != "" {
+			fmt.Fprintf(progress, "%s %s\n", ev.AppID, ev.NearMemory)
+			return
+		}
 		if ev.Task != nil {
 			// A task's last output lines come before its end.
 			live.event(c.Context, ev)

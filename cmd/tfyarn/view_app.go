@@ -155,7 +155,7 @@ func addJobKeys(kv *cliout.KeyValues, h *contract.StatusReport) {
 
 // taskTable is a report's tasks (history or live), one row each.
 func taskTable(h *contract.StatusReport) *cliout.Table {
-	t := cliout.NewTable("TASK", "STATE", "ADDRESS", "CONTAINER", "NODE", "EXIT", "RESTARTS", "ELAPSED", "GPUS")
+	t := cliout.NewTable("TASK", "STATE", "ADDRESS", "CONTAINER", "NODE", "EXIT", "RESTARTS", "ELAPSED", "CPU/MEMORY", "GPUS")
 	for _, tr := range h.Tasks {
 		addr, exit, elapsed := "-", "-", "-"
 		if tr.Host != "" {
@@ -171,7 +171,7 @@ func taskTable(h *contract.StatusReport) *cliout.Table {
 			}
 			elapsed = webui.Duration(end.Sub(*tr.StartedAt))
 		}
-		t.Row(tr.Task, tr.State, addr, orDash(nonEmpty(tr.ContainerID)), orDash(nonEmpty(tr.Node)), exit, tr.Restarts, elapsed, webui.GPUText(tr.GPUs))
+		t.Row(tr.Task, tr.State, addr, orDash(nonEmpty(tr.ContainerID)), orDash(nonEmpty(tr.Node)), exit, tr.Restarts, elapsed, webui.ProcessText(tr), webui.GPUText(tr.GPUs))
 	}
 	return t
 }

@@ -115,7 +115,7 @@ func TestE2EWebUIHistoryGPU(t *testing.T) {
 	t.Logf("status while running:\n%s%s", out, errOut)
 	require.Equal(t, exitOK, code, errOut)
 	for _, task := range rep.Tasks {
-		require.Regexp(t, `(?m)^`+task.Task+`\s+running\s+\S+\s+`+task.ContainerID+`\s+\S+\s+-\s+0\s+\d+s\s+0: 0% 0/81559 MiB$`, out)
+		require.Regexp(t, `(?m)^`+task.Task+`\s+running\s+\S+\s+`+task.ContainerID+`\s+\S+\s+-\s+0\s+\d+s\s+(-|\d+% \d.* \(peak .*\))\s+0: 0% 0/81559 MiB$`, out)
 	}
 
 	liveJSON, errOut, code := runCLI(t, "--conf-dir", c.ConfDir, "status", appID, "--output", "json")
@@ -136,10 +136,10 @@ func TestE2EWebUIHistoryGPU(t *testing.T) {
 	t.Logf("status:\n%s%s", out, errOut)
 	require.Equal(t, exitOK, code, errOut)
 	require.Regexp(t, `(?m)^Command\s*:?\s+sh -c 'echo`, out)
-	require.Regexp(t, `(?m)^TASK\s+STATE\s+ADDRESS\s+CONTAINER\s+NODE\s+EXIT\s+RESTARTS\s+ELAPSED\s+GPUS$`, out)
+	require.Regexp(t, `(?m)^TASK\s+STATE\s+ADDRESS\s+CONTAINER\s+NODE\s+EXIT\s+RESTARTS\s+ELAPSED\s+CPU/MEMORY\s+GPUS$`, out)
 	for _, task := range rep.Tasks {
 		require.Regexp(t, `(?m)^`+task.Task+`\s+succeeded\s+`+regexp.QuoteMeta(fmt.Sprintf("%s:%d", task.Host, task.Port))+`\s+`+
-			task.ContainerID+`\s+`+regexp.QuoteMeta(task.Node)+`\s+0\s+0\s+\d+s\s+0: 0% 0/81559 MiB$`, out)
+			task.ContainerID+`\s+`+regexp.QuoteMeta(task.Node)+`\s+0\s+0\s+\d+s\s+(-|\d+% \d.* \(peak .*\))\s+0: 0% 0/81559 MiB$`, out)
 	}
 	jsonOut, errOut, code := runCLI(t, "--conf-dir", c.ConfDir, "status", appID, "--output", "json")
 	require.Equal(t, exitOK, code, errOut)
