@@ -168,7 +168,7 @@ func TestParseHWM(t *testing.T) {
 // The cost of one sample of a tree of N idle processes, beside the
 // baseline of listing the tree alone (what the orphan sweep does once).
 func BenchmarkTreeSample(b *testing.B) {
-	for _, n := range []int{1, 10, 50} {
+	for _, n := range []int{2, 11, 51} { // sh and its children
 		mark := newLaunchMark()
 		modes := make([]string, n-1)
 		for i := range modes {
