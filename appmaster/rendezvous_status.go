@@ -182,7 +182,8 @@ func (p *statusPage) setProgress(task taskspec.TaskID, containerID string, progr
 	p.stale = true
 }
 
-// fresh rebuilds the report if a progress report came since. p.mu is held.
+// fresh rebuilds the report if a progress report or process sample came
+// since. p.mu is held.
 func (p *statusPage) fresh() {
 	if p.stale {
 		p.report, p.stale = p.build(), false
@@ -253,7 +254,9 @@ func (p *statusPage) setProcess(task taskspec.TaskID, containerID string, sample
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.procs[task] = processEntry{containerID: containerID, sample: sample, at: at.UTC()}
-	p.report = p.build()
+	// Built when next read: at 200 tasks a build per sample cost 0.2 ms,
+	// 200 of them per round (bench/results/task-metrics.md).
+	p.stale = true
 }
 
 // build decorates the machine's view with what only the page knows: the

@@ -22,13 +22,18 @@ func TestE2ETaskMetrics(t *testing.T) {
 	c := clustertest.Require(t)
 	bin := clustertest.BuildTfyarn(t)
 
-	// A task holding 150 MB and spinning shows it in status --output json
+	// A task holding 150 MB and spinning (a process tree: sh, python3,
+	// and the date commands sh starts) shows it in status --output json
 	// while it runs, under the fixed field names; the history keeps the
 	// peak; run tells of no memory limit.
 	t.Run("busy", func(t *testing.T) {
 		t.Parallel()
-		program := "import time\nb = b'x' * 150_000_000\nt = time.time()\nwhile time.time() - t < 15: pass\n"
-		run := startTfyarn(t, c, bin, 3*time.Minute, "run", "--name", "e2e-task-metrics", "--worker", "1c,512m", "--", "python3", "-c", program)
+		// Two spinners, python3 holding the memory and a shell loop beside
+		// it, so that the tree's share stays above one core's half on a
+		// busy machine; three samples (1, 11 and 21 s) to see it in.
+		program := "import time\nb = b'x' * 150_000_000\nt = time.time()\nwhile time.time() - t < 22: pass\n"
+		shell := `python3 -c "$0" & end=$(($(date +%s) + 22)); while [ "$(date +%s)" -lt "$end" ]; do :; done; wait`
+		run := startTfyarn(t, c, bin, 3*time.Minute, "run", "--name", "e2e-task-metrics", "--worker", "1c,512m", "--", "sh", "-c", shell, program)
 		appID := run.waitStderr(t, regexp.MustCompile(`(application_\d+_\d+) submitted`), time.Minute)[1]
 		var seen map[string]any
 		require.Eventually(t, func() bool {
