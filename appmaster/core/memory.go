@@ -3,7 +3,7 @@ package core
 // NearMemoryFraction is how close to its container's memory a task's
 // program may come before it is flagged: 90%. YARN's NodeManager kills a
 // container whose processes' RSS exceeds its memory (exit status -104),
-// counting the launcher too (some 10-20 MiB), and it looks every 3 s while
+// counting the launcher and its shell too (19-26 MiB measured), and it looks every 3 s while
 // the launcher samples every 10 s: the last 10% is what a program growing
 // by a batch's tensors between two samples, plus the launcher, use up. A
 // lower mark would flag the many jobs that size their containers tightly
