@@ -60,8 +60,8 @@ func TestPreemptionWarningReachesTheProgram(t *testing.T) {
 func TestPreemptionSignalReachesTheProcessGroup(t *testing.T) {
 	a := startAM(t, group(taskspec.Worker, 1))
 	l := a.newLaunch(id(taskspec.Worker, 0), "sh", "-c", `
-		sh -c 'trap "echo child signalled; exit 0" WINCH; while :; do sleep 0.05; done' &
-		echo ready; wait`)
+		sh -c 'trap "echo child signalled; exit 0" WINCH; echo ready; while :; do sleep 0.05; done' &
+		wait`)
 	l.cfg.Dir = t.TempDir()
 	ch := l.start(t)
 	waitFor(t, l.stdout, "ready")
