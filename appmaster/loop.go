@@ -423,7 +423,7 @@ func (l *loop) heartbeat(ctx context.Context) {
 	var reqs []*hadoopyarn.ResourceRequestProto
 	var sreqs []*hadoopyarn.SchedulingRequestProto
 	for _, a := range asks {
-		if a.SpreadTag != "" {
+		if a.Scheduling() {
 			sreqs = append(sreqs, schedulingRequestProto(a))
 			continue
 		}

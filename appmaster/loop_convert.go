@@ -1,6 +1,8 @@
 package appmaster
 
 import (
+	"math"
+
 	"github.com/tfyarn/tfyarn/appmaster/core"
 	"github.com/tfyarn/tfyarn/taskspec"
 	"github.com/tfyarn/tfyarn/yarn"
@@ -45,21 +47,41 @@ const (
 	selfAllocNamespace = "self"
 )
 
-// schedulingRequestProto is a spread Ask (core.Ask.SpreadTag) as one
-// SchedulingRequest under the group's allocation_request_id and priority:
-// containers tagged SpreadTag, placed by a NODE-scope anti-affinity
-// constraint on that tag (max cardinality 0: no container of ours with
-// the tag on the node yet), in the Ask's partition. Every field but the
-// count stays the same from one call to the next, as the RM requires.
+// schedulingRequestProto is a placed Ask (core.Ask.Scheduling: --spread,
+// --colocate, --apart) as one SchedulingRequest under the group's
+// allocation_request_id and priority: containers tagged SpreadTag and
+// AffinityTag, placed by one NODE-scope constraint in the Ask's partition:
+// anti-affinity on SpreadTag (max cardinality 0: no container of ours with
+// the tag on the node yet), or on Affinity.Other's tag (`notin`, --apart)
+// or affinity to it (min cardinality 1: `in`, --colocate); a group that
+// only carries a tag for others gets a constraint any node meets (0 or
+// more of its own tag), which still names the partition. Every field but
+// the count stays the same from one call to the next, as the RM requires.
 func schedulingRequestProto(a core.Ask) *hadoopyarn.SchedulingRequestProto {
 	var custom map[string]int64
 	if a.Resource.GPUs > 0 {
 		custom = map[string]int64{yarn.ResourceGPU: a.Resource.GPUs}
 	}
+	var tags []string
+	for _, t := range []string{a.SpreadTag, a.AffinityTag} {
+		if t != "" && (len(tags) == 0 || tags[0] != t) {
+			tags = append(tags, t)
+		}
+	}
+	target, minCard, maxCard := a.SpreadTag, int32(0), int32(0)
+	switch {
+	case a.SpreadTag != "":
+	case a.Affinity.Type != "" && a.Affinity.Apart:
+		target = taskspec.AffinityTag(a.Affinity.Other)
+	case a.Affinity.Type != "":
+		target, minCard, maxCard = taskspec.AffinityTag(a.Affinity.Other), 1, math.MaxInt32
+	default:
+		target, minCard, maxCard = a.AffinityTag, 0, math.MaxInt32
+	}
 	targets := []*hadoopyarn.PlacementConstraintTargetProto{{
 		TargetType:   hadoopyarn.PlacementConstraintTargetProto_ALLOCATION_TAG.Enum(),
 		TargetKey:    proto.String(selfAllocNamespace),
-		TargetValues: []string{a.SpreadTag},
+		TargetValues: []string{target},
 	}}
 	if a.Partition != "" {
 		targets = append(targets, &hadoopyarn.PlacementConstraintTargetProto{
@@ -75,7 +97,7 @@ func schedulingRequestProto(a core.Ask) *hadoopyarn.SchedulingRequestProto {
 			ExecutionType:        hadoopyarn.ExecutionTypeProto_GUARANTEED.Enum(),
 			EnforceExecutionType: proto.Bool(true),
 		},
-		AllocationTags: []string{a.SpreadTag},
+		AllocationTags: tags,
 		ResourceSizing: &hadoopyarn.ResourceSizingProto{
 			NumAllocations: proto.Int32(int32(a.Count)),
 			Resources:      yarn.NewResource(a.Resource.MemoryMiB, a.Resource.VCores, custom),
@@ -84,8 +106,8 @@ func schedulingRequestProto(a core.Ask) *hadoopyarn.SchedulingRequestProto {
 			SimpleConstraint: &hadoopyarn.SimplePlacementConstraintProto{
 				Scope:             proto.String(scopeNode),
 				TargetExpressions: targets,
-				MinCardinality:    proto.Int32(0),
-				MaxCardinality:    proto.Int32(0),
+				MinCardinality:    proto.Int32(minCard),
+				MaxCardinality:    proto.Int32(maxCard),
 			},
 		},
 	}

@@ -51,3 +51,64 @@ func TestSchedulingRequestProto(t *testing.T) {
 	require.Equal(t, "yarn_node_partition/", part.GetTargetKey())
 	require.Equal(t, []string{"gpu"}, part.GetTargetValues())
 }
+
+// --colocate ps=worker with --spread worker: the worker's request keeps
+// its spread, the ps request asks `in` the worker's tag (min cardinality
+// 1); --apart evaluator=chief: `notin` the chief's tag, and the chief,
+// which only carries its tag for the evaluator, gets a constraint every
+// node meets (0 or more of its own tag).
+func TestSchedulingRequestProtoAffinity(t *testing.T) {
+	job := taskspec.Job{
+		Command: "true", Spread: "worker",
+		Affinities: taskspec.Affinities{
+			{Type: taskspec.PS, Other: taskspec.Worker},
+			{Type: taskspec.Evaluator, Other: taskspec.Chief, Apart: true},
+		},
+		Tasks: []taskspec.TaskGroup{
+			{Type: taskspec.Chief, Instances: 1, Resources: taskspec.Resources{VCores: 1, MemoryMiB: 256}},
+			{Type: taskspec.Worker, Instances: 2, Resources: taskspec.Resources{VCores: 1, MemoryMiB: 256}},
+			{Type: taskspec.PS, Instances: 1, Resources: taskspec.Resources{VCores: 1, MemoryMiB: 256}},
+			{Type: taskspec.Evaluator, Instances: 1, Resources: taskspec.Resources{VCores: 1, MemoryMiB: 256}},
+		},
+	}
+	require.NoError(t, job.Validate(taskspec.ClusterLimits{}))
+	m, err := core.New(core.Config{Job: job})
+	require.NoError(t, err)
+	asks := map[taskspec.TaskType]core.Ask{}
+	for _, a := range m.AskTable() {
+		require.True(t, a.Scheduling(), "%s asks with a SchedulingRequest", a.TaskType)
+		asks[a.TaskType] = a
+	}
+	type want struct {
+		tags     []string
+		target   string
+		min, max int32
+	}
+	for typ, w := range map[taskspec.TaskType]want{
+		taskspec.Worker:    {[]string{"tfyarn-worker"}, "tfyarn-worker", 0, 0},
+		taskspec.PS:        {[]string{"tfyarn-ps"}, "tfyarn-worker", 1, 2147483647},
+		taskspec.Chief:     {[]string{"tfyarn-chief"}, "tfyarn-chief", 0, 2147483647},
+		taskspec.Evaluator: {[]string{"tfyarn-evaluator"}, "tfyarn-chief", 0, 0},
+	} {
+		r := schedulingRequestProto(asks[typ])
+		require.Equal(t, w.tags, r.GetAllocationTags(), "%s", typ)
+		c := r.GetPlacementConstraint().GetSimpleConstraint()
+		require.Equal(t, "node", c.GetScope())
+		require.Equal(t, w.min, c.GetMinCardinality(), "%s", typ)
+		require.Equal(t, w.max, c.GetMaxCardinality(), "%s", typ)
+		require.Len(t, c.GetTargetExpressions(), 1, "%s: no partition without a label", typ)
+		require.Equal(t, []string{w.target}, c.GetTargetExpressions()[0].GetTargetValues(), "%s", typ)
+	}
+
+	// Under --spread all the worker carries the cluster's tag and its own.
+	// (The evaluator is not in the cluster, so not spread.)
+	job.Spread, job.Affinities = "all", taskspec.Affinities{{Type: taskspec.Evaluator, Other: taskspec.Worker}}
+	require.NoError(t, job.Validate(taskspec.ClusterLimits{}))
+	m, err = core.New(core.Config{Job: job})
+	require.NoError(t, err)
+	for _, a := range m.AskTable() {
+		if a.TaskType == taskspec.Worker {
+			require.Equal(t, []string{"tfyarn-cluster", "tfyarn-worker"}, schedulingRequestProto(a).GetAllocationTags())
+		}
+	}
+}

@@ -62,7 +62,7 @@ func timeOrNil(t time.Time) *time.Time {
 
 // JobInfo describes job for the web UI and the history record.
 func JobInfo(job taskspec.Job) *contract.JobInfo {
-	info := &contract.JobInfo{Name: job.Name, Queue: job.Queue, NodeLabel: job.NodeLabel, Spread: job.SpreadText()}
+	info := &contract.JobInfo{Name: job.Name, Queue: job.Queue, NodeLabel: job.NodeLabel, Spread: job.SpreadText(), Affinity: job.AffinityText()}
 	argv := append([]string{job.Command}, job.Args...)
 	if job.Script != "" {
 		argv = append([]string{"python", job.Script}, job.Args...)

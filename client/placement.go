@@ -182,6 +182,9 @@ func CheckPlacement(job Job, cs ClusterState) error {
 	if err := checkSpread(job, cs); err != nil {
 		return err
 	}
+	if err := checkColocate(job, cs); err != nil {
+		return err
+	}
 	known := map[string]bool{"": true}
 	for _, l := range cs.Labels {
 		known[l] = true
@@ -348,6 +351,25 @@ func checkSpread(job Job, cs ClusterState) error {
 		return &taskspec.ValidationError{TaskType: taskspec.TaskType(strings.TrimPrefix(job.Spread, taskspec.SpreadAll)), Message: fmt.Sprintf(
 			"the job can never run: placement constraint %s needs a node each for its %d %s on %s, but %s; ask for at most %d, or drop --spread",
 			job.SpreadText(), count[label], what, labelName(label), running, nodes)}
+	}
+	return nil
+}
+
+// checkColocate refuses a colocation (--colocate A=B) the cluster can
+// never hold: A's and B's tasks on different node labels (the queue's
+// default for groups that name none), since a node has one label.
+func checkColocate(job Job, cs ClusterState) error {
+	labels := map[taskspec.TaskType]string{}
+	for _, g := range job.Tasks {
+		labels[g.Type] = cs.effectiveLabel(job.NodeLabelFor(g))
+	}
+	for _, a := range job.Affinities {
+		if a.Apart || labels[a.Type] == labels[a.Other] {
+			continue
+		}
+		return &taskspec.ValidationError{TaskType: a.Type, Message: fmt.Sprintf(
+			"the job can never run: placement constraint %s, but %s tasks run on %s and %s tasks on %s, and a node has one label; give both the same --node-label, or drop --colocate %s=%s",
+			a.Text(), a.Type, labelName(labels[a.Type]), a.Other, labelName(labels[a.Other]), a.Type, a.Other)}
 	}
 	return nil
 }

@@ -136,3 +136,28 @@ func TestCheckPlacementSpread(t *testing.T) {
 	require.EqualError(t, CheckPlacement(job("all", "gpu", "chief=1c,256m", "worker=1x1c,256m"), cs),
 		"the job can never run: placement constraint no two chief, worker or ps tasks on one node (--spread all) needs a node each for its 2 tasks on nodes labelled gpu, but there is 1 running; ask for at most 1, or drop --spread")
 }
+
+// A colocation whose two types land on different labels (the queue's
+// default for groups that name none) can never be met: a node has one.
+func TestCheckPlacementColocate(t *testing.T) {
+	cs := testCluster("default")
+	cs.Queue.Capacity["gpu"], cs.Queue.MaxCapacity["gpu"] = 100, 100
+	job := func(apart bool, psLabel string) Job {
+		var j Job
+		for _, s := range []string{"worker=1x1c,256m", "ps=1c,256m"} {
+			typ, spec, _ := strings.Cut(s, "=")
+			g, err := taskspec.ParseSpec(taskspec.TaskType(typ), spec)
+			require.NoError(t, err)
+			if g.Type == taskspec.PS {
+				g.NodeLabel = psLabel
+			}
+			j.Tasks = append(j.Tasks, g)
+		}
+		j.Affinities = taskspec.Affinities{{Type: taskspec.PS, Other: taskspec.Worker, Apart: apart}}
+		return j
+	}
+	require.NoError(t, CheckPlacement(job(false, ""), cs))
+	require.NoError(t, CheckPlacement(job(true, "gpu"), cs), "apart across labels always holds")
+	require.EqualError(t, CheckPlacement(job(false, "gpu"), cs),
+		"the job can never run: placement constraint each ps task on a node running a worker task (--colocate ps=worker), but ps tasks run on nodes labelled gpu and worker tasks on nodes without a label, and a node has one label; give both the same --node-label, or drop --colocate ps=worker")
+}

@@ -65,6 +65,10 @@ type JobInfo struct {
 	// Spread is --spread's placement constraint in words, "no two worker
 	// tasks on one node (--spread worker)"; empty without one.
 	Spread string `json:"spread,omitempty"`
+	// Affinity is --colocate's and --apart's placement constraints in
+	// words, "each ps task on a node running a worker task (--colocate
+	// ps=worker)", "; "-separated; empty without one.
+	Affinity string `json:"affinity,omitempty"`
 }
 
 // GroupInfo is one task group: "worker", "2x1c,1g", its node label.

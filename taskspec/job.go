@@ -183,6 +183,9 @@ type Job struct {
 	// StartAfter holds some types' programs back until others' started
 	// (--start-after worker=ps); nil starts every program with the spec.
 	StartAfter StartOrder `json:",omitempty"`
+	// Affinities place some types' tasks by where others run (--colocate
+	// ps=worker, --apart ps=worker); nil for none. See affinity.go.
+	Affinities Affinities `json:",omitempty"`
 }
 
 // RestartPolicy is when a job's failed tasks run again (--max-restarts,

@@ -73,6 +73,9 @@ func (j Job) Validate(limits ClusterLimits) error {
 	if err := j.validateSpread(byType); err != nil {
 		return err
 	}
+	if err := j.Affinities.validate(j, byType); err != nil {
+		return err
+	}
 	if !byType[Chief] && !byType[Worker] {
 		return invalid("", "the job has no chief and no worker; add --chief or --worker, which run the training")
 	}

@@ -67,6 +67,18 @@ type Ask struct {
 	// default from the RM); "" for nodes without a label.
 	SpreadTag string
 	Partition string
+	// AffinityTag, when set, also makes the ask a SchedulingRequest, its
+	// containers carrying this tag (taskspec.AffinityTag): another type is
+	// placed by them (--colocate, --apart). Affinity, when its Type is
+	// set, is the ask's constraint instead of the spread's: NODE-scope
+	// `in` (or `notin` when Apart) on the tag of Affinity.Other.
+	AffinityTag string
+	Affinity    taskspec.Affinity
+}
+
+// Scheduling reports whether the ask goes as a SchedulingRequest.
+func (a Ask) Scheduling() bool {
+	return a.SpreadTag != "" || a.AffinityTag != "" || a.Affinity.Type != ""
 }
 
 // DefaultRack is the rack YARN gives a node without topology information

@@ -68,6 +68,17 @@ func (m *Machine) allocDeadline() {
 // constraint that kept them waiting, when one of them is spread: a node
 // with room is not enough, it must hold none of the spread tasks yet.
 func (m *Machine) spreadNote(late []*TaskStatus, diagnostics string) string {
+	for _, t := range late {
+		if a, ok := m.job.AffinityOf(t.Task.Type); ok {
+			need := fmt.Sprintf("a node with room that runs a %s task", a.Other)
+			if a.Apart {
+				need = fmt.Sprintf("a node with room that runs no %s task", a.Other)
+			}
+			return strings.TrimSuffix(diagnostics, "; "+unallocatedAdvice) +
+				fmt.Sprintf("; placement constraint %s: each needs %s; ask for less, drop %s or raise --alloc-timeout",
+					a.Text(), need, affinityFlagName(a))
+		}
+	}
 	if m.spreadText == "" {
 		return diagnostics
 	}
@@ -273,7 +284,7 @@ func RefusalDiagnostics(e RequestRefused) string {
 		label, hasLabel = m[1], true
 		reason = fmt.Sprintf("label %q does not exist on the cluster", label)
 	} else if strings.Contains(msg, "placement-constraints.handler") {
-		reason = "its yarn.resourcemanager.placement-constraints.handler does not place SchedulingRequests, which --spread sends; the cluster's administrator must set it to scheduler, or run without --spread"
+		reason = "its yarn.resourcemanager.placement-constraints.handler does not place SchedulingRequests, which --spread, --colocate and --apart send; the cluster's administrator must set it to scheduler, or run without them"
 	} else if m := refusedQueueLabel.FindStringSubmatch(msg); m != nil {
 		label, hasLabel = m[2], true
 		allowed := strings.TrimSpace(m[3])
@@ -321,4 +332,11 @@ func RefusalDiagnostics(e RequestRefused) string {
 		return fmt.Sprintf("the ResourceManager refused the %s: %s", what, reason)
 	}
 	return fmt.Sprintf("the ResourceManager refused the %s: %s (%s)", what, reason, class)
+}
+
+func affinityFlagName(a taskspec.Affinity) string {
+	if a.Apart {
+		return "--apart"
+	}
+	return "--colocate"
 }

@@ -274,6 +274,10 @@ type group struct {
 	task       *TaskStatus
 	// spreadTag is the group's allocation tag under --spread (Ask.SpreadTag).
 	spreadTag string
+	// affinityTag and affinity: Ask.AffinityTag and Ask.Affinity
+	// (--colocate, --apart).
+	affinityTag string
+	affinity    taskspec.Affinity
 }
 
 type containerRecord struct {
@@ -298,7 +302,7 @@ func New(cfg Config) (*Machine, error) {
 		defaultLabel:  cfg.QueueDefaultLabel,
 		stopGrace:     max(cfg.StopGrace, 0),
 		restartPolicy: cfg.Job.Restarts,
-		job:           taskspec.Job{Spread: cfg.Job.Spread, Tasks: cfg.Job.Tasks, StartAfter: cfg.Job.StartAfter},
+		job:           taskspec.Job{Spread: cfg.Job.Spread, Tasks: cfg.Job.Tasks, StartAfter: cfg.Job.StartAfter, Affinities: cfg.Job.Affinities},
 		spreadText:    cfg.Job.SpreadText(),
 		nextRequestID: 1000, // above the groups' own
 	}
@@ -327,6 +331,13 @@ func New(cfg Config) (*Machine, error) {
 		})
 		if cfg.Job.Spreads(g.Type) {
 			m.groups[len(m.groups)-1].spreadTag = cfg.Job.SpreadTag()
+		}
+		if a, ok := cfg.Job.AffinityOf(g.Type); ok {
+			m.groups[len(m.groups)-1].affinity = a
+			m.groups[len(m.groups)-1].affinityTag = taskspec.AffinityTag(g.Type)
+		}
+		if cfg.Job.AffinityTarget(g.Type) {
+			m.groups[len(m.groups)-1].affinityTag = taskspec.AffinityTag(g.Type)
 		}
 		ti := &typeIndex{first: len(m.tasks), n: g.Instances}
 		ti.counts[TaskPending] = g.Instances
@@ -967,17 +978,26 @@ func (m *Machine) ask(g *group) Ask {
 		Count:               wanted,
 		SpreadTag:           g.spreadTag,
 		Partition:           m.partition(g),
+		AffinityTag:         g.affinityTag,
+		Affinity:            g.affinity,
 	}
 }
 
-// partition is the node partition a spread group's SchedulingRequest
-// names: its label, else the queue's default; "" for a group not spread
-// (its ResourceRequests get the queue's default from the RM).
+// partition is the node partition a placed group's SchedulingRequest
+// names (--spread, --colocate, --apart): its label, else the queue's
+// default; "" for other groups (their ResourceRequests get the queue's
+// default from the RM).
 func (m *Machine) partition(g *group) string {
-	if g.spreadTag == "" {
+	if !g.placed() {
 		return ""
 	}
 	return orDefault(g.nodeLabel, m.defaultLabel)
+}
+
+// placed reports whether g asks with SchedulingRequests: it is spread,
+// or placed by or for another type (--colocate, --apart).
+func (g *group) placed() bool {
+	return g.spreadTag != "" || g.affinityTag != "" || g.affinity.Type != ""
 }
 
 func orDefault(s, def string) string {

@@ -138,17 +138,17 @@ func (m *Machine) mayRestart(failed []*TaskStatus) (counted, ok bool) {
 }
 
 // inPlace reports whether failed t can be replaced alone at its address.
-// A spread task cannot: its replacement would have to ask for its old node
-// by name, which a SchedulingRequest cannot, and a ResourceRequest's
-// container would carry no allocation tag, so later spread asks could
-// land beside it. It restarts with the cluster instead, whose asks keep
-// the constraint.
+// A placed task (--spread, --colocate, --apart) cannot: its replacement
+// would have to ask for its old node by name, which a SchedulingRequest
+// cannot, and a ResourceRequest's container would carry no allocation
+// tag, so later constrained asks could land beside it or miss it. It
+// restarts with the cluster instead, whose asks keep the constraints.
 func (m *Machine) inPlace(t *TaskStatus) bool {
 	types := make([]taskspec.TaskType, len(m.groups))
 	spread := false
 	for i, g := range m.groups {
 		types[i] = g.spec.Type
-		spread = spread || (g.spec.Type == t.Task.Type && g.spreadTag != "")
+		spread = spread || (g.spec.Type == t.Task.Type && g.placed())
 	}
 	return t.Task.Type == taskspec.Worker && !spread && taskspec.ParameterServerShaped(types) &&
 		t.Port != 0 && t.ExitStatus != ExitAborted && t.ExitStatus != ExitDisksFailed

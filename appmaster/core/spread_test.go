@@ -33,7 +33,7 @@ func TestRefusalDiagnosticsPlacementHandler(t *testing.T) {
 		Exception: "org.apache.hadoop.yarn.exceptions.YarnException",
 		Message:   "Found non empty SchedulingRequest in AllocateRequest for application=appattempt_1_0001_000001, but the configured yarn.resourcemanager.placement-constraints.handler cannot handle placement constraints. Rejecting this allocate operation",
 	})
-	require.Equal(t, "the ResourceManager refused the worker request: its yarn.resourcemanager.placement-constraints.handler does not place SchedulingRequests, which --spread sends; the cluster's administrator must set it to scheduler, or run without --spread (YarnException)", got)
+	require.Equal(t, "the ResourceManager refused the worker request: its yarn.resourcemanager.placement-constraints.handler does not place SchedulingRequests, which --spread, --colocate and --apart send; the cluster's administrator must set it to scheduler, or run without them (YarnException)", got)
 }
 
 // A spread that cannot be held now (two of three workers placed, no third
@@ -50,4 +50,53 @@ func TestAllocDeadlineNamesSpread(t *testing.T) {
 	require.NotNil(t, rd.Finish)
 	require.Equal(t, Finish{Status: Failed, Diagnostics: `worker:2 (1 vcores, 256 MiB, label "") was not allocated within 5m0s: ` + offerDefault +
 		`; placement constraint no two worker tasks on one node (--spread worker): each of the 3 spread tasks needs a node of its own; ask for fewer tasks, drop --spread or raise --alloc-timeout`}, *rd.Finish)
+}
+
+// A worker placed by or for another type (--colocate, --apart) is not
+// replaced in place either: its replacement's ResourceRequest would carry
+// no allocation tag.
+func TestAffinityWorkerNotInPlace(t *testing.T) {
+	job := func(as taskspec.Affinities) taskspec.Job {
+		return taskspec.Job{Affinities: as, Tasks: []taskspec.TaskGroup{
+			{Type: taskspec.Chief, Instances: 1, Resources: taskspec.Resources{VCores: 1, MemoryMiB: 1}},
+			{Type: taskspec.Worker, Instances: 2, Resources: taskspec.Resources{VCores: 1, MemoryMiB: 1}},
+			{Type: taskspec.PS, Instances: 1, Resources: taskspec.Resources{VCores: 1, MemoryMiB: 1}},
+		}}
+	}
+	failed := &TaskStatus{Task: taskspec.TaskID{Type: taskspec.Worker, Index: 1}, Port: 2222, ExitStatus: 1}
+	for _, tc := range []struct {
+		as   taskspec.Affinities
+		want bool
+	}{
+		{nil, true},
+		{taskspec.Affinities{{Type: taskspec.PS, Other: taskspec.Chief}}, true},
+		{taskspec.Affinities{{Type: taskspec.PS, Other: taskspec.Worker}}, false},
+		{taskspec.Affinities{{Type: taskspec.Worker, Other: taskspec.PS, Apart: true}}, false},
+	} {
+		m, err := New(Config{Job: job(tc.as)})
+		require.NoError(t, err)
+		require.Equal(t, tc.want, m.inPlace(failed), "%v", tc.as)
+	}
+}
+
+// A colocated ps that finds no worker's node with room ends by the
+// allocation deadline naming the constraint; the workers' ask carries
+// their tag, the ps's the constraint.
+func TestAllocDeadlineNamesAffinity(t *testing.T) {
+	r := taskspec.Resources{VCores: 1, MemoryMiB: 256}
+	colocate := taskspec.Affinity{Type: taskspec.PS, Other: taskspec.Worker}
+	m, err := New(Config{Job: taskspec.Job{Command: "true", Affinities: taskspec.Affinities{colocate},
+		Tasks: []taskspec.TaskGroup{grp(taskspec.Worker, 1, r), grp(taskspec.PS, 1, r)}},
+		ClusterOffers: map[string]string{"": offerDefault}})
+	require.NoError(t, err)
+	rd := step(m, Tick{Now: at0}, Registered{})
+	require.Equal(t, []Ask{
+		{TaskType: taskspec.Worker, AllocationRequestID: 1, Priority: 1, Resource: r, Count: 1, AffinityTag: "tfyarn-worker"},
+		{TaskType: taskspec.PS, AllocationRequestID: 2, Priority: 2, Resource: r, Count: 1, AffinityTag: "tfyarn-ps", Affinity: colocate},
+	}, rd.Asks)
+	step(m, Allocated{Containers: []Container{ctr(1, 1)}}, ContainerStarted{ID: cid(1)})
+	rd = step(m, Tick{Now: at0.Add(taskspec.DefaultAllocTimeout)})
+	require.NotNil(t, rd.Finish)
+	require.Equal(t, Finish{Status: Failed, Diagnostics: `ps:0 (1 vcores, 256 MiB, label "") was not allocated within 5m0s: ` + offerDefault +
+		`; placement constraint each ps task on a node running a worker task (--colocate ps=worker): each needs a node with room that runs a worker task; ask for less, drop --colocate or raise --alloc-timeout`}, *rd.Finish)
 }

@@ -21,7 +21,7 @@ func TestPage(t *testing.T) {
 		AppID: "application_1_0007", User: "alice", Restarts: 2, StartedAt: &start,
 		Job: &contract.JobInfo{Name: "mnist", Queue: "ml-gpu", NodeLabel: "gpu", Command: "python train.py --epochs 3",
 			Groups: []contract.GroupInfo{{Type: "chief", Spec: "1c,1g"}, {Type: "worker", Spec: "2x1c,1g", NodeLabel: "gpu"}},
-			Spread: "no two worker tasks on one node (--spread worker)"},
+			Spread: "no two worker tasks on one node (--spread worker)", Affinity: "no ps task on a node running a worker task (--apart ps=worker)"},
 		TensorBoardURL: "http://node1:6006/",
 		Diagnostics:    "worker:1 <failed> & more",
 		Tasks: []contract.TaskReport{
@@ -47,7 +47,7 @@ func TestPage(t *testing.T) {
 		`href="http://node1:6006/"`, "python train.py --epochs 3", "--worker 2x1c,1g (label gpu)", "ml-gpu",
 		`href="status"`, `href="static/style.css"`, `src="static/app.js"`,
 		"worker:1 &lt;failed&gt; &amp; more", // escaped, never markup
-		`<td id="spread">no two worker tasks on one node (--spread worker)</td>`,
+		`<td id="spread">no two worker tasks on one node (--spread worker); no ps task on a node running a worker task (--apart ps=worker)</td>`,
 	} {
 		require.Contains(t, body, want)
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"github.com/tfyarn/tfyarn/client"
 	"github.com/tfyarn/tfyarn/internal/clustertest"
 	"github.com/tfyarn/tfyarn/taskspec"
 	"github.com/tfyarn/tfyarn/yarn"
@@ -37,4 +38,36 @@ func TestClaimsSpreadREADME(t *testing.T) {
 	require.NoError(t, err)
 	require.Contains(t, string(src), "func TestE2ESpread(")
 	require.Contains(t, readme, "| placement constraints | `--spread TYPE\\|all`")
+}
+
+// TestClaimsAffinityREADME pins the section's --colocate and --apart
+// paragraph to the code: the tag, the test that proves the placement
+// (TestE2EAffinity, also the refusals and the status field; core's
+// TestAllocDeadlineNamesAffinity and TestAffinityWorkerNotInPlace the
+// deadline and restart sentences; taskspec's TestAffinities the one
+// constraint per type), the Go API's field, --local ignoring the flags
+// and the comparison row.
+func TestClaimsAffinityREADME(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(clustertest.RepoRoot(), "README.md"))
+	require.NoError(t, err)
+	readme := string(data)
+	start := strings.Index(readme, "### Spreading tasks over nodes (`--spread`)\n")
+	require.GreaterOrEqual(t, start, 0, "README has no --spread section")
+	section := readme[start:]
+	section = strings.ReplaceAll(section[:strings.Index(section[4:], "\n### ")+4], "\n", " ")
+
+	require.Contains(t, section, "(`"+taskspec.AffinityTag(taskspec.Worker)+"`)")
+	require.Contains(t, section, "`in,node,tfyarn-worker`")
+	require.Contains(t, section, "`TestE2EAffinity`")
+	require.Contains(t, section, "`job.affinity`")
+	require.Contains(t, section, "`client.Job`'s `Affinities`")
+	var job client.Job // the Go API's field, as the section names it
+	job.Affinities = taskspec.Affinities{{Type: taskspec.PS, Other: taskspec.Worker}}
+	require.Equal(t, "--colocate ps=worker", job.Affinities[0].Flag())
+	src, err := os.ReadFile(filepath.Join(clustertest.RepoRoot(), "cmd", "tfyarn", "affinity_e2e_test.go"))
+	require.NoError(t, err)
+	require.Contains(t, string(src), "func TestE2EAffinity(")
+	require.Contains(t, section, "`--local` ignores both flags")
+	require.Subset(t, yarnOnlyFlags, []string{"colocate", "apart"})
+	require.Contains(t, readme, "`--colocate A=B` / `--apart A=B`")
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -38,6 +39,8 @@ func runCommand(e *env) *cli.Command {
 		&cli.IntFlag{Name: "am-vcores", Value: client.DefaultAMVCores, Usage: "ApplicationMaster vcores"},
 		&cli.GenericFlag{Name: "secret-env", Value: &multiValue{}, Usage: "`NAME` of a variable of this environment to pass to every task as is, a secret: its value never lands on a command line, in the job file, a launch context, a log or the job's history (repeatable)"},
 		&cli.GenericFlag{Name: "setenv", Value: &multiValue{}, Usage: "`KEY=VALUE` in every task's environment, VALUE byte for byte (repeatable; KEY: letters, digits and _)"},
+		&cli.GenericFlag{Name: "colocate", Value: &multiValue{}, Usage: "`A=B[,A=B]`: each task of type A on a node that runs a task of type B, e.g. ps=worker (YARN placement constraints, as --spread; repeatable)"},
+		&cli.GenericFlag{Name: "apart", Value: &multiValue{}, Usage: "`A=B[,A=B]`: no task of type A on a node that runs a task of type B, e.g. ps=worker (YARN placement constraints, as --spread; repeatable)"},
 		&cli.GenericFlag{Name: "node-label", Value: &multiValue{}, Usage: "YARN node label for every task, or `[TYPE=]LABEL` for one task type (repeatable)"},
 		&cli.StringFlag{Name: "spread", Usage: "no two tasks of task `TYPE` on one node, or `all`: no two chief, worker or ps tasks on one node (YARN placement constraints: the ResourceManager needs yarn.resourcemanager.placement-constraints.handler=scheduler); a spread the cluster's nodes can never hold is refused; a spread task restarts with the cluster, not alone"},
 		&cli.StringFlag{Name: "success", Usage: "what decides the job: `chief` (TensorFlow: chief:0, or worker:0 without a chief; the default with --chief, --ps, --evaluator or a script) or all (every task must exit 0; the default otherwise)"},
@@ -105,7 +108,7 @@ func runCommand(e *env) *cli.Command {
 			"success rule, exit codes and JSON (app_id \"local\"), and contacts no cluster (no\n" +
 			"HADOOP_CONF_DIR needed); each task's output lines are prefixed with its name, e.g. [worker:1].\n" +
 			"It ignores, with a note, the YARN-only flags --queue, --name, --tag, --am-memory, --am-vcores,\n" +
-			"--node-label, --spread, --am-node-label, --alloc-timeout, --priority and the global --conf-dir and --timeout. With --local, --env DIR uses DIR's python\n" +
+			"--node-label, --spread, --colocate, --apart, --am-node-label, --alloc-timeout, --priority and the global --conf-dir and --timeout. With --local, --env DIR uses DIR's python\n" +
 			"and bin/ directly (no packing; an archive is refused), --src-dir goes first on PYTHONPATH, and\n" +
 			"--files and --archives are linked (archives unpacked) into a temporary directory the tasks run in.\n" +
 			"Before anything is created the job is checked against what the cluster can place, per node label\n" +
@@ -349,6 +352,19 @@ func runJob(c *cli.Context) (client.Job, error) {
 		return client.Job{}, err
 	}
 	job.Spread = strings.ToLower(strings.TrimSpace(c.String("spread")))
+	for _, flag := range []string{"colocate", "apart"} {
+		for _, v := range c.Generic(flag).(*multiValue).values {
+			pairs, err := taskspec.ParseAffinities(v, flag == "apart")
+			if err != nil {
+				return client.Job{}, usagef("%v", err)
+			}
+			for _, p := range pairs {
+				if !slices.Contains(job.Affinities, p) {
+					job.Affinities = append(job.Affinities, p)
+				}
+			}
+		}
+	}
 	if s := c.String("success"); s != "" {
 		rule, err := taskspec.ParseSuccessRule(s)
 		if err != nil {
