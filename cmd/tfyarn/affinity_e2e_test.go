@@ -54,6 +54,21 @@ func TestE2EAffinity(t *testing.T) {
 		require.NotContains(t, []string{nodes["worker:0"], nodes["worker:1"]}, nodes["ps:0"], "ps:0 apart from the workers: %v", nodes)
 		require.Equal(t, "no ps task on a node running a worker task (--apart ps=worker)", info)
 	})
+	t.Run("restart keeps the constraint", func(t *testing.T) {
+		t.Parallel()
+		// worker:1 fails once: a worker that carries the ps's tag is not
+		// replaced alone, so the cluster restarts and the same requests
+		// place the ps beside a worker again.
+		stdout, stderr, code := execTfyarn(t, c, bin, nil,
+			"run", "--colocate", "ps=worker", "--max-restarts", "1", "--worker", "2x1c,128m", "--ps", "1c,128m", "--output", "json", "--",
+			"sh", "-c", `if [ "${TFYARN_RESTART:-0}" = 0 ] && [ "$TFYARN_TASK_TYPE" = worker ] && [ "$TFYARN_TASK_INDEX" = 1 ]; then exit 3; fi; sleep 1`)
+		require.Equal(t, exitOK, code, stderr)
+		r := runJSON(t, stdout)
+		require.Contains(t, r.Diagnostics, "restart 1 after worker:1")
+		requireSchedulingRequest(t, c, r.AppID, "placementConstraint=[in,node,tfyarn-worker]")
+		nodes, _ := taskNodes(t, c, r.AppID)
+		require.Contains(t, []string{nodes["worker:0"], nodes["worker:1"]}, nodes["ps:0"], "restarted ps:0 beside a worker: %v", nodes)
+	})
 	for _, tc := range []struct {
 		name string
 		args []string

@@ -43,7 +43,8 @@ func TestClaimsSpreadREADME(t *testing.T) {
 // TestClaimsAffinityREADME pins the section's --colocate and --apart
 // paragraph to the code: the tag, the test that proves the placement
 // (TestE2EAffinity, also the refusals and the status field; core's
-// TestAllocDeadlineNamesAffinity and TestAffinityWorkerNotInPlace the
+// TestAllocDeadlineNamesAffinity and TestAffinityWorkerNotInPlace, and
+// TestE2EAffinity's restart, the
 // deadline and restart sentences; taskspec's TestAffinities the one
 // constraint per type), the Go API's field, --local ignoring the flags
 // and the comparison row.
