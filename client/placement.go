@@ -357,14 +357,21 @@ func checkSpread(job Job, cs ClusterState) error {
 
 // checkColocate refuses a colocation (--colocate A=B) the cluster can
 // never hold: A's and B's tasks on different node labels (the queue's
-// default for groups that name none), since a node has one label.
+// default for groups that name none), since a node has one label; and an
+// --apart A=B whose spread B tasks take every node of A's label.
 func checkColocate(job Job, cs ClusterState) error {
 	labels := map[taskspec.TaskType]string{}
 	for _, g := range job.Tasks {
 		labels[g.Type] = cs.effectiveLabel(job.NodeLabelFor(g))
 	}
 	for _, a := range job.Affinities {
-		if a.Apart || labels[a.Type] == labels[a.Other] {
+		if a.Apart {
+			if err := checkApart(job, cs, a, labels); err != nil {
+				return err
+			}
+			continue
+		}
+		if labels[a.Type] == labels[a.Other] {
 			continue
 		}
 		return &taskspec.ValidationError{TaskType: a.Type, Message: fmt.Sprintf(
@@ -372,4 +379,26 @@ func checkColocate(job Job, cs ClusterState) error {
 			a.Text(), a.Type, labelName(labels[a.Type]), a.Other, labelName(labels[a.Other]), a.Type, a.Other)}
 	}
 	return nil
+}
+
+// checkApart refuses --apart A=B when B is spread (one task per node) over
+// as many tasks as A's label has running nodes: no node is left without a
+// B task. A B that is not spread may share nodes, so it is not refused.
+func checkApart(job Job, cs ClusterState, a taskspec.Affinity, labels map[taskspec.TaskType]string) error {
+	if !job.Spreads(a.Other) || labels[a.Type] != labels[a.Other] {
+		return nil
+	}
+	n := 0
+	for _, g := range job.Tasks {
+		if g.Type == a.Other {
+			n = g.Instances
+		}
+	}
+	nodes := cs.offer(labels[a.Type]).nodes
+	if nodes == 0 || n < nodes {
+		return nil
+	}
+	return &taskspec.ValidationError{TaskType: a.Type, Message: fmt.Sprintf(
+		"the job can never run: placement constraint %s, but the %d spread %s tasks take every one of the %d running %s; ask for fewer %s tasks, or drop --apart %s=%s",
+		a.Text(), n, a.Other, nodes, labelName(labels[a.Type]), a.Other, a.Type, a.Other)}
 }

@@ -1,6 +1,7 @@
 package client
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -160,4 +161,26 @@ func TestCheckPlacementColocate(t *testing.T) {
 	require.NoError(t, CheckPlacement(job(true, "gpu"), cs), "apart across labels always holds")
 	require.EqualError(t, CheckPlacement(job(false, "gpu"), cs),
 		"the job can never run: placement constraint each ps task on a node running a worker task (--colocate ps=worker), but ps tasks run on nodes labelled gpu and worker tasks on nodes without a label, and a node has one label; give both the same --node-label, or drop --colocate ps=worker")
+}
+
+// --apart A=B with B spread over every node of A's label leaves A no node.
+func TestCheckPlacementApartSpread(t *testing.T) {
+	cs := testCluster("default")
+	cs.Nodes = append(cs.Nodes, ClusterNode{ID: "n3:1", MemoryMiB: 8192, VCores: 8})
+	job := func(spread string, workers int) Job {
+		var j Job
+		j.Spread = spread
+		for _, s := range []string{fmt.Sprintf("worker=%dx1c,256m", workers), "ps=1c,256m"} {
+			typ, spec, _ := strings.Cut(s, "=")
+			g, err := taskspec.ParseSpec(taskspec.TaskType(typ), spec)
+			require.NoError(t, err)
+			j.Tasks = append(j.Tasks, g)
+		}
+		j.Affinities = taskspec.Affinities{{Type: taskspec.PS, Other: taskspec.Worker, Apart: true}}
+		return j
+	}
+	require.NoError(t, CheckPlacement(job("worker", 1), cs), "one of two nodes left")
+	require.NoError(t, CheckPlacement(job("", 2), cs), "workers not spread may share a node")
+	require.EqualError(t, CheckPlacement(job("worker", 2), cs),
+		"the job can never run: placement constraint no ps task on a node running a worker task (--apart ps=worker), but the 2 spread worker tasks take every one of the 2 running nodes without a label; ask for fewer worker tasks, or drop --apart ps=worker")
 }

@@ -86,6 +86,8 @@ func TestE2EAffinity(t *testing.T) {
 			"tfyarn: --colocate ps=worker and --apart ps=worker contradict each other; keep one\n"},
 		{"never", []string{"--worker", "1x1c,128m", "--ps", "1c,128m", "--node-label", "ps=gpu", "--colocate", "ps=worker"},
 			"tfyarn: the job can never run: placement constraint each ps task on a node running a worker task (--colocate ps=worker), but ps tasks run on nodes labelled gpu and worker tasks on nodes without a label, and a node has one label; give both the same --node-label, or drop --colocate ps=worker\n"},
+		{"apart, no node left", []string{"--spread", "worker", "--worker", "3x1c,128m", "--ps", "1c,128m", "--apart", "ps=worker"},
+			"tfyarn: the job can never run: placement constraint no ps task on a node running a worker task (--apart ps=worker), but the 3 spread worker tasks take every one of the 3 running nodes without a label; ask for fewer worker tasks, or drop --apart ps=worker\n"},
 	} {
 		t.Run("refused "+tc.name, func(t *testing.T) {
 			t.Parallel()
