@@ -23,13 +23,7 @@ import (
 // behaviour itself is TestE2EPreemptionWarning's, TestE2EPreemptionExamples',
 // executor's TestPreemption* and the core's preemption_warning transcripts.
 func TestClaimsPreemptionWarningREADME(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join(clustertest.RepoRoot(), "README.md"))
-	require.NoError(t, err)
-	readme := string(data)
-	start := strings.Index(readme, "### Preemption warning\n")
-	require.GreaterOrEqual(t, start, 0, "README has no Preemption warning section")
-	section := readme[start:]
-	section = section[:strings.Index(section[4:], "\n### ")+4]
+	section := clustertest.READMESection(t, "### Preemption warning")
 
 	require.Contains(t, section, "`"+contract.EnvPreemptionFile+"`")
 	require.Contains(t, section, "gets `"+contract.PreemptionSignal+"`")

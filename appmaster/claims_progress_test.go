@@ -22,13 +22,7 @@ import (
 // TestE2EProgressKeras', executor's TestProgress*, the core's
 // TestJobProgress and TestProgressRateAndETA, TestStatusPageProgress.
 func TestClaimsProgressREADME(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join(clustertest.RepoRoot(), "README.md"))
-	require.NoError(t, err)
-	readme := string(data)
-	start := strings.Index(readme, "### Training progress\n")
-	require.GreaterOrEqual(t, start, 0, "README has no Training progress section")
-	section := readme[start:]
-	section = section[:strings.Index(section[4:], "\n### ")+4]
+	section := clustertest.READMESection(t, "### Training progress")
 	flat := strings.Join(strings.Fields(section), " ")
 
 	require.Contains(t, flat, "`"+contract.EnvProgressFile+"`")

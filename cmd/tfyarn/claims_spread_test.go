@@ -23,10 +23,7 @@ func TestClaimsSpreadREADME(t *testing.T) {
 	data, err := os.ReadFile(filepath.Join(clustertest.RepoRoot(), "README.md"))
 	require.NoError(t, err)
 	readme := string(data)
-	start := strings.Index(readme, "### Spreading tasks over nodes (`--spread`)\n")
-	require.GreaterOrEqual(t, start, 0, "README has no --spread section")
-	section := readme[start:]
-	section = strings.ReplaceAll(section[:strings.Index(section[4:], "\n### ")+4], "\n", " ")
+	section := strings.ReplaceAll(clustertest.READMESection(t, "### Spreading tasks over nodes (`--spread`)"), "\n", " ")
 
 	worker := taskspec.Job{Spread: "worker"}
 	all := taskspec.Job{Spread: taskspec.SpreadAll}
@@ -52,10 +49,7 @@ func TestClaimsAffinityREADME(t *testing.T) {
 	data, err := os.ReadFile(filepath.Join(clustertest.RepoRoot(), "README.md"))
 	require.NoError(t, err)
 	readme := string(data)
-	start := strings.Index(readme, "### Spreading tasks over nodes (`--spread`)\n")
-	require.GreaterOrEqual(t, start, 0, "README has no --spread section")
-	section := readme[start:]
-	section = strings.ReplaceAll(section[:strings.Index(section[4:], "\n### ")+4], "\n", " ")
+	section := strings.ReplaceAll(clustertest.READMESection(t, "### Spreading tasks over nodes (`--spread`)"), "\n", " ")
 
 	require.Contains(t, section, "(`"+taskspec.AffinityTag(taskspec.Worker)+"`)")
 	require.Contains(t, section, "`in,node,tfyarn-worker`")

@@ -1,8 +1,6 @@
 package clustertest
 
 import (
-	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -14,11 +12,7 @@ import (
 // that would fail if it were false, and that this test checks each named test exists. A row
 // without a test, or a test renamed or deleted, fails here.
 func TestClaimsSecurityModelNamesRealTests(t *testing.T) {
-	readme, err := os.ReadFile(filepath.Join(RepoRoot(), "README.md"))
-	require.NoError(t, err)
-	_, after, ok := strings.Cut(string(readme), "\n## Security model\n")
-	require.True(t, ok, "README has a Security model section")
-	section, _, _ := strings.Cut(after, "\n## ")
+	section := READMESection(t, "## Security model")
 
 	testName := regexp.MustCompile("`((?:Test|Fuzz)[A-Za-z0-9_]+)`")
 	named := map[string]bool{}
