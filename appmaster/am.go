@@ -59,14 +59,17 @@ func RunAM(ctx context.Context, opts AMOptions) (LoopResult, error) {
 	if err != nil {
 		return LoopResult{}, err
 	}
-	// --secret-env: taken out of the credentials every task's are made
-	// of, and out of the token file, before anything else reads them.
-	secretEnv := takeSecretEnv(creds)
-	for name := range secretEnv {
-		if err := dropSecretFromTokenFile(opts.Getenv(yarn.EnvTokenFile), contract.SecretEnvAliasPrefix+name); err != nil {
-			return LoopResult{}, err
-		}
+	// Every secret tfyarn put into the AM's credentials (the rendezvous
+	// secret, the status key, the keytab, --secret-env values) stays in this
+	// process's memory from here on, not in the token file in the AM's
+	// container directory, which the job's tasks on this node (adopted ones
+	// of an earlier attempt too) could read: one rewrite, before anything
+	// else runs.
+	if err := dropSecretsFromTokenFile(opts.Getenv(yarn.EnvTokenFile), amSecretAliases(jf, creds)...); err != nil {
+		return LoopResult{}, err
 	}
+	// --secret-env: taken out of the credentials every task's are made of.
+	secretEnv := takeSecretEnv(creds)
 	sec, err := newAMSecurity(ctx, jf, creds, opts.Getenv)
 	if err != nil {
 		return LoopResult{}, err
@@ -84,12 +87,6 @@ func RunAM(ctx context.Context, opts AMOptions) (LoopResult, error) {
 			return LoopResult{}, err
 		}
 	}
-	// The secret derives every container's rendezvous key: it stays in
-	// this process's memory, not in the token file in the AM's container
-	// directory, which the job's tasks on this node could read.
-	if err := dropSecretFromTokenFile(opts.Getenv(yarn.EnvTokenFile), rendezvous.SecretAlias); err != nil {
-		return LoopResult{}, err
-	}
 	host := opts.Getenv(EnvNMHost)
 	adopting, _ := strconv.Atoi(opts.Getenv(contract.EnvAMAttempts))
 	var saved *savedState
@@ -99,11 +96,6 @@ func RunAM(ctx context.Context, opts AMOptions) (LoopResult, error) {
 	web, err := WebAccessFor(conf, jf.AppID, statusKey(creds, logf))
 	if err != nil {
 		return LoopResult{}, fmt.Errorf("appmaster: the ResourceManager's web proxy: %w", err)
-	}
-	// The status key proves the job's owner: like the rendezvous secret, it
-	// stays in memory, not in a file other containers on this node could read.
-	if err := dropSecretFromTokenFile(opts.Getenv(yarn.EnvTokenFile), contract.StatusKeyAlias); err != nil {
-		return LoopResult{}, err
 	}
 	rcfg := RendezvousConfig{
 		AppID: jf.AppID, User: jf.User, Job: jf.Job, Secret: secret, Host: host,

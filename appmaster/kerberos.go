@@ -11,9 +11,7 @@ import (
 	"github.com/tfyarn/tfyarn/contract"
 	"github.com/tfyarn/tfyarn/hadoopconf"
 	"github.com/tfyarn/tfyarn/hdfs"
-	"github.com/tfyarn/tfyarn/internal/atomicfile"
 	"github.com/tfyarn/tfyarn/security"
-	"github.com/tfyarn/tfyarn/yarn"
 )
 
 // Bounds of the keytab-driven token refresh.
@@ -57,9 +55,6 @@ func newAMSecurity(ctx context.Context, jf contract.JobFile, creds *security.Cre
 		return nil, fmt.Errorf("appmaster: the job was submitted with a keytab, but the AM's credentials hold no secret %q", k.KeytabSecret)
 	}
 	creds.RemoveSecret(k.KeytabSecret)
-	if err := dropSecretFromTokenFile(getenv(yarn.EnvTokenFile), k.KeytabSecret); err != nil {
-		return nil, err
-	}
 	login, err := security.LoginKerberos(ctx, security.KerberosOptions{
 		Principal:    k.Principal,
 		KeytabData:   kt,
@@ -72,30 +67,6 @@ func newAMSecurity(ctx context.Context, jf contract.JobFile, creds *security.Cre
 	}
 	s.login = login
 	return s, nil
-}
-
-// dropSecretFromTokenFile rewrites the container's token file (path) without
-// the secret under alias, atomically and with the file's mode kept; a file
-// without it is left alone.
-func dropSecretFromTokenFile(path, alias string) error {
-	if path == "" {
-		return fmt.Errorf("appmaster: %s is not set: cannot remove secret %q from the container's token file", yarn.EnvTokenFile, alias)
-	}
-	st, err := os.Stat(path)
-	if err != nil {
-		return fmt.Errorf("appmaster: the container's token file: %w", err)
-	}
-	creds, err := security.ReadCredentialsFile(path)
-	if err != nil {
-		return fmt.Errorf("appmaster: %w", err)
-	}
-	if !creds.RemoveSecret(alias) {
-		return nil
-	}
-	if err := atomicfile.Write(path, creds.Marshal(), st.Mode().Perm()); err != nil {
-		return fmt.Errorf("appmaster: removing secret %q from the container's token file %s: %w", alias, path, err)
-	}
-	return nil
 }
 
 // krb5ConfForAM prefers the node's own Kerberos configuration (KRB5_CONFIG,

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tfyarn/tfyarn/contract"
+	"github.com/tfyarn/tfyarn/rendezvous"
 	"github.com/tfyarn/tfyarn/security"
 	"github.com/tfyarn/tfyarn/yarn"
 )
@@ -65,11 +66,11 @@ func TestReplaceTokens(t *testing.T) {
 }
 
 // TestAMTakesKeytabOutOfCredentials: the keytab reaches the AM only inside
-// its container's credentials. newAMSecurity takes it out of them before
-// anything else, even when the login then fails (here: no KDC answers): the
-// credentials tasks get never hold it, and the container's token file, which
-// the job's tasks on the AM's node can read, is rewritten without it (its
-// other entries and its mode kept).
+// its container's credentials. RunAM's first step rewrites the container's
+// token file, which the job's tasks on the AM's node can read, without it
+// (its other entries and its mode kept), and newAMSecurity takes it out of the
+// credentials in memory, even when the login then fails (here: no KDC
+// answers): the credentials tasks get never hold it.
 func TestAMTakesKeytabOutOfCredentials(t *testing.T) {
 	kt := keytab.New()
 	require.NoError(t, kt.AddEntry("alice", "EXAMPLE.COM", "alice secret", time.Now(), 1, etypeID.AES128_CTS_HMAC_SHA1_96))
@@ -103,6 +104,8 @@ func TestAMTakesKeytabOutOfCredentials(t *testing.T) {
 	}
 	jf := contract.JobFile{User: "alice", Kerberos: &contract.JobKerberos{Principal: "alice@EXAMPLE.COM", KeytabSecret: contract.KeytabSecret}}
 
+	require.Equal(t, []string{rendezvous.SecretAlias, contract.StatusKeyAlias, contract.KeytabSecret}, amSecretAliases(jf, onDisk))
+	require.NoError(t, dropSecretsFromTokenFile(tokenFile, amSecretAliases(jf, onDisk)...))
 	_, err = newAMSecurity(context.Background(), jf, onDisk, getenv)
 	require.ErrorContains(t, err, "cannot reach the KDC", "the login from the in-memory keytab was tried")
 
