@@ -72,7 +72,10 @@ func TestE2ESpread(t *testing.T) {
 			"run", "--queue", "ml-gpu", "--spread", "worker", "--worker", "1x1c,128m", "--output", "json", "--", "sh", "-c", "exit 0")
 		require.Equal(t, exitOK, code, stderr)
 		r := runJSON(t, stdout)
-		requireSchedulingRequest(t, c, r.AppID, "placementConstraint=[notin,node,yarn_node_partition/=[gpu]:notin,node,tfyarn-worker]. nodePartition=gpu")
+		// The RM logs the two parts of the constraint's AND in either order.
+		requireSchedulingRequest(t, c, r.AppID,
+			"placementConstraint=[notin,node,yarn_node_partition/=[gpu]:notin,node,tfyarn-worker]. nodePartition=gpu",
+			"placementConstraint=[notin,node,tfyarn-worker:notin,node,yarn_node_partition/=[gpu]]. nodePartition=gpu")
 		gpuNodes := map[string]bool{}
 		conf, err := hadoopconf.LoadDir(c.ConfDir)
 		require.NoError(t, err)
@@ -120,8 +123,9 @@ func TestE2ESpread(t *testing.T) {
 }
 
 // requireSchedulingRequest: the RM's scheduler logged accepting a
-// SchedulingRequest of appID's first attempt with want in its line.
-func requireSchedulingRequest(t *testing.T, c *clustertest.Cluster, appID, want string) {
+// SchedulingRequest of appID's first attempt with want (or one of the
+// alternatives, for what the RM prints in no fixed order) in its line.
+func requireSchedulingRequest(t *testing.T, c *clustertest.Cluster, appID, want string, alternatives ...string) {
 	t.Helper()
 	rmLog, err := os.ReadFile(filepath.Join(c.Dir, "logs", "cluster.log"))
 	require.NoError(t, err)
@@ -133,7 +137,11 @@ func requireSchedulingRequest(t *testing.T, c *clustertest.Cluster, appID, want 
 			seen = append(seen, line[i+len(prefix):])
 		}
 	}
-	require.True(t, strings.Contains(string(rmLog), prefix+want), "the RM accepted no SchedulingRequest of %s with %q; it logged %q", attempt, want, seen)
+	found := false
+	for _, w := range append([]string{want}, alternatives...) {
+		found = found || strings.Contains(string(rmLog), prefix+w)
+	}
+	require.True(t, found, "the RM accepted no SchedulingRequest of %s with %q; it logged %q", attempt, append([]string{want}, alternatives...), seen)
 }
 
 // spreadNodes maps each NodeManager that ran a task of appID (status JSON,
