@@ -22,7 +22,7 @@ func treeGoFiles(t *testing.T, each func(rel string, src []byte)) {
 		}
 		rel, _ := filepath.Rel(root, p)
 		if d.IsDir() {
-			if rel != "." && (strings.HasPrefix(d.Name(), ".") || rel == "yarnpb" || rel == "bin" || rel == "testcluster" || d.Name() == "work") {
+			if rel != "." && (strings.HasPrefix(d.Name(), ".") || rel == "yarnpb" || rel == "bin" || rel == filepath.Join("testcluster", "target") || d.Name() == "work") {
 				return filepath.SkipDir
 			}
 			return nil

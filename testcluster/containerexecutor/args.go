@@ -1,0 +1,237 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Exit codes. The NodeManager gives meaning to 2, 7, 9, 22, 24 and 27
+// (PrivilegedOperation.ResultCode); a launch otherwise exits with the
+// container's own status (128+N when signal N ended it).
+const (
+	exitOK                = 0
+	exitUsage             = 1  // wrong number or shape of arguments
+	exitInvalidUser       = 2  // user name malformed, unknown, banned or below min.user.id
+	exitUnsupported       = 3  // an operation this helper does not do (Docker, tc, mounts)
+	exitInvalidPath       = 4  // a path outside the configured directories, or a symbolic link on the way
+	exitSetupFailed       = 5  // creating a directory or copying a file failed
+	exitCannotExecute     = 7  // the container script or the localizer could not be started
+	exitInvalidPID        = 9  // no such process (liveness check of a finished container)
+	exitSignalFailed      = 11 // the process exists but could not be signalled
+	exitDeleteFailed      = 12 // delete as user left something behind
+	exitBadExecutable     = 22 // this binary is not root-owned, setuid, group-only executable
+	exitInvalidConfig     = 24 // configuration file missing, malformed or writable by others
+	exitCgroupWriteFailed = 27 // could not join the container's cgroups
+)
+
+// Bounds on what the caller hands us: the localizer's classpath is the
+// longest argument the NodeManager sends (a few hundred jars).
+const (
+	maxArgs     = 4096
+	maxArgBytes = 1 << 20
+	maxListLen  = 64 // directories in one '%'-separated list
+)
+
+type opKind int
+
+const (
+	opCheckSetup opKind = iota
+	opInitialize
+	opLaunch
+	opSignal
+	opDelete
+	opList
+)
+
+func (k opKind) String() string {
+	return [...]string{"checksetup", "initialize", "launch", "signal", "delete", "list"}[k]
+}
+
+// request is one parsed command line; which fields are set depends on Op.
+type request struct {
+	Op        opKind
+	RunAsUser string
+	User      string
+
+	AppID       string
+	ContainerID string // launch; the localizer id for initialize
+	TokensPath  string
+	LocalDirs   []string
+	LogDirs     []string
+	Command     []string // initialize: the localizer's command line
+
+	WorkDir     string
+	ScriptPath  string
+	PIDFile     string
+	CgroupTasks []string // launch: "cgroups=" files the container joins
+
+	PID    int
+	Signal int
+
+	SubDir   string
+	BaseDirs []string
+	Dir      string
+}
+
+// failure is an error with the exit code the NodeManager should see.
+type failure struct {
+	code int
+	msg  string
+}
+
+func (f *failure) Error() string { return f.msg }
+
+func fail(code int, format string, args ...any) *failure {
+	return &failure{code: code, msg: fmt.Sprintf(format, args...)}
+}
+
+// parseArgs reads the NodeManager's command line (without the program
+// name). It checks shapes only; users and paths are checked against the
+// system and the configuration later.
+func parseArgs(args []string) (*request, error) {
+	if len(args) == 0 {
+		return nil, fail(exitUsage, "no operation given")
+	}
+	if len(args) > maxArgs {
+		return nil, fail(exitUsage, "%d arguments, more than %d", len(args), maxArgs)
+	}
+	for i, a := range args {
+		if len(a) > maxArgBytes {
+			return nil, fail(exitUsage, "argument %d is %d bytes, more than %d", i+1, len(a), maxArgBytes)
+		}
+		if strings.IndexByte(a, 0) >= 0 {
+			return nil, fail(exitUsage, "argument %d contains a NUL byte", i+1)
+		}
+	}
+	if strings.HasPrefix(args[0], "--") {
+		if args[0] == "--checksetup" && len(args) == 1 {
+			return &request{Op: opCheckSetup}, nil
+		}
+		return nil, fail(exitUnsupported, "operation %q is not supported by the test cluster's container-executor", clip(args[0]))
+	}
+	if len(args) < 3 {
+		return nil, fail(exitUsage, "expected RUNAS USER COMMAND ..., got %d arguments", len(args))
+	}
+	r := &request{RunAsUser: args[0], User: args[1]}
+	cmd, err := strconv.Atoi(args[2])
+	if err != nil || len(args[2]) > 2 {
+		return nil, fail(exitUsage, "command %q is not a number", clip(args[2]))
+	}
+	rest := args[3:]
+	switch cmd {
+	case 0:
+		// APPID LOCID TOKENS LOCALDIRS LOGDIRS JAVA [ARGS...]
+		if len(rest) < 6 {
+			return nil, fail(exitUsage, "initialize needs APPID LOCID TOKENS LOCALDIRS LOGDIRS COMMAND..., got %d arguments", len(rest))
+		}
+		r.Op = opInitialize
+		r.AppID, r.ContainerID, r.TokensPath = rest[0], rest[1], rest[2]
+		if r.LocalDirs, err = splitDirs("local", rest[3]); err != nil {
+			return nil, err
+		}
+		if r.LogDirs, err = splitDirs("log", rest[4]); err != nil {
+			return nil, err
+		}
+		r.Command = append([]string(nil), rest[5:]...)
+	case 1:
+		// APPID CONTAINERID WORKDIR SCRIPT TOKENS PIDFILE LOCALDIRS LOGDIRS RESOURCES [TCFILE]
+		if len(rest) == 10 {
+			return nil, fail(exitUnsupported, "traffic control (a tc command file) is not supported by the test cluster's container-executor")
+		}
+		if len(rest) != 9 {
+			return nil, fail(exitUsage, "launch needs APPID CONTAINERID WORKDIR SCRIPT TOKENS PIDFILE LOCALDIRS LOGDIRS RESOURCES, got %d arguments", len(rest))
+		}
+		r.Op = opLaunch
+		r.AppID, r.ContainerID, r.WorkDir = rest[0], rest[1], rest[2]
+		r.ScriptPath, r.TokensPath, r.PIDFile = rest[3], rest[4], rest[5]
+		if r.LocalDirs, err = splitDirs("local", rest[6]); err != nil {
+			return nil, err
+		}
+		if r.LogDirs, err = splitDirs("log", rest[7]); err != nil {
+			return nil, err
+		}
+		if r.CgroupTasks, err = parseResources(rest[8]); err != nil {
+			return nil, err
+		}
+	case 2:
+		if len(rest) != 2 {
+			return nil, fail(exitUsage, "signal needs PID SIGNAL, got %d arguments", len(rest))
+		}
+		r.Op = opSignal
+		pid, err := strconv.Atoi(rest[0])
+		if err != nil || pid <= 1 || len(rest[0]) > 10 {
+			return nil, fail(exitUsage, "pid %q is not a process id above 1", clip(rest[0]))
+		}
+		sig, err := strconv.Atoi(rest[1])
+		if err != nil || sig < 0 || sig > 64 || len(rest[1]) > 2 {
+			return nil, fail(exitUsage, "signal %q is not a number from 0 to 64", clip(rest[1]))
+		}
+		r.PID, r.Signal = pid, sig
+	case 3:
+		if len(rest) < 1 || len(rest) > 1+maxListLen {
+			return nil, fail(exitUsage, "delete needs SUBDIR [BASEDIR...] (at most %d), got %d arguments", maxListLen, len(rest))
+		}
+		r.Op = opDelete
+		r.SubDir = rest[0]
+		r.BaseDirs = append([]string(nil), rest[1:]...)
+	case 5:
+		if len(rest) != 1 {
+			return nil, fail(exitUsage, "list needs DIR, got %d arguments", len(rest))
+		}
+		r.Op = opList
+		r.Dir = rest[0]
+	case 4, 6:
+		return nil, fail(exitUnsupported, "command %d (Docker launch or YARN sysfs) is not supported by the test cluster's container-executor", cmd)
+	default:
+		return nil, fail(exitUsage, "unknown command %d", cmd)
+	}
+	return r, nil
+}
+
+// splitDirs splits a '%'-separated directory list.
+func splitDirs(what, s string) ([]string, error) {
+	if s == "" {
+		return nil, fail(exitUsage, "empty %s directory list", what)
+	}
+	parts := strings.Split(s, "%")
+	if len(parts) > maxListLen {
+		return nil, fail(exitUsage, "%d %s directories, more than %d", len(parts), what, maxListLen)
+	}
+	for _, p := range parts {
+		if p == "" {
+			return nil, fail(exitUsage, "an empty entry in the %s directory list", what)
+		}
+	}
+	return parts, nil
+}
+
+// parseResources reads the launch's resources option: "cgroups=none" or
+// "cgroups=FILE,FILE..." (the cgroups' tasks files the container joins).
+func parseResources(s string) ([]string, error) {
+	v, ok := strings.CutPrefix(s, "cgroups=")
+	if !ok {
+		return nil, fail(exitUsage, "resources option %q does not start with cgroups=", clip(s))
+	}
+	if v == "none" {
+		return nil, nil
+	}
+	parts := strings.Split(v, ",")
+	if len(parts) > maxListLen {
+		return nil, fail(exitUsage, "%d cgroup files, more than %d", len(parts), maxListLen)
+	}
+	for _, p := range parts {
+		if p == "" {
+			return nil, fail(exitUsage, "an empty cgroup file in %q", clip(s))
+		}
+	}
+	return parts, nil
+}
+
+// clip shortens what we echo from the command line.
+func clip(s string) string {
+	if len(s) > 80 {
+		return s[:80] + "..."
+	}
+	return s
+}
