@@ -19,6 +19,10 @@
 # TC_NM_MEMORY_MB (default 8192) and TC_NM_VCORES (default 8) per NodeManager. TC_NM_EXPIRY_MS:
 # how long a silent NodeManager stays RUNNING before the RM declares it LOST (default 30000:
 # short for tests, yet no busy 2-core machine delays a heartbeat that long).
+# TC_EXECUTOR=linux (root only): containers run as the user who submitted them, under YARN's
+# LinuxContainerExecutor with the test cluster's own setuid helper (testcluster/containerexecutor,
+# built and installed as $TC_DIR/bin/container-executor), test users alice and bob, and cgroups
+# (cpu, memory) when the machine lets us create them (TC_CGROUPS=none: without).
 set -euo pipefail
 . "$(dirname "$0")/jvm.sh"
 
@@ -38,6 +42,7 @@ TC_NODEMANAGERS=${TC_NODEMANAGERS:-2}
 TC_NM_MEMORY_MB=${TC_NM_MEMORY_MB:-8192}
 TC_NM_VCORES=${TC_NM_VCORES:-8}
 TC_NM_EXPIRY_MS=${TC_NM_EXPIRY_MS:-30000}
+TC_EXECUTOR=${TC_EXECUTOR:-default}
 
 pidfile=$TC_DIR/cluster.pid
 die() { echo "testcluster: $*" >&2; exit 2; }
@@ -114,6 +119,13 @@ up() {
     port_taken "$p" && die "port $p is already in use by another process; stop it (ss -ltnp | grep :$p) or choose other ports (RM_PORT, NN_PORT, ...)"
   done
   "$TC_HOME/build.sh"
+  local executor_args=(--executor "$TC_EXECUTOR") classpath
+  classpath=$(tc_classpath "$TC_HOME/conf")
+  case "$TC_EXECUTOR" in
+    default) ;;
+    linux) . "$TC_HOME/linuxexecutor.sh"; lce_install; executor_args+=(--container-executor "$LCE_EXE" --cgroups "$LCE_CGROUPS"); classpath=$LCE_CLASSPATH ;;
+    *) die "unknown TC_EXECUTOR '$TC_EXECUTOR'; use default or linux" ;;
+  esac
   rm -rf "$TC_DIR/data" "$TC_DIR/conf" "$TC_DIR/control" "$TC_DIR/failed" "$TC_DIR"/*.keytab "$TC_DIR"/*.ccache "$TC_DIR/alice.password" "$TC_DIR/krb5.conf"
   mkdir -p "$TC_DIR/data"
   local log=$TC_DIR/logs/cluster.log
@@ -141,7 +153,7 @@ XML
   # cluster's data dir so they, and every container's command line, live below $TC_DIR/data.
   (cd "$TC_DIR/data" && exec setsid java -Xmx2g -Dtest.build.data="$TC_DIR/data/yarn" -XX:+UseSerialGC "${TC_OPENS[@]}" -Djava.net.preferIPv4Stack=true \
     -Dlog4j.configuration=file:"$TC_HOME/conf/log4j.properties" \
-    -cp "$servercp$(tc_classpath "$TC_HOME/conf")" dev.tfyarn.testcluster.TestCluster \
+    -cp "$servercp$classpath" dev.tfyarn.testcluster.TestCluster "${executor_args[@]}" \
     --dir "$TC_DIR" --profile "$profile" \
     --rm-port "$RM_PORT" --scheduler-port "$SCHEDULER_PORT" --tracker-port "$TRACKER_PORT" \
     --admin-port "$ADMIN_PORT" --rm-web-port "$RM_WEB_PORT" --nn-port "$NN_PORT" --nn-http-port "$NN_HTTP_PORT" \

@@ -120,7 +120,7 @@ public final class TestCluster {
     String defaultFs = "hdfs://localhost:" + dfs.getNameNodePort();
     conf.set("fs.defaultFS", defaultFs);
     prepareHdfs(dfs.getFileSystem());
-    if (opts.kerberos()) {
+    if (opts.kerberos() || opts.executor.equals("linux")) {
       mkdir(dfs.getFileSystem(), "/user/alice", (short) 0755);
       dfs.getFileSystem().setOwner(new Path("/user/alice"), "alice", null);
       mkdir(dfs.getFileSystem(), "/user/bob", (short) 0755);
@@ -150,6 +150,10 @@ public final class TestCluster {
     facts.put("rm.web", "localhost:" + opts.rmWebPort);
     facts.put("nodemanagers", Integer.toString(opts.nodeManagers));
     facts.put("max-application-priority", Integer.toString(MAX_APP_PRIORITY));
+    facts.put("executor", opts.executor);
+    if (opts.executor.equals("linux")) {
+      facts.put("cgroups", opts.cgroups == null ? "none" : opts.cgroups);
+    }
     for (int i = 0; i < opts.nodeManagers; i++) {
       facts.put("nm" + i, yarn.getNodeManager(i).getNMContext().getNodeId().toString());
     }
@@ -316,6 +320,9 @@ public final class TestCluster {
         new File(data, "node-labels").toURI().toString());
 
     logAggregation(conf, !opts.kerberos());
+    if (opts.executor.equals("linux")) {
+      LinuxExecutor.configure(conf, opts.containerExecutor, opts.cgroups);
+    }
     return conf;
   }
 
@@ -737,6 +744,11 @@ public final class TestCluster {
     int nodeManagers = 2;
     long nmExpiryMs = 30_000;
     int kdcPort = 8090;
+    /** "default" (DefaultContainerExecutor, containers as the cluster's user) or "linux". */
+    String executor = "default";
+    File containerExecutor;
+    /** cgroup hierarchy for the linux executor, or null for none. */
+    String cgroups;
     long tokenRenewMs = 20_000;
     long tokenMaxLifetimeMs = 90_000;
 
@@ -779,6 +791,9 @@ public final class TestCluster {
           case "--kdc-port": o.kdcPort = Integer.parseInt(v); break;
           case "--token-renew-ms": o.tokenRenewMs = Long.parseLong(v); break;
           case "--token-max-lifetime-ms": o.tokenMaxLifetimeMs = Long.parseLong(v); break;
+          case "--executor": o.executor = v; break;
+          case "--container-executor": o.containerExecutor = new File(v); break;
+          case "--cgroups": o.cgroups = v.equals("none") ? null : v; break;
           default: throw new IllegalArgumentException("unknown option " + a);
         }
       }
@@ -789,6 +804,12 @@ public final class TestCluster {
           break;
         default:
           throw new IllegalArgumentException("unknown profile " + o.profile + "; use plain, privacy or kerberos");
+      }
+      if (!o.executor.equals("default") && !o.executor.equals("linux")) {
+        throw new IllegalArgumentException("unknown executor " + o.executor + "; use default or linux");
+      }
+      if (o.executor.equals("linux") && o.containerExecutor == null) {
+        throw new IllegalArgumentException("--executor linux needs --container-executor PATH");
       }
       if (o.nodeManagers < 2) {
         // NodeManager 1 carries the gpu label; NodeManager 0 stays unlabelled for everything else.

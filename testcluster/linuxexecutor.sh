@@ -1,0 +1,74 @@
+# Sourced by cluster.sh when TC_EXECUTOR=linux: installs what YARN's LinuxContainerExecutor needs on
+# this machine (root only). Sets LCE_EXE (the setuid helper), LCE_CGROUPS (the NodeManagers' cgroup
+# hierarchy, or "none" with the reason printed) and LCE_CLASSPATH (the cluster's classpath with
+# every jar where the users' localizer JVMs can read it: ~/.m2 of root is not).
+LCE_GROUP=tfyarnnm
+LCE_USERS=(alice bob)
+
+lce_install() {
+  [ "$(id -u)" = 0 ] || die "TC_EXECUTOR=linux installs a setuid helper and creates the users ${LCE_USERS[*]}: run it as root"
+  command -v go >/dev/null || die "TC_EXECUTOR=linux builds its helper with Go: install Go 1.26 or newer"
+  getent group "$LCE_GROUP" >/dev/null || groupadd --system "$LCE_GROUP"
+  local u
+  for u in "${LCE_USERS[@]}"; do
+    id -u "$u" >/dev/null 2>&1 || useradd --create-home --shell /bin/sh --key UID_MIN=2000 "$u"
+    [ "$(id -u "$u")" -ge 1000 ] || die "user $u exists with uid $(id -u "$u"), below 1000: the helper refuses it"
+  done
+  # The helper, its configuration and every directory above them: root's alone.
+  local etc=$TC_DIR/etc bin=$TC_DIR/bin
+  mkdir -p "$etc" "$bin"
+  chown root:root "$TC_DIR" "$etc" "$bin"
+  chmod 0755 "$TC_DIR" "$etc" "$bin"
+  LCE_EXE=$bin/container-executor
+  (cd "$TC_ROOT" && CGO_ENABLED=0 go build -trimpath -ldflags "-X main.configFile=$etc/container-executor.cfg" \
+    -o "$LCE_EXE.new" ./testcluster/containerexecutor) || die "could not build testcluster/containerexecutor"
+  chown "root:$LCE_GROUP" "$LCE_EXE.new"
+  chmod 6050 "$LCE_EXE.new"
+  mv -f "$LCE_EXE.new" "$LCE_EXE"
+  LCE_CGROUPS=none
+  local hier=tfyarn-$(printf '%s' "$TC_DIR" | md5sum | cut -c1-8) why="" c
+  if [ "${TC_CGROUPS:-}" = none ]; then
+    why="TC_CGROUPS=none"
+  else
+    for c in cpu memory; do
+      if [ ! -d "/sys/fs/cgroup/$c" ]; then why="no cgroup v1 $c controller mounted at /sys/fs/cgroup/$c"; break; fi
+      mkdir -p "/sys/fs/cgroup/$c/$hier" 2>/dev/null || { why="cannot create /sys/fs/cgroup/$c/$hier"; break; }
+    done
+  fi
+  if [ -z "$why" ]; then
+    LCE_CGROUPS=/$hier
+  else
+    echo "testcluster: containers run without cgroups: $why"
+  fi
+  local cgdirs=""
+  [ "$LCE_CGROUPS" != none ] && cgdirs="/sys/fs/cgroup/cpu/$hier,/sys/fs/cgroup/memory/$hier"
+  # MiniYARNCluster puts every NodeManager's local and log directories below data/yarn/tfyarn.
+  cat > "$etc/container-executor.cfg.new" <<CFG
+# Written by testcluster/cluster.sh for the test cluster's container-executor.
+yarn.nodemanager.linux-container-executor.group=$LCE_GROUP
+min.user.id=1000
+banned.users=root,bin,daemon,hdfs,yarn
+yarn.nodemanager.local-dirs=$TC_DIR/data/yarn/tfyarn
+yarn.nodemanager.log-dirs=$TC_DIR/data/yarn/tfyarn
+${cgdirs:+cgroups.dirs=$cgdirs}
+CFG
+  chmod 0644 "$etc/container-executor.cfg.new"
+  mv -f "$etc/container-executor.cfg.new" "$etc/container-executor.cfg"
+  # Jars where every user can read them (hard links when on the same filesystem).
+  local lib=$TC_DIR/lib jar dst cp=()
+  mkdir -p "$lib"
+  chmod 0755 "$lib"
+  IFS=: read -r -a jars < "$TC_HOME/target/classpath.txt" || true  # no final newline
+  for jar in "${jars[@]}"; do
+    dst=$lib/${jar#"$HOME"/.m2/repository/}
+    if [ ! -f "$dst" ]; then
+      mkdir -p "$(dirname "$dst")"
+      ln -f "$jar" "$dst" 2>/dev/null || cp -f "$jar" "$dst"
+      chmod a+r "$dst"
+    fi
+    cp+=("$dst")
+  done
+  chmod -R a+rX "$lib"
+  local IFS=:
+  LCE_CLASSPATH="$TC_HOME/conf:$TC_HOME/target/classes:${cp[*]}"
+}

@@ -1,0 +1,55 @@
+package dev.tfyarn.testcluster;
+
+import java.io.File;
+import java.lang.management.ManagementFactory;
+import java.util.ArrayList;
+import java.util.List;
+
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.yarn.conf.YarnConfiguration;
+
+/**
+ * The NodeManager settings that run every container as the user who submitted it, under YARN's
+ * LinuxContainerExecutor with the test cluster's own setuid helper (testcluster/containerexecutor,
+ * installed by cluster.sh when TC_EXECUTOR=linux). One place for them, applied to every
+ * NodeManager's configuration.
+ */
+final class LinuxExecutor {
+  /** The NodeManager's group: the helper is executable by it alone (mode 6050). */
+  static final String GROUP = "tfyarnnm";
+
+  private LinuxExecutor() {}
+
+  /**
+   * @param executable the installed helper (root-owned, setuid)
+   * @param cgroupHierarchy the NodeManagers' cgroup hierarchy below each controller's mount
+   *     (e.g. "/tfyarn-abc"), or null to run without cgroups
+   */
+  static void configure(Configuration conf, File executable, String cgroupHierarchy) {
+    conf.set(YarnConfiguration.NM_CONTAINER_EXECUTOR,
+        "org.apache.hadoop.yarn.server.nodemanager.LinuxContainerExecutor");
+    conf.set(YarnConfiguration.NM_LINUX_CONTAINER_EXECUTOR_PATH, executable.getAbsolutePath());
+    conf.set("yarn.nodemanager.linux-container-executor.group", GROUP);
+    // Non-secure mode: containers run as the submitting user, not as one local user for all.
+    conf.setBoolean(YarnConfiguration.NM_NONSECURE_MODE_LIMIT_USERS, false);
+    // The localizer is a JVM of its own, started as the user: it needs the JDK 17 openings the
+    // cluster's JVM was started with.
+    List<String> opens = new ArrayList<>();
+    opens.add("-Xmx256m");
+    for (String a : ManagementFactory.getRuntimeMXBean().getInputArguments()) {
+      if (a.startsWith("--add-opens")) {
+        opens.add(a);
+      }
+    }
+    conf.set("yarn.nodemanager.container-localizer.java.opts", String.join(" ", opens));
+    if (cgroupHierarchy != null) {
+      // cgroups v1 controllers the machine already mounted; the NodeManager creates one cgroup
+      // per container below the hierarchy and the helper puts the container into it.
+      conf.set(YarnConfiguration.NM_LINUX_CONTAINER_CGROUPS_HIERARCHY, cgroupHierarchy);
+      conf.setBoolean(YarnConfiguration.NM_LINUX_CONTAINER_CGROUPS_MOUNT, false);
+      conf.set(YarnConfiguration.NM_LINUX_CONTAINER_CGROUPS_MOUNT_PATH, "/sys/fs/cgroup");
+      conf.setBoolean(YarnConfiguration.NM_CPU_RESOURCE_ENABLED, true);
+      conf.setBoolean(YarnConfiguration.NM_MEMORY_RESOURCE_ENABLED, true);
+    }
+  }
+}
