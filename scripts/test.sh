@@ -25,6 +25,7 @@ cleanup() {
   TC_DIR="$PWD/.testcluster-privacy" bash testcluster/cluster.sh down >/dev/null 2>&1 || true
   TC_DIR="$PWD/.testcluster-kerberos" bash testcluster/cluster.sh down >/dev/null 2>&1 || true
   TC_DIR="$PWD/.testcluster-faults" bash testcluster/cluster.sh down >/dev/null 2>&1 || true
+  TC_DIR="$PWD/.testcluster-lce" bash testcluster/cluster.sh down >/dev/null 2>&1 || true
 }
 trap cleanup EXIT
 
@@ -32,7 +33,8 @@ source .testcluster/env.sh
 # cmd/tfyarn's end-to-end tests came close to their 25-minute package limit on a loaded machine
 # (982 s of it in a CI run of this wave): two groups of its tests run as a second invocation with a
 # limit of its own instead of growing that one. The attacks of another user (TestE2EAttack*, issue
-# 18), and the tests on the fault suite's own cluster (faults, preemption, placement constraints).
-second='^TestE2EAttack|^TestE2EFaults$|^TestE2EPreemption|^TestE2ESpread$|^TestE2EAffinity$'
+# 18), the tests on the fault suite's own cluster (faults, preemption, placement constraints), and
+# those on the cluster that runs containers as their users (LinuxContainerExecutor).
+second='^TestE2EAttack|^TestE2EFaults$|^TestE2EPreemption|^TestE2ESpread$|^TestE2EAffinity$|^TestE2ELinuxExecutor$'
 go test -tags e2e -count=1 -p 2 -timeout 25m -skip "$second" ./...
 go test -tags e2e -count=1 -timeout 25m -run "$second" ./cmd/tfyarn

@@ -25,6 +25,7 @@
 # (cpu, memory) when the machine lets us create them (TC_CGROUPS=none: without).
 set -euo pipefail
 . "$(dirname "$0")/jvm.sh"
+. "$(dirname "$0")/linuxexecutor.sh"
 
 RM_PORT=${RM_PORT:-8032}
 SCHEDULER_PORT=${SCHEDULER_PORT:-8030}
@@ -93,6 +94,7 @@ stop() {
   pkill -TERM -f -- "$TC_DIR/data" 2>/dev/null || true
   sleep 0.5
   pkill -KILL -f -- "$TC_DIR/data" 2>/dev/null || true
+  lce_remove_cgroups
   rm -f "$pidfile" "$TC_DIR/ready" "$TC_DIR/health" "$TC_DIR/env.sh"
 }
 
@@ -123,7 +125,7 @@ up() {
   classpath=$(tc_classpath "$TC_HOME/conf")
   case "$TC_EXECUTOR" in
     default) ;;
-    linux) . "$TC_HOME/linuxexecutor.sh"; lce_install; executor_args+=(--container-executor "$LCE_EXE" --cgroups "$LCE_CGROUPS"); classpath=$LCE_CLASSPATH ;;
+    linux) lce_install; executor_args+=(--container-executor "$LCE_EXE" --cgroups "$LCE_CGROUPS"); classpath=$LCE_CLASSPATH ;;
     *) die "unknown TC_EXECUTOR '$TC_EXECUTOR'; use default or linux" ;;
   esac
   rm -rf "$TC_DIR/data" "$TC_DIR/conf" "$TC_DIR/control" "$TC_DIR/failed" "$TC_DIR"/*.keytab "$TC_DIR"/*.ccache "$TC_DIR/alice.password" "$TC_DIR/krb5.conf"

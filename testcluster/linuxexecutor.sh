@@ -1,4 +1,4 @@
-# Sourced by cluster.sh when TC_EXECUTOR=linux: installs what YARN's LinuxContainerExecutor needs on
+# Sourced by cluster.sh; lce_install, when TC_EXECUTOR=linux, installs what YARN's LinuxContainerExecutor needs on
 # this machine (root only). Sets LCE_EXE (the setuid helper), LCE_CGROUPS (the NodeManagers' cgroup
 # hierarchy, or "none" with the reason printed) and LCE_CLASSPATH (the cluster's classpath with
 # every jar where the users' localizer JVMs can read it: ~/.m2 of root is not).
@@ -26,7 +26,8 @@ lce_install() {
   chmod 6050 "$LCE_EXE.new"
   mv -f "$LCE_EXE.new" "$LCE_EXE"
   LCE_CGROUPS=none
-  local hier=tfyarn-$(printf '%s' "$TC_DIR" | md5sum | cut -c1-8) why="" c
+  local hier why="" c
+  hier=$(lce_hierarchy)
   if [ "${TC_CGROUPS:-}" = none ]; then
     why="TC_CGROUPS=none"
   else
@@ -37,6 +38,7 @@ lce_install() {
   fi
   if [ -z "$why" ]; then
     LCE_CGROUPS=/$hier
+    echo "$hier" > "$etc/cgroups"
   else
     echo "testcluster: containers run without cgroups: $why"
   fi
@@ -71,4 +73,22 @@ CFG
   chmod -R a+rX "$lib"
   local IFS=:
   LCE_CLASSPATH="$TC_HOME/conf:$TC_HOME/target/classes:${cp[*]}"
+}
+
+# The NodeManagers' cgroup hierarchy below each controller: one per cluster directory.
+lce_hierarchy() { echo "tfyarn-$(printf '%s' "$TC_DIR" | md5sum | cut -c1-8)"; }
+
+# Removes the cluster's cgroups (empty once its containers are gone), if it made any.
+lce_remove_cgroups() {
+  local c d hier
+  [ -f "$TC_DIR/etc/cgroups" ] || return 0
+  hier=$(cat "$TC_DIR/etc/cgroups")
+  [[ "$hier" =~ ^tfyarn-[0-9a-f]{8}$ ]] || return 0
+  for c in cpu memory; do
+    d=/sys/fs/cgroup/$c/$hier
+    [ -d "$d" ] || continue
+    find "$d" -mindepth 1 -depth -type d -exec rmdir {} + 2>/dev/null || true
+    rmdir "$d" 2>/dev/null || true
+  done
+  rm -f "$TC_DIR/etc/cgroups"
 }

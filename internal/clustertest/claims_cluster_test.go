@@ -22,7 +22,7 @@ import (
 func TestClaimsClusterUpOneLineErrors(t *testing.T) {
 	home := filepath.Join(t.TempDir(), "testcluster")
 	require.NoError(t, os.MkdirAll(home, 0o755))
-	for _, f := range []string{"cluster.sh", "jvm.sh", "build.sh", "pom.xml"} {
+	for _, f := range []string{"cluster.sh", "jvm.sh", "linuxexecutor.sh", "build.sh", "pom.xml"} {
 		b, err := os.ReadFile(filepath.Join(RepoRoot(), "testcluster", f))
 		require.NoError(t, err)
 		require.NoError(t, os.WriteFile(filepath.Join(home, f), b, 0o755))

@@ -102,6 +102,13 @@ var (
 		"RM_WEB_PORT=12088", "NN_PORT=12020", "NN_HTTP_PORT=13870", "TC_NM_VCORES=32", "TC_NODEMANAGERS=4",
 		"TC_NM_EXPIRY_MS=10000",
 	}}
+	// A plain cluster whose NodeManagers run every container as the Unix user who submitted it
+	// (LinuxContainerExecutor with testcluster/containerexecutor; users alice and bob; cgroups
+	// when the machine allows), on ports shifted by 2000. Root only: it installs a setuid helper.
+	linuxProfile = profile{name: "plain", dir: ".testcluster-lce", env: []string{
+		"RM_PORT=10032", "SCHEDULER_PORT=10030", "TRACKER_PORT=10031", "ADMIN_PORT=10033",
+		"RM_WEB_PORT=10088", "NN_PORT=10020", "NN_HTTP_PORT=11870", "TC_EXECUTOR=linux",
+	}}
 
 	mu       sync.Mutex
 	started  = map[string]*Cluster{}
@@ -142,6 +149,13 @@ func RequireScale(t testing.TB) *Cluster {
 func RequireFaults(t testing.TB) *Cluster {
 	t.Helper()
 	return requireProfile(t, faultsProfile)
+}
+
+// RequireLinuxExecutor returns the cluster whose containers run as their submitting Unix users
+// (see linuxProfile), starting it if needed. `make test` stops it at the end.
+func RequireLinuxExecutor(t testing.TB) *Cluster {
+	t.Helper()
+	return requireProfile(t, linuxProfile)
 }
 
 // Control runs `cluster.sh ARGS...` against this cluster (e.g. "nm", "stop", "0", or "preempt",

@@ -135,23 +135,27 @@ func parseArgs(args []string) (*request, error) {
 		}
 		r.Command = append([]string(nil), rest[5:]...)
 	case 1:
-		// APPID CONTAINERID WORKDIR SCRIPT TOKENS PIDFILE LOCALDIRS LOGDIRS RESOURCES [TCFILE]
-		if len(rest) == 10 {
+		// APPID CONTAINERID WORKDIR SCRIPT TOKENS --http|--https KEYSTORE TRUSTSTORE PIDFILE
+		// LOCALDIRS LOGDIRS RESOURCES [TCFILE]
+		if len(rest) >= 6 && rest[5] == "--https" {
+			return nil, fail(exitUnsupported, "launch with --https (a container keystore) is not supported by the test cluster's container-executor")
+		}
+		if len(rest) == 11 {
 			return nil, fail(exitUnsupported, "traffic control (a tc command file) is not supported by the test cluster's container-executor")
 		}
-		if len(rest) != 9 {
-			return nil, fail(exitUsage, "launch needs APPID CONTAINERID WORKDIR SCRIPT TOKENS PIDFILE LOCALDIRS LOGDIRS RESOURCES, got %d arguments", len(rest))
+		if len(rest) != 10 || rest[5] != "--http" {
+			return nil, fail(exitUsage, "launch needs APPID CONTAINERID WORKDIR SCRIPT TOKENS --http PIDFILE LOCALDIRS LOGDIRS RESOURCES, got %d arguments", len(rest))
 		}
 		r.Op = opLaunch
 		r.AppID, r.ContainerID, r.WorkDir = rest[0], rest[1], rest[2]
-		r.ScriptPath, r.TokensPath, r.PIDFile = rest[3], rest[4], rest[5]
-		if r.LocalDirs, err = splitDirs("local", rest[6]); err != nil {
+		r.ScriptPath, r.TokensPath, r.PIDFile = rest[3], rest[4], rest[6]
+		if r.LocalDirs, err = splitDirs("local", rest[7]); err != nil {
 			return nil, err
 		}
-		if r.LogDirs, err = splitDirs("log", rest[7]); err != nil {
+		if r.LogDirs, err = splitDirs("log", rest[8]); err != nil {
 			return nil, err
 		}
-		if r.CgroupTasks, err = parseResources(rest[8]); err != nil {
+		if r.CgroupTasks, err = parseResources(rest[9]); err != nil {
 			return nil, err
 		}
 	case 2:
@@ -207,7 +211,9 @@ func splitDirs(what, s string) ([]string, error) {
 }
 
 // parseResources reads the launch's resources option: "cgroups=none" or
-// "cgroups=FILE,FILE..." (the cgroups' tasks files the container joins).
+// "cgroups=FILE%FILE..." (the cgroups' tasks files the container joins; the
+// NodeManager joins the files of several controllers with '%', older ones
+// with ',').
 func parseResources(s string) ([]string, error) {
 	v, ok := strings.CutPrefix(s, "cgroups=")
 	if !ok {
@@ -216,7 +222,10 @@ func parseResources(s string) ([]string, error) {
 	if v == "none" {
 		return nil, nil
 	}
-	parts := strings.Split(v, ",")
+	parts := strings.FieldsFunc(v, func(r rune) bool { return r == '%' || r == ',' })
+	if len(parts) == 0 || strings.Contains(v, "%%") || strings.Contains(v, ",,") || strings.HasSuffix(v, "%") || strings.HasSuffix(v, ",") || strings.HasPrefix(v, "%") || strings.HasPrefix(v, ",") {
+		return nil, fail(exitUsage, "an empty cgroup file in %q", clip(s))
+	}
 	if len(parts) > maxListLen {
 		return nil, fail(exitUsage, "%d cgroup files, more than %d", len(parts), maxListLen)
 	}

@@ -26,7 +26,7 @@ func launchArgs(local, logs, res string) []string {
 	work := local + "/usercache/alice/appcache/" + app + "/" + cont
 	priv := local + "/nmPrivate/" + app + "/" + cont
 	return []string{"alice", "alice", "1", app, cont, work, priv + "/launch_container.sh",
-		priv + "/" + cont + ".tokens", priv + "/" + cont + ".pid", local, logs, res}
+		priv + "/" + cont + ".tokens", "--http", priv + "/" + cont + ".pid", local, logs, res}
 }
 
 func TestParseArgsOperations(t *testing.T) {
@@ -38,7 +38,7 @@ func TestParseArgsOperations(t *testing.T) {
 	if err != nil || r.Op != opInitialize || len(r.LocalDirs) != 2 || r.LocalDirs[1] != "/l2" || strings.Join(r.Command, " ") != "/usr/bin/java -cp x Main" {
 		t.Fatalf("initialize: %+v, %v", r, err)
 	}
-	r, err = parseArgs(launchArgs("/l", "/g", "cgroups=/sys/fs/cgroup/memory/y/"+cont+"/tasks,/sys/fs/cgroup/cpu/y/"+cont+"/tasks"))
+	r, err = parseArgs(launchArgs("/l", "/g", "cgroups=/sys/fs/cgroup/memory/y/"+cont+"/tasks%/sys/fs/cgroup/cpu/y/"+cont+"/tasks"))
 	if err != nil || r.Op != opLaunch || len(r.CgroupTasks) != 2 || r.WorkDir != "/l/usercache/alice/appcache/"+app+"/"+cont {
 		t.Fatalf("launch: %+v, %v", r, err)
 	}
@@ -75,10 +75,14 @@ func TestParseArgsRefusals(t *testing.T) {
 		{"unknown command", []string{"alice", "alice", "9"}, exitUsage},
 		{"docker launch", []string{"alice", "alice", "4"}, exitUnsupported},
 		{"initialize short", []string{"alice", "alice", "0", app, cont, "/t", "/l", "/g"}, exitUsage},
-		{"launch short", launchArgs("/l", "/g", "cgroups=none")[:10], exitUsage},
+		{"launch short", launchArgs("/l", "/g", "cgroups=none")[:11], exitUsage},
+		{"launch without --http", append(launchArgs("/l", "/g", "cgroups=none")[:8], launchArgs("/l", "/g", "cgroups=none")[9:]...), exitUsage},
+		{"launch https", append(append(launchArgs("/l", "/g", "cgroups=none")[:8], "--https", "/k", "/t"), launchArgs("/l", "/g", "cgroups=none")[9:]...), exitUnsupported},
 		{"launch tc", append(launchArgs("/l", "/g", "cgroups=none"), "/tc"), exitUnsupported},
 		{"launch bad resources", launchArgs("/l", "/g", "cpu=1"), exitUsage},
 		{"launch empty cgroup", launchArgs("/l", "/g", "cgroups=/a,,/b"), exitUsage},
+		{"launch empty cgroup %", launchArgs("/l", "/g", "cgroups=/a%%/b"), exitUsage},
+		{"launch trailing %", launchArgs("/l", "/g", "cgroups=/a%"), exitUsage},
 		{"launch empty dir", launchArgs("/l%", "/g", "cgroups=none"), exitUsage},
 		{"signal pid 1", []string{"alice", "alice", "2", "1", "9"}, exitUsage},
 		{"signal negative pid", []string{"alice", "alice", "2", "-5", "9"}, exitUsage},

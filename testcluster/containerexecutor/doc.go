@@ -25,11 +25,11 @@
 //
 //	--checksetup
 //	RUNAS USER 0 APPID LOCID TOKENS LOCALDIRS LOGDIRS JAVA ARGS...   initialize: run the localizer
-//	RUNAS USER 1 APPID CONTAINERID WORKDIR SCRIPT TOKENS PIDFILE LOCALDIRS LOGDIRS RESOURCES
+//	RUNAS USER 1 APPID CONTAINERID WORKDIR SCRIPT TOKENS --http PIDFILE LOCALDIRS LOGDIRS RESOURCES
 //	RUNAS USER 2 PID SIGNAL                                          signal a container's process group
 //	RUNAS USER 3 SUBDIR [BASEDIR...]                                 delete as user
 //	RUNAS USER 5 DIR                                                 list as user
 //
-// Anything else (Docker, traffic control, mounting cgroups, device
-// modules) is refused with exit code 3.
+// Anything else (Docker, traffic control, --https keystores, mounting
+// cgroups, device modules) is refused with exit code 3.
 package main

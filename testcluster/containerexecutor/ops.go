@@ -230,8 +230,7 @@ func runInitialize(r *request, a *account, nmGID int) error {
 	return fail(exitCannotExecute, "initialize: starting the localizer %s: %v", r.Command[0], err)
 }
 
-// childEnv is the environment of what runs as the user: the launch script
-// sets everything a container needs; nothing of the NodeManager's leaks.
+// childEnv is the localizer's environment: nothing of the caller's.
 func childEnv() []string {
 	return []string{"PATH=/usr/local/bin:/usr/bin:/bin"}
 }
@@ -301,7 +300,9 @@ func runLaunch(r *request, a *account, nmGID int) (int, error) {
 	}
 	cmd := exec.Command("/bin/bash", scriptInWork)
 	cmd.Dir = r.WorkDir
-	cmd.Env = childEnv()
+	// Empty: the script's whitelisted variables (PATH, LANG, ...) then take the NodeManager's
+	// values it was written with.
+	cmd.Env = []string{}
 	cmd.SysProcAttr = &syscall.SysProcAttr{
 		Setsid: true,
 		Credential: &syscall.Credential{

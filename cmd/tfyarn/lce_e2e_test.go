@@ -1,0 +1,198 @@
+//go:build e2e
+
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"github.com/tfyarn/tfyarn/internal/clustertest"
+)
+
+// Issue 19 item 2: on the cluster whose NodeManagers run containers under YARN's
+// LinuxContainerExecutor (testcluster/containerexecutor), a task runs as the Unix user who
+// submitted the job, another user cannot read its directories or logs on the node, a conda env
+// job succeeds, and a detached grandchild does not outlive the job.
+//
+//	go test -tags e2e -run '^TestE2ELinuxExecutor$' ./cmd/tfyarn/
+func TestE2ELinuxExecutor(t *testing.T) {
+	bin := clustertest.BuildTfyarn(t)
+	c := clustertest.RequireLinuxExecutor(t)
+	require.Equal(t, "linux", c.Facts["executor"], "the cluster's NodeManagers use LinuxContainerExecutor")
+	alice := attackUser{Name: "alice", Env: []string{"HADOOP_USER_NAME=alice", "XDG_CACHE_HOME=" + t.TempDir()}}
+
+	t.Run("user_and_privacy", func(t *testing.T) {
+		t.Parallel()
+		lceUserAndPrivacy(t, c, bin, alice)
+	})
+	t.Run("conda_env", func(t *testing.T) {
+		t.Parallel()
+		lceCondaEnv(t, c, bin, alice)
+	})
+	t.Run("detached_grandchild", func(t *testing.T) {
+		t.Parallel()
+		n, err := strconv.ParseUint(randomHex(t), 16, 64)
+		require.NoError(t, err)
+		sleep := fmt.Sprintf("303.%d", n)
+		program := `(setsid sh -c "trap \"\" TERM HUP; exec sleep ` + sleep + `" &); sleep 2`
+		stdout, stderr, code := execTfyarn(t, c, bin, alice.Env, "run", "--output", "json", "--worker", "1c,256m", "--", "sh", "-c", program)
+		require.Equal(t, exitOK, code, stderr)
+		r := runJSON(t, stdout)
+		require.Equal(t, "SUCCEEDED", r.FinalStatus)
+		requireNoProcess(t, "sleep\x00"+sleep+"\x00")
+		requireNoContainerProcess(t, r.AppID)
+	})
+}
+
+// lceUserAndPrivacy: alice's task reports `id -un` = alice, and while it runs, bob (a Unix user
+// of this machine) can neither list nor read its working directory, its application directory
+// or its log files, which alice can.
+func lceUserAndPrivacy(t *testing.T, c *clustertest.Cluster, bin string, alice attackUser) {
+	token := randomHex(t)
+	release := "/tmp/tfyarn-lce-release-" + token
+	t.Cleanup(func() { os.Remove(release) })
+	program := `id -un; grep -E ':(cpu|memory):' /proc/self/cgroup; echo "secret-` + token + `" > secret-` + token + `; echo "logged-` + token + `"; ` +
+		`i=0; while [ ! -e ` + release + ` ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done`
+	type result struct {
+		stdout, stderr string
+		code           int
+	}
+	done := make(chan result, 1)
+	go func() {
+		o, e, code := execTfyarn(t, c, bin, alice.Env, "run", "--output", "json", "--worker", "1c,256m", "--", "sh", "-c", program)
+		done <- result{o, e, code}
+	}()
+
+	secret := waitGlob(t, filepath.Join(c.Dir, "data", "yarn", "*", "*", "*localDir*", "usercache", "alice", "appcache", "application_*", "container_*", "secret-"+token))
+	workDir := filepath.Dir(secret)
+	appDir := filepath.Dir(workDir)
+	container, app := filepath.Base(workDir), filepath.Base(appDir)
+	logFile := waitGlob(t, filepath.Join(c.Dir, "data", "yarn", "*", "*", "*logDir*", app, container, "stdout"))
+	var logged string
+	for deadline := time.Now().Add(time.Minute); !strings.Contains(logged, "logged-"+token); time.Sleep(200 * time.Millisecond) {
+		b, err := os.ReadFile(logFile)
+		require.NoError(t, err)
+		logged = string(b)
+		require.True(t, time.Now().Before(deadline), "the task's stdout %s never said logged-%s: %q", logFile, token, logged)
+	}
+	lines := strings.Split(logged, "\n")
+	require.Equal(t, "alice", lines[0], "the task's `id -un`")
+	if c.Facts["cgroups"] != "none" {
+		for _, ctl := range []string{"cpu", "memory"} {
+			require.Regexp(t, `(?m)^\d+:`+ctl+`:`+c.Facts["cgroups"]+`/`+container+`$`, logged, "the task is in its container's %s cgroup", ctl)
+		}
+	}
+	st, err := os.Stat(workDir)
+	require.NoError(t, err)
+	aliceAccount, err := user.Lookup("alice")
+	require.NoError(t, err)
+	require.Equal(t, aliceAccount.Uid, strconv.Itoa(int(st.Sys().(*syscall.Stat_t).Uid)), "the working directory belongs to alice")
+
+	out, err := runAs(t, "alice", "cat", secret)
+	require.NoError(t, err, "alice reads her own task's file: %s", out)
+	require.Equal(t, "secret-"+token+"\n", out)
+	out, err = runAs(t, "alice", "cat", logFile)
+	require.NoError(t, err, "alice reads her own task's log: %s", out)
+	for _, attempt := range [][]string{
+		{"cat", secret},
+		{"ls", workDir},
+		{"ls", appDir},
+		{"cat", logFile},
+		{"ls", filepath.Dir(logFile)},
+	} {
+		out, err := runAs(t, "bob", attempt...)
+		require.Error(t, err, "bob ran %q on alice's task: %s", attempt, out)
+		require.Contains(t, out, "Permission denied", "bob ran %q", attempt)
+		require.NotContains(t, out, token)
+	}
+
+	require.NoError(t, os.WriteFile(release, nil, 0o644))
+	select {
+	case r := <-done:
+		require.Equal(t, exitOK, r.code, r.stderr)
+		require.Equal(t, "SUCCEEDED", runJSON(t, r.stdout).FinalStatus)
+	case <-time.After(2 * time.Minute):
+		t.Fatalf("alice's job did not end within 2 minutes of its release")
+	}
+}
+
+// lceCondaEnv: a conda env (whose text files name the prefix it was built at) shipped by alice
+// runs under LinuxContainerExecutor, with its prefix relocated to where the task sees it.
+func lceCondaEnv(t *testing.T, c *clustertest.Cluster, bin string, alice attackUser) {
+	root := filepath.Join(t.TempDir(), "conda-env")
+	py, err := exec.LookPath("python3")
+	require.NoError(t, err)
+	py, err = filepath.EvalSymlinks(py)
+	require.NoError(t, err)
+	version, err := exec.Command(py, "-c", "import sys; print('%d.%d.%d' % sys.version_info[:3])").Output()
+	require.NoError(t, err)
+	for p, content := range map[string]string{
+		"conda-meta/python-" + strings.TrimSpace(string(version)) + "-h0_0.json": "{}\n",
+		"conda-meta/history":          "==> 2024-01-01 <==\n",
+		"lib/pkgconfig/tfyarn-lce.pc": "prefix=" + root + "\nlibdir=${prefix}/lib\n",
+	} {
+		require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(root, p)), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(root, p), []byte(content), 0o644))
+	}
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "bin"), 0o755))
+	require.NoError(t, os.Symlink(py, filepath.Join(root, "bin", "python")))
+
+	program := `head -1 "$CONDA_PREFIX/lib/pkgconfig/tfyarn-lce.pc"; echo "prefix-is=$CONDA_PREFIX"; python -c "import sys; print('python', sys.version_info[0])"`
+	stdout, stderr, code := execTfyarn(t, c, bin, alice.Env, "run", "--output", "json", "--worker", "1c,256m", "--env", root, "--", "sh", "-c", program)
+	require.Equal(t, exitOK, code, "stdout: %s\nstderr: %s", stdout, stderr)
+	r := runJSON(t, stdout)
+	require.Equal(t, "SUCCEEDED", r.FinalStatus)
+	out := taskStdout(t, c, bin, alice, r.AppID, "python 3")
+	prefix := ""
+	for _, l := range strings.Split(out, "\n") {
+		if v, ok := strings.CutPrefix(l, "prefix-is="); ok {
+			prefix = v
+		}
+	}
+	require.NotEmpty(t, prefix, "CONDA_PREFIX in %q", out)
+	require.Contains(t, out, "prefix="+prefix+"\n", "the env's .pc file names where the task sees the env")
+	require.NotContains(t, out, "prefix="+root+"\n", "the prefix it was built at is gone")
+}
+
+// waitGlob waits up to a minute for pattern to match exactly one path.
+func waitGlob(t *testing.T, pattern string) string {
+	t.Helper()
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(200 * time.Millisecond) {
+		m, err := filepath.Glob(pattern)
+		require.NoError(t, err)
+		if len(m) == 1 {
+			return m[0]
+		}
+		require.True(t, time.Now().Before(deadline), "waited a minute for one %s, found %v", pattern, m)
+	}
+}
+
+// runAs runs a command as the named Unix user (the test runs as root) and returns its
+// combined output.
+func runAs(t *testing.T, name string, args ...string) (string, error) {
+	t.Helper()
+	u, err := user.Lookup(name)
+	require.NoError(t, err)
+	uid, err := strconv.Atoi(u.Uid)
+	require.NoError(t, err)
+	gid, err := strconv.Atoi(u.Gid)
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
+	cmd.Dir = "/"
+	cmd.Env = []string{"PATH=/usr/bin:/bin", "LANG=C"}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}}
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
