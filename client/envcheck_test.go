@@ -51,12 +51,42 @@ func TestCheckEnvArchive(t *testing.T) {
 	} {
 		p := filepath.Join(dir, tc.name)
 		require.NoError(t, os.WriteFile(p, tc.data, 0o644))
-		err := checkEnvArchive(p)
+		_, err := checkEnvArchive(p)
 		if tc.want == "" {
 			require.NoError(t, err, tc.name)
 			continue
 		}
 		require.ErrorContains(t, err, tc.want, tc.name)
 		require.ErrorContains(t, err, "env "+p, tc.name)
+	}
+}
+
+// A conda env whose manifest lists prefix text files is rewritten by the
+// launcher on the node: it must reach the task as the user's own
+// (PRIVATE) copy; a venv, or a conda env with nothing to rewrite, stays
+// shareable.
+func TestEnvArchiveRelocationNeedsOwnCopy(t *testing.T) {
+	dir := t.TempDir()
+	for name, tc := range map[string]struct {
+		manifest string
+		want     bool
+	}{
+		"conda.tar.gz":       {`{"kind":"conda","prefixes":["/opt/env"],"prefix_text_files":["lib/pkgconfig/x.pc"]}`, true},
+		"conda-clean.tar.gz": {`{"kind":"conda","prefixes":["/opt/env"]}`, false},
+		"venv.tar.gz":        {`{"kind":"venv","prefixes":["/opt/venv"],"prefix_text_files":["bin/activate"]}`, false},
+		"nomanifest.tar.gz":  {"", false},
+	} {
+		files := map[string]string{"bin/python": "#!"}
+		if tc.manifest != "" {
+			files["./.envpack.json"] = tc.manifest
+		}
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(p, tgz(t, files), 0o644))
+		got, err := checkEnvArchive(p)
+		require.NoError(t, err, name)
+		require.Equal(t, tc.want, got, name)
+		item, err := envItem(p)
+		require.NoError(t, err, name)
+		require.Equal(t, tc.want, item.ownCopy, name)
 	}
 }

@@ -158,6 +158,10 @@ type shipItem struct {
 	// per node), what the user wrote (script, files, archives, source
 	// directory) Private, since it can hold secrets.
 	access hdfs.Access
+	// ownCopy: localized PRIVATE whatever its cache file's mode, since
+	// the launcher rewrites it (envNeedsOwnCopy). Env archives only;
+	// an env directory is decided once packed.
+	ownCopy bool
 }
 
 // shipPlan is what a job ships besides the tfyarn binary, checked against
@@ -316,10 +320,11 @@ func envItem(env string) (shipItem, error) {
 	if !st.Mode().IsRegular() || archiveSuffix(env, envArchiveSuffixes) == "" {
 		return shipItem{}, invalidf("env %s: expected an environment directory or a .tar.gz/.tgz archive of one (tfyarn pack)", env)
 	}
-	if err := checkEnvArchive(env); err != nil {
+	relocates, err := checkEnvArchive(env)
+	if err != nil {
 		return shipItem{}, err
 	}
-	return shipItem{link: EnvLinkName, local: env, kind: itemArchive, cache: cacheName(env)}, nil
+	return shipItem{link: EnvLinkName, local: env, kind: itemArchive, cache: cacheName(env), ownCopy: relocates}, nil
 }
 
 func checkRegular(p, what string) error {

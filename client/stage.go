@@ -57,10 +57,13 @@ func (s *Submission) ship(ctx context.Context, plan shipPlan) (map[string]hdfs.R
 	out := map[string]hdfs.Resource{}
 	var uploaded int64
 	for _, it := range plan.items {
-		r, n, err := s.shipItem(ctx, it)
+		r, n, err := s.shipItem(ctx, &it)
 		uploaded += n
 		if err != nil {
 			return nil, uploaded, err
+		}
+		if it.ownCopy {
+			r.Visibility = hadoopyarn.LocalResourceVisibilityProto_PRIVATE
 		}
 		if it.kind == itemFile {
 			// A .zip shipped with --files stays a .zip.
@@ -73,7 +76,7 @@ func (s *Submission) ship(ctx context.Context, plan shipPlan) (map[string]hdfs.R
 	return out, uploaded, nil
 }
 
-func (s *Submission) shipItem(ctx context.Context, it shipItem) (hdfs.Resource, int64, error) {
+func (s *Submission) shipItem(ctx context.Context, it *shipItem) (hdfs.Resource, int64, error) {
 	if it.kind != itemEnvDir && it.kind != itemSrcDir {
 		return s.uploadKnown(ctx, it.local, it.cache, it.access)
 	}
@@ -85,6 +88,7 @@ func (s *Submission) shipItem(ctx context.Context, it shipItem) (hdfs.Resource, 
 			return hdfs.Resource{}, 0, err
 		}
 		if ok {
+			it.ownCopy = envNeedsOwnCopy(known.entry.Manifest)
 			if s.job.OnPacked != nil {
 				s.job.OnPacked(PackInfo{Dir: it.local, Link: it.link, Manifest: known.entry.Manifest,
 					Bytes: known.entry.ArchiveBytes, SHA256: known.entry.SHA256, Took: time.Since(start), Cached: true})
@@ -92,11 +96,12 @@ func (s *Submission) shipItem(ctx context.Context, it shipItem) (hdfs.Resource, 
 			return r, 0, nil
 		}
 	}
-	tmp, info, err := s.pack(ctx, it)
+	tmp, info, err := s.pack(ctx, *it)
 	if err != nil {
 		return hdfs.Resource{}, 0, err
 	}
 	defer os.Remove(tmp)
+	it.ownCopy = envNeedsOwnCopy(info.Manifest)
 	r, n, err := s.upload(ctx, tmp, it.cache, info.SHA256, it.access)
 	if err == nil {
 		known.remember(envpack.Packed{SHA256: info.SHA256, ArchiveBytes: info.Bytes, Manifest: info.Manifest})

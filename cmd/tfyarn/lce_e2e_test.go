@@ -31,6 +31,16 @@ func TestE2ELinuxExecutor(t *testing.T) {
 	require.Equal(t, "linux", c.Facts["executor"], "the cluster's NodeManagers use LinuxContainerExecutor")
 	alice := attackUser{Name: "alice", Env: []string{"HADOOP_USER_NAME=alice", "XDG_CACHE_HOME=" + t.TempDir()}}
 
+	// The helper the NodeManagers run: root's, setuid and setgid, usable by their group alone.
+	st, err := os.Stat(filepath.Join(c.Dir, "bin", "container-executor"))
+	require.NoError(t, err)
+	sys := st.Sys().(*syscall.Stat_t)
+	group, err := user.LookupGroup("tfyarnnm")
+	require.NoError(t, err)
+	require.Equal(t, uint32(0), sys.Uid)
+	require.Equal(t, group.Gid, strconv.Itoa(int(sys.Gid)))
+	require.Equal(t, os.ModeSetuid|os.ModeSetgid|0o050, st.Mode()&(os.ModeSetuid|os.ModeSetgid|os.ModePerm), "mode 6050")
+
 	t.Run("user_and_privacy", func(t *testing.T) {
 		t.Parallel()
 		lceUserAndPrivacy(t, c, bin, alice)
@@ -39,13 +49,34 @@ func TestE2ELinuxExecutor(t *testing.T) {
 		t.Parallel()
 		lceCondaEnv(t, c, bin, alice)
 	})
+	t.Run("root_refused", func(t *testing.T) {
+		t.Parallel()
+		stdout, stderr, code := execTfyarnFor(t, c, bin, 5*time.Minute, []string{"HADOOP_USER_NAME=root"}, "run", "--output", "json", "--worker", "1c,256m", "--", "true")
+		require.Equal(t, exitJobFailed, code, stderr)
+		r := runJSON(t, stdout)
+		require.Equal(t, "FAILED", r.FinalStatus)
+		require.Contains(t, r.Diagnostics, "exitCode=2", "the helper refuses root (exit code 2): %s", r.Diagnostics)
+		require.Contains(t, r.Diagnostics, "user root is banned", "the helper's reason reaches the diagnostics")
+	})
+	t.Run("memory_limit", func(t *testing.T) {
+		t.Parallel()
+		// The NodeManager's monitor kills the container through the helper (signal as the user).
+		program := `import time; b = b"x" * (700 << 20); time.sleep(120)`
+		stdout, stderr, code := execTfyarnFor(t, c, bin, 5*time.Minute, alice.Env, "run", "--worker", "1c,256m",
+			"--output", "json", "--", "/usr/bin/python3", "-c", program)
+		r := runJSON(t, stdout)
+		require.Equal(t, exitJobFailed, code, stderr)
+		require.Contains(t, r.Diagnostics, "exceeding its physical memory limit", r.Diagnostics)
+		require.Contains(t, r.Diagnostics, "-104", r.Diagnostics)
+		requireNoContainerProcess(t, r.AppID)
+	})
 	t.Run("detached_grandchild", func(t *testing.T) {
 		t.Parallel()
 		n, err := strconv.ParseUint(randomHex(t), 16, 64)
 		require.NoError(t, err)
 		sleep := fmt.Sprintf("303.%d", n)
 		program := `(setsid sh -c "trap \"\" TERM HUP; exec sleep ` + sleep + `" &); sleep 2`
-		stdout, stderr, code := execTfyarn(t, c, bin, alice.Env, "run", "--output", "json", "--worker", "1c,256m", "--", "sh", "-c", program)
+		stdout, stderr, code := execTfyarnFor(t, c, bin, 5*time.Minute, alice.Env, "run", "--output", "json", "--worker", "1c,256m", "--", "sh", "-c", program)
 		require.Equal(t, exitOK, code, stderr)
 		r := runJSON(t, stdout)
 		require.Equal(t, "SUCCEEDED", r.FinalStatus)
@@ -61,7 +92,7 @@ func lceUserAndPrivacy(t *testing.T, c *clustertest.Cluster, bin string, alice a
 	token := randomHex(t)
 	release := "/tmp/tfyarn-lce-release-" + token
 	t.Cleanup(func() { os.Remove(release) })
-	program := `id -un; grep -E ':(cpu|memory):' /proc/self/cgroup; echo "secret-` + token + `" > secret-` + token + `; echo "logged-` + token + `"; ` +
+	program := `id -un; grep -E ':(cpu|memory):' /proc/self/cgroup; echo "content-` + token + `" > secret-` + token + `; echo "logged-` + token + `"; ` +
 		`i=0; while [ ! -e ` + release + ` ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done`
 	type result struct {
 		stdout, stderr string
@@ -69,17 +100,26 @@ func lceUserAndPrivacy(t *testing.T, c *clustertest.Cluster, bin string, alice a
 	}
 	done := make(chan result, 1)
 	go func() {
-		o, e, code := execTfyarn(t, c, bin, alice.Env, "run", "--output", "json", "--worker", "1c,256m", "--", "sh", "-c", program)
+		o, e, code := execTfyarnFor(t, c, bin, 5*time.Minute, alice.Env, "run", "--output", "json", "--worker", "1c,256m", "--", "sh", "-c", program)
 		done <- result{o, e, code}
 	}()
 
-	secret := waitGlob(t, filepath.Join(c.Dir, "data", "yarn", "*", "*", "*localDir*", "usercache", "alice", "appcache", "application_*", "container_*", "secret-"+token))
+	// The job's end while waiting is a failure with its output.
+	ended := func() {
+		select {
+		case r := <-done:
+			t.Fatalf("alice's job ended before the test released it (exit %d): %s\n%s", r.code, r.stdout, r.stderr)
+		default:
+		}
+	}
+	secret := waitGlob(t, ended, filepath.Join(c.Dir, "data", "yarn", "*", "*", "*localDir*", "usercache", "alice", "appcache", "application_*", "container_*", "secret-"+token))
 	workDir := filepath.Dir(secret)
 	appDir := filepath.Dir(workDir)
 	container, app := filepath.Base(workDir), filepath.Base(appDir)
-	logFile := waitGlob(t, filepath.Join(c.Dir, "data", "yarn", "*", "*", "*logDir*", app, container, "stdout"))
+	logFile := waitGlob(t, ended, filepath.Join(c.Dir, "data", "yarn", "*", "*", "*logDir*", app, container, "stdout"))
 	var logged string
-	for deadline := time.Now().Add(time.Minute); !strings.Contains(logged, "logged-"+token); time.Sleep(200 * time.Millisecond) {
+	for deadline := time.Now().Add(3 * time.Minute); !strings.Contains(logged, "logged-"+token); time.Sleep(200 * time.Millisecond) {
+		ended()
 		b, err := os.ReadFile(logFile)
 		require.NoError(t, err)
 		logged = string(b)
@@ -100,7 +140,7 @@ func lceUserAndPrivacy(t *testing.T, c *clustertest.Cluster, bin string, alice a
 
 	out, err := runAs(t, "alice", "cat", secret)
 	require.NoError(t, err, "alice reads her own task's file: %s", out)
-	require.Equal(t, "secret-"+token+"\n", out)
+	require.Equal(t, "content-"+token+"\n", out)
 	out, err = runAs(t, "alice", "cat", logFile)
 	require.NoError(t, err, "alice reads her own task's log: %s", out)
 	for _, attempt := range [][]string{
@@ -113,7 +153,8 @@ func lceUserAndPrivacy(t *testing.T, c *clustertest.Cluster, bin string, alice a
 		out, err := runAs(t, "bob", attempt...)
 		require.Error(t, err, "bob ran %q on alice's task: %s", attempt, out)
 		require.Contains(t, out, "Permission denied", "bob ran %q", attempt)
-		require.NotContains(t, out, token)
+		require.NotContains(t, out, "content-"+token)
+		require.NotContains(t, out, "logged-"+token)
 	}
 
 	require.NoError(t, os.WriteFile(release, nil, 0o644))
@@ -121,18 +162,20 @@ func lceUserAndPrivacy(t *testing.T, c *clustertest.Cluster, bin string, alice a
 	case r := <-done:
 		require.Equal(t, exitOK, r.code, r.stderr)
 		require.Equal(t, "SUCCEEDED", runJSON(t, r.stdout).FinalStatus)
-	case <-time.After(2 * time.Minute):
-		t.Fatalf("alice's job did not end within 2 minutes of its release")
+	case <-time.After(4 * time.Minute):
+		t.Fatalf("alice's job did not end within 4 minutes of its release")
 	}
 }
 
 // lceCondaEnv: a conda env (whose text files name the prefix it was built at) shipped by alice
-// runs under LinuxContainerExecutor, with its prefix relocated to where the task sees it.
+// runs under LinuxContainerExecutor, with its prefix relocated to where the task's copy is. The
+// launcher rewrites those files in place, so the env is localized PRIVATE (alice's own copy): the
+// NodeManager's PUBLIC copy is root's, and the rewrite failed there ("env: relocating the conda
+// environment: ... permission denied") before the client asked for a private copy.
 func lceCondaEnv(t *testing.T, c *clustertest.Cluster, bin string, alice attackUser) {
 	root := filepath.Join(t.TempDir(), "conda-env")
-	py, err := exec.LookPath("python3")
-	require.NoError(t, err)
-	py, err = filepath.EvalSymlinks(py)
+	// The system's interpreter: the users' tasks cannot enter root's home (pyenv).
+	py, err := filepath.EvalSymlinks("/usr/bin/python3")
 	require.NoError(t, err)
 	version, err := exec.Command(py, "-c", "import sys; print('%d.%d.%d' % sys.version_info[:3])").Output()
 	require.NoError(t, err)
@@ -147,8 +190,8 @@ func lceCondaEnv(t *testing.T, c *clustertest.Cluster, bin string, alice attackU
 	require.NoError(t, os.MkdirAll(filepath.Join(root, "bin"), 0o755))
 	require.NoError(t, os.Symlink(py, filepath.Join(root, "bin", "python")))
 
-	program := `head -1 "$CONDA_PREFIX/lib/pkgconfig/tfyarn-lce.pc"; echo "prefix-is=$CONDA_PREFIX"; python -c "import sys; print('python', sys.version_info[0])"`
-	stdout, stderr, code := execTfyarn(t, c, bin, alice.Env, "run", "--output", "json", "--worker", "1c,256m", "--env", root, "--", "sh", "-c", program)
+	program := `head -1 "$CONDA_PREFIX/lib/pkgconfig/tfyarn-lce.pc"; echo "prefix-is=$(readlink -f "$CONDA_PREFIX")"; python -c "import sys; print('python', sys.version_info[0])"`
+	stdout, stderr, code := execTfyarnFor(t, c, bin, 5*time.Minute, alice.Env, "run", "--output", "json", "--worker", "1c,256m", "--env", root, "--", "sh", "-c", program)
 	require.Equal(t, exitOK, code, "stdout: %s\nstderr: %s", stdout, stderr)
 	r := runJSON(t, stdout)
 	require.Equal(t, "SUCCEEDED", r.FinalStatus)
@@ -160,20 +203,23 @@ func lceCondaEnv(t *testing.T, c *clustertest.Cluster, bin string, alice attackU
 		}
 	}
 	require.NotEmpty(t, prefix, "CONDA_PREFIX in %q", out)
-	require.Contains(t, out, "prefix="+prefix+"\n", "the env's .pc file names where the task sees the env")
+	require.Contains(t, out, "prefix="+prefix+"\n", "the env's .pc file names where the task's env really is")
+	require.Contains(t, prefix, "/usercache/alice/", "the env is alice's own copy, not the NodeManager's public one")
 	require.NotContains(t, out, "prefix="+root+"\n", "the prefix it was built at is gone")
 }
 
-// waitGlob waits up to a minute for pattern to match exactly one path.
-func waitGlob(t *testing.T, pattern string) string {
+// waitGlob waits up to 3 minutes (a loaded 2-core machine: each localization starts a JVM) for
+// pattern to match exactly one path, calling check between tries.
+func waitGlob(t *testing.T, check func(), pattern string) string {
 	t.Helper()
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(200 * time.Millisecond) {
+	for deadline := time.Now().Add(3 * time.Minute); ; time.Sleep(200 * time.Millisecond) {
+		check()
 		m, err := filepath.Glob(pattern)
 		require.NoError(t, err)
 		if len(m) == 1 {
 			return m[0]
 		}
-		require.True(t, time.Now().Before(deadline), "waited a minute for one %s, found %v", pattern, m)
+		require.True(t, time.Now().Before(deadline), "waited 3 minutes for one %s, found %v", pattern, m)
 	}
 }
 

@@ -19,6 +19,8 @@ func main() {
 func run(args []string, stdout, stderr io.Writer) int {
 	code, err := dispatch(args, stdout)
 	if err != nil {
+		// The NodeManager puts only standard output into its diagnostics.
+		fmt.Fprintf(stdout, "container-executor: %v\n", err)
 		fmt.Fprintf(stderr, "container-executor: %v\n", err)
 		if f, ok := err.(*failure); ok {
 			return f.code

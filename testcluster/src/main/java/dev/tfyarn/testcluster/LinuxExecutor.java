@@ -35,7 +35,10 @@ final class LinuxExecutor {
     // The localizer is a JVM of its own, started as the user: it needs the JDK 17 openings the
     // cluster's JVM was started with.
     List<String> opens = new ArrayList<>();
+    // A short-lived JVM per localization: start it cheaply.
     opens.add("-Xmx256m");
+    opens.add("-XX:+UseSerialGC");
+    opens.add("-XX:TieredStopAtLevel=1");
     for (String a : ManagementFactory.getRuntimeMXBean().getInputArguments()) {
       if (a.startsWith("--add-opens")) {
         opens.add(a);
