@@ -14,10 +14,10 @@ command -v flock >/dev/null 2>&1 || need+=(util-linux)
 command -v python3 >/dev/null 2>&1 || need+=(python3)
 python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || need+=(python3-venv)
 command -v make >/dev/null 2>&1 || need+=(make)
-# The cluster whose containers run as their users creates the test users alice and bob.
-command -v useradd >/dev/null 2>&1 || need+=(passwd)
 if [ "$what" = test ]; then
   command -v chromium >/dev/null 2>&1 || need+=(chromium) # the web UI's headless-browser test
+  # The cluster whose containers run as their users (TestE2ELinuxExecutor) creates users alice, bob.
+  command -v useradd >/dev/null 2>&1 || need+=(passwd)
 fi
 
 if [ ${#need[@]} -gt 0 ]; then

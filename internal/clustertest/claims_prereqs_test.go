@@ -29,7 +29,7 @@ func TestClaimsPrereqsNameWhatIsMissing(t *testing.T) {
 	stub("java", `echo 'openjdk version "17.0.15" 2025-04-15' >&2`)
 	stub("python3", "exit 0")
 	stub("go", "exit 0")
-	for _, tool := range []string{"curl", "flock", "make"} {
+	for _, tool := range []string{"curl", "flock", "make", "useradd"} {
 		stub(tool, "exit 0")
 	}
 	run := func(args ...string) (string, int) {
