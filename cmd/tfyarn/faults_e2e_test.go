@@ -776,8 +776,11 @@ func firstLine(s string, n int) string {
 	return s
 }
 
-// programPID is the pid of task's program (e.g. worker:1) of appID: the process whose
-// environment names both (its launcher, ./tfyarn task, is left out).
+// programPID is the pid of task's program (e.g. worker:1) of appID: the
+// direct child of its launcher (./tfyarn task). Not any process whose
+// environment names the task: YARN's `bash -c ./tfyarn task 1>stdout ...`
+// wrapper carries the same variables, and killing it instead of the
+// program ends the container while the launcher and program run on.
 func programPID(t *testing.T, appID, task string) int {
 	t.Helper()
 	var pid int
@@ -789,32 +792,52 @@ func programPID(t *testing.T, appID, task string) int {
 }
 
 func findProgram(appID, task string) int {
+	launcher := findLauncher(appID, task)
+	if launcher == 0 {
+		return 0
+	}
 	entries, _ := os.ReadDir("/proc")
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
+		if err != nil || parentPID(pid) != launcher {
 			continue
 		}
 		cmdline, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if bytes.HasPrefix(cmdline, []byte("./tfyarn\x00")) || bytes.Contains(cmdline, []byte("launch_container.sh")) {
-			continue
-		}
-		environ, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
-		vars := "\x00" + string(environ)
-		if strings.Contains(vars, "\x00TFYARN_TASK="+task+"\x00") && strings.Contains(vars, "\x00TFYARN_APP_ID="+appID+"\x00") {
+		if len(cmdline) > 0 && !bytes.HasPrefix(cmdline, []byte("./tfyarn\x00")) {
 			return pid
 		}
 	}
 	return 0
 }
 
+// parentPID is pid's parent from /proc/PID/stat, 0 if it is gone.
+func parentPID(pid int) int {
+	stat, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return 0
+	}
+	// "pid (comm) state ppid ...": comm may hold spaces and parentheses.
+	i := bytes.LastIndexByte(stat, ')')
+	if i < 0 {
+		return 0
+	}
+	fields := strings.Fields(string(stat[i+1:]))
+	if len(fields) < 2 {
+		return 0
+	}
+	ppid, _ := strconv.Atoi(fields[1])
+	return ppid
+}
+
 // connectHDFS connects to c's NameNode as the test's user, for one case's checks
-// (closed, and the 30 s deadline cancelled, when the test ends).
+// (closed, and the deadline cancelled, when the test ends). The deadline
+// covers the whole case, which may wait minutes for a job between two
+// calls (TestE2ESecretEnv read the history 34 s in and met a 30 s one).
 func connectHDFS(t *testing.T, c *clustertest.Cluster) (context.Context, *hdfs.FS, string) {
 	t.Helper()
 	conf, err := hadoopconf.LoadDir(c.ConfDir)
 	require.NoError(t, err)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	t.Cleanup(cancel)
 	user := ipc.DefaultUser()
 	fs, err := hdfs.Connect(ctx, conf, user)
