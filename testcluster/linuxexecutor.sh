@@ -44,14 +44,21 @@ lce_install() {
   fi
   local cgdirs=""
   [ "$LCE_CGROUPS" != none ] && cgdirs="/sys/fs/cgroup/cpu/$hier,/sys/fs/cgroup/memory/$hier"
-  # MiniYARNCluster puts every NodeManager's local and log directories below data/yarn/tfyarn.
+  # The NodeManagers' local and log directories, the only places the helper touches: below
+  # data/yarn/tfyarn for MiniYARNCluster's NodeManagers, data/nm-I/{local,logs} for NodeManager
+  # processes of their own.
+  local i localdirs=$TC_DIR/data/yarn/tfyarn logdirs=$TC_DIR/data/yarn/tfyarn
+  for i in $(seq 0 $((TC_NODEMANAGERS - 1))); do
+    localdirs+=",$TC_DIR/data/nm-$i/local"
+    logdirs+=",$TC_DIR/data/nm-$i/logs"
+  done
   cat > "$etc/container-executor.cfg.new" <<CFG
 # Written by testcluster/cluster.sh for the test cluster's container-executor.
 yarn.nodemanager.linux-container-executor.group=$LCE_GROUP
 min.user.id=1000
 banned.users=root,bin,daemon,hdfs,yarn
-yarn.nodemanager.local-dirs=$TC_DIR/data/yarn/tfyarn
-yarn.nodemanager.log-dirs=$TC_DIR/data/yarn/tfyarn
+yarn.nodemanager.local-dirs=$localdirs
+yarn.nodemanager.log-dirs=$logdirs
 ${cgdirs:+cgroups.dirs=$cgdirs}
 CFG
   chmod 0644 "$etc/container-executor.cfg.new"
