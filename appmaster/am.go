@@ -10,10 +10,10 @@ import (
 	"time"
 
 	"github.com/tfyarn/tfyarn/contract"
+	"github.com/tfyarn/tfyarn/framework"
 	"github.com/tfyarn/tfyarn/hdfs"
 	"github.com/tfyarn/tfyarn/rendezvous"
 	"github.com/tfyarn/tfyarn/security"
-	"github.com/tfyarn/tfyarn/taskspec"
 	"github.com/tfyarn/tfyarn/yarn"
 	"github.com/tfyarn/tfyarn/yarnpb/hadoopyarn"
 )
@@ -113,7 +113,7 @@ func RunAM(ctx context.Context, opts AMOptions) (LoopResult, error) {
 	}
 	// A watching client gets a moment to read the final task table.
 	defer rv.Close(3 * time.Second)
-	logf("rendezvous and status page at %s (success rule %q)", rv.Address(), orDefault(string(jf.Success), string(taskspec.DefaultSuccessRule(jf.Job))))
+	logf("rendezvous and status page at %s (success rule %q)", rv.Address(), orDefault(string(jf.Success), string(framework.SuccessOf(jf.Job))))
 	rm, err := yarn.NewAMRMClient(conf, creds, yarn.AMOptions{})
 	if err != nil {
 		return LoopResult{}, err

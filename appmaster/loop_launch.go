@@ -41,6 +41,12 @@ func TaskLaunchContext(jf contract.JobFile, ln core.Launch, amAddress string, to
 	env[contract.EnvAppID] = jf.AppID
 	env[contract.EnvAMAddress] = amAddress
 	env["HADOOP_USER_NAME"] = jf.User
+	if jf.Job.Framework != "" {
+		env[contract.EnvFramework] = jf.Job.Framework
+	}
+	if jf.Job.ProcsPerNode > 0 {
+		env[contract.EnvProcsPerNode] = strconv.Itoa(jf.Job.ProcsPerNode)
+	}
 	if jf.PythonEnv != "" {
 		env[contract.EnvPythonEnv] = jf.PythonEnv
 	}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/tfyarn/tfyarn/contract"
+	"github.com/tfyarn/tfyarn/framework"
 	"github.com/tfyarn/tfyarn/hadoopconf"
 	"github.com/tfyarn/tfyarn/ipc"
 	"github.com/tfyarn/tfyarn/taskspec"
@@ -188,7 +189,7 @@ func (j Job) withDefaults() Job {
 		j.PollInterval = DefaultPollInterval
 	}
 	if j.Success == "" {
-		j.Success = taskspec.DefaultSuccessRule(j.Job)
+		j.Success = framework.SuccessOf(j.Job)
 	}
 	if j.AMAttempts == 0 {
 		j.AMAttempts = 1

@@ -4,6 +4,7 @@ import (
 	"sort"
 
 	"github.com/tfyarn/tfyarn/contract"
+	"github.com/tfyarn/tfyarn/framework"
 	"github.com/tfyarn/tfyarn/taskspec"
 	"github.com/tfyarn/tfyarn/yarnpb/hadoopyarn"
 )
@@ -12,6 +13,9 @@ import (
 // the variables tfyarn sets in every task (checkTaskEnv).
 func (j Job) Validate(limits taskspec.ClusterLimits) error {
 	if err := j.Job.Validate(limits); err != nil {
+		return err
+	}
+	if err := framework.CheckJob(j.Job); err != nil {
 		return err
 	}
 	if j.Priority < 0 {

@@ -54,6 +54,11 @@ const (
 	// working directory that go first on the program's PYTHONPATH (the
 	// job's --src-dir, e.g. "src").
 	EnvPythonPath = "TFYARN_PYTHONPATH"
+	// EnvFramework names the framework that launches the program
+	// (package framework; unset: TensorFlow), EnvProcsPerNode its
+	// processes per container (--nproc-per-node).
+	EnvFramework    = "TFYARN_FRAMEWORK"
+	EnvProcsPerNode = "TFYARN_NPROC_PER_NODE"
 )
 
 // EnvTaskPort is what the launcher sets in its program's environment: the
@@ -76,7 +81,7 @@ const SecretEnvAliasPrefix = "tfyarn.secret-env."
 func SetForTasks(name string) bool {
 	switch name {
 	case EnvTask, EnvTaskType, EnvTaskIndex, EnvTaskAttempt, EnvRestart, EnvRetakePort, EnvAppID,
-		EnvAMAddress, EnvAMLocator, EnvPythonEnv, EnvPythonPath, EnvTaskPort, EnvPreemptionFile, EnvProgressFile,
+		EnvAMAddress, EnvAMLocator, EnvPythonEnv, EnvPythonPath, EnvFramework, EnvProcsPerNode, EnvTaskPort, EnvPreemptionFile, EnvProgressFile,
 		"TF_CONFIG", "HADOOP_TOKEN_FILE_LOCATION", "HADOOP_USER_NAME":
 		return true
 	}

@@ -122,8 +122,6 @@ const (
 	EnvContainerID      = "CONTAINER_ID"
 	EnvNMHost           = "NM_HOST"
 	EnvTokenFile        = "HADOOP_TOKEN_FILE_LOCATION"
-	EnvTFConfig         = "TF_CONFIG"
-	EnvTFReusePort      = "TF_GRPC_REUSE_PORT"
 	EnvPythonUnbuffered = "PYTHONUNBUFFERED" // so the program's prints reach the YARN logs as they happen
 )
 

@@ -1,20 +1,59 @@
 package executor
 
 import (
+	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/tfyarn/tfyarn/contract"
+	"github.com/tfyarn/tfyarn/framework"
+	"github.com/tfyarn/tfyarn/taskspec"
 )
 
-// childEnv is base with the task's variables set: TF_CONFIG and the port
-// replace any inherited value; TF_GRPC_REUSE_PORT and PYTHONUNBUFFERED
-// only fill in what the user left unset.
-func childEnv(base []string, tfConfig string, port int) []string {
-	env := setEnv(append([]string(nil), base...), EnvTFConfig, tfConfig, true)
+// childEnv is base with the task's variables set: the framework's (its
+// Set replaces, its Fill fills in what the user left unset) and the port;
+// PYTHONUNBUFFERED only fills in.
+func childEnv(base []string, launch framework.Launch, port int) []string {
+	env := append([]string(nil), base...)
+	for _, k := range sortedKeys(launch.Set) {
+		env = setEnv(env, k, launch.Set[k], true)
+	}
 	env = setEnv(env, contract.EnvTaskPort, strconv.Itoa(port), true)
-	env = setEnv(env, EnvTFReusePort, "true", false)
+	for _, k := range sortedKeys(launch.Fill) {
+		env = setEnv(env, k, launch.Fill[k], false)
+	}
 	return setEnv(env, EnvPythonUnbuffered, "1", false)
+}
+
+func sortedKeys(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// launchOf asks the task's framework (contract.EnvFramework in the
+// program's environment; unset: TensorFlow) what the launcher runs.
+func launchOf(task taskspec.TaskID, cluster taskspec.ClusterSpec, port int, argv, env []string) (framework.Launch, error) {
+	name, _ := lookupEnv(env, contract.EnvFramework)
+	f, err := framework.Lookup(name)
+	if err != nil {
+		return framework.Launch{}, err
+	}
+	procs := 0
+	if v, ok := lookupEnv(env, contract.EnvProcsPerNode); ok {
+		if procs, err = strconv.Atoi(v); err != nil || procs < 0 {
+			return framework.Launch{}, fmt.Errorf("%s=%q is not a number of processes", contract.EnvProcsPerNode, v)
+		}
+	}
+	runID, _ := lookupEnv(env, contract.EnvAppID)
+	if r, ok := lookupEnv(env, contract.EnvRestart); ok {
+		runID += "-" + r
+	}
+	return f.Launch(framework.Task{ID: task, Cluster: cluster, Port: port, Argv: argv, Env: env, ProcsPerNode: procs, RunID: runID})
 }
 
 func setEnv(env []string, name, value string, override bool) []string {
@@ -38,13 +77,4 @@ func lookupEnv(env []string, name string) (string, bool) {
 		}
 	}
 	return "", false
-}
-
-// reusePortEnabled reads TF_GRPC_REUSE_PORT the way TensorFlow does
-// (ReadBoolFromEnvVar: "true" or "1", any case). A user who turned it off
-// gets a server without SO_REUSEPORT, which cannot bind a held port.
-func reusePortEnabled(env []string) bool {
-	v, _ := lookupEnv(env, EnvTFReusePort)
-	v = strings.ToLower(strings.TrimSpace(v))
-	return v == "true" || v == "1"
 }

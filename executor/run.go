@@ -13,7 +13,6 @@ import (
 
 	"github.com/tfyarn/tfyarn/contract"
 	"github.com/tfyarn/tfyarn/rendezvous"
-	"github.com/tfyarn/tfyarn/taskspec"
 )
 
 // Exit codes of a launcher that never ran the program. A program's own
@@ -99,19 +98,22 @@ func Run(ctx context.Context, cfg Config) (exitCode int, err error) {
 	if err != nil {
 		return ExitLauncherFailed, fmt.Errorf("task launcher: %w", err)
 	}
-	spec := ts.Cluster
-	tfConfig, err := taskspec.TFConfig(spec, cfg.Task)
-	if err != nil {
-		return ExitLauncherFailed, fmt.Errorf("task launcher: %w", err)
-	}
 	command, baseEnv, err := programOf(&cfg, ts.Program)
 	if err != nil {
 		log.printf("%v", err)
 		report(&cfg, client, log, rendezvous.ExitReport{Task: cfg.Task, ContainerID: cfg.ContainerID, ExitCode: ExitLauncherFailed, StderrTail: []string{err.Error()}})
 		return ExitLauncherFailed, err
 	}
-	argv := taskspec.SubstitutePlaceholders(command, spec, cfg.Task)
-	env := childEnv(pyDirs.environ(baseEnv), tfConfig, res.Port)
+	baseEnv = pyDirs.environ(baseEnv)
+	launch, err := launchOf(cfg.Task, ts.Cluster, res.Port, command, baseEnv)
+	if err != nil {
+		err = fmt.Errorf("task launcher: %w", err)
+		log.printf("%v", err)
+		report(&cfg, client, log, rendezvous.ExitReport{Task: cfg.Task, ContainerID: cfg.ContainerID, ExitCode: ExitLauncherFailed, StderrTail: []string{err.Error()}})
+		return ExitLauncherFailed, err
+	}
+	argv := launch.Argv
+	env := childEnv(baseEnv, launch, res.Port)
 	if tokens != nil {
 		env = setEnv(env, EnvTokenFile, tokens.path, true)
 	}
@@ -131,10 +133,21 @@ func Run(ctx context.Context, cfg Config) (exitCode int, err error) {
 		return ExitLauncherFailed, err
 	}
 	env = setEnv(env, contract.EnvProgressFile, progressFile, true)
-	log.printf("%s at %s, TF_CONFIG=%s", cfg.Task, reg.Addr(), tfConfig)
+	log.printf("%s at %s, %s", cfg.Task, reg.Addr(), launch.Describe)
 
-	hold := cfg.Task.Type.InCluster() && !cfg.ReleasePortBeforeExec && reusePortEnabled(env)
-	if !hold {
+	hold := launch.HoldPort && !cfg.ReleasePortBeforeExec
+	storeCtx, stopStore := context.WithCancel(ctx)
+	defer stopStore()
+	if launch.ServeStore {
+		// The store listens on the reserved socket itself: the port never
+		// leaves this process, and outlives the program's processes.
+		if err := serveStore(storeCtx, res, log); err != nil {
+			err = fmt.Errorf("task launcher: %w", err)
+			log.printf("%v", err)
+			report(&cfg, client, log, rendezvous.ExitReport{Task: cfg.Task, ContainerID: cfg.ContainerID, ExitCode: ExitLauncherFailed, StderrTail: []string{err.Error()}})
+			return ExitLauncherFailed, err
+		}
+	} else if !hold {
 		_ = res.Release()
 	}
 	// What the program starts and leaves behind is found by this mark, and

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tfyarn/tfyarn/contract"
+	"github.com/tfyarn/tfyarn/framework"
 	"github.com/tfyarn/tfyarn/rendezvous"
 	"github.com/tfyarn/tfyarn/security"
 	"github.com/tfyarn/tfyarn/taskspec"
@@ -27,17 +28,19 @@ func TestTailBuffer(t *testing.T) {
 }
 
 func TestChildEnv(t *testing.T) {
-	env := childEnv([]string{"PATH=/bin", "TF_CONFIG=old", "TF_CONFIG=older", "PYTHONUNBUFFERED=0"}, `{"x":1}`, 4242)
-	v, _ := lookupEnv(env, EnvTFConfig)
+	tf := framework.Launch{Set: map[string]string{framework.EnvTFConfig: `{"x":1}`}, Fill: map[string]string{framework.EnvTFReusePort: "true"}}
+	env := childEnv([]string{"PATH=/bin", "TF_CONFIG=old", "TF_CONFIG=older", "PYTHONUNBUFFERED=0"}, tf, 4242)
+	v, _ := lookupEnv(env, framework.EnvTFConfig)
 	require.Equal(t, `{"x":1}`, v)
 	require.Equal(t, 1, strings.Count(strings.Join(env, "\n"), "TF_CONFIG="))
 	v, _ = lookupEnv(env, contract.EnvTaskPort)
 	require.Equal(t, "4242", v)
 	v, _ = lookupEnv(env, EnvPythonUnbuffered)
 	require.Equal(t, "0", v, "the user's choice stands")
-	require.True(t, reusePortEnabled(env))
-	require.False(t, reusePortEnabled(childEnv([]string{"TF_GRPC_REUSE_PORT=False"}, "", 1)))
-	require.True(t, reusePortEnabled(childEnv([]string{"TF_GRPC_REUSE_PORT=1"}, "", 1)))
+	v, _ = lookupEnv(env, framework.EnvTFReusePort)
+	require.Equal(t, "true", v, "filled in when unset")
+	v, _ = lookupEnv(childEnv([]string{"TF_GRPC_REUSE_PORT=False"}, tf, 1), framework.EnvTFReusePort)
+	require.Equal(t, "False", v, "the user's choice stands")
 }
 
 func TestConfigFromEnv(t *testing.T) {

@@ -155,5 +155,11 @@ func taskEnv(base []string, job taskspec.Job, appID string, ln core.Launch) []st
 	set(contract.EnvTaskAttempt, strconv.Itoa(ln.Attempt))
 	set(contract.EnvRestart, strconv.Itoa(ln.Restart))
 	set(contract.EnvAppID, appID)
+	if job.Framework != "" {
+		set(contract.EnvFramework, job.Framework)
+	}
+	if job.ProcsPerNode > 0 {
+		set(contract.EnvProcsPerNode, strconv.Itoa(job.ProcsPerNode))
+	}
 	return env
 }

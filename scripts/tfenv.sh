@@ -1,17 +1,32 @@
 #!/usr/bin/env bash
-# Creates .venv/ with the pinned TensorFlow the examples and the e2e tests use
-# (examples/requirements.txt). Idempotent: a stamp holding the requirements' hash makes a
-# complete environment a fast no-op; any change to the requirements reinstalls.
+# Creates the pinned Python environments the examples and the e2e tests use:
+#   bash scripts/tfenv.sh           .venv/          TensorFlow (examples/requirements.txt)
+#   bash scripts/tfenv.sh pytorch   .venv-pytorch/  PyTorch    (examples/requirements-pytorch.txt)
+#   bash scripts/tfenv.sh jax       .venv-jax/      JAX        (examples/requirements-jax.txt)
+# Idempotent: a stamp holding the requirements' hash makes a complete environment a fast no-op;
+# any change to the requirements reinstalls.
+# PyTorch's and JAX's environments (GBs: PyPI's Linux torch brings the CUDA libraries) live in a
+# per-machine cache, $TFYARN_VENV_CACHE (default ~/.cache/tfyarn/venvs), keyed by the
+# requirements' hash, and .venv-pytorch/.venv-jax are links to it: a second clone on the same
+# machine (CI's fresh clone) links in a second instead of installing again.
 # Works without a terminal (CI=true, no stdin). Override the interpreter with PYTHON=...
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PYTHON="${PYTHON:-python3}"
-VENV=.venv
-REQ=examples/requirements.txt
-STAMP="$VENV/.tfenv-stamp"
-
 fail() { echo "tfenv: $*" >&2; exit 1; }
+
+kind="${1:-tensorflow}"
+case "$kind" in
+tensorflow) VENV=.venv REQ=examples/requirements.txt
+  CHECK='import tensorflow as tf; assert tf.__version__' WHAT="tensorflow-cpu wheels" SIZE="~250 MB" ;;
+pytorch) VENV=.venv-pytorch REQ=examples/requirements-pytorch.txt
+  CHECK='import torch, torch.distributed as d; assert d.is_available() and d.is_gloo_available()' WHAT="torch wheels" SIZE="~3 GB, 4.7 GB on disk" ;;
+jax) VENV=.venv-jax REQ=examples/requirements-jax.txt
+  CHECK='import jax, jax.numpy as jnp; assert float(jnp.ones(2).sum()) == 2.0' WHAT="jaxlib wheels" SIZE="~120 MB" ;;
+*) echo "tfenv: unknown environment '$kind'; give tensorflow (default), pytorch or jax" >&2; exit 2 ;;
+esac
+STAMP="$VENV/.tfenv-stamp"
 
 command -v "$PYTHON" >/dev/null 2>&1 || fail "$PYTHON not found: install Python 3.9-3.11 (or set PYTHON=/path/to/python3)"
 want="$(sha256sum "$REQ" | cut -d' ' -f1) $("$PYTHON" -c 'import sys; print("%d.%d" % sys.version_info[:2])')"
@@ -27,18 +42,29 @@ if command -v flock >/dev/null 2>&1; then
 fi
 
 start=$(date +%s)
-echo "tfenv: creating $VENV from $REQ (first time: downloads ~250 MB from PyPI)" >&2
+if [ "$kind" != tensorflow ]; then
+  # The environment itself is in the machine's cache; $VENV links to it.
+  cached="${TFYARN_VENV_CACHE:-$HOME/.cache/tfyarn/venvs}/$kind-$(echo "$want" | sha256sum | cut -c1-16)"
+  mkdir -p "$(dirname "$cached")"
+  if [ -x "$cached/bin/python" ] && [ "$(cat "$cached/.tfenv-stamp" 2>/dev/null)" = "$want" ]; then
+    rm -rf "$VENV" && ln -s "$cached" "$VENV"
+    echo "tfenv: $VENV linked to $cached (cached)" >&2
+    exit 0
+  fi
+  rm -rf "$VENV" "$cached" && mkdir -p "$cached" && ln -s "$cached" "$VENV"
+fi
+echo "tfenv: creating $VENV from $REQ (first time: downloads $SIZE from PyPI)" >&2
 rm -f "$STAMP"
-if ! "$PYTHON" -m venv --clear "$VENV" </dev/null; then
+if ! "$PYTHON" -m venv --clear "$(cd "$VENV" 2>/dev/null && pwd -P || echo "$VENV")" </dev/null; then
   fail "'$PYTHON -m venv' failed: on Debian/Ubuntu install it with 'apt-get install python3-venv', then rerun bash scripts/tfenv.sh"
 fi
 pipflags=(--disable-pip-version-check --no-input --progress-bar off -q)
 if ! "$VENV/bin/python" -m pip install "${pipflags[@]}" -r "$REQ" </dev/null; then
-  fail "pip could not install $REQ: check that PyPI is reachable (proxy: HTTPS_PROXY, mirror: PIP_INDEX_URL) and that this Python ($("$PYTHON" --version 2>&1)) has tensorflow-cpu wheels, then rerun bash scripts/tfenv.sh"
+  fail "pip could not install $REQ: check that PyPI is reachable (proxy: HTTPS_PROXY, mirror: PIP_INDEX_URL) and that this Python ($("$PYTHON" --version 2>&1)) has $WHAT, then rerun bash scripts/tfenv.sh $*"
 fi
 # Import once: catches a broken wheel now rather than in the middle of a training run.
-if ! "$VENV/bin/python" -c 'import tensorflow as tf; assert tf.__version__' </dev/null >/dev/null 2>&1; then
-  fail "TensorFlow installed but does not import: see '$VENV/bin/python -c \"import tensorflow\"'"
+if ! "$VENV/bin/python" -c "$CHECK" </dev/null >/dev/null 2>&1; then
+  fail "$kind installed but does not work: see '$VENV/bin/python -c \"$CHECK\"'"
 fi
 echo "$want" >"$STAMP"
 echo "tfenv: $VENV ready in $(( $(date +%s) - start ))s" >&2

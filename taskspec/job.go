@@ -186,6 +186,12 @@ type Job struct {
 	// Affinities place some types' tasks by where others run (--colocate
 	// ps=worker, --apart ps=worker); nil for none. See affinity.go.
 	Affinities Affinities `json:",omitempty"`
+	// Framework (--framework) names what launches the program in each
+	// task (package framework): "" or "tensorflow", "pytorch", "jax".
+	Framework string `json:",omitempty"`
+	// ProcsPerNode (--nproc-per-node) is how many processes a PyTorch
+	// task's container starts; 0 means one.
+	ProcsPerNode int `json:",omitempty"`
 }
 
 // RestartPolicy is when a job's failed tasks run again (--max-restarts,

@@ -14,6 +14,7 @@ import (
 
 	"github.com/tfyarn/tfyarn/appmaster/core"
 	"github.com/tfyarn/tfyarn/client"
+	"github.com/tfyarn/tfyarn/framework"
 	"github.com/tfyarn/tfyarn/hdfs"
 	"github.com/tfyarn/tfyarn/internal/cliout"
 	"github.com/tfyarn/tfyarn/internal/progressbar"
@@ -43,6 +44,8 @@ func runCommand(e *env) *cli.Command {
 		&cli.GenericFlag{Name: "apart", Value: &multiValue{}, Usage: "`A=B[,A=B]`: no task of type A on a node that runs a task of type B, e.g. ps=worker (YARN placement constraints, as --spread; repeatable)"},
 		&cli.GenericFlag{Name: "node-label", Value: &multiValue{}, Usage: "YARN node label for every task, or `[TYPE=]LABEL` for one task type (repeatable)"},
 		&cli.StringFlag{Name: "spread", Usage: "no two tasks of task `TYPE` on one node, or `all`: no two chief, worker or ps tasks on one node (YARN placement constraints: the ResourceManager needs yarn.resourcemanager.placement-constraints.handler=scheduler); a spread the cluster's nodes can never hold is refused; a spread task restarts with the cluster, not alone"},
+		&cli.StringFlag{Name: "framework", Usage: "what launches the program in each task: `tensorflow` (the default: TF_CONFIG), pytorch (torchrun in every --worker container, c10d rendezvous, torchrun's variables; a script only) or jax (JAX_COORDINATOR_ADDRESS, JAX_NUM_PROCESSES, JAX_PROCESS_ID: jax.distributed.initialize() needs no arguments); pytorch and jax jobs have only --worker tasks and succeed when every one exits 0"},
+		&cli.IntFlag{Name: "nproc-per-node", Usage: "--framework pytorch: processes torchrun starts in each worker container (`N`, default 1), each with its RANK and LOCAL_RANK"},
 		&cli.StringFlag{Name: "success", Usage: "what decides the job: `chief` (TensorFlow: chief:0, or worker:0 without a chief; the default with --chief, --ps, --evaluator or a script) or all (every task must exit 0; the default otherwise)"},
 		&cli.StringFlag{Name: "env", Usage: "the job's Python environment: a venv or conda env `DIR` (packed on the fly) or an ARCHIVE of one (.tar.gz/.tgz, from tfyarn pack); uploaded once (content-addressed), unpacked into ./env/ of every task, env/bin first on PATH"},
 		&cli.StringFlag{Name: "python", Value: client.DefaultPython, Usage: "Python interpreter that runs SCRIPT.py: without --env, a name on the containers' PATH or an absolute path on the nodes; with --env, inside the env (default env/bin/python; bin/python3.11 means env/bin/python3.11, an absolute path is used as is); with --local, on this machine"},
@@ -364,6 +367,11 @@ func runJob(c *cli.Context) (client.Job, error) {
 				}
 			}
 		}
+	}
+	job.Framework = strings.ToLower(strings.TrimSpace(c.String("framework")))
+	job.ProcsPerNode = c.Int("nproc-per-node")
+	if err := framework.CheckJob(job.Job); err != nil {
+		return client.Job{}, usagef("%v", err)
 	}
 	if s := c.String("success"); s != "" {
 		rule, err := taskspec.ParseSuccessRule(s)

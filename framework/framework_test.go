@@ -1,0 +1,158 @@
+package framework
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"github.com/tfyarn/tfyarn/taskspec"
+)
+
+func w(i int) taskspec.TaskID { return taskspec.TaskID{Type: taskspec.Worker, Index: i} }
+
+var twoWorkers = taskspec.ClusterSpec{taskspec.Worker: {"h0:100", "h1:200"}}
+
+// Each framework's launch of each task, from the same replica specs: the
+// table is the contract scripts rely on.
+func TestLaunch(t *testing.T) {
+	py := []string{"python3", "train.py", "--epochs", "{task_index}"}
+	cases := []struct {
+		name      string
+		framework string
+		task      Task
+		want      Launch
+	}{
+		{
+			name: "tensorflow worker: TF_CONFIG, placeholders, port held", framework: TensorFlow,
+			task: Task{ID: w(1), Cluster: twoWorkers, Port: 200, Argv: py},
+			want: Launch{
+				Argv:     []string{"python3", "train.py", "--epochs", "1"},
+				Set:      map[string]string{"TF_CONFIG": `{"cluster":{"worker":["h0:100","h1:200"]},"task":{"type":"worker","index":1}}`},
+				Fill:     map[string]string{"TF_GRPC_REUSE_PORT": "true"},
+				HoldPort: true,
+				Describe: `TF_CONFIG={"cluster":{"worker":["h0:100","h1:200"]},"task":{"type":"worker","index":1}}`,
+			},
+		},
+		{
+			name: "tensorflow, reuse port turned off by the user: port freed", framework: TensorFlow,
+			task: Task{ID: w(0), Cluster: twoWorkers, Port: 100, Argv: []string{"p"}, Env: []string{"TF_GRPC_REUSE_PORT=False"}},
+			want: Launch{
+				Argv:     []string{"p"},
+				Set:      map[string]string{"TF_CONFIG": `{"cluster":{"worker":["h0:100","h1:200"]},"task":{"type":"worker","index":0}}`},
+				Fill:     map[string]string{"TF_GRPC_REUSE_PORT": "true"},
+				Describe: `TF_CONFIG={"cluster":{"worker":["h0:100","h1:200"]},"task":{"type":"worker","index":0}}`,
+			},
+		},
+		{
+			name: "pytorch worker 0: torchrun, serves the store", framework: PyTorch,
+			task: Task{ID: w(0), Cluster: twoWorkers, Port: 100, Argv: []string{"python3", "ddp.py", "--steps", "3"}, ProcsPerNode: 2, RunID: "app_1-0"},
+			want: Launch{
+				Argv: []string{"python3", "-m", "torch.distributed.run", "--nnodes=2", "--nproc-per-node=2",
+					"--rdzv-backend=c10d", "--rdzv-endpoint=h0:100", "--rdzv-id=app_1-0", "--rdzv-conf=is_host=false",
+					"--max-restarts=0", "ddp.py", "--steps", "3"},
+				ServeStore: true,
+				Describe:   "torchrun node of 2, 2 process(es), rendezvous at h0:100 (app_1-0)",
+			},
+		},
+		{
+			name: "pytorch worker 1: torchrun, client of worker 0's store; one process by default", framework: PyTorch,
+			task: Task{ID: w(1), Cluster: twoWorkers, Port: 200, Argv: []string{"py", "ddp.py"}, RunID: "r"},
+			want: Launch{
+				Argv: []string{"py", "-m", "torch.distributed.run", "--nnodes=2", "--nproc-per-node=1",
+					"--rdzv-backend=c10d", "--rdzv-endpoint=h0:100", "--rdzv-id=r", "--rdzv-conf=is_host=false",
+					"--max-restarts=0", "ddp.py"},
+				Describe: "torchrun node of 2, 1 process(es), rendezvous at h0:100 (r)",
+			},
+		},
+		{
+			name: "jax process 0: hosts the coordinator on its held port", framework: JAX,
+			task: Task{ID: w(0), Cluster: twoWorkers, Port: 100, Argv: []string{"python3", "psum.py"}},
+			want: Launch{
+				Argv:     []string{"python3", "psum.py"},
+				Set:      map[string]string{"JAX_COORDINATOR_ADDRESS": "h0:100", "JAX_NUM_PROCESSES": "2", "JAX_PROCESS_ID": "0"},
+				HoldPort: true,
+				Describe: "JAX process 0 of 2, coordinator h0:100",
+			},
+		},
+		{
+			name: "jax process 1", framework: JAX,
+			task: Task{ID: w(1), Cluster: twoWorkers, Port: 200, Argv: []string{"python3", "psum.py"}},
+			want: Launch{
+				Argv:     []string{"python3", "psum.py"},
+				Set:      map[string]string{"JAX_COORDINATOR_ADDRESS": "h0:100", "JAX_NUM_PROCESSES": "2", "JAX_PROCESS_ID": "1"},
+				Describe: "JAX process 1 of 2, coordinator h0:100",
+			},
+		},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f, err := Lookup(c.framework)
+			require.NoError(t, err)
+			got, err := f.Launch(c.task)
+			require.NoError(t, err)
+			require.Equal(t, c.want, got)
+			again, _ := f.Launch(c.task)
+			require.Equal(t, got, again, "a pure function of the task")
+		})
+	}
+}
+
+func TestLaunchRefusesTasksOutsideTheCluster(t *testing.T) {
+	for _, name := range []string{PyTorch, JAX} {
+		f, _ := Lookup(name)
+		_, err := f.Launch(Task{ID: w(2), Cluster: twoWorkers, Argv: []string{"py", "s.py"}})
+		require.ErrorContains(t, err, "worker:2 is not in the cluster (2 workers)", name)
+		_, err = f.Launch(Task{ID: taskspec.TaskID{Type: taskspec.Chief}, Cluster: twoWorkers, Argv: []string{"py", "s.py"}})
+		require.ErrorContains(t, err, "chief:0 is not a worker task", name)
+	}
+}
+
+func TestLookup(t *testing.T) {
+	f, err := Lookup("")
+	require.NoError(t, err)
+	require.Equal(t, TensorFlow, f.Name(), "no framework named: TensorFlow")
+	_, err = Lookup("mxnet")
+	require.EqualError(t, err, `unknown framework "mxnet"; expected one of jax, pytorch, tensorflow`)
+}
+
+func TestCheckJob(t *testing.T) {
+	workers := []taskspec.TaskGroup{{Type: taskspec.Worker, Instances: 2}}
+	withChief := append([]taskspec.TaskGroup{{Type: taskspec.Chief, Instances: 1}}, workers...)
+	cases := []struct {
+		job  taskspec.Job
+		want string
+	}{
+		{taskspec.Job{Tasks: withChief, Script: "t.py"}, ""},
+		{taskspec.Job{Framework: PyTorch, Tasks: workers, Script: "t.py", ProcsPerNode: 4}, ""},
+		{taskspec.Job{Framework: JAX, Tasks: workers, Command: "python3"}, ""},
+		{taskspec.Job{Framework: "mxnet", Tasks: workers}, `--framework: unknown framework "mxnet"`},
+		{taskspec.Job{Framework: PyTorch, Tasks: withChief, Script: "t.py"}, "--framework pytorch has no chief tasks; give its tasks as --worker"},
+		{taskspec.Job{Framework: JAX, Tasks: withChief}, "--framework jax has no chief tasks"},
+		{taskspec.Job{Framework: PyTorch, Tasks: workers, Command: "sh"}, "--framework pytorch runs a script under torchrun"},
+		{taskspec.Job{Framework: PyTorch, Tasks: workers, Script: "t.py", ProcsPerNode: -1}, "--nproc-per-node -1 is negative"},
+		{taskspec.Job{Framework: PyTorch, Tasks: workers, Script: "t.py", ProcsPerNode: 5000}, "--nproc-per-node 5000 is more than 1024"},
+		{taskspec.Job{Tasks: workers, Script: "t.py", ProcsPerNode: 2}, "--nproc-per-node is for --framework pytorch"},
+		{taskspec.Job{Framework: JAX, Tasks: workers, ProcsPerNode: 2}, "--nproc-per-node is for --framework pytorch"},
+	}
+	for _, c := range cases {
+		err := CheckJob(c.job)
+		if c.want == "" {
+			require.NoError(t, err, "%+v", c.job)
+			continue
+		}
+		require.ErrorContains(t, err, c.want, "%+v", c.job)
+		require.NotContains(t, err.Error(), "\n", "one line")
+	}
+}
+
+// PyTorch and JAX jobs succeed when every process exits 0; TensorFlow's
+// rule stays the job's shape's.
+func TestSuccessOf(t *testing.T) {
+	workers := []taskspec.TaskGroup{{Type: taskspec.Worker, Instances: 2}}
+	require.Equal(t, taskspec.SuccessAll, SuccessOf(taskspec.Job{Framework: PyTorch, Tasks: workers, Script: "t.py"}))
+	require.Equal(t, taskspec.SuccessAll, SuccessOf(taskspec.Job{Framework: JAX, Tasks: workers, Script: "t.py"}))
+	require.Equal(t, taskspec.SuccessChief, SuccessOf(taskspec.Job{Tasks: workers, Script: "t.py"}))
+	require.Equal(t, taskspec.SuccessChief, SuccessOf(taskspec.Job{Framework: TensorFlow, Tasks: workers, Script: "t.py"}))
+	require.Equal(t, taskspec.SuccessAll, SuccessOf(taskspec.Job{Tasks: workers, Command: "sh"}))
+	require.True(t, strings.HasPrefix(TorchRunModule, "torch."))
+}

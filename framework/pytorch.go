@@ -1,0 +1,72 @@
+package framework
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/tfyarn/tfyarn/taskspec"
+)
+
+// pyTorch runs torchrun in every container: one elastic agent per worker
+// task, starting ProcsPerNode processes with torchrun's own variables
+// (MASTER_ADDR, MASTER_PORT, RANK, LOCAL_RANK, WORLD_SIZE, GROUP_RANK,
+// ROLE_RANK, TORCHELASTIC_*: exactly what scripts written for torchrun
+// read, from torchrun itself). The agents meet through the c10d
+// rendezvous backend at worker:0's address, where worker:0's launcher
+// serves the store on the port it reserved (Launch.ServeStore): every
+// agent is a client of it (is_host=false), so the port never changes
+// hands. The first agent of the rendezvous then opens the processes'
+// store on a port the kernel picks for it (port 0), which leaves no window
+// either.
+type pyTorch struct{}
+
+func (pyTorch) Name() string { return PyTorch }
+
+func (pyTorch) TaskTypes() []taskspec.TaskType { return []taskspec.TaskType{taskspec.Worker} }
+
+// Success: every worker process must exit 0; torchrun exits non-zero as
+// soon as one of its processes fails, and the job fails with it.
+func (pyTorch) Success() taskspec.SuccessRule { return taskspec.SuccessAll }
+
+// TorchRunModule is how the launcher starts torchrun: as a module of the
+// job's Python (the torchrun script's own entry point), so that the
+// interpreter is the one the job names.
+const TorchRunModule = "torch.distributed.run"
+
+func (pyTorch) Launch(t Task) (Launch, error) {
+	ws, err := workers(t)
+	if err != nil {
+		return Launch{}, fmt.Errorf("pytorch: %w", err)
+	}
+	if len(t.Argv) < 2 {
+		return Launch{}, errors.New("pytorch: the program is not an interpreter and a script")
+	}
+	nproc := t.ProcsPerNode
+	if nproc < 1 {
+		nproc = 1
+	}
+	runID := t.RunID
+	if runID == "" {
+		runID = "tfyarn"
+	}
+	args := []string{
+		t.Argv[0], "-m", TorchRunModule,
+		"--nnodes=" + itoa(len(ws)),
+		"--nproc-per-node=" + itoa(nproc),
+		"--rdzv-backend=c10d",
+		"--rdzv-endpoint=" + ws[0],
+		"--rdzv-id=" + runID,
+		// The store is worker:0's launcher's: no agent hosts it, even one
+		// on the store's machine.
+		"--rdzv-conf=is_host=false",
+		// Restarts are the ApplicationMaster's (--max-restarts), not the
+		// agents'.
+		"--max-restarts=0",
+	}
+	args = append(args, t.Argv[1:]...)
+	return Launch{
+		Argv:       args,
+		ServeStore: t.ID.Index == 0,
+		Describe:   fmt.Sprintf("torchrun node of %d, %d process(es), rendezvous at %s (%s)", len(ws), nproc, ws[0], runID),
+	}, nil
+}

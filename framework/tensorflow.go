@@ -1,0 +1,58 @@
+package framework
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/tfyarn/tfyarn/taskspec"
+)
+
+// TensorFlow's variables.
+const (
+	EnvTFConfig    = "TF_CONFIG"
+	EnvTFReusePort = "TF_GRPC_REUSE_PORT"
+)
+
+// tensorFlow is today's behaviour: TF_CONFIG per task, the TF1
+// placeholders in the arguments, the chief decides (by the job's shape).
+type tensorFlow struct{}
+
+func (tensorFlow) Name() string { return TensorFlow }
+
+func (tensorFlow) TaskTypes() []taskspec.TaskType { return taskspec.TaskTypes() }
+
+func (tensorFlow) Success() taskspec.SuccessRule { return "" }
+
+// Launch gives the task its TF_CONFIG and substitutes the placeholders.
+// The reserved port is held until TensorFlow's gRPC server listens on it:
+// the launcher sets TF_GRPC_REUSE_PORT (unless the user set it), which
+// makes the server bind with SO_REUSEPORT, the reservation's option. Tasks
+// outside the cluster (evaluator, tensorboard) and a user who turned the
+// option off get the port freed before the program starts.
+func (tensorFlow) Launch(t Task) (Launch, error) {
+	tfConfig, err := taskspec.TFConfig(t.Cluster, t.ID)
+	if err != nil {
+		return Launch{}, err
+	}
+	reuse, set := lookupEnv(t.Env, EnvTFReusePort)
+	if !set {
+		reuse = "true"
+	}
+	return Launch{
+		Argv:     taskspec.SubstitutePlaceholders(t.Argv, t.Cluster, t.ID),
+		Set:      map[string]string{EnvTFConfig: tfConfig},
+		Fill:     map[string]string{EnvTFReusePort: "true"},
+		HoldPort: t.ID.Type.InCluster() && boolEnv(reuse),
+		Describe: fmt.Sprintf("TF_CONFIG=%s", tfConfig),
+	}, nil
+}
+
+// boolEnv reads a switch the way TensorFlow does (ReadBoolFromEnvVar:
+// "true" or "1", any case).
+func boolEnv(v string) bool {
+	v = strings.ToLower(strings.TrimSpace(v))
+	return v == "true" || v == "1"
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }

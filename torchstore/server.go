@@ -1,0 +1,312 @@
+package torchstore
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// writeTimeout bounds one reply: a client that does not read loses its
+// connection instead of holding the server.
+const writeTimeout = 30 * time.Second
+
+// Server is one store. The zero value is not usable; call New.
+type Server struct {
+	mu      sync.Mutex
+	data    map[string][]byte
+	bytes   int
+	waiters map[string][]*conn // key -> connections waiting for it
+	conns   map[*conn]bool
+	// Logf, when set, hears why a connection was dropped.
+	Logf func(format string, args ...any)
+}
+
+// New returns an empty store.
+func New() *Server {
+	return &Server{
+		data: map[string][]byte{}, waiters: map[string][]*conn{}, conns: map[*conn]bool{},
+	}
+}
+
+type conn struct {
+	nc      net.Conn
+	wmu     sync.Mutex
+	pending int      // keys of its WAIT not yet set (server.mu)
+	waitFor []string // keys of its WAIT (server.mu)
+}
+
+func (c *conn) write(b []byte) error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	_ = c.nc.SetWriteDeadline(time.Now().Add(writeTimeout))
+	_, err := c.nc.Write(b)
+	return err
+}
+
+// Serve accepts connections on ln until ctx ends, then closes ln and every
+// connection. It returns nil when ctx ended, else why accepting failed.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	stop := context.AfterFunc(ctx, func() {
+		_ = ln.Close()
+		s.mu.Lock()
+		for c := range s.conns {
+			_ = c.nc.Close()
+		}
+		s.mu.Unlock()
+	})
+	defer stop()
+	for {
+		nc, err := ln.Accept()
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				continue
+			}
+			return fmt.Errorf("torch store: accepting on %s: %w", ln.Addr(), err)
+		}
+		c := &conn{nc: nc}
+		s.mu.Lock()
+		full := len(s.conns) >= MaxConns
+		if !full {
+			s.conns[c] = true
+		}
+		s.mu.Unlock()
+		if full || ctx.Err() != nil {
+			_ = nc.Close()
+			continue
+		}
+		go s.serveConn(c)
+	}
+}
+
+func (s *Server) logf(format string, args ...any) {
+	if s.Logf != nil {
+		s.Logf(format, args...)
+	}
+}
+
+func (s *Server) serveConn(c *conn) {
+	defer func() {
+		_ = c.nc.Close()
+		s.mu.Lock()
+		delete(s.conns, c)
+		s.clearWaitLocked(c)
+		s.mu.Unlock()
+	}()
+	r := bufio.NewReader(c.nc)
+	first, err := ReadRequest(r)
+	if err != nil || first.Cmd != CmdValidate || uint32(first.Int) != ValidationMagic {
+		s.logf("torch store: %s is not a TCPStore client (no validation)", c.nc.RemoteAddr())
+		return
+	}
+	for {
+		q, err := ReadRequest(r)
+		if err != nil {
+			if !isClosed(err) {
+				s.logf("torch store: %s: %v", c.nc.RemoteAddr(), err)
+			}
+			return
+		}
+		if err := s.handle(c, q); err != nil {
+			s.logf("torch store: %s: %v", c.nc.RemoteAddr(), err)
+			return
+		}
+	}
+}
+
+func isClosed(err error) bool {
+	return errors.Is(err, net.ErrClosed) || errors.Is(err, io.EOF)
+}
+
+// wake is a reply owed to another connection, written after the store's
+// lock is released.
+type wake struct {
+	c   *conn
+	msg []byte
+}
+
+func (s *Server) handle(c *conn, q Request) error {
+	var reply []byte
+	var wakes []wake
+	err := func() error {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		switch q.Cmd {
+		case CmdValidate:
+			// A repeated validation is harmless.
+		case CmdPing:
+			reply = appendU32(nil, uint32(q.Int))
+		case CmdSet:
+			return s.setLocked(q.Keys[0], q.Values[0], &wakes)
+		case CmdMultiSet:
+			for i, k := range q.Keys {
+				if err := s.setLocked(k, q.Values[i], &wakes); err != nil {
+					return err
+				}
+			}
+		case CmdAppend:
+			v := append(append([]byte(nil), s.data[q.Keys[0]]...), q.Values[0]...)
+			if len(v) > MaxValueLen {
+				return fmt.Errorf("append to %q: value over %d bytes", q.Keys[0], MaxValueLen)
+			}
+			return s.setLocked(q.Keys[0], v, &wakes)
+		case CmdCompareSet:
+			k, expected, next := q.Keys[0], q.Values[0], q.Values[1]
+			cur, ok := s.data[k]
+			switch {
+			case !ok && len(expected) == 0:
+				if err := s.setLocked(k, next, &wakes); err != nil {
+					return err
+				}
+				reply = appendBytes(nil, next)
+			case !ok:
+				// torch's server answers the expected value for a key it
+				// does not have: the caller sees its swap did not happen.
+				reply = appendBytes(nil, expected)
+			case string(cur) == string(expected):
+				if err := s.setLocked(k, next, &wakes); err != nil {
+					return err
+				}
+				reply = appendBytes(nil, next)
+			default:
+				reply = appendBytes(nil, cur)
+			}
+		case CmdGet:
+			v, ok := s.data[q.Keys[0]]
+			if !ok {
+				return fmt.Errorf("get of %q, which is not set", q.Keys[0])
+			}
+			reply = appendBytes(nil, v)
+		case CmdMultiGet:
+			for _, k := range q.Keys {
+				v, ok := s.data[k]
+				if !ok {
+					return fmt.Errorf("multi-get of %q, which is not set", k)
+				}
+				reply = appendBytes(reply, v)
+			}
+		case CmdAdd:
+			n := q.Int
+			if cur, ok := s.data[q.Keys[0]]; ok {
+				have, err := strconv.ParseInt(string(cur), 10, 64)
+				if err != nil {
+					return fmt.Errorf("add to %q, whose value is not a number", q.Keys[0])
+				}
+				n += have
+			}
+			if err := s.setLocked(q.Keys[0], []byte(strconv.FormatInt(n, 10)), &wakes); err != nil {
+				return err
+			}
+			reply = appendU64(nil, uint64(n))
+		case CmdCheck:
+			reply = []byte{checkReady}
+			for _, k := range q.Keys {
+				if _, ok := s.data[k]; !ok {
+					reply = []byte{checkNotReady}
+					break
+				}
+			}
+		case CmdWait:
+			s.clearWaitLocked(c)
+			for _, k := range q.Keys {
+				if _, ok := s.data[k]; !ok {
+					s.waiters[k] = append(s.waiters[k], c)
+					c.waitFor = append(c.waitFor, k)
+					c.pending++
+				}
+			}
+			if c.pending == 0 {
+				reply = []byte{waitStop}
+			}
+		case CmdCancelWait:
+			s.clearWaitLocked(c)
+			reply = []byte{waitCanceled}
+		case CmdNumKeys:
+			reply = appendU64(nil, uint64(len(s.data)))
+		case CmdDeleteKey:
+			n := uint64(0)
+			if v, ok := s.data[q.Keys[0]]; ok {
+				s.bytes -= len(q.Keys[0]) + len(v)
+				delete(s.data, q.Keys[0])
+				n = 1
+			}
+			reply = appendU64(nil, n)
+		default:
+			return fmt.Errorf("unknown command %d", q.Cmd)
+		}
+		return nil
+	}()
+	for _, w := range wakes {
+		if w.c.write(w.msg) != nil {
+			_ = w.c.nc.Close()
+		}
+	}
+	if err != nil {
+		return err
+	}
+	if reply != nil {
+		return c.write(reply)
+	}
+	return nil
+}
+
+func (s *Server) account(n int) error {
+	if s.bytes+n > MaxStoreBytes {
+		return fmt.Errorf("the store would hold more than %d bytes", MaxStoreBytes)
+	}
+	s.bytes += n
+	return nil
+}
+
+// setLocked stores v under k and owes STOP_WAITING to the connections
+// whose last awaited key this was.
+func (s *Server) setLocked(k string, v []byte, wakes *[]wake) error {
+	old, had := s.data[k]
+	delta := len(v) - len(old)
+	if !had {
+		delta += len(k)
+	}
+	if err := s.account(delta); err != nil {
+		return err
+	}
+	s.data[k] = v
+	for _, c := range s.waiters[k] {
+		c.pending--
+		if c.pending == 0 {
+			c.waitFor = nil
+			*wakes = append(*wakes, wake{c, []byte{waitStop}})
+		}
+	}
+	delete(s.waiters, k)
+	return nil
+}
+
+func (s *Server) clearWaitLocked(c *conn) {
+	for _, k := range c.waitFor {
+		if ws := without(s.waiters[k], c); len(ws) > 0 {
+			s.waiters[k] = ws
+		} else {
+			delete(s.waiters, k)
+		}
+	}
+	c.waitFor, c.pending = nil, 0
+}
+
+func without(cs []*conn, c *conn) []*conn {
+	out := cs[:0]
+	for _, x := range cs {
+		if x != c {
+			out = append(out, x)
+		}
+	}
+	return out
+}
