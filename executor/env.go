@@ -2,6 +2,8 @@ package executor
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -33,6 +35,35 @@ func sortedKeys(m map[string]string) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// writePythonHook writes a framework's Python hook as sitecustomize.py
+// into a new directory under dir ("": the working directory), which the
+// caller removes once the program ended.
+func writePythonHook(dir, source string) (string, error) {
+	if dir == "" {
+		dir = "."
+	}
+	d, err := os.MkdirTemp(dir, ".tfyarn-python-")
+	if err != nil {
+		return "", fmt.Errorf("python hook: %w", err)
+	}
+	if abs, err := filepath.Abs(d); err == nil {
+		d = abs
+	}
+	if err := os.WriteFile(filepath.Join(d, "sitecustomize.py"), []byte(source), 0o644); err != nil {
+		os.RemoveAll(d)
+		return "", fmt.Errorf("python hook: %w", err)
+	}
+	return d, nil
+}
+
+// prependPath puts dir first on the path-list variable name.
+func prependPath(env []string, name, dir string) []string {
+	if v, ok := lookupEnv(env, name); ok && v != "" {
+		dir += string(os.PathListSeparator) + v
+	}
+	return setEnv(env, name, dir, true)
 }
 
 // launchOf asks the task's framework (contract.EnvFramework in the

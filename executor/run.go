@@ -114,6 +114,17 @@ func Run(ctx context.Context, cfg Config) (exitCode int, err error) {
 	}
 	argv := launch.Argv
 	env := childEnv(baseEnv, launch, res.Port)
+	if launch.PythonHook != "" {
+		dir, err := writePythonHook(cfg.Dir, launch.PythonHook)
+		if err != nil {
+			err = fmt.Errorf("task launcher: %w", err)
+			log.printf("%v", err)
+			report(&cfg, client, log, rendezvous.ExitReport{Task: cfg.Task, ContainerID: cfg.ContainerID, ExitCode: ExitLauncherFailed, StderrTail: []string{err.Error()}})
+			return ExitLauncherFailed, err
+		}
+		defer os.RemoveAll(dir)
+		env = prependPath(env, "PYTHONPATH", dir)
+	}
 	if tokens != nil {
 		env = setEnv(env, EnvTokenFile, tokens.path, true)
 	}

@@ -77,6 +77,10 @@ type Launch struct {
 	// rendezvous of torchrun's c10d backend): the port never leaves the
 	// launcher.
 	ServeStore bool
+	// PythonHook, when set, is Python source the program's interpreter
+	// runs at start: the launcher writes it as sitecustomize.py into a
+	// directory of its own, first on PYTHONPATH.
+	PythonHook string
 	// Describe is what the launcher logs about the launch (one line).
 	Describe string
 }

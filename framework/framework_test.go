@@ -68,19 +68,21 @@ func TestLaunch(t *testing.T) {
 			name: "jax process 0: hosts the coordinator on its held port", framework: JAX,
 			task: Task{ID: w(0), Cluster: twoWorkers, Port: 100, Argv: []string{"python3", "psum.py"}},
 			want: Launch{
-				Argv:     []string{"python3", "psum.py"},
-				Set:      map[string]string{"JAX_COORDINATOR_ADDRESS": "h0:100", "JAX_NUM_PROCESSES": "2", "JAX_PROCESS_ID": "0"},
-				HoldPort: true,
-				Describe: "JAX process 0 of 2, coordinator h0:100",
+				Argv:       []string{"python3", "psum.py"},
+				Set:        map[string]string{"JAX_COORDINATOR_ADDRESS": "h0:100", "JAX_NUM_PROCESSES": "2", "JAX_PROCESS_ID": "0"},
+				HoldPort:   true,
+				PythonHook: jaxHook,
+				Describe:   "JAX process 0 of 2, coordinator h0:100",
 			},
 		},
 		{
 			name: "jax process 1", framework: JAX,
 			task: Task{ID: w(1), Cluster: twoWorkers, Port: 200, Argv: []string{"python3", "psum.py"}},
 			want: Launch{
-				Argv:     []string{"python3", "psum.py"},
-				Set:      map[string]string{"JAX_COORDINATOR_ADDRESS": "h0:100", "JAX_NUM_PROCESSES": "2", "JAX_PROCESS_ID": "1"},
-				Describe: "JAX process 1 of 2, coordinator h0:100",
+				Argv:       []string{"python3", "psum.py"},
+				Set:        map[string]string{"JAX_COORDINATOR_ADDRESS": "h0:100", "JAX_NUM_PROCESSES": "2", "JAX_PROCESS_ID": "1"},
+				PythonHook: jaxHook,
+				Describe:   "JAX process 1 of 2, coordinator h0:100",
 			},
 		},
 	}
@@ -155,4 +157,14 @@ func TestSuccessOf(t *testing.T) {
 	require.Equal(t, taskspec.SuccessChief, SuccessOf(taskspec.Job{Framework: TensorFlow, Tasks: workers, Script: "t.py"}))
 	require.Equal(t, taskspec.SuccessAll, SuccessOf(taskspec.Job{Tasks: workers, Command: "sh"}))
 	require.True(t, strings.HasPrefix(TorchRunModule, "torch."))
+}
+
+// The JAX hook registers a cluster environment reading tfyarn's variables,
+// only when they are set, and hands over to the environment's own
+// sitecustomize (the real JAX runs it in TestE2EJAX).
+func TestJAXHook(t *testing.T) {
+	for _, want := range []string{`"jax._src.clusters"`, "clusters.ClusterEnv", `os.environ["JAX_NUM_PROCESSES"]`,
+		`os.environ["JAX_PROCESS_ID"]`, `if "JAX_NUM_PROCESSES" in os.environ:`, "import sitecustomize"} {
+		require.Contains(t, jaxHook, want)
+	}
 }

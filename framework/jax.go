@@ -1,6 +1,7 @@
 package framework
 
 import (
+	_ "embed"
 	"fmt"
 
 	"github.com/tfyarn/tfyarn/taskspec"
@@ -13,6 +14,14 @@ const (
 	EnvJAXNumProcesses = "JAX_NUM_PROCESSES"
 	EnvJAXProcessID    = "JAX_PROCESS_ID"
 )
+
+// jaxHook is the program's sitecustomize: jax.distributed.initialize()
+// reads JAX_COORDINATOR_ADDRESS itself, but takes the process count and id
+// only from its cluster environments (Slurm, Open MPI, ...), so the hook
+// registers one more, which reads JAX_NUM_PROCESSES and JAX_PROCESS_ID.
+//
+//go:embed jax_sitecustomize.py
+var jaxHook string
 
 // jax gives each worker task its process id and worker:0's address as the
 // coordinator's: process 0 hosts JAX's coordination service there, on the
@@ -39,7 +48,8 @@ func (jax) Launch(t Task) (Launch, error) {
 			EnvJAXNumProcesses: itoa(len(ws)),
 			EnvJAXProcessID:    itoa(t.ID.Index),
 		},
-		HoldPort: t.ID.Index == 0,
-		Describe: fmt.Sprintf("JAX process %d of %d, coordinator %s", t.ID.Index, len(ws), ws[0]),
+		HoldPort:   t.ID.Index == 0,
+		PythonHook: jaxHook,
+		Describe:   fmt.Sprintf("JAX process %d of %d, coordinator %s", t.ID.Index, len(ws), ws[0]),
 	}, nil
 }

@@ -11,8 +11,11 @@ make --no-print-directory lint
 make --no-print-directory build
 go test -count=1 ./...
 
-# The TensorFlow examples' end-to-end tests need the pinned venv (.venv, tensorflow-cpu from PyPI).
+# The examples' end-to-end tests need the pinned environments: .venv (tensorflow-cpu), and
+# .venv-pytorch and .venv-jax (--framework pytorch|jax), links into a per-machine cache.
 bash scripts/tfenv.sh
+bash scripts/tfenv.sh pytorch
+bash scripts/tfenv.sh jax
 
 started=0
 if ! bash testcluster/cluster.sh status >/dev/null 2>&1; then
