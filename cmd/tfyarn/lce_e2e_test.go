@@ -87,7 +87,7 @@ func TestE2ELinuxExecutor(t *testing.T) {
 
 // lceUserAndPrivacy: alice's task reports `id -un` = alice, and while it runs, bob (a Unix user
 // of this machine) can neither list nor read its working directory, its application directory
-// or its log files, which alice can.
+// or its log files, which alice can; once the job ended, they are deleted.
 func lceUserAndPrivacy(t *testing.T, c *clustertest.Cluster, bin string, alice attackUser) {
 	token := randomHex(t)
 	release := "/tmp/tfyarn-lce-release-" + token
@@ -164,6 +164,15 @@ func lceUserAndPrivacy(t *testing.T, c *clustertest.Cluster, bin string, alice a
 		require.Equal(t, "SUCCEEDED", runJSON(t, r.stdout).FinalStatus)
 	case <-time.After(4 * time.Minute):
 		t.Fatalf("alice's job did not end within 4 minutes of its release")
+	}
+	// The NodeManager removes the application's directories through the helper (delete as user).
+	for _, dir := range []string{appDir, filepath.Dir(filepath.Dir(logFile))} {
+		for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(500 * time.Millisecond) {
+			if _, err := os.Lstat(dir); os.IsNotExist(err) {
+				break
+			}
+			require.True(t, time.Now().Before(deadline), "%s still there 2 minutes after the job ended", dir)
+		}
 	}
 }
 
