@@ -41,47 +41,53 @@ func TestE2ELinuxExecutor(t *testing.T) {
 	require.Equal(t, group.Gid, strconv.Itoa(int(sys.Gid)))
 	require.Equal(t, os.ModeSetuid|os.ModeSetgid|0o050, st.Mode()&(os.ModeSetuid|os.ModeSetgid|os.ModePerm), "mode 6050")
 
-	t.Run("user_and_privacy", func(t *testing.T) {
-		t.Parallel()
-		lceUserAndPrivacy(t, c, bin, alice)
+	t.Run("jobs", func(t *testing.T) {
+		t.Run("user_and_privacy", func(t *testing.T) {
+			t.Parallel()
+			lceUserAndPrivacy(t, c, bin, alice)
+		})
+		t.Run("conda_env", func(t *testing.T) {
+			t.Parallel()
+			lceCondaEnv(t, c, bin, alice)
+		})
+		t.Run("root_refused", func(t *testing.T) {
+			t.Parallel()
+			stdout, stderr, code := execTfyarnFor(t, c, bin, 5*time.Minute, []string{"HADOOP_USER_NAME=root"}, "run", "--output", "json", "--worker", "1c,256m", "--", "true")
+			require.Equal(t, exitJobFailed, code, stderr)
+			r := runJSON(t, stdout)
+			require.Equal(t, "FAILED", r.FinalStatus)
+			require.Contains(t, r.Diagnostics, "exitCode=2", "the helper refuses root (exit code 2): %s", r.Diagnostics)
+			require.Contains(t, r.Diagnostics, "user root is banned", "the helper's reason reaches the diagnostics")
+		})
+		t.Run("memory_limit", func(t *testing.T) {
+			t.Parallel()
+			// The NodeManager's monitor kills the container through the helper (signal as the user).
+			program := `import time; b = b"x" * (700 << 20); time.sleep(120)`
+			stdout, stderr, code := execTfyarnFor(t, c, bin, 5*time.Minute, alice.Env, "run", "--worker", "1c,256m",
+				"--output", "json", "--", "/usr/bin/python3", "-c", program)
+			r := runJSON(t, stdout)
+			require.Equal(t, exitJobFailed, code, stderr)
+			require.Contains(t, r.Diagnostics, "exceeding its physical memory limit", r.Diagnostics)
+			require.Contains(t, r.Diagnostics, "-104", r.Diagnostics)
+			requireNoContainerProcess(t, r.AppID)
+		})
+		t.Run("detached_grandchild", func(t *testing.T) {
+			t.Parallel()
+			n, err := strconv.ParseUint(randomHex(t), 16, 64)
+			require.NoError(t, err)
+			sleep := fmt.Sprintf("303.%d", n)
+			program := `(setsid sh -c "trap \"\" TERM HUP; exec sleep ` + sleep + `" &); sleep 2`
+			stdout, stderr, code := execTfyarnFor(t, c, bin, 5*time.Minute, alice.Env, "run", "--output", "json", "--worker", "1c,256m", "--", "sh", "-c", program)
+			require.Equal(t, exitOK, code, stderr)
+			r := runJSON(t, stdout)
+			require.Equal(t, "SUCCEEDED", r.FinalStatus)
+			requireNoProcess(t, "sleep\x00"+sleep+"\x00")
+			requireNoContainerProcess(t, r.AppID)
+		})
 	})
-	t.Run("conda_env", func(t *testing.T) {
-		t.Parallel()
-		lceCondaEnv(t, c, bin, alice)
-	})
-	t.Run("root_refused", func(t *testing.T) {
-		t.Parallel()
-		stdout, stderr, code := execTfyarnFor(t, c, bin, 5*time.Minute, []string{"HADOOP_USER_NAME=root"}, "run", "--output", "json", "--worker", "1c,256m", "--", "true")
-		require.Equal(t, exitJobFailed, code, stderr)
-		r := runJSON(t, stdout)
-		require.Equal(t, "FAILED", r.FinalStatus)
-		require.Contains(t, r.Diagnostics, "exitCode=2", "the helper refuses root (exit code 2): %s", r.Diagnostics)
-		require.Contains(t, r.Diagnostics, "user root is banned", "the helper's reason reaches the diagnostics")
-	})
-	t.Run("memory_limit", func(t *testing.T) {
-		t.Parallel()
-		// The NodeManager's monitor kills the container through the helper (signal as the user).
-		program := `import time; b = b"x" * (700 << 20); time.sleep(120)`
-		stdout, stderr, code := execTfyarnFor(t, c, bin, 5*time.Minute, alice.Env, "run", "--worker", "1c,256m",
-			"--output", "json", "--", "/usr/bin/python3", "-c", program)
-		r := runJSON(t, stdout)
-		require.Equal(t, exitJobFailed, code, stderr)
-		require.Contains(t, r.Diagnostics, "exceeding its physical memory limit", r.Diagnostics)
-		require.Contains(t, r.Diagnostics, "-104", r.Diagnostics)
-		requireNoContainerProcess(t, r.AppID)
-	})
-	t.Run("detached_grandchild", func(t *testing.T) {
-		t.Parallel()
-		n, err := strconv.ParseUint(randomHex(t), 16, 64)
-		require.NoError(t, err)
-		sleep := fmt.Sprintf("303.%d", n)
-		program := `(setsid sh -c "trap \"\" TERM HUP; exec sleep ` + sleep + `" &); sleep 2`
-		stdout, stderr, code := execTfyarnFor(t, c, bin, 5*time.Minute, alice.Env, "run", "--output", "json", "--worker", "1c,256m", "--", "sh", "-c", program)
-		require.Equal(t, exitOK, code, stderr)
-		r := runJSON(t, stdout)
-		require.Equal(t, "SUCCEEDED", r.FinalStatus)
-		requireNoProcess(t, "sleep\x00"+sleep+"\x00")
-		requireNoContainerProcess(t, r.AppID)
+	// After alice's jobs: her directories exist on the NodeManagers.
+	t.Run("helper_refuses_hostile_input", func(t *testing.T) {
+		lceHostileInput(t, c)
 	})
 }
 
@@ -215,6 +221,67 @@ func lceCondaEnv(t *testing.T, c *clustertest.Cluster, bin string, alice attackU
 	require.Contains(t, out, "prefix="+prefix+"\n", "the env's .pc file names where the task's env really is")
 	require.Contains(t, prefix, "/usercache/alice/", "the env is alice's own copy, not the NodeManager's public one")
 	require.NotContains(t, out, "prefix="+root+"\n", "the prefix it was built at is gone")
+}
+
+// lceHostileInput runs the installed helper as the NodeManager does (root) with what a hostile
+// caller could pass, and as bob, who is not in its group: each is refused with the exit code the
+// NodeManager knows, and nothing outside the NodeManagers' directories is touched.
+func lceHostileInput(t *testing.T, c *clustertest.Cluster) {
+	helper := filepath.Join(c.Dir, "bin", "container-executor")
+	out, err := runAs(t, "bob", helper, "--checksetup")
+	require.Error(t, err, "bob ran the helper: %s", out)
+	require.Contains(t, err.Error(), "permission denied")
+
+	locals, err := filepath.Glob(filepath.Join(c.Dir, "data", "yarn", "*", "*", "*localDir*"))
+	require.NoError(t, err)
+	more, err := filepath.Glob(filepath.Join(c.Dir, "data", "nm-*", "local"))
+	require.NoError(t, err)
+	locals = append(locals, more...)
+	local := ""
+	for _, l := range locals {
+		if _, err := os.Stat(filepath.Join(l, "usercache", "alice")); err == nil {
+			local = l
+		}
+	}
+	require.NotEmpty(t, local, "no NodeManager local directory with alice's usercache among %v", locals)
+	// A link alice plants in her own directory, towards a directory of root's.
+	link := filepath.Join(local, "usercache", "alice", "appcache", "evil-"+randomHex(t))
+	_, err = runAs(t, "alice", "ln", "-s", "/etc", link)
+	require.NoError(t, err)
+	t.Cleanup(func() { os.Remove(link) })
+
+	app := "application_1764110000000_0001"
+	cont := "container_1764110000000_0001_01_000002"
+	priv := filepath.Join(local, "nmPrivate")
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+	}{
+		{"delete outside", []string{"alice", "alice", "3", "/etc/hostname"}, 4},
+		{"delete up and out", []string{"alice", "alice", "3", "../../../../../../../../etc/hostname", local}, 4},
+		{"delete through a link", []string{"alice", "alice", "3", "usercache/alice/appcache/" + filepath.Base(link) + "/hostname", local}, 4},
+		{"delete the cluster's data", []string{"alice", "alice", "3", "", filepath.Join(c.Dir, "data")}, 4},
+		{"list as root", []string{"root", "root", "5", local}, 2},
+		{"list as a system user", []string{"daemon", "daemon", "5", local}, 2},
+		{"list outside", []string{"alice", "alice", "5", "/root"}, 4},
+		{"launch in bob's directory", []string{"alice", "alice", "1", app, cont, filepath.Join(local, "usercache", "bob", "appcache", app, cont),
+			filepath.Join(priv, "x.sh"), filepath.Join(priv, "x.tokens"), "--http", filepath.Join(priv, "x.pid"), local, local, "cgroups=none"}, 4},
+		{"launch joining a foreign cgroup", []string{"alice", "alice", "1", app, cont, filepath.Join(local, "usercache", "alice", "appcache", app, cont),
+			filepath.Join(priv, "x.sh"), filepath.Join(priv, "x.tokens"), "--http", filepath.Join(priv, "x.pid"), local, local, "cgroups=/sys/fs/cgroup/memory/tasks"}, 27},
+		{"docker", []string{"--run-docker", "/tmp/x"}, 3},
+	} {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		out, err := exec.CommandContext(ctx, helper, tc.args...).CombinedOutput()
+		cancel()
+		var ee *exec.ExitError
+		require.ErrorAs(t, err, &ee, "%s: %s", tc.name, out)
+		require.Equal(t, tc.code, ee.ExitCode(), "%s: %s", tc.name, out)
+	}
+	_, err = os.Stat("/etc/hostname")
+	require.NoError(t, err, "/etc/hostname survived")
+	_, err = os.Lstat(link)
+	require.NoError(t, err, "the refused deletion left alice's link alone")
 }
 
 // waitGlob waits up to 3 minutes (a loaded 2-core machine: each localization starts a JVM) for
