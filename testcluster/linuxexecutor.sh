@@ -14,11 +14,21 @@ lce_install() {
     id -u "$u" >/dev/null 2>&1 || useradd --create-home --shell /bin/sh --key UID_MIN=2000 "$u"
     [ "$(id -u "$u")" -ge 1000 ] || die "user $u exists with uid $(id -u "$u"), below 1000: the helper refuses it"
   done
-  # The helper, its configuration and every directory above them: root's alone.
-  local etc=$TC_DIR/etc bin=$TC_DIR/bin
+  # The helper, its configuration and every directory above them: root's alone (the helper
+  # checks it and refuses to run otherwise).
+  local etc=$TC_DIR/etc bin=$TC_DIR/bin d
   mkdir -p "$etc" "$bin"
   chown root:root "$TC_DIR" "$etc" "$bin"
   chmod 0755 "$TC_DIR" "$etc" "$bin"
+  d=$(dirname "$TC_DIR")
+  while :; do
+    [ "$(stat -c %u "$d")" = 0 ] || die "TC_EXECUTOR=linux: $d is not owned by root, so the setuid helper would trust a directory another user controls; put the cluster directory (TC_DIR) below root-owned directories"
+    case "$(stat -c %A "$d")" in
+      ?????w????|????????w?) [ -k "$d" ] || die "TC_EXECUTOR=linux: $d is writable by group or others; put the cluster directory (TC_DIR) below directories only root may write" ;;
+    esac
+    [ "$d" = / ] && break
+    d=$(dirname "$d")
+  done
   LCE_EXE=$bin/container-executor
   (cd "$TC_ROOT" && CGO_ENABLED=0 go build -trimpath -ldflags "-X main.configFile=$etc/container-executor.cfg" \
     -o "$LCE_EXE.new" ./testcluster/containerexecutor) || die "could not build testcluster/containerexecutor"
