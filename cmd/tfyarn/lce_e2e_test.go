@@ -252,7 +252,7 @@ func lceHostileInput(t *testing.T, c *clustertest.Cluster) {
 
 	app := "application_1764110000000_0001"
 	cont := "container_1764110000000_0001_01_000002"
-	priv := filepath.Join(local, "nmPrivate")
+	priv := filepath.Join(local, "nmPrivate", app, cont)
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -269,6 +269,8 @@ func lceHostileInput(t *testing.T, c *clustertest.Cluster) {
 			filepath.Join(priv, "x.sh"), filepath.Join(priv, "x.tokens"), "--http", filepath.Join(priv, "x.pid"), local, local, "cgroups=none"}, 4},
 		{"launch joining a foreign cgroup", []string{"alice", "alice", "1", app, cont, filepath.Join(local, "usercache", "alice", "appcache", app, cont),
 			filepath.Join(priv, "x.sh"), filepath.Join(priv, "x.tokens"), "--http", filepath.Join(priv, "x.pid"), local, local, "cgroups=/sys/fs/cgroup/memory/tasks"}, 27},
+		{"launch with another container's tokens", []string{"alice", "alice", "1", app, cont, filepath.Join(local, "usercache", "alice", "appcache", app, cont),
+			filepath.Join(priv, "x.sh"), filepath.Join(local, "nmPrivate", app, "container_1764110000000_0001_01_000003", "x.tokens"), "--http", filepath.Join(priv, "x.pid"), local, local, "cgroups=none"}, 4},
 		{"docker", []string{"--run-docker", "/tmp/x"}, 3},
 	} {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)

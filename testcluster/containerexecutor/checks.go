@@ -219,6 +219,9 @@ func validate(c *config, lookup userLookup, r *request) (*account, error) {
 		if _, err := checkPath(r.TokensPath, c.LocalDirs); err != nil {
 			return nil, err
 		}
+		if filepath.Base(filepath.Dir(r.TokensPath)) != "nmPrivate" || !strings.HasPrefix(filepath.Base(r.TokensPath), r.ContainerID) {
+			return nil, fail(exitInvalidPath, "localizer tokens %s are not nmPrivate/%s... of a local directory", clip(r.TokensPath), r.ContainerID)
+		}
 		if len(r.Command) == 0 || !filepath.IsAbs(r.Command[0]) {
 			return nil, fail(exitUsage, "the localizer command must start with an absolute program path")
 		}
@@ -237,6 +240,13 @@ func validate(c *config, lookup userLookup, r *request) (*account, error) {
 		}
 		if err := checkWorkDir(r); err != nil {
 			return nil, err
+		}
+		// The NodeManager's own files for this container, never another's.
+		private := "/nmPrivate/" + r.AppID + "/" + r.ContainerID
+		for _, p := range []string{r.ScriptPath, r.TokensPath, r.PIDFile} {
+			if !strings.HasSuffix(filepath.Dir(p), private) {
+				return nil, fail(exitInvalidPath, "%s is not in the NodeManager's private directory of %s (LOCALDIR%s)", clip(p), r.ContainerID, private)
+			}
 		}
 		for _, f := range r.CgroupTasks {
 			if err := checkCgroupFile(c, f); err != nil {

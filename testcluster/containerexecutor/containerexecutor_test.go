@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 const (
@@ -241,12 +243,41 @@ func TestValidateLaunch(t *testing.T) {
 		"cgroup not tasks":     func(r *request) { r.CgroupTasks = []string{"/sys/fs/cgroup/memory/y/memory.limit_in_bytes"} },
 		"run as root":          func(r *request) { r.RunAsUser, r.User = "root", "root" },
 		"container of another": func(r *request) { r.ContainerID = "container_1764110000000_0009_01_000002" },
+		"tokens of another": func(r *request) {
+			r.TokensPath = local + "/nmPrivate/" + app + "/container_1764110000000_0007_01_000003/x.tokens"
+		},
+		"script not private":  func(r *request) { r.ScriptPath = local + "/usercache/alice/launch_container.sh" },
+		"pid file of another": func(r *request) { r.PIDFile = local + "/nmPrivate/application_1764110000000_0008/" + cont + "/x.pid" },
 	} {
 		r2 := *r
 		mutate(&r2)
 		if _, err := validate(c, fakeUsers, &r2); err == nil {
 			t.Errorf("%s: accepted", name)
 		}
+	}
+}
+
+func TestValidateInitializeTokens(t *testing.T) {
+	dir := t.TempDir()
+	local, logs := filepath.Join(dir, "local"), filepath.Join(dir, "logs")
+	c := testConfig(local, logs)
+	args := func(tokens string) []string {
+		return []string{"alice", "alice", "0", app, cont, tokens, local, logs, "/usr/bin/java", "Main"}
+	}
+	r, err := parseArgs(args(local + "/nmPrivate/" + cont + "1a2150e4b3c.tokens"))
+	require.NoError(t, err)
+	_, err = validate(c, fakeUsers, r)
+	require.NoError(t, err)
+	for _, bad := range []string{
+		local + "/nmPrivate/container_1764110000000_0007_01_000003x.tokens",
+		local + "/nmPrivate/" + app + "/" + cont + "/" + cont + ".tokens",
+		local + "/usercache/alice/" + cont + ".tokens",
+	} {
+		r, err := parseArgs(args(bad))
+		require.NoError(t, err)
+		_, err = validate(c, fakeUsers, r)
+		require.Error(t, err, bad)
+		require.Equal(t, exitInvalidPath, codeOf(t, err), bad)
 	}
 }
 
