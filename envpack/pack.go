@@ -67,7 +67,7 @@ func Pack(ctx context.Context, dir string, out io.Writer, opts Options) (Manifes
 	if err != nil {
 		return Manifest{}, &Error{Op: "pack", Path: dir, Err: err}
 	}
-	p := &packer{ctx: ctx, info: info, tw: tar.NewWriter(zw), m: &m, scan: newPrefixScanner(info.prefixes)}
+	p := newPacker(ctx, info, zw, &m)
 	err = filepath.WalkDir(info.root, p.visit)
 	if err == nil {
 		err = p.writeManifest()
@@ -93,6 +93,14 @@ type packer struct {
 	m    *Manifest
 	scan *prefixScanner
 	buf  []byte
+	// keep, if set, selects what goes into this archive (one layer of
+	// PackLayers): for a directory, whether it gets an entry and whether
+	// the walk goes into it; for anything else, whether it gets one.
+	keep func(rel string, dir bool) (keep, descend bool)
+}
+
+func newPacker(ctx context.Context, info envInfo, w io.Writer, m *Manifest) *packer {
+	return &packer{ctx: ctx, info: info, tw: tar.NewWriter(w), m: m, scan: newPrefixScanner(info.prefixes)}
 }
 
 func (p *packer) visit(full string, d fs.DirEntry, err error) error {
@@ -110,6 +118,18 @@ func (p *packer) visit(full string, d fs.DirEntry, err error) error {
 		return nil // entries are relative to the root; no entry for the root itself
 	}
 	rel = filepath.ToSlash(rel)
+	if p.keep != nil {
+		keep, descend := p.keep(rel, d.IsDir())
+		if d.IsDir() && !keep {
+			return filepath.SkipDir
+		}
+		if !keep {
+			return nil
+		}
+		if d.IsDir() && !descend {
+			return filepath.SkipDir
+		}
+	}
 	switch t := d.Type(); {
 	case t.IsDir():
 		if d.Name() == "__pycache__" {
