@@ -50,6 +50,9 @@ func TaskLaunchContext(jf contract.JobFile, ln core.Launch, amAddress string, to
 	if jf.PythonEnv != "" {
 		env[contract.EnvPythonEnv] = jf.PythonEnv
 	}
+	if len(jf.PythonEnvLayers) > 0 {
+		env[contract.EnvPythonEnvLayers] = strings.Join(jf.PythonEnvLayers, ":")
+	}
 	if len(jf.PythonPath) > 0 {
 		env[contract.EnvPythonPath] = strings.Join(jf.PythonPath, ":")
 	}

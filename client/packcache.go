@@ -25,6 +25,8 @@ func packTarget(k itemKind) envpack.Target {
 	switch k {
 	case itemEnvDir:
 		return envpack.TargetEnv
+	case itemEnvLayers:
+		return envpack.TargetEnvLayers
 	case itemSrcDir:
 		return envpack.TargetDir
 	}

@@ -145,7 +145,17 @@ const (
 	itemArchive                 // uploaded as is, an ARCHIVE resource
 	itemEnvDir                  // packed with envpack, then an ARCHIVE
 	itemSrcDir                  // packed with envpack.PackDir, then an ARCHIVE
+	// itemEnvLayers is a venv packed with envpack.PackLayers: each layer
+	// a PUBLIC ARCHIVE of its own (LayerLinkName), which the launcher
+	// assembles into the item's link.
+	itemEnvLayers
 )
+
+// LayerLinkName is the name in the containers of layer i of a layered
+// environment. Names with its prefix are the layers' alone.
+func LayerLinkName(i int) string { return fmt.Sprintf("%s%02d", layerLinkPrefix, i) }
+
+const layerLinkPrefix = EnvLinkName + ".layer"
 
 // shipItem is one thing every task container gets.
 type shipItem struct {
@@ -201,6 +211,9 @@ func planShipping(job Job) (shipPlan, error) {
 		}
 		if err := claim(item.link, "env "+job.PythonEnv); err != nil {
 			return shipPlan{}, err
+		}
+		if item.kind == itemEnvLayers {
+			taken[layerLinkPrefix] = "the layers of env " + job.PythonEnv
 		}
 		p.items = append(p.items, item)
 		p.pythonEnv = item.link
@@ -275,6 +288,13 @@ func planShipping(job Job) (shipPlan, error) {
 		}
 		p.items = append(p.items, shipItem{link: a.archiveName(), local: a.Path, kind: itemArchive, cache: cacheName(a.Path), access: hdfs.Private})
 	}
+	if owner, ok := taken[layerLinkPrefix]; ok {
+		for name, what := range taken {
+			if name != layerLinkPrefix && strings.HasPrefix(name, layerLinkPrefix) {
+				return shipPlan{}, invalidf("%s wants the name %q in the container, which %s use; rename it (PATH#NAME)", what, name, owner)
+			}
+		}
+	}
 	// Items of one cache name may be one cache entry: private for all if
 	// for one, or the private one would close the entry after the public
 	// one was described to YARN as PUBLIC (its localization would fail).
@@ -314,6 +334,10 @@ func envItem(env string) (shipItem, error) {
 		}
 		if err := envpack.CheckEnvLinks(env); err != nil {
 			return shipItem{}, invalidf("env %s: %v", env, unwrapPathError(err))
+		}
+		if envpack.IsVenv(env) {
+			// Shipped in layers: see envpack.PackLayers.
+			return shipItem{link: EnvLinkName, local: env, kind: itemEnvLayers, cache: envpack.LayerArchiveName}, nil
 		}
 		return shipItem{link: EnvLinkName, local: env, kind: itemEnvDir, cache: envCacheName}, nil
 	}
@@ -412,7 +436,7 @@ func (p shipPlan) local() localrun.Shipment {
 		switch it.kind {
 		case itemArchive:
 			kind = localrun.ShipArchive
-		case itemEnvDir:
+		case itemEnvDir, itemEnvLayers:
 			kind = localrun.ShipEnvDir
 		case itemSrcDir:
 			kind = localrun.ShipSrcDir

@@ -117,7 +117,7 @@ func TestPlanShipping(t *testing.T) {
 	plan, err := planShipping(job)
 	require.NoError(t, err)
 	require.Equal(t, []shipItem{
-		{link: "env", local: p("venv"), kind: itemEnvDir, cache: "env.tar.gz"},
+		{link: "env", local: p("venv"), kind: itemEnvLayers, cache: "env-layer.tar.gz"},
 		{link: "src", local: p("proj"), kind: itemSrcDir, cache: "src.tar.gz", access: hdfs.Private},
 		{link: "data.csv", local: p("data.csv"), kind: itemFile, cache: "data.csv", access: hdfs.Private},
 		{link: "vocab-file.zip", local: p("vocab.zip"), kind: itemFile, cache: "vocab.zip", access: hdfs.Private},
@@ -128,6 +128,14 @@ func TestPlanShipping(t *testing.T) {
 	require.Equal(t, []string{"src/train.py", "--epochs", "1"}, plan.args, "the script runs from inside src/")
 	require.Equal(t, "env", plan.pythonEnv)
 	require.Equal(t, []string{"src"}, plan.pythonPath)
+
+	// A conda env ships as one archive; a venv's layers own their names.
+	plan, err = planShipping(Job{Job: taskspec.Job{Tasks: []taskspec.TaskGroup{worker}, Command: "true"}, PythonEnv: p("conda")})
+	require.NoError(t, err)
+	require.Equal(t, shipItem{link: "env", local: p("conda"), kind: itemEnvDir, cache: "env.tar.gz"}, plan.items[0])
+	_, err = planShipping(Job{Job: taskspec.Job{Tasks: []taskspec.TaskGroup{worker}, Command: "true"}, PythonEnv: p("venv"),
+		Files: []LocalFile{{Path: p("data.csv"), Name: "env.layer03"}}})
+	require.ErrorContains(t, err, `file `+p("data.csv")+` wants the name "env.layer03" in the container, which the layers of env `+p("venv")+` use; rename it (PATH#NAME)`)
 
 	// A script outside the source tree, an archived env, no src: the script
 	// is shipped alone.

@@ -29,6 +29,11 @@ type PackInfo struct {
 	// earlier job (same fingerprint) and the HDFS cache still holds that
 	// archive, so nothing was packed, read or uploaded; Took is the check.
 	Cached bool
+	// Layers is how many layers a venv was shipped in (envpack.PackLayers;
+	// 0: one archive), LayersPacked how many of them were packed this time
+	// (the others were unchanged since an earlier job). SHA256 is then
+	// envpack.LayersDigest's and Bytes the layers' total.
+	Layers, LayersPacked int
 }
 
 // upload puts one local file into the cache, with the job's progress hook.
@@ -57,6 +62,20 @@ func (s *Submission) ship(ctx context.Context, plan shipPlan) (map[string]hdfs.R
 	out := map[string]hdfs.Resource{}
 	var uploaded int64
 	for _, it := range plan.items {
+		if it.kind == itemEnvLayers {
+			rs, n, err := s.shipLayers(ctx, it)
+			uploaded += n
+			if err != nil {
+				return nil, uploaded, err
+			}
+			s.envLayers = nil
+			for i, r := range rs {
+				r.Type = hadoopyarn.LocalResourceTypeProto_ARCHIVE
+				out[LayerLinkName(i)] = r
+				s.envLayers = append(s.envLayers, LayerLinkName(i))
+			}
+			continue
+		}
 		r, n, err := s.shipItem(ctx, &it)
 		uploaded += n
 		if err != nil {
@@ -140,4 +159,106 @@ func (s *Submission) pack(ctx context.Context, it shipItem) (string, PackInfo, e
 		s.job.OnPacked(info)
 	}
 	return f.Name(), info, nil
+}
+
+// shipLayers ships a venv in layers (envpack.PackLayers), each its own
+// PUBLIC cache entry, and returns their resources, base first. A venv
+// unchanged since it was packed, whose layers the cache holds, is not read;
+// after a change, only the layers whose files changed are packed again
+// (the pack cache remembers each layer's print) and only layers the cache
+// lacks are uploaded.
+func (s *Submission) shipLayers(ctx context.Context, it shipItem) ([]hdfs.Resource, int64, error) {
+	start := time.Now()
+	known := s.recall(ctx, it.local, envpack.TargetEnvLayers)
+	if known.hit {
+		rs, ok, err := s.lookupLayers(ctx, known.entry.Layers, it.access)
+		if err != nil {
+			return nil, 0, err
+		}
+		if ok {
+			if s.job.OnPacked != nil {
+				s.job.OnPacked(PackInfo{Dir: it.local, Link: it.link, Manifest: known.entry.Manifest, Bytes: known.entry.ArchiveBytes,
+					SHA256: known.entry.SHA256, Took: time.Since(start), Cached: true, Layers: len(rs)})
+			}
+			return rs, 0, nil
+		}
+	}
+	tmp, err := os.MkdirTemp("", "tfyarn-env-layers-")
+	if err != nil {
+		return nil, 0, fmt.Errorf("client: packing %s: %w", it.local, err)
+	}
+	defer os.RemoveAll(tmp)
+	var previous []envpack.Layer
+	if known.cache != nil {
+		if e, ok := known.cache.Previous(it.local, envpack.TargetEnvLayers); ok {
+			previous = e.Layers
+		}
+	}
+	l, err := envpack.PackLayers(ctx, it.local, tmp, envpack.LayerOptions{Known: previous})
+	if err == nil && len(previous) > 0 {
+		// Layers taken from the pack cache must still be in the HDFS
+		// cache; if one is gone, pack them all again.
+		var reused []envpack.Layer
+		for _, layer := range l.Layers {
+			if layer.Path == "" {
+				reused = append(reused, layer)
+			}
+		}
+		if _, ok, lerr := s.lookupLayers(ctx, reused, it.access); lerr != nil {
+			return nil, 0, lerr
+		} else if !ok {
+			l, err = envpack.PackLayers(ctx, it.local, tmp, envpack.LayerOptions{})
+		}
+	}
+	if err != nil {
+		return nil, 0, fmt.Errorf("client: packing %s: %w", it.local, err)
+	}
+	digest := envpack.LayersDigest(l.Layers)
+	packed := 0
+	for _, layer := range l.Layers {
+		if layer.Path != "" {
+			packed++
+		}
+	}
+	if s.job.OnPacked != nil {
+		m := l.Manifest
+		s.job.OnPacked(PackInfo{Dir: it.local, Link: it.link, Manifest: &m, Bytes: l.Manifest.ArchiveBytes, SHA256: digest,
+			Took: time.Since(start), Layers: len(l.Layers), LayersPacked: packed})
+	}
+	var rs []hdfs.Resource
+	var uploaded int64
+	for _, layer := range l.Layers {
+		var r hdfs.Resource
+		var n int64
+		if layer.Path == "" {
+			var ok bool
+			r, ok, err = s.store().Lookup(ctx, layer.SHA256, it.cache, layer.ArchiveBytes, it.access)
+			if err == nil && !ok {
+				err = fmt.Errorf("client: layer %s of %s left the HDFS cache while submitting; submit again", layer.Name, it.local)
+			}
+		} else {
+			r, n, err = s.upload(ctx, layer.Path, it.cache, layer.SHA256, it.access)
+		}
+		uploaded += n
+		if err != nil {
+			return nil, uploaded, err
+		}
+		rs = append(rs, r)
+	}
+	m := l.Manifest
+	known.remember(envpack.Packed{SHA256: digest, ArchiveBytes: l.Manifest.ArchiveBytes, Manifest: &m, Layers: l.Layers})
+	return rs, uploaded, nil
+}
+
+// lookupLayers finds every layer in the cache; ok is false if one is not.
+func (s *Submission) lookupLayers(ctx context.Context, layers []envpack.Layer, access hdfs.Access) ([]hdfs.Resource, bool, error) {
+	var rs []hdfs.Resource
+	for _, layer := range layers {
+		r, ok, err := s.store().Lookup(ctx, layer.SHA256, envpack.LayerArchiveName, layer.ArchiveBytes, access)
+		if err != nil || !ok {
+			return nil, false, err
+		}
+		rs = append(rs, r)
+	}
+	return rs, true, nil
 }

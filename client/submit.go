@@ -45,6 +45,8 @@ type Submission struct {
 	fs        *hdfs.FS
 	cache     cacheStore              // the user's own cache or a shared directory
 	login     *security.KerberosLogin // nil on an insecure cluster
+	// envLayers are the link names of a layered env's layers (ship).
+	envLayers []string
 }
 
 // Submit validates the job and its local files, checks it against the
@@ -181,6 +183,7 @@ func (s *Submission) submit(ctx context.Context, bin string, plan shipPlan) erro
 		shipped[BinaryName] = binRes
 		jf.TaskResources = shipped
 		jf.PythonEnv, jf.PythonPath = plan.pythonEnv, plan.pythonPath
+		jf.PythonEnvLayers = s.envLayers
 		jf.Success = job.Success
 		jf.RendezvousTimeout = job.RendezvousTimeout
 		jf.AllocTimeout = job.AllocTimeout

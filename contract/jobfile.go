@@ -37,6 +37,10 @@ type JobFile struct {
 	// TaskResources (an ARCHIVE YARN unpacks into ./<name>/), "" for none:
 	// every task's launcher checks it and puts its bin/ first on PATH.
 	PythonEnv string `json:"python_env,omitempty"`
+	// PythonEnvLayers, when set, are the link names among TaskResources of
+	// the layers of PythonEnv (ARCHIVEs, base first), which is then not a
+	// resource itself: every task's launcher assembles it from them.
+	PythonEnvLayers []string `json:"python_env_layers,omitempty"`
 	// PythonPath are link names among TaskResources (unpacked source
 	// directories) put first on every task's PYTHONPATH, in order.
 	PythonPath []string `json:"python_path,omitempty"`
@@ -153,7 +157,19 @@ func ParseJobFile(data []byte) (JobFile, error) {
 	if _, ok := f.TaskResources[BinaryName]; !ok {
 		return JobFile{}, fmt.Errorf("job file lacks the task launcher resource %q", BinaryName)
 	}
-	for _, name := range append([]string{f.PythonEnv}, f.PythonPath...) {
+	dirs := f.PythonPath
+	if len(f.PythonEnvLayers) == 0 {
+		dirs = append([]string{f.PythonEnv}, dirs...)
+	} else {
+		if f.PythonEnv == "" {
+			return JobFile{}, errors.New("job file has Python env layers but no Python env to assemble them into")
+		}
+		if _, ok := f.TaskResources[f.PythonEnv]; ok {
+			return JobFile{}, fmt.Errorf("job file ships %q and assembles it from layers", f.PythonEnv)
+		}
+		dirs = append(append([]string(nil), f.PythonEnvLayers...), dirs...)
+	}
+	for _, name := range dirs {
 		if r, ok := f.TaskResources[name]; name != "" && (!ok || r.Type != hadoopyarn.LocalResourceTypeProto_ARCHIVE) {
 			return JobFile{}, fmt.Errorf("job file names %q as a Python directory but ships no archive of that name", name)
 		}

@@ -50,6 +50,11 @@ const (
 	// under its link name, e.g. "env"); the launcher puts its bin/ first
 	// on PATH.
 	EnvPythonEnv = "TFYARN_PYTHON_ENV"
+	// EnvPythonEnvLayers lists, separated by ':', the directories (relative
+	// to the working directory) YARN unpacked the layers of a layered
+	// environment into: the launcher assembles EnvPythonEnv from them
+	// (envpack.Assemble) before anything else.
+	EnvPythonEnvLayers = "TFYARN_PYTHON_ENV_LAYERS"
 	// EnvPythonPath lists, separated by ':', directories relative to the
 	// working directory that go first on the program's PYTHONPATH (the
 	// job's --src-dir, e.g. "src").
@@ -81,7 +86,7 @@ const SecretEnvAliasPrefix = "tfyarn.secret-env."
 func SetForTasks(name string) bool {
 	switch name {
 	case EnvTask, EnvTaskType, EnvTaskIndex, EnvTaskAttempt, EnvRestart, EnvRetakePort, EnvAppID,
-		EnvAMAddress, EnvAMLocator, EnvPythonEnv, EnvPythonPath, EnvFramework, EnvProcsPerNode, EnvTaskPort, EnvPreemptionFile, EnvProgressFile,
+		EnvAMAddress, EnvAMLocator, EnvPythonEnv, EnvPythonEnvLayers, EnvPythonPath, EnvFramework, EnvProcsPerNode, EnvTaskPort, EnvPreemptionFile, EnvProgressFile,
 		"TF_CONFIG", "HADOOP_TOKEN_FILE_LOCATION", "HADOOP_USER_NAME":
 		return true
 	}

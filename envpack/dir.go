@@ -20,6 +20,9 @@ func IsEnv(dir string) bool {
 	return isFile(filepath.Join(dir, "pyvenv.cfg")) || isDir(filepath.Join(dir, "conda-meta"))
 }
 
+// IsVenv reports whether dir is a venv (PackLayers packs those).
+func IsVenv(dir string) bool { return isFile(filepath.Join(dir, "pyvenv.cfg")) }
+
 // dirSkipDirs are left out of a packed source directory: version control
 // metadata and compiled bytecode (which embeds paths and mtimes, and Python
 // regenerates).

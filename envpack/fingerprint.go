@@ -29,6 +29,9 @@ const (
 	TargetEnv  Target = iota // Pack: a venv or conda env
 	TargetDir                // PackDir: a source directory
 	TargetFile               // FilePrint: one file, uploaded as is
+	// TargetEnvLayers: PackLayers. Fingerprinted like TargetEnv (the same
+	// entries), remembered apart in the pack cache, with the layers.
+	TargetEnvLayers
 )
 
 // Print is the state of a directory as far as packing it is concerned,

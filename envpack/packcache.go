@@ -19,7 +19,20 @@ type Packed struct {
 	Print        string    `json:"print"` // Print.Sum the archive was packed from
 	SHA256       string    `json:"sha256"`
 	ArchiveBytes int64     `json:"archive_bytes"`
-	Manifest     *Manifest `json:"manifest,omitempty"` // TargetEnv only
+	Manifest     *Manifest `json:"manifest,omitempty"` // TargetEnv and TargetEnvLayers only
+	// Layers are PackLayers' (TargetEnvLayers only); SHA256 and
+	// ArchiveBytes then stand for all of them (LayersDigest, the sum).
+	Layers []Layer `json:"layers,omitempty"`
+}
+
+// LayersDigest is one hex sha256 for a layered environment: over its
+// layers' digests, in order.
+func LayersDigest(layers []Layer) string {
+	h := sha256.New()
+	for _, l := range layers {
+		h.Write([]byte(l.SHA256 + "\n"))
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 // PackCache maps a directory's fingerprint to the archive packed from it,
@@ -68,6 +81,27 @@ func (c *PackCache) Lookup(dir string, t Target, p Print) (Packed, bool) {
 		return Packed{}, false
 	}
 	if t == TargetEnv && e.Manifest == nil {
+		return Packed{}, false
+	}
+	if t == TargetEnvLayers && (e.Manifest == nil || len(e.Layers) == 0) {
+		return Packed{}, false
+	}
+	return e, true
+}
+
+// Previous returns dir's entry whatever print it was packed from: the
+// layers PackLayers may take again (LayerOptions.Known) after a change.
+func (c *PackCache) Previous(dir string, t Target) (Packed, bool) {
+	f, err := c.entryPath(dir, t)
+	if err != nil {
+		return Packed{}, false
+	}
+	b, err := os.ReadFile(f)
+	if err != nil {
+		return Packed{}, false
+	}
+	var e Packed
+	if json.Unmarshal(b, &e) != nil {
 		return Packed{}, false
 	}
 	return e, true

@@ -58,6 +58,10 @@ type Config struct {
 	// (envpack.CheckRuntime; a conda env is relocated first) and put first
 	// on the program's PATH.
 	PythonEnv string
+	// PythonEnvLayers, when set, are the directories (relative to Dir, or
+	// absolute) holding the unpacked layers of PythonEnv, which the
+	// launcher assembles first (envpack.Assemble).
+	PythonEnvLayers []string
 	// PythonPath lists directories (relative to Dir, or absolute) put first
 	// on the program's PYTHONPATH.
 	PythonPath []string
@@ -174,6 +178,7 @@ func ConfigFromEnv(command []string) (Config, error) {
 		cfg.Locate, cfg.LocateWhere = hdfsLocator(l, cfg.Credentials), l.Path
 	}
 	cfg.PythonEnv = os.Getenv(contract.EnvPythonEnv)
+	cfg.PythonEnvLayers = PythonPathList(os.Getenv(contract.EnvPythonEnvLayers))
 	cfg.PythonPath = PythonPathList(os.Getenv(contract.EnvPythonPath))
 	cfg.Host = os.Getenv(EnvNMHost)
 	if cfg.Host == "" {

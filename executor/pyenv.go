@@ -52,6 +52,9 @@ func preparePython(ctx context.Context, cfg *Config) (pythonDirs, error) {
 	envDir := ""
 	if cfg.PythonEnv != "" {
 		envDir = absIn(base, cfg.PythonEnv)
+		if err := assembleLayers(envDir, base, cfg.PythonEnvLayers); err != nil {
+			return pythonDirs{}, err
+		}
 		if st, err := os.Stat(envDir); err != nil || !st.IsDir() {
 			return pythonDirs{}, fmt.Errorf("env: the job's Python environment %s is not in the container (was it localized?)", cfg.PythonEnv)
 		}
@@ -72,6 +75,29 @@ func preparePython(ctx context.Context, cfg *Config) (pythonDirs, error) {
 		paths[i] = absIn(base, p)
 	}
 	return pythonDirs{envDir: envDir, paths: paths}, nil
+}
+
+// assembleLayers makes envDir from the unpacked layers of a layered
+// environment (none: nothing to do). A launcher started again in the same
+// working directory finds it made already.
+func assembleLayers(envDir, base string, layers []string) error {
+	if len(layers) == 0 {
+		return nil
+	}
+	if _, err := os.Lstat(envDir); err == nil {
+		return nil
+	}
+	dirs := make([]string, len(layers))
+	for i, l := range layers {
+		dirs[i] = absIn(base, l)
+		if st, err := os.Stat(dirs[i]); err != nil || !st.IsDir() {
+			return fmt.Errorf("env: layer %s of the job's Python environment is not in the container (was it localized?)", l)
+		}
+	}
+	if err := envpack.Assemble(envDir, dirs); err != nil {
+		return fmt.Errorf("env: assembling the job's Python environment from its layers: %w", err)
+	}
+	return nil
 }
 
 // PythonEnviron returns env set up to run programs of the Python

@@ -177,11 +177,18 @@ func runAction(c *cli.Context, e *env) error {
 				what += ", Python " + p.Manifest.PythonVersion
 			}
 		}
+		layers := ""
+		if p.Layers > 0 {
+			layers = fmt.Sprintf(" in %d layers", p.Layers)
+			if !p.Cached && p.LayersPacked < p.Layers {
+				layers = fmt.Sprintf(" in %d layers (%d changed)", p.Layers, p.LayersPacked)
+			}
+		}
 		if p.Cached {
-			fmt.Fprintf(progress, "%s (%s) unchanged since packed: %s, sha256 %s (checked in %.2fs)\n", p.Dir, what, progressbar.Bytes(p.Bytes), shortDigest(p.SHA256), p.Took.Seconds())
+			fmt.Fprintf(progress, "%s (%s) unchanged since packed: %s%s, sha256 %s (checked in %.2fs)\n", p.Dir, what, progressbar.Bytes(p.Bytes), layers, shortDigest(p.SHA256), p.Took.Seconds())
 			return
 		}
-		fmt.Fprintf(progress, "packed %s (%s): %s in %.1fs, sha256 %s\n", p.Dir, what, progressbar.Bytes(p.Bytes), p.Took.Seconds(), shortDigest(p.SHA256))
+		fmt.Fprintf(progress, "packed %s (%s): %s%s in %.1fs, sha256 %s\n", p.Dir, what, progressbar.Bytes(p.Bytes), layers, p.Took.Seconds(), shortDigest(p.SHA256))
 	}
 	job.OnCacheNotice = func(msg string) { fmt.Fprintln(progress, msg) }
 	job.OnUpload = func(name string, size int64) (hdfs.ProgressFunc, func()) {

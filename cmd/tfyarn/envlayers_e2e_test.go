@@ -1,0 +1,102 @@
+//go:build e2e
+
+package main
+
+import (
+	"crypto/rand"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/tfyarn/tfyarn/internal/clustertest"
+)
+
+// TestE2EEnvLayers: a venv ships in layers, each a PUBLIC archive the
+// NodeManager localizes, which the launcher assembles into ./env: the task
+// imports a large package (a layer of its own) and a small one (in a group)
+// and its sys.path is ./env's site-packages. After the small package
+// changes, the next job packs and uploads that one layer only, the
+// NodeManager downloads that layer only, and the task sees the change.
+func TestE2EEnvLayers(t *testing.T) {
+	bin := clustertest.BuildTfyarn(t)
+	c := clustertest.Require(t)
+	venv := makeVenv(t)
+	sites, err := filepath.Glob(filepath.Join(venv, "lib", "python3*", "site-packages"))
+	require.NoError(t, err)
+	site := sites[0]
+	// bigpkg: 17 MiB of random bytes, above the 16 MiB of a layer of its own.
+	blob := make([]byte, 17<<20)
+	_, err = rand.Read(blob)
+	require.NoError(t, err)
+	require.NoError(t, os.MkdirAll(filepath.Join(site, "bigpkg"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(site, "bigpkg", "blob.bin"), blob, 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(site, "bigpkg", "__init__.py"), []byte("import os\nSIZE = os.path.getsize(os.path.join(os.path.dirname(__file__), 'blob.bin'))\n"), 0o644))
+	small := filepath.Join(site, "smallpkg.py")
+	require.NoError(t, os.WriteFile(small, []byte("VERSION = 'one'\n"), 0o644))
+	time.Sleep(1600 * time.Millisecond) // settled: the pack cache remembers it
+
+	xdg := "XDG_CACHE_HOME=" + t.TempDir()
+	args := []string{"run", "--worker", "1c,256m", "--name", "e2e-env-layers", "--env", venv, "--output", "json",
+		"--", "python", "-c", "import sys, os, bigpkg, smallpkg, tfyarn_probe; print('SIZE', bigpkg.SIZE); print('VERSION', smallpkg.VERSION); " +
+			"print('SITE', [p for p in sys.path if p.endswith('site-packages')]); print('CWD', os.getcwd())"}
+	layerRE := regexp.MustCompile(`packed ` + regexp.QuoteMeta(venv) + ` \(venv, Python 3\.\d+\.\d+\): .* in (\d+) layers(?: \((\d+) changed\))? in `)
+
+	stdout, stderr, code := execTfyarn(t, c, bin, []string{xdg}, args...)
+	require.Equal(t, exitOK, code, "stdout: %s\nstderr: %s", stdout, stderr)
+	r := runJSON(t, stdout)
+	require.Equal(t, "SUCCEEDED", r.FinalStatus)
+	m := layerRE.FindStringSubmatch(stderr)
+	require.NotNil(t, m, "%s", stderr)
+	require.Empty(t, m[2], "a new env: every layer packed")
+	n, err := strconv.Atoi(m[1])
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, n, 3, "base, bigpkg, a group: %s", stderr)
+	require.Greater(t, r.UploadedBytes, int64(17<<20))
+	logs := appLogs(t, c, r.AppID, 2)
+	require.Contains(t, logs, fmt.Sprintf("SIZE %d", len(blob)))
+	require.Contains(t, logs, "VERSION one")
+	cwd := regexp.MustCompile(`(?m)^CWD (.*)$`).FindStringSubmatch(logs)
+	require.NotNil(t, cwd, logs)
+	py := filepath.Base(filepath.Dir(site))
+	require.Contains(t, logs, fmt.Sprintf("SITE ['%s/env/lib/%s/site-packages']", cwd[1], py), "sys.path as with one archive unpacked at ./env")
+	firstLayers := layerDownloads(t, c)
+
+	require.NoError(t, os.WriteFile(small, []byte("VERSION = 'two'\n"), 0o644))
+	time.Sleep(1600 * time.Millisecond)
+	stdout, stderr, code = execTfyarn(t, c, bin, []string{xdg}, args...)
+	require.Equal(t, exitOK, code, "stdout: %s\nstderr: %s", stdout, stderr)
+	r2 := runJSON(t, stdout)
+	m = layerRE.FindStringSubmatch(stderr)
+	require.NotNil(t, m, "%s", stderr)
+	require.Equal(t, "1", m[2], "one small package changed: one layer packed: %s", stderr)
+	require.Positive(t, r2.UploadedBytes)
+	require.Less(t, r2.UploadedBytes, int64(1<<20), "only the changed layer is uploaded")
+	require.Contains(t, appLogs(t, c, r2.AppID, 2), "VERSION two")
+	var fresh []string
+	for p, n := range layerDownloads(t, c) {
+		if n > firstLayers[p] {
+			fresh = append(fresh, p)
+		}
+	}
+	require.Len(t, fresh, 1, "the NodeManager downloads the changed layer only: %v", fresh)
+}
+
+// layerDownloads counts the NodeManagers' public downloads of each env
+// layer (by HDFS path) so far.
+func layerDownloads(t *testing.T, c *clustertest.Cluster) map[string]int {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(c.Dir, "logs", "cluster.log"))
+	require.NoError(t, err)
+	out := map[string]int{}
+	for _, m := range regexp.MustCompile(`Downloading public resource: \{ hdfs://[^/]+(/\S+/env-layer\.tar\.gz),`).FindAllStringSubmatch(string(b), -1) {
+		out[strings.TrimSpace(m[1])]++
+	}
+	return out
+}
