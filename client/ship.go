@@ -336,8 +336,14 @@ func envItem(env string) (shipItem, error) {
 			return shipItem{}, invalidf("env %s: %v", env, unwrapPathError(err))
 		}
 		if envpack.IsVenv(env) {
-			// Shipped in layers: see envpack.PackLayers.
-			return shipItem{link: EnvLinkName, local: env, kind: itemEnvLayers, cache: envpack.LayerArchiveName}, nil
+			// Shipped in layers: see envpack.PackLayers. Through a link
+			// (a worktree's .venv), the directory it names is packed and
+			// fingerprinted.
+			local := env
+			if real, err := filepath.EvalSymlinks(env); err == nil {
+				local = real
+			}
+			return shipItem{link: EnvLinkName, local: local, kind: itemEnvLayers, cache: envpack.LayerArchiveName}, nil
 		}
 		return shipItem{link: EnvLinkName, local: env, kind: itemEnvDir, cache: envCacheName}, nil
 	}

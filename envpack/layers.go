@@ -19,15 +19,16 @@ import (
 
 // layerSizes are the layer sizes, in uncompressed bytes of file content. A
 // distribution (or a group of them sharing a top-level name) of at least own
-// bytes is a layer of its own; one above max is split along its directories
-// (a single file is never split); everything smaller is hashed by its name
-// into groups of about group bytes. Chosen by measuring (bench/results/
-// envlayers.md): the NodeManager fetches a few layers at once, and one small
-// package's change should re-ship a few percent of a TensorFlow env at most.
-type layerSizes struct{ own, max, group int64 }
+// bytes is a layer of its own; everything smaller is hashed by its name into
+// groups of about group bytes, so one small package's change re-ships one
+// group. A distribution is never split: the dynamic loader resolves
+// $ORIGIN in an extension's RPATH (tensorflow/python/... → ../../
+// libtensorflow_framework.so.2) from the real path of the linked directory,
+// which must hold the whole distribution.
+type layerSizes struct{ own, group int64 }
 
 // sizes are PackLayers'; tests make them small.
-var sizes = layerSizes{own: 16 << 20, max: 64 << 20, group: 32 << 20}
+var sizes = layerSizes{own: 16 << 20, group: 32 << 20}
 
 const (
 	// maxGroups bounds the number of groups whatever the env's size.
@@ -40,8 +41,8 @@ const (
 // Layer is one archive of a layered environment.
 type Layer struct {
 	// Name says what it holds: "base" (everything outside site-packages,
-	// and the manifest), a distribution's top-level names or a path inside
-	// one, or "group-NN" for small distributions hashed together.
+	// and the manifest), a distribution's top-level names, or "group-NN"
+	// for small distributions hashed together.
 	Name string `json:"name"`
 	// Roots are the env-relative paths (slash-separated) the layer holds
 	// whole; the base layer holds everything no other layer does.
@@ -96,6 +97,10 @@ func PackLayers(ctx context.Context, dir, outDir string, opts LayerOptions) (Lay
 	info, err := detect(dir)
 	if err != nil {
 		return Layered{}, &Error{Op: "pack", Path: dir, Err: err}
+	}
+	if real, err := filepath.EvalSymlinks(info.root); err == nil {
+		// A link to the env (a worktree's .venv): walk what it points to.
+		info.root = real
 	}
 	if info.kind != KindVenv {
 		return Layered{}, &Error{Op: "pack", Path: dir, Err: ErrLayersConda}
@@ -322,13 +327,7 @@ func planLayers(ctx context.Context, root string) (layerPlan, error) {
 		if err != nil {
 			return layerPlan{}, err
 		}
-		for _, u := range units {
-			ps, err := splitPiece(ctx, root, u)
-			if err != nil {
-				return layerPlan{}, err
-			}
-			pieces = append(pieces, ps...)
-		}
+		pieces = append(pieces, units...)
 	}
 	var own, small []piece
 	var smallBytes int64
@@ -530,63 +529,6 @@ func recordTops(record string) ([]string, error) {
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("%s: %w", record, err)
-	}
-	return out, nil
-}
-
-// splitPiece returns u itself unless it is larger than sizes.max; then
-// its roots' contents one by one, directories split again the same way.
-func splitPiece(ctx context.Context, root string, u piece) ([]piece, error) {
-	if u.bytes <= sizes.max {
-		return []piece{u}, nil
-	}
-	var out []piece
-	for _, r := range u.roots {
-		full := filepath.Join(root, filepath.FromSlash(r))
-		st, err := os.Lstat(full)
-		if err != nil {
-			return nil, err
-		}
-		b, f, err := treeSize(ctx, full)
-		if err != nil {
-			return nil, err
-		}
-		if !st.IsDir() {
-			out = append(out, piece{key: r, roots: []string{r}, bytes: b, files: f})
-			continue
-		}
-		entries, err := os.ReadDir(full)
-		if err != nil {
-			return nil, err
-		}
-		var sub piece
-		sub.key = r
-		for _, e := range entries {
-			if e.Name() == "__pycache__" {
-				continue
-			}
-			sub.roots = append(sub.roots, r+"/"+e.Name())
-		}
-		if len(sub.roots) == 0 {
-			out = append(out, piece{key: r, roots: []string{r}})
-			continue
-		}
-		sub.bytes = b
-		if b <= sizes.max {
-			out = append(out, piece{key: r, roots: []string{r}, bytes: b, files: f})
-			continue
-		}
-		for _, c := range sub.roots {
-			cb, cf, err := treeSize(ctx, filepath.Join(root, filepath.FromSlash(c)))
-			if err != nil {
-				return nil, err
-			}
-			ps, err := splitPiece(ctx, root, piece{key: c, roots: []string{c}, bytes: cb, files: cf})
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, ps...)
-		}
 	}
 	return out, nil
 }
