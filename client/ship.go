@@ -343,7 +343,7 @@ func envItem(env string) (shipItem, error) {
 			if real, err := filepath.EvalSymlinks(env); err == nil {
 				local = real
 			}
-			return shipItem{link: EnvLinkName, local: local, kind: itemEnvLayers, cache: envpack.LayerArchiveName}, nil
+			return shipItem{link: EnvLinkName, local: local, kind: itemEnvLayers, cache: envpack.LayerArchivePrefix}, nil
 		}
 		return shipItem{link: EnvLinkName, local: env, kind: itemEnvDir, cache: envCacheName}, nil
 	}

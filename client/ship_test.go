@@ -117,7 +117,7 @@ func TestPlanShipping(t *testing.T) {
 	plan, err := planShipping(job)
 	require.NoError(t, err)
 	require.Equal(t, []shipItem{
-		{link: "env", local: p("venv"), kind: itemEnvLayers, cache: "env-layer.tar.gz"},
+		{link: "env", local: p("venv"), kind: itemEnvLayers, cache: "env-layer."},
 		{link: "src", local: p("proj"), kind: itemSrcDir, cache: "src.tar.gz", access: hdfs.Private},
 		{link: "data.csv", local: p("data.csv"), kind: itemFile, cache: "data.csv", access: hdfs.Private},
 		{link: "vocab-file.zip", local: p("vocab.zip"), kind: itemFile, cache: "vocab.zip", access: hdfs.Private},

@@ -232,12 +232,12 @@ func (s *Submission) shipLayers(ctx context.Context, it shipItem) ([]hdfs.Resour
 		var n int64
 		if layer.Path == "" {
 			var ok bool
-			r, ok, err = s.store().Lookup(ctx, layer.SHA256, it.cache, layer.ArchiveBytes, it.access)
+			r, ok, err = s.store().Lookup(ctx, layer.SHA256, layer.ArchiveName(), layer.ArchiveBytes, it.access)
 			if err == nil && !ok {
 				err = fmt.Errorf("client: layer %s of %s left the HDFS cache while submitting; submit again", layer.Name, it.local)
 			}
 		} else {
-			r, n, err = s.upload(ctx, layer.Path, it.cache, layer.SHA256, it.access)
+			r, n, err = s.upload(ctx, layer.Path, layer.ArchiveName(), layer.SHA256, it.access)
 		}
 		uploaded += n
 		if err != nil {
@@ -254,7 +254,7 @@ func (s *Submission) shipLayers(ctx context.Context, it shipItem) ([]hdfs.Resour
 func (s *Submission) lookupLayers(ctx context.Context, layers []envpack.Layer, access hdfs.Access) ([]hdfs.Resource, bool, error) {
 	var rs []hdfs.Resource
 	for _, layer := range layers {
-		r, ok, err := s.store().Lookup(ctx, layer.SHA256, envpack.LayerArchiveName, layer.ArchiveBytes, access)
+		r, ok, err := s.store().Lookup(ctx, layer.SHA256, layer.ArchiveName(), layer.ArchiveBytes, access)
 		if err != nil || !ok {
 			return nil, false, err
 		}

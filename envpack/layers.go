@@ -77,10 +77,30 @@ type Layered struct {
 	Layers   []Layer  `json:"layers"`
 }
 
-// LayerArchiveName is every layer's file name in the HDFS cache (entries
-// are keyed by digest, so one name serves all): a .tar.gz the NodeManager
-// unpacks.
-const LayerArchiveName = "env-layer.tar.gz"
+// ArchiveName is the layer's file name in the HDFS cache: a .tar.gz the
+// NodeManager unpacks, named after what it holds (env-layer.numpy+numpy.libs
+// .tar.gz, env-layer.group-03.tar.gz), so `tfyarn cache list` says it.
+// Characters a container link or an HDFS path cannot take become '_'.
+func (l Layer) ArchiveName() string {
+	name := l.Name
+	if len(name) > maxLayerNameInArchive {
+		name = name[:maxLayerNameInArchive]
+	}
+	name = strings.Map(func(r rune) rune {
+		if r < 0x80 && (r == '.' || r == '_' || r == '-' || r == '+' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
+			return r
+		}
+		return '_'
+	}, name)
+	return LayerArchivePrefix + name + ".tar.gz"
+}
+
+// LayerArchivePrefix begins every layer's file name in the HDFS cache.
+const LayerArchivePrefix = "env-layer."
+
+// maxLayerNameInArchive keeps a layer's cache name well below a file
+// name's 255 bytes.
+const maxLayerNameInArchive = 100
 
 // PackLayers packs the venv in dir as several archives written into outDir
 // (0.tar.gz, 1.tar.gz, ...), each unpacked by YARN into a directory of its

@@ -295,3 +295,13 @@ func TestAssembleRefuses(t *testing.T) {
 	err := Assemble(filepath.Join(dir, "env"), []string{a, b})
 	require.ErrorContains(t, err, "x.py is in 2 layers and is not a directory")
 }
+
+// TestLayerArchiveName: a layer's cache name says what it holds, in
+// characters a container link and an HDFS path take, and stays short.
+func TestLayerArchiveName(t *testing.T) {
+	require.Equal(t, "env-layer.numpy+numpy.libs.tar.gz", Layer{Name: "numpy+numpy.libs"}.ArchiveName())
+	require.Equal(t, "env-layer.group-03.tar.gz", Layer{Name: "group-03"}.ArchiveName())
+	require.Equal(t, "env-layer.a_b_c.tar.gz", Layer{Name: "a b:c"}.ArchiveName())
+	long := Layer{Name: strings.Repeat("x", 300)}.ArchiveName()
+	require.Len(t, long, len(LayerArchivePrefix)+maxLayerNameInArchive+len(".tar.gz"))
+}

@@ -95,7 +95,7 @@ func layerDownloads(t *testing.T, c *clustertest.Cluster) map[string]int {
 	b, err := os.ReadFile(filepath.Join(c.Dir, "logs", "cluster.log"))
 	require.NoError(t, err)
 	out := map[string]int{}
-	for _, m := range regexp.MustCompile(`Downloading public resource: \{ hdfs://[^/]+(/\S+/env-layer\.tar\.gz),`).FindAllStringSubmatch(string(b), -1) {
+	for _, m := range regexp.MustCompile(`Downloading public resource: \{ hdfs://[^/]+(/\S+/env-layer\.\S+\.tar\.gz),`).FindAllStringSubmatch(string(b), -1) {
 		out[strings.TrimSpace(m[1])]++
 	}
 	return out
