@@ -11,6 +11,8 @@ cd "$(dirname "$0")/.."
 # the same trivial job through tfyarn, skein and DistributedShell with YARN's floor
 # (peers_bench_test.go → results/peers.*, and a small real TensorFlow job → results/peers-tf.*; the peers come from bench/peers/setup.sh, never from
 # `make test`), a new env's first and later applications (envcache_bench_test.go → results/envcache.*),
+# which archive format the NodeManager localizes fastest (envformat_bench_test.go → results/envformat.*), a new
+# env shipped in layers vs one archive, and after one small change (envlayers_bench_test.go → results/envlayers.*),
 # 200 tasks on a cluster of its own (scale_bench_test.go → results/scale.*), the AM's state
 # machine alone at up to 10,000 tasks (core_bench_test.go → results/core.*), and a 2x2 PyTorch job's
 # start to every rank inside init_process_group beside plain torchrun (pytorch_bench_test.go →

@@ -28,7 +28,7 @@ import (
 type layerSizes struct{ own, group int64 }
 
 // sizes are PackLayers'; tests make them small.
-var sizes = layerSizes{own: 16 << 20, group: 32 << 20}
+var sizes = layerSizes{own: 16 << 20, group: 16 << 20}
 
 const (
 	// maxGroups bounds the number of groups whatever the env's size.

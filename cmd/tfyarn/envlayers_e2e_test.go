@@ -24,6 +24,7 @@ import (
 // and its sys.path is ./env's site-packages. After the small package
 // changes, the next job packs and uploads that one layer only, the
 // NodeManager downloads that layer only, and the task sees the change.
+// `tfyarn cache list` names the layers.
 func TestE2EEnvLayers(t *testing.T) {
 	bin := clustertest.BuildTfyarn(t)
 	c := clustertest.Require(t)
@@ -86,6 +87,12 @@ func TestE2EEnvLayers(t *testing.T) {
 		}
 	}
 	require.Len(t, fresh, 1, "the NodeManager downloads the changed layer only: %v", fresh)
+
+	// The cache lists each layer by what it holds.
+	stdout, stderr, code = execTfyarn(t, c, bin, nil, "cache", "list")
+	require.Equal(t, exitOK, code, stderr)
+	require.Contains(t, stdout, "env-layer.bigpkg.tar.gz")
+	require.Contains(t, stdout, "env-layer.base.tar.gz")
 }
 
 // layerDownloads counts the NodeManagers' public downloads of each env

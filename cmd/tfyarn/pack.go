@@ -18,8 +18,10 @@ func packCommand(e *env) *cli.Command {
 	return &cli.Command{
 		Name:  "pack",
 		Usage: "pack a venv or conda env into a relocatable, reproducible .tar.gz",
-		UsageText: "tfyarn pack DIR [-o env.tar.gz] [--level N] [--output table|json]\n\n" +
+		UsageText: "tfyarn pack DIR [-o env.tar.gz] [--level N] [--output table|json]\n" +
+			"   tfyarn pack VENV --layers -o DIR [--level N] [--output table|json]\n\n" +
 			"   tfyarn pack ./venv -o env.tar.gz\n" +
+			"   tfyarn pack ./venv --layers -o env-layers/   # the layers run --env ./venv ships\n" +
 			"   tfyarn pack /opt/conda/envs/tf --output json | jq -r .sha256",
 		Description: "The same environment always gives the same bytes (so the HDFS cache, keyed by sha256,\n" +
 			"uploads it once). Scripts in bin/ get relative shebangs; __pycache__ and *.pyc are left out.\n" +
@@ -28,6 +30,7 @@ func packCommand(e *env) *cli.Command {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Value: "env.tar.gz", Usage: "archive to write (replaced atomically)"},
 			&cli.IntFlag{Name: "level", Value: envpack.DefaultLevel, Usage: "gzip level, 1 (fastest) to 9 (smallest)"},
+			&cli.BoolFlag{Name: "layers", Usage: "write the layers `run --env VENV` ships (one archive per large distribution, the rest in groups) into the directory -o names"},
 			// No -o alias here: -o is the archive, as in tar and the design's examples.
 			&cli.StringFlag{Name: "output", Value: outputTable, Usage: "table or json"},
 		},
@@ -52,6 +55,17 @@ func packCommand(e *env) *cli.Command {
 				return usagef("--level %d: expected 1 to 9", l)
 			}
 			start := time.Now()
+			if c.Bool("layers") {
+				if !c.IsSet("out") {
+					return usagef("--layers writes several archives: name a new directory with -o DIR")
+				}
+				l, err := packLayersTo(c, args[0], out)
+				if err != nil {
+					return err
+				}
+				abs, _ := filepath.Abs(args[0])
+				return printLayers(e, format, abs, out, l, time.Since(start))
+			}
 			m, err := packTo(c, args[0], out)
 			if err != nil {
 				return err
@@ -127,4 +141,76 @@ func printPack(e *env, format, dir, out string, m envpack.Manifest, took time.Du
 	kv.Add("Time", took.Round(10*time.Millisecond))
 	_, err := kv.WriteTo(e.stdout)
 	return err
+}
+
+// packLayersTo writes a venv's layers (envpack.PackLayers) into the new
+// directory out, each under its name in the HDFS cache. The directory is
+// made aside and renamed into place: no half-written set under its name.
+func packLayersTo(c *cli.Context, dir, out string) (envpack.Layered, error) {
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() || !envpack.IsVenv(dir) {
+		return envpack.Layered{}, usagef("--layers: %s is not a venv (pyvenv.cfg): only a venv ships in layers", dir)
+	}
+	if _, err := os.Lstat(out); err == nil {
+		return envpack.Layered{}, usagef("-o %s exists: --layers writes a new directory", out)
+	}
+	absDir, err1 := filepath.Abs(dir)
+	absOut, err2 := filepath.Abs(out)
+	if err1 == nil && err2 == nil && strings.HasPrefix(absOut, absDir+string(filepath.Separator)) {
+		return envpack.Layered{}, usagef("-o %s is inside the environment being packed; write the layers elsewhere", out)
+	}
+	tmp, err := os.MkdirTemp(filepath.Dir(out), "."+filepath.Base(out)+".*.tmp")
+	if err != nil {
+		return envpack.Layered{}, err
+	}
+	defer os.RemoveAll(tmp) // nothing left after the rename
+	l, err := envpack.PackLayers(c.Context, dir, tmp, envpack.LayerOptions{Options: envpack.Options{Level: c.Int("level")}})
+	for i := range l.Layers {
+		if err != nil {
+			break
+		}
+		named := filepath.Join(tmp, l.Layers[i].ArchiveName())
+		if err = os.Rename(l.Layers[i].Path, named); err == nil {
+			err = os.Chmod(named, 0o644)
+		}
+		l.Layers[i].Path = filepath.Join(out, l.Layers[i].ArchiveName())
+	}
+	if err == nil {
+		err = os.Chmod(tmp, 0o755)
+	}
+	if err == nil {
+		err = os.Rename(tmp, out)
+	}
+	return l, err
+}
+
+func printLayers(e *env, format, dir, out string, l envpack.Layered, took time.Duration) error {
+	if format == outputJSON {
+		type layer struct {
+			envpack.Layer
+			Archive string `json:"archive"`
+		}
+		layers := make([]layer, len(l.Layers))
+		for i, x := range l.Layers {
+			layers[i] = layer{x, x.Path}
+		}
+		return cliout.JSON(e.stdout, struct {
+			Dir      string           `json:"dir"`
+			Manifest envpack.Manifest `json:"manifest"`
+			Layers   []layer          `json:"layers"`
+			SHA256   string           `json:"sha256"`
+			Seconds  float64          `json:"seconds"`
+		}{out, l.Manifest, layers, envpack.LayersDigest(l.Layers), took.Round(time.Millisecond).Seconds()})
+	}
+	m := l.Manifest
+	fmt.Fprintf(e.stdout, "%s %s (Python %s): %d layers in %s, %s from %s in %d files, in %s\n\n", m.Kind, dir, m.PythonVersion,
+		len(l.Layers), out, progressbar.Bytes(m.ArchiveBytes), progressbar.Bytes(m.Bytes), m.Files, took.Round(10*time.Millisecond))
+	fmt.Fprintf(e.stdout, "%-40s %8s %10s %10s  %s\n", "LAYER", "FILES", "SIZE", "ARCHIVE", "SHA-256")
+	for _, x := range l.Layers {
+		name := x.Name
+		if len(name) > 40 {
+			name = name[:37] + "..."
+		}
+		fmt.Fprintf(e.stdout, "%-40s %8d %10s %10s  %s\n", name, x.Files, progressbar.Bytes(x.Bytes), progressbar.Bytes(x.ArchiveBytes), x.SHA256[:12])
+	}
+	return nil
 }

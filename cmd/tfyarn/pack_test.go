@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -157,4 +158,53 @@ func TestParseCacheAge(t *testing.T) {
 		_, err := parseCacheAge(in)
 		require.Error(t, err, in)
 	}
+}
+
+// TestPackLayersCLI: `tfyarn pack VENV --layers -o DIR` writes the layers
+// `run --env VENV` ships, each under its cache name, and lists them; the
+// same venv again gives the same digests; a conda env, an existing -o or
+// no -o are refused (exit 2, nothing written).
+func TestPackLayersCLI(t *testing.T) {
+	venv := makeVenv(t)
+	out := filepath.Join(t.TempDir(), "layers")
+	stdout, stderr, code := runEnvCLI(t, "pack", venv, "--layers", "-o", out)
+	require.Equal(t, exitOK, code, stderr)
+	require.Regexp(t, `^venv `+regexp.QuoteMeta(venv)+` \(Python 3\.\d+\.\d+\): 2 layers in `+regexp.QuoteMeta(out)+`, `, stdout)
+	require.Regexp(t, `(?m)^base +\d+ `, stdout)
+	require.Regexp(t, `(?m)^group-00 +\d+ `, stdout)
+	names, err := filepath.Glob(filepath.Join(out, "*"))
+	require.NoError(t, err)
+	require.Equal(t, []string{filepath.Join(out, "env-layer.base.tar.gz"), filepath.Join(out, "env-layer.group-00.tar.gz")}, names)
+
+	out2 := filepath.Join(t.TempDir(), "again")
+	stdout2, stderr, code := runEnvCLI(t, "pack", venv, "--layers", "-o", out2, "--output", "json")
+	require.Equal(t, exitOK, code, stderr)
+	var j struct {
+		Layers []struct {
+			Name    string `json:"name"`
+			SHA256  string `json:"sha256"`
+			Archive string `json:"archive"`
+		} `json:"layers"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(stdout2), &j))
+	require.Len(t, j.Layers, 2)
+	for _, l := range j.Layers {
+		require.Contains(t, stdout, l.SHA256[:12], "the same venv, the same layers")
+		require.FileExists(t, l.Archive)
+	}
+
+	for _, args := range [][]string{
+		{"pack", venv, "--layers", "-o", out},
+		{"pack", venv, "--layers"},
+	} {
+		stdout, stderr, code := runEnvCLI(t, args...)
+		require.Equal(t, exitUsage, code, "%v: %s", args, stderr)
+		require.Empty(t, stdout)
+		require.Equal(t, 1, strings.Count(stderr, "\n"), "one line: %q", stderr)
+	}
+	conda := filepath.Join(t.TempDir(), "conda")
+	require.NoError(t, os.MkdirAll(filepath.Join(conda, "conda-meta"), 0o755))
+	_, stderr, code = runEnvCLI(t, "pack", conda, "--layers", "-o", filepath.Join(t.TempDir(), "c"))
+	require.Equal(t, exitUsage, code)
+	require.Contains(t, stderr, "is not a venv (pyvenv.cfg): only a venv ships in layers")
 }

@@ -72,7 +72,7 @@ func TestE2ESharedCache(t *testing.T) {
 	run := func(user string, extra ...string) (stdout, stderr string, code int) {
 		args := append([]string{"run", "--worker", "1c,256m", "--name", "e2e-shared-cache", "--cache-dir", shared,
 			"--env", venv, "--output", "json"}, extra...)
-		args = append(args, "--", "sh", "-c", `echo "ENV $(readlink -f env)"; test ! -e data.txt || echo "DATA $(cat data.txt)"`)
+		args = append(args, "--", "sh", "-c", `echo "ENV $(readlink -f env.layer00)"; test ! -e data.txt || echo "DATA $(cat data.txt)"`)
 		return execTfyarn(t, c, bin, []string{"HADOOP_USER_NAME=" + user, "XDG_CACHE_HOME=" + filepath.Join(home, user)}, args...)
 	}
 	envLine := regexp.MustCompile(`(?m)^ENV (\S+)$`)
@@ -97,7 +97,9 @@ func TestE2ESharedCache(t *testing.T) {
 	ma := envLine.FindStringSubmatch(output(alice, ra.AppID))
 	require.NotNil(t, ma)
 	envFile := path.Base(ma[1])
-	require.Regexp(t, `^[0-9a-f]{64}-env\.tar\.gz$`, envFile, "the env is the shared directory's entry")
+	// The venv ships in layers (README "In layers"): its base layer is
+	// followed here, the other layers are entries like it.
+	require.Regexp(t, `^[0-9a-f]{64}-env-layer\.base\.tar\.gz$`, envFile, "the env's base layer is the shared directory's entry")
 	require.Contains(t, ma[1], "/filecache/", "localized PUBLIC")
 	require.NotContains(t, ma[1], "/usercache/")
 	listing := c.Hadoop(t, "hdfs", "dfs", "-ls", shared)
@@ -117,9 +119,8 @@ func TestE2ESharedCache(t *testing.T) {
 	stdout, stderr, code = execTfyarn(t, c, bin, nil, "cache", "adopt", shared)
 	t.Logf("adopt: %s\n%s", stdout, stderr)
 	require.Equal(t, exitJobFailed, code)
-	require.Regexp(t, `^adopted `+regexp.QuoteMeta(shared)+`/[0-9a-f]{64}-(env\.tar\.gz|tfyarn) \(was `+alice+`'s, \d+ bytes\): now `+admin+`'s, used by everyone\n`+
-		`adopted `+regexp.QuoteMeta(shared)+`/[0-9a-f]{64}-(env\.tar\.gz|tfyarn) \(was `+alice+`'s, \d+ bytes\): now `+admin+`'s, used by everyone\n`+
-		`adopted 2 entries; 0 already the administrator's\n$`, stdout)
+	require.Regexp(t, `^(adopted `+regexp.QuoteMeta(shared)+`/[0-9a-f]{64}-(env-layer\.(base|group-00)\.tar\.gz|tfyarn) \(was `+alice+`'s, \d+ bytes\): now `+admin+`'s, used by everyone\n){3}`+
+		`adopted 3 entries; 0 already the administrator's\n$`, stdout, "the launcher and the venv's two layers")
 	require.Contains(t, stdout, shared+"/"+envFile+" (was "+alice+"'s")
 	require.Equal(t, "tfyarn: not adopting "+planted+" (owned by "+mallory+"): its content's sha256 is "+sha256Hex(bytes.ToUpper(good))[:12]+
 		", not the one its name says; it is left as it is (remove it: hdfs dfs -rm "+planted+")\n"+

@@ -1,0 +1,291 @@
+//go:build bench
+
+package bench
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"github.com/tfyarn/tfyarn/internal/clustertest"
+)
+
+// envLayersRun is one application of TestBenchEnvLayers.
+type envLayersRun struct {
+	What  string `json:"what"`
+	Mode  string `json:"mode"` // "monolithic" or "layered"
+	AppID string `json:"app_id"`
+	// PackS: monolithic, `tfyarn pack`'s wall before the run; layered,
+	// what the client said it took (part of SubmittedS).
+	PackS    float64 `json:"pack_s"`
+	PackLine string  `json:"pack_line"`
+	// SubmittedS is the client's work before submission (RM NEW →
+	// NEW_SAVING from the start of `tfyarn run`).
+	SubmittedS    float64 `json:"submitted_s"`
+	UploadedBytes int64   `json:"uploaded_bytes"`
+	LocalizingS   float64 `json:"task_localizing_s"`
+	// Downloads are the env archives the NodeManager's public localizer
+	// downloaded for this application, with the seconds each took from
+	// its "Downloading public resource" line to its localized directory's
+	// rename into the NodeManager's cache (FSDownload: download, unpack,
+	// permissions, rename).
+	Downloads []layerDownload `json:"downloads"`
+	WallS     float64         `json:"client_wall_s"`
+}
+
+type layerDownload struct {
+	Name     string  `json:"name"`
+	Seconds  float64 `json:"seconds"`
+	StartS   float64 `json:"start_s"` // from the run's start
+	Resolved bool    `json:"resolved"`
+}
+
+type envLayersResult struct {
+	machine
+	Env        string         `json:"env"`
+	Changed    string         `json:"changed"`
+	EnvBytes   int64          `json:"env_archive_bytes"`
+	Runs       []envLayersRun `json:"runs"`
+	FetchCount string         `json:"nm_fetch_thread_count"`
+	LoadAvg    [2]string      `json:"loadavg_1m_before_after"`
+}
+
+var (
+	publicDLRE = regexp.MustCompile(`^(\S+ \S+) INFO .*Downloading public resource: \{ hdfs://[^/]+(\S+/(env[^/,]*\.tar\.gz)),`)
+	layersRE   = regexp.MustCompile(`in (\d+) layers(?: \((\d+) changed\))?`)
+	packTookRE = regexp.MustCompile(`in ([0-9.]+)s, sha256`)
+)
+
+// TestBenchEnvLayers: the TensorFlow venv (a hard-linked copy with a random
+// file in every top-level directory of site-packages and 64 random
+// modules, so that every layer and the monolithic archive are new to the
+// HDFS cache and to the NodeManager), shipped monolithic (tfyarn pack, then
+// --env ARCHIVE: one archive) and layered (--env DIR), interleaved: a new
+// env's first application each way; the layered env again unchanged; then
+// one small package (six.py) changed, shipped both ways.
+func TestBenchEnvLayers(t *testing.T) {
+	c := clustertest.Require(t)
+	bin := tfyarnBin(t, c)
+	work, venv, name, _ := newBenchEnv(t, c, "envlayers")
+	defer os.RemoveAll(work)
+	sites, err := filepath.Glob(filepath.Join(venv, "lib", "python*", "site-packages"))
+	require.NoError(t, err)
+	site := sites[0]
+	entries, err := os.ReadDir(site)
+	require.NoError(t, err)
+	nonce := randHex(t)
+	for _, e := range entries {
+		if e.IsDir() && !strings.HasSuffix(e.Name(), ".dist-info") && e.Name() != "__pycache__" {
+			require.NoError(t, os.WriteFile(filepath.Join(site, e.Name(), "bench-nonce.txt"), []byte(nonce), 0o644))
+		}
+	}
+	for i := 0; i < 64; i++ {
+		require.NoError(t, os.WriteFile(filepath.Join(site, fmt.Sprintf("bench_nonce_%02d.py", i)), []byte("N = '"+nonce+"'\n"), 0o644))
+	}
+	time.Sleep(1600 * time.Millisecond)
+
+	env := append(c.Env(), "XDG_CACHE_HOME="+filepath.Join(work, "cache"))
+	res := envLayersResult{machine: newMachine(t, c.Root, "envlayers"), FetchCount: "4 (Hadoop's default; the test cluster does not set it)",
+		Env: name + ", hard-linked copy + random files in every package directory", Changed: "six.py (one line added)"}
+	res.LoadAvg[0] = loadAvg()
+	logPath := filepath.Join(c.Dir, "logs", "cluster.log")
+	archive := filepath.Join(work, "env.tar.gz")
+
+	mono := func(what string) envLayersRun {
+		start := time.Now()
+		out, err := exec.Command(bin, "pack", venv, "-o", archive).CombinedOutput()
+		require.NoError(t, err, "%s", out)
+		packS := round2(time.Since(start).Seconds())
+		st, err := os.Stat(archive)
+		require.NoError(t, err)
+		res.EnvBytes = st.Size()
+		r := layersApp(t, bin, env, archive, logPath)
+		r.What, r.Mode, r.PackS = what, "monolithic", packS
+		return r
+	}
+	layered := func(what string) envLayersRun {
+		r := layersApp(t, bin, env, venv, logPath)
+		r.What, r.Mode = what, "layered"
+		if m := packTookRE.FindStringSubmatch(r.PackLine); m != nil {
+			r.PackS, _ = strconv.ParseFloat(m[1], 64)
+		}
+		return r
+	}
+	add := func(r envLayersRun) {
+		t.Logf("%+v", r)
+		res.Runs = append(res.Runs, r)
+	}
+	add(mono("new env, first application"))
+	add(layered("new env, first application"))
+	add(layered("same env again"))
+	// One small package changed: a new file (the copy's six.py is a hard
+	// link to .venv's, which must not change).
+	six := filepath.Join(site, "six.py")
+	b, err := os.ReadFile(six)
+	require.NoError(t, err)
+	require.NoError(t, os.Remove(six))
+	require.NoError(t, os.WriteFile(six, append(b, []byte("# changed by the benchmark "+nonce+"\n")...), 0o644))
+	time.Sleep(1600 * time.Millisecond)
+	add(layered("after one small package changed"))
+	add(mono("after one small package changed"))
+	res.LoadAvg[1] = loadAvg()
+
+	first := res.Runs[1]
+	m := layersRE.FindStringSubmatch(first.PackLine)
+	require.NotNil(t, m, first.PackLine)
+	n, _ := strconv.Atoi(m[1])
+	require.Len(t, first.Downloads, n, "a new env: the NodeManager downloads every layer")
+	require.Zero(t, res.Runs[2].UploadedBytes)
+	require.Empty(t, res.Runs[2].Downloads)
+	changed := res.Runs[3]
+	m = layersRE.FindStringSubmatch(changed.PackLine)
+	require.NotNil(t, m, changed.PackLine)
+	require.Equal(t, "1", m[2], changed.PackLine)
+	require.Len(t, changed.Downloads, 1, "only the changed layer is localized")
+	writeResults(t, c, "envlayers", res, envLayersMarkdown(res))
+}
+
+// layersApp runs `tfyarn run --env ENV` with a trivial Python program and
+// reads what it and the NodeManager did.
+func layersApp(t *testing.T, bin string, env []string, envArg, logPath string) envLayersRun {
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "run", "--env", envArg, "--worker", "1c,1g", "--name", "bench-envlayers", "--", "python", "-c", "import six")
+	cmd.Env = env
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	start := time.Now()
+	require.NoError(t, cmd.Run(), "stdout: %s\nstderr: %s", stdout.String(), stderr.String())
+	r := envLayersRun{WallS: round2(time.Since(start).Seconds())}
+	both := stdout.String() + stderr.String()
+	r.AppID = appIDRE.FindString(both)
+	require.NotEmpty(t, r.AppID, "%s", both)
+	r.PackLine = strings.TrimSpace(packLineRE.FindString(both))
+	if m := uploadedRE.FindStringSubmatch(both); m != nil {
+		r.UploadedBytes, _ = strconv.ParseInt(m[1], 10, 64)
+	}
+	var tl timeline
+	var ok bool
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		if tl, ok = readTimeline(t, logPath, r.AppID, start); ok || time.Now().After(deadline) {
+			break
+		}
+	}
+	require.True(t, ok, "no timeline for %s", r.AppID)
+	r.SubmittedS = tl.Submitted
+	r.LocalizingS, _ = localizing(t, logPath, r.AppID, start)
+	r.Downloads = envDownloads(t, logPath, filepath.Join(filepath.Dir(logPath), "..", "data"), r.AppID, start, time.Now())
+	return r
+}
+
+// envDownloads lists the public downloads of env archives logged between
+// from and to, each timed up to its localized directory's rename into the
+// NodeManager's file cache (the mtime of filecache/<n>/, which FSDownload
+// renames the finished directory into).
+func envDownloads(t *testing.T, logPath, dataDir, appID string, from, to time.Time) []layerDownload {
+	data, err := os.ReadFile(logPath)
+	require.NoError(t, err)
+	// What the task container asked for: other applications' downloads
+	// meanwhile (the cluster is shared) are not its own.
+	task := "container_" + strings.TrimPrefix(appID, "application_") + "_01_000002"
+	var wanted string
+	for _, line := range strings.Split(string(data), "\n") {
+		if strings.Contains(line, "Container "+task+" is localizing: [") {
+			wanted = line
+		}
+	}
+	require.NotEmpty(t, wanted, "no localizing line for %s", task)
+	localized, err := filepath.Glob(filepath.Join(dataDir, "yarn", "*", "*", "*localDir*", "filecache", "*", "env*.tar.gz"))
+	require.NoError(t, err)
+	var out []layerDownload
+	for _, line := range strings.Split(string(data), "\n") {
+		m := publicDLRE.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		ts, err := time.ParseInLocation("2006-01-02 15:04:05,000", m[1], time.Local)
+		require.NoError(t, err)
+		if ts.Before(from.Add(-time.Second)) || ts.After(to) || !strings.Contains(wanted, m[2]+",") && !strings.Contains(wanted, m[2]+"]") {
+			continue
+		}
+		d := layerDownload{Name: m[3], StartS: round2(ts.Sub(from).Seconds()), Seconds: -1}
+		// The localized copy of this file: the newest directory of its name
+		// renamed after the download began.
+		var best time.Time
+		for _, p := range localized {
+			if filepath.Base(p) != m[3] {
+				continue
+			}
+			st, err := os.Stat(filepath.Dir(p))
+			if err != nil || st.ModTime().Before(ts) || st.ModTime().After(to) {
+				continue
+			}
+			if best.IsZero() || st.ModTime().Before(best) {
+				best = st.ModTime()
+			}
+		}
+		if !best.IsZero() {
+			d.Seconds, d.Resolved = round2(best.Sub(ts).Seconds()), true
+		}
+		out = append(out, d)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Seconds > out[j].Seconds })
+	return out
+}
+
+func envLayersMarkdown(r envLayersResult) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# A new environment in layers vs one archive\n\n")
+	fmt.Fprintf(&b, "The environment %s, shipped by `bin/tfyarn run --env ENV --worker 1c,1g -- python -c 'import six'`:\n"+
+		"monolithic is `tfyarn pack DIR -o env.tar.gz` then `--env env.tar.gz` (one archive, as before layers);\n"+
+		"layered is `--env DIR` (envpack.PackLayers: one PUBLIC archive per large distribution, the rest in groups,\n"+
+		"assembled into ./env by the task launcher). In this order, in one run: monolithic new, layered new, layered\n"+
+		"unchanged, then %s changed: layered, monolithic. Produced by `make bench`; alone:\n"+
+		"`make build && go test -tags bench -run TestBenchEnvLayers -count=1 -v ./bench/`.\n\n", r.Env, r.Changed)
+	fmt.Fprintf(&b, "%s- NodeManager public localizer threads (`yarn.nodemanager.localizer.fetch.thread-count`): %s\n", r.machine.markdown(""), r.FetchCount)
+	fmt.Fprintf(&b, "- Monolithic archive: %.1f MB\n", float64(r.EnvBytes)/1e6)
+	fmt.Fprintf(&b, "- Load average (1 min) before / after: %s / %s (shared machine)\n\n", r.LoadAvg[0], r.LoadAvg[1])
+	fmt.Fprintf(&b, "| application | mode | pack (s) | client work before submission (s) | uploaded (MB) | task container localization (s) | env archives downloaded by the NodeManager | client wall (s) |\n|---|---|---:|---:|---:|---:|---:|---:|\n")
+	for _, run := range r.Runs {
+		fmt.Fprintf(&b, "| %s | %s | %.2f | %.2f | %.2f | %.2f | %d | %.2f |\n", run.What, run.Mode, run.PackS, run.SubmittedS, float64(run.UploadedBytes)/1e6, run.LocalizingS, len(run.Downloads), run.WallS)
+	}
+	fmt.Fprintf(&b, "\nWhat the client said:\n\n")
+	for _, run := range r.Runs {
+		fmt.Fprintf(&b, "- %s, %s: `%s`\n", run.Mode, run.What, run.PackLine)
+	}
+	fmt.Fprintf(&b, "\nNodeManager side, per archive (from its \"Downloading public resource\" log line to the rename of its\n"+
+		"localized directory into the file cache: download, unpack, permissions), slowest first:\n\n")
+	for _, run := range r.Runs {
+		if len(run.Downloads) == 0 {
+			continue
+		}
+		fmt.Fprintf(&b, "- %s, %s:", run.Mode, run.What)
+		for i, d := range run.Downloads {
+			sep := ","
+			if i == 0 {
+				sep = ""
+			}
+			if d.Resolved {
+				fmt.Fprintf(&b, "%s %s %.1f s (from +%.1f s)", sep, strings.TrimSuffix(strings.TrimPrefix(d.Name, "env-layer."), ".tar.gz"), d.Seconds, d.StartS)
+			} else {
+				fmt.Fprintf(&b, "%s %s ? (from +%.1f s)", sep, strings.TrimSuffix(strings.TrimPrefix(d.Name, "env-layer."), ".tar.gz"), d.StartS)
+			}
+		}
+		b.WriteString("\n")
+	}
+	fmt.Fprintf(&b, "\n- **client work before submission**: `tfyarn run`'s start to the RM's NEW → NEW_SAVING (cluster.log):\n"+
+		"  layered includes packing (changed layers only) and uploading (layers the cache lacks); monolithic packs\n"+
+		"  beforehand (pack column) and uploads here.\n"+
+		"- **localization**: the NodeManager's LOCALIZING → SCHEDULED for the task container.\n")
+	return b.String()
+}
