@@ -138,7 +138,9 @@ func localizing(t *testing.T, logPath, appID string, start time.Time) (float64, 
 	var from, to float64 = -1, -1
 	public := false
 	for _, line := range strings.Split(string(data), "\n") {
-		envDownload := strings.Contains(line, "Downloading public resource") && strings.Contains(line, "env.tar.gz,") // <sha256>-env.tar.gz in a shared directory
+		// <sha256>-env.tar.gz in a shared directory; a venv's layers
+		// (env-layer.NAME.tar.gz) since run --env DIR ships them.
+		envDownload := strings.Contains(line, "Downloading public resource") && (strings.Contains(line, "env.tar.gz,") || strings.Contains(line, "/env-layer.") || strings.Contains(line, "-env-layer."))
 		if !strings.Contains(line, task) && !envDownload {
 			continue
 		}
@@ -262,7 +264,7 @@ func TestBenchEnvCacheShared(t *testing.T) {
 	res.LoadAvg[1] = loadAvg()
 	a, b, a2, base := res.Runs[0], res.Runs[1], res.Runs[2], res.Runs[3]
 	require.True(t, a.PublicDownload && a.UploadedBytes > 0)
-	require.Len(t, res.AdoptLines, 3, "A's launcher and env adopted, then the summary")
+	require.GreaterOrEqual(t, len(res.AdoptLines), 3, "A's launcher and env (its layers) adopted, then the summary")
 	require.Zero(t, b.UploadedBytes, "B uploads nothing")
 	require.Empty(t, b.CacheLines, "the adopted entries are used without a word")
 	require.True(t, b.PublicDownload, "the adopted env is a new file: downloaded once more")
