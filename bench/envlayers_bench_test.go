@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -190,8 +191,9 @@ func layersApp(t *testing.T, bin string, env []string, envArg, logPath string) e
 
 // envDownloads lists the public downloads of env archives logged between
 // from and to, each timed up to its localized directory's rename into the
-// NodeManager's file cache (the mtime of filecache/<n>/, which FSDownload
-// renames the finished directory into).
+// NodeManager's file cache (FSDownload unpacks into filecache/<n>_tmp, sets
+// every entry's permissions, then renames it to filecache/<n>: the rename
+// is that directory's last change, its ctime).
 func envDownloads(t *testing.T, logPath, dataDir, appID string, from, to time.Time) []layerDownload {
 	data, err := os.ReadFile(logPath)
 	require.NoError(t, err)
@@ -227,11 +229,19 @@ func envDownloads(t *testing.T, logPath, dataDir, appID string, from, to time.Ti
 				continue
 			}
 			st, err := os.Stat(filepath.Dir(p))
-			if err != nil || st.ModTime().Before(ts) || st.ModTime().After(to) {
+			if err != nil {
 				continue
 			}
-			if best.IsZero() || st.ModTime().Before(best) {
-				best = st.ModTime()
+			sys, ok := st.Sys().(*syscall.Stat_t)
+			if !ok {
+				continue
+			}
+			ctime := time.Unix(sys.Ctim.Sec, sys.Ctim.Nsec)
+			if ctime.Before(ts) || ctime.After(to) {
+				continue
+			}
+			if best.IsZero() || ctime.Before(best) {
+				best = ctime
 			}
 		}
 		if !best.IsZero() {

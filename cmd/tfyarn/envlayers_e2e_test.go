@@ -69,7 +69,9 @@ func TestE2EEnvLayers(t *testing.T) {
 	require.Contains(t, logs, fmt.Sprintf("SITE ['%s/env/lib/%s/site-packages']", cwd[1], py), "sys.path as with one archive unpacked at ./env")
 	firstLayers := layerDownloads(t, c)
 
-	require.NoError(t, os.WriteFile(small, []byte("VERSION = 'two'\n"), 0o644))
+	// A version no earlier run had: the changed layer is new to the cache.
+	two := "two-" + randomHex(t)
+	require.NoError(t, os.WriteFile(small, []byte("VERSION = '"+two+"'\n"), 0o644))
 	time.Sleep(1600 * time.Millisecond)
 	stdout, stderr, code = execTfyarn(t, c, bin, []string{xdg}, args...)
 	require.Equal(t, exitOK, code, "stdout: %s\nstderr: %s", stdout, stderr)
@@ -79,7 +81,7 @@ func TestE2EEnvLayers(t *testing.T) {
 	require.Equal(t, "1", m[2], "one small package changed: one layer packed: %s", stderr)
 	require.Positive(t, r2.UploadedBytes)
 	require.Less(t, r2.UploadedBytes, int64(1<<20), "only the changed layer is uploaded")
-	require.Contains(t, appLogs(t, c, r2.AppID, 2), "VERSION two")
+	require.Contains(t, appLogs(t, c, r2.AppID, 2), "VERSION "+two)
 	var fresh []string
 	for p, n := range layerDownloads(t, c) {
 		if n > firstLayers[p] {
