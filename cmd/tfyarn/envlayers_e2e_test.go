@@ -82,9 +82,12 @@ func TestE2EEnvLayers(t *testing.T) {
 	require.Positive(t, r2.UploadedBytes)
 	require.Less(t, r2.UploadedBytes, int64(1<<20), "only the changed layer is uploaded")
 	require.Contains(t, appLogs(t, c, r2.AppID, 2), "VERSION "+two)
+	// Among the layers the task asked for (others' jobs localize theirs
+	// meanwhile on this shared cluster), those downloaded since.
+	asked := localizingLine(t, c, r2.AppID)
 	var fresh []string
 	for p, n := range layerDownloads(t, c) {
-		if n > firstLayers[p] {
+		if n > firstLayers[p] && strings.Contains(asked, p) {
 			fresh = append(fresh, p)
 		}
 	}
@@ -108,4 +111,21 @@ func layerDownloads(t *testing.T, c *clustertest.Cluster) map[string]int {
 		out[strings.TrimSpace(m[1])]++
 	}
 	return out
+}
+
+// localizingLine is the NodeManager's "is localizing: [...]" line for the
+// first task container of appID: the resources it asked for.
+func localizingLine(t *testing.T, c *clustertest.Cluster, appID string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(c.Dir, "logs", "cluster.log"))
+	require.NoError(t, err)
+	task := "container_" + strings.TrimPrefix(appID, "application_") + "_01_000002"
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.Contains(line, "Container "+task+" is localizing: [") {
+			require.Contains(t, line, "env-layer.", "the task asked for the env's layers")
+			return line
+		}
+	}
+	t.Fatalf("no localizing line for %s in the cluster log", task)
+	return ""
 }
