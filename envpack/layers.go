@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"crypto/sha256"
-	"encoding/binary"
 	"encoding/hex"
 	"fmt"
 	"io"
@@ -408,7 +407,11 @@ func groupCount(bytes int64) int {
 
 func groupOf(key string, groups int) int {
 	sum := sha256.Sum256([]byte(key))
-	return int(binary.BigEndian.Uint64(sum[:8]) % uint64(groups))
+	var v uint64 // the digest's first 8 bytes, big-endian
+	for _, b := range sum[:8] {
+		v = v<<8 | uint64(b)
+	}
+	return int(v % uint64(groups))
 }
 
 // siteUnits groups the entries of one site-packages directory into units
