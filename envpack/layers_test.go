@@ -305,3 +305,26 @@ func TestLayerArchiveName(t *testing.T) {
 	long := Layer{Name: strings.Repeat("x", 300)}.ArchiveName()
 	require.Len(t, long, len(LayerArchivePrefix)+maxLayerNameInArchive+len(".tar.gz"))
 }
+
+// FuzzRecordTops: any RECORD file (pip writes it; a venv may hold anything)
+// gives top-level names that are single path components, never "." or
+// "..", each once, or an error; it never panics.
+func FuzzRecordTops(f *testing.F) {
+	f.Add([]byte("numpy/__init__.py,sha256=x,12\nnumpy-1.26.4.dist-info/RECORD,,\n../../../bin/f2py,sha256=y,3\n"))
+	f.Add([]byte("\"odd,name/x.py\",,\n\"unterminated\n,,\n/abs,,\n"))
+	f.Fuzz(func(t *testing.T, record []byte) {
+		p := filepath.Join(t.TempDir(), "RECORD")
+		require.NoError(t, os.WriteFile(p, record, 0o644))
+		tops, err := recordTops(p)
+		if err != nil {
+			return
+		}
+		seen := map[string]bool{}
+		for _, top := range tops {
+			require.NotContains(t, []string{"", ".", ".."}, top)
+			require.NotContains(t, top, "/")
+			require.False(t, seen[top], "twice: %q", top)
+			seen[top] = true
+		}
+	})
+}
