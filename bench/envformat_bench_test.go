@@ -242,7 +242,9 @@ func envFormatMarkdown(r envFormatResult) string {
 		"entry, not per byte: after unpacking, FSDownload.changePermissions sets the permissions of every file and\n"+
 		"directory one by one (RawLocalFileSystem.setPermission), and without Hadoop's native library (the test\n"+
 		"cluster has no libhadoop.so, like any Maven-launched cluster) each call forks a `chmod` process: ~23,000\n"+
-		"entries in this venv. So tfyarn keeps tar.gz (a third of tar's upload, symlinks kept, one stream to\n"+
+		"entries in this venv (seen during a localization: children of the NodeManager's JVM such as\n"+
+		"`chmod 0555 .../filecache/129_tmp/env-layer.group-03.tar.gz/lib/python3.11/site-packages/pip/...`,\n"+
+		"from three layers at once). So tfyarn keeps tar.gz (a third of tar's upload, symlinks kept, one stream to\n"+
 		"pack in parallel) and gains on the NodeManager by shipping fewer entries per archive at once (layers:\n"+
 		"the public localizer works on several at a time) and by never localizing an unchanged layer again.\n"+
 		"An earlier run of this benchmark on a quieter machine (load 5 to 15) gave tar.gz 86.7 s, tar 101.4 s,\n"+
