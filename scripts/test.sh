@@ -29,6 +29,7 @@ cleanup() {
   TC_DIR="$PWD/.testcluster-kerberos" bash testcluster/cluster.sh down >/dev/null 2>&1 || true
   TC_DIR="$PWD/.testcluster-faults" bash testcluster/cluster.sh down >/dev/null 2>&1 || true
   TC_DIR="$PWD/.testcluster-lce" bash testcluster/cluster.sh down >/dev/null 2>&1 || true
+  TC_DIR="$PWD/.testcluster-hosts" bash testcluster/cluster.sh down >/dev/null 2>&1 || true
 }
 trap cleanup EXIT
 
@@ -37,7 +38,8 @@ source .testcluster/env.sh
 # (982 s of it in a CI run of this wave): two groups of its tests run as a second invocation with a
 # limit of its own instead of growing that one. The attacks of another user (TestE2EAttack*, issue
 # 18), the tests on the fault suite's own cluster (faults, preemption, placement constraints), and
-# those on the cluster that runs containers as their users (LinuxContainerExecutor).
-second='^TestE2EAttack|^TestE2EFaults$|^TestE2EPreemption|^TestE2ESpread$|^TestE2EAffinity$|^TestE2ELinuxExecutor$'
+# those on the clusters that run containers as their users (LinuxContainerExecutor) and whose
+# NodeManagers run each on a host of its own (TestE2ENode*).
+second='^TestE2EAttack|^TestE2EFaults$|^TestE2EPreemption|^TestE2ESpread$|^TestE2EAffinity$|^TestE2ELinuxExecutor$|^TestE2ENode'
 go test -tags e2e -count=1 -p 2 -timeout 25m -skip "$second" ./...
 go test -tags e2e -count=1 -timeout 25m -run "$second" ./cmd/tfyarn

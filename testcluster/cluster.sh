@@ -3,9 +3,12 @@
 #   cluster.sh up [plain|privacy|kerberos]   start in the background and wait until really ready (idempotent)
 #   cluster.sh down                 stop it and every process it started
 #   cluster.sh status               exit 0 when healthy, 1 otherwise
-#   cluster.sh nm stop|start I      crash NodeManager I (no unregistering, its containers SIGKILLed;
-#                                   the RM declares it LOST after TC_NM_EXPIRY_MS), or start it again
-#                                   on the same node id (returns once the RM lists it RUNNING)
+#   cluster.sh nm stop|start I      crash NodeManager I (no unregistering, its containers SIGKILLed; with
+#                                   TC_NM_HOSTS=1 its process and its containers' die at once; the RM
+#                                   declares it LOST after TC_NM_EXPIRY_MS), or start it again on the
+#                                   same node id (returns once the RM lists it RUNNING)
+#   cluster.sh nm freeze|thaw I     SIGSTOP / SIGCONT NodeManager I's process (its containers run on);
+#                                   thaw returns once the RM lists it RUNNING again (TC_NM_HOSTS=1 only)
 #   cluster.sh preempt CONTAINER_ID [WAIT_MS]
 #                                   the CapacityScheduler preempts that container: its application's
 #                                   next allocate response announces it (PreemptionMessage), and WAIT_MS
@@ -15,6 +18,11 @@
 # NN_PORT, NN_HTTP_PORT, and for kerberos KDC_PORT); the readiness wait from CLUSTER_TIMEOUT (seconds,
 # default 180). Kerberos only: TOKEN_RENEW_MS and TOKEN_MAX_LIFETIME_MS, the HDFS delegation
 # tokens' renew interval and maximum lifetime (default 20000 and 90000).
+# NodeManagers: by default MiniYARNCluster's, in the cluster's JVM, all named localhost. With
+# TC_NM_HOSTS=1 each is a JVM of its own on a loopback address of its own, NodeManager I on
+# 127.0.1.(10+I), named nmI.tfyarn.test (this script maps the names in /etc/hosts when it runs as
+# root; otherwise the NodeManagers are named by their addresses), every one on NM_PORT (RPC),
+# NM_LOCALIZER_PORT and NM_WEB_PORT of its own address; only then can `nm freeze|thaw` work.
 # Scale: TC_NODEMANAGERS (default 2, at least 2; NodeManager 1 carries the gpu label),
 # TC_NM_MEMORY_MB (default 8192) and TC_NM_VCORES (default 8) per NodeManager. TC_NM_EXPIRY_MS:
 # how long a silent NodeManager stays RUNNING before the RM declares it LOST (default 30000:
@@ -34,12 +42,16 @@ ADMIN_PORT=${ADMIN_PORT:-8033}
 RM_WEB_PORT=${RM_WEB_PORT:-8088}
 NN_PORT=${NN_PORT:-8020}
 NN_HTTP_PORT=${NN_HTTP_PORT:-9870}
+NM_PORT=${NM_PORT:-8041}
+NM_LOCALIZER_PORT=${NM_LOCALIZER_PORT:-8040}
+NM_WEB_PORT=${NM_WEB_PORT:-8042}
 KDC_PORT=${KDC_PORT:-8090}
 TOKEN_RENEW_MS=${TOKEN_RENEW_MS:-20000}
 TOKEN_MAX_LIFETIME_MS=${TOKEN_MAX_LIFETIME_MS:-90000}
 CLUSTER_TIMEOUT=${CLUSTER_TIMEOUT:-180}
 asked_nodemanagers=${TC_NODEMANAGERS:-}
 TC_NODEMANAGERS=${TC_NODEMANAGERS:-2}
+TC_NM_HOSTS=${TC_NM_HOSTS:-0}
 TC_NM_MEMORY_MB=${TC_NM_MEMORY_MB:-8192}
 TC_NM_VCORES=${TC_NM_VCORES:-8}
 TC_NM_EXPIRY_MS=${TC_NM_EXPIRY_MS:-30000}
@@ -50,7 +62,30 @@ die() { echo "testcluster: $*" >&2; exit 2; }
 
 alive() { [ -f "$pidfile" ] && kill -0 "$(cat "$pidfile")" 2>/dev/null; }
 
-port_taken() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+port_taken() { (exec 3<>"/dev/tcp/${2:-127.0.0.1}/$1") 2>/dev/null; }
+
+nm_address() { echo "127.0.1.$(( $1 + 10 ))"; }
+
+# Maps nmI.tfyarn.test to NodeManager I's address in /etc/hosts (root only; lines are only ever
+# added, never changed, since other clusters on this machine share them).
+map_hosts() {
+  local i want missing=()
+  for i in $(seq 0 $((TC_NODEMANAGERS - 1))); do
+    want="$(nm_address "$i") nm$i.tfyarn.test"
+    grep -qxF "$want" /etc/hosts 2>/dev/null || missing+=("$want")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  if [ "$(id -u)" != 0 ] || [ ! -w /etc/hosts ]; then
+    echo "testcluster: /etc/hosts does not map nm0.tfyarn.test ... (needs root): the NodeManagers are named by their addresses (127.0.1.10 ...)"
+    return 0
+  fi
+  (
+    flock 9
+    for want in "${missing[@]}"; do
+      grep -qxF "$want" /etc/hosts || printf '%s\n' "$want" >> /etc/hosts
+    done
+  ) 9>/tmp/tfyarn-testcluster-hosts.lock
+}
 
 # Healthy = our JVM is alive, declared itself ready, its in-process health report is fresh and
 # says ok (NameNode out of safe mode, every NodeManager RUNNING, the gpu label in place), and the
@@ -107,6 +142,10 @@ up() {
     if [ -n "$asked_nodemanagers" ] && [ "$have_nms" != "$asked_nodemanagers" ]; then
       die "a cluster with ${have_nms:-2} NodeManagers is running and TC_NODEMANAGERS=$asked_nodemanagers; run 'make cluster-down' first"
     fi
+    local have_hosts; have_hosts=$(sed -n 's/^nodemanager-hosts=//p' "$TC_DIR/ready")
+    if [ "$TC_NM_HOSTS" = 1 ] && [ "$have_hosts" != true ]; then
+      die "a cluster whose NodeManagers share its JVM is running and TC_NM_HOSTS=1; run 'make cluster-down' first"
+    fi
     if [ "$(running_profile)" = "$profile" ]; then
       write_env
       echo "testcluster: already up (profile $profile, pid $(cat "$pidfile")); reusing it"
@@ -120,6 +159,13 @@ up() {
   for p in "${ports[@]}"; do
     port_taken "$p" && die "port $p is already in use by another process; stop it (ss -ltnp | grep :$p) or choose other ports (RM_PORT, NN_PORT, ...)"
   done
+  local i a
+  [ "$TC_NM_HOSTS" = 1 ] && for i in $(seq 0 $((TC_NODEMANAGERS - 1))); do
+    a=$(nm_address "$i")
+    for p in "$NM_PORT" "$NM_LOCALIZER_PORT" "$NM_WEB_PORT"; do
+      port_taken "$p" "$a" && die "port $a:$p (NodeManager $i) is already in use by another process; stop it (ss -ltnp | grep :$p) or choose other ports (NM_PORT, NM_LOCALIZER_PORT, NM_WEB_PORT)"
+    done
+  done
   "$TC_HOME/build.sh"
   local executor_args=(--executor "$TC_EXECUTOR") classpath
   classpath=$(tc_classpath "$TC_HOME/conf")
@@ -128,6 +174,7 @@ up() {
     linux) lce_install; executor_args+=(--container-executor "$LCE_EXE" --cgroups "$LCE_CGROUPS"); classpath=$LCE_CLASSPATH ;;
     *) die "unknown TC_EXECUTOR '$TC_EXECUTOR'; use default or linux" ;;
   esac
+  [ "$TC_NM_HOSTS" = 1 ] && map_hosts
   rm -rf "$TC_DIR/data" "$TC_DIR/conf" "$TC_DIR/control" "$TC_DIR/failed" "$TC_DIR"/*.keytab "$TC_DIR"/*.ccache "$TC_DIR/alice.password" "$TC_DIR/krb5.conf"
   mkdir -p "$TC_DIR/data"
   local log=$TC_DIR/logs/cluster.log
@@ -151,15 +198,17 @@ up() {
 XML
     servercp="$TC_DIR/server-conf:"
   fi
-  # MiniYARNCluster puts NodeManager dirs under ./target/test/data (test.build.data): run from the
-  # cluster's data dir so they, and every container's command line, live below $TC_DIR/data.
+  # MiniYARNCluster puts NodeManager dirs under ./target/test/data (test.build.data), the
+  # TC_NM_HOSTS ones theirs under data/nm-I: run from the cluster's data dir so they, and every
+  # container's command line, live below $TC_DIR/data.
   (cd "$TC_DIR/data" && exec setsid java -Xmx2g -Dtest.build.data="$TC_DIR/data/yarn" -XX:+UseSerialGC "${TC_OPENS[@]}" -Djava.net.preferIPv4Stack=true \
     -Dlog4j.configuration=file:"$TC_HOME/conf/log4j.properties" \
     -cp "$servercp$classpath" dev.tfyarn.testcluster.TestCluster "${executor_args[@]}" \
     --dir "$TC_DIR" --profile "$profile" \
     --rm-port "$RM_PORT" --scheduler-port "$SCHEDULER_PORT" --tracker-port "$TRACKER_PORT" \
     --admin-port "$ADMIN_PORT" --rm-web-port "$RM_WEB_PORT" --nn-port "$NN_PORT" --nn-http-port "$NN_HTTP_PORT" \
-    --nodemanagers "$TC_NODEMANAGERS" --nm-memory-mb "$TC_NM_MEMORY_MB" --nm-vcores "$TC_NM_VCORES" --nm-expiry-ms "$TC_NM_EXPIRY_MS" \
+    --nodemanagers "$TC_NODEMANAGERS" --nm-hosts "$([ "$TC_NM_HOSTS" = 1 ] && echo true || echo false)" --nm-port "$NM_PORT" --nm-localizer-port "$NM_LOCALIZER_PORT" --nm-web-port "$NM_WEB_PORT" \
+    --nm-memory-mb "$TC_NM_MEMORY_MB" --nm-vcores "$TC_NM_VCORES" --nm-expiry-ms "$TC_NM_EXPIRY_MS" \
     --kdc-port "$KDC_PORT" --token-renew-ms "$TOKEN_RENEW_MS" --token-max-lifetime-ms "$TOKEN_MAX_LIFETIME_MS" \
     </dev/null >"$log" 2>&1) &
   echo $! > "$pidfile"
@@ -212,12 +261,12 @@ case "${1:-}" in
     if alive; then echo "testcluster: running but not healthy: $(cat "$TC_DIR/health" 2>/dev/null || echo starting)"; exit 1; fi
     echo "testcluster: not running"; exit 1 ;;
   nm)
-    case "${2:-}" in stop|start) ;; *) die "usage: cluster.sh nm stop|start INDEX" ;; esac
-    [[ "${3:-}" =~ ^[0-9]+$ ]] || die "usage: cluster.sh nm stop|start INDEX (a NodeManager index, 0 to N-1)"
+    case "${2:-}" in stop|start|freeze|thaw) ;; *) die "usage: cluster.sh nm stop|start|freeze|thaw INDEX" ;; esac
+    [[ "${3:-}" =~ ^[0-9]+$ ]] || die "usage: cluster.sh nm stop|start|freeze|thaw INDEX (a NodeManager index, 0 to N-1)"
     control "nm-$2" "$3" ;;
   preempt)
     [[ "${2:-}" =~ ^container_ ]] || die "usage: cluster.sh preempt CONTAINER_ID [WAIT_MS]"
     [[ -z "${3:-}" || "$3" =~ ^[0-9]+$ ]] || die "usage: cluster.sh preempt CONTAINER_ID [WAIT_MS] (WAIT_MS: milliseconds)"
     control preempt "$2" ${3:+"$3"} ;;
-  *) echo "usage: cluster.sh up [plain|privacy|kerberos] | down | status | nm stop|start I | preempt CONTAINER_ID [WAIT_MS]" >&2; exit 2 ;;
+  *) echo "usage: cluster.sh up [plain|privacy|kerberos] | down | status | nm stop|start|freeze|thaw I | preempt CONTAINER_ID [WAIT_MS]" >&2; exit 2 ;;
 esac

@@ -399,6 +399,52 @@ func testFaultNodeManagerLost(t *testing.T, c *clustertest.Cluster, bin string) 
 	return r
 }
 
+// A NodeManager's process stops (cluster.sh nm freeze: SIGSTOP) with a worker on it, the AM
+// elsewhere: it stops heartbeating, so it ends like a lost one (a cluster restart on the other
+// nodes, not counted, and the job SUCCEEDS within the same bound), although its containers'
+// processes run on, unwatched. When it goes on (nm thaw) it learns that the application ended and
+// stops them.
+func testFaultNodeManagerFrozen(t *testing.T, c *clustertest.Cluster, bin string) faultResult {
+	j := startFaultJob(t, c, bin, "--worker", "2x31c,256m", "--success", "all", "--", "sh", "-c", onceForever)
+	j.waitRegistered(t, "worker:0")
+	j.waitRegistered(t, "worker:1")
+	pid, _ := findAM(j.appID)
+	require.NotZero(t, pid, "no ApplicationMaster process for %s", j.appID)
+	amNM := nodeManagerOf(t, pid)
+	lost := "worker:0"
+	if nodeManagerOf(t, programPID(t, j.appID, lost)) == amNM {
+		lost = "worker:1"
+	}
+	frozenPID := programPID(t, j.appID, lost)
+	nm := nodeManagerOf(t, frozenPID)
+	require.NotEqual(t, amNM, nm, "both workers run on the AM's NodeManager")
+	lostNode := j.nodeOf(t, lost)
+	fault := time.Now()
+	require.Contains(t, c.Control(t, "nm", "freeze", nm), "froze NodeManager "+nm)
+	thawed := false
+	t.Cleanup(func() {
+		if !thawed {
+			c.Control(t, "nm", "thaw", nm)
+		}
+	})
+	recovered := j.waitLineAfter(t, regexp.MustCompile(regexp.QuoteMeta(j.appID+" "+lost+" registered at ")), fault, time.Minute)
+	select {
+	case <-j.exited:
+	case <-time.After(time.Until(fault.Add(60 * time.Second))):
+	}
+	require.NoError(t, syscall.Kill(frozenPID, 0), "%s's first program runs on while its NodeManager is frozen", lost)
+	require.Contains(t, c.Control(t, "nm", "thaw", nm), "thawed NodeManager "+nm)
+	thawed = true
+	// requireEnd: the job's end within the bound, and, its NodeManager thawed, no process left.
+	r := j.requireEnd(t, fault, 60*time.Second, "SUCCEEDED")
+	require.Equal(t, 1, j.result.Restarts)
+	require.Regexp(t, `restart 1 after `+lost+` \(container \S+ on \S+\) failed: aborted by YARN.*\(exit status -100\).*\(not counted: not the program's fault\)`, j.result.Diagnostics)
+	require.NotEqual(t, lostNode, j.nodeOf(t, lost), "%s restarted on another node", lost)
+	r.Recovery = recovered.Sub(fault)
+	r.Outcome += fmt.Sprintf(" after a cluster restart on the other nodes (restarts: 1, not counted; no flag): %s's NodeManager was frozen (SIGSTOP), its node LOST (exit status -100); thawed, it stopped the old program", lost)
+	return r
+}
+
 // A NodeManager crashes while the job's ApplicationMaster (and maybe tasks) run on it: without
 // --am-attempts the job fails naming the lost node. The node then comes back.
 func testFaultNodeManagerLostWithAM(t *testing.T, c *clustertest.Cluster, bin string) faultResult {
@@ -441,7 +487,9 @@ func testFaultNodeManagerLostAttempts(t *testing.T, c *clustertest.Cluster, bin 
 	return r
 }
 
-var nmDir = regexp.MustCompile(`-localDir-nm-(\d+)_`)
+// A container runs in its NodeManager's local directory: tfyarn-localDir-nm-I_0 (MiniYARNCluster's
+// NodeManagers) or DIR/data/nm-I/local (one process per NodeManager, TC_NM_HOSTS=1).
+var nmDir = regexp.MustCompile(`(?:-localDir-nm-|/data/nm-)(\d+)[_/]`)
 
 // crashAMNode crashes (cluster.sh nm stop) the NodeManager running j's ApplicationMaster and
 // starts it again when the test ends; it returns when the crash happened.
@@ -467,7 +515,7 @@ func nodeManagerOf(t *testing.T, pid int) string {
 func crashNodeManager(t *testing.T, c *clustertest.Cluster, nm string) time.Time {
 	t.Helper()
 	fault := time.Now()
-	require.Contains(t, c.Control(t, "nm", "stop", nm), "stopped NodeManager "+nm)
+	require.Contains(t, c.Control(t, "nm", "stop", nm), "stopped NodeManager "+nm+" ")
 	t.Cleanup(func() { c.Control(t, "nm", "start", nm) })
 	return fault
 }

@@ -62,7 +62,7 @@ func TestClaimsClusterUpOneLineErrors(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			env := []string{"PATH=" + c.path, "HOME=" + t.TempDir(), "TC_DIR=" + filepath.Join(t.TempDir(), "tc")}
-			for _, k := range []string{"RM_PORT", "SCHEDULER_PORT", "TRACKER_PORT", "ADMIN_PORT", "RM_WEB_PORT", "NN_PORT", "NN_HTTP_PORT"} {
+			for _, k := range []string{"RM_PORT", "SCHEDULER_PORT", "TRACKER_PORT", "ADMIN_PORT", "RM_WEB_PORT", "NN_PORT", "NN_HTTP_PORT", "NM_PORT", "NM_LOCALIZER_PORT", "NM_WEB_PORT"} {
 				p := c.ports[k]
 				if p == "" {
 					p = strconv.Itoa(freeLoopbackPort(t))
@@ -111,7 +111,7 @@ func TestClaimsClusterProfiles(t *testing.T) {
 		shift int
 	}{{privacyProfile, 10000}, {kerberosProfile, 20000}, {faultsProfile, 4000}} {
 		env := envOf(c.p)
-		for _, k := range []string{"RM_PORT", "SCHEDULER_PORT", "TRACKER_PORT", "ADMIN_PORT", "RM_WEB_PORT", "NN_PORT", "NN_HTTP_PORT"} {
+		for _, k := range []string{"RM_PORT", "SCHEDULER_PORT", "TRACKER_PORT", "ADMIN_PORT", "RM_WEB_PORT", "NN_PORT", "NN_HTTP_PORT", "NM_PORT", "NM_LOCALIZER_PORT", "NM_WEB_PORT"} {
 			require.Equal(t, strconv.Itoa(defaults[k]+c.shift), env[k], "%s %s", c.p.dir, k)
 		}
 		if c.p.name == "kerberos" {

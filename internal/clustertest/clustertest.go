@@ -81,25 +81,31 @@ var (
 	privacyProfile = profile{name: "privacy", dir: ".testcluster-privacy", env: []string{
 		"RM_PORT=18032", "SCHEDULER_PORT=18030", "TRACKER_PORT=18031", "ADMIN_PORT=18033",
 		"RM_WEB_PORT=18088", "NN_PORT=18020", "NN_HTTP_PORT=19870",
+		"NM_PORT=18041", "NM_LOCALIZER_PORT=18040", "NM_WEB_PORT=18042",
 	}}
 	// A third cluster with Kerberos (an in-JVM KDC on 28090) on ports shifted by 20000.
 	kerberosProfile = profile{name: "kerberos", dir: ".testcluster-kerberos", env: []string{
 		"RM_PORT=28032", "SCHEDULER_PORT=28030", "TRACKER_PORT=28031", "ADMIN_PORT=28033",
 		"RM_WEB_PORT=28088", "NN_PORT=28020", "NN_HTTP_PORT=29870", "KDC_PORT=28090",
+		"NM_PORT=28041", "NM_LOCALIZER_PORT=28040", "NM_WEB_PORT=28042",
 	}}
 	// The scale benchmark's own plain cluster (bench/scale_bench_test.go): 8 NodeManagers of 32
 	// vcores, ports shifted by 6000, so 200 one-vcore containers run at once beside the others.
 	scaleProfile = profile{name: "plain", dir: ".testcluster-scale", env: []string{
 		"RM_PORT=14032", "SCHEDULER_PORT=14030", "TRACKER_PORT=14031", "ADMIN_PORT=14033",
 		"RM_WEB_PORT=14088", "NN_PORT=14020", "NN_HTTP_PORT=15870", "TC_NODEMANAGERS=8", "TC_NM_VCORES=32",
+		"NM_PORT=14041", "NM_LOCALIZER_PORT=14040", "NM_WEB_PORT=14042",
 	}}
 	// A fourth, plain cluster of its own for the fault-injection suite (ports +4000): stopping
 	// a NodeManager there kills no other test's containers. Its NodeManagers count 32 vcores
 	// each (accounting only) so that the suite's jobs run side by side, and a third and fourth
 	// (unlabelled, like the first) take over when one is lost; a silent one is LOST after 10 s.
+	// Every cluster's NodeManager I listens on 127.0.1.(10+I) (see testcluster/cluster.sh): its
+	// NodeManager ports differ between clusters like the others.
 	faultsProfile = profile{name: "plain", dir: ".testcluster-faults", env: []string{
 		"RM_PORT=12032", "SCHEDULER_PORT=12030", "TRACKER_PORT=12031", "ADMIN_PORT=12033",
 		"RM_WEB_PORT=12088", "NN_PORT=12020", "NN_HTTP_PORT=13870", "TC_NM_VCORES=32", "TC_NODEMANAGERS=4",
+		"NM_PORT=12041", "NM_LOCALIZER_PORT=12040", "NM_WEB_PORT=12042",
 		"TC_NM_EXPIRY_MS=10000",
 	}}
 	// A plain cluster whose NodeManagers run every container as the Unix user who submitted it
@@ -108,6 +114,17 @@ var (
 	linuxProfile = profile{name: "plain", dir: ".testcluster-lce", env: []string{
 		"RM_PORT=10032", "SCHEDULER_PORT=10030", "TRACKER_PORT=10031", "ADMIN_PORT=10033",
 		"RM_WEB_PORT=10088", "NN_PORT=10020", "NN_HTTP_PORT=11870", "TC_EXECUTOR=linux",
+		"NM_PORT=10041", "NM_LOCALIZER_PORT=10040", "NM_WEB_PORT=10042",
+	}}
+
+	// A plain cluster whose NodeManagers are each a process on a host of their own (TC_NM_HOSTS=1,
+	// see testcluster/cluster.sh), ports shifted by 3000: three unlabelled and one gpu-labelled, so
+	// that a job's tasks spread over three hosts; a silent one is LOST after 10 s.
+	hostsProfile = profile{name: "plain", dir: ".testcluster-hosts", env: []string{
+		"RM_PORT=11032", "SCHEDULER_PORT=11030", "TRACKER_PORT=11031", "ADMIN_PORT=11033",
+		"RM_WEB_PORT=11088", "NN_PORT=11020", "NN_HTTP_PORT=12870",
+		"NM_PORT=11041", "NM_LOCALIZER_PORT=11040", "NM_WEB_PORT=11042",
+		"TC_NM_HOSTS=1", "TC_NODEMANAGERS=4", "TC_NM_VCORES=32", "TC_NM_EXPIRY_MS=10000",
 	}}
 
 	mu       sync.Mutex
@@ -156,6 +173,13 @@ func RequireFaults(t testing.TB) *Cluster {
 func RequireLinuxExecutor(t testing.TB) *Cluster {
 	t.Helper()
 	return requireProfile(t, linuxProfile)
+}
+
+// RequireHosts returns the cluster whose NodeManagers each run as a process on a host of their
+// own (see hostsProfile), starting it if needed. `make test` stops it at the end.
+func RequireHosts(t testing.TB) *Cluster {
+	t.Helper()
+	return requireProfile(t, hostsProfile)
 }
 
 // Control runs `cluster.sh ARGS...` against this cluster (e.g. "nm", "stop", "0", or "preempt",

@@ -2,21 +2,14 @@ package dev.tfyarn.testcluster;
 
 import java.io.File;
 import java.io.IOException;
-import java.lang.reflect.Field;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
-import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.List;
 
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.yarn.api.records.ContainerId;
 import org.apache.hadoop.yarn.api.records.NodeId;
 import org.apache.hadoop.yarn.api.records.NodeState;
-import org.apache.hadoop.yarn.conf.YarnConfiguration;
-import org.apache.hadoop.yarn.server.MiniYARNCluster;
-import org.apache.hadoop.yarn.server.nodemanager.NodeManager;
-import org.apache.hadoop.yarn.server.nodemanager.NodeStatusUpdater;
 import org.apache.hadoop.yarn.server.resourcemanager.ResourceManager;
 import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainer;
 import org.apache.hadoop.yarn.server.resourcemanager.rmnode.RMNode;
@@ -25,17 +18,20 @@ import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.ContainerPr
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.SchedulerEventType;
 
 /**
- * Faults on demand for tests, driven by `cluster.sh nm stop|start I` and `cluster.sh preempt
+ * Faults on demand for tests, driven by `cluster.sh nm stop|start|freeze|thaw I` and `cluster.sh preempt
  * CONTAINER_ID`: a request is a file DIR/control/ID.req holding one command line; the answer is
  * DIR/control/ID.done, "ok DETAIL" or "error MESSAGE".
  *
  * <ul>
- *   <li>{@code nm-stop I}: NodeManager I crashes: it stops heartbeating without unregistering, its
- *       containers' process groups get SIGKILL, then it stops. The RM notices only when the node's
+ *   <li>{@code nm-stop I}: host I crashes: its NodeManager process and every process of its
+ *       containers die at once (SIGKILL), nothing unregisters. The RM notices only when the node's
  *       liveness expires (yarn.nm.liveness-monitor.expiry-interval-ms, short in the test cluster)
  *       and declares it LOST; its containers complete with exit status -100.
- *   <li>{@code nm-start I}: a new NodeManager I starts on the same node id (host:port, so node labels
- *       stay) and the call returns once the RM lists it RUNNING.
+ *   <li>{@code nm-start I}: NodeManager I's process starts again on the same node id (host:port, so
+ *       node labels stay) and the call returns once the RM lists it RUNNING.
+ *   <li>{@code nm-freeze I} / {@code nm-thaw I}: NodeManager I's process stops (SIGSTOP) / goes on
+ *       (SIGCONT); its containers run on meanwhile. Thaw returns once the RM lists it RUNNING (a
+ *       node declared LOST meanwhile resyncs and registers again).
  *   <li>{@code preempt CONTAINER_ID [WAIT_MS]}: the CapacityScheduler's own preemption of one
  *       container, the two events its ProportionalCapacityPreemptionPolicy sends: marked for
  *       preemption (the AM's next allocate response announces it in its PreemptionMessage,
@@ -46,27 +42,29 @@ import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.SchedulerEv
  */
 final class Faults {
   private final File dir;
-  private final MiniYARNCluster yarn;
-  private final NodeManager[] nms;
+  private final ResourceManager rm;
+  private final NodeManagerSet nms;
+  private final Configuration conf;
   private final boolean[] stopped;
 
-  Faults(File base, MiniYARNCluster yarn, int n) {
+  Faults(File base, ResourceManager rm, NodeManagerSet nms, Configuration conf) {
     this.dir = new File(base, "control");
-    this.yarn = yarn;
-    this.nms = new NodeManager[n];
-    this.stopped = new boolean[n];
-    for (int i = 0; i < n; i++) {
-      nms[i] = yarn.getNodeManager(i);
-    }
-  }
-
-  /** The NodeManager now serving slot i (a restarted one replaces the original). */
-  synchronized NodeManager nodeManager(int i) {
-    return nms[i];
+    this.rm = rm;
+    this.nms = nms;
+    this.conf = conf;
+    this.stopped = new boolean[nms.count()];
   }
 
   synchronized boolean isStopped(int i) {
     return stopped[i];
+  }
+
+  int frozenCount() {
+    int n = 0;
+    for (int i = 0; i < nms.count(); i++) {
+      n += nms.isFrozen(i) ? 1 : 0;
+    }
+    return n;
   }
 
   synchronized int stoppedCount() {
@@ -119,12 +117,14 @@ final class Faults {
     switch (cmd[0]) {
       case "nm-stop": return stopNodeManager(index(cmd));
       case "nm-start": return startNodeManager(index(cmd));
+      case "nm-freeze": return freezeNodeManager(index(cmd));
+      case "nm-thaw": return thawNodeManager(index(cmd));
       case "preempt":
         if (cmd.length < 2) {
           throw new IllegalArgumentException("preempt needs a container id");
         }
         return preempt(ContainerId.fromString(cmd[1]), cmd.length > 2 ? Long.parseLong(cmd[2])
-            : yarn.getConfig().getLong(TestCluster.PREEMPTION_WAIT_KEY, TestCluster.PREEMPTION_WAIT_MS));
+            : conf.getLong(TestCluster.PREEMPTION_WAIT_KEY, TestCluster.PREEMPTION_WAIT_MS));
       default: throw new IllegalArgumentException("unknown command " + cmd[0]);
     }
   }
@@ -134,84 +134,88 @@ final class Faults {
       throw new IllegalArgumentException(cmd[0] + " needs a NodeManager index");
     }
     int i = Integer.parseInt(cmd[1]);
-    if (i < 0 || i >= nms.length) {
-      throw new IllegalArgumentException("no NodeManager " + i + " (the cluster has " + nms.length + ")");
+    if (i < 0 || i >= nms.count()) {
+      throw new IllegalArgumentException("no NodeManager " + i + " (the cluster has " + nms.count() + ")");
     }
     return i;
   }
 
   private String stopNodeManager(int i) throws Exception {
-    NodeManager nm;
     synchronized (this) {
       if (stopped[i]) {
         throw new IllegalStateException("NodeManager " + i + " is already stopped");
       }
       stopped[i] = true;
-      nm = nms[i];
     }
-    NodeId id = nm.getNMContext().getNodeId();
-    // A crash, not a shutdown: the heartbeat loop ends and serviceStop skips unregistering (both
-    // test NodeStatusUpdaterImpl.isStopped), so the RM learns of it only through liveness expiry.
-    NodeStatusUpdater updater = nm.getNodeStatusUpdater();
-    Field f = findField(updater.getClass(), "isStopped");
-    f.setAccessible(true);
-    f.setBoolean(updater, true);
-    Thread.sleep(1200); // a heartbeat already under way (1 s interval) ends
-    List<String> killed = new ArrayList<>();
-    for (ContainerId c : nm.getNMContext().getContainers().keySet()) {
-      String pid = nm.getNMContext().getContainerExecutor().getProcessId(c);
-      if (pid != null) {
-        // DefaultContainerExecutor starts each container with setsid: its pid is its process group.
-        new ProcessBuilder("kill", "-KILL", "--", "-" + pid).inheritIO().start().waitFor();
-        killed.add(c.toString());
+    NodeId id = nms.nodeId(i);
+    String killed;
+    try {
+      killed = nms.crash(i);
+    } catch (Exception e) {
+      synchronized (this) {
+        stopped[i] = false;
       }
+      throw e;
     }
-    nm.stop();
-    TestCluster.log("fault: NodeManager " + i + " (" + id + ") crashed; killed " + killed);
-    return "stopped NodeManager " + i + " " + id + " killed=" + String.join(",", killed);
+    TestCluster.log("fault: NodeManager " + i + " (" + id + ") crashed; " + killed);
+    return "stopped NodeManager " + i + " " + id + " " + killed;
   }
 
   private String startNodeManager(int i) throws Exception {
-    NodeManager old;
     synchronized (this) {
       if (!stopped[i]) {
         throw new IllegalStateException("NodeManager " + i + " is running");
       }
-      old = nms[i];
     }
-    NodeId id = old.getNMContext().getNodeId();
-    Configuration conf = new YarnConfiguration(old.getConfig());
-    conf.set(YarnConfiguration.NM_ADDRESS, id.getHost() + ":" + id.getPort());
-    NodeManager nm = new NodeManager() {
-      @Override
-      protected void doSecureLogin() {
-        // As MiniYARNCluster's own NodeManagers: the JVM's login user serves every daemon.
-      }
-    };
-    nm.init(conf);
-    nm.start();
-    ResourceManager rm = yarn.getResourceManager();
-    long deadline = System.currentTimeMillis() + 60_000;
-    while (true) {
-      RMNode n = rm.getRMContext().getRMNodes().get(id);
-      if (n != null && n.getState() == NodeState.RUNNING) {
-        break;
-      }
-      if (System.currentTimeMillis() > deadline) {
-        throw new IllegalStateException("NodeManager " + i + " (" + id + ") not RUNNING in the RM within 60s");
-      }
-      Thread.sleep(100);
-    }
+    NodeId id = nms.nodeId(i);
+    nms.start(i);
+    waitRunning(i, id);
     synchronized (this) {
-      nms[i] = nm;
       stopped[i] = false;
     }
     TestCluster.log("fault: NodeManager " + i + " (" + id + ") started again");
     return "started NodeManager " + i + " " + id;
   }
 
+  private String freezeNodeManager(int i) throws Exception {
+    synchronized (this) {
+      if (stopped[i]) {
+        throw new IllegalStateException("NodeManager " + i + " is stopped");
+      }
+    }
+    nms.freeze(i);
+    TestCluster.log("fault: NodeManager " + i + " (" + nms.nodeId(i) + ") frozen (SIGSTOP)");
+    return "froze NodeManager " + i + " " + nms.nodeId(i);
+  }
+
+  private String thawNodeManager(int i) throws Exception {
+    NodeId id = nms.nodeId(i);
+    nms.thaw(i);
+    // A node the RM declared LOST meanwhile resyncs and registers again.
+    waitRunning(i, id);
+    TestCluster.log("fault: NodeManager " + i + " (" + id + ") thawed (SIGCONT)");
+    return "thawed NodeManager " + i + " " + id;
+  }
+
+  private void waitRunning(int i, NodeId id) throws InterruptedException {
+    long deadline = System.currentTimeMillis() + 90_000;
+    while (true) {
+      RMNode n = rm.getRMContext().getRMNodes().get(id);
+      if (n != null && n.getState() == NodeState.RUNNING) {
+        return;
+      }
+      if (!nms.isAlive(i)) {
+        throw new IllegalStateException("NodeManager " + i + " (" + id + ") exited; see logs/nm-" + i + ".log");
+      }
+      if (System.currentTimeMillis() > deadline) {
+        throw new IllegalStateException("NodeManager " + i + " (" + id + ") not RUNNING in the RM within 90s (state "
+            + (n == null ? "unknown" : n.getState()) + ")");
+      }
+      Thread.sleep(100);
+    }
+  }
+
   private String preempt(ContainerId id, long waitMs) throws Exception {
-    ResourceManager rm = yarn.getResourceManager();
     AbstractYarnScheduler<?, ?> scheduler = (AbstractYarnScheduler<?, ?>) rm.getResourceScheduler();
     RMContainer c = scheduler.getRMContainer(id);
     if (c == null) {
@@ -233,16 +237,5 @@ final class Faults {
         SchedulerEventType.MARK_CONTAINER_FOR_KILLABLE));
     TestCluster.log("fault: preempted " + id);
     return "preempted " + id + " " + waitMs + " ms after announcing it";
-  }
-
-  private static Field findField(Class<?> c, String name) throws NoSuchFieldException {
-    for (Class<?> k = c; k != null; k = k.getSuperclass()) {
-      try {
-        return k.getDeclaredField(name);
-      } catch (NoSuchFieldException e) {
-        // look in the superclass
-      }
-    }
-    throw new NoSuchFieldException(name + " in " + c);
   }
 }

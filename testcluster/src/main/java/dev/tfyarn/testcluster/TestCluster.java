@@ -44,11 +44,13 @@ import org.apache.kerby.kerberos.kerb.server.SimpleKdcServer;
 import org.apache.kerby.kerberos.kerb.type.ticket.TgtTicket;
 
 /**
- * Starts a real single-machine Hadoop cluster in this JVM: MiniDFSCluster (1 NameNode, 1 DataNode)
- * and MiniYARNCluster (1 ResourceManager, N NodeManagers, default 2), configured the way tfyarn's tests need
- * (fixed ports, CapacityScheduler with two queues, yarn.io/gpu, an exclusive node label "gpu",
- * log aggregation to HDFS). Once every part answers over RPC it writes the client configuration to
- * DIR/conf and DIR/ready, then runs until it is signalled.
+ * Starts a real single-machine Hadoop cluster: in this JVM MiniDFSCluster (1 NameNode, 1 DataNode)
+ * and a ResourceManager, and N NodeManagers (default 2): MiniYARNCluster's, in this JVM, or with
+ * --nm-hosts true each in a JVM and on a loopback "host" of its own ({@link NodeManagers}),
+ * configured the way tfyarn's tests need (fixed ports, CapacityScheduler
+ * with two queues, yarn.io/gpu, an exclusive node label "gpu", log aggregation to HDFS). Once every
+ * part answers over RPC it writes the client configuration to DIR/conf and DIR/ready, then runs
+ * until it is signalled.
  */
 public final class TestCluster {
   private static final String GPU = "yarn.io/gpu";
@@ -56,7 +58,8 @@ public final class TestCluster {
 
   private final Options opts;
   private MiniDFSCluster dfs;
-  private MiniYARNCluster yarn;
+  private ResourceManager rm;
+  private NodeManagerSet nms;
   private Faults faults;
   private SimpleKdcServer kdc;
   // Kerberos profile only: the service principal (all daemons) and the test user.
@@ -99,7 +102,9 @@ public final class TestCluster {
     if (opts.kerberos()) {
       startKdc(base, data);
     }
-    Configuration conf = serverConf(data);
+    Configuration conf = new YarnConfiguration();
+    serverKeys(conf);
+    rmKeys(conf, data);
     if (opts.kerberos()) {
       UserGroupInformation.setConfiguration(conf);
       UserGroupInformation.loginUserFromKeytab(servicePrincipal, serviceKeytab.getPath());
@@ -127,16 +132,35 @@ public final class TestCluster {
       dfs.getFileSystem().setOwner(new Path("/user/bob"), "bob", null);
     }
 
-    log("starting YARN (ResourceManager port " + opts.rmPort + ")");
-    yarn = new MiniYARNCluster("tfyarn", 1, opts.nodeManagers, 1, 1);
-    yarn.init(conf);
-    yarn.start();
-    if (!yarn.waitForNodeManagersToConnect(60_000)) {
-      throw new IllegalStateException("NodeManagers did not register within 60s");
+    NodeManagers hosts = null;
+    if (opts.nmHosts) {
+      log("starting the ResourceManager (port " + opts.rmPort + ")");
+      rm = new ResourceManager();
+      rm.init(conf);
+      rm.start();
+      log("starting " + opts.nodeManagers + " NodeManager processes");
+      hosts = new NodeManagers(base, opts.nodeManagers, opts.nmPort, opts.nmLocalizerPort, opts.nmWebPort,
+          c -> {
+            serverKeys(c);
+            c.set("fs.defaultFS", defaultFs);
+          });
+      nms = hosts;
+      hosts.startAll();
+    } else {
+      log("starting YARN (ResourceManager port " + opts.rmPort + ")");
+      miniYarnKeys(conf);
+      MiniYARNCluster yarn = new MiniYARNCluster("tfyarn", 1, opts.nodeManagers, 1, 1);
+      yarn.init(conf);
+      yarn.start();
+      if (!yarn.waitForNodeManagersToConnect(60_000)) {
+        throw new IllegalStateException("NodeManagers did not register within 60s");
+      }
+      rm = yarn.getResourceManager();
+      nms = new InJvmNodeManagers(yarn, opts.nodeManagers);
     }
-    waitForRunningNodes(yarn.getResourceManager(), opts.nodeManagers, 60_000);
+    waitForRunningNodes(rm, opts.nodeManagers, 120_000);
     labelGpuNode();
-    faults = new Faults(base, yarn, opts.nodeManagers);
+    faults = new Faults(base, rm, nms, conf);
     faults.start();
 
     Configuration client = clientConf(defaultFs);
@@ -154,8 +178,12 @@ public final class TestCluster {
     if (opts.executor.equals("linux")) {
       facts.put("cgroups", opts.cgroups == null ? "none" : opts.cgroups);
     }
+    facts.put("nodemanager-hosts", Boolean.toString(opts.nmHosts));
     for (int i = 0; i < opts.nodeManagers; i++) {
-      facts.put("nm" + i, yarn.getNodeManager(i).getNMContext().getNodeId().toString());
+      facts.put("nm" + i, nms.nodeId(i).toString());
+      if (hosts != null) {
+        facts.put("nm" + i + ".web", hosts.webAddress(i));
+      }
     }
     if (opts.kerberos()) {
       File expired = new File(base, "alice-expired.ccache");
@@ -214,28 +242,29 @@ public final class TestCluster {
   }
 
   private synchronized String healthProblem() throws IOException {
-    if (dfs == null || yarn == null) {
+    if (dfs == null || rm == null) {
       return "stopping";
     }
     if (dfs.getFileSystem().isInSafeMode()) {
       return "NameNode in safe mode";
     }
-    ResourceManager rm = yarn.getResourceManager();
     int running = 0;
     for (RMNode node : rm.getRMContext().getRMNodes().values()) {
       if (node.getState() == NodeState.RUNNING) {
         running++;
       }
     }
-    // A NodeManager stopped on purpose (cluster.sh nm stop) is not a broken cluster.
+    // A NodeManager stopped or frozen on purpose (cluster.sh nm stop|freeze) is not a broken
+    // cluster; a frozen one may still count as RUNNING until its liveness expires.
     int want = opts.nodeManagers - faults.stoppedCount();
-    if (running != want) {
+    int frozen = faults.frozenCount();
+    if (running > want || running < want - frozen) {
       return running + " of " + want + " NodeManagers RUNNING";
     }
     if (faults.isStopped(1)) {
       return null;
     }
-    NodeId gpuNode = faults.nodeManager(1).getNMContext().getNodeId();
+    NodeId gpuNode = nms.nodeId(1);
     Set<String> labels = rm.getRMContext().getNodeLabelManager().getNodeLabels().get(gpuNode);
     if (labels == null || !labels.contains(GPU_LABEL)) {
       return "label " + GPU_LABEL + " missing on " + gpuNode;
@@ -249,8 +278,11 @@ public final class TestCluster {
   /** yarn.cluster.max-application-priority: what tfyarn run --priority can get. */
   static final int MAX_APP_PRIORITY = 10;
 
-  private Configuration serverConf(File data) {
-    Configuration conf = new YarnConfiguration();
+  /**
+   * The keys every server of the cluster shares, the ResourceManager's and the NodeManagers'
+   * (see NodeManagers.configuration for what is a NodeManager's own).
+   */
+  private void serverKeys(Configuration conf) {
     conf.set("hadoop.rpc.protection", opts.rpcProtection());
     conf.set("hadoop.security.authentication", "simple");
     if (opts.kerberos()) {
@@ -264,8 +296,6 @@ public final class TestCluster {
     conf.setInt("dfs.namenode.safemode.extension", 0);
     conf.set("dfs.namenode.rpc-bind-host", "0.0.0.0");
 
-    conf.setBoolean(YarnConfiguration.YARN_MINICLUSTER_FIXED_PORTS, true);
-    conf.setBoolean(YarnConfiguration.YARN_MINICLUSTER_USE_RPC, true);
     conf.set(YarnConfiguration.RM_HOSTNAME, "localhost");
     conf.set(YarnConfiguration.RM_ADDRESS, "localhost:" + opts.rmPort);
     conf.set(YarnConfiguration.RM_SCHEDULER_ADDRESS, "localhost:" + opts.schedulerPort);
@@ -300,12 +330,10 @@ public final class TestCluster {
 
     conf.set(YarnConfiguration.RESOURCE_TYPES, GPU);
     conf.setInt(YarnConfiguration.NM_RESOURCES_PREFIX + GPU, opts.nmGpus);
-    conf.setInt(YarnConfiguration.YARN_MINICLUSTER_NM_PMEM_MB, opts.nmMemoryMb);
     conf.setInt(YarnConfiguration.NM_PMEM_MB, opts.nmMemoryMb);
     conf.setInt(YarnConfiguration.NM_VCORES, opts.nmVcores);
     // Real memory enforcement (exit status -104) like a production cluster; virtual memory checks
     // only produce false kills for Go and TensorFlow processes that reserve large address spaces.
-    conf.setBoolean(YarnConfiguration.YARN_MINICLUSTER_CONTROL_RESOURCE_MONITORING, true);
     conf.setBoolean(YarnConfiguration.NM_PMEM_CHECK_ENABLED, true);
     // Hadoop 3.4's yarn.nodemanager.resource.memory.enforced (default true) hands memory limits to
     // cgroups and switches the polling check above off; without cgroups nothing would be enforced.
@@ -314,21 +342,30 @@ public final class TestCluster {
     conf.setFloat("yarn.nodemanager.disk-health-checker.max-disk-utilization-per-disk-percentage", 99.0f);
     conf.setLong("yarn.nodemanager.disk-health-checker.min-free-space-per-disk-mb", 0);
     conf.setInt(YarnConfiguration.DEBUG_NM_DELETE_DELAY_SEC, 0);
-
     conf.setBoolean(YarnConfiguration.NODE_LABELS_ENABLED, true);
-    conf.set(YarnConfiguration.FS_NODE_LABELS_STORE_ROOT_DIR,
-        new File(data, "node-labels").toURI().toString());
 
     logAggregation(conf, !opts.kerberos());
     if (opts.executor.equals("linux")) {
       LinuxExecutor.configure(conf, opts.containerExecutor, opts.cgroups);
     }
-    return conf;
   }
 
-  // MiniYARNCluster points each NodeManager's yarn.nodemanager.remote-app-log-dir at its own
-  // local directory; the per-controller key takes precedence, so every container's logs land in
-  // one HDFS tree that `yarn logs` and `tfyarn logs` can read.
+  /** MiniYARNCluster's keys: the NodeManagers in this JVM, on fixed RPC ports of localhost. */
+  private void miniYarnKeys(Configuration conf) {
+    conf.setBoolean(YarnConfiguration.YARN_MINICLUSTER_FIXED_PORTS, true);
+    conf.setBoolean(YarnConfiguration.YARN_MINICLUSTER_USE_RPC, true);
+    conf.setInt(YarnConfiguration.YARN_MINICLUSTER_NM_PMEM_MB, opts.nmMemoryMb);
+    conf.setBoolean(YarnConfiguration.YARN_MINICLUSTER_CONTROL_RESOURCE_MONITORING, true);
+  }
+
+  /** The ResourceManager's own keys (the node label store). */
+  private static void rmKeys(Configuration conf, File data) {
+    conf.set(YarnConfiguration.FS_NODE_LABELS_STORE_ROOT_DIR,
+        new File(data, "node-labels").toURI().toString());
+  }
+
+  // Every container's logs land in one HDFS tree that `yarn logs` and `tfyarn logs` can read (the
+  // per-controller key takes precedence over yarn.nodemanager.remote-app-log-dir).
   private static void logAggregation(Configuration conf, boolean enabled) {
     conf.setBoolean(YarnConfiguration.LOG_AGGREGATION_ENABLED, enabled);
     conf.set(YarnConfiguration.LOG_AGGREGATION_FILE_FORMATS, "TFile");
@@ -409,11 +446,10 @@ public final class TestCluster {
   }
 
   private void labelGpuNode() throws Exception {
-    ResourceManager rm = yarn.getResourceManager();
     rm.getRMContext().getRMAdminService().addToClusterNodeLabels(
         AddToClusterNodeLabelsRequest.newInstance(
             Collections.singletonList(NodeLabel.newInstance(GPU_LABEL, true))));
-    NodeId gpuNode = yarn.getNodeManager(1).getNMContext().getNodeId();
+    NodeId gpuNode = nms.nodeId(1);
     Map<NodeId, Set<String>> labels = new HashMap<>();
     labels.put(gpuNode, Collections.singleton(GPU_LABEL));
     rm.getRMContext().getRMAdminService().replaceLabelsOnNode(ReplaceLabelsOnNodeRequest.newInstance(labels));
@@ -482,6 +518,11 @@ public final class TestCluster {
   }
 
   private static void writeClientConf(Configuration client, File confDir) throws IOException {
+    writeSiteFiles(client, confDir);
+  }
+
+  /** Writes c's keys to core-site.xml, hdfs-site.xml and yarn-site.xml in confDir. */
+  static void writeSiteFiles(Configuration client, File confDir) throws IOException {
     confDir.mkdirs();
     // Hadoop's Java clients want three files; keep each file's keys where Hadoop documents them.
     Configuration core = new Configuration(false);
@@ -514,13 +555,24 @@ public final class TestCluster {
   private synchronized void stop() {
     log("stopping");
     new File(opts.dir, "ready").delete();
-    if (yarn != null) {
+    if (nms instanceof InJvmNodeManagers) {
+      rm = null; // stopped with MiniYARNCluster's NodeManagers
+    }
+    if (nms != null) {
       try {
-        yarn.stop();
+        nms.stopAll();
       } catch (Throwable t) {
-        System.err.println("testcluster: stopping YARN: " + t);
+        System.err.println("testcluster: stopping the NodeManagers: " + t);
       }
-      yarn = null;
+      nms = null;
+    }
+    if (rm != null) {
+      try {
+        rm.stop();
+      } catch (Throwable t) {
+        System.err.println("testcluster: stopping the ResourceManager: " + t);
+      }
+      rm = null;
     }
     if (dfs != null) {
       try {
@@ -742,6 +794,11 @@ public final class TestCluster {
     int nmVcores = 8;
     int nmGpus = 2;
     int nodeManagers = 2;
+    /** Each NodeManager a process on a host of its own (NodeManagers), not MiniYARNCluster's. */
+    boolean nmHosts = false;
+    int nmPort = 8041;
+    int nmLocalizerPort = 8040;
+    int nmWebPort = 8042;
     long nmExpiryMs = 30_000;
     int kdcPort = 8090;
     /** "default" (DefaultContainerExecutor, containers as the cluster's user) or "linux". */
@@ -787,6 +844,10 @@ public final class TestCluster {
           case "--nm-vcores": o.nmVcores = Integer.parseInt(v); break;
           case "--nm-gpus": o.nmGpus = Integer.parseInt(v); break;
           case "--nodemanagers": o.nodeManagers = Integer.parseInt(v); break;
+          case "--nm-hosts": o.nmHosts = Boolean.parseBoolean(v); break;
+          case "--nm-port": o.nmPort = Integer.parseInt(v); break;
+          case "--nm-localizer-port": o.nmLocalizerPort = Integer.parseInt(v); break;
+          case "--nm-web-port": o.nmWebPort = Integer.parseInt(v); break;
           case "--nm-expiry-ms": o.nmExpiryMs = Long.parseLong(v); break;
           case "--kdc-port": o.kdcPort = Integer.parseInt(v); break;
           case "--token-renew-ms": o.tokenRenewMs = Long.parseLong(v); break;
