@@ -401,9 +401,9 @@ func testFaultNodeManagerLost(t *testing.T, c *clustertest.Cluster, bin string) 
 
 // A NodeManager's process stops (cluster.sh nm freeze: SIGSTOP) with a worker on it, the AM
 // elsewhere: it stops heartbeating, so it ends like a lost one (a cluster restart on the other
-// nodes, not counted, and the job SUCCEEDS within the same bound), although its containers'
-// processes run on, unwatched. When it goes on (nm thaw) it learns that the application ended and
-// stops them.
+// nodes, not counted, and the job SUCCEEDS within the same bound). The NodeManager cannot stop its
+// containers, yet nothing is left behind on its node by the job's end: the old worker's launcher
+// still reaches the AM, which stops it. Thawed, the NodeManager registers again.
 func testFaultNodeManagerFrozen(t *testing.T, c *clustertest.Cluster, bin string) faultResult {
 	j := startFaultJob(t, c, bin, "--worker", "2x31c,256m", "--success", "all", "--", "sh", "-c", onceForever)
 	j.waitRegistered(t, "worker:0")
@@ -432,16 +432,17 @@ func testFaultNodeManagerFrozen(t *testing.T, c *clustertest.Cluster, bin string
 	case <-j.exited:
 	case <-time.After(time.Until(fault.Add(60 * time.Second))):
 	}
-	require.NoError(t, syscall.Kill(frozenPID, 0), "%s's first program runs on while its NodeManager is frozen", lost)
+	// Still frozen: the old program is gone all the same.
+	requireNoContainerProcess(t, j.appID)
+	require.Error(t, syscall.Kill(frozenPID, 0), "%s's first program (pid %d) outlived the job on the frozen node", lost, frozenPID)
 	require.Contains(t, c.Control(t, "nm", "thaw", nm), "thawed NodeManager "+nm)
 	thawed = true
-	// requireEnd: the job's end within the bound, and, its NodeManager thawed, no process left.
 	r := j.requireEnd(t, fault, 60*time.Second, "SUCCEEDED")
 	require.Equal(t, 1, j.result.Restarts)
 	require.Regexp(t, `restart 1 after `+lost+` \(container \S+ on \S+\) failed: aborted by YARN.*\(exit status -100\).*\(not counted: not the program's fault\)`, j.result.Diagnostics)
 	require.NotEqual(t, lostNode, j.nodeOf(t, lost), "%s restarted on another node", lost)
 	r.Recovery = recovered.Sub(fault)
-	r.Outcome += fmt.Sprintf(" after a cluster restart on the other nodes (restarts: 1, not counted; no flag): %s's NodeManager was frozen (SIGSTOP), its node LOST (exit status -100); thawed, it stopped the old program", lost)
+	r.Outcome += fmt.Sprintf(" after a cluster restart on the other nodes (restarts: 1, not counted; no flag): %s's NodeManager was frozen (SIGSTOP), its node LOST (exit status -100); the old program was gone by the job's end", lost)
 	return r
 }
 
