@@ -93,7 +93,8 @@ func freeLoopbackPort(t *testing.T) int {
 
 // TestClaimsClusterProfiles: README "a second, privacy cluster on ports
 // shifted by 10000", "on ports shifted by 20000 (KDC 28090)", "ports
-// shifted by 4000, two more NodeManagers", and "the ResourceManager declares
+// shifted by 4000, two more NodeManagers", "ports shifted by 3000, three unlabelled
+// NodeManagers and the gpu one" (TC_NM_HOSTS=1), and "the ResourceManager declares
 // it LOST after TC_NM_EXPIRY_MS, 30 s, 10 s on the suite's cluster".
 func TestClaimsClusterProfiles(t *testing.T) {
 	script, err := os.ReadFile(filepath.Join(RepoRoot(), "testcluster", "cluster.sh"))
@@ -109,7 +110,7 @@ func TestClaimsClusterProfiles(t *testing.T) {
 	for _, c := range []struct {
 		p     profile
 		shift int
-	}{{privacyProfile, 10000}, {kerberosProfile, 20000}, {faultsProfile, 4000}} {
+	}{{privacyProfile, 10000}, {kerberosProfile, 20000}, {faultsProfile, 4000}, {hostsProfile, 3000}} {
 		env := envOf(c.p)
 		for _, k := range []string{"RM_PORT", "SCHEDULER_PORT", "TRACKER_PORT", "ADMIN_PORT", "RM_WEB_PORT", "NN_PORT", "NN_HTTP_PORT", "NM_PORT", "NM_LOCALIZER_PORT", "NM_WEB_PORT"} {
 			require.Equal(t, strconv.Itoa(defaults[k]+c.shift), env[k], "%s %s", c.p.dir, k)
@@ -120,6 +121,13 @@ func TestClaimsClusterProfiles(t *testing.T) {
 	}
 	require.Equal(t, "4", envOf(faultsProfile)["TC_NODEMANAGERS"], "two more NodeManagers")
 	require.Equal(t, "10000", envOf(faultsProfile)["TC_NM_EXPIRY_MS"])
+	// "One NodeManager per host": RPC 8041, localizer 8040, web 8042 on each NodeManager's own
+	// address; the hosts cluster's "three unlabelled NodeManagers and the gpu one".
+	require.Equal(t, 8041, defaults["NM_PORT"])
+	require.Equal(t, 8040, defaults["NM_LOCALIZER_PORT"])
+	require.Equal(t, 8042, defaults["NM_WEB_PORT"])
+	require.Equal(t, "1", envOf(hostsProfile)["TC_NM_HOSTS"])
+	require.Equal(t, "4", envOf(hostsProfile)["TC_NODEMANAGERS"])
 }
 
 func envOf(p profile) map[string]string {
