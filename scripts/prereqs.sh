@@ -18,6 +18,10 @@ if [ "$what" = test ]; then
   command -v chromium >/dev/null 2>&1 || need+=(chromium) # the web UI's headless-browser test
   # The cluster whose containers run as their users (TestE2ELinuxExecutor) creates users alice, bob.
   command -v useradd >/dev/null 2>&1 || need+=(passwd)
+  # The cluster with YARN's Docker runtime (TC_DOCKER=1): its own daemon from Debian's docker.io
+  # and a test image built from Debian packages by mmdebstrap.
+  { [ -x /usr/sbin/dockerd ] && [ -x /usr/bin/docker ]; } || { command -v dockerd && command -v docker; } >/dev/null 2>&1 || need+=(docker.io)
+  command -v mmdebstrap >/dev/null 2>&1 || need+=(mmdebstrap)
 fi
 
 if [ ${#need[@]} -gt 0 ]; then

@@ -30,6 +30,7 @@ cleanup() {
   TC_DIR="$PWD/.testcluster-faults" bash testcluster/cluster.sh down >/dev/null 2>&1 || true
   TC_DIR="$PWD/.testcluster-lce" bash testcluster/cluster.sh down >/dev/null 2>&1 || true
   TC_DIR="$PWD/.testcluster-hosts" bash testcluster/cluster.sh down >/dev/null 2>&1 || true
+  TC_DIR="$PWD/.testcluster-docker" bash testcluster/cluster.sh down >/dev/null 2>&1 || true
 }
 trap cleanup EXIT
 

@@ -31,9 +31,12 @@
 # LinuxContainerExecutor with the test cluster's own setuid helper (testcluster/containerexecutor,
 # built and installed as $TC_DIR/bin/container-executor), test users alice and bob, and cgroups
 # (cpu, memory) when the machine lets us create them (TC_CGROUPS=none: without).
+# TC_DOCKER=1 (with TC_EXECUTOR=linux): also a Docker daemon of the cluster's own and the test image
+# in it (testcluster/docker.sh); env.sh exports the image's name as TFYARN_TEST_IMAGE.
 set -euo pipefail
 . "$(dirname "$0")/jvm.sh"
 . "$(dirname "$0")/linuxexecutor.sh"
+. "$(dirname "$0")/docker.sh"
 
 RM_PORT=${RM_PORT:-8032}
 SCHEDULER_PORT=${SCHEDULER_PORT:-8030}
@@ -56,6 +59,7 @@ TC_NM_MEMORY_MB=${TC_NM_MEMORY_MB:-8192}
 TC_NM_VCORES=${TC_NM_VCORES:-8}
 TC_NM_EXPIRY_MS=${TC_NM_EXPIRY_MS:-30000}
 TC_EXECUTOR=${TC_EXECUTOR:-default}
+TC_DOCKER=${TC_DOCKER:-0}
 
 pidfile=$TC_DIR/cluster.pid
 die() { echo "testcluster: $*" >&2; exit 2; }
@@ -115,6 +119,11 @@ export TFYARN_TEST_PRINCIPAL="alice@EXAMPLE.COM"
 export TFYARN_TEST_KEYTAB="$TC_DIR/alice.keytab"
 ENV
   fi
+  if [ -s "$TC_DIR/docker/test-image" ]; then
+    cat >> "$TC_DIR/env.sh" <<ENV
+export TFYARN_TEST_IMAGE="$(cat "$TC_DIR/docker/test-image")"
+ENV
+  fi
 }
 
 stop() {
@@ -129,6 +138,7 @@ stop() {
   pkill -TERM -f -- "$TC_DIR/data" 2>/dev/null || true
   sleep 0.5
   pkill -KILL -f -- "$TC_DIR/data" 2>/dev/null || true
+  docker_down
   lce_remove_cgroups
   rm -f "$pidfile" "$TC_DIR/ready" "$TC_DIR/health" "$TC_DIR/env.sh"
 }
@@ -175,6 +185,11 @@ up() {
     *) die "unknown TC_EXECUTOR '$TC_EXECUTOR'; use default or linux" ;;
   esac
   [ "$TC_NM_HOSTS" = 1 ] && map_hosts
+  case "$TC_DOCKER" in
+    0) ;;
+    1) docker_up ;;
+    *) die "unknown TC_DOCKER '$TC_DOCKER'; use 0 or 1" ;;
+  esac
   rm -rf "$TC_DIR/data" "$TC_DIR/conf" "$TC_DIR/control" "$TC_DIR/failed" "$TC_DIR"/*.keytab "$TC_DIR"/*.ccache "$TC_DIR/alice.password" "$TC_DIR/krb5.conf"
   mkdir -p "$TC_DIR/data"
   local log=$TC_DIR/logs/cluster.log

@@ -22,7 +22,7 @@ import (
 func TestClaimsClusterUpOneLineErrors(t *testing.T) {
 	home := filepath.Join(t.TempDir(), "testcluster")
 	require.NoError(t, os.MkdirAll(home, 0o755))
-	for _, f := range []string{"cluster.sh", "jvm.sh", "linuxexecutor.sh", "build.sh", "pom.xml"} {
+	for _, f := range []string{"cluster.sh", "jvm.sh", "linuxexecutor.sh", "docker.sh", "build.sh", "pom.xml"} {
 		b, err := os.ReadFile(filepath.Join(RepoRoot(), "testcluster", f))
 		require.NoError(t, err)
 		require.NoError(t, os.WriteFile(filepath.Join(home, f), b, 0o755))
@@ -110,7 +110,7 @@ func TestClaimsClusterProfiles(t *testing.T) {
 	for _, c := range []struct {
 		p     profile
 		shift int
-	}{{privacyProfile, 10000}, {kerberosProfile, 20000}, {faultsProfile, 4000}, {hostsProfile, 3000}} {
+	}{{privacyProfile, 10000}, {kerberosProfile, 20000}, {faultsProfile, 4000}, {hostsProfile, 3000}, {dockerProfile, 8000}} {
 		env := envOf(c.p)
 		for _, k := range []string{"RM_PORT", "SCHEDULER_PORT", "TRACKER_PORT", "ADMIN_PORT", "RM_WEB_PORT", "NN_PORT", "NN_HTTP_PORT", "NM_PORT", "NM_LOCALIZER_PORT", "NM_WEB_PORT"} {
 			require.Equal(t, strconv.Itoa(defaults[k]+c.shift), env[k], "%s %s", c.p.dir, k)

@@ -126,6 +126,14 @@ var (
 		"NM_PORT=11041", "NM_LOCALIZER_PORT=11040", "NM_WEB_PORT=11042",
 		"TC_NM_HOSTS=1", "TC_NODEMANAGERS=4", "TC_NM_VCORES=32", "TC_NM_EXPIRY_MS=10000",
 	}}
+	// The linux-executor cluster again, with a Docker daemon of its own (Debian's docker.io, no
+	// bridge, no iptables; its socket below the cluster directory) holding the test image built
+	// from Debian packages (testcluster/docker.sh), on ports shifted by 8000.
+	dockerProfile = profile{name: "plain", dir: ".testcluster-docker", env: []string{
+		"RM_PORT=16032", "SCHEDULER_PORT=16030", "TRACKER_PORT=16031", "ADMIN_PORT=16033",
+		"RM_WEB_PORT=16088", "NN_PORT=16020", "NN_HTTP_PORT=17870", "TC_EXECUTOR=linux", "TC_DOCKER=1",
+		"NM_PORT=16041", "NM_LOCALIZER_PORT=16040", "NM_WEB_PORT=16042",
+	}}
 
 	mu       sync.Mutex
 	started  = map[string]*Cluster{}
@@ -180,6 +188,32 @@ func RequireLinuxExecutor(t testing.TB) *Cluster {
 func RequireHosts(t testing.TB) *Cluster {
 	t.Helper()
 	return requireProfile(t, hostsProfile)
+}
+
+// RequireDocker returns the linux-executor cluster with its own Docker daemon and the test image
+// (see dockerProfile), starting it if needed. `make test` stops it at the end.
+func RequireDocker(t testing.TB) *Cluster {
+	t.Helper()
+	c := requireProfile(t, dockerProfile)
+	if c.DockerImage() == "" {
+		t.Fatalf("clustertest: the cluster in %s has no test image (%s missing): was it started with TC_DOCKER=1?", c.Dir, filepath.Join(c.Dir, "docker", "test-image"))
+	}
+	return c
+}
+
+// DockerImage is the name of the test image in the cluster's Docker daemon (marker file
+// /etc/tfyarn-test-image, bash, python3), or "" when the cluster has no daemon.
+func (c *Cluster) DockerImage() string {
+	b, err := os.ReadFile(filepath.Join(c.Dir, "docker", "test-image"))
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// DockerHost is the DOCKER_HOST of the cluster's own Docker daemon.
+func (c *Cluster) DockerHost() string {
+	return "unix://" + filepath.Join(c.Dir, "docker", "docker.sock")
 }
 
 // Control runs `cluster.sh ARGS...` against this cluster (e.g. "nm", "stop", "0", or "preempt",
