@@ -24,10 +24,34 @@ import (
 // and its sys.path is ./env's site-packages. After the small package
 // changes, the next job packs and uploads that one layer only, the
 // NodeManager downloads that layer only, and the task sees the change.
-// `tfyarn cache list` names the layers.
+// `tfyarn cache list` names the layers. The TensorFlow venv of
+// scripts/tfenv.sh, shipped in layers, imports and runs TensorFlow (its
+// extensions find libtensorflow_framework.so.2 through $ORIGIN, which
+// the loader resolves from the linked layer's real path).
 func TestE2EEnvLayers(t *testing.T) {
 	bin := clustertest.BuildTfyarn(t)
 	c := clustertest.Require(t)
+	t.Run("small and changed", func(t *testing.T) {
+		t.Parallel()
+		testEnvLayersChange(t, c, bin)
+	})
+	t.Run("tensorflow", func(t *testing.T) {
+		t.Parallel()
+		venv, err := filepath.EvalSymlinks(filepath.Dir(filepath.Dir(tfPython(t, c))))
+		require.NoError(t, err)
+		stdout, stderr, code := execTfyarnFor(t, c, bin, 10*time.Minute, []string{"XDG_CACHE_HOME=" + t.TempDir()},
+			"run", "--worker", "1c,2g", "--name", "e2e-env-layers-tf", "--env", venv, "--output", "json",
+			"--", "python", "-c", "import tensorflow as tf; print('SUM', int(tf.reduce_sum(tf.constant([1, 2, 3]))))")
+		require.Equal(t, exitOK, code, "stdout: %s\nstderr: %s", stdout, stderr)
+		r := runJSON(t, stdout)
+		require.Equal(t, "SUCCEEDED", r.FinalStatus)
+		require.Regexp(t, `packed `+regexp.QuoteMeta(venv)+` \(venv, Python 3\.\d+\.\d+\): .* in \d+ layers`, stderr)
+		require.Contains(t, appLogs(t, c, r.AppID, 2), "SUM 6")
+		require.Contains(t, localizingLine(t, c, r.AppID), "/env-layer.tensorflow.tar.gz", "tensorflow is a layer of its own")
+	})
+}
+
+func testEnvLayersChange(t *testing.T, c *clustertest.Cluster, bin string) {
 	venv := makeVenv(t)
 	sites, err := filepath.Glob(filepath.Join(venv, "lib", "python3*", "site-packages"))
 	require.NoError(t, err)
