@@ -114,6 +114,17 @@ func RunAM(ctx context.Context, opts AMOptions) (LoopResult, error) {
 	// A watching client gets a moment to read the final task table.
 	defer rv.Close(3 * time.Second)
 	logf("rendezvous and status page at %s (success rule %q)", rv.Address(), orDefault(string(jf.Success), string(framework.SuccessOf(jf.Job))))
+	taskEnv := map[string]string{}
+	if jf.Job.MinWorkers > 0 {
+		// An elastic PyTorch job's rendezvous store lives here, where it
+		// outlives any worker.
+		addr, err := serveTorchStore(ctx, host, logf)
+		if err != nil {
+			return LoopResult{}, err
+		}
+		taskEnv[contract.EnvTorchStore] = addr
+		logf("rendezvous store of the elastic PyTorch job at %s", addr)
+	}
 	rm, err := yarn.NewAMRMClient(conf, creds, yarn.AMOptions{})
 	if err != nil {
 		return LoopResult{}, err
@@ -165,6 +176,9 @@ func RunAM(ctx context.Context, opts AMOptions) (LoopResult, error) {
 			clc := TaskLaunchContext(jf, ln, rv.Address(), sec.taskTokens(rendezvous.ContainerKey(secret, ln.Container.ID)))
 			if locator != "" {
 				clc.Environment = append(clc.Environment, yarn.EnvProto(map[string]string{contract.EnvAMLocator: locator})...)
+			}
+			if len(taskEnv) > 0 {
+				clc.Environment = append(clc.Environment, yarn.EnvProto(taskEnv)...)
 			}
 			return clc
 		},

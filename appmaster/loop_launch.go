@@ -47,6 +47,9 @@ func TaskLaunchContext(jf contract.JobFile, ln core.Launch, amAddress string, to
 	if jf.Job.ProcsPerNode > 0 {
 		env[contract.EnvProcsPerNode] = strconv.Itoa(jf.Job.ProcsPerNode)
 	}
+	if jf.Job.MinWorkers > 0 {
+		env[contract.EnvMinWorkers] = strconv.Itoa(jf.Job.MinWorkers)
+	}
 	if jf.PythonEnv != "" {
 		env[contract.EnvPythonEnv] = jf.PythonEnv
 	}

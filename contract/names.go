@@ -64,6 +64,11 @@ const (
 	// processes per container (--nproc-per-node).
 	EnvFramework    = "TFYARN_FRAMEWORK"
 	EnvProcsPerNode = "TFYARN_NPROC_PER_NODE"
+	// EnvMinWorkers is an elastic PyTorch job's --min-workers, and
+	// EnvTorchStore the host:port of the rendezvous store the AM serves
+	// for it (package torchstore).
+	EnvMinWorkers = "TFYARN_MIN_WORKERS"
+	EnvTorchStore = "TFYARN_TORCH_STORE"
 )
 
 // EnvTaskPort is what the launcher sets in its program's environment: the
@@ -86,7 +91,7 @@ const SecretEnvAliasPrefix = "tfyarn.secret-env."
 func SetForTasks(name string) bool {
 	switch name {
 	case EnvTask, EnvTaskType, EnvTaskIndex, EnvTaskAttempt, EnvRestart, EnvRetakePort, EnvAppID,
-		EnvAMAddress, EnvAMLocator, EnvPythonEnv, EnvPythonEnvLayers, EnvPythonPath, EnvFramework, EnvProcsPerNode, EnvTaskPort, EnvPreemptionFile, EnvProgressFile,
+		EnvAMAddress, EnvAMLocator, EnvPythonEnv, EnvPythonEnvLayers, EnvPythonPath, EnvFramework, EnvProcsPerNode, EnvMinWorkers, EnvTorchStore, EnvTaskPort, EnvPreemptionFile, EnvProgressFile,
 		"TF_CONFIG", "HADOOP_TOKEN_FILE_LOCATION", "HADOOP_USER_NAME":
 		return true
 	}

@@ -80,11 +80,18 @@ func launchOf(task taskspec.TaskID, cluster taskspec.ClusterSpec, port int, argv
 			return framework.Launch{}, fmt.Errorf("%s=%q is not a number of processes", contract.EnvProcsPerNode, v)
 		}
 	}
+	minNodes := 0
+	if v, ok := lookupEnv(env, contract.EnvMinWorkers); ok {
+		if minNodes, err = strconv.Atoi(v); err != nil || minNodes < 0 {
+			return framework.Launch{}, fmt.Errorf("%s=%q is not a number of workers", contract.EnvMinWorkers, v)
+		}
+	}
+	store, _ := lookupEnv(env, contract.EnvTorchStore)
 	runID, _ := lookupEnv(env, contract.EnvAppID)
 	if r, ok := lookupEnv(env, contract.EnvRestart); ok {
 		runID += "-" + r
 	}
-	return f.Launch(framework.Task{ID: task, Cluster: cluster, Port: port, Argv: argv, Env: env, ProcsPerNode: procs, RunID: runID})
+	return f.Launch(framework.Task{ID: task, Cluster: cluster, Port: port, Argv: argv, Env: env, ProcsPerNode: procs, RunID: runID, MinNodes: minNodes, Store: store})
 }
 
 func setEnv(env []string, name, value string, override bool) []string {

@@ -58,6 +58,10 @@ type Task struct {
 	// RunID names the job's current run, equal in every task of it and new
 	// at each restart of the cluster.
 	RunID string
+	// MinNodes, above 0, is an elastic job's --min-workers, and Store the
+	// address of the rendezvous store the ApplicationMaster serves for it.
+	MinNodes int
+	Store    string
 }
 
 // Launch is a task's program as its launcher starts it.
@@ -141,6 +145,18 @@ func CheckJob(job taskspec.Job) error {
 	}
 	if job.ProcsPerNode > 0 && f.Name() != PyTorch {
 		return &taskspec.ValidationError{Message: fmt.Sprintf("--nproc-per-node is for --framework pytorch (torchrun's processes per container); %s runs one process per task", f.Name())}
+	}
+	if job.MinWorkers != 0 {
+		workers := 0
+		if g, ok := job.Group(taskspec.Worker); ok {
+			workers = g.Instances
+		}
+		switch {
+		case f.Name() != PyTorch:
+			return &taskspec.ValidationError{Message: fmt.Sprintf("--min-workers is for --framework pytorch (elastic torchrun); %s jobs need all their workers", f.Name())}
+		case job.MinWorkers < 1 || job.MinWorkers > workers:
+			return &taskspec.ValidationError{Message: fmt.Sprintf("--min-workers %d: give from 1 to the job's %d workers", job.MinWorkers, workers)}
+		}
 	}
 	if job.ProcsPerNode > maxProcsPerNode {
 		return &taskspec.ValidationError{Message: fmt.Sprintf("--nproc-per-node %d is more than %d; give fewer processes per container", job.ProcsPerNode, maxProcsPerNode)}

@@ -65,6 +65,16 @@ func TestLaunch(t *testing.T) {
 			},
 		},
 		{
+			name: "elastic pytorch: every node a client of the AM's store, MIN:MAX nodes, agents restart", framework: PyTorch,
+			task: Task{ID: w(0), Cluster: twoWorkers, Port: 100, Argv: []string{"py", "el.py"}, RunID: "r", MinNodes: 1, Store: "am:5000"},
+			want: Launch{
+				Argv: []string{"py", "-m", "torch.distributed.run", "--nnodes=1:2", "--nproc-per-node=1",
+					"--rdzv-backend=c10d", "--rdzv-endpoint=am:5000", "--rdzv-id=r", "--rdzv-conf=is_host=false",
+					"--max-restarts=10", "el.py"},
+				Describe: "elastic torchrun node, 1 to 2 nodes, 1 process(es), rendezvous at am:5000 (r)",
+			},
+		},
+		{
 			name: "jax process 0: hosts the coordinator on its held port", framework: JAX,
 			task: Task{ID: w(0), Cluster: twoWorkers, Port: 100, Argv: []string{"python3", "psum.py"}},
 			want: Launch{
@@ -97,6 +107,12 @@ func TestLaunch(t *testing.T) {
 			require.Equal(t, got, again, "a pure function of the task")
 		})
 	}
+}
+
+func TestElasticLaunchNeedsTheStore(t *testing.T) {
+	f, _ := Lookup(PyTorch)
+	_, err := f.Launch(Task{ID: w(0), Cluster: twoWorkers, Argv: []string{"py", "s.py"}, MinNodes: 1})
+	require.ErrorContains(t, err, "an elastic job without the ApplicationMaster's rendezvous store")
 }
 
 func TestLaunchRefusesTasksOutsideTheCluster(t *testing.T) {
@@ -135,6 +151,10 @@ func TestCheckJob(t *testing.T) {
 		{taskspec.Job{Framework: PyTorch, Tasks: workers, Script: "t.py", ProcsPerNode: 5000}, "--nproc-per-node 5000 is more than 1024"},
 		{taskspec.Job{Tasks: workers, Script: "t.py", ProcsPerNode: 2}, "--nproc-per-node is for --framework pytorch"},
 		{taskspec.Job{Framework: JAX, Tasks: workers, ProcsPerNode: 2}, "--nproc-per-node is for --framework pytorch"},
+		{taskspec.Job{Framework: PyTorch, Tasks: workers, Script: "t.py", MinWorkers: 1}, ""},
+		{taskspec.Job{Framework: PyTorch, Tasks: workers, Script: "t.py", MinWorkers: 3}, "--min-workers 3: give from 1 to the job's 2 workers"},
+		{taskspec.Job{Framework: PyTorch, Tasks: workers, Script: "t.py", MinWorkers: -1}, "--min-workers -1: give from 1 to the job's 2 workers"},
+		{taskspec.Job{Tasks: workers, Script: "t.py", MinWorkers: 1}, "--min-workers is for --framework pytorch"},
 	}
 	for _, c := range cases {
 		err := CheckJob(c.job)

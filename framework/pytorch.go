@@ -49,6 +49,9 @@ func (pyTorch) Launch(t Task) (Launch, error) {
 	if runID == "" {
 		runID = "tfyarn"
 	}
+	if t.MinNodes > 0 {
+		return elasticLaunch(t, len(ws), nproc, runID)
+	}
 	args := []string{
 		t.Argv[0], "-m", TorchRunModule,
 		"--nnodes=" + itoa(len(ws)),
@@ -68,5 +71,35 @@ func (pyTorch) Launch(t Task) (Launch, error) {
 		Argv:       args,
 		ServeStore: t.ID.Index == 0,
 		Describe:   fmt.Sprintf("torchrun node of %d, %d process(es), rendezvous at %s (%s)", len(ws), nproc, ws[0], runID),
+	}, nil
+}
+
+// ElasticAgentRestarts is how many times an elastic job's torchrun agents
+// may start their processes again: each change of the job's members (a
+// worker lost, one joining) is one.
+const ElasticAgentRestarts = 10
+
+// elasticLaunch is torchrun with --nnodes MIN:MAX on the store the
+// ApplicationMaster serves, which outlives any worker: when one is lost,
+// the others' agents meet again without it (at least MIN) and start their
+// processes again, TORCHELASTIC_RESTART_COUNT one higher.
+func elasticLaunch(t Task, nodes, nproc int, runID string) (Launch, error) {
+	if t.Store == "" {
+		return Launch{}, errors.New("pytorch: an elastic job without the ApplicationMaster's rendezvous store (client and AM binaries differ?)")
+	}
+	args := []string{
+		t.Argv[0], "-m", TorchRunModule,
+		"--nnodes=" + itoa(t.MinNodes) + ":" + itoa(nodes),
+		"--nproc-per-node=" + itoa(nproc),
+		"--rdzv-backend=c10d",
+		"--rdzv-endpoint=" + t.Store,
+		"--rdzv-id=" + runID,
+		"--rdzv-conf=is_host=false",
+		"--max-restarts=" + itoa(ElasticAgentRestarts),
+	}
+	args = append(args, t.Argv[1:]...)
+	return Launch{
+		Argv:     args,
+		Describe: fmt.Sprintf("elastic torchrun node, %d to %d nodes, %d process(es), rendezvous at %s (%s)", t.MinNodes, nodes, nproc, t.Store, runID),
 	}, nil
 }

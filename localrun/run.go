@@ -9,9 +9,11 @@ import (
 	"time"
 
 	"github.com/tfyarn/tfyarn/appmaster/core"
+	"github.com/tfyarn/tfyarn/contract"
 	"github.com/tfyarn/tfyarn/executor"
 	"github.com/tfyarn/tfyarn/rendezvous"
 	"github.com/tfyarn/tfyarn/taskspec"
+	"github.com/tfyarn/tfyarn/torchstore"
 )
 
 // tickEvery is how often the core's clock moves: its timeouts (worker
@@ -64,6 +66,20 @@ func Run(ctx context.Context, job taskspec.Job, opts Options) (*Result, error) {
 		<-served
 	}()
 
+	// An elastic PyTorch job's rendezvous store, as the AM serves it.
+	env := opts.Env
+	if job.MinWorkers > 0 {
+		storeLn, err := net.Listen("tcp", net.JoinHostPort(opts.Host, "0"))
+		if err != nil {
+			return nil, fmt.Errorf("localrun: the rendezvous store: %w", err)
+		}
+		store := torchstore.New()
+		storeDone := make(chan error, 1)
+		go func() { storeDone <- store.Serve(srvCtx, storeLn) }()
+		defer func() { stopServer(); <-storeDone }()
+		env = append(append([]string(nil), env...), contract.EnvTorchStore+"="+storeLn.Addr().String())
+	}
+
 	start := time.Now()
 	stdout, stderr := &sink{w: opts.Stdout}, &sink{w: opts.Stderr}
 	p := &processes{
@@ -90,7 +106,7 @@ func Run(ctx context.Context, job taskspec.Job, opts Options) (*Result, error) {
 			// this only guards against a launcher outliving a silent server.
 			RendezvousTimeout: 2 * opts.RegistrationTimeout,
 		},
-		env: opts.Env,
+		env: env,
 	}
 	d, err := newDriver(job, opts, p)
 	if err != nil {

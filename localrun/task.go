@@ -161,5 +161,8 @@ func taskEnv(base []string, job taskspec.Job, appID string, ln core.Launch) []st
 	if job.ProcsPerNode > 0 {
 		set(contract.EnvProcsPerNode, strconv.Itoa(job.ProcsPerNode))
 	}
+	if job.MinWorkers > 0 {
+		set(contract.EnvMinWorkers, strconv.Itoa(job.MinWorkers))
+	}
 	return env
 }

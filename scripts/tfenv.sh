@@ -44,7 +44,7 @@ fi
 start=$(date +%s)
 if [ "$kind" != tensorflow ]; then
   # The environment itself is in the machine's cache; $VENV links to it.
-  cached="${TFYARN_VENV_CACHE:-$HOME/.cache/tfyarn/venvs}/$kind-$(echo "$want" | sha256sum | cut -c1-16)"
+  cached="${TFYARN_VENV_CACHE:-${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/tfyarn/venvs}/$kind-$(echo "$want" | sha256sum | cut -c1-16)"
   mkdir -p "$(dirname "$cached")"
   if [ -x "$cached/bin/python" ] && [ "$(cat "$cached/.tfenv-stamp" 2>/dev/null)" = "$want" ]; then
     rm -rf "$VENV" && ln -s "$cached" "$VENV"

@@ -192,6 +192,9 @@ type Job struct {
 	// ProcsPerNode (--nproc-per-node) is how many processes a PyTorch
 	// task's container starts; 0 means one.
 	ProcsPerNode int `json:",omitempty"`
+	// MinWorkers (--min-workers), above 0, makes a PyTorch job elastic:
+	// it goes on while at least this many workers are left.
+	MinWorkers int `json:",omitempty"`
 }
 
 // RestartPolicy is when a job's failed tasks run again (--max-restarts,

@@ -21,6 +21,9 @@ func PolicyFor(rule taskspec.SuccessRule, job taskspec.Job) (Policy, error) {
 	if err != nil {
 		return nil, fmt.Errorf("appmaster: %w", err)
 	}
+	if rule == taskspec.SuccessAll && job.MinWorkers > 0 {
+		return ElasticPolicy{Min: job.MinWorkers}, nil
+	}
 	if rule == taskspec.SuccessAll {
 		return AllSucceed{}, nil
 	}

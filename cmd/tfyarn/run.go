@@ -46,6 +46,7 @@ func runCommand(e *env) *cli.Command {
 		&cli.StringFlag{Name: "spread", Usage: "no two tasks of task `TYPE` on one node, or `all`: no two chief, worker or ps tasks on one node (YARN placement constraints: the ResourceManager needs yarn.resourcemanager.placement-constraints.handler=scheduler); a spread the cluster's nodes can never hold is refused; a spread task restarts with the cluster, not alone"},
 		&cli.StringFlag{Name: "framework", Usage: "what launches the program in each task: `tensorflow` (the default: TF_CONFIG), pytorch (torchrun in every --worker container, c10d rendezvous, torchrun's variables; a script only) or jax (JAX_COORDINATOR_ADDRESS, JAX_NUM_PROCESSES, JAX_PROCESS_ID: jax.distributed.initialize() needs no arguments); pytorch and jax jobs have only --worker tasks and succeed when every one exits 0"},
 		&cli.IntFlag{Name: "nproc-per-node", Usage: "--framework pytorch: processes torchrun starts in each worker container (`N`, default 1), each with its RANK and LOCAL_RANK"},
+		&cli.IntFlag{Name: "min-workers", Usage: "--framework pytorch: an elastic job (torchrun --nnodes MIN:MAX on a rendezvous store the ApplicationMaster serves): losing a worker is no failure while at least `N` workers are left; the others go on without it"},
 		&cli.StringFlag{Name: "success", Usage: "what decides the job: `chief` (TensorFlow: chief:0, or worker:0 without a chief; the default with --chief, --ps, --evaluator or a script) or all (every task must exit 0; the default otherwise)"},
 		&cli.StringFlag{Name: "env", Usage: "the job's Python environment: a venv or conda env `DIR` (packed on the fly) or an ARCHIVE of one (.tar.gz/.tgz, from tfyarn pack); uploaded once (content-addressed), unpacked into ./env/ of every task, env/bin first on PATH"},
 		&cli.StringFlag{Name: "python", Value: client.DefaultPython, Usage: "Python interpreter that runs SCRIPT.py: without --env, a name on the containers' PATH or an absolute path on the nodes; with --env, inside the env (default env/bin/python; bin/python3.11 means env/bin/python3.11, an absolute path is used as is); with --local, on this machine"},
@@ -377,6 +378,7 @@ func runJob(c *cli.Context) (client.Job, error) {
 	}
 	job.Framework = strings.ToLower(strings.TrimSpace(c.String("framework")))
 	job.ProcsPerNode = c.Int("nproc-per-node")
+	job.MinWorkers = c.Int("min-workers")
 	if err := framework.CheckJob(job.Job); err != nil {
 		return client.Job{}, usagef("%v", err)
 	}

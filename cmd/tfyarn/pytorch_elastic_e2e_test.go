@@ -1,0 +1,100 @@
+//go:build e2e
+
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"github.com/tfyarn/tfyarn/internal/clustertest"
+)
+
+// An elastic PyTorch job (--min-workers) loses a worker mid-training: the
+// others go on without it and the job succeeds. The rendezvous store is the
+// ApplicationMaster's, so it does not matter which worker is lost; worker:0
+// is, whose launcher serves the store of a job that is not elastic.
+//
+//	go test -tags e2e -run E2EPyTorchElastic ./cmd/tfyarn/
+func TestE2EPyTorchElastic(t *testing.T) {
+	bin := clustertest.BuildTfyarn(t)
+	c := clustertest.Require(t)
+	python := frameworkPython(t, c, "pytorch")
+	progress := t.TempDir()
+	require.NoError(t, os.Chmod(progress, 0o777))
+	run := startTfyarn(t, c, bin, 8*time.Minute, "run", "--name", "e2e-pytorch-elastic", "--framework", "pytorch",
+		"--worker", "3x1c,1536m", "--min-workers", "2", "--python", python, "--output", "json",
+		filepath.Join(c.Root, "examples", "pytorch_elastic.py"), "--", "--steps", "40", "--step-seconds", "0.5", "--progress-dir", progress)
+
+	// Mid-training: every worker past step 3. Then worker:0's torchrun and
+	// its process die at once, as in a lost container.
+	victim := filepath.Join(progress, "worker-0.local0.step")
+	deadline := time.Now().Add(4 * time.Minute)
+	var pid, agent int
+	for {
+		ready := 0
+		for _, w := range []string{"worker-0", "worker-1", "worker-2"} {
+			if step, p, pp, ok := readStep(filepath.Join(progress, w+".local0.step")); ok && step >= 3 {
+				ready++
+				if w == "worker-0" {
+					pid, agent = p, pp
+				}
+			}
+		}
+		if ready == 3 {
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "the workers did not all reach step 3 within 4 minutes (progress files in %s)", progress)
+		time.Sleep(250 * time.Millisecond)
+	}
+	require.NoError(t, syscall.Kill(agent, syscall.SIGKILL), "worker:0's torchrun")
+	require.NoError(t, syscall.Kill(pid, syscall.SIGKILL), "worker:0's training process")
+	killedAt, _, _, _ := readStep(victim)
+
+	code := run.wait(t, 6*time.Minute)
+	stdout := run.stdout.String()
+	require.Equal(t, exitOK, code, "stderr: %s", &run.stderr)
+	r := runJSON(t, stdout)
+	require.Equal(t, "SUCCEEDED", r.FinalStatus)
+	require.Regexp(t, `^2 of 3 workers succeeded; lost on the way: worker:0 \(container \S+ on \S+\) failed: `, r.Diagnostics)
+
+	logs := aggregatedLogs(t, c, bin, r.AppID)
+	// The survivors started again, two of them, and finished all 40 steps.
+	require.Regexp(t, `rank [01] of 2 \(restart [1-9]\)`, logs)
+	finished := regexp.MustCompile(`rank ([01]) of 2 finished at step 40 \(restart [1-9]\)`).FindAllStringSubmatch(logs, -1)
+	ranks := map[string]bool{}
+	for _, m := range finished {
+		ranks[m[1]] = true
+	}
+	require.Len(t, ranks, 2, "both survivors finished:\n%s", logs)
+	for _, w := range []string{"worker-1", "worker-2"} {
+		step, _, _, ok := readStep(filepath.Join(progress, w+".local0.step"))
+		require.True(t, ok)
+		require.Equal(t, 40, step, w)
+	}
+	step, _, _, _ := readStep(victim)
+	require.Equal(t, killedAt, step, "the lost worker did not come back")
+}
+
+// readStep reads a pytorch_elastic.py progress file: step, pid, parent pid.
+func readStep(path string) (step, pid, ppid int, ok bool) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return 0, 0, 0, false
+	}
+	f := strings.Fields(string(data))
+	if len(f) != 3 {
+		return 0, 0, 0, false
+	}
+	var errs [3]error
+	step, errs[0] = strconv.Atoi(f[0])
+	pid, errs[1] = strconv.Atoi(f[1])
+	ppid, errs[2] = strconv.Atoi(f[2])
+	return step, pid, ppid, errs[0] == nil && errs[1] == nil && errs[2] == nil
+}
