@@ -29,7 +29,9 @@ type pytorchInitRun struct {
 
 type pytorchInitResult struct {
 	machine
-	Runs []pytorchInitRun `json:"runs"`
+	LoadBefore string           `json:"load_avg_1min_before"`
+	LoadAfter  string           `json:"load_avg_1min_after"`
+	Runs       []pytorchInitRun `json:"runs"`
 }
 
 var initDone = regexp.MustCompile(`tfyarn-bench init_done rank (\d+) of (\d+) at ([0-9.]+)`)
@@ -54,7 +56,7 @@ func TestBenchPyTorchInit(t *testing.T) {
 		{"tfyarn --local (2 x 2)", []string{bin, "run", "--local", "--framework", "pytorch", "--worker", "2x1c", "--nproc-per-node", "2", "--python", python, probe}, false},
 		{"torchrun --standalone (4)", []string{python, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "4", probe}, false},
 	}
-	res := pytorchInitResult{machine: newMachine(t, c.Root, "pytorch-init")}
+	res := pytorchInitResult{machine: newMachine(t, c.Root, "pytorch-init"), LoadBefore: loadAvg()}
 	for round := 0; round < 3; round++ {
 		for _, s := range systems {
 			ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
@@ -77,6 +79,7 @@ func TestBenchPyTorchInit(t *testing.T) {
 			res.Runs = append(res.Runs, run)
 		}
 	}
+	res.LoadAfter = loadAvg()
 	writeResults(t, c, "pytorch-init", res, pytorchInitMarkdown(res, systems[0].argv, systems[2].argv))
 }
 
@@ -128,7 +131,8 @@ func pytorchInitMarkdown(r pytorchInitResult, yarnArgv, floorArgv []string) stri
 		"Produced by `make bench` (bench/pytorch_bench_test.go; alone: `go test -tags bench -run '^TestBenchPyTorchInit$' -v ./bench/`).\n"+
 		"From the launching command's start to the latest `time.time()` a rank printed right after `init_process_group(\"gloo\")`\n"+
 		"(bench/pytorch_init.py; one machine, one clock), %d rounds, the systems interleaved; torch from .venv-pytorch.\n\n", len(r.Runs)/len(order))
-	fmt.Fprintf(&b, "- Date: %s\n- Machine: %s, %d CPUs, %s\n- Go: %s\n- Hadoop: %s\n\n", r.Date, r.Machine, r.NProc, r.CPU, r.GoVersion, r.HadoopVersion)
+	fmt.Fprintf(&b, "- Date: %s\n- Machine: %s, %d CPUs, %s\n- Go: %s\n- Hadoop: %s\n- Load average (1 min) before / after: %s / %s (shared machine)\n\n",
+		r.Date, r.Machine, r.NProc, r.CPU, r.GoVersion, r.HadoopVersion, r.LoadBefore, r.LoadAfter)
 	b.WriteString("| system | median (s) | min (s) | max (s) |\n|---|---:|---:|---:|\n")
 	for _, s := range order {
 		v := append([]float64(nil), by[s]...)
