@@ -156,6 +156,8 @@ func CheckJob(job taskspec.Job) error {
 			return &taskspec.ValidationError{Message: fmt.Sprintf("--min-workers is for --framework pytorch (elastic torchrun); %s jobs need all their workers", f.Name())}
 		case job.MinWorkers < 1 || job.MinWorkers > workers:
 			return &taskspec.ValidationError{Message: fmt.Sprintf("--min-workers %d: give from 1 to the job's %d workers", job.MinWorkers, workers)}
+		case job.Restarts.Max > 0 || len(job.Restarts.RetryExitCodes) > 0:
+			return &taskspec.ValidationError{Message: "--min-workers goes on without a lost worker instead of restarting the job: drop --max-restarts and --retry-exit-codes"}
 		}
 	}
 	if job.ProcsPerNode > maxProcsPerNode {

@@ -71,6 +71,7 @@ func TestLaunch(t *testing.T) {
 				Argv: []string{"py", "-m", "torch.distributed.run", "--nnodes=1:2", "--nproc-per-node=1",
 					"--rdzv-backend=c10d", "--rdzv-endpoint=am:5000", "--rdzv-id=r", "--rdzv-conf=is_host=false",
 					"--max-restarts=10", "el.py"},
+				Set:      map[string]string{"TORCH_DISABLE_SHARE_RDZV_TCP_STORE": "1"},
 				Describe: "elastic torchrun node, 1 to 2 nodes, 1 process(es), rendezvous at am:5000 (r)",
 			},
 		},
@@ -155,6 +156,7 @@ func TestCheckJob(t *testing.T) {
 		{taskspec.Job{Framework: PyTorch, Tasks: workers, Script: "t.py", MinWorkers: 3}, "--min-workers 3: give from 1 to the job's 2 workers"},
 		{taskspec.Job{Framework: PyTorch, Tasks: workers, Script: "t.py", MinWorkers: -1}, "--min-workers -1: give from 1 to the job's 2 workers"},
 		{taskspec.Job{Tasks: workers, Script: "t.py", MinWorkers: 1}, "--min-workers is for --framework pytorch"},
+		{taskspec.Job{Framework: PyTorch, Tasks: workers, Script: "t.py", MinWorkers: 1, Restarts: taskspec.RestartPolicy{Max: 2}}, "drop --max-restarts and --retry-exit-codes"},
 	}
 	for _, c := range cases {
 		err := CheckJob(c.job)

@@ -74,6 +74,10 @@ func (pyTorch) Launch(t Task) (Launch, error) {
 	}, nil
 }
 
+// EnvTorchNoSharedStore is torch's switch that makes every rendezvous
+// round publish a new store for the processes.
+const EnvTorchNoSharedStore = "TORCH_DISABLE_SHARE_RDZV_TCP_STORE"
+
 // ElasticAgentRestarts is how many times an elastic job's torchrun agents
 // may start their processes again: each change of the job's members (a
 // worker lost, one joining) is one.
@@ -99,7 +103,17 @@ func elasticLaunch(t Task, nodes, nproc int, runID string) (Launch, error) {
 	}
 	args = append(args, t.Argv[1:]...)
 	return Launch{
-		Argv:     args,
+		Argv: args,
+		// torch (2.13) keeps the processes' store of the first round on
+		// its rank-0 agent and, on the other agents, keeps its address for
+		// every later round: with that agent's node lost, the survivors'
+		// processes would wait for it for ever. torch's own opt-out makes
+		// every round's rank 0 publish a fresh one. Its port is picked
+		// free by that agent and bound by its rank-0 process a moment
+		// later, after importing torch: a window another process could
+		// use, which fails the round, and the agents meet again
+		// (ElasticAgentRestarts).
+		Set:      map[string]string{EnvTorchNoSharedStore: "1"},
 		Describe: fmt.Sprintf("elastic torchrun node, %d to %d nodes, %d process(es), rendezvous at %s (%s)", t.MinNodes, nodes, nproc, t.Store, runID),
 	}, nil
 }

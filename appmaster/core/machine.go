@@ -306,6 +306,11 @@ func New(cfg Config) (*Machine, error) {
 		spreadText:    cfg.Job.SpreadText(),
 		nextRequestID: 1000, // above the groups' own
 	}
+	if cfg.Job.MinWorkers > 0 {
+		// An elastic job's lost worker is not restarted with the cluster:
+		// its others go on without it (ElasticPolicy), whatever ended it.
+		m.restartPolicy = taskspec.RestartPolicy{NoInfraRestarts: true}
+	}
 	if m.allocTimeout == 0 {
 		m.allocTimeout = taskspec.DefaultAllocTimeout
 	}

@@ -41,3 +41,31 @@ func TestPolicyForElastic(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, AllSucceed{}, p)
 }
+
+// An elastic job's preempted worker restarts nothing, not even the
+// uncounted restart of YARN's exits: the others go on and decide the job.
+func TestElasticJobGoesOnWithoutALostWorker(t *testing.T) {
+	job := taskspec.Job{Command: "python3", Framework: "pytorch", MinWorkers: 2, Tasks: []taskspec.TaskGroup{grp(taskspec.Worker, 3, small)}}
+	policy, err := PolicyFor("", job)
+	require.NoError(t, err)
+	m, err := New(Config{Job: job, Policy: policy})
+	require.NoError(t, err)
+	step(m, Registered{})
+	rd := step(m, Allocated{Containers: []Container{ctr(1, 1), ctr(2, 1), ctr(3, 1)}},
+		ContainerStarted{ID: cid(1)}, ContainerStarted{ID: cid(2)}, ContainerStarted{ID: cid(3)})
+	require.Len(t, rd.Launch, 3)
+	lost := launchedTasks(rd)[cid(2)]
+
+	rd = step(m, ContainerCompleted{ID: cid(2), ExitStatus: ExitPreempted})
+	require.Nil(t, rd.Finish)
+	require.Nil(t, rd.Restart)
+	require.Empty(t, rd.Asks, "no replacement is asked for")
+	require.Empty(t, rd.Stop, "the others go on")
+	require.Equal(t, 0, m.Restarts())
+
+	step(m, ContainerCompleted{ID: cid(1), ExitStatus: 0})
+	rd = step(m, ContainerCompleted{ID: cid(3), ExitStatus: 0})
+	require.NotNil(t, rd.Finish)
+	require.Equal(t, Succeeded, rd.Finish.Status)
+	require.Contains(t, rd.Finish.Diagnostics, "2 of 3 workers succeeded; lost on the way: "+lost.String()+" (container "+cid(2))
+}

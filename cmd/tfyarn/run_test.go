@@ -39,6 +39,9 @@ func TestRunUsageErrors(t *testing.T) {
 		{[]string{"run", "--worker", "2x1c", "--ps", "1c", "--framework", "jax", "--", "true"}, "--framework jax has no ps tasks"},
 		{[]string{"run", "--worker", "2x1c", "--framework", "pytorch", "--", "true"}, "--framework pytorch runs a script under torchrun"},
 		{[]string{"run", "--worker", "2x1c", "--nproc-per-node", "2", "--", "true"}, "--nproc-per-node is for --framework pytorch"},
+		{[]string{"run", "--worker", "2x1c", "--min-workers", "1", "--framework", "jax", "--", "true"}, "--min-workers is for --framework pytorch"},
+		{[]string{"run", "--worker", "2x1c", "--min-workers", "3", "--framework", "pytorch", "train.py"}, "--min-workers 3: give from 1 to the job's 2 workers"},
+		{[]string{"run", "--worker", "2x1c", "--min-workers", "1", "--max-restarts", "2", "--framework", "pytorch", "train.py"}, "--min-workers goes on without a lost worker instead of restarting the job"},
 		{[]string{"run", "--worker", "2x1c", "--framework", "jax", "--nproc-per-node", "-1", "--", "true"}, "--nproc-per-node -1 is negative"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
