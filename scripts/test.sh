@@ -42,5 +42,9 @@ source .testcluster/env.sh
 # those on the clusters that run containers as their users (LinuxContainerExecutor) and whose
 # NodeManagers run each on a host of its own (TestE2ENode*).
 second='^TestE2EAttack|^TestE2EFaults$|^TestE2EPreemption|^TestE2ESpread$|^TestE2EAffinity$|^TestE2ELinuxExecutor$|^TestE2ENode'
-go test -tags e2e -count=1 -p 2 -timeout 25m -skip "$second" ./...
+# The PyTorch and JAX jobs (torch imports take seconds per process; about 4 minutes together on
+# this machine) have a third invocation of their own.
+frameworks='^TestE2EPyTorch$|^TestE2EPyTorchElastic$|^TestE2EJAX$'
+go test -tags e2e -count=1 -p 2 -timeout 25m -skip "$second|$frameworks" ./...
 go test -tags e2e -count=1 -timeout 25m -run "$second" ./cmd/tfyarn
+go test -tags e2e -count=1 -timeout 25m -run "$frameworks" ./cmd/tfyarn
