@@ -21,7 +21,7 @@ case "$kind" in
 tensorflow) VENV=.venv REQ=examples/requirements.txt
   CHECK='import tensorflow as tf; assert tf.__version__' WHAT="tensorflow-cpu wheels" SIZE="~250 MB" ;;
 pytorch) VENV=.venv-pytorch REQ=examples/requirements-pytorch.txt
-  CHECK='import torch, torch.distributed as d; assert d.is_available() and d.is_gloo_available()' WHAT="torch wheels" SIZE="~3 GB, 4.7 GB on disk" ;;
+  CHECK='import torch, torch.distributed as d; assert d.is_available() and d.is_gloo_available()' WHAT="torch wheels" SIZE="2.6 GB, 4.7 GB on disk" ;;
 jax) VENV=.venv-jax REQ=examples/requirements-jax.txt
   CHECK='import jax, jax.numpy as jnp; assert float(jnp.ones(2).sum()) == 2.0' WHAT="jaxlib wheels" SIZE="~120 MB" ;;
 *) echo "tfenv: unknown environment '$kind'; give tensorflow (default), pytorch or jax" >&2; exit 2 ;;

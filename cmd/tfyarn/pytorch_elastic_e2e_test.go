@@ -68,6 +68,18 @@ func testElasticLosesAWorker(t *testing.T, c *clustertest.Cluster, bin, python s
 	require.NoError(t, syscall.Kill(agent, syscall.SIGKILL), "worker:0's torchrun")
 	require.NoError(t, syscall.Kill(pid, syscall.SIGKILL), "worker:0's training process")
 	killedAt, _, _, _ := readStep(victim)
+	killed := time.Now()
+
+	// How long the survivors take to train again: a step past the one the
+	// lost worker died at (the new round starts from the furthest step).
+	for {
+		if step, _, _, ok := readStep(filepath.Join(progress, "worker-1.local0.step")); ok && step > killedAt+1 {
+			t.Logf("the survivors trained again %.1fs after worker:0 was killed (at step %d)", time.Since(killed).Seconds(), killedAt)
+			break
+		}
+		require.True(t, time.Since(killed) < 4*time.Minute, "the survivors did not train again within 4 minutes of the kill")
+		time.Sleep(250 * time.Millisecond)
+	}
 
 	code := run.wait(t, 6*time.Minute)
 	stdout := run.stdout.String()
