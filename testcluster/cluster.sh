@@ -60,6 +60,7 @@ TC_NM_VCORES=${TC_NM_VCORES:-8}
 TC_NM_EXPIRY_MS=${TC_NM_EXPIRY_MS:-30000}
 TC_EXECUTOR=${TC_EXECUTOR:-default}
 TC_DOCKER=${TC_DOCKER:-0}
+export TC_DOCKER # the NodeManagers allow the Docker runtime when 1 (LinuxExecutor.java)
 
 pidfile=$TC_DIR/cluster.pid
 die() { echo "testcluster: $*" >&2; exit 2; }

@@ -71,6 +71,22 @@ yarn.nodemanager.local-dirs=$localdirs
 yarn.nodemanager.log-dirs=$logdirs
 ${cgdirs:+cgroups.dirs=$cgdirs}
 CFG
+  if [ "${TC_DOCKER:-0}" = 1 ]; then
+    # YARN's Docker runtime (testcluster/docker.sh): the cluster's own daemon, images from the
+    # trusted registry only, host networking only, read-write mounts of the NodeManagers' own
+    # directories, read-only mounts below $TC_DIR/docker-mounts, Docker's default capabilities.
+    mkdir -p "$TC_DIR/docker-mounts"
+    chmod 0755 "$TC_DIR/docker-mounts"
+    cat >> "$etc/container-executor.cfg.new" <<CFG
+docker.binary=$DOCKER_BIN
+docker.host=unix://$TC_DIR/docker/docker.sock
+docker.trusted.registries=$DOCKER_TRUSTED_REGISTRY
+docker.allowed.networks=host
+docker.allowed.rw-mounts=$localdirs,$logdirs
+docker.allowed.ro-mounts=$TC_DIR/docker-mounts
+docker.allowed.capabilities=CHOWN,DAC_OVERRIDE,FSETID,FOWNER,MKNOD,NET_RAW,SETGID,SETUID,SETFCAP,SETPCAP,NET_BIND_SERVICE,SYS_CHROOT,KILL,AUDIT_WRITE
+CFG
+  fi
   chmod 0644 "$etc/container-executor.cfg.new"
   mv -f "$etc/container-executor.cfg.new" "$etc/container-executor.cfg"
   # Jars where every user can read them (hard links when on the same filesystem).

@@ -23,6 +23,8 @@ const (
 	exitBadExecutable     = 22 // this binary is not root-owned, setuid, group-only executable
 	exitInvalidConfig     = 24 // configuration file missing, malformed or writable by others
 	exitCgroupWriteFailed = 27 // could not join the container's cgroups
+	exitInvalidDocker     = 40 // a docker command file the cluster does not allow (image, mount, network, user...)
+	exitDockerFailed      = 41 // the docker CLI failed (its own reason follows)
 )
 
 // Bounds on what the caller hands us: the localizer's classpath is the
@@ -42,10 +44,12 @@ const (
 	opSignal
 	opDelete
 	opList
+	opLaunchDocker
+	opRunDocker
 )
 
 func (k opKind) String() string {
-	return [...]string{"checksetup", "initialize", "launch", "signal", "delete", "list"}[k]
+	return [...]string{"checksetup", "initialize", "launch", "signal", "delete", "list", "launch-docker", "run-docker"}[k]
 }
 
 // request is one parsed command line; which fields are set depends on Op.
@@ -72,6 +76,8 @@ type request struct {
 	SubDir   string
 	BaseDirs []string
 	Dir      string
+
+	DockerFile string // launch-docker, run-docker: the NodeManager's docker command file
 }
 
 // failure is an error with the exit code the NodeManager should see.
@@ -107,6 +113,12 @@ func parseArgs(args []string) (*request, error) {
 	if strings.HasPrefix(args[0], "--") {
 		if args[0] == "--checksetup" && len(args) == 1 {
 			return &request{Op: opCheckSetup}, nil
+		}
+		if args[0] == "--run-docker" {
+			if len(args) != 2 {
+				return nil, fail(exitUsage, "--run-docker needs one docker command file, got %d arguments", len(args)-1)
+			}
+			return &request{Op: opRunDocker, DockerFile: args[1]}, nil
 		}
 		return nil, fail(exitUnsupported, "operation %q is not supported by the test cluster's container-executor", clip(args[0]))
 	}
@@ -185,8 +197,29 @@ func parseArgs(args []string) (*request, error) {
 		}
 		r.Op = opList
 		r.Dir = rest[0]
-	case 4, 6:
-		return nil, fail(exitUnsupported, "command %d (Docker launch or YARN sysfs) is not supported by the test cluster's container-executor", cmd)
+	case 4:
+		// APPID CONTAINERID WORKDIR SCRIPT TOKENS --http PIDFILE LOCALDIRS LOGDIRS DOCKERFILE [TCFILE]
+		if len(rest) >= 6 && rest[5] == "--https" {
+			return nil, fail(exitUnsupported, "docker launch with --https (a container keystore) is not supported by the test cluster's container-executor")
+		}
+		if len(rest) == 11 {
+			return nil, fail(exitUnsupported, "traffic control (a tc command file) is not supported by the test cluster's container-executor")
+		}
+		if len(rest) != 10 || rest[5] != "--http" {
+			return nil, fail(exitUsage, "docker launch needs APPID CONTAINERID WORKDIR SCRIPT TOKENS --http PIDFILE LOCALDIRS LOGDIRS DOCKERFILE, got %d arguments", len(rest))
+		}
+		r.Op = opLaunchDocker
+		r.AppID, r.ContainerID, r.WorkDir = rest[0], rest[1], rest[2]
+		r.ScriptPath, r.TokensPath, r.PIDFile = rest[3], rest[4], rest[6]
+		if r.LocalDirs, err = splitDirs("local", rest[7]); err != nil {
+			return nil, err
+		}
+		if r.LogDirs, err = splitDirs("log", rest[8]); err != nil {
+			return nil, err
+		}
+		r.DockerFile = rest[9]
+	case 6:
+		return nil, fail(exitUnsupported, "command %d (YARN sysfs) is not supported by the test cluster's container-executor", cmd)
 	default:
 		return nil, fail(exitUsage, "unknown command %d", cmd)
 	}

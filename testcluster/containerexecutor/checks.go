@@ -191,6 +191,12 @@ func validate(c *config, lookup userLookup, r *request) (*account, error) {
 	if r.Op == opCheckSetup {
 		return nil, nil
 	}
+	if r.Op == opRunDocker {
+		if c.DockerBinary == "" {
+			return nil, fail(exitUnsupported, "docker commands are not enabled in this container-executor's configuration (docker.binary)")
+		}
+		return nil, checkDockerFile(c, r.DockerFile, "")
+	}
 	if r.User != r.RunAsUser {
 		// limit-users=false: containers run as the submitting user itself.
 		if _, err := checkUser(c, lookup, r.User); err != nil {
@@ -225,7 +231,7 @@ func validate(c *config, lookup userLookup, r *request) (*account, error) {
 		if len(r.Command) == 0 || !filepath.IsAbs(r.Command[0]) {
 			return nil, fail(exitUsage, "the localizer command must start with an absolute program path")
 		}
-	case opLaunch:
+	case opLaunch, opLaunchDocker:
 		if err := checkAppContainer(r.AppID, r.ContainerID); err != nil {
 			return nil, err
 		}
@@ -250,6 +256,14 @@ func validate(c *config, lookup userLookup, r *request) (*account, error) {
 		}
 		for _, f := range r.CgroupTasks {
 			if err := checkCgroupFile(c, f); err != nil {
+				return nil, err
+			}
+		}
+		if r.Op == opLaunchDocker {
+			if c.DockerBinary == "" {
+				return nil, fail(exitUnsupported, "docker launches are not enabled in this container-executor's configuration (docker.binary)")
+			}
+			if err := checkDockerFile(c, r.DockerFile, private); err != nil {
 				return nil, err
 			}
 		}
@@ -295,4 +309,23 @@ func deleteTargets(r *request) ([]string, error) {
 		out = append(out, t)
 	}
 	return out, nil
+}
+
+// checkDockerFile accepts a docker command file only in the NodeManager's
+// private directory of one container (LOCALDIR/nmPrivate/APPID/CONTAINERID),
+// of that container's launch when private is given.
+func checkDockerFile(c *config, p, private string) error {
+	if _, err := checkPath(p, c.LocalDirs); err != nil {
+		return err
+	}
+	dir := filepath.Dir(p)
+	cid, app := filepath.Base(dir), filepath.Base(filepath.Dir(dir))
+	ok := filepath.Base(filepath.Dir(filepath.Dir(dir))) == "nmPrivate" && checkAppContainer(app, cid) == nil
+	if private != "" {
+		ok = ok && strings.HasSuffix(dir, private)
+	}
+	if !ok || !strings.HasSuffix(p, ".cmd") {
+		return fail(exitInvalidPath, "docker command file %s is not a .cmd file in the NodeManager's private directory of a container (LOCALDIR/nmPrivate/APPID/CONTAINERID)", clip(p))
+	}
+	return nil
 }

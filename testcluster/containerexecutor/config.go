@@ -26,6 +26,15 @@ type config struct {
 	LocalDirs    []string // yarn.nodemanager.local-dirs: roots every local path must lie in
 	LogDirs      []string // yarn.nodemanager.log-dirs: roots every log path must lie in
 	CgroupDirs   []string // cgroups.dirs: the NodeManager's cgroup hierarchies a container may join
+
+	// YARN's Docker runtime; without docker.binary the helper refuses every docker operation.
+	DockerBinary            string   // docker.binary: the docker CLI (root's alone)
+	DockerHost              string   // docker.host: unix:///path of the cluster's daemon socket
+	DockerTrustedRegistries []string // docker.trusted.registries: the only registries images may come from ("library": Docker Hub's)
+	DockerNetworks          []string // docker.allowed.networks: host and/or none
+	DockerROMounts          []string // docker.allowed.ro-mounts: roots a read-only mount's source must lie in
+	DockerRWMounts          []string // docker.allowed.rw-mounts: roots a read-write mount's source must lie in
+	DockerCapabilities      []string // docker.allowed.capabilities
 }
 
 // parseConfig reads the configuration text; every root must be absolute
@@ -73,6 +82,20 @@ func parseConfig(b []byte) (*config, error) {
 			c.LogDirs = splitList(v)
 		case "cgroups.dirs":
 			c.CgroupDirs = splitList(v)
+		case "docker.binary":
+			c.DockerBinary = v
+		case "docker.host":
+			c.DockerHost = v
+		case "docker.trusted.registries":
+			c.DockerTrustedRegistries = splitList(v)
+		case "docker.allowed.networks":
+			c.DockerNetworks = splitList(v)
+		case "docker.allowed.ro-mounts":
+			c.DockerROMounts = splitList(v)
+		case "docker.allowed.rw-mounts":
+			c.DockerRWMounts = splitList(v)
+		case "docker.allowed.capabilities":
+			c.DockerCapabilities = splitList(v)
 		default:
 			return nil, fail(exitInvalidConfig, "unknown configuration key %q", clip(k))
 		}
@@ -86,7 +109,21 @@ func parseConfig(b []byte) (*config, error) {
 	if len(c.LocalDirs) == 0 || len(c.LogDirs) == 0 {
 		return nil, fail(exitInvalidConfig, "configuration needs yarn.nodemanager.local-dirs and yarn.nodemanager.log-dirs")
 	}
-	for _, list := range [][]string{c.LocalDirs, c.LogDirs, c.CgroupDirs} {
+	if c.DockerBinary != "" {
+		if !filepath.IsAbs(c.DockerBinary) || filepath.Clean(c.DockerBinary) != c.DockerBinary {
+			return nil, fail(exitInvalidConfig, "docker.binary %q is not an absolute, clean path", clip(c.DockerBinary))
+		}
+		sock, ok := strings.CutPrefix(c.DockerHost, "unix://")
+		if !ok || !filepath.IsAbs(sock) || filepath.Clean(sock) != sock {
+			return nil, fail(exitInvalidConfig, "docker.host %q is not unix:///ABSOLUTE/PATH (the cluster's own daemon)", clip(c.DockerHost))
+		}
+		for _, n := range c.DockerNetworks {
+			if n != "host" && n != "none" {
+				return nil, fail(exitInvalidConfig, "docker.allowed.networks %q: only host and none (no container networks)", clip(n))
+			}
+		}
+	}
+	for _, list := range [][]string{c.LocalDirs, c.LogDirs, c.CgroupDirs, c.DockerROMounts, c.DockerRWMounts} {
 		for _, d := range list {
 			if !filepath.IsAbs(d) || filepath.Clean(d) != d || d == "/" {
 				return nil, fail(exitInvalidConfig, "configured directory %q is not an absolute, clean path below /", clip(d))

@@ -69,13 +69,15 @@ func TestParseArgsRefusals(t *testing.T) {
 		code int
 	}{
 		{"nothing", nil, exitUsage},
-		{"docker", []string{"--run-docker", "/tmp/cmd"}, exitUnsupported},
+		{"docker without file", []string{"--run-docker"}, exitUsage},
+		{"docker two files", []string{"--run-docker", "/a.cmd", "/b.cmd"}, exitUsage},
 		{"mount cgroups", []string{"--mount-cgroups", "hadoop-yarn", "cpu=/sys/fs/cgroup/cpu"}, exitUnsupported},
 		{"checksetup with extra", []string{"--checksetup", "x"}, exitUnsupported},
 		{"short", []string{"alice", "alice"}, exitUsage},
 		{"command not a number", []string{"alice", "alice", "x"}, exitUsage},
 		{"unknown command", []string{"alice", "alice", "9"}, exitUsage},
-		{"docker launch", []string{"alice", "alice", "4"}, exitUnsupported},
+		{"docker launch short", []string{"alice", "alice", "4"}, exitUsage},
+		{"sysfs", []string{"alice", "alice", "6"}, exitUnsupported},
 		{"initialize short", []string{"alice", "alice", "0", app, cont, "/t", "/l", "/g"}, exitUsage},
 		{"launch short", launchArgs("/l", "/g", "cgroups=none")[:11], exitUsage},
 		{"launch without --http", append(launchArgs("/l", "/g", "cgroups=none")[:8], launchArgs("/l", "/g", "cgroups=none")[9:]...), exitUsage},

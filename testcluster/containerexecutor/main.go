@@ -68,6 +68,10 @@ func dispatch(args []string, stdout io.Writer) (int, error) {
 		return 0, runDelete(r, a)
 	case opList:
 		return 0, runList(r, a, stdout)
+	case opLaunchDocker:
+		return runLaunchDocker(c, r, a, nmGID)
+	case opRunDocker:
+		return runRunDocker(c, r, stdout)
 	}
 	return 0, fail(exitUnsupported, "operation %v", r.Op)
 }

@@ -257,17 +257,20 @@ func becomeUser(a *account) error {
 // container's cgroups, starts the script as the user in a session of its
 // own, records its pid where the NodeManager waits for it, and exits with
 // the container's status.
-func runLaunch(r *request, a *account, nmGID int) (int, error) {
+// prepareLaunch creates the container's directories as the user and copies
+// the NodeManager's script and tokens into its working directory; it
+// returns the script's path there.
+func prepareLaunch(r *request, a *account, nmGID int) (string, error) {
 	if err := prepareUserDirs(r, a, nmGID); err != nil {
-		return 0, fail(exitSetupFailed, "launch: %v", err)
+		return "", fail(exitSetupFailed, "launch: %v", err)
 	}
 	script, err := readPrivate(r.ScriptPath)
 	if err != nil {
-		return 0, fail(exitSetupFailed, "launch: script: %v", err)
+		return "", fail(exitSetupFailed, "launch: script: %v", err)
 	}
 	tokens, err := readPrivate(r.TokensPath)
 	if err != nil {
-		return 0, fail(exitSetupFailed, "launch: tokens: %v", err)
+		return "", fail(exitSetupFailed, "launch: tokens: %v", err)
 	}
 	scriptInWork := r.WorkDir + "/launch_container.sh"
 	err = asUser(a, func() error {
@@ -287,7 +290,15 @@ func runLaunch(r *request, a *account, nmGID int) (int, error) {
 		return writeAsUser(scriptInWork, script, 0o700)
 	})
 	if err != nil {
-		return 0, fail(exitSetupFailed, "launch: %v", err)
+		return "", fail(exitSetupFailed, "launch: %v", err)
+	}
+	return scriptInWork, nil
+}
+
+func runLaunch(r *request, a *account, nmGID int) (int, error) {
+	scriptInWork, err := prepareLaunch(r, a, nmGID)
+	if err != nil {
+		return 0, err
 	}
 	// The script inherits the cgroups of the process that starts it: join
 	// them first (cgroup.procs moves every thread of this process; v1's

@@ -45,6 +45,14 @@ final class LinuxExecutor {
       }
     }
     conf.set("yarn.nodemanager.container-localizer.java.opts", String.join(" ", opens));
+    if ("1".equals(System.getenv("TC_DOCKER"))) {
+      // YARN's Docker runtime beside the default one (TC_DOCKER=1, testcluster/docker.sh): host
+      // networking only, never privileged; the helper checks the rest (trusted registry, mounts).
+      conf.set("yarn.nodemanager.runtime.linux.allowed-runtimes", "default,docker");
+      conf.set("yarn.nodemanager.runtime.linux.docker.allowed-container-networks", "host");
+      conf.set("yarn.nodemanager.runtime.linux.docker.default-container-network", "host");
+      conf.setBoolean("yarn.nodemanager.runtime.linux.docker.privileged-containers.allowed", false);
+    }
     if (cgroupHierarchy != null) {
       // cgroups v1 controllers the machine already mounted; the NodeManager creates one cgroup
       // per container below the hierarchy and the helper puts the container into it.

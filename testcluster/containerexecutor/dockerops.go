@@ -1,0 +1,195 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// dockerCLI runs the configured docker CLI against the cluster's daemon
+// with a deadline (0: none, for docker wait) and returns its standard output.
+func dockerCLI(c *config, timeout time.Duration, args ...string) (string, error) {
+	if err := rootOnlyPath(c.DockerBinary); err != nil {
+		return "", fail(exitInvalidConfig, "docker.binary: %v", err)
+	}
+	ctx := context.Background()
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
+	cmd := exec.CommandContext(ctx, c.DockerBinary, append([]string{"--host", c.DockerHost}, args...)...)
+	// No credentials, no configuration of the caller's: an empty config directory.
+	cmd.Env = []string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "DOCKER_CONFIG=/nonexistent/tfyarn-container-executor"}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	if ctx.Err() != nil {
+		return "", fail(exitDockerFailed, "docker %s did not finish within %v", args[0], timeout)
+	}
+	if err != nil {
+		why := lastLine(stderr.String())
+		if why == "" {
+			why = err.Error()
+		}
+		return stdout.String(), fail(exitDockerFailed, "docker %s failed: %s", args[0], why)
+	}
+	return stdout.String(), nil
+}
+
+// lastLine is the last non-empty line of s, shortened: docker's reason.
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	l := strings.TrimSpace(lines[len(lines)-1])
+	if len(l) > 300 {
+		l = l[:300] + "..."
+	}
+	return l
+}
+
+// readDockerFile reads a command file of root's from the NodeManager's
+// private directory.
+func readDockerFile(p string) (*dockerCommand, error) {
+	b, err := readPrivate(p)
+	if err != nil {
+		return nil, fail(exitInvalidDocker, "docker command file: %v", err)
+	}
+	return parseDockerCommand(b)
+}
+
+// runLaunchDocker starts the container's script in its image: the same
+// directories as a plain launch, then docker run (detached), the
+// container's main process as the pid file, and docker wait for its status.
+func runLaunchDocker(c *config, r *request, a *account, nmGID int) (int, error) {
+	d, err := readDockerFile(r.DockerFile)
+	if err != nil {
+		return 0, err
+	}
+	if d.Command != "run" {
+		return 0, fail(exitInvalidDocker, "docker launch with a %q command file, want run", clip(d.Command))
+	}
+	// Checked before anything is created (mount sources the launch itself creates, the
+	// container's log directories, resolved as far as they exist), and again after.
+	if _, err := checkRun(c, d, r, a, resolveExisting); err != nil {
+		return 0, err
+	}
+	if env := d.Args["environ"]; len(env) == 1 && env[0] != "" {
+		b, err := readPrivate(env[0])
+		if err != nil {
+			return 0, fail(exitInvalidDocker, "docker environment file: %v", err)
+		}
+		if err := parseEnvFile(b); err != nil {
+			return 0, err
+		}
+	}
+	if _, err := prepareLaunch(r, a, nmGID); err != nil {
+		return 0, err
+	}
+	spec, err := checkRun(c, d, r, a, filepath.EvalSymlinks)
+	if err != nil {
+		return 0, err
+	}
+	if _, err := dockerCLI(c, 2*time.Minute, spec.argv()...); err != nil {
+		return 0, fail(exitCannotExecute, "launch of %s in image %s: %v", r.ContainerID, spec.Image, err)
+	}
+	pid, err := containerPID(c, r.ContainerID)
+	if err != nil {
+		return 0, err
+	}
+	if pid > 0 {
+		if err := writePIDFile(r.PIDFile, pid); err != nil {
+			_, _ = dockerCLI(c, time.Minute, "rm", "--force", "--", r.ContainerID)
+			return 0, fail(exitSetupFailed, "launch: pid file: %v", err)
+		}
+	}
+	out, err := dockerCLI(c, 0, "wait", "--", r.ContainerID)
+	if err != nil {
+		return 0, err
+	}
+	code, err := strconv.Atoi(strings.TrimSpace(out))
+	if err != nil || code < 0 || code > 255 {
+		return 0, fail(exitDockerFailed, "docker wait for %s said %q, not an exit status", r.ContainerID, clip(strings.TrimSpace(out)))
+	}
+	return code, nil
+}
+
+// containerPID waits (30 s at most) for the started container's main
+// process and returns its pid on this host; 0 when it has already exited.
+func containerPID(c *config, name string) (int, error) {
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		out, err := dockerCLI(c, time.Minute, "inspect", "--format={{.State.Pid}} {{.State.Status}}", "--", name)
+		if err != nil {
+			return 0, err
+		}
+		var pid int
+		var status string
+		if _, err := fmt.Sscan(out, &pid, &status); err != nil {
+			return 0, fail(exitDockerFailed, "docker inspect of %s said %q", name, clip(out))
+		}
+		if pid > 0 {
+			return pid, nil
+		}
+		if status == "exited" || status == "dead" {
+			return 0, nil
+		}
+		if time.Now().After(deadline) {
+			return 0, fail(exitDockerFailed, "container %s had no process 30s after docker run (status %s)", name, status)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// runRunDocker runs a docker command other than run for the NodeManager
+// (inspect, stop, kill, rm, start) and passes on docker's standard output.
+func runRunDocker(c *config, r *request, stdout io.Writer) (int, error) {
+	d, err := readDockerFile(r.DockerFile)
+	if err != nil {
+		return 0, err
+	}
+	if d.Command == "run" {
+		return 0, fail(exitInvalidDocker, "docker run only through a container launch")
+	}
+	argv, err := checkControl(d)
+	if err != nil {
+		return 0, err
+	}
+	// The command file lies in the private directory of the container it names.
+	if name, _ := d.one("name"); name != filepath.Base(filepath.Dir(r.DockerFile)) {
+		return 0, fail(exitInvalidDocker, "docker %s names %s, but its command file is in %s's directory", d.Command, clip(name), filepath.Base(filepath.Dir(r.DockerFile)))
+	}
+	out, err := dockerCLI(c, 2*time.Minute, argv...)
+	var f *failure
+	if errors.As(err, &f) && d.Command == "rm" && strings.Contains(f.msg, "No such container") {
+		return 0, nil // already gone: what rm wanted
+	}
+	if err != nil {
+		return 0, err
+	}
+	_, _ = io.WriteString(stdout, out)
+	return 0, nil
+}
+
+// resolveExisting resolves p's links as far as p exists and appends the
+// rest: where a path the launch will create would lead.
+func resolveExisting(p string) (string, error) {
+	rest := ""
+	for cur := p; ; cur = filepath.Dir(cur) {
+		r, err := filepath.EvalSymlinks(cur)
+		if err == nil {
+			return filepath.Join(r, rest), nil
+		}
+		if !errors.Is(err, os.ErrNotExist) || cur == "/" {
+			return "", err
+		}
+		rest = filepath.Join(filepath.Base(cur), rest)
+	}
+}
