@@ -59,6 +59,20 @@ func TaskLaunchContext(jf contract.JobFile, ln core.Launch, amAddress string, to
 	if len(jf.PythonPath) > 0 {
 		env[contract.EnvPythonPath] = strings.Join(jf.PythonPath, ":")
 	}
+	if img := jf.Job.ImageFor(ln.Task.Type); img != "" {
+		// YARN's Docker runtime (--image): host networking, so that the port the launcher
+		// announces is the node's; the launcher, localized as always, runs inside the image.
+		env[yarn.EnvRuntimeType] = "docker"
+		env[yarn.EnvDockerImage] = img
+		env[yarn.EnvDockerNetwork] = "host"
+		if len(jf.Job.Mounts) > 0 {
+			ms := make([]string, len(jf.Job.Mounts))
+			for i, m := range jf.Job.Mounts {
+				ms[i] = m.String()
+			}
+			env[yarn.EnvDockerMounts] = strings.Join(ms, ",")
+		}
+	}
 	names := make([]string, 0, len(jf.TaskResources))
 	for name := range jf.TaskResources {
 		names = append(names, name)

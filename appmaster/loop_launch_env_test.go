@@ -78,3 +78,27 @@ func TestJobFileRoundTripWithPythonEnv(t *testing.T) {
 	_, err = contract.ParseJobFile(data)
 	require.EqualError(t, err, `job file names "src" as a Python directory but ships no archive of that name`)
 }
+
+// --image: a task type's containers ask for YARN's Docker runtime with their image, host
+// networking and the job's mounts; a type without an image stays on the default runtime.
+func TestTaskLaunchContextAsksForTheDockerRuntime(t *testing.T) {
+	jf := contract.JobFile{AppID: "application_1_0001", User: "alice", Job: taskspec.Job{Command: "true",
+		Images: map[string]string{"worker": "tfyarn.test/img:1"},
+		Mounts: []taskspec.Mount{{Src: "/data", Dst: "/data", ReadOnly: true}, {Src: "/scratch", Dst: "/s"}}}}
+	envOf := func(typ taskspec.TaskType) map[string]string {
+		env := map[string]string{}
+		for _, kv := range TaskLaunchContext(jf, core.Launch{Task: taskspec.TaskID{Type: typ}}, "am:1", nil).Environment {
+			env[kv.GetKey()] = kv.GetValue()
+		}
+		return env
+	}
+	w := envOf(taskspec.Worker)
+	require.Equal(t, "docker", w["YARN_CONTAINER_RUNTIME_TYPE"])
+	require.Equal(t, "tfyarn.test/img:1", w["YARN_CONTAINER_RUNTIME_DOCKER_IMAGE"])
+	require.Equal(t, "host", w["YARN_CONTAINER_RUNTIME_DOCKER_CONTAINER_NETWORK"])
+	require.Equal(t, "/data:/data:ro,/scratch:/s:rw", w["YARN_CONTAINER_RUNTIME_DOCKER_MOUNTS"])
+	ps := envOf(taskspec.PS)
+	for _, k := range []string{"YARN_CONTAINER_RUNTIME_TYPE", "YARN_CONTAINER_RUNTIME_DOCKER_IMAGE", "YARN_CONTAINER_RUNTIME_DOCKER_MOUNTS"} {
+		require.NotContains(t, ps, k)
+	}
+}

@@ -195,6 +195,13 @@ type Job struct {
 	// MinWorkers (--min-workers), above 0, makes a PyTorch job elastic:
 	// it goes on while at least this many workers are left.
 	MinWorkers int `json:",omitempty"`
+	// Images (--image) run task containers in Docker images through
+	// YARN's Docker runtime: the key AllTypes ("") for every type, a type's
+	// name for that type's own; nil runs every task on the default runtime.
+	Images map[string]string `json:",omitempty"`
+	// Mounts (--mount) are bind mounts into every task container that runs
+	// in an image; the NodeManagers decide which sources they allow.
+	Mounts []Mount `json:",omitempty"`
 }
 
 // RestartPolicy is when a job's failed tasks run again (--max-restarts,

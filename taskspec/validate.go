@@ -73,6 +73,9 @@ func (j Job) Validate(limits ClusterLimits) error {
 	if err := j.validateSpread(byType); err != nil {
 		return err
 	}
+	if err := j.validateImages(byType); err != nil {
+		return err
+	}
 	if err := j.Affinities.validate(j, byType); err != nil {
 		return err
 	}

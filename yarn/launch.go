@@ -49,3 +49,13 @@ func LimitsFrom(maxCap *hadoopyarn.ResourceProto, types []*hadoopyarn.ResourceTy
 		MaxGPUs:      maxGPUs,
 	}
 }
+
+// The launch-context variables that ask a NodeManager with
+// LinuxContainerExecutor for its Docker runtime (Hadoop's
+// DockerLinuxContainerRuntime and ContainerRuntimeConstants).
+const (
+	EnvRuntimeType   = "YARN_CONTAINER_RUNTIME_TYPE" // "docker"
+	EnvDockerImage   = "YARN_CONTAINER_RUNTIME_DOCKER_IMAGE"
+	EnvDockerNetwork = "YARN_CONTAINER_RUNTIME_DOCKER_CONTAINER_NETWORK"
+	EnvDockerMounts  = "YARN_CONTAINER_RUNTIME_DOCKER_MOUNTS" // SRC:DST:ro|rw,...
+)

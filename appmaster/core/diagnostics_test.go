@@ -95,3 +95,25 @@ func TestCompletedDiagnosticsInTheFailure(t *testing.T) {
 	require.Equal(t, Failed, rd.Finish.Status)
 	require.Contains(t, rd.Finish.Diagnostics, "(exit status -1000): not in gzip format")
 }
+
+// A task whose launcher never registered failed before its program could run (the NodeManager's
+// helper refused the launch, its Docker image could not start): the NodeManager's reason is the
+// only one, and the failure carries it; once registered, a program's exit code says enough.
+func TestUnregisteredExitCarriesTheNodeManagersReason(t *testing.T) {
+	diag := "Exception from container-launch.\nContainer id: " + cid(1) + "\nExit code: 40\nException message: Launch container failed\n" +
+		"Shell output: container-executor: docker image registry.example.com/x:1 is from registry registry.example.com, which is not among the cluster's trusted registries (tfyarn.test)\n"
+	m := newMachine(t, nil, grp("worker", 1, small))
+	step(m, Registered{})
+	step(m, Allocated{Containers: []Container{ctr(1, 1)}}, ContainerStarted{ID: cid(1)})
+	rd := step(m, ContainerCompleted{ID: cid(1), ExitStatus: 40, Diagnostics: diag})
+	require.Equal(t, Failed, rd.Finish.Status)
+	require.Contains(t, rd.Finish.Diagnostics, "exit code 40: ")
+	require.Contains(t, rd.Finish.Diagnostics, "not among the cluster's trusted registries")
+
+	m = newMachine(t, nil, grp("worker", 1, small))
+	step(m, Registered{})
+	step(m, Allocated{Containers: []Container{ctr(1, 1)}}, ContainerStarted{ID: cid(1)}, TaskRegistered{Task: worker(0), Host: "h", Port: 1})
+	rd = step(m, ContainerCompleted{ID: cid(1), ExitStatus: 3, Diagnostics: "Exception from container-launch.\nExit code: 3\n"})
+	require.Equal(t, Failed, rd.Finish.Status)
+	require.NotContains(t, rd.Finish.Diagnostics, "Exception from container-launch")
+}

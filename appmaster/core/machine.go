@@ -697,10 +697,12 @@ func (m *Machine) completed(e ContainerCompleted) {
 	}
 	m.dropPendingLaunch(e.ID) // over before the loop got to start it
 	why := "failed: " + DescribeExit(e.ExitStatus)
-	if e.ExitStatus < 0 {
+	if e.ExitStatus < 0 || (e.ExitStatus != ExitSuccess && t.Host == "") {
 		// YARN's own kills carry the useful detail (the memory figures, the
 		// lost node, the localization failure); for process exits it is
-		// mostly launch boilerplate.
+		// mostly launch boilerplate, unless the task's launcher never
+		// registered: then the NodeManager's own reason (its helper's
+		// refusal, an image it could not run) is all there is.
 		if reason := ContainerDiagnostics(e.Diagnostics); reason != "" {
 			why += ": " + reason
 		}

@@ -40,6 +40,8 @@ func runCommand(e *env) *cli.Command {
 		&cli.IntFlag{Name: "am-vcores", Value: client.DefaultAMVCores, Usage: "ApplicationMaster vcores"},
 		&cli.GenericFlag{Name: "secret-env", Value: &multiValue{}, Usage: "`NAME` of a variable of this environment to pass to every task as is, a secret: its value never lands on a command line, in the job file, a launch context, a log or the job's history (repeatable)"},
 		&cli.GenericFlag{Name: "setenv", Value: &multiValue{}, Usage: "`KEY=VALUE` in every task's environment, VALUE byte for byte (repeatable; KEY: letters, digits and _)"},
+		&cli.GenericFlag{Name: "image", Value: &multiValue{}, Usage: "run the tasks in Docker image `IMAGE` through YARN's Docker runtime (host networking; the NodeManagers must allow it), or TYPE=IMAGE for one task type (repeatable); the ApplicationMaster stays outside"},
+		&cli.GenericFlag{Name: "mount", Value: &multiValue{}, Usage: "`SRC:DST[:ro|rw]`: bind-mount the node's SRC at DST in every task's image, read-only unless rw (repeatable; needs --image; the NodeManagers decide which sources they allow)"},
 		&cli.GenericFlag{Name: "colocate", Value: &multiValue{}, Usage: "`A=B[,A=B]`: each task of type A on a node that runs a task of type B, e.g. ps=worker (YARN placement constraints, as --spread; repeatable)"},
 		&cli.GenericFlag{Name: "apart", Value: &multiValue{}, Usage: "`A=B[,A=B]`: no task of type A on a node that runs a task of type B, e.g. ps=worker (YARN placement constraints, as --spread; repeatable)"},
 		&cli.GenericFlag{Name: "node-label", Value: &multiValue{}, Usage: "YARN node label for every task, or `[TYPE=]LABEL` for one task type (repeatable)"},
@@ -326,6 +328,26 @@ func runJob(c *cli.Context) (client.Job, error) {
 			return client.Job{}, usagef("%v", err)
 		}
 		job.StartAfter = order
+	}
+	for _, v := range c.Generic("image").(*multiValue).values {
+		t, img, err := taskspec.ParseImage(v)
+		if err != nil {
+			return client.Job{}, err
+		}
+		if _, dup := job.Images[string(t)]; dup {
+			return client.Job{}, usagef("--image %q: an image for %s is given twice; give it once", v, map[bool]string{true: "every task type", false: string(t)}[t == taskspec.AllTypes])
+		}
+		if job.Images == nil {
+			job.Images = map[string]string{}
+		}
+		job.Images[string(t)] = img
+	}
+	for _, v := range c.Generic("mount").(*multiValue).values {
+		m, err := taskspec.ParseMount(v)
+		if err != nil {
+			return client.Job{}, err
+		}
+		job.Mounts = append(job.Mounts, m)
 	}
 	for _, kv := range c.Generic("setenv").(*multiValue).values {
 		k, v, ok := strings.Cut(kv, "=")
