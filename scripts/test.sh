@@ -40,8 +40,8 @@ source .testcluster/env.sh
 # limit of its own instead of growing that one. The attacks of another user (TestE2EAttack*, issue
 # 18), the tests on the fault suite's own cluster (faults, preemption, placement constraints), and
 # those on the clusters that run containers as their users (LinuxContainerExecutor) and whose
-# NodeManagers run each on a host of its own (TestE2ENode*).
-second='^TestE2EAttack|^TestE2EFaults$|^TestE2EPreemption|^TestE2ESpread$|^TestE2EAffinity$|^TestE2ELinuxExecutor$|^TestE2ENode'
+# NodeManagers run each on a host of its own (TestE2ENode*), and the tasks in Docker images.
+second='^TestE2EAttack|^TestE2EFaults$|^TestE2EPreemption|^TestE2ESpread$|^TestE2EAffinity$|^TestE2ELinuxExecutor$|^TestE2ENode|^TestE2EDockerImage$'
 # The PyTorch and JAX jobs (torch imports take seconds per process; about 4 minutes together on
 # this machine) have a third invocation of their own.
 frameworks='^TestE2EPyTorch$|^TestE2EPyTorchElastic$|^TestE2EJAX$'
