@@ -29,7 +29,12 @@
 //	RUNAS USER 2 PID SIGNAL                                          signal a container's process group
 //	RUNAS USER 3 SUBDIR [BASEDIR...]                                 delete as user
 //	RUNAS USER 5 DIR                                                 list as user
+//	RUNAS USER 4 APPID CONTAINERID WORKDIR SCRIPT TOKENS --http PIDFILE LOCALDIRS LOGDIRS DOCKERFILE
+//	                                                                 launch in a Docker image (docker run)
+//	--run-docker DOCKERFILE                                          docker inspect, stop, kill, rm, start
 //
-// Anything else (Docker, traffic control, --https keystores, mounting
-// cgroups, device modules) is refused with exit code 3.
+// The Docker operations (dockercmd.go) need docker.binary and docker.host in
+// the configuration and do only what it allows (trusted registries, networks,
+// mount roots, capabilities). Anything else (traffic control, --https
+// keystores, mounting cgroups, device modules) is refused with exit code 3.
 package main
