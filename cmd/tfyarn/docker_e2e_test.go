@@ -71,6 +71,18 @@ func TestE2EDockerImage(t *testing.T) {
 		require.Equal(t, exitJobFailed, code, "stdout: %s\nstderr: %s", stdout, stderr)
 		require.Contains(t, runJSON(t, stdout).Diagnostics, "docker mount of /etc is not allowed read-only by the cluster")
 	})
+	t.Run("killed_and_restarted_in_image", func(t *testing.T) {
+		t.Parallel()
+		// The first attempt's program is killed (SIGKILL, exit 137) inside the image; the
+		// restarted task runs in the image again and succeeds.
+		program := inImage + ` && if [ "$TFYARN_TASK_ATTEMPT" = 0 ]; then kill -9 $$; fi`
+		stdout, stderr, code := execTfyarnFor(t, c, bin, 5*time.Minute, alice, "run", "--output", "json", "--image", image, "--max-restarts", "1",
+			"--worker", "1c,256m", "--", "sh", "-c", program)
+		require.Equal(t, exitOK, code, "stdout: %s\nstderr: %s", stdout, stderr)
+		r := runJSON(t, stdout)
+		require.Equal(t, "SUCCEEDED", r.FinalStatus)
+		require.Equal(t, 1, r.Tasks[0].Attempt, "the task ran a second time: %+v", r.Tasks[0])
+	})
 	t.Run("untrusted_registry", func(t *testing.T) {
 		t.Parallel()
 		stdout, stderr, code := execTfyarnFor(t, c, bin, 5*time.Minute, alice, "run", "--output", "json", "--image", "registry.example.com/ml/tf:2.15", "--worker", "1c,256m", "--", "true")
