@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -82,6 +83,65 @@ func TestE2EDockerImage(t *testing.T) {
 		r := runJSON(t, stdout)
 		require.Equal(t, "SUCCEEDED", r.FinalStatus)
 		require.Equal(t, 1, r.Tasks[0].Attempt, "the task ran a second time: %+v", r.Tasks[0])
+	})
+	t.Run("kill", func(t *testing.T) {
+		// Not parallel: it runs while the parallel subtests wait, so that the only new task
+		// containers in the cluster's Docker daemon are this job's. tfyarn kill stops them (the
+		// NodeManager's docker stop and kill through the helper's --run-docker), not only the
+		// application.
+		names := func(all bool) []string {
+			args := []string{"--host", c.DockerHost(), "ps", "--format", "{{.Names}}"}
+			if all {
+				args = append(args, "--all")
+			}
+			out, err := exec.Command("/usr/bin/docker", args...).CombinedOutput()
+			require.NoError(t, err, "%s", out)
+			return strings.Fields(string(out))
+		}
+		before := map[string]bool{}
+		for _, n := range names(true) {
+			before[n] = true
+		}
+		type result struct {
+			stdout, stderr string
+			code           int
+		}
+		done := make(chan result, 1)
+		go func() {
+			stdout, stderr, code := execTfyarnFor(t, c, bin, 5*time.Minute, alice, "run", "--output", "json", "--image", image,
+				"--worker", "2x1c,256m", "--", "sleep", "600")
+			done <- result{stdout, stderr, code}
+		}()
+		var ours []string
+		for deadline := time.Now().Add(2 * time.Minute); len(ours) < 2; time.Sleep(500 * time.Millisecond) {
+			require.True(t, time.Now().Before(deadline), "the job's two task containers did not run in Docker within 2 minutes (running: %v)", ours)
+			ours = ours[:0]
+			for _, n := range names(false) {
+				if !before[n] && strings.HasPrefix(n, "container_") {
+					ours = append(ours, n)
+				}
+			}
+		}
+		parts := strings.Split(ours[0], "_") // container_<cluster>_<app>_<attempt>_<id>
+		require.Len(t, parts, 5, ours[0])
+		app := "application_" + parts[1] + "_" + parts[2]
+		_, stderr, code := execTfyarnFor(t, c, bin, time.Minute, alice, "kill", app)
+		require.Equal(t, exitOK, code, stderr)
+		r := <-done
+		require.Equal(t, exitJobFailed, r.code, "stdout: %s\nstderr: %s", r.stdout, r.stderr)
+		require.Equal(t, "KILLED", runJSON(t, r.stdout).FinalStatus)
+		for deadline := time.Now().Add(time.Minute); ; time.Sleep(500 * time.Millisecond) {
+			left := 0
+			for _, n := range names(false) {
+				if strings.HasPrefix(n, "container_"+parts[1]+"_"+parts[2]+"_") {
+					left++
+				}
+			}
+			if left == 0 {
+				break
+			}
+			require.True(t, time.Now().Before(deadline), "%d containers of %s still run in Docker a minute after the kill", left, app)
+		}
 	})
 	t.Run("untrusted_registry", func(t *testing.T) {
 		t.Parallel()
