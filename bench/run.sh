@@ -16,6 +16,7 @@ cd "$(dirname "$0")/.."
 # 200 tasks on a cluster of its own (scale_bench_test.go → results/scale.*), the AM's state
 # machine alone at up to 10,000 tasks (core_bench_test.go → results/core.*), and a 2x2 PyTorch job's
 # start to every rank inside init_process_group beside plain torchrun (pytorch_bench_test.go →
-# results/pytorch-init.*).
+# results/pytorch-init.*), and a one-task job with and without a Docker image on the docker
+# profile's cluster (docker_bench_test.go → results/docker.*).
 bash bench/peers/setup.sh
 exec go test -tags bench -run '^TestBench' -count=1 -timeout 60m -v ./bench/ "$@"

@@ -1,0 +1,75 @@
+//go:build bench
+
+package bench
+
+import (
+	"fmt"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"github.com/tfyarn/tfyarn/internal/clustertest"
+)
+
+type dockerRow struct {
+	Name    string `json:"name"`
+	Command string `json:"command"`
+	Stats   stats  `json:"stats"`
+}
+
+type dockerResult struct {
+	machine
+	Image string      `json:"image"`
+	Rows  []dockerRow `json:"rows"`
+	// ImageOverPlainMedian is the image row's median over the plain row's.
+	ImageOverPlainMedian float64 `json:"image_over_plain_median"`
+}
+
+// TestBenchDockerImage times the same one-task job (`-- true`) from submission to its end on the
+// docker profile's cluster (LinuxContainerExecutor, Docker runtime allowed), in the test image
+// (--image) and without, alternating so that both see the same load.
+func TestBenchDockerImage(t *testing.T) {
+	c := clustertest.RequireDocker(t)
+	bin := tfyarnBin(t, c)
+	runs := benchRuns(t)
+	image := c.DockerImage()
+	env := c.Env("HADOOP_USER_NAME=alice", "XDG_CACHE_HOME="+t.TempDir())
+	plainArgs := []string{"run", "--worker", "1c,256m", "--", "true"}
+	imageArgs := []string{"run", "--image", image, "--worker", "1c,256m", "--", "true"}
+	timeRun := func(args []string) float64 {
+		start := time.Now()
+		cmd := exec.Command(bin, args...)
+		cmd.Env = env
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "tfyarn %s: %s", strings.Join(args, " "), out)
+		return float64(time.Since(start).Microseconds()) / 1000
+	}
+	// One unmeasured run each: the launcher's upload, the daemon's first container.
+	timeRun(plainArgs)
+	timeRun(imageArgs)
+	var plain, img []float64
+	for i := 0; i < runs; i++ {
+		plain = append(plain, timeRun(plainArgs))
+		img = append(img, timeRun(imageArgs))
+	}
+	r := dockerResult{machine: newMachine(t, c.Root, "docker"), Image: image, Rows: []dockerRow{
+		{Name: "without an image", Command: "bin/tfyarn " + strings.Join(plainArgs, " "), Stats: summarize(plain)},
+		{Name: "in the test image", Command: "bin/tfyarn " + strings.Join(imageArgs, " "), Stats: summarize(img)},
+	}}
+	r.ImageOverPlainMedian = round2(r.Rows[1].Stats.MedianMS / r.Rows[0].Stats.MedianMS)
+	var md strings.Builder
+	fmt.Fprintf(&md, "# A one-task job with and without a Docker image\n\n")
+	fmt.Fprintf(&md, "Produced by `make bench` (bench/docker_bench_test.go; alone: `go test -tags bench -run '^TestBenchDockerImage$' -v ./bench/`).\n")
+	fmt.Fprintf(&md, "From `tfyarn run` starting to its end, as alice, on the docker profile's cluster (`.testcluster-docker`: LinuxContainerExecutor,\n")
+	fmt.Fprintf(&md, "YARN's Docker runtime, the cluster's own Docker daemon); %d runs each, alternating, after one unmeasured run each.\n\n", runs)
+	md.WriteString(r.markdown(", TC_EXECUTOR=linux TC_DOCKER=1"))
+	fmt.Fprintf(&md, "- Image: %s (Debian bookworm essential + python3, testcluster/dockerimage.sh)\n\n", image)
+	md.WriteString("| job | median (ms) | p90 (ms) | min (ms) | max (ms) |\n|---|---|---|---|---|\n")
+	for _, row := range r.Rows {
+		fmt.Fprintf(&md, "| %s | %.0f | %.0f | %.0f | %.0f |\n", row.Name, row.Stats.MedianMS, row.Stats.P90MS, row.Stats.MinMS, row.Stats.MaxMS)
+	}
+	fmt.Fprintf(&md, "\nIn the image over without: %.2f× (median).\n", r.ImageOverPlainMedian)
+	writeResults(t, c, "docker", r, md.String())
+}
