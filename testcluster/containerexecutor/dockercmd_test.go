@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -333,4 +334,35 @@ func FuzzParseDockerCommand(f *testing.F) {
 			t.Fatalf("accepted %q", argv)
 		}
 	})
+}
+
+// A control command names the container whose private directory holds its file, no other.
+func TestCheckControlFileNamesItsOwnContainer(t *testing.T) {
+	d, err := parseDockerCommand([]byte("[docker-command-execution]\n  docker-command=kill\n  signal=KILL\n  name=" + cont + "\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := checkControlFile(d, "/l/nmPrivate/"+app+"/"+cont+"/docker.x.cmd"); err != nil {
+		t.Fatalf("refused: %v", err)
+	}
+	other := "/l/nmPrivate/" + app + "/container_1764110000000_0007_01_000003/docker.x.cmd"
+	if _, err := checkControlFile(d, other); err == nil || codeOf(t, err) != exitInvalidDocker {
+		t.Fatalf("a kill of %s from another container's directory: %v", cont, err)
+	}
+}
+
+// Mount sources the launch creates resolve through the links of the part that exists.
+func TestResolveExisting(t *testing.T) {
+	dir := t.TempDir()
+	real := filepath.Join(dir, "real")
+	if err := os.Mkdir(real, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(real, filepath.Join(dir, "link")); err != nil {
+		t.Fatal(err)
+	}
+	got, err := resolveExisting(filepath.Join(dir, "link", "not", "yet"))
+	if err != nil || got != filepath.Join(real, "not", "yet") {
+		t.Fatalf("got %q, %v", got, err)
+	}
 }

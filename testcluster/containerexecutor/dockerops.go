@@ -158,13 +158,9 @@ func runRunDocker(c *config, r *request, stdout io.Writer) (int, error) {
 	if d.Command == "run" {
 		return 0, fail(exitInvalidDocker, "docker run only through a container launch")
 	}
-	argv, err := checkControl(d)
+	argv, err := checkControlFile(d, r.DockerFile)
 	if err != nil {
 		return 0, err
-	}
-	// The command file lies in the private directory of the container it names.
-	if name, _ := d.one("name"); name != filepath.Base(filepath.Dir(r.DockerFile)) {
-		return 0, fail(exitInvalidDocker, "docker %s names %s, but its command file is in %s's directory", d.Command, clip(name), filepath.Base(filepath.Dir(r.DockerFile)))
 	}
 	out, err := dockerCLI(c, 2*time.Minute, argv...)
 	var f *failure
@@ -192,4 +188,17 @@ func resolveExisting(p string) (string, error) {
 		}
 		rest = filepath.Join(filepath.Base(cur), rest)
 	}
+}
+
+// checkControlFile is checkControl for a command file at path, which must lie
+// in the private directory of the container it names.
+func checkControlFile(d *dockerCommand, path string) ([]string, error) {
+	argv, err := checkControl(d)
+	if err != nil {
+		return nil, err
+	}
+	if name, _ := d.one("name"); name != filepath.Base(filepath.Dir(path)) {
+		return nil, fail(exitInvalidDocker, "docker %s names %s, but its command file is in %s's directory", d.Command, clip(name), clip(filepath.Base(filepath.Dir(path))))
+	}
+	return argv, nil
 }
