@@ -37,7 +37,23 @@ func TestE2EDockerImage(t *testing.T) {
 		t.Parallel()
 		stdout, stderr, code := execTfyarnFor(t, c, bin, 5*time.Minute, alice, "run", "--output", "json", "--image", image, "--worker", "2x1c,256m", "--", "sh", "-c", inImage)
 		require.Equal(t, exitOK, code, "stdout: %s\nstderr: %s", stdout, stderr)
-		require.Equal(t, "SUCCEEDED", runJSON(t, stdout).FinalStatus)
+		r := runJSON(t, stdout)
+		require.Equal(t, "SUCCEEDED", r.FinalStatus)
+		// The tasks' exited containers do not pile up in the daemon.
+		for deadline := time.Now().Add(time.Minute); ; time.Sleep(500 * time.Millisecond) {
+			out, err := exec.Command("/usr/bin/docker", "--host", c.DockerHost(), "ps", "--all", "--format", "{{.Names}}").CombinedOutput()
+			require.NoError(t, err, "%s", out)
+			left := 0
+			for _, task := range r.Tasks {
+				if strings.Contains(string(out), task.ContainerID) {
+					left++
+				}
+			}
+			if left == 0 {
+				break
+			}
+			require.True(t, time.Now().Before(deadline), "%d exited task containers still in Docker a minute after the job", left)
+		}
 	})
 	t.Run("same_program_outside_image_fails", func(t *testing.T) {
 		t.Parallel()

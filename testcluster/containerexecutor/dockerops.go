@@ -111,6 +111,11 @@ func runLaunchDocker(c *config, r *request, a *account, nmGID int) (int, error) 
 		}
 	}
 	out, err := dockerCLI(c, 0, "wait", "--", r.ContainerID)
+	// The container is over: remove it here. The NodeManager's own removal (inspect, then rm,
+	// each through a command file in the container's private directory) races with its
+	// deletion of that directory and mostly finds the file gone; the test cluster never
+	// allows delayed removal (keeping exited containers for debugging).
+	_, _ = dockerCLI(c, time.Minute, "rm", "--force", "--", r.ContainerID)
 	if err != nil {
 		return 0, err
 	}
