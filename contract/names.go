@@ -50,6 +50,10 @@ const (
 	// under its link name, e.g. "env"); the launcher puts its bin/ first
 	// on PATH.
 	EnvPythonEnv = "TFYARN_PYTHON_ENV"
+	// EnvDockerImage is YARN's own variable (ContainerRuntimeConstants) through which the AM
+	// asks a NodeManager's Docker runtime for a task's image (--image); the launcher reads it to
+	// check that it really runs in a container.
+	EnvDockerImage = "YARN_CONTAINER_RUNTIME_DOCKER_IMAGE"
 	// EnvPythonEnvLayers lists, separated by ':', the directories (relative
 	// to the working directory) YARN unpacked the layers of a layered
 	// environment into: the launcher assembles EnvPythonEnv from them

@@ -58,6 +58,12 @@ type Config struct {
 	// (envpack.CheckRuntime; a conda env is relocated first) and put first
 	// on the program's PATH.
 	PythonEnv string
+	// DockerImage is the image YARN's Docker runtime was asked to run this
+	// task in (--image), empty for none; InitCmdline reads PID 1's command
+	// line for checkInImage (default: /proc/1/cmdline).
+	DockerImage string
+	InitCmdline func() ([]byte, error)
+	PIDs        func() [2]int // this process's pid and parent pid (default: the real ones)
 	// PythonEnvLayers, when set, are the directories (relative to Dir, or
 	// absolute) holding the unpacked layers of PythonEnv, which the
 	// launcher assembles first (envpack.Assemble).
@@ -178,6 +184,7 @@ func ConfigFromEnv(command []string) (Config, error) {
 		cfg.Locate, cfg.LocateWhere = hdfsLocator(l, cfg.Credentials), l.Path
 	}
 	cfg.PythonEnv = os.Getenv(contract.EnvPythonEnv)
+	cfg.DockerImage = os.Getenv(contract.EnvDockerImage)
 	cfg.PythonEnvLayers = PythonPathList(os.Getenv(contract.EnvPythonEnvLayers))
 	cfg.PythonPath = PythonPathList(os.Getenv(contract.EnvPythonPath))
 	cfg.Host = os.Getenv(EnvNMHost)

@@ -8,6 +8,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"sort"
+	"strings"
 	"syscall"
 	"time"
 
@@ -68,6 +69,14 @@ func Run(ctx context.Context, cfg Config) (exitCode int, err error) {
 		return ExitBadConfig, fmt.Errorf("task launcher: %w", err)
 	}
 	defer client.Close()
+
+	// A NodeManager without YARN's Docker runtime (DefaultContainerExecutor)
+	// ignores the image it was asked for: fail rather than run on the host.
+	if err := checkInImage(&cfg); err != nil {
+		log.printf("%v", err)
+		report(&cfg, client, log, rendezvous.ExitReport{Task: cfg.Task, ContainerID: cfg.ContainerID, ExitCode: ExitLauncherFailed, StderrTail: []string{err.Error()}})
+		return ExitLauncherFailed, err
+	}
 
 	// The environment is checked before registering: a task that cannot
 	// run fails at once, saying why, instead of after the rendezvous.
@@ -365,4 +374,40 @@ func report(cfg *Config, client *rendezvous.Client, log *logger, e rendezvous.Ex
 	if err := client.ReportExit(ctx, e); err != nil {
 		log.printf("could not report the exit to the AM: %v", err)
 	}
+}
+
+// checkInImage fails a task asked to run in a Docker image that does not
+// run in a container of its own: YARN's Docker runtime starts the launch
+// script as the container's PID 1 (or under Docker's init), which execs
+// the launcher or its bash, while on a node's host PID 1 is the machine's
+// init and the launcher descends from the NodeManager.
+func checkInImage(cfg *Config) error {
+	if cfg.DockerImage == "" {
+		return nil
+	}
+	pids := cfg.PIDs
+	if pids == nil {
+		pids = func() [2]int { return [2]int{os.Getpid(), os.Getppid()} }
+	}
+	if p := pids(); p[0] == 1 || p[1] == 1 {
+		return nil // the launcher, or the bash that runs it, is the namespace's init
+	}
+	read := cfg.InitCmdline
+	if read == nil {
+		read = func() ([]byte, error) { return os.ReadFile("/proc/1/cmdline") }
+	}
+	b, err := read()
+	if err == nil {
+		args := strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
+		switch filepath.Base(args[0]) {
+		case "docker-init", "tini", "tini-static":
+			return nil
+		}
+		for _, a := range args {
+			if filepath.Base(a) == "launch_container.sh" {
+				return nil
+			}
+		}
+	}
+	return fmt.Errorf("task launcher: the job asked for image %s, but this task does not run in a container of its own (PID 1 is not YARN's launch script): the NodeManager ignored YARN's Docker runtime; run the job on NodeManagers with LinuxContainerExecutor and the docker runtime allowed, or without --image", cfg.DockerImage)
 }

@@ -3,6 +3,7 @@ package executor
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -82,4 +83,28 @@ func TestRunRefusesBadConfig(t *testing.T) {
 	code, err := Run(context.Background(), Config{Task: taskspec.TaskID{Type: taskspec.Worker}, Command: []string{""}})
 	require.Equal(t, ExitBadConfig, code)
 	require.ErrorContains(t, err, "no program")
+}
+
+// --image on a NodeManager that ignores YARN's Docker runtime: the launcher refuses to run the
+// program on the host, whose PID 1 is the machine's init, not YARN's launch script.
+func TestCheckInImage(t *testing.T) {
+	pid1 := func(args ...string) func() ([]byte, error) {
+		return func() ([]byte, error) { return []byte(strings.Join(args, "\x00") + "\x00"), nil }
+	}
+	onHost := func() [2]int { return [2]int{4242, 4241} }
+	cfg := &Config{InitCmdline: pid1("/sbin/init"), PIDs: onHost}
+	require.NoError(t, checkInImage(cfg), "no image asked")
+	cfg.DockerImage = "tfyarn.test/x:1"
+	require.ErrorContains(t, checkInImage(cfg), "does not run in a container of its own")
+	cfg.InitCmdline = func() ([]byte, error) { return nil, os.ErrPermission }
+	require.Error(t, checkInImage(cfg))
+	cfg.InitCmdline = pid1("bash", "/l/usercache/alice/appcache/application_1_0001/container_1_0001_01_000002/launch_container.sh")
+	require.NoError(t, checkInImage(cfg))
+	cfg.InitCmdline = pid1("/sbin/docker-init", "--", "bash", "x.sh")
+	require.NoError(t, checkInImage(cfg))
+	cfg.InitCmdline = pid1("/sbin/init")
+	cfg.PIDs = func() [2]int { return [2]int{1, 0} } // the launch script exec'd the launcher
+	require.NoError(t, checkInImage(cfg))
+	cfg.PIDs = func() [2]int { return [2]int{7, 1} } // ... or bash -c, whose child it is
+	require.NoError(t, checkInImage(cfg))
 }

@@ -5,6 +5,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/tfyarn/tfyarn/contract"
 	"github.com/tfyarn/tfyarn/taskspec"
 	"github.com/tfyarn/tfyarn/yarnpb/hadoopyarn"
 )
@@ -55,7 +56,7 @@ func LimitsFrom(maxCap *hadoopyarn.ResourceProto, types []*hadoopyarn.ResourceTy
 // DockerLinuxContainerRuntime and ContainerRuntimeConstants).
 const (
 	EnvRuntimeType   = "YARN_CONTAINER_RUNTIME_TYPE" // "docker"
-	EnvDockerImage   = "YARN_CONTAINER_RUNTIME_DOCKER_IMAGE"
+	EnvDockerImage   = contract.EnvDockerImage
 	EnvDockerNetwork = "YARN_CONTAINER_RUNTIME_DOCKER_CONTAINER_NETWORK"
 	EnvDockerMounts  = "YARN_CONTAINER_RUNTIME_DOCKER_MOUNTS" // SRC:DST:ro|rw,...
 )

@@ -175,3 +175,19 @@ func TestE2EDockerImage(t *testing.T) {
 		require.NotContains(t, stderr, "submitted")
 	})
 }
+
+// Issue 20: on NodeManagers without YARN's Docker runtime (the plain cluster's
+// DefaultContainerExecutor ignores YARN_CONTAINER_RUNTIME_TYPE), a task asked to run in an image
+// fails saying so instead of running on the host.
+//
+//	go test -tags e2e -run '^TestE2EDockerImageIgnored$' ./cmd/tfyarn/
+func TestE2EDockerImageIgnored(t *testing.T) {
+	bin := clustertest.BuildTfyarn(t)
+	c := clustertest.Require(t)
+	stdout, stderr, code := execTfyarnFor(t, c, bin, 5*time.Minute, nil, "run", "--output", "json", "--image", "tfyarn.test/tfyarn-test-image:1",
+		"--worker", "1c,256m", "--", "true")
+	require.Equal(t, exitJobFailed, code, "stdout: %s\nstderr: %s", stdout, stderr)
+	r := runJSON(t, stdout)
+	require.Equal(t, "FAILED", r.FinalStatus)
+	require.Contains(t, r.Diagnostics, "does not run in a container of its own (PID 1 is not YARN's launch script)", r.Diagnostics)
+}
