@@ -31,8 +31,6 @@ func TestMain(m *testing.M) {
 		os.Exit(helperListen())
 	case "alloc", "spin", "sleep":
 		os.Exit(helperBusy(os.Getenv(helperEnv)))
-	case "endwithparent":
-		os.Exit(helperEndWithParent())
 	}
 	os.Exit(m.Run())
 }

@@ -1,11 +1,8 @@
 package main
 
 import (
-	"syscall"
-
 	"github.com/tfyarn/tfyarn/appmaster"
 	"github.com/tfyarn/tfyarn/contract"
-	"github.com/tfyarn/tfyarn/executor"
 	"github.com/urfave/cli/v2"
 )
 
@@ -21,9 +18,6 @@ func amCommand(e *env) *cli.Command {
 		},
 		OnUsageError: onUsageError,
 		Action: func(c *cli.Context) error {
-			// The wrapper's end is the AM container's end to YARN, which may
-			// start the next attempt: this one must not run on beside it.
-			_ = executor.EndWithParent(syscall.SIGKILL)
 			_, err := appmaster.RunAM(c.Context, appmaster.AMOptions{JobFile: c.String("job"), Log: e.stderr})
 			return err
 		},

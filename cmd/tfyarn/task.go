@@ -1,8 +1,6 @@
 package main
 
 import (
-	"syscall"
-
 	"github.com/tfyarn/tfyarn/executor"
 	"github.com/urfave/cli/v2"
 )
@@ -32,9 +30,6 @@ func taskCommand(e *env) *cli.Command {
 				return &exitCodeError{code: executor.ExitBadConfig, err: err}
 			}
 			cfg.Stdout, cfg.Stderr = e.stdout, e.stderr
-			// The wrapper's end is the container's: stop the program as a
-			// NodeManager's stop would (SIGTERM, the grace, SIGKILL).
-			_ = executor.EndWithParent(syscall.SIGTERM)
 			code, err := executor.Run(c.Context, cfg)
 			if code == 0 && err == nil {
 				return nil
