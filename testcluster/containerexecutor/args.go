@@ -147,27 +147,12 @@ func parseArgs(args []string) (*request, error) {
 		}
 		r.Command = append([]string(nil), rest[5:]...)
 	case 1:
-		// APPID CONTAINERID WORKDIR SCRIPT TOKENS --http|--https KEYSTORE TRUSTSTORE PIDFILE
-		// LOCALDIRS LOGDIRS RESOURCES [TCFILE]
-		if len(rest) >= 6 && rest[5] == "--https" {
-			return nil, fail(exitUnsupported, "launch with --https (a container keystore) is not supported by the test cluster's container-executor")
-		}
-		if len(rest) == 11 {
-			return nil, fail(exitUnsupported, "traffic control (a tc command file) is not supported by the test cluster's container-executor")
-		}
-		if len(rest) != 10 || rest[5] != "--http" {
-			return nil, fail(exitUsage, "launch needs APPID CONTAINERID WORKDIR SCRIPT TOKENS --http PIDFILE LOCALDIRS LOGDIRS RESOURCES, got %d arguments", len(rest))
+		resources, err := parseLaunch("launch", "RESOURCES", rest, r)
+		if err != nil {
+			return nil, err
 		}
 		r.Op = opLaunch
-		r.AppID, r.ContainerID, r.WorkDir = rest[0], rest[1], rest[2]
-		r.ScriptPath, r.TokensPath, r.PIDFile = rest[3], rest[4], rest[6]
-		if r.LocalDirs, err = splitDirs("local", rest[7]); err != nil {
-			return nil, err
-		}
-		if r.LogDirs, err = splitDirs("log", rest[8]); err != nil {
-			return nil, err
-		}
-		if r.CgroupTasks, err = parseResources(rest[9]); err != nil {
+		if r.CgroupTasks, err = parseResources(resources); err != nil {
 			return nil, err
 		}
 	case 2:
@@ -198,32 +183,43 @@ func parseArgs(args []string) (*request, error) {
 		r.Op = opList
 		r.Dir = rest[0]
 	case 4:
-		// APPID CONTAINERID WORKDIR SCRIPT TOKENS --http PIDFILE LOCALDIRS LOGDIRS DOCKERFILE [TCFILE]
-		if len(rest) >= 6 && rest[5] == "--https" {
-			return nil, fail(exitUnsupported, "docker launch with --https (a container keystore) is not supported by the test cluster's container-executor")
-		}
-		if len(rest) == 11 {
-			return nil, fail(exitUnsupported, "traffic control (a tc command file) is not supported by the test cluster's container-executor")
-		}
-		if len(rest) != 10 || rest[5] != "--http" {
-			return nil, fail(exitUsage, "docker launch needs APPID CONTAINERID WORKDIR SCRIPT TOKENS --http PIDFILE LOCALDIRS LOGDIRS DOCKERFILE, got %d arguments", len(rest))
+		dockerFile, err := parseLaunch("docker launch", "DOCKERFILE", rest, r)
+		if err != nil {
+			return nil, err
 		}
 		r.Op = opLaunchDocker
-		r.AppID, r.ContainerID, r.WorkDir = rest[0], rest[1], rest[2]
-		r.ScriptPath, r.TokensPath, r.PIDFile = rest[3], rest[4], rest[6]
-		if r.LocalDirs, err = splitDirs("local", rest[7]); err != nil {
-			return nil, err
-		}
-		if r.LogDirs, err = splitDirs("log", rest[8]); err != nil {
-			return nil, err
-		}
-		r.DockerFile = rest[9]
+		r.DockerFile = dockerFile
 	case 6:
 		return nil, fail(exitUnsupported, "command %d (YARN sysfs) is not supported by the test cluster's container-executor", cmd)
 	default:
 		return nil, fail(exitUsage, "unknown command %d", cmd)
 	}
 	return r, nil
+}
+
+// parseLaunch reads what a launch (command 1) and a docker launch (command 4)
+// share: APPID CONTAINERID WORKDIR SCRIPT TOKENS --http PIDFILE LOCALDIRS
+// LOGDIRS LAST [TCFILE], where LAST (lastName) is the resources or the
+// docker command file, returned as it is.
+func parseLaunch(what, lastName string, rest []string, r *request) (last string, err error) {
+	if len(rest) >= 6 && rest[5] == "--https" {
+		return "", fail(exitUnsupported, "%s with --https (a container keystore) is not supported by the test cluster's container-executor", what)
+	}
+	if len(rest) == 11 {
+		return "", fail(exitUnsupported, "traffic control (a tc command file) is not supported by the test cluster's container-executor")
+	}
+	if len(rest) != 10 || rest[5] != "--http" {
+		return "", fail(exitUsage, "%s needs APPID CONTAINERID WORKDIR SCRIPT TOKENS --http PIDFILE LOCALDIRS LOGDIRS %s, got %d arguments", what, lastName, len(rest))
+	}
+	r.AppID, r.ContainerID, r.WorkDir = rest[0], rest[1], rest[2]
+	r.ScriptPath, r.TokensPath, r.PIDFile = rest[3], rest[4], rest[6]
+	if r.LocalDirs, err = splitDirs("local", rest[7]); err != nil {
+		return "", err
+	}
+	if r.LogDirs, err = splitDirs("log", rest[8]); err != nil {
+		return "", err
+	}
+	return rest[9], nil
 }
 
 // splitDirs splits a '%'-separated directory list.
