@@ -100,32 +100,59 @@ func envApp(t *testing.T, bin string, env []string, venv, logPath string, extra 
 	args := append([]string{"run", "--env", venv, "--worker", "1c,1g", "--name", "bench-envcache"}, extra...)
 	cmd := exec.CommandContext(ctx, bin, append(args, "--", "python", "-c", "pass")...)
 	cmd.Env = env
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	start := time.Now()
-	require.NoError(t, cmd.Run(), "stdout: %s\nstderr: %s", stdout.String(), stderr.String())
-	r := envAppRun{WallS: round2(time.Since(start).Seconds())}
-	both := stdout.String() + stderr.String()
-	r.AppID = appIDRE.FindString(both)
-	require.NotEmpty(t, r.AppID, "%s", both)
-	r.PackLine = strings.TrimSpace(packLineRE.FindString(both))
-	if m := uploadedRE.FindStringSubmatch(both); m != nil {
-		r.UploadedBytes, _ = strconv.ParseInt(m[1], 10, 64)
-	}
-	for _, l := range cacheLineRE.FindAllString(stderr.String(), -1) {
+	o := timedRun(t, cmd)
+	r := envAppRun{WallS: o.WallS, AppID: o.AppID, PackLine: o.PackLine, UploadedBytes: o.UploadedBytes}
+	for _, l := range cacheLineRE.FindAllString(o.Stderr, -1) {
 		r.CacheLines = append(r.CacheLines, strings.TrimSpace(l))
 	}
+	r.SubmittedS = waitTimeline(t, logPath, r.AppID, o.Start).Submitted
+	r.LocalizingS, r.PublicDownload = localizing(t, logPath, r.AppID, o.Start)
+	return r
+}
+
+// runOutput is one timed `tfyarn run` and what its output says.
+type runOutput struct {
+	Start          time.Time
+	WallS          float64
+	AppID          string
+	PackLine       string
+	UploadedBytes  int64
+	Stdout, Stderr string
+}
+
+// timedRun runs cmd (a `tfyarn run`), which must succeed, and reads its
+// application id, pack line and uploaded bytes.
+func timedRun(t *testing.T, cmd *exec.Cmd) runOutput {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	o := runOutput{Start: time.Now()}
+	require.NoError(t, cmd.Run(), "stdout: %s\nstderr: %s", stdout.String(), stderr.String())
+	o.WallS = round2(time.Since(o.Start).Seconds())
+	o.Stdout, o.Stderr = stdout.String(), stderr.String()
+	both := o.Stdout + o.Stderr
+	o.AppID = appIDRE.FindString(both)
+	require.NotEmpty(t, o.AppID, "%s", both)
+	o.PackLine = strings.TrimSpace(packLineRE.FindString(both))
+	if m := uploadedRE.FindStringSubmatch(both); m != nil {
+		o.UploadedBytes, _ = strconv.ParseInt(m[1], 10, 64)
+	}
+	return o
+}
+
+// waitTimeline waits up to 30 s for appID's timeline in the cluster's log
+// (the log is written a moment after the application ends).
+func waitTimeline(t *testing.T, logPath, appID string, start time.Time) timeline {
+	t.Helper()
 	var tl timeline
 	var ok bool
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
-		if tl, ok = readTimeline(t, logPath, r.AppID, start); ok || time.Now().After(deadline) {
+		if tl, ok = readTimeline(t, logPath, appID, start); ok || time.Now().After(deadline) {
 			break
 		}
 	}
-	require.True(t, ok, "no timeline for %s", r.AppID)
-	r.SubmittedS = tl.Submitted
-	r.LocalizingS, r.PublicDownload = localizing(t, logPath, r.AppID, start)
-	return r
+	require.True(t, ok, "no timeline for %s in %s within 30s", appID, logPath)
+	return tl
 }
 
 // localizing reads the task container's LOCALIZING → SCHEDULED from the

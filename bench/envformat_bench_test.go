@@ -5,7 +5,6 @@ package bench
 import (
 	"archive/tar"
 	"archive/zip"
-	"bytes"
 	"compress/flate"
 	"compress/gzip"
 	"context"
@@ -15,7 +14,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -194,27 +192,10 @@ func shipArchive(t *testing.T, bin string, env []string, archive, logPath string
 	cmd := exec.CommandContext(ctx, bin, "run", "--archives", archive+"#envx", "--worker", "1c,1g", "--name", "bench-envformat",
 		"--", "sh", "-c", "test -d envx/lib")
 	cmd.Env = env
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	start := time.Now()
-	require.NoError(t, cmd.Run(), "stdout: %s\nstderr: %s", stdout.String(), stderr.String())
-	run.WallS = round2(time.Since(start).Seconds())
-	both := stdout.String() + stderr.String()
-	run.AppID = appIDRE.FindString(both)
-	require.NotEmpty(t, run.AppID, "%s", both)
-	if m := uploadedRE.FindStringSubmatch(both); m != nil {
-		run.UploadedBytes, _ = strconv.ParseInt(m[1], 10, 64)
-	}
-	var tl timeline
-	var ok bool
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
-		if tl, ok = readTimeline(t, logPath, run.AppID, start); ok || time.Now().After(deadline) {
-			break
-		}
-	}
-	require.True(t, ok, "no timeline for %s", run.AppID)
-	run.SubmittedS = tl.Submitted
-	run.LocalizingS, _ = localizing(t, logPath, run.AppID, start)
+	o := timedRun(t, cmd)
+	run.WallS, run.AppID, run.UploadedBytes = o.WallS, o.AppID, o.UploadedBytes
+	run.SubmittedS = waitTimeline(t, logPath, run.AppID, o.Start).Submitted
+	run.LocalizingS, _ = localizing(t, logPath, run.AppID, o.Start)
 }
 
 func envFormatMarkdown(r envFormatResult) string {

@@ -3,7 +3,6 @@
 package bench
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -163,29 +162,11 @@ func layersApp(t *testing.T, bin string, env []string, envArg, logPath string) e
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, "run", "--env", envArg, "--worker", "1c,1g", "--name", "bench-envlayers", "--", "python", "-c", "import six")
 	cmd.Env = env
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	start := time.Now()
-	require.NoError(t, cmd.Run(), "stdout: %s\nstderr: %s", stdout.String(), stderr.String())
-	r := envLayersRun{WallS: round2(time.Since(start).Seconds())}
-	both := stdout.String() + stderr.String()
-	r.AppID = appIDRE.FindString(both)
-	require.NotEmpty(t, r.AppID, "%s", both)
-	r.PackLine = strings.TrimSpace(packLineRE.FindString(both))
-	if m := uploadedRE.FindStringSubmatch(both); m != nil {
-		r.UploadedBytes, _ = strconv.ParseInt(m[1], 10, 64)
-	}
-	var tl timeline
-	var ok bool
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
-		if tl, ok = readTimeline(t, logPath, r.AppID, start); ok || time.Now().After(deadline) {
-			break
-		}
-	}
-	require.True(t, ok, "no timeline for %s", r.AppID)
-	r.SubmittedS = tl.Submitted
-	r.LocalizingS, _ = localizing(t, logPath, r.AppID, start)
-	r.Downloads = envDownloads(t, logPath, filepath.Join(filepath.Dir(logPath), "..", "data"), r.AppID, start, time.Now())
+	o := timedRun(t, cmd)
+	r := envLayersRun{WallS: o.WallS, AppID: o.AppID, PackLine: o.PackLine, UploadedBytes: o.UploadedBytes}
+	r.SubmittedS = waitTimeline(t, logPath, r.AppID, o.Start).Submitted
+	r.LocalizingS, _ = localizing(t, logPath, r.AppID, o.Start)
+	r.Downloads = envDownloads(t, logPath, filepath.Join(filepath.Dir(logPath), "..", "data"), r.AppID, o.Start, time.Now())
 	return r
 }
 
