@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 GO ?= go
 PROFILE ?= plain
-GOFILES = $(shell git ls-files --cached --others --exclude-standard '*.go' | grep -v '^yarnpb/hadoop')
+GOFILES = $(shell git ls-files --cached --others --exclude-standard '*.go' | grep -v '^internal/yarnpb/hadoop')
 
 .PHONY: build test unit e2e faults cluster-up cluster-down cluster-status demo proto bench soak fmt lint clean
 

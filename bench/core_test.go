@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tfyarn/tfyarn/appmaster/core"
+	"github.com/tfyarn/tfyarn/internal/appmaster/core"
 	"github.com/tfyarn/tfyarn/taskspec"
 )
 

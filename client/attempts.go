@@ -4,10 +4,10 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/tfyarn/tfyarn/rendezvous"
-	"github.com/tfyarn/tfyarn/security"
+	"github.com/tfyarn/tfyarn/internal/rendezvous"
+	"github.com/tfyarn/tfyarn/internal/security"
+	"github.com/tfyarn/tfyarn/internal/yarnpb/hadoopyarn"
 	"github.com/tfyarn/tfyarn/taskspec"
-	"github.com/tfyarn/tfyarn/yarnpb/hadoopyarn"
 )
 
 // RMMaxAttemptsKey caps every application's ApplicationMaster attempts; the

@@ -4,11 +4,11 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/tfyarn/tfyarn/hadoopconf"
-	"github.com/tfyarn/tfyarn/hdfs"
-	"github.com/tfyarn/tfyarn/ipc"
-	"github.com/tfyarn/tfyarn/security"
-	"github.com/tfyarn/tfyarn/yarn"
+	"github.com/tfyarn/tfyarn/internal/hadoopconf"
+	"github.com/tfyarn/tfyarn/internal/hdfs"
+	"github.com/tfyarn/tfyarn/internal/ipc"
+	"github.com/tfyarn/tfyarn/internal/security"
+	"github.com/tfyarn/tfyarn/internal/yarn"
 )
 
 // Login logs in as a Kerberized cluster (hadoop.security.authentication=

@@ -7,10 +7,10 @@ import (
 	krbconfig "github.com/jcmturner/gokrb5/v8/config"
 	"github.com/stretchr/testify/require"
 
-	"github.com/tfyarn/tfyarn/hadoopconf"
-	"github.com/tfyarn/tfyarn/ipc"
-	"github.com/tfyarn/tfyarn/security"
-	"github.com/tfyarn/tfyarn/yarn"
+	"github.com/tfyarn/tfyarn/internal/hadoopconf"
+	"github.com/tfyarn/tfyarn/internal/ipc"
+	"github.com/tfyarn/tfyarn/internal/security"
+	"github.com/tfyarn/tfyarn/internal/yarn"
 )
 
 // TestRMClientOptionsHAPrincipals: with two ResourceManagers, the GSSAPI

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/tfyarn/tfyarn/hdfs"
+	"github.com/tfyarn/tfyarn/internal/hdfs"
 )
 
 // ConfCacheDir is the client configuration key (core-site.xml or

@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/tfyarn/tfyarn/internal/yarn"
+	"github.com/tfyarn/tfyarn/internal/yarnpb/hadoopyarn"
 	"github.com/tfyarn/tfyarn/taskspec"
-	"github.com/tfyarn/tfyarn/yarn"
-	"github.com/tfyarn/tfyarn/yarnpb/hadoopyarn"
 )
 
 // checkQueue fails with a QueueError naming the known queues when the

@@ -3,8 +3,8 @@ package client
 import (
 	"context"
 
-	"github.com/tfyarn/tfyarn/yarn"
-	"github.com/tfyarn/tfyarn/yarnpb/hadoopyarn"
+	"github.com/tfyarn/tfyarn/internal/yarn"
+	"github.com/tfyarn/tfyarn/internal/yarnpb/hadoopyarn"
 )
 
 // FetchClusterState asks the RM what placement needs: its RUNNING nodes,

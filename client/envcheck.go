@@ -10,7 +10,7 @@ import (
 	"path"
 	"strings"
 
-	"github.com/tfyarn/tfyarn/envpack"
+	"github.com/tfyarn/tfyarn/internal/envpack"
 )
 
 // maxManifestBytes bounds the envpack manifest read from an --env archive.

@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"time"
 
-	"github.com/tfyarn/tfyarn/hdfs"
+	"github.com/tfyarn/tfyarn/internal/hdfs"
 )
 
 // historyTimeout bounds keeping the history: the job is over, this is a

@@ -4,10 +4,10 @@ import (
 	"os"
 	"time"
 
-	"github.com/tfyarn/tfyarn/contract"
-	"github.com/tfyarn/tfyarn/framework"
-	"github.com/tfyarn/tfyarn/hadoopconf"
-	"github.com/tfyarn/tfyarn/ipc"
+	"github.com/tfyarn/tfyarn/internal/contract"
+	"github.com/tfyarn/tfyarn/internal/framework"
+	"github.com/tfyarn/tfyarn/internal/hadoopconf"
+	"github.com/tfyarn/tfyarn/internal/ipc"
 	"github.com/tfyarn/tfyarn/taskspec"
 )
 

@@ -8,13 +8,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tfyarn/tfyarn/contract"
-	"github.com/tfyarn/tfyarn/hadoopconf"
-	"github.com/tfyarn/tfyarn/hdfs"
 	"github.com/tfyarn/tfyarn/internal/aggregatedlog"
+	"github.com/tfyarn/tfyarn/internal/contract"
+	"github.com/tfyarn/tfyarn/internal/hadoopconf"
+	"github.com/tfyarn/tfyarn/internal/hdfs"
 	"github.com/tfyarn/tfyarn/internal/nmlogs"
-	"github.com/tfyarn/tfyarn/yarn"
-	"github.com/tfyarn/tfyarn/yarnpb/hadoopyarn"
+	"github.com/tfyarn/tfyarn/internal/yarn"
+	"github.com/tfyarn/tfyarn/internal/yarnpb/hadoopyarn"
 )
 
 // LogsRequest says which logs Logs prints.

@@ -11,9 +11,9 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/tfyarn/tfyarn/hdfs"
 	"github.com/tfyarn/tfyarn/internal/aggregatedlog"
-	"github.com/tfyarn/tfyarn/yarnpb/hadoopyarn"
+	"github.com/tfyarn/tfyarn/internal/hdfs"
+	"github.com/tfyarn/tfyarn/internal/yarnpb/hadoopyarn"
 )
 
 // Hadoop's defaults for where aggregated logs go (YarnConfiguration).

@@ -10,11 +10,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/tfyarn/tfyarn/contract"
 	"github.com/tfyarn/tfyarn/internal/aggregatedlog"
+	"github.com/tfyarn/tfyarn/internal/contract"
 	"github.com/tfyarn/tfyarn/internal/nmlogs"
-	"github.com/tfyarn/tfyarn/yarn"
-	"github.com/tfyarn/tfyarn/yarnpb/hadoopyarn"
+	"github.com/tfyarn/tfyarn/internal/yarn"
+	"github.com/tfyarn/tfyarn/internal/yarnpb/hadoopyarn"
 )
 
 // defaultFollowFiles are the files followed when none is named.

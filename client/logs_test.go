@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
-	"github.com/tfyarn/tfyarn/contract"
+	"github.com/tfyarn/tfyarn/internal/contract"
 )
 
 func TestTailLinesKeepsTheLastLines(t *testing.T) {

@@ -4,9 +4,9 @@ import (
 	"context"
 	"time"
 
-	"github.com/tfyarn/tfyarn/hdfs"
-	"github.com/tfyarn/tfyarn/yarn"
-	"github.com/tfyarn/tfyarn/yarnpb/hadoopyarn"
+	"github.com/tfyarn/tfyarn/internal/hdfs"
+	"github.com/tfyarn/tfyarn/internal/yarn"
+	"github.com/tfyarn/tfyarn/internal/yarnpb/hadoopyarn"
 )
 
 // OrphanGrace is how old the staging directory of an application the RM

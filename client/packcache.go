@@ -4,8 +4,8 @@ import (
 	"context"
 	"time"
 
-	"github.com/tfyarn/tfyarn/envpack"
-	"github.com/tfyarn/tfyarn/hdfs"
+	"github.com/tfyarn/tfyarn/internal/envpack"
+	"github.com/tfyarn/tfyarn/internal/hdfs"
 )
 
 // recalled is what the local pack cache knows of a directory or file about

@@ -6,10 +6,10 @@ import (
 	"io"
 	"os"
 
-	"github.com/tfyarn/tfyarn/contract"
-	"github.com/tfyarn/tfyarn/hdfs"
-	"github.com/tfyarn/tfyarn/security"
-	"github.com/tfyarn/tfyarn/yarnpb/hadoopyarn"
+	"github.com/tfyarn/tfyarn/internal/contract"
+	"github.com/tfyarn/tfyarn/internal/hdfs"
+	"github.com/tfyarn/tfyarn/internal/security"
+	"github.com/tfyarn/tfyarn/internal/yarnpb/hadoopyarn"
 )
 
 // secureParts is what a Kerberized submission adds to the AM's container:

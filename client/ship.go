@@ -8,9 +8,9 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/tfyarn/tfyarn/envpack"
-	"github.com/tfyarn/tfyarn/hdfs"
-	"github.com/tfyarn/tfyarn/localrun"
+	"github.com/tfyarn/tfyarn/internal/envpack"
+	"github.com/tfyarn/tfyarn/internal/hdfs"
+	"github.com/tfyarn/tfyarn/internal/localrun"
 	"github.com/tfyarn/tfyarn/taskspec"
 )
 

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
-	"github.com/tfyarn/tfyarn/localrun"
+	"github.com/tfyarn/tfyarn/internal/localrun"
 	"github.com/tfyarn/tfyarn/taskspec"
 )
 

@@ -6,9 +6,9 @@ import (
 	"os"
 	"time"
 
-	"github.com/tfyarn/tfyarn/envpack"
-	"github.com/tfyarn/tfyarn/hdfs"
-	"github.com/tfyarn/tfyarn/yarnpb/hadoopyarn"
+	"github.com/tfyarn/tfyarn/internal/envpack"
+	"github.com/tfyarn/tfyarn/internal/hdfs"
+	"github.com/tfyarn/tfyarn/internal/yarnpb/hadoopyarn"
 )
 
 // UploadFunc is told that a file of the job is about to go to the HDFS

@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
-	"github.com/tfyarn/tfyarn/contract"
+	"github.com/tfyarn/tfyarn/internal/contract"
 )
 
 func TestTaskChangesInTheOrderTheyHappen(t *testing.T) {

@@ -3,10 +3,10 @@ package client
 import (
 	"sort"
 
-	"github.com/tfyarn/tfyarn/contract"
-	"github.com/tfyarn/tfyarn/framework"
+	"github.com/tfyarn/tfyarn/internal/contract"
+	"github.com/tfyarn/tfyarn/internal/framework"
+	"github.com/tfyarn/tfyarn/internal/yarnpb/hadoopyarn"
 	"github.com/tfyarn/tfyarn/taskspec"
-	"github.com/tfyarn/tfyarn/yarnpb/hadoopyarn"
 )
 
 // Validate is taskspec's check of the job, plus its environment against

@@ -8,8 +8,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/tfyarn/tfyarn/yarn"
-	"github.com/tfyarn/tfyarn/yarnpb/hadoopyarn"
+	"github.com/tfyarn/tfyarn/internal/yarn"
+	"github.com/tfyarn/tfyarn/internal/yarnpb/hadoopyarn"
 )
 
 // waitGPUs reads the GPUs and label of a waiting line's shape

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Regenerates yarnpb/*/*.pb.go from yarnpb/proto with pinned tools:
+# Regenerates internal/yarnpb/*/*.pb.go from internal/yarnpb/proto with pinned tools:
 # protoc from Maven Central (no GitHub downloads needed) and protoc-gen-go from the Go module proxy.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -23,11 +23,11 @@ fi
 # Each proto directory is one Go package; the proto package is renamed (tfyarn.hadoop.*) and the
 # files live under tfyarn/hadoop/ so their registrations never clash with colinmarc/hdfs's.
 module=$(go list -m)
-for dir in yarnpb/proto/tfyarn/hadoop/*/; do
+for dir in internal/yarnpb/proto/tfyarn/hadoop/*/; do
   files=("$dir"*.proto)
   [ -e "${files[0]}" ] || continue
-  PATH="$tools/bin:$PATH" "$protoc" -I yarnpb/proto \
+  PATH="$tools/bin:$PATH" "$protoc" -I internal/yarnpb/proto \
     --go_out=. --go_opt=module="$module" \
     "${files[@]}"
 done
-echo "generated: $(find yarnpb -name '*.pb.go' | wc -l) files"
+echo "generated: $(find internal/yarnpb -name '*.pb.go' | wc -l) files"

@@ -20,7 +20,7 @@ import (
 
 	gohdfs "github.com/colinmarc/hdfs/v2"
 
-	"github.com/tfyarn/tfyarn/hadoopconf"
+	"github.com/tfyarn/tfyarn/internal/hadoopconf"
 )
 
 var traceRE = regexp.MustCompile(`bytes: (\d+), op: HDFS_WRITE, cliID: ([^,]+),.*duration\(ns\): (\d+)`)

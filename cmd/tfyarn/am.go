@@ -1,8 +1,8 @@
 package main
 
 import (
-	"github.com/tfyarn/tfyarn/appmaster"
-	"github.com/tfyarn/tfyarn/contract"
+	"github.com/tfyarn/tfyarn/internal/appmaster"
+	"github.com/tfyarn/tfyarn/internal/contract"
 	"github.com/urfave/cli/v2"
 )
 

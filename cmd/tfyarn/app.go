@@ -3,7 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
-	"github.com/tfyarn/tfyarn/security"
+	"github.com/tfyarn/tfyarn/internal/security"
 	"io"
 	"strings"
 	"time"

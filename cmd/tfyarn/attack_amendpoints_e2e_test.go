@@ -18,11 +18,11 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/tfyarn/tfyarn/contract"
-	"github.com/tfyarn/tfyarn/hadoopconf"
 	"github.com/tfyarn/tfyarn/internal/clustertest"
-	"github.com/tfyarn/tfyarn/security"
-	"github.com/tfyarn/tfyarn/yarn"
+	"github.com/tfyarn/tfyarn/internal/contract"
+	"github.com/tfyarn/tfyarn/internal/hadoopconf"
+	"github.com/tfyarn/tfyarn/internal/security"
+	"github.com/tfyarn/tfyarn/internal/yarn"
 )
 
 // TestE2EAttackAMEndpoints: while alice's job runs, bob (another

@@ -18,8 +18,8 @@ import (
 	gohdfs "github.com/colinmarc/hdfs/v2"
 	"github.com/stretchr/testify/require"
 
-	"github.com/tfyarn/tfyarn/hdfs"
 	"github.com/tfyarn/tfyarn/internal/clustertest"
+	"github.com/tfyarn/tfyarn/internal/hdfs"
 )
 
 // attackUser is one side of an attack test: who it is and how to act as

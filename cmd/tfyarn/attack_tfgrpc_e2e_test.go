@@ -18,11 +18,11 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/tfyarn/tfyarn/contract"
-	"github.com/tfyarn/tfyarn/executor"
 	"github.com/tfyarn/tfyarn/internal/clustertest"
-	"github.com/tfyarn/tfyarn/rendezvous"
-	"github.com/tfyarn/tfyarn/security"
+	"github.com/tfyarn/tfyarn/internal/contract"
+	"github.com/tfyarn/tfyarn/internal/executor"
+	"github.com/tfyarn/tfyarn/internal/rendezvous"
+	"github.com/tfyarn/tfyarn/internal/security"
 )
 
 // tfServer is alice's program: the TensorFlow gRPC server of its task, from

@@ -7,7 +7,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/tfyarn/tfyarn/hdfs"
+	"github.com/tfyarn/tfyarn/internal/hdfs"
 )
 
 // cacheAdoptCommand makes other users' uploads to a shared cache directory

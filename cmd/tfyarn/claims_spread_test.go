@@ -9,8 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/tfyarn/tfyarn/client"
 	"github.com/tfyarn/tfyarn/internal/clustertest"
+	"github.com/tfyarn/tfyarn/internal/yarn"
 	"github.com/tfyarn/tfyarn/taskspec"
-	"github.com/tfyarn/tfyarn/yarn"
 )
 
 // TestClaimsSpreadREADME pins what README's `--spread` section names to

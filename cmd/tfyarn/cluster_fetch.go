@@ -4,7 +4,7 @@ import (
 	"context"
 	"sort"
 
-	"github.com/tfyarn/tfyarn/yarn"
+	"github.com/tfyarn/tfyarn/internal/yarn"
 )
 
 // fetchCluster asks the RM everything `tfyarn cluster` shows. The calls are

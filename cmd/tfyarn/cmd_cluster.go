@@ -7,9 +7,9 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/tfyarn/tfyarn/hadoopconf"
 	"github.com/tfyarn/tfyarn/internal/cliout"
-	"github.com/tfyarn/tfyarn/yarn"
+	"github.com/tfyarn/tfyarn/internal/hadoopconf"
+	"github.com/tfyarn/tfyarn/internal/yarn"
 	"github.com/urfave/cli/v2"
 )
 

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/tfyarn/tfyarn/hadoopconf"
-	"github.com/tfyarn/tfyarn/yarn"
+	"github.com/tfyarn/tfyarn/internal/hadoopconf"
+	"github.com/tfyarn/tfyarn/internal/yarn"
 	"github.com/urfave/cli/v2"
 )
 

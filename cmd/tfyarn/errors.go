@@ -8,10 +8,10 @@ import (
 	"syscall"
 
 	"github.com/tfyarn/tfyarn/client"
-	"github.com/tfyarn/tfyarn/hadoopconf"
-	"github.com/tfyarn/tfyarn/hdfs"
-	"github.com/tfyarn/tfyarn/ipc"
-	"github.com/tfyarn/tfyarn/yarn"
+	"github.com/tfyarn/tfyarn/internal/hadoopconf"
+	"github.com/tfyarn/tfyarn/internal/hdfs"
+	"github.com/tfyarn/tfyarn/internal/ipc"
+	"github.com/tfyarn/tfyarn/internal/yarn"
 )
 
 // usageError is a mistake in how tfyarn was invoked.

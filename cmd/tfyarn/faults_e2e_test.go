@@ -25,13 +25,13 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"github.com/tfyarn/tfyarn/appmaster"
 	"github.com/tfyarn/tfyarn/client"
-	"github.com/tfyarn/tfyarn/contract"
-	"github.com/tfyarn/tfyarn/hadoopconf"
-	"github.com/tfyarn/tfyarn/hdfs"
+	"github.com/tfyarn/tfyarn/internal/appmaster"
 	"github.com/tfyarn/tfyarn/internal/clustertest"
-	"github.com/tfyarn/tfyarn/ipc"
+	"github.com/tfyarn/tfyarn/internal/contract"
+	"github.com/tfyarn/tfyarn/internal/hadoopconf"
+	"github.com/tfyarn/tfyarn/internal/hdfs"
+	"github.com/tfyarn/tfyarn/internal/ipc"
 )
 
 // The fault-injection suite: real faults on the real cluster (its own, so that stopping a

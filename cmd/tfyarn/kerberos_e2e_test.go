@@ -18,11 +18,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tfyarn/tfyarn/client"
-	"github.com/tfyarn/tfyarn/hadoopconf"
-	"github.com/tfyarn/tfyarn/hdfs"
 	"github.com/tfyarn/tfyarn/internal/clustertest"
-	"github.com/tfyarn/tfyarn/security"
-	"github.com/tfyarn/tfyarn/yarn"
+	"github.com/tfyarn/tfyarn/internal/hadoopconf"
+	"github.com/tfyarn/tfyarn/internal/hdfs"
+	"github.com/tfyarn/tfyarn/internal/security"
+	"github.com/tfyarn/tfyarn/internal/yarn"
 )
 
 // tfyarn on a Kerberized cluster, as a user uses it: `kinit` (the test

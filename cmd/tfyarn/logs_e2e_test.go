@@ -14,7 +14,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/tfyarn/tfyarn/internal/clustertest"
-	"github.com/tfyarn/tfyarn/ipc"
+	"github.com/tfyarn/tfyarn/internal/ipc"
 )
 
 // bgTfyarn is a tfyarn process running in the background.

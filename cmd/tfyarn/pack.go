@@ -9,8 +9,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/tfyarn/tfyarn/envpack"
 	"github.com/tfyarn/tfyarn/internal/cliout"
+	"github.com/tfyarn/tfyarn/internal/envpack"
 	"github.com/tfyarn/tfyarn/internal/progressbar"
 )
 

@@ -19,11 +19,11 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/tfyarn/tfyarn/client"
-	"github.com/tfyarn/tfyarn/hadoopconf"
-	"github.com/tfyarn/tfyarn/hdfs"
 	"github.com/tfyarn/tfyarn/internal/clustertest"
-	"github.com/tfyarn/tfyarn/ipc"
-	"github.com/tfyarn/tfyarn/yarn"
+	"github.com/tfyarn/tfyarn/internal/hadoopconf"
+	"github.com/tfyarn/tfyarn/internal/hdfs"
+	"github.com/tfyarn/tfyarn/internal/ipc"
+	"github.com/tfyarn/tfyarn/internal/yarn"
 )
 
 // `tfyarn run` end to end, as a user runs it: the static binary built here,

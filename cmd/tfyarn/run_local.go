@@ -14,7 +14,7 @@ import (
 
 	"github.com/tfyarn/tfyarn/client"
 	"github.com/tfyarn/tfyarn/internal/cliout"
-	"github.com/tfyarn/tfyarn/localrun"
+	"github.com/tfyarn/tfyarn/internal/localrun"
 	"github.com/urfave/cli/v2"
 )
 

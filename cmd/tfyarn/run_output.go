@@ -6,7 +6,7 @@ import (
 	"io"
 
 	"github.com/tfyarn/tfyarn/client"
-	"github.com/tfyarn/tfyarn/localrun"
+	"github.com/tfyarn/tfyarn/internal/localrun"
 	"github.com/tfyarn/tfyarn/taskspec"
 	"github.com/urfave/cli/v2"
 )

@@ -7,7 +7,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/tfyarn/tfyarn/client"
-	"github.com/tfyarn/tfyarn/contract"
+	"github.com/tfyarn/tfyarn/internal/contract"
 	"github.com/tfyarn/tfyarn/taskspec"
 )
 

@@ -3,7 +3,7 @@ package main
 import (
 	"sort"
 
-	"github.com/tfyarn/tfyarn/yarn"
+	"github.com/tfyarn/tfyarn/internal/yarn"
 )
 
 // sortApps orders newest first, the order people scan a list in; the RM's

@@ -1,7 +1,7 @@
 package main
 
 import (
-	"github.com/tfyarn/tfyarn/executor"
+	"github.com/tfyarn/tfyarn/internal/executor"
 	"github.com/urfave/cli/v2"
 )
 

@@ -12,8 +12,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/tfyarn/tfyarn/contract"
 	"github.com/tfyarn/tfyarn/internal/clustertest"
+	"github.com/tfyarn/tfyarn/internal/contract"
 )
 
 // TestE2ETensorBoard: `run --tensorboard --logdir` runs TensorBoard from the

@@ -11,12 +11,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tfyarn/tfyarn/appmaster/webui"
-	"github.com/tfyarn/tfyarn/contract"
-	"github.com/tfyarn/tfyarn/hdfs"
+	"github.com/tfyarn/tfyarn/internal/appmaster/webui"
 	"github.com/tfyarn/tfyarn/internal/cliout"
-	"github.com/tfyarn/tfyarn/yarn"
-	"github.com/tfyarn/tfyarn/yarnpb/hadoopyarn"
+	"github.com/tfyarn/tfyarn/internal/contract"
+	"github.com/tfyarn/tfyarn/internal/hdfs"
+	"github.com/tfyarn/tfyarn/internal/yarn"
+	"github.com/tfyarn/tfyarn/internal/yarnpb/hadoopyarn"
 )
 
 // appView is the JSON shape of one application, in `tfyarn status --output

@@ -3,8 +3,8 @@ package main
 import (
 	"sort"
 
-	"github.com/tfyarn/tfyarn/yarn"
-	"github.com/tfyarn/tfyarn/yarnpb/hadoopyarn"
+	"github.com/tfyarn/tfyarn/internal/yarn"
+	"github.com/tfyarn/tfyarn/internal/yarnpb/hadoopyarn"
 )
 
 // clusterView is the JSON shape of `tfyarn cluster --output json`:

@@ -1,0 +1,230 @@
+package appmaster
+
+import (
+	"context"
+	"fmt"
+	"github.com/tfyarn/tfyarn/internal/appmaster/core"
+	"io"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/tfyarn/tfyarn/internal/contract"
+	"github.com/tfyarn/tfyarn/internal/framework"
+	"github.com/tfyarn/tfyarn/internal/hdfs"
+	"github.com/tfyarn/tfyarn/internal/rendezvous"
+	"github.com/tfyarn/tfyarn/internal/security"
+	"github.com/tfyarn/tfyarn/internal/yarn"
+	"github.com/tfyarn/tfyarn/internal/yarnpb/hadoopyarn"
+)
+
+// Environment YARN sets for an AM container (Hadoop's
+// ApplicationConstants.Environment) that the AM reads.
+const (
+	EnvNMHost        = "NM_HOST"
+	EnvContainerID   = "CONTAINER_ID"
+	EnvAppSubmitTime = "APP_SUBMIT_TIME_ENV" // epoch milliseconds
+)
+
+// AMOptions configure RunAM.
+type AMOptions struct {
+	JobFile string    // path of the job description (contract.JobFileName in the working directory)
+	Log     io.Writer // where the AM logs, one line per event (its stderr)
+	Getenv  func(string) string
+}
+
+// RunAM is the ApplicationMaster process: it reads the job file and the
+// container's credentials, registers, runs the job through Loop, removes
+// the staging directory and unregisters with the job's final status. A
+// cancelled ctx (SIGTERM) ends the job KILLED, still unregistering. The
+// error means the AM could not register or unregister; the job's own
+// failure is reported to YARN, not here.
+func RunAM(ctx context.Context, opts AMOptions) (LoopResult, error) {
+	if opts.Getenv == nil {
+		opts.Getenv = os.Getenv
+	}
+	logf := func(format string, args ...any) {
+		fmt.Fprintf(opts.Log, "%s tfyarn am: %s\n", time.Now().Format("2006-01-02 15:04:05.000"), fmt.Sprintf(format, args...))
+	}
+	data, err := os.ReadFile(opts.JobFile)
+	if err != nil {
+		return LoopResult{}, fmt.Errorf("appmaster: %w", err)
+	}
+	jf, err := contract.ParseJobFile(data)
+	if err != nil {
+		return LoopResult{}, fmt.Errorf("appmaster: %w", err)
+	}
+	logf("%s: %d tasks (%s) as %s in %s", jf.AppID, jf.Job.TaskCount(), groupSpecs(jf), jf.User, opts.Getenv(EnvContainerID))
+	creds, err := yarn.LoadContainerCredentials()
+	if err != nil {
+		return LoopResult{}, err
+	}
+	// Every secret tfyarn put into the AM's credentials (the rendezvous
+	// secret, the status key, the keytab, --secret-env values) stays in this
+	// process's memory from here on, not in the token file in the AM's
+	// container directory, which the job's tasks on this node (adopted ones
+	// of an earlier attempt too) could read: one rewrite, before anything
+	// else runs.
+	if err := dropSecretsFromTokenFile(opts.Getenv(yarn.EnvTokenFile), amSecretAliases(jf, creds)...); err != nil {
+		return LoopResult{}, err
+	}
+	// --secret-env: taken out of the credentials every task's are made of.
+	secretEnv := takeSecretEnv(creds)
+	sec, err := newAMSecurity(ctx, jf, creds, opts.Getenv)
+	if err != nil {
+		return LoopResult{}, err
+	}
+	conf := jf.Config()
+	policy, err := core.PolicyFor(jf.Success, jf.Job)
+	if err != nil {
+		return LoopResult{}, err
+	}
+	// With --am-attempts the client put the secret in the application's
+	// credentials: every attempt shares it (adopt.go).
+	secret, err := rendezvous.SecretFrom(creds)
+	if err != nil {
+		if secret, err = rendezvous.NewSecret(); err != nil {
+			return LoopResult{}, err
+		}
+	}
+	host := opts.Getenv(EnvNMHost)
+	adopting, _ := strconv.Atoi(opts.Getenv(contract.EnvAMAttempts))
+	var saved *savedState
+	if adopting > 1 && attemptOf(opts.Getenv(EnvContainerID)) > 1 {
+		saved = sec.savedState(ctx, logf)
+	}
+	web, err := WebAccessFor(conf, jf.AppID, statusKey(creds, logf))
+	if err != nil {
+		return LoopResult{}, fmt.Errorf("appmaster: the ResourceManager's web proxy: %w", err)
+	}
+	rcfg := RendezvousConfig{
+		AppID: jf.AppID, User: jf.User, Job: jf.Job, Secret: secret, Host: host,
+		RegistrationTimeout: jf.RendezvousTimeout, Log: opts.Log, Logf: logf,
+		Listen: reuseListen(saved, host), Web: web, Program: TaskProgram(jf, secretEnv),
+	}
+	rv, err := StartRendezvous(rcfg)
+	if err != nil && rcfg.Listen != "" {
+		logf("the previous attempt's address %s is taken (%v): any port", saved.AM, err)
+		rcfg.Listen = ""
+		rv, err = StartRendezvous(rcfg)
+	}
+	if err != nil {
+		return LoopResult{}, err
+	}
+	// A watching client gets a moment to read the final task table.
+	defer rv.Close(3 * time.Second)
+	logf("rendezvous and status page at %s (success rule %q)", rv.Address(), orDefault(string(jf.Success), string(framework.SuccessOf(jf.Job))))
+	taskEnv := map[string]string{}
+	if jf.Job.MinWorkers > 0 {
+		// An elastic PyTorch job's rendezvous store lives here, where it
+		// outlives any worker.
+		addr, err := serveTorchStore(ctx, host, logf)
+		if err != nil {
+			return LoopResult{}, err
+		}
+		taskEnv[contract.EnvTorchStore] = addr
+		logf("rendezvous store of the elastic PyTorch job at %s", addr)
+	}
+	rm, err := yarn.NewAMRMClient(conf, creds, yarn.AMOptions{})
+	if err != nil {
+		return LoopResult{}, err
+	}
+	defer rm.Close()
+	protection, err := conf.RPCProtection()
+	if err != nil {
+		return LoopResult{}, err
+	}
+	nm := yarn.NewContainerManager(rm, yarn.NMOptions{Protection: protection})
+	defer nm.Close()
+	refreshCtx, stopRefresh := context.WithCancel(ctx)
+	defer stopRefresh()
+	go sec.refreshTokens(refreshCtx, rv.PublishCredentials, logf)
+
+	observe, adopt := rv.Observe, func(context.Context) []AdoptedTask { return nil }
+	locator := "" // contract.EnvAMLocator of every task, with later attempts
+	if adopting > 1 {
+		saver := newTaskSaver(refreshCtx, sec, rv.Address(), logf)
+		observe = func(s Snapshot) { rv.Observe(s); saver.observe(s) }
+		if saved != nil {
+			// The saver's first table, right after the adoption, carries
+			// this attempt's address: the adopted tasks' launchers look for
+			// it there, and find it only once they are let in.
+			adopt = func(context.Context) []AdoptedTask { return saved.Tasks }
+		}
+		locator = contract.AMLocator{Path: sec.adoptPath(), User: jf.User, Conf: contract.LocatorConf(jf.Conf)}.Encode()
+	}
+	res, err := Loop(ctx, LoopConfig{
+		Job:               jf.Job,
+		Policy:            policy,
+		AllocTimeout:      jf.AllocTimeout,
+		ClusterOffers:     jf.ClusterOffers,
+		QueueDefaultLabel: jf.QueueDefaultLabel,
+		PreemptionWait:    PreemptionWait(conf),
+		RM:                rm,
+		NM:                nm,
+		Host:              host,
+		RPCPort:           int32(rv.Port()),
+		TrackingURL:       rv.TrackingURL(),
+		Launchers:         rv,
+		Progress:          rv.JobProgress,
+		Observe:           observe,
+		Adopt:             adopt,
+		Attempt:           attemptOf(opts.Getenv(EnvContainerID)),
+		Resume:            saved.record(),
+		NodeRacks:         clusterRacks(jf),
+		LaunchContext: func(ln core.Launch) *hadoopyarn.ContainerLaunchContextProto {
+			clc := TaskLaunchContext(jf, ln, rv.Address(), sec.taskTokens(rendezvous.ContainerKey(secret, ln.Container.ID)))
+			if locator != "" {
+				clc.Environment = append(clc.Environment, yarn.EnvProto(map[string]string{contract.EnvAMLocator: locator})...)
+			}
+			if len(taskEnv) > 0 {
+				clc.Environment = append(clc.Environment, yarn.EnvProto(taskEnv)...)
+			}
+			return clc
+		},
+		BeforeUnregister: func(ctx context.Context, _ core.Finish) {
+			stopRefresh()
+			if err := sec.writeHistory(ctx, rv.FinalReport()); err != nil {
+				logf("writing the job's history: %v", err)
+			} else {
+				logf("history written to %s", hdfs.HistoryPath(jf.User, jf.AppID))
+			}
+			if err := sec.removeStaging(ctx); err != nil {
+				logf("removing the staging directory: %v", err)
+			}
+		},
+		Logf: logf,
+	})
+	if ms, perr := strconv.ParseInt(opts.Getenv(EnvAppSubmitTime), 10, 64); perr == nil && !res.AllStartedAt.IsZero() {
+		logf("all %d tasks started %.3fs after submission", jf.Job.TaskCount(), res.AllStartedAt.Sub(time.UnixMilli(ms)).Seconds())
+	}
+	logf("peak RSS %d KiB", PeakRSSKiB())
+	return res, err
+}
+
+// statusKey is the status key the client put in the AM's credentials; nil
+// (the rendezvous makes a random one: the status JSON then answers no one)
+// when there is none or it is too short.
+func statusKey(creds *security.Credentials, logf func(string, ...any)) []byte {
+	key, ok := creds.Secret(contract.StatusKeyAlias)
+	if !ok {
+		logf("no status key in the credentials: the status JSON answers no client")
+		return nil
+	}
+	if err := contract.CheckStatusKey(key); err != nil {
+		logf("%v: the status JSON answers no client", err)
+		return nil
+	}
+	return key
+}
+
+func groupSpecs(jf contract.JobFile) string {
+	s := ""
+	for i, g := range jf.Job.Tasks {
+		if i > 0 {
+			s += " "
+		}
+		s += "--" + string(g.Type) + " " + g.Spec()
+	}
+	return s
+}

@@ -1,0 +1,62 @@
+package appmaster
+
+import (
+	"context"
+	"fmt"
+	"github.com/tfyarn/tfyarn/internal/appmaster/core"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"github.com/tfyarn/tfyarn/internal/ipc"
+	"github.com/tfyarn/tfyarn/internal/yarn"
+	"github.com/tfyarn/tfyarn/internal/yarnpb/hadoopyarn"
+	"github.com/tfyarn/tfyarn/taskspec"
+)
+
+func loopAlloc(t *testing.T, f *fakeCluster, workers int, label string, timeout time.Duration) LoopResult {
+	t.Helper()
+	g, err := taskspec.ParseSpec(taskspec.Worker, fmt.Sprintf("%dx1c,256m", workers))
+	require.NoError(t, err)
+	g.NodeLabel = label
+	res, err := Loop(context.Background(), LoopConfig{
+		Job: taskspec.Job{Tasks: []taskspec.TaskGroup{g}, Command: "true"},
+		RM:  f,
+		NM:  f,
+		LaunchContext: func(core.Launch) *hadoopyarn.ContainerLaunchContextProto {
+			return &hadoopyarn.ContainerLaunchContextProto{}
+		},
+		Heartbeat:     time.Millisecond,
+		FastHeartbeat: time.Millisecond,
+		AllocTimeout:  timeout,
+		ClusterOffers: map[string]string{"": "the cluster offers queue default nothing"},
+	})
+	require.NoError(t, err)
+	require.True(t, res.Unregistered)
+	return res
+}
+
+// A refused ask ends the job on the first refusal, in plain words, never
+// after MaxRMFailures as a lost ResourceManager.
+func TestLoopRequestRefused(t *testing.T) {
+	rerr := &ipc.RemoteError{Class: yarn.InvalidLabelResourceRequestException, Message: "Invalid label resource request, cluster do not contain , label= nosuchlabel"}
+	f := &fakeCluster{allocErr: &yarn.RequestRefusedError{Class: rerr.Class, Message: rerr.Message, Err: rerr}}
+	start := time.Now()
+	res := loopAlloc(t, f, 2, "nosuchlabel", 0)
+	require.Less(t, time.Since(start), time.Second)
+	require.Equal(t, core.Finish{Status: core.Failed, Diagnostics: `the ResourceManager refused the worker request: label "nosuchlabel" does not exist on the cluster (InvalidLabelResourceRequestException)`}, res.Finish)
+	require.Equal(t, hadoopyarn.FinalApplicationStatusProto_APP_FAILED, f.finished.GetFinalApplicationStatus())
+}
+
+// With containers that never come, the loop ends at the deadline.
+func TestLoopAllocDeadline(t *testing.T) {
+	f := &fakeCluster{noAlloc: true}
+	start := time.Now()
+	res := loopAlloc(t, f, 2, "", 200*time.Millisecond)
+	took := time.Since(start)
+	require.GreaterOrEqual(t, took, 200*time.Millisecond)
+	require.Less(t, took, 2*time.Second)
+	require.Equal(t, core.Failed, res.Finish.Status)
+	require.Equal(t, `worker:0, worker:1 (1 vcores, 256 MiB, label "") were not allocated within 200ms: the cluster offers queue default nothing; ask for less or raise --alloc-timeout`, res.Finish.Diagnostics)
+	require.Equal(t, res.Finish.Diagnostics, f.finished.GetDiagnostics())
+}

@@ -1,0 +1,87 @@
+package executor
+
+import (
+	"context"
+	"os/exec"
+	"strings"
+	"time"
+
+	"github.com/tfyarn/tfyarn/internal/contract"
+)
+
+// GPU sampling: while the program runs, the launcher asks nvidia-smi
+// (found on the program's PATH, so a job can bring its own) for its GPUs'
+// utilisation and memory every gpuInterval and sends the sample to the AM.
+const (
+	gpuInterval = 10 * time.Second
+	// gpuQueryTimeout bounds one nvidia-smi call: a hung driver must not
+	// pile up processes.
+	gpuQueryTimeout = 5 * time.Second
+)
+
+// gpuArgs are nvidia-smi's arguments, limited to the container's GPUs
+// when YARN's GPU plugin (NVIDIA_VISIBLE_DEVICES, with Docker) or the user
+// (CUDA_VISIBLE_DEVICES) named them: nvidia-smi itself sees every GPU of
+// the node.
+func gpuArgs(env []string) []string {
+	args := []string{"--query-gpu=" + gpuQuery, "--format=csv"}
+	for _, name := range []string{"NVIDIA_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES"} {
+		v, ok := lookupEnv(env, name)
+		v = strings.TrimSpace(v)
+		if !ok || v == "" || v == "all" {
+			continue
+		}
+		if v == "none" || v == "void" || v == "-1" {
+			return nil // no GPU for this container: nothing to sample
+		}
+		return append(args, "--id="+v)
+	}
+	return args
+}
+
+// sampleGPU runs nvidia-smi once.
+func sampleGPU(ctx context.Context, smi string, args []string) ([]contract.GPUSample, error) {
+	ctx, cancel := context.WithTimeout(ctx, gpuQueryTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, smi, args...)
+	cmd.WaitDelay = time.Second
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, err
+	}
+	return ParseGPUCSV(out)
+}
+
+// sampleGPUs reports the GPUs every interval until ctx ends. Without an
+// nvidia-smi on the program's PATH it returns at once; a failing one is
+// logged once and sampling stops (a broken driver does not heal while the
+// task runs, and the task must not be disturbed).
+func sampleGPUs(ctx context.Context, env []string, interval time.Duration, send func(context.Context, []contract.GPUSample) error, log *logger) {
+	smi, ok := lookPathIn("nvidia-smi", env)
+	args := gpuArgs(env)
+	if !ok || args == nil {
+		return
+	}
+	sentErr := false
+	for {
+		gpus, err := sampleGPU(ctx, smi, args)
+		if ctx.Err() != nil {
+			return
+		}
+		if err != nil {
+			log.printf("GPU metrics off: %s: %v", smi, oneLine(err))
+			return
+		}
+		sctx, cancel := context.WithTimeout(ctx, gpuQueryTimeout)
+		if err := send(sctx, gpus); err != nil && ctx.Err() == nil && !sentErr {
+			sentErr = true // the AM may be an older one, or busy: say it once
+			log.printf("could not report GPU metrics to the AM: %v", err)
+		}
+		cancel()
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(interval):
+		}
+	}
+}

@@ -1,0 +1,413 @@
+package executor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/tfyarn/tfyarn/internal/contract"
+	"github.com/tfyarn/tfyarn/internal/rendezvous"
+)
+
+// Exit codes of a launcher that never ran the program. A program's own
+// code, or 128+signal, is returned as is; 126 and 127 follow the shell for
+// a program that cannot be started.
+const (
+	ExitLauncherFailed = 1 // rendezvous failed, or the port could not be reserved
+	ExitBadConfig      = 2
+)
+
+// retakeWait bounds the retries of a port re-taken from a predecessor
+// (Config.Port).
+const retakeWait = 30 * time.Second
+
+// Run is `tfyarn task`: it reserves a port, registers it with the AM,
+// waits for the cluster spec, runs the program (Config.Command, else the
+// one the AM sends with the spec) with TF_CONFIG, forwards
+// SIGTERM and SIGINT to it, obeys the AM's stop order and reports the
+// exit. It returns the code the launcher should exit with: the program's
+// (128+N when signal N killed it). err explains a launcher failure; a
+// program that ran and failed is not one.
+func Run(ctx context.Context, cfg Config) (exitCode int, err error) {
+	if err := cfg.setDefaults(); err != nil {
+		return ExitBadConfig, err
+	}
+	log := &logger{w: cfg.Stderr, prefix: "tfyarn task " + cfg.Task.String() + ": "}
+	sigs := cfg.Signals
+	if sigs == nil {
+		ch := make(chan os.Signal, 4)
+		signal.Notify(ch, syscall.SIGTERM, syscall.SIGINT)
+		defer signal.Stop(ch)
+		sigs = ch
+	}
+
+	res, err := ReservePortNumber(cfg.Port)
+	// A port re-taken from a predecessor may still be held a moment by its
+	// closing sockets: retry, bounded.
+	for deadline := time.Now().Add(retakeWait); err != nil && cfg.Port != 0 && time.Now().Before(deadline) && ctx.Err() == nil; {
+		time.Sleep(250 * time.Millisecond)
+		res, err = ReservePortNumber(cfg.Port)
+	}
+	if err != nil {
+		return ExitLauncherFailed, fmt.Errorf("task launcher: %w", err)
+	}
+	defer res.Release()
+
+	copts := cfg.ClientOptions
+	if o := locatorOption(&cfg, log); o != nil {
+		copts = append(copts[:len(copts):len(copts)], o)
+	}
+	client, err := rendezvous.NewClient(cfg.AMAddress, cfg.ContainerID, cfg.Secret, copts...)
+	if err != nil {
+		return ExitBadConfig, fmt.Errorf("task launcher: %w", err)
+	}
+	defer client.Close()
+
+	// A NodeManager without YARN's Docker runtime (DefaultContainerExecutor)
+	// ignores the image it was asked for: fail rather than run on the host.
+	if err := checkInImage(&cfg); err != nil {
+		log.printf("%v", err)
+		report(&cfg, client, log, rendezvous.ExitReport{Task: cfg.Task, ContainerID: cfg.ContainerID, ExitCode: ExitLauncherFailed, StderrTail: []string{err.Error()}})
+		return ExitLauncherFailed, err
+	}
+
+	// The environment is checked before registering: a task that cannot
+	// run fails at once, saying why, instead of after the rendezvous.
+	pyDirs, err := preparePython(ctx, &cfg)
+	if err != nil {
+		log.printf("%v", err)
+		report(&cfg, client, log, rendezvous.ExitReport{Task: cfg.Task, ContainerID: cfg.ContainerID, ExitCode: ExitLauncherFailed, StderrTail: []string{err.Error()}})
+		return ExitLauncherFailed, err
+	}
+
+	// The program's token file is written before registering, so a
+	// container that cannot write it fails at once.
+	var tokens *tokenFile
+	if cfg.Credentials != nil {
+		if tokens, err = prepareTokenFile(&cfg, log); err != nil {
+			err = fmt.Errorf("task launcher: %w", err)
+			log.printf("%v", err)
+			report(&cfg, client, log, rendezvous.ExitReport{Task: cfg.Task, ContainerID: cfg.ContainerID, ExitCode: ExitLauncherFailed, StderrTail: []string{err.Error()}})
+			return ExitLauncherFailed, err
+		}
+	}
+
+	reg := rendezvous.Registration{Task: cfg.Task, Host: cfg.Host, Port: res.Port, ContainerID: cfg.ContainerID, PID: os.Getpid()}
+	ts, sig, err := meet(ctx, &cfg, client, reg, sigs)
+	if sig != nil {
+		return 128 + signalNumber(sig), fmt.Errorf("task launcher: %s arrived before the program started", describeSignal(sig))
+	}
+	if err != nil {
+		return ExitLauncherFailed, fmt.Errorf("task launcher: %w", err)
+	}
+	command, baseEnv, err := programOf(&cfg, ts.Program)
+	if err != nil {
+		log.printf("%v", err)
+		report(&cfg, client, log, rendezvous.ExitReport{Task: cfg.Task, ContainerID: cfg.ContainerID, ExitCode: ExitLauncherFailed, StderrTail: []string{err.Error()}})
+		return ExitLauncherFailed, err
+	}
+	baseEnv = pyDirs.environ(baseEnv)
+	launch, err := launchOf(cfg.Task, ts.Cluster, res.Port, command, baseEnv)
+	if err != nil {
+		err = fmt.Errorf("task launcher: %w", err)
+		log.printf("%v", err)
+		report(&cfg, client, log, rendezvous.ExitReport{Task: cfg.Task, ContainerID: cfg.ContainerID, ExitCode: ExitLauncherFailed, StderrTail: []string{err.Error()}})
+		return ExitLauncherFailed, err
+	}
+	argv := launch.Argv
+	env := childEnv(baseEnv, launch, res.Port)
+	if launch.PythonHook != "" {
+		dir, err := writePythonHook(cfg.Dir, launch.PythonHook)
+		if err != nil {
+			err = fmt.Errorf("task launcher: %w", err)
+			log.printf("%v", err)
+			report(&cfg, client, log, rendezvous.ExitReport{Task: cfg.Task, ContainerID: cfg.ContainerID, ExitCode: ExitLauncherFailed, StderrTail: []string{err.Error()}})
+			return ExitLauncherFailed, err
+		}
+		defer os.RemoveAll(dir)
+		env = prependPath(env, "PYTHONPATH", dir)
+	}
+	if tokens != nil {
+		env = setEnv(env, EnvTokenFile, tokens.path, true)
+	}
+	warningFile, err := preemptionFilePath(&cfg)
+	if err != nil {
+		err = fmt.Errorf("task launcher: %w", err)
+		log.printf("%v", err)
+		report(&cfg, client, log, rendezvous.ExitReport{Task: cfg.Task, ContainerID: cfg.ContainerID, ExitCode: ExitLauncherFailed, StderrTail: []string{err.Error()}})
+		return ExitLauncherFailed, err
+	}
+	env = setEnv(env, contract.EnvPreemptionFile, warningFile, true)
+	progressFile, err := progressFilePath(&cfg)
+	if err != nil {
+		err = fmt.Errorf("task launcher: %w", err)
+		log.printf("%v", err)
+		report(&cfg, client, log, rendezvous.ExitReport{Task: cfg.Task, ContainerID: cfg.ContainerID, ExitCode: ExitLauncherFailed, StderrTail: []string{err.Error()}})
+		return ExitLauncherFailed, err
+	}
+	env = setEnv(env, contract.EnvProgressFile, progressFile, true)
+	log.printf("%s at %s, %s", cfg.Task, reg.Addr(), launch.Describe)
+
+	hold := launch.HoldPort && !cfg.ReleasePortBeforeExec
+	storeCtx, stopStore := context.WithCancel(ctx)
+	defer stopStore()
+	if launch.ServeStore {
+		// The store listens on the reserved socket itself: the port never
+		// leaves this process, and outlives the program's processes.
+		if err := serveStore(storeCtx, res, log); err != nil {
+			err = fmt.Errorf("task launcher: %w", err)
+			log.printf("%v", err)
+			report(&cfg, client, log, rendezvous.ExitReport{Task: cfg.Task, ContainerID: cfg.ContainerID, ExitCode: ExitLauncherFailed, StderrTail: []string{err.Error()}})
+			return ExitLauncherFailed, err
+		}
+	} else if !hold {
+		_ = res.Release()
+	}
+	// What the program starts and leaves behind is found by this mark, and
+	// comes to this process when orphaned (orphans.go).
+	mark := newLaunchMark()
+	env = setEnv(env, EnvLaunchMark, mark, true)
+	if err := becomeSubreaper(); err != nil {
+		log.printf("processes the program detaches may outlive it: %v", err)
+	}
+	tail := newTailBuffer(stderrTailLines, rendezvous.MaxStderrLineLen)
+	prog, err := startChild(argv, env, cfg.Dir, cfg.Stdout, teeWriter{cfg.Stderr, tail})
+	if err != nil {
+		code := startFailureCode(err)
+		err = fmt.Errorf("task launcher: starting %q: %w", argv[0], err)
+		log.printf("%v", err)
+		report(&cfg, client, log, rendezvous.ExitReport{Task: cfg.Task, ContainerID: cfg.ContainerID, ExitCode: code, StderrTail: []string{err.Error()}})
+		return code, err
+	}
+
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if hold {
+		go handOffPort(runCtx, res, prog.done, cfg.PortHandoffTimeout, log)
+	}
+	refreshing := make(chan struct{})
+	if tokens != nil {
+		go func() {
+			defer close(refreshing)
+			refreshTokens(runCtx, tokens, cfg.Task, client.WaitCredentials, log, tokenRetryFirst, tokenRetryMax)
+		}()
+	} else {
+		close(refreshing)
+	}
+	go watchPreemption(runCtx, &cfg, client.WaitPreemption, warningFile, prog.signal, log)
+	go sampleGPUs(runCtx, env, gpuInterval, func(ctx context.Context, gpus []contract.GPUSample) error {
+		return client.ReportMetrics(ctx, rendezvous.MetricsReport{Task: cfg.Task, ContainerID: cfg.ContainerID, GPUs: gpus})
+	}, log)
+	progress := newProgressReporter(progressFile, func(ctx context.Context, p contract.Progress) error {
+		return client.ReportMetrics(ctx, rendezvous.MetricsReport{Task: cfg.Task, ContainerID: cfg.ContainerID, Progress: &p})
+	}, log)
+	go progress.run(runCtx, progressInterval)
+	go sampleProcesses(runCtx, newTreeSampler(mark, prog.pgid, time.Now()), processFirst, processInterval, func(ctx context.Context, p contract.ProcessSample) error {
+		return client.ReportMetrics(ctx, rendezvous.MetricsReport{Task: cfg.Task, ContainerID: cfg.ContainerID, Process: &p})
+	}, log)
+	stopped, signal := supervise(ctx, runCtx, &cfg, client, prog, sigs, log)
+	cancel()
+	<-refreshing // no rewrite of the token file after the program
+	if signal == "" {
+		progress.final(ctx) // not when the NodeManager is stopping the container: no time
+	}
+	// Whatever the program left behind in its group ends with it; what
+	// left the group (setsid, daemons) gets SIGTERM and OrphanGrace, but
+	// none when the NodeManager is stopping the container: its SIGKILL of
+	// the launcher follows within a moment, and would leave them running.
+	left := leftBehind(mark, prog.pgid)
+	_ = prog.signal(syscall.SIGKILL)
+	grace := cfg.OrphanGrace
+	if signal != "" {
+		grace = 0
+	}
+	if n := endOrphans(left, mark, grace); n > 0 {
+		log.printf("ended %d process(es) the program left running (SIGTERM, then SIGKILL after %s)", n, grace)
+	}
+
+	code := prog.exitCode()
+	report(&cfg, client, log, rendezvous.ExitReport{Task: cfg.Task, ContainerID: cfg.ContainerID, ExitCode: code, Stopped: stopped, Signal: signal, StderrTail: tail.Lines()})
+	log.printf("the program exited with code %d", code)
+	return code, nil
+}
+
+// programOf is what the launcher runs: Config.Command when it was given
+// one (--local), else the program the AM sent with the spec, whose
+// environment variables are set over the launcher's own environment.
+func programOf(cfg *Config, p *rendezvous.Program) (command, env []string, err error) {
+	if len(cfg.Command) > 0 {
+		return cfg.Command, cfg.Env, nil
+	}
+	if p == nil {
+		return nil, nil, errors.New("task launcher: the AM sent no program to run (client and AM binaries differ?)")
+	}
+	env = append([]string(nil), cfg.Env...)
+	names := make([]string, 0, len(p.Env))
+	for k := range p.Env {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		env = setEnv(env, k, p.Env[k], !contract.SetForTasks(k))
+	}
+	return p.Argv, env, nil
+}
+
+// prepareTokenFile writes the program's token file, then scrubs the
+// rendezvous secret from the NodeManager's.
+func prepareTokenFile(cfg *Config, log *logger) (*tokenFile, error) {
+	path, err := tokenFilePath(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("token file: %w", err)
+	}
+	f, err := writeTokenFile(path, cfg.Credentials)
+	if err != nil {
+		return nil, fmt.Errorf("token file: %w", err)
+	}
+	if src := cfg.ScrubTokenFile; src != "" {
+		if abs, err := filepath.Abs(src); err != nil || abs != path {
+			if err := writeFileAtomic(src, f.data); err != nil {
+				log.printf("could not remove the rendezvous secret from the container's token file: %v", err)
+			}
+		}
+	}
+	return f, nil
+}
+
+// meet registers and waits for the cluster spec, giving up at the
+// rendezvous deadline or when a signal says the container is being
+// stopped.
+func meet(ctx context.Context, cfg *Config, client *rendezvous.Client, reg rendezvous.Registration, sigs <-chan os.Signal) (rendezvous.TaskSpec, os.Signal, error) {
+	ctx, cancel := context.WithTimeout(ctx, cfg.RendezvousTimeout)
+	defer cancel()
+	type result struct {
+		spec rendezvous.TaskSpec
+		err  error
+	}
+	done := make(chan result, 1)
+	go func() {
+		if err := client.Register(ctx, reg); err != nil {
+			done <- result{err: err}
+			return
+		}
+		spec, err := client.WaitTaskSpec(ctx, reg.Task)
+		done <- result{spec, err}
+	}()
+	select {
+	case r := <-done:
+		if errors.Is(r.err, context.DeadlineExceeded) && ctx.Err() != nil {
+			return rendezvous.TaskSpec{}, nil, fmt.Errorf("no cluster spec within %s: %w", cfg.RendezvousTimeout, r.err)
+		}
+		return r.spec, nil, r.err
+	case sig := <-sigs:
+		cancel()
+		<-done
+		return rendezvous.TaskSpec{}, sig, nil
+	}
+}
+
+// supervise waits for the program to end, forwarding signals and carrying
+// out the AM's stop order (or the caller's cancellation) as SIGTERM, then
+// SIGKILL after the grace period. It reports whether the program was
+// stopped on the AM's or the caller's behalf.
+// supervise runs until the program ends, obeying the AM's stop order and
+// forwarding signals. It reports whether the AM stopped the program, and the
+// first signal that came from outside (the NodeManager), if any.
+func supervise(ctx, runCtx context.Context, cfg *Config, client *rendezvous.Client, prog *child, sigs <-chan os.Signal, log *logger) (stopped bool, signal string) {
+	orders := make(chan rendezvous.StopOrder, 1)
+	go func() {
+		o, err := client.WaitStop(runCtx, cfg.Task, cfg.ContainerID)
+		if err != nil {
+			if runCtx.Err() == nil {
+				log.printf("no longer listening for the AM's stop order: %v", err)
+			}
+			return
+		}
+		orders <- o
+	}()
+	var kill <-chan time.Time
+	terminate := func(why string, byAM bool) {
+		stopped = stopped || byAM
+		log.printf("%s: sending SIGTERM to the program, SIGKILL in %s", why, cfg.StopGrace)
+		_ = prog.signal(syscall.SIGTERM)
+		if kill == nil {
+			kill = time.After(cfg.StopGrace)
+		}
+	}
+	cancelled := ctx.Done()
+	for {
+		select {
+		case <-prog.done:
+			return stopped, signal
+		case sig := <-sigs:
+			log.printf("forwarding %s to the program", describeSignal(sig))
+			if signal == "" {
+				signal = describeSignal(sig)
+			}
+			if s, ok := sig.(syscall.Signal); ok {
+				_ = prog.signal(s)
+			}
+		case o := <-orders:
+			terminate("the AM stops this task ("+o.Reason+")", true)
+		case <-cancelled:
+			cancelled = nil
+			terminate("the launcher was cancelled", false)
+		case <-kill:
+			log.printf("the program outlived its %s grace period: SIGKILL", cfg.StopGrace)
+			_ = prog.signal(syscall.SIGKILL)
+		}
+	}
+}
+
+// report tells the AM how the program ended, best effort within
+// ReportTimeout.
+func report(cfg *Config, client *rendezvous.Client, log *logger, e rendezvous.ExitReport) {
+	ctx, cancel := context.WithTimeout(context.Background(), cfg.ReportTimeout)
+	defer cancel()
+	if err := client.ReportExit(ctx, e); err != nil {
+		log.printf("could not report the exit to the AM: %v", err)
+	}
+}
+
+// checkInImage fails a task asked to run in a Docker image that does not
+// run in a container of its own: YARN's Docker runtime starts the launch
+// script as the container's PID 1 (or under Docker's init), which execs
+// the launcher or its bash, while on a node's host PID 1 is the machine's
+// init and the launcher descends from the NodeManager.
+func checkInImage(cfg *Config) error {
+	if cfg.DockerImage == "" {
+		return nil
+	}
+	pids := cfg.PIDs
+	if pids == nil {
+		pids = func() [2]int { return [2]int{os.Getpid(), os.Getppid()} }
+	}
+	if p := pids(); p[0] == 1 || p[1] == 1 {
+		return nil // the launcher, or the bash that runs it, is the namespace's init
+	}
+	read := cfg.InitCmdline
+	if read == nil {
+		read = func() ([]byte, error) { return os.ReadFile("/proc/1/cmdline") }
+	}
+	b, err := read()
+	if err == nil {
+		args := strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
+		switch filepath.Base(args[0]) {
+		case "docker-init", "tini", "tini-static":
+			return nil
+		}
+		for _, a := range args {
+			if filepath.Base(a) == "launch_container.sh" {
+				return nil
+			}
+		}
+	}
+	return fmt.Errorf("task launcher: the job asked for image %s, but this task does not run in a container of its own (PID 1 is not YARN's launch script): the NodeManager ignored YARN's Docker runtime; run the job on NodeManagers with LinuxContainerExecutor and the docker runtime allowed, or without --image", cfg.DockerImage)
+}
