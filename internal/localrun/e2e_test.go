@@ -19,12 +19,12 @@ import (
 	"github.com/tfyarn/tfyarn/taskspec"
 )
 
-// repoRoot is the repository, one level above this package.
+// repoRoot is the repository, two levels above this package.
 func repoRoot(t *testing.T) string {
 	t.Helper()
 	_, file, _, ok := runtime.Caller(0)
 	require.True(t, ok)
-	return filepath.Dir(filepath.Dir(file))
+	return filepath.Dir(filepath.Dir(filepath.Dir(file)))
 }
 
 // venvPython is the environment's interpreter; its absence is a failure,

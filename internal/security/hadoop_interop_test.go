@@ -24,7 +24,7 @@ func credentialsTool(t *testing.T, args ...string) string {
 	if err != nil {
 		t.Fatalf("e2e: no 'java' on PATH (install JDK 17), then run `bash testcluster/build.sh`: %v", err)
 	}
-	root, err := filepath.Abs("..")
+	root, err := filepath.Abs("../..")
 	require.NoError(t, err)
 	cpFile := filepath.Join(root, "testcluster", "target", "classpath.txt")
 	deps, err := os.ReadFile(cpFile)

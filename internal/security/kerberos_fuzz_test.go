@@ -100,7 +100,7 @@ func syntheticCCache(tb testing.TB, addrs uint32) []byte {
 
 // clusterFile is a file the Kerberos test cluster left behind, if any.
 func clusterFile(name string) []byte {
-	b, err := os.ReadFile(filepath.Join("..", ".testcluster-kerberos", name))
+	b, err := os.ReadFile(filepath.Join("..", "..", ".testcluster-kerberos", name))
 	if err != nil {
 		return nil
 	}
