@@ -3,16 +3,13 @@ package client
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
-	"strings"
 	"time"
 
-	"github.com/tfyarn/tfyarn/internal/aggregatedlog"
 	"github.com/tfyarn/tfyarn/internal/contract"
 	"github.com/tfyarn/tfyarn/internal/hadoopconf"
 	"github.com/tfyarn/tfyarn/internal/hdfs"
-	"github.com/tfyarn/tfyarn/internal/nmlogs"
+	"github.com/tfyarn/tfyarn/internal/tasklogs"
 	"github.com/tfyarn/tfyarn/internal/yarn"
 	"github.com/tfyarn/tfyarn/internal/yarnpb/hadoopyarn"
 )
@@ -66,77 +63,16 @@ type FollowOutput func(task, file string) io.Writer
 // NodeManagers (in `yarn logs`' format, or followed with Follow), an ended
 // one's from the aggregated files on HDFS, exactly as Hadoop's
 // `yarn logs -applicationId` prints them. notes gets one-line remarks
-// (what is missing and why); follow is used only with Follow.
+// (what is missing and why); follow is used only with Follow. The work is
+// internal/tasklogs'; this is its public entry.
 func Logs(ctx context.Context, src LogSources, req LogsRequest, out io.Writer, notes func(string), follow FollowOutput) error {
-	if req.CallTimeout <= 0 {
-		req.CallTimeout = 15 * time.Second
+	err := tasklogs.Print(ctx, tasklogs.Sources{RM: src.RM, HDFS: src.HDFS, Conf: src.Conf, StatusKey: ReadStatusKey, Status: statusOf},
+		tasklogs.Request(req), out, notes, tasklogs.FollowOutput(follow))
+	var ue *tasklogs.UnavailableError
+	if errors.As(err, &ue) {
+		return &LogsUnavailableError{AppID: ue.AppID, Reason: ue.Reason, Retry: ue.Retry}
 	}
-	if req.PollInterval <= 0 {
-		req.PollInterval = time.Second
-	}
-	if notes == nil {
-		notes = func(string) {}
-	}
-	id, err := yarn.ParseApplicationID(req.AppID)
-	if err != nil {
-		return err
-	}
-	r, err := appReport(ctx, src.RM, id, req.CallTimeout)
-	if yarn.IsApplicationNotFound(err) {
-		// Ended before the RM restarted, or beyond the ended applications
-		// it remembers: its aggregated logs may still be there.
-		notes(fmt.Sprintf("the ResourceManager does not know %s: reading its aggregated logs from HDFS directly", req.AppID))
-		lerr := printAggregated(ctx, src, req, &hadoopyarn.ApplicationReportProto{ApplicationId: id}, out, notes)
-		var ue *LogsUnavailableError
-		if errors.As(lerr, &ue) {
-			return err
-		}
-		return lerr
-	}
-	if err != nil {
-		return err
-	}
-	if !yarn.IsTerminal(r.GetYarnApplicationState()) {
-		lv := &liveLogs{src: src, req: req, id: id, notes: notes}
-		if req.Follow {
-			return lv.follow(ctx, r, follow)
-		}
-		return lv.print(ctx, r, out)
-	}
-	if req.Follow {
-		notes(fmt.Sprintf("%s has ended (%s): printing its aggregated logs", req.AppID, yarn.AppStateName(r.GetYarnApplicationState())))
-	}
-	return printAggregated(ctx, src, req, r, out, notes)
-}
-
-func appReport(ctx context.Context, rm *yarn.ApplicationClient, id *hadoopyarn.ApplicationIdProto, limit time.Duration) (*hadoopyarn.ApplicationReportProto, error) {
-	cctx, cancel := context.WithTimeout(ctx, limit)
-	defer cancel()
-	return rm.GetApplicationReport(cctx, id)
-}
-
-// taskContainer is one container of the application and the task it ran.
-type taskContainer struct {
-	task      string // worker:1, am
-	container string
-	node      string // NodeId host:port
-}
-
-// wantTask reports whether req selects the task.
-func (req LogsRequest) wantTask(task string) bool {
-	return req.Task == "" || req.Task == task
-}
-
-func (req LogsRequest) wantFile(name string) bool {
-	if len(req.Files) == 0 {
-		return true
-	}
-	for _, f := range req.Files {
-		if f == name {
-			return true
-		}
-	}
-	return false
+	return err
 }
 
 // statusOf fetches the AM's status page (contract.StatusPath) once, with the
@@ -151,52 +87,23 @@ func statusOf(ctx context.Context, r *hadoopyarn.ApplicationReportProto, key []b
 	return w.fetch(ctx)
 }
 
-// tailLines keeps the last n lines of what r yields, holding at most
-// maxTailBytes (the lines of a file longer than that are cut). An
-// aggregated log's content is first skipped to its last tailWindow(n)
-// bytes, unread where the format allows (aggregatedlog.Skip): the tail of
-// a 50 MB log costs its end, not the whole file.
-func tailLines(w io.Writer, r io.Reader, n int) error {
-	if left, ok := aggregatedlog.Remaining(r); ok && left > tailWindow(n) {
-		if err := aggregatedlog.Skip(r, left-tailWindow(n)); err != nil {
-			return err
-		}
-	}
-	buf := make([]byte, 0, 64<<10)
-	chunk := make([]byte, 64<<10)
-	for {
-		k, err := r.Read(chunk)
-		buf = append(buf, chunk[:k]...)
-		if len(buf) > 2*maxTailBytes {
-			buf = append(buf[:0], buf[len(buf)-maxTailBytes:]...)
-		}
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return err
-		}
-	}
-	_, err := w.Write(nmlogs.LastLines(buf, n))
-	return err
+// TaskLogs follows some tasks' stdout and stderr while a Submission runs:
+// `tfyarn run` shows the deciding task's output with it.
+type TaskLogs struct{ f *tasklogs.TaskFollower }
+
+// FollowTaskLogs starts following; Add names the tasks (as Wait's events
+// show them), Finish reads an ended task's last lines, Close stops.
+func (s *Submission) FollowTaskLogs(ctx context.Context, out FollowOutput, notes func(string), interval time.Duration) *TaskLogs {
+	return &TaskLogs{f: tasklogs.FollowTasks(ctx, s.rm, s.job.User, s.job.CallTimeout, tasklogs.FollowOutput(out), notes, interval)}
 }
 
-const maxTailBytes = 32 << 20
-
-// tailWindow is how much of a log's end --tail n reads: 4 KiB a line, at
-// least 1 MiB, at most maxTailBytes.
-func tailWindow(n int) int64 {
-	return min(max(int64(n)*4<<10, 1<<20), maxTailBytes)
+// Add starts following a task's container (once per container).
+func (t *TaskLogs) Add(ctx context.Context, task TaskResult) error {
+	return t.f.Add(ctx, task.Task, task.ContainerID, task.Node)
 }
 
-// taskOfLaunchScript reads the task a container ran from its
-// launch_container.sh (the AM puts TFYARN_TASK in every task's
-// environment; the AM's own container has none).
-func taskOfLaunchScript(script []byte) string {
-	for _, line := range strings.Split(string(script), "\n") {
-		if v, ok := strings.CutPrefix(line, "export "+contract.EnvTask+"=\""); ok {
-			return strings.TrimSuffix(v, "\"")
-		}
-	}
-	return ""
-}
+// Finish prints an ended task's last lines.
+func (t *TaskLogs) Finish(ctx context.Context, task TaskResult) { t.f.Finish(ctx, task.ContainerID) }
+
+// Close stops following and flushes what is left.
+func (t *TaskLogs) Close() { t.f.Close() }

@@ -9,7 +9,7 @@ import (
 
 	"github.com/tfyarn/tfyarn/client"
 	"github.com/tfyarn/tfyarn/internal/hdfs"
-	"github.com/tfyarn/tfyarn/internal/localrun"
+	"github.com/tfyarn/tfyarn/internal/tasklogs/prefix"
 	"github.com/tfyarn/tfyarn/taskspec"
 	"github.com/urfave/cli/v2"
 )
@@ -76,13 +76,13 @@ func logsAction(c *cli.Context, e *env) error {
 	defer rm.Close()
 	src := client.LogSources{RM: rm, Conf: conf, HDFS: func(ctx context.Context) (*hdfs.FS, error) { return e.cacheFS(ctx) }}
 	notes := func(s string) { fmt.Fprintln(e.stderr, s) }
-	out, errOut := localrun.NewSink(e.stdout), localrun.NewSink(e.stderr)
+	out, errOut := prefix.NewSink(e.stdout), prefix.NewSink(e.stderr)
 	follow := func(task, file string) io.Writer {
 		sink := errOut
 		if file == "stdout" {
 			sink = out
 		}
-		return localrun.NewPrefixWriter(sink, "["+task+"] ")
+		return prefix.NewWriter(sink, "["+task+"] ")
 	}
 	err = client.Logs(c.Context, src, req, e.stdout, notes, follow)
 	var ue *client.LogsUnavailableError

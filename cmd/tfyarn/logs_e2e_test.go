@@ -203,7 +203,7 @@ func TestE2ELogsKerberos(t *testing.T) {
 }
 
 // The other formats Hadoop writes, as Hadoop's own writers wrote them
-// (internal/aggregatedlog/testdata: IFile uncompressed and gz, TFile gz),
+// (internal/tasklogs/aggregated/testdata: IFile uncompressed and gz, TFile gz),
 // put on HDFS where a NodeManager would, for applications the
 // ResourceManager does not know (as after its restart): tfyarn logs reads
 // them from HDFS directly and prints what yarn logs prints. The IFile
@@ -228,7 +228,7 @@ func TestE2ELogsFormats(t *testing.T) {
 		}
 		return bytes.Replace(data, []byte("</configuration>"), []byte(extra+"</configuration>"), 1)
 	})
-	testdata := filepath.Join(c.Root, "internal", "aggregatedlog", "testdata")
+	testdata := filepath.Join(c.Root, "internal", "tasklogs", "aggregated", "testdata")
 	for _, tc := range []struct {
 		fixture, dir, node, conf string
 	}{

@@ -6,7 +6,7 @@ import (
 	"io"
 
 	"github.com/tfyarn/tfyarn/client"
-	"github.com/tfyarn/tfyarn/internal/localrun"
+	"github.com/tfyarn/tfyarn/internal/tasklogs/prefix"
 	"github.com/tfyarn/tfyarn/taskspec"
 	"github.com/urfave/cli/v2"
 )
@@ -58,7 +58,7 @@ func newRunLogs(ctx context.Context, s *client.Submission, job taskspec.Job, mod
 	if mode == logsNone {
 		return r
 	}
-	stdout, stderr := localrun.NewSink(e.stdout), localrun.NewSink(e.stderr)
+	stdout, stderr := prefix.NewSink(e.stdout), prefix.NewSink(e.stderr)
 	if out == outputJSON {
 		stdout = stderr
 	}
@@ -67,7 +67,7 @@ func newRunLogs(ctx context.Context, s *client.Submission, job taskspec.Job, mod
 		if file == "stdout" {
 			sink = stdout
 		}
-		return localrun.NewPrefixWriter(sink, "["+task+"] ")
+		return prefix.NewWriter(sink, "["+task+"] ")
 	}, func(note string) { fmt.Fprintf(e.stderr, "%s: %s\n", s.AppID, note) }, 0)
 	return r
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/tfyarn/tfyarn/internal/contract"
 	"github.com/tfyarn/tfyarn/internal/executor"
 	"github.com/tfyarn/tfyarn/internal/rendezvous"
+	"github.com/tfyarn/tfyarn/internal/tasklogs/prefix"
 	"github.com/tfyarn/tfyarn/internal/torchstore"
 	"github.com/tfyarn/tfyarn/taskspec"
 )
@@ -81,11 +82,11 @@ func Run(ctx context.Context, job taskspec.Job, opts Options) (*Result, error) {
 	}
 
 	start := time.Now()
-	stdout, stderr := &sink{w: opts.Stdout}, &sink{w: opts.Stderr}
+	stdout, stderr := prefix.NewSink(opts.Stdout), prefix.NewSink(opts.Stderr)
 	p := &processes{
 		board:  board,
 		secret: secret,
-		log:    newPrefixWriter(stderr, "[tfyarn] "),
+		log:    prefix.NewWriter(stderr, "[tfyarn] "),
 		// Launchers must not see ctx directly: the driver decides when each
 		// one ends, so that a kill is recorded as such.
 		ctx:     context.WithoutCancel(ctx),

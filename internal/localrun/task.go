@@ -12,6 +12,7 @@ import (
 	"github.com/tfyarn/tfyarn/internal/contract"
 	"github.com/tfyarn/tfyarn/internal/executor"
 	"github.com/tfyarn/tfyarn/internal/rendezvous"
+	"github.com/tfyarn/tfyarn/internal/tasklogs/prefix"
 	"github.com/tfyarn/tfyarn/taskspec"
 )
 
@@ -20,9 +21,9 @@ import (
 type processes struct {
 	board          *rendezvous.Board
 	secret         []byte // the run's; each launcher gets its container's key
-	log            *prefixWriter
+	log            *prefix.Writer
 	ctx            context.Context
-	stdout, stderr *sink
+	stdout, stderr *prefix.Sink
 	job            taskspec.Job
 	appID          string
 	base           executor.Config
@@ -62,8 +63,8 @@ func (p *processes) start(ln core.Launch) {
 	cfg.Secret = rendezvous.ContainerKey(p.secret, ln.Container.ID)
 	cfg.Port = ln.Port
 	cfg.Env = taskEnv(p.env, p.job, p.appID, ln)
-	stdout := newPrefixWriter(p.stdout, "["+ln.Task.String()+"] ")
-	stderr := newPrefixWriter(p.stderr, "["+ln.Task.String()+"] ")
+	stdout := prefix.NewWriter(p.stdout, "["+ln.Task.String()+"] ")
+	stderr := prefix.NewWriter(p.stderr, "["+ln.Task.String()+"] ")
 	cfg.Stdout, cfg.Stderr = stdout, stderr
 	// The launchers share this process: none may subscribe to SIGINT or
 	// SIGTERM itself, or one Ctrl-C would go to a single task. The

@@ -1,4 +1,4 @@
-package aggregatedlog
+package aggregated
 
 import (
 	"bufio"
@@ -17,7 +17,7 @@ type FormatError struct {
 	Detail string
 }
 
-func (e *FormatError) Error() string { return "aggregatedlog: " + e.What + ": " + e.Detail }
+func (e *FormatError) Error() string { return "aggregated: " + e.What + ": " + e.Detail }
 
 func itoa(v int64) string { return strconv.FormatInt(v, 10) }
 
@@ -58,7 +58,7 @@ func OpenTFile(r io.ReaderAt, size int64) (*TFile, error) {
 	}
 	var tail [tailLen]byte
 	if _, err := r.ReadAt(tail[:], size-tailLen); err != nil {
-		return nil, fmt.Errorf("aggregatedlog: reading the TFile tail: %w", noEOF(err))
+		return nil, fmt.Errorf("aggregated: reading the TFile tail: %w", noEOF(err))
 	}
 	if !bytes.Equal(tail[12:], bcfileMagic) {
 		return nil, &FormatError{"TFile tail", "no BCFile magic (not a TFile)"}

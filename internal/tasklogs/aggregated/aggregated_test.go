@@ -1,4 +1,4 @@
-package aggregatedlog
+package aggregated
 
 import (
 	"bytes"

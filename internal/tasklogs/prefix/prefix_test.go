@@ -1,4 +1,4 @@
-package localrun
+package prefix
 
 import (
 	"bytes"
@@ -9,8 +9,8 @@ import (
 
 func TestPrefixWriterKeepsLinesWhole(t *testing.T) {
 	var out bytes.Buffer
-	s := &sink{w: &out}
-	a, b := newPrefixWriter(s, "[chief:0] "), newPrefixWriter(s, "[worker:0] ")
+	s := NewSink(&out)
+	a, b := NewWriter(s, "[chief:0] "), NewWriter(s, "[worker:0] ")
 	_, _ = a.Write([]byte("hel"))
 	_, _ = b.Write([]byte("one\ntw"))
 	_, _ = a.Write([]byte("lo\nworld\n"))

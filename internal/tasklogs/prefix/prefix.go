@@ -1,4 +1,9 @@
-package localrun
+// Package prefix puts a task's name before every line it writes
+// ("[worker:1] "), keeping lines whole when tasks write at once: run --local
+// prints its processes' output with it, tfyarn logs --follow and run's live
+// output the NodeManagers'. It imports nothing of tfyarn, so that --local
+// stays free of YARN.
+package prefix
 
 import (
 	"bytes"
@@ -6,15 +11,15 @@ import (
 	"sync"
 )
 
-// sink is one destination (the terminal's stdout or stderr) shared by every
+// Sink is one destination (the terminal's stdout or stderr) shared by every
 // task's prefixed writer; its lock keeps each line whole when tasks write
 // at once.
-type sink struct {
+type Sink struct {
 	mu sync.Mutex
 	w  io.Writer
 }
 
-func (s *sink) writeLine(prefix, line []byte) {
+func (s *Sink) writeLine(prefix, line []byte) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	buf := make([]byte, 0, len(prefix)+len(line)+1)
@@ -25,10 +30,10 @@ func (s *sink) writeLine(prefix, line []byte) {
 	_, _ = s.w.Write(buf) // output is best effort: a closed terminal must not fail the job
 }
 
-// prefixWriter puts "[worker:1] " before every line a task writes, holding
+// Writer puts "[worker:1] " before every line a task writes, holding
 // a partial line until its newline (or Flush) so tasks' lines never mix.
-type prefixWriter struct {
-	sink   *sink
+type Writer struct {
+	sink   *Sink
 	prefix []byte
 
 	mu      sync.Mutex
@@ -39,11 +44,12 @@ type prefixWriter struct {
 // \r): past it, the text goes out as a line of its own.
 const maxPending = 64 << 10
 
-func newPrefixWriter(s *sink, prefix string) *prefixWriter {
-	return &prefixWriter{sink: s, prefix: []byte(prefix)}
+// NewWriter returns a writer prefixing each line it writes to s with prefix.
+func NewWriter(s *Sink, prefix string) *Writer {
+	return &Writer{sink: s, prefix: []byte(prefix)}
 }
 
-func (p *prefixWriter) Write(b []byte) (int, error) {
+func (p *Writer) Write(b []byte) (int, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	n := len(b)
@@ -69,7 +75,7 @@ func (p *prefixWriter) Write(b []byte) (int, error) {
 }
 
 // Flush writes out a last line that has no newline.
-func (p *prefixWriter) Flush() {
+func (p *Writer) Flush() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if len(p.pending) > 0 {
@@ -78,16 +84,5 @@ func (p *prefixWriter) Flush() {
 	}
 }
 
-// Sink is one destination shared by several PrefixWriters (tfyarn logs
-// --follow and run's live task output use the same lines as --local).
-type Sink = sink
-
-// NewSink returns a destination for PrefixWriters writing to w.
-func NewSink(w io.Writer) *Sink { return &sink{w: w} }
-
-// PrefixWriter puts a prefix before every line written to it; Flush writes
-// out a last line without newline.
-type PrefixWriter = prefixWriter
-
-// NewPrefixWriter returns a writer prefixing each line with prefix.
-func NewPrefixWriter(s *Sink, prefix string) *PrefixWriter { return newPrefixWriter(s, prefix) }
+// NewSink returns a destination for Writers writing to w.
+func NewSink(w io.Writer) *Sink { return &Sink{w: w} }

@@ -1,4 +1,4 @@
-// Package nmlogs reads a running container's log files from its
+// Package nodemanager reads a running container's log files from its
 // NodeManager's web services (/ws/v1/node/containers/<id>/logs), the way
 // Hadoop's `yarn logs` does for running applications, and follows them.
 //
@@ -7,7 +7,7 @@
 // the file's last K bytes: a follower asks for what grew since it last
 // looked, plus a margin, and checks the header's length to stitch the
 // pieces together without gaps or repeats.
-package nmlogs
+package nodemanager
 
 import (
 	"bufio"
@@ -72,7 +72,7 @@ type Error struct {
 }
 
 func (e *Error) Error() string {
-	return fmt.Sprintf("nmlogs: %s: %d %s", e.URL, e.Status, e.Msg)
+	return fmt.Sprintf("nodemanager: %s: %d %s", e.URL, e.Status, e.Msg)
 }
 
 // UnknownContainer reports whether the NodeManager does not (or no longer)
@@ -111,18 +111,18 @@ func (c *Client) get(ctx context.Context, u, accept string, limit int64) ([]byte
 	req.Header.Set("Accept", accept)
 	resp, err := c.hc.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("nmlogs: %w", err)
+		return nil, fmt.Errorf("nodemanager: %w", err)
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
 	if err != nil {
-		return nil, fmt.Errorf("nmlogs: %s: %w", u, err)
+		return nil, fmt.Errorf("nodemanager: %s: %w", u, err)
 	}
 	if resp.StatusCode != http.StatusOK {
 		return nil, &Error{URL: u, Status: resp.StatusCode, Msg: firstLine(body)}
 	}
 	if int64(len(body)) > limit {
-		return nil, fmt.Errorf("nmlogs: %s: answer longer than %d bytes", u, limit)
+		return nil, fmt.Errorf("nodemanager: %s: answer longer than %d bytes", u, limit)
 	}
 	return body, nil
 }
@@ -159,7 +159,7 @@ func parseListing(body []byte) ([]FileInfo, error) {
 		Info json.RawMessage `json:"containerLogsInfo"`
 	}
 	if err := json.Unmarshal(body, &v); err != nil {
-		return nil, fmt.Errorf("nmlogs: log listing: %w", err)
+		return nil, fmt.Errorf("nodemanager: log listing: %w", err)
 	}
 	var infos []json.RawMessage
 	if err := json.Unmarshal(v.Info, &infos); err != nil {
@@ -172,7 +172,7 @@ func parseListing(body []byte) ([]FileInfo, error) {
 			Type  string          `json:"logAggregationType"`
 		}
 		if err := json.Unmarshal(raw, &ci); err != nil {
-			return nil, fmt.Errorf("nmlogs: log listing: %w", err)
+			return nil, fmt.Errorf("nodemanager: log listing: %w", err)
 		}
 		if ci.Type != "" && ci.Type != "LOCAL" {
 			continue
@@ -193,7 +193,7 @@ func parseListing(body []byte) ([]FileInfo, error) {
 		for _, f := range files {
 			n, err := strconv.ParseInt(f.Size, 10, 64)
 			if err != nil || n < 0 {
-				return nil, fmt.Errorf("nmlogs: log listing: %s: size %q", f.Name, f.Size)
+				return nil, fmt.Errorf("nodemanager: log listing: %s: size %q", f.Name, f.Size)
 			}
 			out = append(out, FileInfo{Name: f.Name, Size: n, Modified: f.Modified})
 		}
@@ -232,32 +232,32 @@ func parsePiece(body []byte, max int64) (Piece, error) {
 	for i := 0; i < 16; i++ {
 		line, err := r.ReadString('\n')
 		if err != nil {
-			return Piece{}, errors.New("nmlogs: answer without LogContents header")
+			return Piece{}, errors.New("nodemanager: answer without LogContents header")
 		}
 		hdr += len(line)
 		line = strings.TrimSuffix(line, "\n")
 		if v, ok := strings.CutPrefix(line, "LogLength:"); ok {
 			n, err := strconv.ParseInt(v, 10, 64)
 			if err != nil || n < 0 {
-				return Piece{}, fmt.Errorf("nmlogs: LogLength %q", v)
+				return Piece{}, fmt.Errorf("nodemanager: LogLength %q", v)
 			}
 			length = n
 		}
 		if line == "LogContents:" {
 			if length < 0 {
-				return Piece{}, errors.New("nmlogs: answer without LogLength")
+				return Piece{}, errors.New("nodemanager: answer without LogLength")
 			}
 			n := length
 			if n > max {
 				n = max
 			}
 			if int64(len(body)-hdr) < n {
-				return Piece{}, fmt.Errorf("nmlogs: answer has %d of %d bytes", len(body)-hdr, n)
+				return Piece{}, fmt.Errorf("nodemanager: answer has %d of %d bytes", len(body)-hdr, n)
 			}
 			return Piece{Offset: length - n, Length: length, Data: body[hdr : int64(hdr)+n]}, nil
 		}
 	}
-	return Piece{}, errors.New("nmlogs: answer without LogContents header")
+	return Piece{}, errors.New("nodemanager: answer without LogContents header")
 }
 
 // Explain adds what a NodeManager's known failures mean: in secure mode it

@@ -1,4 +1,4 @@
-package client
+package tasklogs
 
 import (
 	"bytes"
@@ -11,8 +11,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/tfyarn/tfyarn/internal/aggregatedlog"
 	"github.com/tfyarn/tfyarn/internal/hdfs"
+	"github.com/tfyarn/tfyarn/internal/tasklogs/aggregated"
 	"github.com/tfyarn/tfyarn/internal/yarnpb/hadoopyarn"
 )
 
@@ -28,7 +28,7 @@ const (
 
 // logFormats are the aggregation file formats the cluster writes, in the
 // order Hadoop's readers try them (yarn.log-aggregation.file-formats).
-func logFormats(src LogSources) []string {
+func logFormats(src Sources) []string {
 	var out []string
 	for _, f := range strings.Split(src.Conf.GetDefault("yarn.log-aggregation.file-formats", tfileFormat), ",") {
 		if f = strings.TrimSpace(f); f == tfileFormat || f == ifileFormat {
@@ -45,7 +45,7 @@ func logFormats(src LogSources) []string {
 // of one format may be in, as Hadoop's LogAggregationFileController
 // computes them: <root>/<user>/bucket-<suffix>/<app id % 10000>/<app>
 // (Hadoop 3.3 on), then <root>/<user>/<suffix>/<app> (older NodeManagers).
-func aggregatedLogDirs(src LogSources, format, user, appID string, seq int32) []string {
+func aggregatedLogDirs(src Sources, format, user, appID string, seq int32) []string {
 	conf := src.Conf
 	root, _ := conf.Get("yarn.log-aggregation." + format + ".remote-app-log-dir")
 	if root == "" {
@@ -77,7 +77,7 @@ func urlPath(s string) (string, error) {
 	return s, nil
 }
 
-func printAggregated(ctx context.Context, src LogSources, req LogsRequest, r *hadoopyarn.ApplicationReportProto, out io.Writer, notes func(string)) error {
+func printAggregated(ctx context.Context, src Sources, req Request, r *hadoopyarn.ApplicationReportProto, out io.Writer, notes func(string)) error {
 	// The status is absent from reports of RMs that do not track it, and
 	// for applications the RM does not know: the configuration says then.
 	var status hadoopyarn.LogAggregationStatusProto
@@ -86,7 +86,7 @@ func printAggregated(ctx context.Context, src LogSources, req LogsRequest, r *ha
 	}
 	enabled, _ := src.Conf.GetBool("yarn.log-aggregation-enable", false)
 	if status == hadoopyarn.LogAggregationStatusProto_LOG_DISABLED || (!enabled && status == 0) {
-		return &LogsUnavailableError{AppID: req.AppID, Reason: "log aggregation is disabled on this cluster (yarn.log-aggregation-enable is not true): " +
+		return &UnavailableError{AppID: req.AppID, Reason: "log aggregation is disabled on this cluster (yarn.log-aggregation-enable is not true): " +
 			"an ended application's logs stay on its NodeManagers' local disks (yarn.nodemanager.log-dirs) until deleted; " +
 			"use tfyarn logs while the application runs"}
 	}
@@ -112,16 +112,16 @@ dirs:
 				break dirs
 			}
 			if !errors.Is(err, os.ErrNotExist) {
-				return fmt.Errorf("client: reading the aggregated logs of %s: %s: %w", req.AppID, d, err)
+				return fmt.Errorf("tasklogs: reading the aggregated logs of %s: %s: %w", req.AppID, d, err)
 			}
 		}
 	}
 	pending := status == hadoopyarn.LogAggregationStatusProto_LOG_NOT_START || status == hadoopyarn.LogAggregationStatusProto_LOG_RUNNING
 	if dir == "" {
 		if pending {
-			return &LogsUnavailableError{AppID: req.AppID, Retry: true, Reason: "YARN is still aggregating them (log aggregation " + aggregationName(status) + "); try again in a few seconds"}
+			return &UnavailableError{AppID: req.AppID, Retry: true, Reason: "YARN is still aggregating them (log aggregation " + aggregationName(status) + "); try again in a few seconds"}
 		}
-		return &LogsUnavailableError{AppID: req.AppID, Reason: "no aggregated logs under " + tried[0] +
+		return &UnavailableError{AppID: req.AppID, Reason: "no aggregated logs under " + tried[0] +
 			" (log aggregation " + aggregationName(status) + "; deleted after yarn.log-aggregation.retain-seconds, or aggregated elsewhere)"}
 	}
 	sort.Slice(nodes, func(i, j int) bool { return nodes[i].Name() < nodes[j].Name() })
@@ -137,7 +137,7 @@ dirs:
 			continue
 		}
 		err := withHDFSFile(ctx, fs, path.Join(dir, n.Name()), func(f io.ReaderAt, size int64) error {
-			keep := func(lf aggregatedlog.File) bool {
+			keep := func(lf aggregated.File) bool {
 				if tasks != nil && !req.wantTask(tasks[lf.Container]) {
 					return false
 				}
@@ -152,19 +152,19 @@ dirs:
 				body = func(w io.Writer, r io.Reader) error { return tailLines(w, r, req.Tail) }
 			}
 			if format == ifileFormat {
-				return aggregatedlog.PrintIFile(out, f, size, n.Name(), keep, body)
+				return aggregated.PrintIFile(out, f, size, n.Name(), keep, body)
 			}
-			return aggregatedlog.Print(out, f, size, n.Name(), n.ModTime(), keep, body)
+			return aggregated.Print(out, f, size, n.Name(), n.ModTime(), keep, body)
 		})
 		if err != nil {
-			return fmt.Errorf("client: aggregated logs of %s: %s: %w", req.AppID, n.Name(), err)
+			return fmt.Errorf("tasklogs: aggregated logs of %s: %s: %w", req.AppID, n.Name(), err)
 		}
 	}
 	if pending {
 		notes(fmt.Sprintf("log aggregation of %s is still running: some containers' logs may be missing; run tfyarn logs again in a few seconds", req.AppID))
 	}
 	if !found && pending {
-		return &LogsUnavailableError{AppID: req.AppID, Retry: true, Reason: "YARN is still aggregating them (log aggregation " + aggregationName(status) + "); try again in a few seconds"}
+		return &UnavailableError{AppID: req.AppID, Retry: true, Reason: "YARN is still aggregating them (log aggregation " + aggregationName(status) + "); try again in a few seconds"}
 	}
 	if !found {
 		what := "no log files"
@@ -174,7 +174,7 @@ dirs:
 		if len(req.Files) > 0 {
 			what += " named " + strings.Join(req.Files, ", ")
 		}
-		return &LogsUnavailableError{AppID: req.AppID, Retry: pending, Reason: what + " in " + dir}
+		return &UnavailableError{AppID: req.AppID, Retry: pending, Reason: what + " in " + dir}
 	}
 	return nil
 }
@@ -200,16 +200,16 @@ func aggregationName(s hadoopyarn.LogAggregationStatusProto) string {
 // TFYARN_TASK its launch_container.sh exports ("am" when none does).
 func containerTasks(ctx context.Context, fs *hdfs.FS, dir, format string, nodes []os.FileInfo) (map[string]string, error) {
 	tasks := map[string]string{}
-	read := aggregatedlog.ReadTFile
+	read := aggregated.ReadTFile
 	if format == ifileFormat {
-		read = aggregatedlog.ReadIFile
+		read = aggregated.ReadIFile
 	}
 	for _, n := range nodes {
 		if !isNodeLog(n) {
 			continue
 		}
 		err := withHDFSFile(ctx, fs, path.Join(dir, n.Name()), func(f io.ReaderAt, size int64) error {
-			return read(f, size, func(lf aggregatedlog.File) error {
+			return read(f, size, func(lf aggregated.File) error {
 				if _, ok := tasks[lf.Container]; !ok {
 					tasks[lf.Container] = "am"
 				}
@@ -227,7 +227,7 @@ func containerTasks(ctx context.Context, fs *hdfs.FS, dir, format string, nodes 
 			})
 		})
 		if err != nil {
-			return nil, fmt.Errorf("client: aggregated logs: %s: %w", n.Name(), err)
+			return nil, fmt.Errorf("tasklogs: aggregated logs: %s: %w", n.Name(), err)
 		}
 	}
 	return tasks, nil

@@ -1,4 +1,4 @@
-// Package aggregatedlog reads the container logs a NodeManager aggregated to
+// Package aggregated reads the container logs a NodeManager aggregated to
 // HDFS, in Hadoop's own formats, without a JVM: the TFile format
 // (LogAggregationTFileController, Hadoop's default) — a BCFile whose data
 // blocks are uncompressed or zlib ("gz") — holding AggregatedLogFormat's
@@ -6,4 +6,4 @@
 //
 // Every length read from a file is bounded before it is used, so a corrupt or
 // hostile file fails with an error instead of exhausting memory.
-package aggregatedlog
+package aggregated

@@ -1,4 +1,4 @@
-package client
+package tasklogs
 
 import (
 	"bytes"
@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
-	"github.com/tfyarn/tfyarn/internal/nmlogs"
+	"github.com/tfyarn/tfyarn/internal/tasklogs/nodemanager"
 )
 
 // A NodeManager answers "Unknown container" for a container it has not
@@ -33,7 +33,7 @@ func TestFollowerWaitsForAContainerTheNodeManagerDoesNotKnowYet(t *testing.T) {
 	}))
 	defer srv.Close()
 	var out bytes.Buffer
-	nm := nmlogs.New("alice")
+	nm := nodemanager.New("alice")
 	set := newFollowSet(nm, []string{"stdout"}, 0, func(task, file string) io.Writer { return &out }, nil)
 	set.add(taskContainer{task: "chief:0", container: "c", node: "n:1"}, strings.TrimPrefix(srv.URL, "http://"))
 	ctx := context.Background()
@@ -59,7 +59,7 @@ func TestFollowerSaysWhenItNeverSawTheContainer(t *testing.T) {
 	}))
 	defer srv.Close()
 	var notes []string
-	set := newFollowSet(nmlogs.New("alice"), []string{"stdout", "stderr"}, 0, func(task, file string) io.Writer { return io.Discard }, func(s string) { notes = append(notes, s) })
+	set := newFollowSet(nodemanager.New("alice"), []string{"stdout", "stderr"}, 0, func(task, file string) io.Writer { return io.Discard }, func(s string) { notes = append(notes, s) })
 	set.add(taskContainer{task: "worker:0", container: "c9", node: "n:1"}, strings.TrimPrefix(srv.URL, "http://"))
 	set.poll(context.Background())
 	require.Empty(t, notes, "not yet: it may not have started")

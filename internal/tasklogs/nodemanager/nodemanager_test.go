@@ -1,4 +1,4 @@
-package nmlogs
+package nodemanager
 
 import (
 	"bytes"

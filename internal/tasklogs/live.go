@@ -1,4 +1,4 @@
-package client
+package tasklogs
 
 import (
 	"context"
@@ -10,9 +10,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/tfyarn/tfyarn/internal/aggregatedlog"
 	"github.com/tfyarn/tfyarn/internal/contract"
-	"github.com/tfyarn/tfyarn/internal/nmlogs"
+	"github.com/tfyarn/tfyarn/internal/tasklogs/aggregated"
+	"github.com/tfyarn/tfyarn/internal/tasklogs/nodemanager"
 	"github.com/tfyarn/tfyarn/internal/yarn"
 	"github.com/tfyarn/tfyarn/internal/yarnpb/hadoopyarn"
 )
@@ -22,11 +22,11 @@ var defaultFollowFiles = []string{"stdout", "stderr"}
 
 // liveLogs reads a running application's logs from its NodeManagers.
 type liveLogs struct {
-	src   LogSources
-	req   LogsRequest
+	src   Sources
+	req   Request
 	id    *hadoopyarn.ApplicationIdProto
 	notes func(string)
-	nm    *nmlogs.Client
+	nm    *nodemanager.Client
 	http  map[string]string // NodeId -> NodeManager web address
 	key   []byte            // the job's status key, once read
 }
@@ -41,7 +41,7 @@ func (l *liveLogs) statusKey(ctx context.Context, r *hadoopyarn.ApplicationRepor
 		return nil, err
 	}
 	defer fs.Close()
-	return ReadStatusKey(ctx, fs, r)
+	return l.src.StatusKey(ctx, fs, r)
 }
 
 // nodeHTTP is a node's NodeManager web address, from the RM's node reports.
@@ -61,7 +61,7 @@ func nodeHTTP(ctx context.Context, rm *yarn.ApplicationClient, limit time.Durati
 	if a, ok := cache[node]; ok && a != "" {
 		return a, nil
 	}
-	return "", fmt.Errorf("client: node %s is not in the ResourceManager's node list", node)
+	return "", fmt.Errorf("tasklogs: node %s is not in the ResourceManager's node list", node)
 }
 
 // containers are the application's task containers the request selects,
@@ -70,18 +70,18 @@ func (l *liveLogs) containers(ctx context.Context, r *hadoopyarn.ApplicationRepo
 	if l.key == nil {
 		key, err := l.statusKey(ctx, r)
 		if err != nil {
-			return nil, &LogsUnavailableError{AppID: l.req.AppID, Reason: "its tasks' containers are on its ApplicationMaster's status page, which answers the job's owner only (" + err.Error() + ")"}
+			return nil, &UnavailableError{AppID: l.req.AppID, Reason: "its tasks' containers are on its ApplicationMaster's status page, which answers the job's owner only (" + err.Error() + ")"}
 		}
 		l.key = key
 	}
-	st, err := statusOf(ctx, r, l.key)
+	st, err := l.src.Status(ctx, r, l.key)
 	if err != nil {
-		return nil, &LogsUnavailableError{AppID: l.req.AppID, Retry: true, Reason: "its ApplicationMaster's status page cannot be read (" + err.Error() + "), so its tasks' containers are unknown; try again in a moment"}
+		return nil, &UnavailableError{AppID: l.req.AppID, Retry: true, Reason: "its ApplicationMaster's status page cannot be read (" + err.Error() + "), so its tasks' containers are unknown; try again in a moment"}
 	}
 	return selectTasks(l.req, st)
 }
 
-func selectTasks(req LogsRequest, st *contract.StatusReport) ([]taskContainer, error) {
+func selectTasks(req Request, st *contract.StatusReport) ([]taskContainer, error) {
 	var out []taskContainer
 	var names []string
 	known := false
@@ -96,10 +96,10 @@ func selectTasks(req LogsRequest, st *contract.StatusReport) ([]taskContainer, e
 		}
 	}
 	if req.Task != "" && !known {
-		return nil, &LogsUnavailableError{AppID: req.AppID, Reason: "it has no task " + req.Task + " (its tasks: " + strings.Join(names, ", ") + ")"}
+		return nil, &UnavailableError{AppID: req.AppID, Reason: "it has no task " + req.Task + " (its tasks: " + strings.Join(names, ", ") + ")"}
 	}
 	if len(out) == 0 && req.Task != "" {
-		return nil, &LogsUnavailableError{AppID: req.AppID, Retry: true, Reason: "task " + req.Task + " has no container yet; try again in a moment"}
+		return nil, &UnavailableError{AppID: req.AppID, Retry: true, Reason: "task " + req.Task + " has no container yet; try again in a moment"}
 	}
 	return out, nil
 }
@@ -107,7 +107,7 @@ func selectTasks(req LogsRequest, st *contract.StatusReport) ([]taskContainer, e
 // print writes each selected file of each selected container as `yarn
 // logs` prints a running container's logs.
 func (l *liveLogs) print(ctx context.Context, r *hadoopyarn.ApplicationReportProto, out io.Writer) error {
-	l.nm = nmlogs.New(r.GetUser())
+	l.nm = nodemanager.New(r.GetUser())
 	defer l.nm.Close()
 	l.http = map[string]string{}
 	tcs, err := l.containers(ctx, r)
@@ -122,11 +122,11 @@ func (l *liveLogs) print(ctx context.Context, r *hadoopyarn.ApplicationReportPro
 		}
 		files, err := l.nm.List(ctx, addr, tc.container)
 		if err != nil {
-			if nmlogs.UnknownContainer(err) {
+			if nodemanager.UnknownContainer(err) {
 				l.notes(fmt.Sprintf("%s (%s): its NodeManager at %s no longer has its logs (the container ended; they will be in the aggregated logs once the application ends)", tc.task, tc.container, addr))
 				continue
 			}
-			return fmt.Errorf("client: logs of %s (%s) at %s: %w", tc.task, tc.container, addr, err)
+			return fmt.Errorf("tasklogs: logs of %s (%s) at %s: %w", tc.task, tc.container, addr, err)
 		}
 		sort.Slice(files, func(i, j int) bool { return files[i].Name < files[j].Name })
 		for _, f := range files {
@@ -135,35 +135,35 @@ func (l *liveLogs) print(ctx context.Context, r *hadoopyarn.ApplicationReportPro
 			}
 			p, err := l.nm.Tail(ctx, addr, tc.container, f.Name, 0)
 			if err != nil {
-				return fmt.Errorf("client: %s of %s (%s) at %s: %w", f.Name, tc.task, tc.container, addr, nmlogs.Explain(err))
+				return fmt.Errorf("tasklogs: %s of %s (%s) at %s: %w", f.Name, tc.task, tc.container, addr, nodemanager.Explain(err))
 			}
 			found = true
 			data := p.Data
 			if l.req.Tail > 0 {
-				data = nmlogs.LastLines(data, l.req.Tail)
+				data = nodemanager.LastLines(data, l.req.Tail)
 			} else if p.Offset > 0 {
 				l.notes(fmt.Sprintf("%s of %s: only its last %d of %d bytes are shown", f.Name, tc.task, len(p.Data), p.Length))
 			}
-			if err := aggregatedlog.WriteHeader(out, tc.container, tc.node, aggregatedlog.Local, f.Name, f.Modified, p.Length); err != nil {
+			if err := aggregated.WriteHeader(out, tc.container, tc.node, aggregated.Local, f.Name, f.Modified, p.Length); err != nil {
 				return err
 			}
 			if _, err := out.Write(data); err != nil {
 				return err
 			}
-			if err := aggregatedlog.WriteFooter(out, f.Name); err != nil {
+			if err := aggregated.WriteFooter(out, f.Name); err != nil {
 				return err
 			}
 		}
 	}
 	if !found {
-		return &LogsUnavailableError{AppID: l.req.AppID, Retry: true, Reason: "no matching log file on its NodeManagers yet"}
+		return &UnavailableError{AppID: l.req.AppID, Retry: true, Reason: "no matching log file on its NodeManagers yet"}
 	}
 	return nil
 }
 
 // follow prints the selected tasks' new lines until the application ends.
 func (l *liveLogs) follow(ctx context.Context, r *hadoopyarn.ApplicationReportProto, out FollowOutput) error {
-	l.nm = nmlogs.New(r.GetUser())
+	l.nm = nodemanager.New(r.GetUser())
 	defer l.nm.Close()
 	l.http = map[string]string{}
 	set := newFollowSet(l.nm, l.req.Files, l.req.Tail, out, l.notes)
@@ -180,7 +180,7 @@ func (l *liveLogs) follow(ctx context.Context, r *hadoopyarn.ApplicationReportPr
 						set.add(tc, addr)
 					}
 				}
-			} else if ue := (*LogsUnavailableError)(nil); !errors.As(err, &ue) || !ue.Retry {
+			} else if ue := (*UnavailableError)(nil); !errors.As(err, &ue) || !ue.Retry {
 				// No such task: waiting would not help. A task without a
 				// container yet, or an AM not up yet, is waited for.
 				return err
@@ -204,7 +204,7 @@ func (l *liveLogs) follow(ctx context.Context, r *hadoopyarn.ApplicationReportPr
 
 // followSet follows some containers' files.
 type followSet struct {
-	nm    *nmlogs.Client
+	nm    *nodemanager.Client
 	files []string
 	tail  int
 	out   FollowOutput
@@ -219,7 +219,7 @@ type fileFollower struct {
 	mu     sync.Mutex // one poll at a time: the follower keeps an offset
 	tc     taskContainer
 	file   string
-	f      *nmlogs.Follower
+	f      *nodemanager.Follower
 	w      io.Writer
 	first  bool
 	known  bool // the NodeManager served the file once
@@ -227,7 +227,7 @@ type fileFollower struct {
 	warned bool
 }
 
-func newFollowSet(nm *nmlogs.Client, files []string, tail int, out FollowOutput, notes func(string)) *followSet {
+func newFollowSet(nm *nodemanager.Client, files []string, tail int, out FollowOutput, notes func(string)) *followSet {
 	if len(files) == 0 {
 		files = defaultFollowFiles
 	}
@@ -271,20 +271,20 @@ func (ff *fileFollower) poll(ctx context.Context, tail int, last bool, notes fun
 	if err == nil {
 		ff.known = true
 		if ff.first && tail > 0 {
-			data = nmlogs.LastLines(data, tail)
+			data = nodemanager.LastLines(data, tail)
 		}
 		ff.first = false
 		if len(data) > 0 {
 			_, _ = ff.w.Write(data)
 		}
 	}
-	if err != nil && !nmlogs.UnknownContainer(err) && !ff.warned && notes != nil && ctx.Err() == nil {
+	if err != nil && !nodemanager.UnknownContainer(err) && !ff.warned && notes != nil && ctx.Err() == nil {
 		ff.warned = true // once: the follower keeps trying
-		notes(fmt.Sprintf("cannot read %s's %s (%s) from its NodeManager: %v", ff.tc.task, ff.file, ff.tc.container, nmlogs.Explain(err)))
+		notes(fmt.Sprintf("cannot read %s's %s (%s) from its NodeManager: %v", ff.tc.task, ff.file, ff.tc.container, nodemanager.Explain(err)))
 	}
 	// A NodeManager does not know a container that has not started yet:
 	// unknown is the end only for one it knew.
-	if last || (ff.known && nmlogs.UnknownContainer(err)) {
+	if last || (ff.known && nodemanager.UnknownContainer(err)) {
 		ff.done = true
 		flush(ff.w)
 	}
@@ -321,70 +321,4 @@ func flush(w io.Writer) {
 	if f, ok := w.(interface{ Flush() }); ok {
 		f.Flush()
 	}
-}
-
-// TaskLogs follows some tasks' stdout and stderr while a Submission runs:
-// `tfyarn run` shows the deciding task's output with it.
-type TaskLogs struct {
-	s      *Submission
-	set    *followSet
-	http   map[string]string
-	cancel context.CancelFunc
-	done   chan struct{}
-}
-
-// finishTimeout bounds the last read of an ended task's logs.
-const finishTimeout = 5 * time.Second
-
-// FollowTaskLogs starts following; Add names the tasks (as Wait's events
-// show them), Finish reads an ended task's last lines, Close stops.
-func (s *Submission) FollowTaskLogs(ctx context.Context, out FollowOutput, notes func(string), interval time.Duration) *TaskLogs {
-	if interval <= 0 {
-		interval = time.Second
-	}
-	ctx, cancel := context.WithCancel(ctx)
-	nm := nmlogs.New(s.job.User)
-	t := &TaskLogs{s: s, set: newFollowSet(nm, nil, 0, out, notes), http: map[string]string{}, cancel: cancel, done: make(chan struct{})}
-	go func() {
-		defer close(t.done)
-		defer nm.Close()
-		tick := time.NewTicker(interval)
-		defer tick.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-tick.C:
-				t.set.poll(ctx)
-			}
-		}
-	}()
-	return t
-}
-
-// Add starts following a task's container (once per container).
-func (t *TaskLogs) Add(ctx context.Context, task TaskResult) error {
-	if task.ContainerID == "" || task.Node == "" {
-		return nil
-	}
-	addr, err := nodeHTTP(ctx, t.s.rm, t.s.job.CallTimeout, t.http, task.Node)
-	if err != nil {
-		return err
-	}
-	t.set.add(taskContainer{task: task.Task, container: task.ContainerID, node: task.Node}, addr)
-	return nil
-}
-
-// Finish prints an ended task's last lines.
-func (t *TaskLogs) Finish(ctx context.Context, task TaskResult) {
-	ctx, cancel := context.WithTimeout(ctx, finishTimeout)
-	defer cancel()
-	t.set.finish(ctx, task.ContainerID)
-}
-
-// Close stops following and flushes what is left.
-func (t *TaskLogs) Close() {
-	t.cancel()
-	<-t.done
-	t.set.close()
 }

@@ -1,4 +1,4 @@
-package client
+package tasklogs
 
 import (
 	"bytes"
@@ -27,15 +27,15 @@ func TestTaskOfLaunchScript(t *testing.T) {
 }
 
 func TestSelectTasks(t *testing.T) {
-	st := &contract.StatusReport{Tasks: []TaskResult{
+	st := &contract.StatusReport{Tasks: []contract.TaskReport{
 		{Task: "chief:0", ContainerID: "c2", Node: "n:1"},
 		{Task: "worker:0"},
 	}}
-	got, err := selectTasks(LogsRequest{AppID: "a", Task: "chief:0"}, st)
+	got, err := selectTasks(Request{AppID: "a", Task: "chief:0"}, st)
 	require.NoError(t, err)
 	require.Equal(t, []taskContainer{{task: "chief:0", container: "c2", node: "n:1"}}, got)
-	_, err = selectTasks(LogsRequest{AppID: "a", Task: "worker:0"}, st)
+	_, err = selectTasks(Request{AppID: "a", Task: "worker:0"}, st)
 	require.ErrorContains(t, err, "task worker:0 has no container yet")
-	_, err = selectTasks(LogsRequest{AppID: "a", Task: "ps:0"}, st)
+	_, err = selectTasks(Request{AppID: "a", Task: "ps:0"}, st)
 	require.ErrorContains(t, err, "it has no task ps:0 (its tasks: chief:0, worker:0)")
 }
