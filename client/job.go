@@ -8,6 +8,7 @@ import (
 	"github.com/tfyarn/tfyarn/internal/framework"
 	"github.com/tfyarn/tfyarn/internal/hadoopconf"
 	"github.com/tfyarn/tfyarn/internal/ipc"
+	"github.com/tfyarn/tfyarn/internal/shipplan"
 	"github.com/tfyarn/tfyarn/taskspec"
 )
 
@@ -22,7 +23,7 @@ const (
 	// working directory.
 	BinaryName = contract.BinaryName
 	// DefaultPython runs a job's Script.
-	DefaultPython = "python3"
+	DefaultPython = shipplan.DefaultPython
 )
 
 // Job is a taskspec.Job (tasks, command, environment, name, queue,

@@ -6,6 +6,7 @@ import (
 
 	"github.com/tfyarn/tfyarn/internal/envpack"
 	"github.com/tfyarn/tfyarn/internal/hdfs"
+	"github.com/tfyarn/tfyarn/internal/shipplan"
 )
 
 // recalled is what the local pack cache knows of a directory or file about
@@ -21,13 +22,13 @@ type recalled struct {
 	hit     bool
 }
 
-func packTarget(k itemKind) envpack.Target {
+func packTarget(k shipplan.Kind) envpack.Target {
 	switch k {
-	case itemEnvDir:
+	case shipplan.EnvDir:
 		return envpack.TargetEnv
-	case itemEnvLayers:
+	case shipplan.EnvLayers:
 		return envpack.TargetEnvLayers
-	case itemSrcDir:
+	case shipplan.SrcDir:
 		return envpack.TargetDir
 	}
 	return envpack.TargetFile

@@ -18,6 +18,7 @@ import (
 	"github.com/tfyarn/tfyarn/internal/hdfs"
 	"github.com/tfyarn/tfyarn/internal/ipc"
 	"github.com/tfyarn/tfyarn/internal/procio"
+	"github.com/tfyarn/tfyarn/internal/shipplan"
 )
 
 // Shipping an unchanged --env directory a second time neither packs nor
@@ -76,7 +77,7 @@ func TestE2EUnchangedEnvNotRepacked(t *testing.T) {
 	require.Zero(t, n)
 	require.Equal(t, first, again)
 	// A venv ships in layers; the noise is outside site-packages: the base layer.
-	require.True(t, strings.HasSuffix(first[LayerLinkName(0)].Path, "/env-layer.base.tar.gz"), first[LayerLinkName(0)].Path)
+	require.True(t, strings.HasSuffix(first[shipplan.LayerLinkName(0)].Path, "/env-layer.base.tar.gz"), first[shipplan.LayerLinkName(0)].Path)
 	require.Positive(t, p.Layers)
 	require.NotNil(t, p.Manifest)
 	require.Less(t, read, int64(256<<10), "bytes read on a cached hit (the env holds 16 MiB, the file 1 MiB)")
@@ -98,7 +99,7 @@ func TestE2EUnchangedEnvNotRepacked(t *testing.T) {
 	edited, n, p := ship()
 	require.False(t, p.Cached)
 	require.Positive(t, n)
-	require.NotEqual(t, first[LayerLinkName(0)].Path, edited[LayerLinkName(0)].Path, "a new archive")
+	require.NotEqual(t, first[shipplan.LayerLinkName(0)].Path, edited[shipplan.LayerLinkName(0)].Path, "a new archive")
 
 	// An ordinary edit (content and mtime), and the file shipped as is.
 	noise[1] ^= 0xff
@@ -106,6 +107,6 @@ func TestE2EUnchangedEnvNotRepacked(t *testing.T) {
 	require.NoError(t, os.WriteFile(data, noise[:1<<20], 0o644))
 	third, _, p := ship()
 	require.False(t, p.Cached)
-	require.NotEqual(t, edited[LayerLinkName(0)].Path, third[LayerLinkName(0)].Path)
+	require.NotEqual(t, edited[shipplan.LayerLinkName(0)].Path, third[shipplan.LayerLinkName(0)].Path)
 	require.NotEqual(t, first["data.bin"].Path, third["data.bin"].Path)
 }

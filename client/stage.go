@@ -8,6 +8,7 @@ import (
 
 	"github.com/tfyarn/tfyarn/internal/envpack"
 	"github.com/tfyarn/tfyarn/internal/hdfs"
+	"github.com/tfyarn/tfyarn/internal/shipplan"
 	"github.com/tfyarn/tfyarn/internal/yarnpb/hadoopyarn"
 )
 
@@ -20,7 +21,7 @@ type UploadFunc func(name string, size int64) (progress hdfs.ProgressFunc, done 
 // PackInfo describes an environment or source directory packed for a job.
 type PackInfo struct {
 	Dir      string
-	Link     string            // name in the containers: EnvLinkName or SrcLinkName
+	Link     string            // name in the containers: env or src
 	Manifest *envpack.Manifest // the environment's; nil for a source directory
 	Bytes    int64             // the archive's size
 	SHA256   string
@@ -58,11 +59,11 @@ func (s *Submission) upload(ctx context.Context, local, name, digest string, acc
 // bytes uploaded (0 when the cache had everything). A directory or file
 // unchanged since an earlier submission (same fingerprint in the local pack
 // cache) whose archive the HDFS cache still holds is neither packed nor read.
-func (s *Submission) ship(ctx context.Context, plan shipPlan) (map[string]hdfs.Resource, int64, error) {
+func (s *Submission) ship(ctx context.Context, plan shipplan.Plan) (map[string]hdfs.Resource, int64, error) {
 	out := map[string]hdfs.Resource{}
 	var uploaded int64
-	for _, it := range plan.items {
-		if it.kind == itemEnvLayers {
+	for _, it := range plan.Items {
+		if it.Kind == shipplan.EnvLayers {
 			rs, n, err := s.shipLayers(ctx, it)
 			uploaded += n
 			if err != nil {
@@ -71,8 +72,8 @@ func (s *Submission) ship(ctx context.Context, plan shipPlan) (map[string]hdfs.R
 			s.envLayers = nil
 			for i, r := range rs {
 				r.Type = hadoopyarn.LocalResourceTypeProto_ARCHIVE
-				out[LayerLinkName(i)] = r
-				s.envLayers = append(s.envLayers, LayerLinkName(i))
+				out[shipplan.LayerLinkName(i)] = r
+				s.envLayers = append(s.envLayers, shipplan.LayerLinkName(i))
 			}
 			continue
 		}
@@ -81,35 +82,35 @@ func (s *Submission) ship(ctx context.Context, plan shipPlan) (map[string]hdfs.R
 		if err != nil {
 			return nil, uploaded, err
 		}
-		if it.ownCopy {
+		if it.OwnCopy {
 			r.Visibility = hadoopyarn.LocalResourceVisibilityProto_PRIVATE
 		}
-		if it.kind == itemFile {
+		if it.Kind == shipplan.File {
 			// A .zip shipped with --files stays a .zip.
 			r.Type = hadoopyarn.LocalResourceTypeProto_FILE
 		} else {
 			r.Type = hadoopyarn.LocalResourceTypeProto_ARCHIVE
 		}
-		out[it.link] = r
+		out[it.Link] = r
 	}
 	return out, uploaded, nil
 }
 
-func (s *Submission) shipItem(ctx context.Context, it *shipItem) (hdfs.Resource, int64, error) {
-	if it.kind != itemEnvDir && it.kind != itemSrcDir {
-		return s.uploadKnown(ctx, it.local, it.cache, it.access)
+func (s *Submission) shipItem(ctx context.Context, it *shipplan.Item) (hdfs.Resource, int64, error) {
+	if it.Kind != shipplan.EnvDir && it.Kind != shipplan.SrcDir {
+		return s.uploadKnown(ctx, it.Local, it.Cache, it.Access)
 	}
 	start := time.Now()
-	known := s.recall(ctx, it.local, packTarget(it.kind))
+	known := s.recall(ctx, it.Local, packTarget(it.Kind))
 	if known.hit {
-		r, ok, err := s.store().Lookup(ctx, known.entry.SHA256, it.cache, known.entry.ArchiveBytes, it.access)
+		r, ok, err := s.store().Lookup(ctx, known.entry.SHA256, it.Cache, known.entry.ArchiveBytes, it.Access)
 		if err != nil {
 			return hdfs.Resource{}, 0, err
 		}
 		if ok {
-			it.ownCopy = envNeedsOwnCopy(known.entry.Manifest)
+			it.OwnCopy = shipplan.NeedsOwnCopy(known.entry.Manifest)
 			if s.job.OnPacked != nil {
-				s.job.OnPacked(PackInfo{Dir: it.local, Link: it.link, Manifest: known.entry.Manifest,
+				s.job.OnPacked(PackInfo{Dir: it.Local, Link: it.Link, Manifest: known.entry.Manifest,
 					Bytes: known.entry.ArchiveBytes, SHA256: known.entry.SHA256, Took: time.Since(start), Cached: true})
 			}
 			return r, 0, nil
@@ -120,8 +121,8 @@ func (s *Submission) shipItem(ctx context.Context, it *shipItem) (hdfs.Resource,
 		return hdfs.Resource{}, 0, err
 	}
 	defer os.Remove(tmp)
-	it.ownCopy = envNeedsOwnCopy(info.Manifest)
-	r, n, err := s.upload(ctx, tmp, it.cache, info.SHA256, it.access)
+	it.OwnCopy = shipplan.NeedsOwnCopy(info.Manifest)
+	r, n, err := s.upload(ctx, tmp, it.Cache, info.SHA256, it.Access)
 	if err == nil {
 		known.remember(envpack.Packed{SHA256: info.SHA256, ArchiveBytes: info.Bytes, Manifest: info.Manifest})
 	}
@@ -130,19 +131,19 @@ func (s *Submission) shipItem(ctx context.Context, it *shipItem) (hdfs.Resource,
 
 // pack writes an environment (envpack.Pack) or a source directory
 // (envpack.PackDir) to a temporary file, the caller removes it.
-func (s *Submission) pack(ctx context.Context, it shipItem) (string, PackInfo, error) {
-	f, err := os.CreateTemp("", "tfyarn-"+it.link+"-*.tar.gz")
+func (s *Submission) pack(ctx context.Context, it shipplan.Item) (string, PackInfo, error) {
+	f, err := os.CreateTemp("", "tfyarn-"+it.Link+"-*.tar.gz")
 	if err != nil {
-		return "", PackInfo{}, fmt.Errorf("client: packing %s: %w", it.local, err)
+		return "", PackInfo{}, fmt.Errorf("client: packing %s: %w", it.Local, err)
 	}
 	start := time.Now()
-	info := PackInfo{Dir: it.local, Link: it.link}
-	if it.kind == itemEnvDir {
+	info := PackInfo{Dir: it.Local, Link: it.Link}
+	if it.Kind == shipplan.EnvDir {
 		var m envpack.Manifest
-		m, err = envpack.Pack(ctx, it.local, f, envpack.Options{})
+		m, err = envpack.Pack(ctx, it.Local, f, envpack.Options{})
 		info.Manifest, info.SHA256 = &m, m.SHA256
 	} else {
-		info.SHA256, err = envpack.PackDir(ctx, it.local, f)
+		info.SHA256, err = envpack.PackDir(ctx, it.Local, f)
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
@@ -167,17 +168,17 @@ func (s *Submission) pack(ctx context.Context, it shipItem) (string, PackInfo, e
 // after a change, only the layers whose files changed are packed again
 // (the pack cache remembers each layer's print) and only layers the cache
 // lacks are uploaded.
-func (s *Submission) shipLayers(ctx context.Context, it shipItem) ([]hdfs.Resource, int64, error) {
+func (s *Submission) shipLayers(ctx context.Context, it shipplan.Item) ([]hdfs.Resource, int64, error) {
 	start := time.Now()
-	known := s.recall(ctx, it.local, envpack.TargetEnvLayers)
+	known := s.recall(ctx, it.Local, envpack.TargetEnvLayers)
 	if known.hit {
-		rs, ok, err := s.lookupLayers(ctx, known.entry.Layers, it.access)
+		rs, ok, err := s.lookupLayers(ctx, known.entry.Layers, it.Access)
 		if err != nil {
 			return nil, 0, err
 		}
 		if ok {
 			if s.job.OnPacked != nil {
-				s.job.OnPacked(PackInfo{Dir: it.local, Link: it.link, Manifest: known.entry.Manifest, Bytes: known.entry.ArchiveBytes,
+				s.job.OnPacked(PackInfo{Dir: it.Local, Link: it.Link, Manifest: known.entry.Manifest, Bytes: known.entry.ArchiveBytes,
 					SHA256: known.entry.SHA256, Took: time.Since(start), Cached: true, Layers: len(rs)})
 			}
 			return rs, 0, nil
@@ -185,16 +186,16 @@ func (s *Submission) shipLayers(ctx context.Context, it shipItem) ([]hdfs.Resour
 	}
 	tmp, err := os.MkdirTemp("", "tfyarn-env-layers-")
 	if err != nil {
-		return nil, 0, fmt.Errorf("client: packing %s: %w", it.local, err)
+		return nil, 0, fmt.Errorf("client: packing %s: %w", it.Local, err)
 	}
 	defer os.RemoveAll(tmp)
 	var previous []envpack.Layer
 	if known.cache != nil {
-		if e, ok := known.cache.Previous(it.local, envpack.TargetEnvLayers); ok {
+		if e, ok := known.cache.Previous(it.Local, envpack.TargetEnvLayers); ok {
 			previous = e.Layers
 		}
 	}
-	l, err := envpack.PackLayers(ctx, it.local, tmp, envpack.LayerOptions{Known: previous})
+	l, err := envpack.PackLayers(ctx, it.Local, tmp, envpack.LayerOptions{Known: previous})
 	if err == nil && len(previous) > 0 {
 		// Layers taken from the pack cache must still be in the HDFS
 		// cache; if one is gone, pack them all again.
@@ -204,14 +205,14 @@ func (s *Submission) shipLayers(ctx context.Context, it shipItem) ([]hdfs.Resour
 				reused = append(reused, layer)
 			}
 		}
-		if _, ok, lerr := s.lookupLayers(ctx, reused, it.access); lerr != nil {
+		if _, ok, lerr := s.lookupLayers(ctx, reused, it.Access); lerr != nil {
 			return nil, 0, lerr
 		} else if !ok {
-			l, err = envpack.PackLayers(ctx, it.local, tmp, envpack.LayerOptions{})
+			l, err = envpack.PackLayers(ctx, it.Local, tmp, envpack.LayerOptions{})
 		}
 	}
 	if err != nil {
-		return nil, 0, fmt.Errorf("client: packing %s: %w", it.local, err)
+		return nil, 0, fmt.Errorf("client: packing %s: %w", it.Local, err)
 	}
 	digest := envpack.LayersDigest(l.Layers)
 	packed := 0
@@ -222,7 +223,7 @@ func (s *Submission) shipLayers(ctx context.Context, it shipItem) ([]hdfs.Resour
 	}
 	if s.job.OnPacked != nil {
 		m := l.Manifest
-		s.job.OnPacked(PackInfo{Dir: it.local, Link: it.link, Manifest: &m, Bytes: l.Manifest.ArchiveBytes, SHA256: digest,
+		s.job.OnPacked(PackInfo{Dir: it.Local, Link: it.Link, Manifest: &m, Bytes: l.Manifest.ArchiveBytes, SHA256: digest,
 			Took: time.Since(start), Layers: len(l.Layers), LayersPacked: packed})
 	}
 	var rs []hdfs.Resource
@@ -232,12 +233,12 @@ func (s *Submission) shipLayers(ctx context.Context, it shipItem) ([]hdfs.Resour
 		var n int64
 		if layer.Path == "" {
 			var ok bool
-			r, ok, err = s.store().Lookup(ctx, layer.SHA256, layer.ArchiveName(), layer.ArchiveBytes, it.access)
+			r, ok, err = s.store().Lookup(ctx, layer.SHA256, layer.ArchiveName(), layer.ArchiveBytes, it.Access)
 			if err == nil && !ok {
-				err = fmt.Errorf("client: layer %s of %s left the HDFS cache while submitting; submit again", layer.Name, it.local)
+				err = fmt.Errorf("client: layer %s of %s left the HDFS cache while submitting; submit again", layer.Name, it.Local)
 			}
 		} else {
-			r, n, err = s.upload(ctx, layer.Path, layer.ArchiveName(), layer.SHA256, it.access)
+			r, n, err = s.upload(ctx, layer.Path, layer.ArchiveName(), layer.SHA256, it.Access)
 		}
 		uploaded += n
 		if err != nil {

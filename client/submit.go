@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -14,6 +13,7 @@ import (
 	"github.com/tfyarn/tfyarn/internal/hadoopconf"
 	"github.com/tfyarn/tfyarn/internal/hdfs"
 	"github.com/tfyarn/tfyarn/internal/security"
+	"github.com/tfyarn/tfyarn/internal/shipplan"
 	"github.com/tfyarn/tfyarn/internal/yarn"
 	"github.com/tfyarn/tfyarn/internal/yarnpb/hadoopyarn"
 	"github.com/tfyarn/tfyarn/taskspec"
@@ -113,7 +113,7 @@ func (s *Submission) call(ctx context.Context) (context.Context, context.CancelF
 	return context.WithTimeout(ctx, s.job.CallTimeout)
 }
 
-func (s *Submission) submit(ctx context.Context, bin string, plan shipPlan) error {
+func (s *Submission) submit(ctx context.Context, bin string, plan shipplan.Plan) error {
 	job := s.job
 	cctx, cancel := s.call(ctx)
 	defer cancel()
@@ -155,7 +155,7 @@ func (s *Submission) submit(ctx context.Context, bin string, plan shipPlan) erro
 	// The launcher is public: it is tfyarn, nothing of the user's. In a
 	// shared directory it is, like every file, only ever the user's own
 	// upload or the administrator's (hdfs.SharedCache).
-	binRes, n, err := s.uploadKnown(ctx, bin, BinaryName, plan.accessOf(BinaryName, hdfs.Public))
+	binRes, n, err := s.uploadKnown(ctx, bin, BinaryName, plan.AccessOf(BinaryName, hdfs.Public))
 	s.UploadedBytes = n
 	if err != nil {
 		return err
@@ -182,7 +182,7 @@ func (s *Submission) submit(ctx context.Context, bin string, plan shipPlan) erro
 		jf := contract.NewJobFile(s.AppID, job.User, s.StagingDir, job.Job, job.Conf)
 		shipped[BinaryName] = binRes
 		jf.TaskResources = shipped
-		jf.PythonEnv, jf.PythonPath = plan.pythonEnv, plan.pythonPath
+		jf.PythonEnv, jf.PythonPath = plan.PythonEnv, plan.PythonPath
 		jf.PythonEnvLayers = s.envLayers
 		jf.Success = job.Success
 		jf.RendezvousTimeout = job.RendezvousTimeout
@@ -198,7 +198,7 @@ func (s *Submission) submit(ctx context.Context, bin string, plan shipPlan) erro
 		if job.Script != "" {
 			// The AM runs commands: the script (shipped beside the
 			// launcher, or inside src/) becomes python's argument.
-			jf.Job.Command, jf.Job.Args, jf.Job.Script = plan.command, plan.args, ""
+			jf.Job.Command, jf.Job.Args, jf.Job.Script = plan.Command, plan.Args, ""
 		}
 		data, err := jf.Marshal()
 		if err != nil {
@@ -262,34 +262,4 @@ func (s *Submission) removeStaging() error {
 	ctx, cancel := context.WithTimeout(context.Background(), s.job.CallTimeout)
 	defer cancel()
 	return s.fs.RemoveStaging(ctx, s.AppID)
-}
-
-// checkScript checks, before anything is created, that a job's script can
-// be shipped: a readable regular file whose name does not clash with the
-// launcher's.
-func checkScript(script string) error {
-	if err := CheckScriptFile(script); err != nil || script == "" {
-		return err
-	}
-	if filepath.Base(script) == BinaryName {
-		return &taskspec.ValidationError{Message: fmt.Sprintf("script %s: the name %q is taken by tfyarn's launcher; rename the script", script, BinaryName)}
-	}
-	return nil
-}
-
-// CheckScriptFile refuses, before anything starts, a script that is not a
-// readable regular file: every task would fail with the same error. An empty
-// name (no script) is fine.
-func CheckScriptFile(script string) error {
-	if script == "" {
-		return nil
-	}
-	st, err := os.Stat(script)
-	if err != nil {
-		return &taskspec.ValidationError{Message: fmt.Sprintf("script %s: %v", script, errors.Unwrap(err))}
-	}
-	if !st.Mode().IsRegular() {
-		return &taskspec.ValidationError{Message: fmt.Sprintf("script %s is not a regular file", script)}
-	}
-	return nil
 }

@@ -5,12 +5,13 @@ import (
 
 	"github.com/tfyarn/tfyarn/internal/contract"
 	"github.com/tfyarn/tfyarn/internal/framework"
+	"github.com/tfyarn/tfyarn/internal/shipplan"
 	"github.com/tfyarn/tfyarn/internal/yarnpb/hadoopyarn"
 	"github.com/tfyarn/tfyarn/taskspec"
 )
 
 // Validate is taskspec's check of the job, plus its environment against
-// the variables tfyarn sets in every task (checkTaskEnv).
+// the variables tfyarn sets in every task (shipplan.CheckTaskEnv).
 func (j Job) Validate(limits taskspec.ClusterLimits) error {
 	if err := j.Job.Validate(limits); err != nil {
 		return err
@@ -21,7 +22,7 @@ func (j Job) Validate(limits taskspec.ClusterLimits) error {
 	if j.Priority < 0 {
 		return invalidf("priority %d: give a whole number >= 0", j.Priority)
 	}
-	if err := checkTaskEnv(j.Env); err != nil {
+	if err := shipplan.CheckTaskEnv(j.Env); err != nil {
 		return err
 	}
 	return CheckSecretEnv(j.Env, j.SecretEnv)
@@ -62,23 +63,6 @@ func addSecretEnv(clc *hadoopyarn.ContainerLaunchContextProto, secret map[string
 	for k, v := range secret {
 		if err := addAMSecret(clc, contract.SecretEnvAliasPrefix+k, []byte(v)); err != nil {
 			return err
-		}
-	}
-	return nil
-}
-
-// checkTaskEnv refuses a job environment variable that tfyarn sets in
-// every task itself (contract.SetForTasks): the job's value would be
-// ignored without a word.
-func checkTaskEnv(env map[string]string) error {
-	names := make([]string, 0, len(env))
-	for k := range env {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	for _, k := range names {
-		if contract.SetForTasks(k) {
-			return invalidf("%s is set by tfyarn for each task; drop it from the environment", k)
 		}
 	}
 	return nil

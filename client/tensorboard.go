@@ -1,6 +1,7 @@
 package client
 
 import (
+	"github.com/tfyarn/tfyarn/internal/shipplan"
 	"github.com/tfyarn/tfyarn/taskspec"
 )
 
@@ -45,5 +46,5 @@ func (j Job) taskCommands() map[taskspec.TaskType][]string {
 	if _, has := j.Group(taskspec.TensorBoard); !has {
 		return nil
 	}
-	return map[taskspec.TaskType][]string{taskspec.TensorBoard: TensorBoardCommand(j.python(), j.TensorBoardLogDir)}
+	return map[taskspec.TaskType][]string{taskspec.TensorBoard: TensorBoardCommand(shipplan.Python(j.PythonEnv, j.Python), j.TensorBoardLogDir)}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/tfyarn/tfyarn/client"
 	"github.com/tfyarn/tfyarn/internal/cliout"
 	"github.com/tfyarn/tfyarn/internal/localrun"
+	"github.com/tfyarn/tfyarn/internal/shipplan"
 	"github.com/urfave/cli/v2"
 )
 
@@ -43,7 +44,7 @@ func runLocalAction(c *cli.Context, e *env, job client.Job, out string) error {
 	if len(ignored) > 0 {
 		fmt.Fprintf(e.stderr, "tfyarn: note: --local ignores %s (YARN only)\n", strings.Join(ignored, ", "))
 	}
-	if err := client.CheckScriptFile(job.Script); err != nil {
+	if err := shipplan.CheckScriptFile(job.Script); err != nil {
 		return err
 	}
 	opts := localrun.Options{
@@ -161,7 +162,7 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 }
 
 // localShipping is --env, --src-dir, --files and --archives for a local
-// run: client's shipping plan, the one a YARN run ships, laid out on this
+// run: the job's shipping plan, the one a YARN run ships, laid out on this
 // machine by localrun.Stage (nothing is packed or copied).
 //
 //   - --env DIR: the tasks run DIR's interpreter (bin/python, or --python
@@ -177,7 +178,7 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 // It returns a function that removes the temporary directory.
 func localShipping(ctx context.Context, job *client.Job, opts *localrun.Options) (func(), error) {
 	nothing := func() {}
-	plan, err := client.PlanLocal(*job)
+	plan, err := shipplan.Make(shipInputs(*job))
 	if err != nil {
 		return nothing, err
 	}
@@ -192,4 +193,17 @@ func localShipping(ctx context.Context, job *client.Job, opts *localrun.Options)
 	}
 	staged.Apply(&job.Job, opts)
 	return staged.Cleanup, nil
+}
+
+// shipInputs is what job ships, in the shipping plan's terms: the plan
+// client makes of the same job for YARN.
+func shipInputs(job client.Job) shipplan.Inputs {
+	in := shipplan.Inputs{Script: job.Script, Args: job.Args, Python: job.Python, PythonEnv: job.PythonEnv, SrcDir: job.SrcDir, Env: job.Env}
+	for _, f := range job.Files {
+		in.Files = append(in.Files, shipplan.LocalFile(f))
+	}
+	for _, a := range job.Archives {
+		in.Archives = append(in.Archives, shipplan.LocalFile(a))
+	}
+	return in
 }

@@ -9,48 +9,18 @@ import (
 
 	"github.com/tfyarn/tfyarn/internal/envpack"
 	"github.com/tfyarn/tfyarn/internal/executor"
+	"github.com/tfyarn/tfyarn/internal/shipplan"
 	"github.com/tfyarn/tfyarn/taskspec"
 )
 
-// ShipKind is how a shipped item reaches a task's working directory.
-type ShipKind int
-
-const (
-	ShipFile    ShipKind = iota // a file, linked under its name
-	ShipArchive                 // an archive, unpacked under its name
-	ShipEnvDir                  // a Python environment directory
-	ShipSrcDir                  // a source directory
-)
-
-// ShipItem is one thing every task gets in its working directory.
-type ShipItem struct {
-	Link  string // name in the working directory
-	Local string // the local file or directory
-	Kind  ShipKind
-}
-
-// Shipment is a job's shipping plan, the one client plans for YARN (its
-// PlanLocal), in a task's terms: names relative to its working directory.
-type Shipment struct {
-	Items []ShipItem
-	// Python and Script, when the job has a script, are the interpreter
-	// that runs it and the script's path (a link, or under the source
-	// directory's link); a bare Python is looked up on PATH.
-	Python, Script string
-	// PythonEnv is the environment's link ("": none), PythonPath the links
-	// first on PYTHONPATH, in order.
-	PythonEnv  string
-	PythonPath []string
-}
-
-// Staged is a Shipment laid out on this machine: what Apply gives a run.
+// Staged is a shipping plan laid out on this machine: what Apply gives a run.
 type Staged struct {
 	// Dir is the tasks' working directory, holding a link to each file,
 	// environment and source directory and each archive unpacked, under
 	// its link name; "" (the current directory) when the job ships no
 	// --files or --archives.
 	Dir string
-	// Python and Script are the Shipment's, resolved to local paths.
+	// Python and Script are the plan's, resolved to local paths.
 	Python, Script string
 	// EnvDir is the environment's directory, PythonPath the local
 	// directories first on PYTHONPATH (absolute).
@@ -58,12 +28,14 @@ type Staged struct {
 	PythonPath []string
 }
 
-// Stage lays sh out for a local run: nothing is packed or copied, the
+// Stage lays the job's shipping plan, the one client ships to YARN, out
+// for a local run, in a task's terms (names relative to its working
+// directory): nothing is packed or copied, the
 // environment and source directory are used where they are and archives are
 // unpacked into a temporary directory. An environment must be a directory
 // (YARN alone unpacks an archive of one). Remove the returned directory
 // (Staged.Dir) with Cleanup.
-func Stage(ctx context.Context, sh Shipment) (*Staged, error) {
+func Stage(ctx context.Context, sh shipplan.Plan) (*Staged, error) {
 	st := &Staged{}
 	local := map[string]string{} // link → absolute local path
 	needDir := false
@@ -74,9 +46,9 @@ func Stage(ctx context.Context, sh Shipment) (*Staged, error) {
 		}
 		local[it.Link] = abs
 		switch {
-		case it.Link == sh.PythonEnv && it.Kind != ShipEnvDir:
+		case it.Link == sh.PythonEnv && !it.Kind.IsEnvDir():
 			return nil, fmt.Errorf("env %s: give the environment's directory (archives are unpacked by YARN only)", it.Local)
-		case it.Kind == ShipArchive, it.Kind == ShipFile && it.Link != sh.Script:
+		case it.Kind == shipplan.Archive, it.Kind == shipplan.File && it.Link != sh.Script():
 			needDir = true
 		}
 	}
@@ -95,12 +67,12 @@ func Stage(ctx context.Context, sh Shipment) (*Staged, error) {
 		}
 		return name
 	}
-	st.Python = sh.Python
-	if strings.Contains(sh.Python, "/") && !filepath.IsAbs(sh.Python) {
-		st.Python = resolve(sh.Python)
+	st.Python = sh.Command
+	if strings.Contains(sh.Command, "/") && !filepath.IsAbs(sh.Command) {
+		st.Python = resolve(sh.Command)
 	}
-	if sh.Script != "" {
-		st.Script = resolve(sh.Script)
+	if sh.Script() != "" {
+		st.Script = resolve(sh.Script())
 	}
 	if !needDir {
 		return st, nil
@@ -112,7 +84,7 @@ func Stage(ctx context.Context, sh Shipment) (*Staged, error) {
 	st.Dir = dir
 	for _, it := range sh.Items {
 		target := filepath.Join(dir, it.Link)
-		if it.Kind == ShipArchive {
+		if it.Kind == shipplan.Archive {
 			err = envpack.Unpack(ctx, it.Local, target)
 			if err != nil {
 				err = fmt.Errorf("--archives %s: %w", it.Local, err)

@@ -5,10 +5,11 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"github.com/tfyarn/tfyarn/internal/shipplan"
 )
 
 // The interpreter of a local run, as client's plan names it in a task's
-// terms (PlanLocal): under the environment's link it resolves to the
+// terms (shipplan.Make): under the environment's link it resolves to the
 // environment's directory, as YARN's env/ is; an absolute path or a bare
 // name (looked up on PATH) stays as it is.
 func TestStageResolvesTheInterpreter(t *testing.T) {
@@ -19,9 +20,9 @@ func TestStageResolvesTheInterpreter(t *testing.T) {
 		"/usr/bin/python3":   "/usr/bin/python3",
 		"python3":            "python3",
 	} {
-		st, err := Stage(context.Background(), Shipment{
-			Items:     []ShipItem{{Link: "env", Local: env, Kind: ShipEnvDir}},
-			PythonEnv: "env", Python: python, Script: "/abs/train.py",
+		st, err := Stage(context.Background(), shipplan.Plan{
+			Items:     []shipplan.Item{{Link: "env", Local: env, Kind: shipplan.EnvDir}},
+			PythonEnv: "env", Command: python, Args: []string{"/abs/train.py"},
 		})
 		require.NoError(t, err, python)
 		require.Equal(t, want, st.Python, python)

@@ -1,4 +1,4 @@
-package client
+package shipplan
 
 import (
 	"archive/tar"

@@ -1,4 +1,4 @@
-package client
+package shipplan
 
 import (
 	"archive/tar"
@@ -16,7 +16,7 @@ import (
 // maxManifestBytes bounds the envpack manifest read from an --env archive.
 const maxManifestBytes = 16 << 20
 
-// envNeedsOwnCopy: an environment whose manifest lists text files naming
+// NeedsOwnCopy: an environment whose manifest lists text files naming
 // the prefix it was packed at (a conda env) is rewritten in place by the
 // task launcher on the node (envpack.Relocate). Such an env is localized
 // PRIVATE, into the submitting user's own NodeManager cache, not PUBLIC:
@@ -24,7 +24,7 @@ const maxManifestBytes = 16 << 20
 // containers run as their users (LinuxContainerExecutor) a task may not
 // rewrite it, nor should one user's task rewrite what other users' tasks
 // run.
-func envNeedsOwnCopy(m *envpack.Manifest) bool {
+func NeedsOwnCopy(m *envpack.Manifest) bool {
 	// A venv's activate scripts name its prefix too, but nothing rewrites
 	// them on the node (executor: conda envs only).
 	return m != nil && m.Kind == envpack.KindConda && len(m.PrefixTextFiles) > 0
@@ -35,7 +35,7 @@ func envNeedsOwnCopy(m *envpack.Manifest) bool {
 // environment at its root (bin/python or bin/python3, as tfyarn pack and
 // conda-pack lay it out), else every task would fail at localization.
 // It reports whether the archive's envpack manifest lists text files the
-// launcher rewrites on the node (relocates, see envNeedsOwnCopy).
+// launcher rewrites on the node (relocates, see NeedsOwnCopy).
 func checkEnvArchive(p string) (bool, error) {
 	f, err := os.Open(p)
 	if err != nil {
@@ -65,7 +65,7 @@ func checkEnvArchive(p string) (bool, error) {
 				return false, invalidf("env %s cannot be unpacked (%v at %s); make it again with tfyarn pack DIR -o env.tar.gz", p, gzipCause(err), h.Name)
 			}
 			if json.Unmarshal(b, &m) == nil {
-				relocates = envNeedsOwnCopy(&m)
+				relocates = NeedsOwnCopy(&m)
 			}
 		}
 		if name == "bin/python" || name == "bin/python3" {

@@ -1,4 +1,4 @@
-package client
+package shipplan
 
 import (
 	"archive/tar"
@@ -87,6 +87,6 @@ func TestEnvArchiveRelocationNeedsOwnCopy(t *testing.T) {
 		require.Equal(t, tc.want, got, name)
 		item, err := envItem(p)
 		require.NoError(t, err, name)
-		require.Equal(t, tc.want, item.ownCopy, name)
+		require.Equal(t, tc.want, item.OwnCopy, name)
 	}
 }
