@@ -15,6 +15,7 @@ import (
 	"github.com/tfyarn/tfyarn/internal/hadoopconf"
 	"github.com/tfyarn/tfyarn/internal/ipc"
 	"github.com/tfyarn/tfyarn/internal/security"
+	"github.com/tfyarn/tfyarn/internal/yarnpb/hadoophdfs"
 )
 
 // Defaults for Options.
@@ -218,15 +219,7 @@ func (fs *FS) kerberosAuthError(ctx context.Context, auth nnAuth, dial time.Dura
 		return nil
 	}
 	defer rpc.Close()
-	rq, err := newMessage("hadoop.hdfs.GetServerDefaultsRequestProto")
-	if err != nil {
-		return nil
-	}
-	rs, err := newMessage("hadoop.hdfs.GetServerDefaultsResponseProto")
-	if err != nil {
-		return nil
-	}
-	err = rpc.Call(ctx, "getServerDefaults", rq.Interface(), rs.Interface())
+	err = rpc.Call(ctx, "getServerDefaults", &hadoophdfs.GetServerDefaultsRequestProto{}, &hadoophdfs.GetServerDefaultsResponseProto{})
 	var pm *ipc.PrincipalMismatchError
 	if errors.As(err, &pm) {
 		return fmt.Errorf("hdfs: authenticating to the NameNode of %s: %w", fs.target.URI, err)

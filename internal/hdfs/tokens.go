@@ -7,12 +7,12 @@ import (
 	"time"
 
 	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/tfyarn/tfyarn/internal/hadoopconf"
 	"github.com/tfyarn/tfyarn/internal/ipc"
 	"github.com/tfyarn/tfyarn/internal/security"
 	"github.com/tfyarn/tfyarn/internal/yarnpb/hadoopcommon"
+	"github.com/tfyarn/tfyarn/internal/yarnpb/hadoophdfs"
 )
 
 // DelegationToken asks the NameNode for an HDFS delegation token that
@@ -116,17 +116,8 @@ func (e *TokenError) Unwrap() error { return e.Err }
 // RPC client (which, unlike colinmarc's, can authenticate with a delegation
 // token). A missing p is fine.
 func (fs *FS) deleteRPC(ctx context.Context, p string) error {
-	rq, err := newMessage("hadoop.hdfs.DeleteRequestProto")
-	if err != nil {
-		return err
-	}
-	setField(rq, "src", protoreflect.ValueOfString(p))
-	setField(rq, "recursive", protoreflect.ValueOfBool(true))
-	rs, err := newMessage("hadoop.hdfs.DeleteResponseProto")
-	if err != nil {
-		return err
-	}
-	if err := fs.rpc.Call(ctx, "delete", rq.Interface(), rs.Interface()); err != nil {
+	rq := &hadoophdfs.DeleteRequestProto{Src: proto.String(p), Recursive: proto.Bool(true)}
+	if err := fs.rpc.Call(ctx, "delete", rq, &hadoophdfs.DeleteResponseProto{}); err != nil {
 		return fmt.Errorf("delete: %w", err)
 	}
 	return nil

@@ -7,8 +7,9 @@
 //   - hadoopyarn: YARN's yarn_protos.proto, yarn_service_protos.proto and the services of
 //     ApplicationClientProtocol (client ↔ RM), ApplicationMasterProtocol (AM ↔ RM) and
 //     ContainerManagementProtocol (AM ↔ NM).
-//   - hadoophdfs: the delegation-token methods of ClientNamenodeProtocol (their messages are
-//     in hadoopcommon).
+//   - hadoophdfs: the ClientNamenodeProtocol methods tfyarn calls on its own RPC client
+//     (getServerDefaults, rename2, delete; the delegation-token methods, whose messages are in
+//     hadoopcommon).
 //
 // The .proto sources live in proto/tfyarn/hadoop/<dir>/. Field numbers, types, labels,
 // defaults and enum values follow Apache Hadoop 3.4 (proto2, like Hadoop). The proto packages

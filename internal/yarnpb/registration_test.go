@@ -44,6 +44,7 @@ func TestRegistrationsCoexistWithColinmarcHDFS(t *testing.T) {
 		hadoopyarn.File_tfyarn_hadoop_yarn_applicationmaster_protocol_proto,
 		hadoopyarn.File_tfyarn_hadoop_yarn_containermanagement_protocol_proto,
 		hadoophdfs.File_tfyarn_hadoop_hdfs_ClientNamenodeProtocol_proto,
+		hadoophdfs.File_tfyarn_hadoop_hdfs_hdfs_proto,
 	}
 	for _, fd := range files {
 		require.True(t, strings.HasPrefix(fd.Path(), "tfyarn/hadoop/"), fd.Path())
@@ -77,7 +78,8 @@ func TestServiceMethodNames(t *testing.T) {
 	for _, m := range []string{"startContainers", "stopContainers", "getContainerStatuses", "signalToContainer"} {
 		require.True(t, cm[m], m)
 	}
-	require.Equal(t, map[string]bool{"getDelegationToken": true, "renewDelegationToken": true, "cancelDelegationToken": true},
+	require.Equal(t, map[string]bool{"getServerDefaults": true, "rename2": true, "delete": true,
+		"getDelegationToken": true, "renewDelegationToken": true, "cancelDelegationToken": true},
 		methods(hadoophdfs.File_tfyarn_hadoop_hdfs_ClientNamenodeProtocol_proto))
 }
 
