@@ -57,49 +57,6 @@ func TestRunningTable(t *testing.T) {
 	require.False(t, ok, "a worker not running yet: nothing to save")
 }
 
-func TestAdoptionPlan(t *testing.T) {
-	tasks := adoptTasks(t, nil, "chief:0", "worker:0", "worker:1", "evaluator:0")
-	saved := []AdoptedTask{
-		{Task: "worker:1", ContainerID: "c3"}, {Task: "chief:0", ContainerID: "c1"},
-		{Task: "worker:0", ContainerID: "c2"}, {Task: "evaluator:0", ContainerID: "c4"},
-	}
-	set := func(ids ...string) map[string]bool {
-		m := map[string]bool{}
-		for _, id := range ids {
-			m[id] = true
-		}
-		return m
-	}
-	for _, tc := range []struct {
-		name     string
-		saved    []AdoptedTask
-		previous map[string]bool
-		adopt    []string // task names, in the order the machine hands out containers
-		release  []string
-	}{
-		{"all running: all adopted, in job order", saved, set("c1", "c2", "c3", "c4"),
-			[]string{"chief:0", "worker:0", "worker:1", "evaluator:0"}, nil},
-		{"a worker gone: the TensorFlow cluster cannot be adopted; the evaluator can", saved, set("c1", "c3", "c4"),
-			[]string{"evaluator:0"}, []string{"c1", "c3"}},
-		{"the evaluator gone: the cluster is adopted, the evaluator starts afresh", saved, set("c1", "c2", "c3"),
-			[]string{"chief:0", "worker:0", "worker:1"}, nil},
-		{"no saved table: nothing adopted, everything released", nil, set("c1", "c2"),
-			nil, []string{"c1", "c2"}},
-		{"a container nobody saved is released", saved, set("c1", "c2", "c3", "c4", "c9"),
-			[]string{"chief:0", "worker:0", "worker:1", "evaluator:0"}, []string{"c9"}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			adopt, release := adoptionPlan(tasks, tc.saved, tc.previous)
-			var names []string
-			for _, a := range adopt {
-				names = append(names, a.Task)
-			}
-			require.Equal(t, tc.adopt, names)
-			require.Equal(t, tc.release, release)
-		})
-	}
-}
-
 // adoptingCluster is fakeCluster as a second attempt sees it: two worker
 // containers of the previous attempt still run, and end (exit 0) at the
 // first allocate call.
@@ -186,14 +143,31 @@ func FuzzAdoptionPlan(f *testing.F) {
 				previous[id] = true
 			}
 		}
-		tasks := adoptTasks(t, nil, "worker:0", "worker:1", "evaluator:0")
-		adopt, release := adoptionPlan(tasks, table, previous)
+		m, err := core.New(core.Config{Job: taskspec.Job{Command: "true", Tasks: []taskspec.TaskGroup{
+			{Type: taskspec.Worker, Instances: 2}, {Type: taskspec.Evaluator, Instances: 1}}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.Step(core.Registered{})
+		ev := core.PreviousAttempt{Attempt: 2}
+		for id := range previous {
+			ev.Running = append(ev.Running, core.Container{ID: id})
+		}
+		for _, s := range table {
+			ev.Saved = append(ev.Saved, core.SavedTask(s))
+		}
+		m.Step(ev)
+		rd := m.Ready()
+		if rd.Adoption == nil {
+			t.Fatal("no adoption decided")
+		}
+		adopt, release := rd.Adoption.Adopted, rd.Adoption.Released
 		seen := map[string]bool{}
 		for _, a := range adopt {
-			if !previous[a.ContainerID] || seen[a.ContainerID] {
-				t.Fatalf("adopted %q: not kept by YARN, or twice: %+v", a.ContainerID, adopt)
+			if !previous[a.Container.ID] || seen[a.Container.ID] {
+				t.Fatalf("adopted %q: not kept by YARN, or twice: %+v", a.Container.ID, adopt)
 			}
-			seen[a.ContainerID] = true
+			seen[a.Container.ID] = true
 		}
 		for _, id := range release {
 			if !previous[id] || seen[id] {

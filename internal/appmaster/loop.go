@@ -62,8 +62,8 @@ type LoopConfig struct {
 	// its own failures.
 	BeforeUnregister func(context.Context, core.Finish)
 	// Adopt returns the task table a previous AM attempt saved, for
-	// adopting its tasks still running (adopt.go); nil adopts nothing
-	// (containers of a previous attempt are released).
+	// adopting its tasks still running (core.PreviousAttempt); nil adopts
+	// nothing (containers of a previous attempt are released).
 	Adopt func(context.Context) []AdoptedTask
 	// Attempt is this AM's attempt number (0 or 1: the first); a later
 	// attempt that adopts nothing counts a cluster restart.
@@ -244,9 +244,7 @@ func (l *loop) run(ctx context.Context) (LoopResult, error) {
 	limits := yarn.LimitsFrom(reg.MaxCapability, reg.ResourceTypes)
 	l.cfg.Logf("registered in queue %s (max container %d MiB, %d vcores); tasks without a container after %s fail the job", reg.Queue, limits.MaxMemoryMiB, limits.MaxVCores, orDuration(l.cfg.AllocTimeout, taskspec.DefaultAllocTimeout))
 	l.m.Step(core.Registered{Limits: limits})
-	if l.cfg.Attempt > 1 || len(reg.ContainersFromPreviousAttempts) > 0 {
-		l.adopt(ctx, reg.ContainersFromPreviousAttempts)
-	}
+	l.adopt(ctx, reg.ContainersFromPreviousAttempts)
 	l.fetchRacks(ctx)
 
 	for {
@@ -256,6 +254,9 @@ func (l *loop) run(ctx context.Context) (LoopResult, error) {
 			if l.cfg.Launchers != nil {
 				l.cfg.Launchers.Reset()
 			}
+		}
+		if rd.Adoption != nil {
+			l.adopted(*rd.Adoption)
 		}
 		l.buf.Add(rd)
 		l.logAsks(rd.Asks)

@@ -13,31 +13,34 @@ import (
 //  0. Restart: the cluster starts again; start a new rendezvous generation
 //     (forget the registrations and the published cluster spec) before
 //     any launch.
-//  1. Launch: startContainers on each container's NM (the outcome comes back
+//  1. Adoption: a previous attempt's tasks taken over (adopt.go): tell the
+//     launchers' channel which container runs each; start nothing there.
+//  2. Launch: startContainers on each container's NM (the outcome comes back
 //     as ContainerStarted or StartFailed); then Warn: pass each preemption
 //     warning to its task's launcher (preemption.go).
-//  2. Stop: graceful ones through the task's launcher, hard ones with
+//  3. Stop: graceful ones through the task's launcher, hard ones with
 //     stopContainers, best effort (the outcome comes back as
 //     ContainerCompleted, or not at all once the job has finished).
-//  3. Asks and Release go out with the next allocate call, exactly once:
+//  4. Asks and Release go out with the next allocate call, exactly once:
 //     an Ask is an absolute count, so resending one later, after containers
 //     have arrived, over-allocates (YARN-1902). If that allocate call fails,
 //     send them with the next one; AskBuffer does this bookkeeping.
-//  4. Finish, last: unregister with its status and diagnostics, then exit.
+//  5. Finish, last: unregister with its status and diagnostics, then exit.
 //     No Ready after the one carrying Finish has anything in it.
 type Ready struct {
-	Restart *Restart
-	Asks    []Ask
-	Release []string // container ids
-	Launch  []Launch
-	Warn    []Warning
-	Stop    []Stop
-	Finish  *Finish
+	Restart  *Restart
+	Adoption *Adoption
+	Asks     []Ask
+	Release  []string // container ids
+	Launch   []Launch
+	Warn     []Warning
+	Stop     []Stop
+	Finish   *Finish
 }
 
 // Empty reports whether there is nothing to do.
 func (r Ready) Empty() bool {
-	return r.Restart == nil && len(r.Asks) == 0 && len(r.Release) == 0 && len(r.Launch) == 0 && len(r.Warn) == 0 && len(r.Stop) == 0 && r.Finish == nil
+	return r.Restart == nil && r.Adoption == nil && len(r.Asks) == 0 && len(r.Release) == 0 && len(r.Launch) == 0 && len(r.Warn) == 0 && len(r.Stop) == 0 && r.Finish == nil
 }
 
 // Ask is one ResourceRequest: the absolute number of containers still

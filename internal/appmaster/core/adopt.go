@@ -1,143 +1,212 @@
 package core
 
 import (
-	"fmt"
+	"sort"
 
 	"github.com/tfyarn/tfyarn/taskspec"
 )
 
-// RestartRecord is the restarts a job has had, as one ApplicationMaster
-// attempt hands it to the next (--am-attempts): without it a new attempt
-// would start counting from zero, and --max-restarts would hold per
-// attempt instead of per job.
-type RestartRecord struct {
-	Counted, Uncounted int      // restarts, by whether they count toward --max-restarts
-	Cluster            int      // cluster restarts (the rendezvous generation, TFYARN_RESTART)
-	Causes             []string // the diagnostics' "restart N after ..." lines
-}
+// Adoption: with --am-attempts, YARN keeps a dead attempt's containers
+// running (keep_containers_across_application_attempts) and hands them to
+// the next attempt in registerApplicationMaster's answer. The attempts
+// share what the tasks registered through a small table the driver saves
+// (AdoptionTable), once every chief, worker and ps runs and has
+// registered. The next attempt adopts the tasks whose containers are still
+// running, a whole task group at a time: their programs go on undisturbed,
+// their launchers find the new attempt and register again, and from then
+// on report to it and obey its stop orders as before. When a chief, worker
+// or ps cannot be adopted, the TensorFlow cluster cannot go on as it is:
+// every previous container is released and the job starts afresh
+// (attempt_restarts.go says how that restart is counted).
 
-// RestartRecord returns the machine's restarts so far, for the next attempt.
-func (m *Machine) RestartRecord() RestartRecord {
-	return RestartRecord{Counted: m.counted, Uncounted: m.uncounted, Cluster: m.generation, Causes: append([]string(nil), m.causes...)}
-}
-
-// ResumeRestarts takes over the restarts a previous attempt recorded. The
-// driver calls it before any container, right after stepping Registered.
-func (m *Machine) ResumeRestarts(r RestartRecord) {
-	if m.phase != PhaseRunning || len(m.containers) > 0 {
-		return
-	}
-	m.counted, m.uncounted, m.generation = max(r.Counted, 0), max(r.Uncounted, 0), max(r.Cluster, 0)
-	m.causes = append([]string(nil), r.Causes...)
-}
-
-// Unwatched is a task a previous attempt saved running in a container
-// that was no longer running when this attempt registered: its program
-// ended while no ApplicationMaster watched it. Why it ended comes later,
-// as YARN hands the new attempt the previous attempt's finished
-// containers.
-type Unwatched struct {
-	Task        taskspec.TaskID
+// SavedTask is one running task as an attempt saved it for the next.
+type SavedTask struct {
+	Task        string // as saved, e.g. worker:1; matched to the job's task names as it is
 	ContainerID string
-	Host        string // where it registered
+	Host        string // where the task registered
+	Port        int
 }
 
-// unwatchedRestart is the restart AttemptRestarted began while the ends of
-// Unwatched tasks are not known yet.
-type unwatchedRestart struct {
-	attempt int                  // the previous attempt's number
-	number  int                  // the restart's number in the diagnostics
-	cause   int                  // its line in causes
-	tasks   map[string]Unwatched // by container
-	counted bool                 // a program's failure already made it count
+// AdoptionTable is the table to save for a next attempt from the tasks'
+// states: every task running and registered, and not asked to stop, in job
+// order; ok is false while a chief, worker or ps is not (nothing worth
+// saving yet, a restart under way, or the job ending): a program that then
+// ends while no ApplicationMaster watches was stopped, and must not be
+// taken for a failure (Unwatched).
+func AdoptionTable(tasks []TaskStatus) (table []SavedTask, ok bool) {
+	for _, t := range tasks {
+		running := t.State == TaskRunning && t.Host != "" && t.Container.ID != "" && !t.StopRequested
+		if !running {
+			if t.Task.Type.InCluster() {
+				return nil, false
+			}
+			continue
+		}
+		table = append(table, SavedTask{Task: t.Task.String(), ContainerID: t.Container.ID, Host: t.Host, Port: t.Port})
+	}
+	return table, len(table) > 0
 }
 
-// AttemptRestarted records that this ApplicationMaster is a later attempt
-// (YARN started it after the previous one died, --am-attempts) that could
-// not adopt the previous attempt's TensorFlow cluster, so every task starts
-// afresh. That is a cluster restart, not counted toward --max-restarts
-// while nothing shows it was the program's fault. unwatched are the
-// cluster's tasks whose containers ended between the attempts: when YARN
-// reports one of them ended by the program's failure (an exit code, or a
-// kill that is not the cluster's doing), the restart was that failure's
-// and counts like any other (ContainerCompleted of such a container): past
-// --max-restarts, or for an exit code --retry-exit-codes leaves out, the
-// job fails naming it. The driver calls it right after stepping Registered
-// (and ResumeRestarts), before any container; a method rather than an
-// event so that it needs no case in Step.
-func (m *Machine) AttemptRestarted(attempt int, unwatched ...Unwatched) {
-	if m.phase != PhaseRunning || len(m.containers) > 0 {
+// PreviousAttempt: this ApplicationMaster registered, and may be a later
+// attempt of the application (--am-attempts). The driver steps it right
+// after Registered, before any allocate call, with what registering and the
+// previous attempt's saved state told it. The machine adopts what it can
+// (Ready.Adoption) and asks only for what is missing; it ignores the event
+// for a first attempt that YARN handed no container, and once any
+// container is known.
+type PreviousAttempt struct {
+	// Attempt is this ApplicationMaster's attempt number (0 or 1: the
+	// first).
+	Attempt int
+	// Running are the previous attempts' containers YARN kept running and
+	// handed over (containers_from_previous_attempts).
+	Running []Container
+	// Saved is the task table the previous attempt saved (AdoptionTable);
+	// nil when there was none or it could not be read.
+	Saved []SavedTask
+	// Restarts, if set, is the restarts the previous attempt recorded
+	// (Machine.RestartRecord): --max-restarts holds per job.
+	Restarts *RestartRecord
+}
+
+func (PreviousAttempt) isEvent() {}
+
+// Adoption, in Ready: what became of the previous attempt's tasks
+// (PreviousAttempt).
+type Adoption struct {
+	// Adopted are the tasks taken over, in job order: they run in their
+	// containers and count as registered where the previous attempt saw
+	// them. Tell the launchers' channel which container runs each, so that
+	// it takes its launcher's registration again; start nothing.
+	Adopted []Adopted
+	// Released are the previous attempt's containers given back, sorted;
+	// Ready.Release carries them too. They are here for the log.
+	Released []string
+	// Unwatched are the chief, worker and ps tasks whose programs ended
+	// while no ApplicationMaster watched, when nothing was adopted.
+	Unwatched []Unwatched
+}
+
+// Adopted is one task taken over from the previous attempt.
+type Adopted struct {
+	Task      taskspec.TaskID
+	Container Container
+	Host      string
+	Port      int
+}
+
+// previousAttempt handles PreviousAttempt: the restarts resumed, then the
+// adoption decided (adoptionPlan) and carried out.
+func (m *Machine) previousAttempt(e PreviousAttempt) {
+	if m.phase != PhaseRunning || len(m.containers) > 0 || (e.Attempt <= 1 && len(e.Running) == 0) {
 		return
 	}
-	m.uncounted++
-	n := m.counted + m.uncounted
-	m.causes = append(m.causes, fmt.Sprintf("restart %d after ApplicationMaster attempt %d ended and its tasks could not be adopted (not counted: not the program's fault)",
-		n, attempt-1))
-	m.generation++
-	if len(unwatched) > 0 {
-		r := &unwatchedRestart{attempt: attempt - 1, number: n, cause: len(m.causes) - 1, tasks: map[string]Unwatched{}}
-		for _, u := range unwatched {
-			r.tasks[u.ContainerID] = u
+	if e.Restarts != nil {
+		m.resumeRestarts(*e.Restarts)
+	}
+	running := map[string]Container{}
+	for _, c := range e.Running {
+		running[c.ID] = c
+	}
+	adopt, release := m.adoptionPlan(e.Saved, running)
+	m.ready.Release = append(m.ready.Release, release...)
+	ad := &Adoption{Released: release}
+	m.ready.Adoption = ad
+	if len(adopt) == 0 {
+		if e.Attempt > 1 {
+			ad.Unwatched = unwatchedTasks(e.Saved, running)
+			m.attemptRestarted(e.Attempt, ad.Unwatched...)
 		}
-		m.unwatched = r
+		return
+	}
+	for _, a := range adopt {
+		t, s, c := a.task, a.saved, running[a.saved.ContainerID]
+		m.containers[c.ID] = &containerRecord{container: c, task: t}
+		m.setState(t, TaskLaunching)
+		t.Container, t.LaunchedAt = c, m.now
+		m.setState(t, TaskRunning)
+		t.StartedAt = m.now
+		t.Host, t.Port = s.Host, s.Port
+		ad.Adopted = append(ad.Adopted, Adopted{Task: t.Task, Container: c, Host: s.Host, Port: s.Port})
+	}
+	// The asks stated at registration never reached the RM, and the
+	// adopted tasks no longer want theirs: state every group afresh.
+	for _, g := range m.groups {
+		g.rmOutstanding = -1
 	}
 }
 
-// unwatchedEnded judges the end of a container whose program ended while
-// no ApplicationMaster watched it (AttemptRestarted): ok is false when the
-// container is not one of those.
-func (m *Machine) unwatchedEnded(e ContainerCompleted) (ok bool) {
-	r := m.unwatched
-	if r == nil {
-		return false
-	}
-	u, ok := r.tasks[e.ID]
-	if !ok {
-		return false
-	}
-	delete(r.tasks, e.ID)
-	switch {
-	case e.ExitStatus == ExitSuccess, e.ExitStatus == ExitKilledByAppMaster, e.ExitStatus == ExitKilledAfterAppCompletion:
-		return true // no failure, or the previous attempt's own stop
-	case IsInfrastructureExit(e.ExitStatus) && !m.restartPolicy.NoInfraRestarts:
-		return true // the cluster's doing: rightly not counted
-	}
-	failure := fmt.Sprintf("%s (container %s on %s) failed while no ApplicationMaster watched it (attempt %d had ended): %s",
-		u.Task, u.ContainerID, u.Host, r.attempt, DescribeExit(e.ExitStatus))
-	if e.ExitStatus < 0 {
-		if reason := ContainerDiagnostics(e.Diagnostics); reason != "" {
-			failure += ": " + reason
-		}
-	}
-	probe := []*TaskStatus{{Task: u.Task, ExitStatus: e.ExitStatus}}
-	if !r.counted {
-		// The restart becomes this failure's, counted: allowed only within
-		// the budget left before it.
-		if _, allowed := m.mayRestart(probe); !allowed {
-			m.dropUnwatchedRestart()
-			m.finish(Failed, failure)
-			return true
-		}
-		r.counted = true
-		m.uncounted--
-		m.counted++
-		m.causes[r.cause] = fmt.Sprintf("restart %d after %s", r.number, failure)
-		return true
-	}
-	// Another failure of the same restart: its exit code must allow it.
-	if e.ExitStatus > 0 && !m.restartPolicy.Retries(int(e.ExitStatus)) || e.ExitStatus < 0 && len(m.restartPolicy.RetryExitCodes) > 0 {
-		m.finish(Failed, failure)
-		return true
-	}
-	m.causes = append(m.causes, fmt.Sprintf("restart %d after %s", r.number, failure))
-	return true
+// adoptee is a task adoptionPlan takes over, and what was saved of it.
+type adoptee struct {
+	task  *TaskStatus
+	saved SavedTask
 }
 
-// dropUnwatchedRestart takes back the restart AttemptRestarted recorded:
-// the job fails instead, and its diagnostics say why.
-func (m *Machine) dropUnwatchedRestart() {
-	r := m.unwatched
-	m.uncounted--
-	m.causes = append(m.causes[:r.cause], m.causes[r.cause+1:]...)
-	m.unwatched = nil
+// adoptionPlan decides which saved tasks this attempt takes over: a group
+// is adopted when every task of it was saved and its container is among
+// running; the chief, worker and ps groups only all together. adopt is in
+// job order; release is every running container not adopted, sorted.
+func (m *Machine) adoptionPlan(saved []SavedTask, running map[string]Container) (adopt []adoptee, release []string) {
+	byTask := map[string]SavedTask{}
+	for _, s := range saved {
+		byTask[s.Task] = s
+	}
+	groups := map[taskspec.TaskType][]adoptee{}
+	whole := map[taskspec.TaskType]bool{}
+	claimed := map[string]bool{}
+	var order []taskspec.TaskType
+	for _, t := range m.tasks {
+		typ := t.Task.Type
+		if _, seen := whole[typ]; !seen {
+			whole[typ] = true
+			order = append(order, typ)
+		}
+		s, ok := byTask[t.Task.String()]
+		if _, kept := running[s.ContainerID]; !ok || !kept || claimed[s.ContainerID] {
+			// Not saved, no longer running, or saved for another task too:
+			// one container never runs two adopted tasks.
+			whole[typ] = false
+			continue
+		}
+		claimed[s.ContainerID] = true
+		groups[typ] = append(groups[typ], adoptee{task: t, saved: s})
+	}
+	cluster := true
+	for _, typ := range order {
+		if typ.InCluster() && !whole[typ] {
+			cluster = false
+		}
+	}
+	kept := map[string]bool{}
+	for _, typ := range order {
+		if !whole[typ] || (typ.InCluster() && !cluster) {
+			continue
+		}
+		for _, a := range groups[typ] {
+			adopt = append(adopt, a)
+			kept[a.saved.ContainerID] = true
+		}
+	}
+	for id := range running {
+		if !kept[id] {
+			release = append(release, id)
+		}
+	}
+	sort.Strings(release)
+	return adopt, release
+}
+
+// unwatchedTasks are the saved chief, worker and ps tasks whose containers
+// YARN no longer had running when this attempt registered: their programs
+// ended while no ApplicationMaster watched (Unwatched).
+func unwatchedTasks(saved []SavedTask, running map[string]Container) []Unwatched {
+	var out []Unwatched
+	for _, s := range saved {
+		id, err := taskspec.ParseTaskID(s.Task)
+		if _, kept := running[s.ContainerID]; err != nil || !id.Type.InCluster() || s.ContainerID == "" || kept {
+			continue
+		}
+		out = append(out, Unwatched{Task: id, ContainerID: s.ContainerID, Host: s.Host})
+	}
+	return out
 }

@@ -365,6 +365,8 @@ func (m *Machine) Step(ev Event) {
 	switch e := ev.(type) {
 	case Registered:
 		m.registered(e)
+	case PreviousAttempt:
+		m.previousAttempt(e)
 	case Resynced:
 		for _, g := range m.groups {
 			g.rmOutstanding = -1

@@ -96,38 +96,8 @@ func (h *harness) do(t *testing.T, c transcript.Cmd) string {
 		h.m.Step(ShutdownRequested{Reason: strings.Join(c.Args, " ")})
 	case "rendezvous-failed":
 		h.m.Step(RendezvousFailed{Reason: strings.Join(c.Args, " ")})
-	case "resume":
-		// resume counted=1 uncounted=0 cluster=1: a previous attempt's
-		// restarts (RestartRecord), each cause "restart N (attempt 1)".
-		var r RestartRecord
-		for key, n := range map[string]*int{"counted": &r.Counted, "uncounted": &r.Uncounted, "cluster": &r.Cluster} {
-			v, err := strconv.Atoi(c.Get(key, "0"))
-			if err != nil {
-				t.Fatalf("%s: %s: %v", c.Pos, key, err)
-			}
-			*n = v
-		}
-		for i := 1; i <= r.Counted+r.Uncounted; i++ {
-			r.Causes = append(r.Causes, fmt.Sprintf("restart %d (attempt 1)", i))
-		}
-		h.m.ResumeRestarts(r)
-	case "attempt-restarted":
-		// attempt-restarted 2 worker:1=c91: this attempt (2) adopted
-		// nothing; worker:1's container c91 had ended unwatched.
-		attempt, err := strconv.Atoi(c.Args[0])
-		if err != nil {
-			t.Fatalf("%s: attempt: %v", c.Pos, err)
-		}
-		var unwatched []Unwatched
-		for task, id := range c.KV {
-			tid, err := taskspec.ParseTaskID(task)
-			if err != nil {
-				t.Fatalf("%s: %v", c.Pos, err)
-			}
-			unwatched = append(unwatched, Unwatched{Task: tid, ContainerID: id, Host: "node1"})
-		}
-		sort.Slice(unwatched, func(i, j int) bool { return unwatched[i].ContainerID < unwatched[j].ContainerID })
-		h.m.AttemptRestarted(attempt, unwatched...)
+	case "previous-attempt":
+		h.m.Step(previousAttempt(t, c))
 	case "completed":
 		// completed c91 137 [diagnostics]: YARN reports a container by id.
 		code, err := strconv.Atoi(c.Args[1])
@@ -143,6 +113,50 @@ func (h *harness) do(t *testing.T, c transcript.Cmd) string {
 		t.Fatalf("%s: unknown command %q", c.Pos, c.Name)
 	}
 	return h.ready()
+}
+
+// previousAttempt: previous-attempt 2 worker:0=c90 worker:1=c91
+// running=c90 [counted=1 uncounted=0 cluster=1]: this is attempt 2; the
+// previous attempt saved worker:0 running in c90 and worker:1 in c91 (on
+// node1, at ports 7001, 7002, ... in the order of their containers); YARN
+// handed over the containers running (on node1); the restarts it recorded,
+// if given, each cause "restart N (attempt 1)".
+func previousAttempt(t *testing.T, c transcript.Cmd) PreviousAttempt {
+	attempt, err := strconv.Atoi(c.Args[0])
+	if err != nil {
+		t.Fatalf("%s: attempt: %v", c.Pos, err)
+	}
+	ev := PreviousAttempt{Attempt: attempt}
+	for _, id := range strings.Split(c.Get("running", ""), ",") {
+		if id != "" {
+			ev.Running = append(ev.Running, Container{ID: id, NodeID: "node1:8041", Resource: small})
+		}
+	}
+	for task, id := range c.KV {
+		if _, err := taskspec.ParseTaskID(task); err == nil {
+			ev.Saved = append(ev.Saved, SavedTask{Task: task, ContainerID: id, Host: "node1"})
+		}
+	}
+	sort.Slice(ev.Saved, func(i, j int) bool { return ev.Saved[i].ContainerID < ev.Saved[j].ContainerID })
+	for i := range ev.Saved {
+		ev.Saved[i].Port = 7001 + i
+	}
+	var r RestartRecord
+	resumed := false
+	for key, n := range map[string]*int{"counted": &r.Counted, "uncounted": &r.Uncounted, "cluster": &r.Cluster} {
+		v, err := strconv.Atoi(c.Get(key, "0"))
+		if err != nil {
+			t.Fatalf("%s: %s: %v", c.Pos, key, err)
+		}
+		*n, resumed = v, resumed || c.Get(key, "") != ""
+	}
+	for i := 1; i <= r.Counted+r.Uncounted; i++ {
+		r.Causes = append(r.Causes, fmt.Sprintf("restart %d (attempt 1)", i))
+	}
+	if resumed {
+		ev.Restarts = &r
+	}
+	return ev
 }
 
 // newMachine: new chief=1 worker=2 ps=1 evaluator=1 rule=chief
@@ -289,6 +303,14 @@ func (h *harness) ready() string {
 			line += " in " + a.Rack
 		}
 		lines = append(lines, line)
+	}
+	if a := rd.Adoption; a != nil {
+		for _, t := range a.Adopted {
+			lines = append(lines, fmt.Sprintf("adopt %s in %s at %s:%d", t.Task, t.Container.ID, t.Host, t.Port))
+		}
+		for _, u := range a.Unwatched {
+			lines = append(lines, fmt.Sprintf("unwatched %s in %s", u.Task, u.ContainerID))
+		}
 	}
 	for _, id := range rd.Release {
 		lines = append(lines, "release "+id)
