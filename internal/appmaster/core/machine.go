@@ -208,12 +208,13 @@ type Machine struct {
 	// tasks). Each scan they replace still runs, unchanged, whenever they
 	// say it could act; checkStep (tests) holds them to the scans.
 	types             map[taskspec.TaskType]*typeIndex
-	unallocatedFailed int        // tasks failed for never getting a container
-	allocScan         bool       // a task's allocation wait (re)started since allocDeadline looked
-	allocNext         time.Time  // the earliest allocation deadline it saw; zero: none
-	softStopped       timedQueue // asked to end gracefully: escalateStops' candidates
-	lastStopAt        time.Time  // the latest StopRequestedAt
-	signalled         timedQueue // signalled: yarnReasonDeadline's candidates
+	typeOrder         []taskspec.TaskType // the groups' types, in job order
+	unallocatedFailed int                 // tasks failed for never getting a container
+	allocScan         bool                // a task's allocation wait (re)started since allocDeadline looked
+	allocNext         time.Time           // the earliest allocation deadline it saw; zero: none
+	softStopped       timedQueue          // asked to end gracefully: escalateStops' candidates
+	lastStopAt        time.Time           // the latest StopRequestedAt
+	signalled         timedQueue          // signalled: yarnReasonDeadline's candidates
 
 	ready Ready
 }
@@ -344,6 +345,7 @@ func New(cfg Config) (*Machine, error) {
 		if cfg.Job.AffinityTarget(g.Type) {
 			m.groups[len(m.groups)-1].affinityTag = taskspec.AffinityTag(g.Type)
 		}
+		m.typeOrder = append(m.typeOrder, g.Type)
 		ti := &typeIndex{first: len(m.tasks), n: g.Instances}
 		ti.counts[TaskPending] = g.Instances
 		m.types[g.Type] = ti
@@ -768,104 +770,48 @@ func (m *Machine) consultPolicy() {
 	}
 }
 
-// shortVerdict is, when the counts alone decide it (ok), the Verdict of the
-// machine's own policies or one that does the same (an empty one for a
-// Stop list of tasks all stopping already), which spares consulting them on
-// a copy of every task's status after every event. Other Policies are
-// always consulted.
+// shortVerdict is, when the machine's counts alone decide it (ok), the
+// Verdict of the policy or one that does the same (an empty one for a Stop
+// list of tasks all stopping already), which spares consulting it on a
+// copy of every task's status after every event. Only the policies with a
+// fast path (fastPolicy) answer; others are always consulted.
 func (m *Machine) shortVerdict() (v Verdict, ok bool) {
-	switch p := m.policy.(type) {
-	case AllSucceed:
-		return m.allSucceedVerdict()
-	case TensorFlowPolicy:
-		d := m.decider()
-		if d == nil {
-			return m.allSucceedVerdict()
-		}
-		for typ, ti := range m.types {
-			if !isSideCar(typ) && ti.counts[TaskFailed] > 0 {
-				return Verdict{}, false
-			}
-		}
-		switch d.State {
-		case TaskSucceeded:
-			return Verdict{}, m.tfStopsUnderWay(p, d)
-		case TaskStopped:
-			return Verdict{}, false
-		}
-		return Verdict{}, true // undecided until the decider ends or a failure is fatal
+	if p, fast := m.policy.(fastPolicy); fast {
+		return p.fastVerdict(m)
 	}
 	return Verdict{}, false
 }
 
-// tfStopsUnderWay reports whether TensorFlowPolicy.afterSuccess would only
-// repeat its Stop list, every task of which is stopping already: tasks
-// still linger within the worker grace, or the stopped ones are still
-// within StopTimeout.
-func (m *Machine) tfStopsUnderWay(p TensorFlowPolicy, d *TaskStatus) bool {
-	grace, timeout := p.WorkerGrace, p.StopTimeout
-	if grace == 0 {
-		grace = taskspec.DefaultWorkerGrace
-	}
-	if timeout == 0 {
-		timeout = taskspec.TFStopTimeout
-	}
-	graceOver := grace < 0 || d.EndedAt.IsZero() || !m.now.Before(d.EndedAt.Add(grace))
-	types := make([]taskspec.TaskType, 0, len(m.types))
-	for _, g := range m.groups {
-		if g.task == nil {
-			types = append(types, g.spec.Type)
-		}
-	}
-	pss := taskspec.ParameterServerShaped(types)
-	lingers := map[taskspec.TaskType]bool{} // taskspec.SplitAfterDecider's rule, by type
-	if !graceOver && !pss && m.live(taskspec.Worker) > 0 {
-		lingers[taskspec.Worker], lingers[taskspec.PS] = true, true
-	}
-	linger, stopNow := 0, 0
-	for typ, ti := range m.types {
-		if lingers[typ] {
-			linger += m.live(typ)
-			continue
-		}
-		stopNow += m.live(typ)
-		if ti.unstopped > 0 {
-			return false // stops to issue
-		}
-	}
-	if linger > 0 {
-		return true
-	}
-	if stopNow == 0 {
-		return false // decided
-	}
-	// Every stop since the decider's end is on a task still live or
-	// stopped: nothing restarts once a TensorFlow job's decider succeeded.
-	lastStop := d.EndedAt
-	if m.lastStopAt.After(lastStop) {
-		lastStop = m.lastStopAt
-	}
-	return timeout >= 0 && (lastStop.IsZero() || m.now.Sub(lastStop) < timeout)
+// restartsOver reports whether the policy says nothing restarts any more
+// (settlingPolicy: a TensorFlow job whose decider succeeded).
+func (m *Machine) restartsOver() bool {
+	p, ok := m.policy.(settlingPolicy)
+	return ok && p.restartsOver(m)
 }
 
-// allSucceedVerdict is AllSucceed's Verdict while no task has failed.
-func (m *Machine) allSucceedVerdict() (Verdict, bool) {
-	if m.inStates(TaskFailed) > 0 {
-		return Verdict{}, false
+// The machine's counts, as a policy's fast path reads them (tally).
+
+func (m *Machine) clock() time.Time { return m.now }
+
+func (m *Machine) total() int { return len(m.tasks) }
+
+func (m *Machine) jobTypes() []taskspec.TaskType { return m.typeOrder }
+
+func (m *Machine) typeCount(typ taskspec.TaskType, s TaskState) int {
+	if ti := m.types[typ]; ti != nil {
+		return ti.counts[s]
 	}
-	if m.inStates(TaskSucceeded, TaskStopped) < len(m.tasks) {
-		return Verdict{}, true
-	}
-	return allSucceeded(len(m.tasks)), true
+	return 0
 }
 
-// decider is Decider's task, or nil.
-func (m *Machine) decider() *TaskStatus {
-	if t := m.byTask[taskspec.TaskID{Type: taskspec.Chief}]; t != nil {
-		return t
+func (m *Machine) unstoppedOf(typ taskspec.TaskType) int {
+	if ti := m.types[typ]; ti != nil {
+		return ti.unstopped
 	}
-	return m.byTask[taskspec.TaskID{Type: taskspec.Worker}]
+	return 0
 }
+
+func (m *Machine) lastStop() time.Time { return m.lastStopAt }
 
 // stop ends t's container: gracefully first when the machine has a
 // StopGrace (escalateStops follows up), else, or when hard, at once. A

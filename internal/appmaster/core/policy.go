@@ -25,6 +25,37 @@ type Policy interface {
 	Verdict(View) Verdict
 }
 
+// fastPolicy is a Policy whose Verdict the machine's counts (tally) can
+// often give without a View, which is a copy of every task's status: the
+// machine asks it first after every event, and consults Verdict only when
+// ok is false. When ok, the Verdict must do what Verdict's would (tests
+// hold it to that: checkIndexes).
+type fastPolicy interface {
+	fastVerdict(tally) (v Verdict, ok bool)
+}
+
+// settlingPolicy is a Policy under which nothing restarts past a point
+// the machine's counts show (a TensorFlow job whose decider succeeded):
+// what is left is the success rule's business.
+type settlingPolicy interface {
+	restartsOver(tally) bool
+}
+
+// tally is the machine's counts of task states, kept in step with every
+// event, as a policy's fast path reads them: answering costs what the
+// question touches, not a pass over every task.
+type tally interface {
+	clock() time.Time              // the latest Tick
+	total() int                    // tasks in the job
+	jobTypes() []taskspec.TaskType // the job's task types, in job order
+	inStates(states ...TaskState) int
+	typeCount(typ taskspec.TaskType, s TaskState) int
+	live(typ taskspec.TaskType) int        // tasks of typ holding a container
+	unstoppedOf(typ taskspec.TaskType) int // live tasks of typ not asked to stop
+	lastStop() time.Time                   // the latest stop's StopRequestedAt
+	Task(id taskspec.TaskID) (TaskStatus, bool)
+}
+
 // PolicyFunc adapts a function to Policy.
 type PolicyFunc func(View) Verdict
 
@@ -98,6 +129,18 @@ func (AllSucceed) Verdict(v View) Verdict {
 		}
 	}
 	return allSucceeded(len(v.Tasks))
+}
+
+// fastVerdict implements fastPolicy: AllSucceed's Verdict while no task
+// has failed.
+func (AllSucceed) fastVerdict(c tally) (Verdict, bool) {
+	if c.inStates(TaskFailed) > 0 {
+		return Verdict{}, false
+	}
+	if c.inStates(TaskSucceeded, TaskStopped) < c.total() {
+		return Verdict{}, true
+	}
+	return allSucceeded(c.total()), true
 }
 
 func allSucceeded(tasks int) Verdict {

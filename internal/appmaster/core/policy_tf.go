@@ -69,7 +69,7 @@ type TensorFlowPolicy struct {
 
 // Verdict implements Policy.
 func (p TensorFlowPolicy) Verdict(v View) Verdict {
-	decider, ok := Decider(v)
+	decider, ok := deciderIn(v)
 	if !ok {
 		// Validation requires a chief or a worker; without one there is
 		// nothing to decide by.
@@ -90,27 +90,23 @@ func (p TensorFlowPolicy) Verdict(v View) Verdict {
 	return Verdict{}
 }
 
-// Decider returns the task whose end decides a TensorFlow job: chief:0, or
-// worker:0 when the job has no chief.
-func Decider(v View) (TaskStatus, bool) {
-	if t, ok := v.Task(taskspec.TaskID{Type: taskspec.Chief}); ok {
+// deciderIn returns the task whose end decides a TensorFlow job: chief:0,
+// or worker:0 when the job has no chief. tasks is a View, or the machine's
+// counts (tally).
+func deciderIn(tasks interface {
+	Task(taskspec.TaskID) (TaskStatus, bool)
+}) (TaskStatus, bool) {
+	if t, ok := tasks.Task(taskspec.TaskID{Type: taskspec.Chief}); ok {
 		return t, true
 	}
-	return v.Task(taskspec.TaskID{Type: taskspec.Worker})
+	return tasks.Task(taskspec.TaskID{Type: taskspec.Worker})
 }
 
 // afterSuccess stops what still runs, now or after the worker grace, and
 // once nothing does (or the wait is over) declares the job succeeded. When
 // each stop was issued is the machine's record (StopRequestedAt).
 func (p TensorFlowPolicy) afterSuccess(v View, decider TaskStatus) Verdict {
-	grace := p.WorkerGrace
-	if grace == 0 {
-		grace = taskspec.DefaultWorkerGrace
-	}
-	timeout := p.StopTimeout
-	if timeout == 0 {
-		timeout = taskspec.TFStopTimeout
-	}
+	grace, timeout := p.waits()
 	types := make([]taskspec.TaskType, len(v.Tasks))
 	all := make([]taskspec.TaskID, len(v.Tasks))
 	var live []taskspec.TaskID
@@ -186,6 +182,86 @@ func (p TensorFlowPolicy) afterSuccess(v View, decider TaskStatus) Verdict {
 	}
 	lines = append(lines, waitingLines(pending, "never got a container")...)
 	return Verdict{Outcome: JobSucceeded, Diagnostics: joinDiagnostics(lines, ignoredFailures(v, decider))}
+}
+
+// waits are WorkerGrace and StopTimeout, their defaults in place of 0.
+func (p TensorFlowPolicy) waits() (grace, timeout time.Duration) {
+	grace, timeout = p.WorkerGrace, p.StopTimeout
+	if grace == 0 {
+		grace = taskspec.DefaultWorkerGrace
+	}
+	if timeout == 0 {
+		timeout = taskspec.TFStopTimeout
+	}
+	return grace, timeout
+}
+
+// fastVerdict implements fastPolicy. While no chief, worker or ps has
+// failed, the decider's state alone tells: undecided until it ends; once
+// it succeeded, an empty Verdict while afterSuccess would only repeat a
+// Stop list of tasks all stopping already (stopsUnderWay).
+func (p TensorFlowPolicy) fastVerdict(c tally) (Verdict, bool) {
+	d, ok := deciderIn(c)
+	if !ok {
+		return AllSucceed{}.fastVerdict(c)
+	}
+	for _, typ := range c.jobTypes() {
+		if !isSideCar(typ) && c.typeCount(typ, TaskFailed) > 0 {
+			return Verdict{}, false
+		}
+	}
+	switch d.State {
+	case TaskSucceeded:
+		return Verdict{}, p.stopsUnderWay(c, d)
+	case TaskStopped:
+		return Verdict{}, false
+	}
+	return Verdict{}, true // undecided until the decider ends or a failure is fatal
+}
+
+// stopsUnderWay reports whether afterSuccess would only repeat its Stop
+// list, every task of which is stopping already: tasks still linger within
+// the worker grace, or the stopped ones are still within StopTimeout.
+func (p TensorFlowPolicy) stopsUnderWay(c tally, d TaskStatus) bool {
+	grace, timeout := p.waits()
+	now := c.clock()
+	graceOver := grace < 0 || d.EndedAt.IsZero() || !now.Before(d.EndedAt.Add(grace))
+	types := c.jobTypes()
+	lingers := map[taskspec.TaskType]bool{} // taskspec.SplitAfterDecider's rule, by type
+	if !graceOver && !taskspec.ParameterServerShaped(types) && c.live(taskspec.Worker) > 0 {
+		lingers[taskspec.Worker], lingers[taskspec.PS] = true, true
+	}
+	linger, stopNow := 0, 0
+	for _, typ := range types {
+		if lingers[typ] {
+			linger += c.live(typ)
+			continue
+		}
+		stopNow += c.live(typ)
+		if c.unstoppedOf(typ) > 0 {
+			return false // stops to issue
+		}
+	}
+	if linger > 0 {
+		return true
+	}
+	if stopNow == 0 {
+		return false // decided
+	}
+	// Every stop since the decider's end is on a task still live or
+	// stopped: nothing restarts once a TensorFlow job's decider succeeded.
+	lastStop := d.EndedAt
+	if c.lastStop().After(lastStop) {
+		lastStop = c.lastStop()
+	}
+	return timeout >= 0 && (lastStop.IsZero() || now.Sub(lastStop) < timeout)
+}
+
+// restartsOver implements settlingPolicy: nothing restarts once the
+// decider succeeded.
+func (TensorFlowPolicy) restartsOver(c tally) bool {
+	d, ok := deciderIn(c)
+	return ok && d.State == TaskSucceeded
 }
 
 // waitingLines say why each task in pending had no container when the job

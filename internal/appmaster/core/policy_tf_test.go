@@ -446,13 +446,13 @@ func TestTensorFlowPolicy(t *testing.T) {
 }
 
 func TestDecider(t *testing.T) {
-	d, ok := Decider(tfView(worker(0), chief0).view())
+	d, ok := deciderIn(tfView(worker(0), chief0).view())
 	require.True(t, ok)
 	require.Equal(t, chief0, d.Task)
-	d, ok = Decider(tfView(psTask(0), worker(1), worker(0)).view())
+	d, ok = deciderIn(tfView(psTask(0), worker(1), worker(0)).view())
 	require.True(t, ok)
 	require.Equal(t, worker(0), d.Task)
-	_, ok = Decider(tfView(eval0).view())
+	_, ok = deciderIn(tfView(eval0).view())
 	require.False(t, ok)
 }
 

@@ -104,10 +104,5 @@ func (m *Machine) restartsCluster(t *TaskStatus) bool {
 	if !t.Task.Type.InCluster() || m.inPlace(t) {
 		return false
 	}
-	if _, ok := m.policy.(TensorFlowPolicy); ok {
-		if d := m.decider(); d != nil && d.State == TaskSucceeded {
-			return false
-		}
-	}
-	return true
+	return !m.restartsOver()
 }

@@ -64,10 +64,8 @@ func (m *Machine) applyRestarts() {
 		m.continueRestart()
 		return
 	}
-	if _, ok := m.policy.(TensorFlowPolicy); ok {
-		if d := m.decider(); d != nil && d.State == TaskSucceeded {
-			return
-		}
+	if m.restartsOver() {
+		return
 	}
 	// The pass below acts only on a failure that may restart or on a
 	// replacement waiting for its node; restarts off, there is neither.
