@@ -1,0 +1,69 @@
+package core
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/tfyarn/tfyarn/taskspec"
+)
+
+// The application's life: unregistered until the RM takes the AM
+// (registered), running, finished once the job is decided (finish), after
+// which every event is ignored.
+
+// Phase is where the machine is in the application's life.
+type Phase int
+
+const (
+	// PhaseUnregistered: waiting for Registered; nothing is asked yet.
+	PhaseUnregistered Phase = iota
+	// PhaseRunning: asking for containers and running tasks.
+	PhaseRunning
+	// PhaseFinished: Finish has been emitted; every later event is ignored.
+	PhaseFinished
+)
+
+func (p Phase) String() string {
+	if names := [...]string{"unregistered", "running", "finished"}; p >= 0 && int(p) < len(names) {
+		return names[p]
+	}
+	return fmt.Sprintf("Phase(%d)", int(p))
+}
+
+// Phase reports where the machine is.
+func (m *Machine) Phase() Phase { return m.phase }
+
+func (m *Machine) registered(e Registered) {
+	if m.phase != PhaseUnregistered {
+		return
+	}
+	m.phase = PhaseRunning
+	for _, g := range m.groups {
+		if err := taskspec.CheckFits(g.spec, e.Limits); err != nil {
+			m.finish(Failed, err.Error())
+			return
+		}
+	}
+	for _, t := range m.tasks {
+		t.RequestedAt = m.now
+	}
+	m.allocScan = true
+}
+
+// finish decides the job: whatever still runs is stopped hard (a graceful
+// stop under way included), asks no longer matter (unregistering drops
+// them), and nothing happens after.
+func (m *Machine) finish(status FinalStatus, diagnostics string) {
+	for _, t := range m.tasks {
+		if t.State.Live() && !t.HardStopped {
+			m.stop(t, "the job is "+status.String(), true)
+		}
+	}
+	m.ready.Asks = nil
+	m.ready.Warn = nil // the stops above say more
+	if len(m.causes) > 0 {
+		diagnostics += "; " + strings.Join(m.causes, "; ")
+	}
+	m.ready.Finish = &Finish{Status: status, Diagnostics: diagnostics}
+	m.phase = PhaseFinished
+}
