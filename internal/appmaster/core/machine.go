@@ -3,7 +3,7 @@
 // Machine is a deterministic state machine in the style of etcd's raft: the I/O loop
 // feeds it Events (RM responses, NM replies, task registrations, ticks) with
 // Step, and takes what it wants done from Ready (asks, launches, stops,
-// releases, the final status). The machine does no I/O, reads no clock and
+// releases, adoptions, the final status). The machine does no I/O, reads no clock and
 // starts no goroutine, so every scheduling rule is tested by feeding events.
 //
 // The package imports only the standard library's pure parts and taskspec
@@ -14,8 +14,11 @@
 //	m, err := core.New(core.Config{Job: job})
 //	// after registerApplicationMaster:
 //	m.Step(core.Registered{Limits: limits})
+//	// what a previous attempt left (--am-attempts; ignored for a first one):
+//	m.Step(core.PreviousAttempt{Attempt: n, Running: kept, Saved: table})
 //	for {
 //		rd := m.Ready()
+//		adopt(rd.Adoption)           // tell the launchers' channel
 //		buf.Add(rd)                  // asks and releases for the next allocate
 //		launch(rd.Launch)            // → ContainerStarted / StartFailed
 //		stop(rd.Stop)
