@@ -5,7 +5,6 @@ package main
 import (
 	"bytes"
 	"os"
-	"path"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -15,9 +14,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"github.com/tfyarn/tfyarn/internal/appmaster"
+	"github.com/tfyarn/tfyarn/internal/amattempt"
 	"github.com/tfyarn/tfyarn/internal/clustertest"
-	"github.com/tfyarn/tfyarn/internal/hdfs"
 )
 
 // A task that fails while no ApplicationMaster watches it (the AM was
@@ -94,12 +92,28 @@ func TestE2EAMAttemptUnwatchedFailure(t *testing.T) {
 	})
 }
 
+// kill -9 of the ApplicationMaster with --am-attempts 2, attempt 1's port taken at once: attempt
+// 2 adopts both tasks, listens elsewhere and calls their launchers on their control ports, which
+// register there again (no launcher reads HDFS); the job SUCCEEDS, each program ran once. The
+// fault suite's am-killed-with-am-attempts-2 case, alone on the plain cluster:
+//
+//	go test -tags e2e -run E2EAMAttemptAdoptsAfterTheAMIsKilled ./cmd/tfyarn/
+func TestE2EAMAttemptAdoptsAfterTheAMIsKilled(t *testing.T) {
+	bin := clustertest.BuildTfyarn(t)
+	c := clustertest.Require(t)
+	fc := amKilledWithAttempts()
+	j := startFaultJob(t, c, bin, fc.args...)
+	fault := fc.inject(t, c, j)
+	r := fc.check(t, c, j, fault)
+	t.Logf("%s: %s", fc.name, r.Outcome)
+}
+
 // waitSavedContainers waits until appID's AM has saved a task table naming
 // every one of containers (a next attempt adopts from it).
 func waitSavedContainers(t *testing.T, c *clustertest.Cluster, appID string, containers ...string) {
 	t.Helper()
 	ctx, fs, user := connectHDFS(t, c)
-	p := path.Join(hdfs.StagingDir(user, appID), appmaster.AdoptFileName)
+	p := amattempt.Path(user, appID)
 	var data []byte
 	require.Eventually(t, func() bool {
 		f, err := fs.Open(ctx, p)

@@ -13,7 +13,6 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"path"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -26,9 +25,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/tfyarn/tfyarn/client"
-	"github.com/tfyarn/tfyarn/internal/appmaster"
+	"github.com/tfyarn/tfyarn/internal/amattempt"
 	"github.com/tfyarn/tfyarn/internal/clustertest"
-	"github.com/tfyarn/tfyarn/internal/contract"
 	"github.com/tfyarn/tfyarn/internal/hadoopconf"
 	"github.com/tfyarn/tfyarn/internal/hdfs"
 	"github.com/tfyarn/tfyarn/internal/ipc"
@@ -222,8 +220,8 @@ func faultCases() []faultCase {
 // the tasks still running: every program runs once, undisturbed, in its first container; the
 // job SUCCEEDS, run says why attempt 1 ended, JSON counts 2 attempts. Right after the kill the
 // test takes attempt 1's rendezvous port, as another process on the node would (or as a node
-// elsewhere would have it), so attempt 2 listens elsewhere: the launchers find it through the
-// staging directory and register there again, and report their exits to it.
+// elsewhere would have it), so attempt 2 listens elsewhere: it calls the launchers on their
+// control ports with its address, and they register there again and report their exits to it.
 func amKilledWithAttempts() faultCase {
 	var old string         // attempt 1's rendezvous address
 	var taken net.Listener // holding its port
@@ -273,8 +271,9 @@ func amKilledWithAttempts() faultCase {
 					return false
 				}
 				log, _ = os.ReadFile(amLog)
-				return bytes.Contains(log, []byte("worker:0 registered again at ")) && bytes.Contains(log, []byte("worker:1 registered again at "))
-			}, time.Minute, 200*time.Millisecond, "attempt 2's log (%s) never said both launchers registered again:\n%s", amLog, log)
+				return bytes.Contains(log, []byte("worker:0 registered again at ")) && bytes.Contains(log, []byte("worker:1 registered again at ")) &&
+					bytes.Contains(log, []byte("told worker:0's launcher (control port ")) && bytes.Contains(log, []byte("told worker:1's launcher (control port "))
+			}, time.Minute, 200*time.Millisecond, "attempt 2's log (%s) never said it told both launchers where it runs on their control ports and both registered again:\n%s", amLog, log)
 			require.Contains(t, string(log), "the previous attempt's address "+old+" is taken")
 			now := regexp.MustCompile(`rendezvous and status page at (\S+) `).FindSubmatch(log)
 			require.NotNil(t, now, "attempt 2's address is in its log:\n%s", log)
@@ -304,14 +303,14 @@ func amKilledWithAttempts() faultCase {
 func savedAMAddress(t *testing.T, c *clustertest.Cluster, appID string) string {
 	t.Helper()
 	ctx, fs, user := connectHDFS(t, c)
-	f, err := fs.Open(ctx, path.Join(hdfs.StagingDir(user, appID), appmaster.AdoptFileName))
+	f, err := fs.Open(ctx, amattempt.Path(user, appID))
 	require.NoError(t, err)
 	defer f.Close()
 	data := make([]byte, f.Size())
 	_, err = f.ReadAt(data, 0)
 	require.True(t, err == nil || errors.Is(err, io.EOF), "%v", err)
-	var saved contract.SavedAM
-	require.NoError(t, json.Unmarshal(data, &saved))
+	saved, err := amattempt.Decode(data)
+	require.NoError(t, err)
 	require.NotEmpty(t, saved.AM, "%s", data)
 	return saved.AM
 }
@@ -749,11 +748,11 @@ func (j *faultJob) requireEnd(t *testing.T, fault time.Time, limit time.Duration
 }
 
 // waitTaskTable waits until appID's AM has saved its task table for a next attempt
-// (appmaster.AdoptFileName in the staging directory).
+// (amattempt.FileName in the staging directory).
 func waitTaskTable(t *testing.T, c *clustertest.Cluster, appID string) {
 	t.Helper()
 	ctx, fs, user := connectHDFS(t, c)
-	p := path.Join(hdfs.StagingDir(user, appID), appmaster.AdoptFileName)
+	p := amattempt.Path(user, appID)
 	require.Eventually(t, func() bool {
 		f, err := fs.Open(ctx, p)
 		if err != nil {

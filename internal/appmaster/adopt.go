@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 
+	"github.com/tfyarn/tfyarn/internal/amattempt"
 	"github.com/tfyarn/tfyarn/internal/appmaster/core"
 	"github.com/tfyarn/tfyarn/internal/rendezvous"
 	"github.com/tfyarn/tfyarn/internal/yarnpb/hadoopyarn"
@@ -14,41 +15,61 @@ import (
 // the tasks a dead one left running. What to adopt is the machine's
 // decision (core.PreviousAttempt, core.Adoption); here the loop feeds it
 // what registering handed over and what the previous attempt saved, and
-// carries out its answer: the adopted tasks' launchers find the new
-// attempt's address where it saves it (contract.EnvAMLocator) and register
-// again, and from then on report to it and obey its stop orders as before.
+// carries out its answer: the adopted tasks' launchers hear the new
+// attempt's address on their control ports (package amattempt) and
+// register again, and from then on report to it and obey its stop orders
+// as before.
 
-// AdoptedTask is one running task as an attempt saved it for the next.
-type AdoptedTask struct {
-	Task        string `json:"task"` // worker:1
-	ContainerID string `json:"container"`
-	Host        string `json:"host"`
-	Port        int    `json:"port"`
-}
-
-// AdoptFileName is the saved task table's name in the staging directory.
-const AdoptFileName = "am-tasks.json"
-
-// runningTable is core.AdoptionTable in the saved file's form.
-func runningTable(tasks []core.TaskStatus) (table []AdoptedTask, ok bool) {
+// runningTable is core.AdoptionTable in the saved file's form (without the
+// launchers' control ports, which stateToSave adds).
+func runningTable(tasks []core.TaskStatus) (table []amattempt.Task, ok bool) {
 	saved, ok := core.AdoptionTable(tasks)
 	for _, s := range saved {
-		table = append(table, AdoptedTask(s))
+		table = append(table, amattempt.Task{Task: s.Task, ContainerID: s.ContainerID, Host: s.Host, Port: s.Port})
 	}
 	return table, ok
 }
 
 // adopter is what Launchers implement to take in an adopted task: its
-// launcher finds this attempt (contract.EnvAMLocator, or the previous
-// attempt's address re-taken, reuseListen) and registers again, and until
-// then the task counts as registered where the previous attempt saw it.
+// launcher finds this attempt (told on its control port, or the previous
+// attempt's address re-taken, amattempt.State.ReuseListen) and registers
+// again, and until then the task counts as registered where the previous
+// attempt saw it.
 type adopter interface {
 	Adopt(task taskspec.TaskID, containerID, host string, port int)
 }
 
-// Adopt implements adopter.
+// Adopt implements adopter: the task counts as registered, with the
+// control port the previous attempt saved for it, and its launcher is
+// told where this attempt runs (AnnounceAdopted).
 func (r *TaskRendezvous) Adopt(task taskspec.TaskID, containerID, host string, port int) {
-	r.board.Adopt(rendezvous.Registration{Task: task, Host: host, Port: port, ContainerID: containerID})
+	saved := r.adopting[containerID]
+	r.board.Adopt(rendezvous.Registration{Task: task, Host: host, Port: port, ContainerID: containerID, ControlPort: saved.Control})
+	if r.announce != nil {
+		go r.announce(amattempt.Task{Task: task.String(), ContainerID: containerID, Host: host, Port: port, Control: saved.Control})
+	}
+}
+
+// AnnounceAdopted makes Adopt call announce with each adopted task as the
+// previous attempt saved it (previous). Called before the loop starts.
+func (r *TaskRendezvous) AnnounceAdopted(previous []amattempt.Task, announce func(amattempt.Task)) {
+	r.adopting = map[string]amattempt.Task{}
+	for _, t := range previous {
+		r.adopting[t.ContainerID] = t
+	}
+	r.announce = announce
+}
+
+// controlPorts are the launchers' control ports as they registered (or
+// were adopted), by container.
+func (r *TaskRendezvous) controlPorts() map[string]int {
+	out := map[string]int{}
+	for _, reg := range r.board.Registrations() {
+		if reg.ControlPort > 0 {
+			out[reg.ContainerID] = reg.ControlPort
+		}
+	}
+	return out
 }
 
 // adopt steps the machine with what a previous attempt left (see above),
@@ -64,7 +85,7 @@ func (l *loop) adopt(ctx context.Context, previous []*hadoopyarn.ContainerProto)
 	}
 	if l.cfg.Adopt != nil {
 		for _, a := range l.cfg.Adopt(ctx) {
-			ev.Saved = append(ev.Saved, core.SavedTask(a))
+			ev.Saved = append(ev.Saved, core.SavedTask{Task: a.Task, ContainerID: a.ContainerID, Host: a.Host, Port: a.Port})
 		}
 	}
 	if len(ev.Running) > 0 || len(ev.Saved) > 0 {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/tfyarn/tfyarn/internal/amattempt"
 	"github.com/tfyarn/tfyarn/internal/appmaster/core"
 	"github.com/tfyarn/tfyarn/internal/rendezvous"
 	"github.com/tfyarn/tfyarn/internal/syncbuf"
@@ -41,7 +42,7 @@ func TestRunningTable(t *testing.T) {
 	run := map[string]core.TaskState{"chief:0": core.TaskRunning, "worker:0": core.TaskRunning, "evaluator:0": core.TaskRunning}
 	table, ok := runningTable(adoptTasks(t, run, names...))
 	require.True(t, ok)
-	require.Equal(t, []AdoptedTask{
+	require.Equal(t, []amattempt.Task{
 		{Task: "chief:0", ContainerID: "cchief:0", Host: "node", Port: 1000},
 		{Task: "worker:0", ContainerID: "cworker:0", Host: "node", Port: 1001},
 		{Task: "evaluator:0", ContainerID: "cevaluator:0", Host: "node", Port: 1002},
@@ -87,7 +88,7 @@ func (a *adoptingCluster) Allocate(ctx context.Context, asks []*hadoopyarn.Resou
 // none started, the adopted tasks' ends decide the job.
 func TestLoopAdoptsThePreviousAttemptsTasks(t *testing.T) {
 	f := &adoptingCluster{}
-	var saved []AdoptedTask
+	var saved []amattempt.Task
 	for i := int64(1); i <= 2; i++ {
 		c := &hadoopyarn.ContainerProto{
 			Id:                  &hadoopyarn.ContainerIdProto{Id: proto.Int64(100 + i)},
@@ -98,14 +99,14 @@ func TestLoopAdoptsThePreviousAttemptsTasks(t *testing.T) {
 		}
 		f.previous = append(f.previous, c)
 		// Saved in another order than the machine's: the plan sorts.
-		saved = append([]AdoptedTask{{Task: fmt.Sprintf("worker:%d", i-1), ContainerID: yarn.FormatContainerID(c.GetId()), Host: "nm", Port: int(7000 + i)}}, saved...)
+		saved = append([]amattempt.Task{{Task: fmt.Sprintf("worker:%d", i-1), ContainerID: yarn.FormatContainerID(c.GetId()), Host: "nm", Port: int(7000 + i)}}, saved...)
 	}
 	g, err := taskspec.ParseSpec(taskspec.Worker, "2x1c,256m")
 	require.NoError(t, err)
 	res, err := Loop(context.Background(), LoopConfig{
 		Job: taskspec.Job{Tasks: []taskspec.TaskGroup{g}, Command: "true"},
 		RM:  f, NM: f,
-		Adopt: func(context.Context) []AdoptedTask { return saved },
+		Adopt: func(context.Context) []amattempt.Task { return saved },
 		LaunchContext: func(core.Launch) *hadoopyarn.ContainerLaunchContextProto {
 			t.Fatal("an adopted task was launched again")
 			return nil
@@ -132,7 +133,7 @@ func FuzzAdoptionPlan(f *testing.F) {
 	f.Add([]byte(`{"tasks":[{"task":"ps:9","container":""}]}`), "")
 	f.Add([]byte(`{`), "c1")
 	f.Fuzz(func(t *testing.T, data []byte, prev string) {
-		st, err := decodeSavedState(data)
+		st, err := amattempt.Decode(data)
 		if err != nil {
 			return
 		}
@@ -154,7 +155,7 @@ func FuzzAdoptionPlan(f *testing.F) {
 			ev.Running = append(ev.Running, core.Container{ID: id})
 		}
 		for _, s := range table {
-			ev.Saved = append(ev.Saved, core.SavedTask(s))
+			ev.Saved = append(ev.Saved, core.SavedTask{Task: s.Task, ContainerID: s.ContainerID, Host: s.Host, Port: s.Port})
 		}
 		m.Step(ev)
 		rd := m.Ready()
@@ -179,16 +180,6 @@ func FuzzAdoptionPlan(f *testing.F) {
 			t.Fatalf("%d of %d previous containers accounted for", len(seen), len(previous))
 		}
 	})
-}
-
-func TestAttemptAndListen(t *testing.T) {
-	require.Equal(t, 2, attemptOf("container_1795461424612_0003_02_000001"))
-	require.Equal(t, 1, attemptOf("container_e17_1795461424612_0003_01_000001"))
-	require.Zero(t, attemptOf("nonsense"))
-	st := &savedState{AM: "node1:41000"}
-	require.Equal(t, ":41000", reuseListen(st, "node1"), "same host: the old port")
-	require.Empty(t, reuseListen(st, "node2"), "another host: any port")
-	require.Empty(t, reuseListen(nil, "node1"))
 }
 
 // A task adopted from the previous attempt counts as registered where that
@@ -278,7 +269,7 @@ func TestLoopCountsAFailureBetweenAttempts(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f := &unwatchedCluster{running: container(1), gone: container(2)}
 			f.exit = func(int64) int32 { return 0 }
-			saved := []AdoptedTask{
+			saved := []amattempt.Task{
 				{Task: "worker:0", ContainerID: yarn.FormatContainerID(f.running.GetId()), Host: "nm", Port: 7001},
 				{Task: "worker:1", ContainerID: yarn.FormatContainerID(f.gone.GetId()), Host: "nm", Port: 7002},
 			}
@@ -287,7 +278,7 @@ func TestLoopCountsAFailureBetweenAttempts(t *testing.T) {
 			defer cancel()
 			res, err := Loop(ctx, LoopConfig{
 				Job: job, RM: f, NM: f, Attempt: 2, Resume: tc.resume,
-				Adopt: func(context.Context) []AdoptedTask { return saved },
+				Adopt: func(context.Context) []amattempt.Task { return saved },
 				LaunchContext: func(core.Launch) *hadoopyarn.ContainerLaunchContextProto {
 					return &hadoopyarn.ContainerLaunchContextProto{}
 				},
@@ -302,26 +293,30 @@ func TestLoopCountsAFailureBetweenAttempts(t *testing.T) {
 	}
 }
 
-// The saved state carries the restarts; a table whose tasks are being
-// stopped (a restart, the job's end) is taken back, so that a program
-// stopped on purpose is never taken for one that failed unwatched.
-func TestTaskSaverSavesRestartsAndDropsAStoppingTable(t *testing.T) {
-	ts := &taskSaver{am: "h:1", tables: make(chan savedState, 1)}
+// The saved state carries the restarts and each launcher's control port; a
+// table whose tasks are being stopped (a restart, the job's end) is taken
+// back, so that a program stopped on purpose is never taken for one that
+// failed unwatched; nothing is saved once the job is decided.
+func TestStateToSaveCarriesRestartsAndDropsAStoppingTable(t *testing.T) {
 	run := map[string]core.TaskState{"worker:0": core.TaskRunning, "worker:1": core.TaskRunning}
 	tasks := adoptTasks(t, run, "worker:0", "worker:1")
-	ts.observe(Snapshot{Tasks: adoptTasks(t, nil, "worker:0", "worker:1")})
-	require.Empty(t, ts.tables, "nothing to save yet")
-	ts.observe(Snapshot{Tasks: tasks})
-	st := <-ts.tables
+	st, ok := stateToSave(Snapshot{Tasks: adoptTasks(t, nil, "worker:0", "worker:1")}, "h:1", nil)
+	require.True(t, ok)
+	require.Empty(t, st.Tasks, "nothing to save yet")
+	st, ok = stateToSave(Snapshot{Tasks: tasks}, "h:1", map[string]int{"cworker:1": 4242})
+	require.True(t, ok)
+	require.Equal(t, "h:1", st.AM)
 	require.Len(t, st.Tasks, 2)
+	require.Equal(t, []int{0, 4242}, []int{st.Tasks[0].Control, st.Tasks[1].Control}, "each launcher's control port as it registered")
 
 	tasks[1].StopRequested = true
 	rec := core.RestartRecord{Counted: 1, Causes: []string{"restart 1 after worker:1 failed: exit code 1"}}
-	ts.observe(Snapshot{Tasks: tasks, Record: rec})
-	st = <-ts.tables
+	st, ok = stateToSave(Snapshot{Tasks: tasks, Record: rec}, "h:1", nil)
+	require.True(t, ok)
 	require.Empty(t, st.Tasks, "a stopping task: the table goes")
-	require.Equal(t, &savedRestarts{Counted: 1, Causes: rec.Causes}, st.Restarts)
-	require.Equal(t, &rec, st.record())
-	ts.observe(Snapshot{Tasks: tasks, Record: rec})
-	require.Empty(t, ts.tables, "unchanged: not saved again")
+	require.Equal(t, &amattempt.Restarts{Counted: 1, Causes: rec.Causes}, st.Restarts)
+	require.Equal(t, &rec, resumedRecord(&st))
+	require.Nil(t, resumedRecord(nil))
+	_, ok = stateToSave(Snapshot{Tasks: tasks, Finish: &core.Finish{}}, "h:1", nil)
+	require.False(t, ok, "the job is decided: nothing more to save")
 }

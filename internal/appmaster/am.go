@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/tfyarn/tfyarn/internal/amattempt"
 	"github.com/tfyarn/tfyarn/internal/contract"
 	"github.com/tfyarn/tfyarn/internal/framework"
 	"github.com/tfyarn/tfyarn/internal/hdfs"
@@ -89,9 +90,14 @@ func RunAM(ctx context.Context, opts AMOptions) (LoopResult, error) {
 	}
 	host := opts.Getenv(EnvNMHost)
 	adopting, _ := strconv.Atoi(opts.Getenv(contract.EnvAMAttempts))
-	var saved *savedState
-	if adopting > 1 && attemptOf(opts.Getenv(EnvContainerID)) > 1 {
-		saved = sec.savedState(ctx, logf)
+	attempt := amattempt.AttemptOf(opts.Getenv(EnvContainerID))
+	store := amattempt.Store{Conf: sec.conf, Options: sec.hdfsOptions, Path: amattempt.Path(jf.User, jf.AppID)}
+	var saved *amattempt.State
+	if adopting > 1 && attempt > 1 {
+		// Nothing read: nothing adopted.
+		if saved, err = store.Load(ctx); err != nil {
+			logf("reading the previous attempt's task table: %v", err)
+		}
 	}
 	web, err := WebAccessFor(conf, jf.AppID, statusKey(creds, logf))
 	if err != nil {
@@ -100,7 +106,7 @@ func RunAM(ctx context.Context, opts AMOptions) (LoopResult, error) {
 	rcfg := RendezvousConfig{
 		AppID: jf.AppID, User: jf.User, Job: jf.Job, Secret: secret, Host: host,
 		RegistrationTimeout: jf.RendezvousTimeout, Log: opts.Log, Logf: logf,
-		Listen: reuseListen(saved, host), Web: web, Program: TaskProgram(jf, secretEnv),
+		Listen: saved.ReuseListen(host), Web: web, Program: TaskProgram(jf, secretEnv),
 	}
 	rv, err := StartRendezvous(rcfg)
 	if err != nil && rcfg.Listen != "" {
@@ -140,18 +146,29 @@ func RunAM(ctx context.Context, opts AMOptions) (LoopResult, error) {
 	defer stopRefresh()
 	go sec.refreshTokens(refreshCtx, rv.PublishCredentials, logf)
 
-	observe, adopt := rv.Observe, func(context.Context) []AdoptedTask { return nil }
-	locator := "" // contract.EnvAMLocator of every task, with later attempts
+	observe, adopt := rv.Observe, func(context.Context) []amattempt.Task { return nil }
 	if adopting > 1 {
-		saver := newTaskSaver(refreshCtx, sec, rv.Address(), logf)
-		observe = func(s Snapshot) { rv.Observe(s); saver.observe(s) }
-		if saved != nil {
-			// The saver's first table, right after the adoption, carries
-			// this attempt's address: the adopted tasks' launchers look for
-			// it there, and find it only once they are let in.
-			adopt = func(context.Context) []AdoptedTask { return saved.Tasks }
+		// Every task's launcher listens for a later attempt's call.
+		taskEnv[contract.EnvAMControl] = strconv.Itoa(max(attempt, 1))
+		saver := amattempt.NewSaver(refreshCtx, store.Save, logf)
+		observe = func(s Snapshot) {
+			rv.Observe(s)
+			if st, ok := stateToSave(s, rv.Address(), rv.controlPorts()); ok {
+				saver.Offer(st)
+			}
 		}
-		locator = contract.AMLocator{Path: sec.adoptPath(), User: jf.User, Conf: contract.LocatorConf(jf.Conf)}.Encode()
+		if saved != nil {
+			adopt = func(context.Context) []amattempt.Task { return saved.Tasks }
+			// Each adopted task's launcher hears this attempt's address on
+			// its control port once the board has let it in.
+			rv.AnnounceAdopted(saved.Tasks, func(t amattempt.Task) {
+				if err := amattempt.Announce(refreshCtx, secret, attempt, rv.Address(), t); err != nil {
+					logf("telling %s's launcher where this attempt runs: %v", t.Task, err)
+					return
+				}
+				logf("told %s's launcher (control port %s:%d) that this attempt runs at %s", t.Task, t.Host, t.Control, rv.Address())
+			})
+		}
 	}
 	res, err := Loop(ctx, LoopConfig{
 		Job:               jf.Job,
@@ -169,14 +186,11 @@ func RunAM(ctx context.Context, opts AMOptions) (LoopResult, error) {
 		Progress:          rv.JobProgress,
 		Observe:           observe,
 		Adopt:             adopt,
-		Attempt:           attemptOf(opts.Getenv(EnvContainerID)),
-		Resume:            saved.record(),
+		Attempt:           attempt,
+		Resume:            resumedRecord(saved),
 		NodeRacks:         clusterRacks(jf),
 		LaunchContext: func(ln core.Launch) *hadoopyarn.ContainerLaunchContextProto {
 			clc := TaskLaunchContext(jf, ln, rv.Address(), sec.taskTokens(rendezvous.ContainerKey(secret, ln.Container.ID)))
-			if locator != "" {
-				clc.Environment = append(clc.Environment, yarn.EnvProto(map[string]string{contract.EnvAMLocator: locator})...)
-			}
 			if len(taskEnv) > 0 {
 				clc.Environment = append(clc.Environment, yarn.EnvProto(taskEnv)...)
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/tfyarn/tfyarn/internal/amattempt"
 	"github.com/tfyarn/tfyarn/internal/appmaster/core"
 	"time"
 
@@ -64,7 +65,7 @@ type LoopConfig struct {
 	// Adopt returns the task table a previous AM attempt saved, for
 	// adopting its tasks still running (core.PreviousAttempt); nil adopts
 	// nothing (containers of a previous attempt are released).
-	Adopt func(context.Context) []AdoptedTask
+	Adopt func(context.Context) []amattempt.Task
 	// Attempt is this AM's attempt number (0 or 1: the first); a later
 	// attempt that adopts nothing counts a cluster restart.
 	Attempt int

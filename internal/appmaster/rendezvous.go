@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tfyarn/tfyarn/internal/amattempt"
 	"github.com/tfyarn/tfyarn/internal/appmaster/webui"
 	"github.com/tfyarn/tfyarn/internal/connlimit"
 	"github.com/tfyarn/tfyarn/internal/contract"
@@ -77,6 +78,11 @@ type TaskRendezvous struct {
 	reported bool                // serveErr was turned into an event
 	tails    map[string][]string // by task and container: see tailKey
 	page     statusPage
+
+	// With a previous AM attempt (AnnounceAdopted): its saved tasks by
+	// container, and how the adopted ones' launchers learn this attempt.
+	adopting map[string]amattempt.Task
+	announce func(amattempt.Task)
 }
 
 // StartRendezvous listens and serves until Close.

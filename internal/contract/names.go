@@ -95,9 +95,16 @@ const SecretEnvAliasPrefix = "tfyarn.secret-env."
 func SetForTasks(name string) bool {
 	switch name {
 	case EnvTask, EnvTaskType, EnvTaskIndex, EnvTaskAttempt, EnvRestart, EnvRetakePort, EnvAppID,
-		EnvAMAddress, EnvAMLocator, EnvPythonEnv, EnvPythonEnvLayers, EnvPythonPath, EnvFramework, EnvProcsPerNode, EnvMinWorkers, EnvTorchStore, EnvTaskPort, EnvPreemptionFile, EnvProgressFile,
+		EnvAMAddress, EnvAMControl, EnvPythonEnv, EnvPythonEnvLayers, EnvPythonPath, EnvFramework, EnvProcsPerNode, EnvMinWorkers, EnvTorchStore, EnvTaskPort, EnvPreemptionFile, EnvProgressFile,
 		"TF_CONFIG", "HADOOP_TOKEN_FILE_LOCATION", "HADOOP_USER_NAME":
 		return true
 	}
 	return false
 }
+
+// EnvAMControl is set by an AM that allows later attempts (--am-attempts
+// above 1) in every task's container, to the attempt that started it: the
+// task's launcher then listens on a control port for a later attempt's
+// call naming its new address (package amattempt), and announces the port
+// when it registers.
+const EnvAMControl = "TFYARN_AM_CONTROL"

@@ -99,11 +99,17 @@ type Config struct {
 	// place re-takes its predecessor's (contract.EnvRetakePort).
 	Port int
 
+	// AMAttempt, when set (contract.EnvAMControl), is the AM attempt that
+	// started this container in a job that allows later ones: the launcher
+	// then listens on a control port for a later attempt's address and
+	// makes that its Locate (locate.go).
+	AMAttempt int
+	// controlPort is the control port opened, announced at registration.
+	controlPort int
 	// Locate, when set, finds the current AM's address once the one at
 	// AMAddress stops answering (a later AM attempt runs elsewhere); the
-	// launcher then registers there again. LocateWhere names what it
-	// reads, for messages. ConfigFromEnv sets it from
-	// contract.EnvAMLocator.
+	// launcher then registers there again. LocateWhere names where it
+	// looks, for messages.
 	Locate      rendezvous.Locator
 	LocateWhere string
 	// AMLostAfter is how long the AM goes unanswered before Locate is
@@ -176,12 +182,10 @@ func ConfigFromEnv(command []string) (Config, error) {
 			return Config{}, fmt.Errorf("task launcher: %s=%q is not a port", contract.EnvRetakePort, p)
 		}
 	}
-	if v := os.Getenv(contract.EnvAMLocator); v != "" {
-		l, err := contract.ParseAMLocator(v)
-		if err != nil {
-			return Config{}, fmt.Errorf("task launcher: %w", err)
+	if v := os.Getenv(contract.EnvAMControl); v != "" {
+		if cfg.AMAttempt, err = strconv.Atoi(v); err != nil || cfg.AMAttempt < 1 {
+			return Config{}, fmt.Errorf("task launcher: %s=%q is not an AM attempt", contract.EnvAMControl, v)
 		}
-		cfg.Locate, cfg.LocateWhere = hdfsLocator(l, cfg.Credentials), l.Path
 	}
 	cfg.PythonEnv = os.Getenv(contract.EnvPythonEnv)
 	cfg.DockerImage = os.Getenv(contract.EnvDockerImage)

@@ -1,18 +1,10 @@
 package executor
 
 import (
-	"context"
-	"encoding/json"
-	"errors"
-	"fmt"
-	"io"
 	"time"
 
-	"github.com/tfyarn/tfyarn/internal/contract"
-	"github.com/tfyarn/tfyarn/internal/hadoopconf"
-	"github.com/tfyarn/tfyarn/internal/hdfs"
+	"github.com/tfyarn/tfyarn/internal/amattempt"
 	"github.com/tfyarn/tfyarn/internal/rendezvous"
-	"github.com/tfyarn/tfyarn/internal/security"
 )
 
 // Bounds of the search for a new AM (Config.Locate).
@@ -26,61 +18,26 @@ const (
 	// node (yarn.nm.liveness-monitor.expiry-interval-ms, 10 minutes by
 	// default) and starting the next attempt.
 	DefaultAMLostTimeout = 15 * time.Minute
-	// maxSavedAM bounds the saved state read (the AM's task table: about
-	// 120 bytes a task).
-	maxSavedAM = 4 << 20
 )
 
-// hdfsLocator reads the current AM's address from where the AM saves it
-// (contract.AMLocator), with the container's HDFS delegation tokens.
-func hdfsLocator(l contract.AMLocator, creds *security.Credentials) rendezvous.Locator {
-	conf := hadoopconf.New(nil)
-	for k, v := range l.Conf {
-		conf.Set(k, v)
+// listenForLaterAttempts opens the control port on which a later AM
+// attempt that adopts this task names its address (package amattempt), when
+// the job allows later attempts (Config.AMAttempt) and no Locate is set,
+// and makes it the launcher's Locate. Without the port the launcher still
+// runs: only an attempt that re-takes the old address reaches it then.
+func listenForLaterAttempts(cfg *Config, log *logger) *amattempt.Listener {
+	if cfg.AMAttempt < 1 || cfg.Locate != nil {
+		return nil
 	}
-	opts := hdfs.Options{User: l.User}
-	if creds != nil {
-		for _, t := range creds.TokensOfKind(security.KindHDFSDelegation) {
-			opts.Tokens = append(opts.Tokens, t.Token)
-		}
+	ctl, err := amattempt.Listen(amattempt.ListenConfig{
+		Host: cfg.Host, ContainerID: cfg.ContainerID, Key: cfg.Secret, Attempt: cfg.AMAttempt, Logf: log.printf,
+	})
+	if err != nil {
+		log.printf("no control port for a later AM attempt (%v): only one at the same address reaches this launcher", err)
+		return nil
 	}
-	return func(ctx context.Context) (string, error) {
-		if v, _ := conf.Get("hadoop.security.authentication"); v == "kerberos" {
-			// Reading a file's blocks needs a Kerberos login; delegation
-			// tokens only reach the NameNode.
-			return "", fmt.Errorf("reading %s: %w", l.Path, hdfs.ErrTokenOnly)
-		}
-		fs, err := hdfs.ConnectOptions(ctx, conf, opts)
-		if err != nil {
-			return "", err
-		}
-		defer fs.Close()
-		f, err := fs.Open(ctx, l.Path)
-		if err != nil {
-			return "", fmt.Errorf("reading %s: %w", l.Path, err)
-		}
-		defer f.Close()
-		if f.Size() > maxSavedAM {
-			return "", fmt.Errorf("reading %s: larger than %d bytes", l.Path, maxSavedAM)
-		}
-		data := make([]byte, f.Size())
-		if _, err := f.ReadAt(data, 0); err != nil && !errors.Is(err, io.EOF) {
-			return "", fmt.Errorf("reading %s: %w", l.Path, err)
-		}
-		return decodeSavedAM(l.Path, data)
-	}
-}
-
-// decodeSavedAM is the address in an AM's saved state.
-func decodeSavedAM(path string, data []byte) (string, error) {
-	var st contract.SavedAM
-	if err := json.Unmarshal(data, &st); err != nil {
-		return "", fmt.Errorf("reading %s: %w", path, err)
-	}
-	if st.AM == "" {
-		return "", fmt.Errorf("reading %s: no AM address in it", path)
-	}
-	return st.AM, nil
+	cfg.Locate, cfg.LocateWhere = ctl.Locate, ctl.Where()
+	return ctl
 }
 
 // locatorOption is the rendezvous client's locator for cfg, nil without

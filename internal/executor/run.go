@@ -60,6 +60,10 @@ func Run(ctx context.Context, cfg Config) (exitCode int, err error) {
 	}
 	defer res.Release()
 
+	if ctl := listenForLaterAttempts(&cfg, log); ctl != nil {
+		defer ctl.Close()
+		cfg.controlPort = ctl.Port()
+	}
 	copts := cfg.ClientOptions
 	if o := locatorOption(&cfg, log); o != nil {
 		copts = append(copts[:len(copts):len(copts)], o)
@@ -99,7 +103,7 @@ func Run(ctx context.Context, cfg Config) (exitCode int, err error) {
 		}
 	}
 
-	reg := rendezvous.Registration{Task: cfg.Task, Host: cfg.Host, Port: res.Port, ContainerID: cfg.ContainerID, PID: os.Getpid()}
+	reg := rendezvous.Registration{Task: cfg.Task, Host: cfg.Host, Port: res.Port, ContainerID: cfg.ContainerID, PID: os.Getpid(), ControlPort: cfg.controlPort}
 	ts, sig, err := meet(ctx, &cfg, client, reg, sigs)
 	if sig != nil {
 		return 128 + signalNumber(sig), fmt.Errorf("task launcher: %s arrived before the program started", describeSignal(sig))

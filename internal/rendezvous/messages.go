@@ -35,6 +35,9 @@ type Registration struct {
 	Port        int
 	ContainerID string // YARN's container_… id; empty in --local mode
 	PID         int    // the launcher's pid, for the AM's diagnostics
+	// ControlPort is where the launcher, on Host, listens for a later AM
+	// attempt's call (package amattempt); 0 for none.
+	ControlPort int
 }
 
 // Addr is the task's "host:port" as it goes into the cluster spec.
@@ -70,6 +73,7 @@ type wireRegistration struct {
 	Port        int    `json:"port"`
 	ContainerID string `json:"container_id,omitempty"`
 	PID         int    `json:"pid,omitempty"`
+	ControlPort int    `json:"control_port,omitempty"`
 }
 
 type wireExit struct {
@@ -96,7 +100,7 @@ type wireError struct {
 }
 
 func encodeRegistration(r Registration) []byte {
-	return mustJSON(wireRegistration{Task: r.Task.String(), Host: r.Host, Port: r.Port, ContainerID: r.ContainerID, PID: r.PID})
+	return mustJSON(wireRegistration{Task: r.Task.String(), Host: r.Host, Port: r.Port, ContainerID: r.ContainerID, PID: r.PID, ControlPort: r.ControlPort})
 }
 
 // DecodeRegistration parses and validates a registration body. It is the
@@ -111,7 +115,7 @@ func DecodeRegistration(body []byte) (Registration, error) {
 	if err != nil {
 		return Registration{}, fmt.Errorf("registration: %w", err)
 	}
-	r := Registration{Task: task, Host: w.Host, Port: w.Port, ContainerID: w.ContainerID, PID: w.PID}
+	r := Registration{Task: task, Host: w.Host, Port: w.Port, ContainerID: w.ContainerID, PID: w.PID, ControlPort: w.ControlPort}
 	if err := r.validate(); err != nil {
 		return Registration{}, fmt.Errorf("registration of %s: %w", task, err)
 	}
@@ -130,6 +134,9 @@ func (r Registration) validate() error {
 	}
 	if r.PID < 0 {
 		return fmt.Errorf("negative pid %d", r.PID)
+	}
+	if r.ControlPort < 0 || r.ControlPort > 65535 {
+		return fmt.Errorf("control port %d is not in 0-65535", r.ControlPort)
 	}
 	return nil
 }

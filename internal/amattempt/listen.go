@@ -1,0 +1,190 @@
+package amattempt
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/tfyarn/tfyarn/internal/connlimit"
+)
+
+// Bounds of a launcher's control port: a handful of announcements in its
+// life, from one AM, so strangers get little.
+const (
+	controlMaxConns     = 8
+	controlReadTimeout  = 10 * time.Second
+	controlHeaderBytes  = 4 << 10
+	controlIdleTimeout  = 30 * time.Second
+	controlCloseTimeout = 2 * time.Second
+)
+
+// Listener is a launcher's control port: it hears a later AM attempt's
+// announcement (Announce) and keeps the newest address, which Locate
+// hands to the launcher's rendezvous client once its AM stops answering.
+type Listener struct {
+	containerID string
+	key         []byte // the container's rendezvous key; never logged
+	ln          net.Listener
+	hs          *http.Server
+	where       string
+	logf        func(string, ...any)
+	now         func() time.Time
+
+	mu      sync.Mutex
+	attempt int    // the newest attempt heard (at first the launcher's own)
+	am      string // its address; "" until an announcement
+	refused int
+}
+
+// maxRefusalLogs is how many refusals are logged one by one.
+const maxRefusalLogs = 10
+
+// ListenConfig is what Listen needs.
+type ListenConfig struct {
+	// Host is the container's host (the NodeManager's): the port is bound
+	// there, and where it cannot be, on every interface.
+	Host        string
+	ContainerID string
+	// Key is the container's rendezvous key (rendezvous.ContainerKey).
+	Key []byte
+	// Attempt is the AM attempt that started the container: only a later
+	// one is heard.
+	Attempt int
+	// Logf says what was refused (peer and reason, never the key).
+	Logf func(string, ...any)
+	// Now replaces time.Now in tests.
+	Now func() time.Time
+}
+
+// Listen opens the control port and serves it until Close.
+func Listen(cfg ListenConfig) (*Listener, error) {
+	if cfg.Host == "" || cfg.ContainerID == "" || len(cfg.Key) == 0 {
+		return nil, errors.New("amattempt: a control port needs the host, the container id and its key")
+	}
+	if cfg.Logf == nil {
+		cfg.Logf = func(string, ...any) {}
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	ln, err := net.Listen("tcp", net.JoinHostPort(cfg.Host, "0"))
+	if err != nil {
+		var aerr error
+		if ln, aerr = net.Listen("tcp", ":0"); aerr != nil {
+			return nil, fmt.Errorf("amattempt: control port on %s: %w", cfg.Host, err)
+		}
+	}
+	l := &Listener{
+		containerID: cfg.ContainerID, key: cfg.Key, logf: cfg.Logf, now: cfg.Now,
+		attempt: cfg.Attempt,
+		ln:      connlimit.NewListener(ln, controlMaxConns, controlMaxConns),
+	}
+	l.where = "control port " + net.JoinHostPort(cfg.Host, strconv.Itoa(l.Port()))
+	mux := http.NewServeMux()
+	mux.HandleFunc(AnnouncePath, l.serveAnnouncement)
+	l.hs = &http.Server{
+		Handler:           mux,
+		ReadHeaderTimeout: controlReadTimeout,
+		ReadTimeout:       controlReadTimeout,
+		WriteTimeout:      controlReadTimeout,
+		IdleTimeout:       controlIdleTimeout,
+		MaxHeaderBytes:    controlHeaderBytes,
+		ConnContext:       connlimit.ConnContext,
+	}
+	go func() { _ = l.hs.Serve(l.ln) }()
+	return l, nil
+}
+
+// Port is the control port's number, announced at registration.
+func (l *Listener) Port() int { return l.ln.Addr().(*net.TCPAddr).Port }
+
+// Where names the control port for the launcher's messages.
+func (l *Listener) Where() string { return l.where }
+
+// Close stops serving.
+func (l *Listener) Close() {
+	ctx, cancel := context.WithTimeout(context.Background(), controlCloseTimeout)
+	defer cancel()
+	_ = l.hs.Shutdown(ctx)
+}
+
+// errNotCalled: no later attempt has announced itself yet.
+var errNotCalled = errors.New("no later ApplicationMaster attempt has called yet")
+
+// Locate is the launcher's rendezvous.Locator: the address the newest
+// attempt announced.
+func (l *Listener) Locate(context.Context) (string, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.am == "" {
+		return "", errNotCalled
+	}
+	return l.am, nil
+}
+
+func (l *Listener) serveAnnouncement(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		http.Error(w, "POST only", http.StatusMethodNotAllowed)
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxAnnouncement))
+	if err != nil {
+		l.refuse(w, r, http.StatusRequestEntityTooLarge, fmt.Errorf("%w: %v", ErrMalformed, err))
+		return
+	}
+	status, err := l.take(body)
+	if status != http.StatusUnauthorized {
+		connlimit.Trust(r.Context()) // signed by the AM
+	}
+	if err != nil {
+		l.refuse(w, r, status, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// take applies an announcement: the status to answer and why it was
+// refused.
+func (l *Listener) take(body []byte) (int, error) {
+	a, err := DecodeAnnouncement(l.key, body, l.now())
+	if errors.Is(err, ErrBadSignature) {
+		return http.StatusUnauthorized, err
+	}
+	if err != nil {
+		return http.StatusBadRequest, err
+	}
+	if a.ContainerID != l.containerID {
+		return http.StatusBadRequest, fmt.Errorf("the announcement is for container %s, not this one", a.ContainerID)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	switch {
+	case a.Attempt == l.attempt && a.AM == l.am:
+		return http.StatusNoContent, nil // a retry: already heard
+	case a.Attempt <= l.attempt:
+		return http.StatusConflict, fmt.Errorf("attempt %d is not newer than attempt %d, heard already (an old announcement replayed?)", a.Attempt, l.attempt)
+	}
+	l.attempt, l.am = a.Attempt, a.AM
+	return http.StatusNoContent, nil
+}
+
+// refuse answers a refused call, unsigned, and logs it: the first
+// maxRefusalLogs, then every hundredth, so that strangers cannot fill the
+// container's log.
+func (l *Listener) refuse(w http.ResponseWriter, r *http.Request, status int, err error) {
+	l.mu.Lock()
+	l.refused++
+	n := l.refused
+	l.mu.Unlock()
+	if n <= maxRefusalLogs || n%100 == 0 {
+		l.logf("refused a call to %s from %s (%d refused so far): %v", l.where, r.RemoteAddr, n, err)
+	}
+	w.Header().Set("Connection", "close")
+	http.Error(w, err.Error(), status)
+}

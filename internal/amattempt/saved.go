@@ -1,0 +1,211 @@
+package amattempt
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"path"
+	"reflect"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tfyarn/tfyarn/internal/hadoopconf"
+	"github.com/tfyarn/tfyarn/internal/hdfs"
+)
+
+// FileName is the saved state's name in the job's staging directory.
+const FileName = "am-tasks.json"
+
+// Path is where the AM attempts of user's application appID save their
+// state for the next.
+func Path(user, appID string) string { return path.Join(hdfs.StagingDir(user, appID), FileName) }
+
+// maxFile bounds the saved state read back (a task's line is ~140 bytes;
+// taskspec allows at most a few thousand tasks).
+const maxFile = 4 << 20
+
+// maxSavedCauses bounds the restart causes taken over from a saved file.
+const maxSavedCauses = 1000
+
+// Task is one running task as an attempt saved it for the next.
+type Task struct {
+	Task        string `json:"task"` // worker:1
+	ContainerID string `json:"container"`
+	Host        string `json:"host"`
+	Port        int    `json:"port"`
+	// Control is the port its launcher listens on for a later attempt's
+	// call (Announce); 0 when the launcher announced none.
+	Control int `json:"control,omitempty"`
+}
+
+// State is what an attempt leaves the next (FileName): its rendezvous
+// address, the table of the tasks it runs, and the job's restarts so far.
+type State struct {
+	AM    string `json:"am"` // host:port
+	Tasks []Task `json:"tasks"`
+	// Restarts: the next attempt goes on counting from there.
+	Restarts *Restarts `json:"restarts,omitempty"`
+}
+
+// Restarts is the job's restart count as saved (the core's RestartRecord).
+type Restarts struct {
+	Counted   int      `json:"counted"`
+	Uncounted int      `json:"uncounted"`
+	Cluster   int      `json:"cluster"`
+	Causes    []string `json:"causes,omitempty"`
+}
+
+// Decode parses what an attempt saved, bounded like the file; the causes
+// taken over are the latest maxSavedCauses.
+func Decode(data []byte) (*State, error) {
+	if len(data) > maxFile {
+		return nil, errors.New("larger than 4 MiB")
+	}
+	var st State
+	if err := json.Unmarshal(data, &st); err != nil {
+		return nil, err
+	}
+	if r := st.Restarts; r != nil && len(r.Causes) > maxSavedCauses {
+		r.Causes = r.Causes[len(r.Causes)-maxSavedCauses:]
+	}
+	return &st, nil
+}
+
+// ReuseListen is the address a new attempt's rendezvous binds: the
+// previous attempt's port when that attempt ran on this host, so the
+// adopted tasks' launchers reach the new attempt where they reached the
+// old even before it calls them; "" otherwise.
+func (st *State) ReuseListen(host string) string {
+	if st == nil || host == "" {
+		return ""
+	}
+	h, port, err := net.SplitHostPort(st.AM)
+	if err != nil || h != host {
+		return ""
+	}
+	return ":" + port
+}
+
+// AttemptOf is the AM attempt a container belongs to, from its id
+// (container_[e<epoch>_]<cluster ts>_<app>_<attempt>_<n>); 0 if unreadable.
+func AttemptOf(containerID string) int {
+	f := strings.Split(containerID, "_")
+	if len(f) < 5 {
+		return 0
+	}
+	n, err := strconv.Atoi(f[len(f)-2])
+	if err != nil {
+		return 0
+	}
+	return n
+}
+
+// Store reads and writes the saved state in HDFS, as the AM: the
+// launchers never read it.
+type Store struct {
+	Conf *hadoopconf.Config
+	// Options are the HDFS options of each access, asked afresh each time
+	// (the AM's tokens are renewed).
+	Options func() hdfs.Options
+	Path    string
+}
+
+// storeTimeout bounds one read or write.
+const storeTimeout = 30 * time.Second
+
+// Save replaces the saved state with st. Not atomic: an attempt dying in
+// between leaves no table, and the next one starts afresh.
+func (s Store) Save(ctx context.Context, st State) error {
+	data, err := json.Marshal(st)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, storeTimeout)
+	defer cancel()
+	fs, err := hdfs.ConnectOptions(ctx, s.Conf, s.Options())
+	if err != nil {
+		return err
+	}
+	defer fs.Close()
+	if err := fs.RemoveAll(ctx, s.Path); err != nil {
+		return err
+	}
+	_, err = fs.UploadBytes(ctx, data, s.Path)
+	return err
+}
+
+// Load reads what a previous attempt saved.
+func (s Store) Load(ctx context.Context) (*State, error) {
+	ctx, cancel := context.WithTimeout(ctx, storeTimeout)
+	defer cancel()
+	fs, err := hdfs.ConnectOptions(ctx, s.Conf, s.Options())
+	if err != nil {
+		return nil, err
+	}
+	defer fs.Close()
+	f, err := fs.Open(ctx, s.Path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if f.Size() > maxFile {
+		return nil, fmt.Errorf("%s: larger than 4 MiB", s.Path)
+	}
+	data := make([]byte, f.Size())
+	if _, err = f.ReadAt(data, 0); err != nil && !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("%s: %w", s.Path, err)
+	}
+	st, err := Decode(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", s.Path, err)
+	}
+	return st, nil
+}
+
+// Saver keeps the saved state up to date for the next attempt: Offer is
+// called with every state and must not block, so the writes happen on one
+// goroutine of their own, latest state first.
+type Saver struct {
+	states chan State
+	last   State
+}
+
+// NewSaver starts the saver's goroutine, which ends with ctx; save is
+// Store.Save, logf says why a save failed.
+func NewSaver(ctx context.Context, save func(context.Context, State) error, logf func(string, ...any)) *Saver {
+	s := &Saver{states: make(chan State, 1)}
+	go func() {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case st := <-s.states:
+				if err := save(ctx, st); err != nil {
+					logf("saving the task table for a next attempt: %v", err)
+				}
+			}
+		}
+	}()
+	return s
+}
+
+// Offer queues st for saving, replacing a state not saved yet. A state
+// equal to the last one offered is not saved again, nor is an empty one
+// before anything was said.
+func (s *Saver) Offer(st State) {
+	r := st.Restarts
+	nothingYet := s.last.Restarts == nil && st.Tasks == nil && (r == nil || r.Counted+r.Uncounted+r.Cluster == 0)
+	if reflect.DeepEqual(st, s.last) || nothingYet {
+		return
+	}
+	s.last = st
+	select {
+	case <-s.states: // superseded
+	default:
+	}
+	s.states <- st
+}
