@@ -15,11 +15,6 @@ func (e *QueueError) Error() string {
 	return fmt.Sprintf("queue %q does not exist; known queues: %s", e.Queue, strings.Join(e.Known, ", "))
 }
 
-// UnsupportedError: the job asks for something this version cannot run yet.
-type UnsupportedError struct{ What string }
-
-func (e *UnsupportedError) Error() string { return e.What + " is not supported yet" }
-
 // JobError: the application ended without succeeding. Result has the
 // details; the error exists so callers that only check err notice.
 type JobError struct{ Result *Result }

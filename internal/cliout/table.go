@@ -27,9 +27,6 @@ func (t *Table) Row(cells ...any) {
 	t.rows = append(t.rows, row)
 }
 
-// Len is the number of rows.
-func (t *Table) Len() int { return len(t.rows) }
-
 // WriteTo writes the header and rows, two spaces between columns.
 func (t *Table) WriteTo(w io.Writer) (int64, error) {
 	cw := &countWriter{w: w}

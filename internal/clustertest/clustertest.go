@@ -60,12 +60,6 @@ type KerberosUser struct {
 	PasswordFile string // Principal's password (one line); empty for Admin
 }
 
-// EnvAs returns Env with the Kerberos ticket cache of u instead of the test user's (and extra
-// appended): a child process that runs as u.
-func (c *Cluster) EnvAs(u KerberosUser, extra ...string) []string {
-	return c.Env(append([]string{"KRB5CCNAME=FILE:" + u.CCache}, extra...)...)
-}
-
 // A profile names one running cluster: its directory and its ports.
 type profile struct {
 	name string

@@ -429,8 +429,7 @@ func siteUnits(ctx context.Context, root, site string) ([]piece, error) {
 	}
 	rel = filepath.ToSlash(rel)
 	parent := map[string]string{}
-	var find func(string) string
-	find = func(x string) string {
+	find := func(x string) string {
 		for parent[x] != x {
 			parent[x] = parent[parent[x]]
 			x = parent[x]

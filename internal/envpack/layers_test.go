@@ -173,12 +173,6 @@ func TestPackLayersSameAsPack(t *testing.T) {
 	require.Contains(t, want, "a b 42 7")
 }
 
-func pyMajorMinor(t *testing.T, venv string) string {
-	sites, _ := filepath.Glob(filepath.Join(venv, "lib", "python*"))
-	require.Len(t, sites, 1)
-	return strings.TrimPrefix(filepath.Base(sites[0]), "python")
-}
-
 // TestPackLayersDeterministic: the same env gives the same layers; after
 // one small distribution changes, one layer's digest changes and no other,
 // and given the earlier layers (the pack cache's) PackLayers packs that one

@@ -10,7 +10,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/tfyarn/tfyarn/internal/yarnpb/hadoopcommon"
-	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 )
@@ -48,12 +47,6 @@ type fakeCall struct {
 	Header *hadoopcommon.RpcRequestHeaderProto
 	Req    *hadoopcommon.RequestHeaderProto
 	Body   []byte
-}
-
-func (c *fakeCall) str(t testing.TB) string {
-	v := &wrapperspb.StringValue{}
-	require.NoError(t, proto.Unmarshal(c.Body, v))
-	return v.Value
 }
 
 func newFakeServer(t testing.TB, handle func(*fakeConn, *fakeCall)) *fakeServer {
@@ -294,8 +287,4 @@ func (fc *fakeConn) replyError(c *fakeCall, st hadoopcommon.RpcResponseHeaderPro
 func rawFrame(length uint32, payload []byte) []byte {
 	b := binary.BigEndian.AppendUint32(nil, length)
 	return append(b, payload...)
-}
-
-func delimited(b []byte) []byte {
-	return append(protowire.AppendVarint(nil, uint64(len(b))), b...)
 }

@@ -66,10 +66,9 @@ func localView(out string) string {
 // localHarness drives the local driver with fakeProcs and a clock moved by
 // tick.
 type localHarness struct {
-	d    *driver
-	p    *fakeProcs
-	now  time.Time
-	live map[taskspec.TaskID]string // container of each started task
+	d   *driver
+	p   *fakeProcs
+	now time.Time
 }
 
 func (h *localHarness) do(t *testing.T, c transcript.Cmd) string {

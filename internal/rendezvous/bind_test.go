@@ -179,7 +179,7 @@ func TestOnPathAttackerGetsNoSigned404(t *testing.T) {
 		out.Header = in.Header.Clone()
 		resp, err := http.DefaultTransport.RoundTrip(out)
 		if err != nil {
-			http.Error(w, err.Error(), 502)
+			http.Error(w, err.Error(), http.StatusBadGateway)
 			return
 		}
 		defer resp.Body.Close()

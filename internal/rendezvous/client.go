@@ -47,11 +47,6 @@ type ClientOption func(*Client)
 // wait; keep it under the server's MaxWait and any proxy's idle timeout.
 func WithLongPoll(d time.Duration) ClientOption { return func(c *Client) { c.wait = d } }
 
-// WithRequestTimeout bounds one request (besides its long-poll wait).
-func WithRequestTimeout(d time.Duration) ClientOption {
-	return func(c *Client) { c.attemptTO = d }
-}
-
 // WithBackoff sets the first and the longest pause between retries.
 func WithBackoff(first, max time.Duration) ClientOption {
 	return func(c *Client) { c.backoff = backoff{first: first, max: max} }

@@ -131,7 +131,7 @@ type wireCredentials struct {
 }
 
 func encodeCredentials(u CredentialsUpdate) []byte {
-	return mustJSON(wireCredentials{Version: u.Version, Credentials: u.Credentials})
+	return mustJSON(wireCredentials(u))
 }
 
 // DecodeCredentials parses and checks an answer of the credentials
@@ -155,5 +155,5 @@ func DecodeCredentials(body []byte) (CredentialsUpdate, *security.Credentials, e
 	if err != nil {
 		return CredentialsUpdate{}, nil, fmt.Errorf("credentials (version %d): %w", w.Version, err)
 	}
-	return CredentialsUpdate{Version: w.Version, Credentials: w.Credentials}, creds, nil
+	return CredentialsUpdate(w), creds, nil
 }

@@ -212,7 +212,7 @@ func decodeStop(body []byte) (StopOrder, error) {
 	if err := decodeJSON(body, &w); err != nil {
 		return StopOrder{}, fmt.Errorf("stop order: %w", err)
 	}
-	return StopOrder{Reason: w.Reason}, nil
+	return StopOrder(w), nil
 }
 
 // decodeJSON insists on exactly one JSON object: trailing data would mean

@@ -45,20 +45,6 @@ func SecretFrom(creds *security.Credentials) ([]byte, error) {
 	return s, nil
 }
 
-// ReadSecretFile reads the rendezvous secret from a Hadoop credentials file,
-// normally the one named by HADOOP_TOKEN_FILE_LOCATION.
-func ReadSecretFile(path string) ([]byte, error) {
-	creds, err := security.ReadCredentialsFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("rendezvous: reading secret: %w", err)
-	}
-	s, err := SecretFrom(creds)
-	if err != nil {
-		return nil, fmt.Errorf("%w (file %s)", err, path)
-	}
-	return s, nil
-}
-
 func checkSecret(s []byte) error {
 	if len(s) < minSecretSize {
 		return fmt.Errorf("rendezvous: secret is %d bytes, want at least %d", len(s), minSecretSize)

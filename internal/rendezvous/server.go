@@ -106,14 +106,6 @@ type Option func(*Server)
 // WithLogger sets where refusals and errors are logged (default: discard).
 func WithLogger(l *slog.Logger) Option { return func(s *Server) { s.log = l } }
 
-// WithMaxWait bounds how long one long-poll request is held open.
-func WithMaxWait(d time.Duration) Option { return func(s *Server) { s.maxWait = d } }
-
-// WithClockSkew sets how far a request's timestamp may be from the
-// server's clock. Launchers run on other nodes; NTP keeps them within
-// seconds, but a freshly booted node may lag.
-func WithClockSkew(d time.Duration) Option { return func(s *Server) { s.skew = d } }
-
 // withClock replaces the clock, for tests.
 func withClock(now func() time.Time) Option { return func(s *Server) { s.now = now } }
 
@@ -403,7 +395,7 @@ func (s *Server) stop(r *http.Request, resp responder, container string) {
 	order, err := s.h.WaitStop(ctx, task, container)
 	switch {
 	case err == nil:
-		resp.ok(http.StatusOK, mustJSON(wireStop{Reason: order.Reason}))
+		resp.ok(http.StatusOK, mustJSON(wireStop(order)))
 	case ctx.Err() != nil && errors.Is(err, ctx.Err()):
 		resp.ok(http.StatusNoContent, nil)
 	default:

@@ -88,6 +88,7 @@ func checkCCacheCounts(b []byte) error {
 		return nil
 	}
 	for p < len(b) {
+		//lint:ignore SA4000 each call reads the next principal from b: the client's, then the server's
 		if !principal() || !principal() {
 			return nil
 		}
@@ -116,6 +117,7 @@ func checkCCacheCounts(b []byte) error {
 				}
 			}
 		}
+		//lint:ignore SA4000 each call reads the next field from b: the ticket, then the second ticket
 		if !data() || !data() {
 			return nil
 		}

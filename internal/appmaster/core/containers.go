@@ -181,6 +181,6 @@ func (m *Machine) yarnReasonDeadline() {
 		}
 		e := *t.signalled
 		e.Diagnostics += fmt.Sprintf(" (no report from YARN within %s)", taskspec.YarnReasonWait)
-		m.completed(ContainerCompleted{ID: e.ID, ExitStatus: e.ExitStatus, Diagnostics: e.Diagnostics})
+		m.completed(ContainerCompleted(e))
 	}
 }

@@ -1,7 +1,6 @@
 package nodemanager
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 )
@@ -83,13 +82,4 @@ func LastLines(data []byte, n int) []byte {
 		}
 	}
 	return data
-}
-
-// CountLines counts newline-terminated lines and a last unterminated one.
-func CountLines(data []byte) int {
-	n := bytes.Count(data, []byte{'\n'})
-	if len(data) > 0 && data[len(data)-1] != '\n' {
-		n++
-	}
-	return n
 }
