@@ -57,6 +57,7 @@ lint:
 	$(GO) vet -tags e2e ./...
 	$(GO) vet -tags bench ./bench/
 	$(GO) vet -tags soak ./bench/
+	bash scripts/analyze.sh
 
 clean:
 	rm -rf bin testcluster/target
