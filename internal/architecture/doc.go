@@ -1,0 +1,8 @@
+// Package architecture holds no code: its tests make the map of the repository executable.
+//
+//   - imports_test.go: the layers (which package may import which) and the arrows that must never
+//     exist, checked against `go list -json ./...`.
+//   - layout_test.go: README's Layout table names every package, and only packages that exist.
+//
+// A new package fails both until it is given a layer and a row in the table.
+package architecture

@@ -1,0 +1,299 @@
+package architecture_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// module is this repository's import path.
+const module = "github.com/tfyarn/tfyarn"
+
+// layers lists every package of the module, bottom up, as module-relative paths. A package's own
+// (non-test) imports of the module's packages go strictly downwards: to a package of an earlier
+// layer. The order follows README's Layout table: the Hadoop protocol and foundations, the RPC
+// client and the job model's pure neighbours, what the sides agree on, the Hadoop clients, the
+// features, the two sides (the AM and the in-container launcher), the local driver, the public Go
+// API, the programs.
+var layers = []struct {
+	name string
+	pkgs []string
+}{
+	{"foundations: the job model, Hadoop configuration and credentials, generated messages, small single-purpose packages", []string{
+		"taskspec", "internal/hadoopconf", "internal/security", "internal/yarnpb", "internal/yarnpb/hadoopcommon",
+		"internal/atomicfile", "internal/connlimit", "internal/torchstore", "internal/cliout", "internal/progressbar",
+		"internal/tasklogs/aggregated", "internal/tasklogs/nodemanager", "internal/tasklogs/prefix",
+		"internal/syncbuf", "internal/procio", "internal/clustertest",
+	}},
+	{"the RPC client, the other generated messages, the framework seam", []string{
+		"internal/ipc", "internal/yarnpb/hadoophdfs", "internal/yarnpb/hadoopyarn", "internal/framework", "internal/transcript",
+	}},
+	{"what client, AM and launcher agree on; the AM's pure core; environment archives", []string{
+		"internal/contract", "internal/appmaster/core", "internal/envpack",
+	}},
+	{"the Hadoop clients and the launcher-AM channel", []string{
+		"internal/yarn", "internal/hdfs", "internal/rendezvous",
+	}},
+	{"features shared by several programs", []string{
+		"internal/shipplan", "internal/amattempt", "internal/tasklogs", "internal/appmaster/webui",
+	}},
+	{"the two sides of a running job: the AM and the in-container launcher", []string{
+		"internal/appmaster", "internal/executor",
+	}},
+	{"run --local", []string{"internal/localrun"}},
+	{"the public Go API", []string{"client"}},
+	{"programs and tests of the whole", []string{
+		"cmd/tfyarn", "examples/go/runonyarn", "bench", "bench/uploadwin", "testcluster/containerexecutor",
+		"internal/architecture",
+	}},
+}
+
+// never lists the arrows that must not exist, each with why; they hold for tests' imports too.
+// Most also follow from the layers: they are spelled out so that moving a package between layers
+// cannot silently allow them.
+var never = []struct {
+	from, to string // module-relative; "x/..." is x and everything under it
+	why      string
+}{
+	{"...", "cmd/...", "cmd/ holds programs; what they share belongs in a package"},
+	{"...", "examples/...", "examples use the public API, nothing uses them"},
+	{"...", "bench/...", "benchmarks measure the code, nothing builds on them"},
+	{"internal/executor", "internal/appmaster/...", "the launcher and the AM meet only in contract, rendezvous and amattempt"},
+	{"internal/appmaster", "internal/executor", "the launcher and the AM meet only in contract, rendezvous and amattempt"},
+	{"internal/rendezvous", "internal/appmaster/...", "the channel serves both sides and belongs to neither"},
+	{"internal/rendezvous", "internal/executor", "the channel serves both sides and belongs to neither"},
+	{"internal/executor", "internal/hdfs", "a task talks only to its AM, never to HDFS"},
+	{"internal/executor", "internal/yarn", "a task talks only to its AM, never to YARN"},
+	{"internal/executor", "internal/ipc", "a task talks only to its AM, never to Hadoop's RPC"},
+	{"client", "internal/localrun", "the shipping plan (internal/shipplan) is what YARN and --local share"},
+	{"client", "internal/appmaster/...", "the client talks to the AM over the wire only"},
+	{"client", "internal/executor", "the client talks to the launchers through YARN only"},
+}
+
+// testOnly packages help tests; no package's own code imports them.
+var testOnly = []string{"internal/clustertest", "internal/procio", "internal/transcript", "internal/syncbuf"}
+
+// thirdParty names the one home of each third-party module that is somebody's job to wrap (tests
+// may use it to check that package against the real thing).
+var thirdParty = map[string][]string{
+	"github.com/colinmarc/hdfs/v2":   {"internal/hdfs", "bench/uploadwin"},
+	"github.com/jcmturner/gokrb5/v8": {"internal/security", "internal/ipc"},
+	"github.com/urfave/cli/v2":       {"cmd/tfyarn"},
+}
+
+// coreImports is everything the AM's core, and the module's packages it builds on, may import: the
+// standard library's pure parts, taskspec and the framework seam. Purity is what lets every
+// scheduling and restart rule be decided by feeding events (transcript tests), so the compiler's
+// import graph is held to it here rather than by convention. net is allowed for taskspec's
+// host:port helpers (JoinHostPort, SplitHostPort), which do no I/O; embed for the framework seam's
+// file compiled into the binary, no I/O at run time.
+var coreImports = []string{
+	"cmp", "embed", "encoding/json", "errors", "fmt", "maps", "math", "net", "path", "regexp", "slices",
+	"sort", "strconv", "strings", "time", "unicode", "unicode/utf8",
+	"taskspec", "internal/framework",
+}
+
+type goPackage struct {
+	ImportPath   string
+	Imports      []string
+	TestImports  []string
+	XTestImports []string
+}
+
+// rel is p relative to the module, or "" for a package outside it.
+func rel(p string) string {
+	if p == module {
+		return "."
+	}
+	if r, ok := strings.CutPrefix(p, module+"/"); ok {
+		return r
+	}
+	return ""
+}
+
+var listed struct {
+	once sync.Once
+	pkgs map[string]goPackage
+	err  error
+}
+
+// goList reads `go list -json ./...` from the module's root (once), with every build tag the
+// repository uses so that tagged tests count.
+func goList(t *testing.T) map[string]goPackage {
+	t.Helper()
+	listed.once.Do(func() { listed.pkgs, listed.err = readGoList() })
+	if listed.err != nil {
+		t.Fatal(listed.err)
+	}
+	if len(listed.pkgs) < 10 {
+		t.Fatalf("go list found %d packages: the check reads nothing", len(listed.pkgs))
+	}
+	return listed.pkgs
+}
+
+func readGoList() (map[string]goPackage, error) {
+	cmd := exec.Command("go", "list", "-json", "-tags", "e2e,bench,soak", "./...")
+	cmd.Dir = filepath.Join("..", "..")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("go list: %w\n%s", err, stderr.String())
+	}
+	pkgs := map[string]goPackage{}
+	dec := json.NewDecoder(bytes.NewReader(out))
+	for {
+		var p goPackage
+		if err := dec.Decode(&p); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			return nil, fmt.Errorf("go list output: %w", err)
+		}
+		pkgs[rel(p.ImportPath)] = p
+	}
+	return pkgs, nil
+}
+
+// matches reports whether package p is named by pattern ("..." is any, "x/..." is x and below).
+func matches(pattern, p string) bool {
+	if pattern == "..." {
+		return true
+	}
+	if base, ok := strings.CutSuffix(pattern, "/..."); ok {
+		return p == base || strings.HasPrefix(p, base+"/")
+	}
+	return p == pattern
+}
+
+// moduleImports is the module-relative form of the module's packages among imports.
+func moduleImports(imports ...[]string) []string {
+	var out []string
+	for _, list := range imports {
+		for _, imp := range list {
+			if r := rel(imp); r != "" {
+				out = append(out, r)
+			}
+		}
+	}
+	return out
+}
+
+func report(t *testing.T, what string, bad []string) {
+	t.Helper()
+	if len(bad) > 0 {
+		sort.Strings(bad)
+		t.Errorf("%s:\n  %s", what, strings.Join(slices.Compact(bad), "\n  "))
+	}
+}
+
+func TestImportsGoDownTheLayers(t *testing.T) {
+	pkgs := goList(t)
+	layerOf := map[string]int{}
+	for i, l := range layers {
+		for _, p := range l.pkgs {
+			if _, dup := layerOf[p]; dup {
+				t.Errorf("%s is in two layers", p)
+			}
+			layerOf[p] = i
+		}
+	}
+	var unplaced, gone, upward []string
+	for p := range pkgs {
+		if _, ok := layerOf[p]; !ok {
+			unplaced = append(unplaced, p)
+		}
+	}
+	for p := range layerOf {
+		if _, ok := pkgs[p]; !ok {
+			gone = append(gone, p)
+		}
+	}
+	for p, pkg := range pkgs {
+		from, ok := layerOf[p]
+		if !ok {
+			continue
+		}
+		for _, imp := range moduleImports(pkg.Imports) {
+			if to, ok := layerOf[imp]; ok && to >= from {
+				upward = append(upward, p+" ("+layers[from].name+") imports "+imp+" ("+layers[to].name+")")
+			}
+		}
+	}
+	report(t, "packages in no layer (give each a place in layers, and a row in README's Layout table)", unplaced)
+	report(t, "layers name packages that do not exist", gone)
+	report(t, "imports that do not go to an earlier layer", upward)
+}
+
+func TestNeverArrows(t *testing.T) {
+	pkgs := goList(t)
+	var bad []string
+	for p, pkg := range pkgs {
+		for _, imp := range moduleImports(pkg.Imports, pkg.TestImports, pkg.XTestImports) {
+			if imp == p {
+				continue // an external test package importing its own package
+			}
+			for _, n := range never {
+				if matches(n.from, p) && matches(n.to, imp) && !matches(n.to, p) {
+					bad = append(bad, p+" imports "+imp+": "+n.why)
+				}
+			}
+		}
+		for _, imp := range moduleImports(pkg.Imports) {
+			if slices.Contains(testOnly, imp) {
+				bad = append(bad, p+" imports "+imp+" outside its tests: it is a test helper")
+			}
+		}
+		for _, imp := range pkg.Imports {
+			for mod, homes := range thirdParty {
+				if matches(mod+"/...", imp) && !slices.Contains(homes, p) {
+					bad = append(bad, p+" imports "+imp+": "+mod+" is wrapped by "+strings.Join(homes, " and ")+" only")
+				}
+			}
+		}
+	}
+	report(t, "arrows that must never exist", bad)
+}
+
+// TestCoreIsPure walks the core's imports and those of the module's packages it builds on.
+func TestCoreIsPure(t *testing.T) {
+	pkgs := goList(t)
+	allowed := map[string]bool{}
+	for _, p := range coreImports {
+		if strings.Contains(p, "/") && !strings.HasPrefix(p, "internal/") || !strings.Contains(p, "/") && p != "taskspec" {
+			allowed[p] = true // the standard library
+		} else {
+			allowed[module+"/"+p] = true
+		}
+	}
+	seen := map[string]bool{}
+	var bad []string
+	var walk func(p string)
+	walk = func(p string) {
+		if seen[p] {
+			return
+		}
+		seen[p] = true
+		for _, imp := range pkgs[p].Imports {
+			if !allowed[imp] {
+				bad = append(bad, p+" imports "+imp)
+			}
+			if r := rel(imp); r != "" {
+				walk(r)
+			}
+		}
+	}
+	walk("internal/appmaster/core")
+	if !seen["taskspec"] {
+		t.Fatal("the walk did not reach taskspec: the check reads nothing")
+	}
+	report(t, "the core must stay pure (the standard library's pure parts, taskspec and internal/framework only)", bad)
+}
