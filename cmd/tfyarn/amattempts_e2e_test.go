@@ -108,6 +108,25 @@ func TestE2EAMAttemptAdoptsAfterTheAMIsKilled(t *testing.T) {
 	t.Logf("%s: %s", fc.name, r.Outcome)
 }
 
+// The same on the Kerberized cluster, with a keytab (without one the AM cannot write HDFS, so
+// there is no table to adopt from): the launchers hold only delegation tokens, which never let
+// them read the table, and need not: attempt 2 calls them.
+//
+//	go test -tags e2e -run E2EAMAttemptAdoptsUnderKerberos ./cmd/tfyarn/
+func TestE2EAMAttemptAdoptsUnderKerberos(t *testing.T) {
+	c := clustertest.RequireKerberos(t)
+	bin := clustertest.BuildTfyarn(t)
+	k := c.Kerberos
+	// The checks run `tfyarn status` in this process: as alice, by her ticket.
+	t.Setenv("KRB5_CONFIG", k.Krb5Config)
+	t.Setenv("KRB5CCNAME", "FILE:"+k.CCache)
+	fc := amKilledWithAttemptsOn(append([]string{"--principal", k.Principal, "--keytab", k.Keytab}, taskEnv(c)...))
+	j := startFaultJob(t, c, bin, fc.args...)
+	fault := fc.inject(t, c, j)
+	r := fc.check(t, c, j, fault)
+	t.Logf("%s: %s", fc.name, r.Outcome)
+}
+
 // waitSavedContainers waits until appID's AM has saved a task table naming
 // every one of containers (a next attempt adopts from it).
 func waitSavedContainers(t *testing.T, c *clustertest.Cluster, appID string, containers ...string) {

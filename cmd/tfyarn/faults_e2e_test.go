@@ -30,6 +30,7 @@ import (
 	"github.com/tfyarn/tfyarn/internal/hadoopconf"
 	"github.com/tfyarn/tfyarn/internal/hdfs"
 	"github.com/tfyarn/tfyarn/internal/ipc"
+	"github.com/tfyarn/tfyarn/internal/security"
 )
 
 // The fault-injection suite: real faults on the real cluster (its own, so that stopping a
@@ -223,17 +224,30 @@ func faultCases() []faultCase {
 // elsewhere would have it), so attempt 2 listens elsewhere: it calls the launchers on their
 // control ports with its address, and they register there again and report their exits to it.
 func amKilledWithAttempts() faultCase {
+	return amKilledWithAttemptsOn(nil)
+}
+
+// amKilledWithAttemptsOn is amKilledWithAttempts with more run arguments (before the tasks').
+func amKilledWithAttemptsOn(extra []string) faultCase {
 	var old string         // attempt 1's rendezvous address
 	var taken net.Listener // holding its port
 	// Programs long enough to outlast the launchers' search for attempt 2.
 	program := strings.Replace(runsOnce, "sleep 20", "sleep 40", 1)
-	return faultCase{"am-killed-with-am-attempts-2", []string{"--am-attempts", "2", "--worker", "2x1c,256m", "--", "sh", "-c", program},
+	args := append(append([]string{"--am-attempts", "2", "--worker", "2x1c,256m"}, extra...), "--", "sh", "-c", program)
+	return faultCase{"am-killed-with-am-attempts-2", args,
 		func(t *testing.T, c *clustertest.Cluster, j *faultJob) time.Time {
 			j.waitRegistered(t, "worker:1")
-			// Training is under way once the AM has saved its task table and YARN has seen
-			// the containers running.
-			waitTaskTable(t, c, j.appID)
-			old = savedAMAddress(t, c, j.appID)
+			// Training is under way once the AM has saved its task table, with each launcher's
+			// control port, and YARN has seen the containers running.
+			var saved *amattempt.State
+			require.Eventually(t, func() bool {
+				saved = savedState(t, c, j.appID)
+				return saved != nil && len(saved.Tasks) == 2
+			}, time.Minute, 200*time.Millisecond, "the AM never saved both tasks: %+v", saved)
+			for _, task := range saved.Tasks {
+				require.NotZero(t, task.Control, "%s's launcher announced its control port, saved with the table", task.Task)
+			}
+			old = saved.AM
 			waitRMSeesRunning(t, c, j.containerOf(t, "worker:0"), j.containerOf(t, "worker:1"))
 			pid, _ := findAM(j.appID)
 			require.NotZero(t, pid, "no ApplicationMaster process for %s", j.appID)
@@ -299,20 +313,25 @@ func amKilledWithAttempts() faultCase {
 		}}
 }
 
-// savedAMAddress is the rendezvous address appID's AM saved with its task table.
-func savedAMAddress(t *testing.T, c *clustertest.Cluster, appID string) string {
+// savedState is what appID's AM saved for a next attempt, over tfyarn's HDFS client; nil while
+// there is nothing (or nothing whole) to read.
+func savedState(t *testing.T, c *clustertest.Cluster, appID string) *amattempt.State {
 	t.Helper()
 	ctx, fs, user := connectHDFS(t, c)
 	f, err := fs.Open(ctx, amattempt.Path(user, appID))
-	require.NoError(t, err)
+	if err != nil {
+		return nil
+	}
 	defer f.Close()
 	data := make([]byte, f.Size())
-	_, err = f.ReadAt(data, 0)
-	require.True(t, err == nil || errors.Is(err, io.EOF), "%v", err)
-	saved, err := amattempt.Decode(data)
-	require.NoError(t, err)
-	require.NotEmpty(t, saved.AM, "%s", data)
-	return saved.AM
+	if _, err := f.ReadAt(data, 0); err != nil && !errors.Is(err, io.EOF) {
+		return nil
+	}
+	st, err := amattempt.Decode(data)
+	if err != nil {
+		return nil
+	}
+	return st
 }
 
 // killTask waits until every task of wait has registered, then kills task's program (kill -9).
@@ -888,7 +907,15 @@ func connectHDFS(t *testing.T, c *clustertest.Cluster) (context.Context, *hdfs.F
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	t.Cleanup(cancel)
 	user := ipc.DefaultUser()
-	fs, err := hdfs.Connect(ctx, conf, user)
+	opts := hdfs.Options{User: user}
+	if c.Kerberos != nil {
+		// On the Kerberized cluster: as the jobs' user, by her ticket.
+		login, err := security.LoginKerberos(ctx, security.KerberosOptions{CCache: c.Kerberos.CCache, Krb5Conf: c.Kerberos.Krb5Config})
+		require.NoError(t, err)
+		user, _, _ = strings.Cut(c.Kerberos.Principal, "@")
+		opts = hdfs.Options{User: user, Kerberos: login}
+	}
+	fs, err := hdfs.ConnectOptions(ctx, conf, opts)
 	require.NoError(t, err)
 	t.Cleanup(func() { fs.Close() })
 	return ctx, fs, user
