@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/tfyarn/tfyarn/internal/pause"
 	"github.com/tfyarn/tfyarn/internal/rendezvous"
 )
 
@@ -172,10 +173,8 @@ func Announce(ctx context.Context, secret []byte, attempt int, am string, t Task
 		if err == nil || errors.As(err, &refused) {
 			return err
 		}
-		select {
-		case <-ctx.Done():
+		if pause.For(ctx, delay) != nil {
 			return fmt.Errorf("calling %s's launcher at %s: %w", t.Task, url, err)
-		case <-time.After(delay):
 		}
 		delay = min(2*delay, 5*time.Second)
 	}

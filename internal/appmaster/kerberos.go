@@ -11,6 +11,7 @@ import (
 	"github.com/tfyarn/tfyarn/internal/contract"
 	"github.com/tfyarn/tfyarn/internal/hadoopconf"
 	"github.com/tfyarn/tfyarn/internal/hdfs"
+	"github.com/tfyarn/tfyarn/internal/pause"
 	"github.com/tfyarn/tfyarn/internal/security"
 )
 
@@ -138,10 +139,8 @@ func (s *amSecurity) refreshTokens(ctx context.Context, publish func(*security.C
 			logf("obtained %d fresh HDFS delegation token(s) from the keytab of %s, valid until %s; next refresh in %s",
 				len(toks), s.login.Principal, expires.Format(time.TimeOnly), wait.Round(time.Second))
 		}
-		select {
-		case <-ctx.Done():
+		if pause.For(ctx, wait) != nil {
 			return
-		case <-time.After(wait):
 		}
 	}
 }

@@ -30,7 +30,7 @@ var layers = []struct {
 }{
 	{"foundations: the job model, Hadoop configuration and credentials, generated messages, small single-purpose packages", []string{
 		"taskspec", "internal/hadoopconf", "internal/security", "internal/yarnpb", "internal/yarnpb/hadoopcommon",
-		"internal/atomicfile", "internal/connlimit", "internal/torchstore", "internal/cliout", "internal/progressbar",
+		"internal/atomicfile", "internal/connlimit", "internal/pause", "internal/torchstore", "internal/cliout", "internal/progressbar",
 		"internal/tasklogs/aggregated", "internal/tasklogs/nodemanager", "internal/tasklogs/prefix",
 		"internal/syncbuf", "internal/procio", "internal/clustertest",
 	}},

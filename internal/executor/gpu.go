@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/tfyarn/tfyarn/internal/contract"
+	"github.com/tfyarn/tfyarn/internal/pause"
 )
 
 // GPU sampling: while the program runs, the launcher asks nvidia-smi
@@ -78,10 +79,8 @@ func sampleGPUs(ctx context.Context, env []string, interval time.Duration, send 
 			log.printf("could not report GPU metrics to the AM: %v", err)
 		}
 		cancel()
-		select {
-		case <-ctx.Done():
+		if pause.For(ctx, interval) != nil {
 			return
-		case <-time.After(interval):
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tfyarn/tfyarn/internal/contract"
+	"github.com/tfyarn/tfyarn/internal/pause"
 )
 
 // Process sampling: while the program runs, the launcher reads its whole
@@ -151,10 +152,8 @@ func sampleProcesses(ctx context.Context, s *treeSampler, first, interval time.D
 	wait := first
 	sentErr := false
 	for {
-		select {
-		case <-ctx.Done():
+		if pause.For(ctx, wait) != nil {
 			return
-		case <-time.After(wait):
 		}
 		wait = interval
 		sample := s.sample(time.Now())

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tfyarn/tfyarn/internal/atomicfile"
+	"github.com/tfyarn/tfyarn/internal/pause"
 	"github.com/tfyarn/tfyarn/internal/rendezvous"
 	"github.com/tfyarn/tfyarn/internal/security"
 	"github.com/tfyarn/tfyarn/taskspec"
@@ -96,21 +97,13 @@ type credentialsWaiter func(ctx context.Context, task taskspec.TaskID, after uin
 func refreshTokens(ctx context.Context, f *tokenFile, task taskspec.TaskID, wait credentialsWaiter, log *logger, first, max time.Duration) {
 	var after uint64
 	failures := 0
-	pause := func() bool {
+	backOff := func() bool {
 		failures++
 		d := first
 		for i := 1; i < failures && d < max; i++ {
 			d *= 2
 		}
-		d = min(d, max)
-		t := time.NewTimer(d)
-		defer t.Stop()
-		select {
-		case <-t.C:
-			return true
-		case <-ctx.Done():
-			return false
-		}
+		return pause.For(ctx, min(d, max)) == nil
 	}
 	for ctx.Err() == nil {
 		u, fresh, err := wait(ctx, task, after)
@@ -121,7 +114,7 @@ func refreshTokens(ctx context.Context, f *tokenFile, task taskspec.TaskID, wait
 			return // an AM from before credentials refresh
 		case err != nil:
 			log.printf("could not get fresh credentials from the AM (will retry): %v", err)
-			if !pause() {
+			if !backOff() {
 				return
 			}
 			continue
@@ -130,7 +123,7 @@ func refreshTokens(ctx context.Context, f *tokenFile, task taskspec.TaskID, wait
 		if err != nil {
 			// Not advancing after: the same version comes back at once.
 			log.printf("could not store version %d of the AM's credentials (will retry): %v", u.Version, err)
-			if !pause() {
+			if !backOff() {
 				return
 			}
 			continue

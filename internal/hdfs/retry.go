@@ -9,6 +9,8 @@ import (
 	"path"
 	"strings"
 	"time"
+
+	"github.com/tfyarn/tfyarn/internal/pause"
 )
 
 // Upload retry defaults.
@@ -106,10 +108,8 @@ func writeTempRetrying(ctx context.Context, dir, name string, size int64, open f
 			}
 			return "", written{}, err
 		}
-		select {
-		case <-ctx.Done():
-			return "", written{}, ctx.Err()
-		case <-time.After(backoff):
+		if err := pause.For(ctx, backoff); err != nil {
+			return "", written{}, err
 		}
 		backoff *= 2
 	}

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	gohdfs "github.com/colinmarc/hdfs/v2"
+
+	"github.com/tfyarn/tfyarn/internal/pause"
 )
 
 // written is what writeFile put on HDFS.
@@ -102,10 +104,8 @@ func (fs *FS) closeFile(ctx context.Context, f *gohdfs.FileWriter) error {
 		if err == nil || !gohdfs.IsErrReplicating(err) || attempt == completeRetries {
 			return err
 		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(completePause(attempt)):
+		if err := pause.For(ctx, completePause(attempt)); err != nil {
+			return err
 		}
 	}
 }

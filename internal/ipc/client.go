@@ -8,8 +8,8 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"time"
 
+	"github.com/tfyarn/tfyarn/internal/pause"
 	"github.com/tfyarn/tfyarn/internal/yarnpb/hadoopcommon"
 	"google.golang.org/protobuf/proto"
 )
@@ -147,7 +147,7 @@ func (c *Client) failover(ctx context.Context, try func(ctx context.Context, add
 	var err error
 	for attempt := 0; attempt < c.cfg.MaxAttempts; attempt++ {
 		if attempt > 0 && attempt%n == 0 {
-			if serr := sleep(ctx, backoff); serr != nil {
+			if serr := pause.For(ctx, backoff); serr != nil {
 				return err
 			}
 			backoff = min(2*backoff, maxBackoff)
@@ -249,15 +249,4 @@ func (c *Client) Close() error {
 		cn.close(ErrClosed)
 	}
 	return nil
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"math/rand/v2"
 	"time"
+
+	"github.com/tfyarn/tfyarn/internal/pause"
 )
 
 // backoff spaces retries: first, doubling up to max, each pause drawn from
@@ -25,12 +27,5 @@ func (b backoff) delay(attempt int) time.Duration {
 }
 
 func (b backoff) sleep(ctx context.Context, attempt int) error {
-	t := time.NewTimer(b.delay(attempt))
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return pause.For(ctx, b.delay(attempt))
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/tfyarn/tfyarn/internal/hadoopconf"
 	"github.com/tfyarn/tfyarn/internal/ipc"
+	"github.com/tfyarn/tfyarn/internal/pause"
 	"github.com/tfyarn/tfyarn/internal/security"
 	"github.com/tfyarn/tfyarn/internal/yarnpb/hadoopyarn"
 	"google.golang.org/protobuf/proto"
@@ -397,12 +398,8 @@ func (c *AMRMClient) Finish(ctx context.Context, status hadoopyarn.FinalApplicat
 		if i+1 >= attempts {
 			return fmt.Errorf("yarn: finishApplicationMaster: the RM had not unregistered the attempt after %d calls", attempts)
 		}
-		t := time.NewTimer(c.opts.finishPause(i))
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-			return fmt.Errorf("yarn: finishApplicationMaster: waiting for the RM to unregister: %w", ctx.Err())
+		if err := pause.For(ctx, c.opts.finishPause(i)); err != nil {
+			return fmt.Errorf("yarn: finishApplicationMaster: waiting for the RM to unregister: %w", err)
 		}
 	}
 }
