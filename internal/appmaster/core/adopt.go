@@ -122,10 +122,8 @@ func (m *Machine) previousAttempt(e PreviousAttempt) {
 	for _, a := range adopt {
 		t, s, c := a.task, a.saved, running[a.saved.ContainerID]
 		m.containers[c.ID] = &containerRecord{container: c, task: t}
-		m.setState(t, TaskLaunching)
-		t.Container, t.LaunchedAt = c, m.now
 		m.setState(t, TaskRunning)
-		t.StartedAt = m.now
+		t.Container, t.LaunchedAt, t.StartedAt = c, m.now, m.now
 		t.Host, t.Port = s.Host, s.Port
 		ad.Adopted = append(ad.Adopted, Adopted{Task: t.Task, Container: c, Host: s.Host, Port: s.Port})
 	}
