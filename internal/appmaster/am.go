@@ -19,14 +19,6 @@ import (
 	"github.com/tfyarn/tfyarn/internal/yarnpb/hadoopyarn"
 )
 
-// Environment YARN sets for an AM container (Hadoop's
-// ApplicationConstants.Environment) that the AM reads.
-const (
-	EnvNMHost        = "NM_HOST"
-	EnvContainerID   = "CONTAINER_ID"
-	EnvAppSubmitTime = "APP_SUBMIT_TIME_ENV" // epoch milliseconds
-)
-
 // AMOptions configure RunAM.
 type AMOptions struct {
 	JobFile string    // path of the job description (contract.JobFileName in the working directory)
@@ -55,7 +47,7 @@ func RunAM(ctx context.Context, opts AMOptions) (LoopResult, error) {
 	if err != nil {
 		return LoopResult{}, fmt.Errorf("appmaster: %w", err)
 	}
-	logf("%s: %d tasks (%s) as %s in %s", jf.AppID, jf.Job.TaskCount(), groupSpecs(jf), jf.User, opts.Getenv(EnvContainerID))
+	logf("%s: %d tasks (%s) as %s in %s", jf.AppID, jf.Job.TaskCount(), groupSpecs(jf), jf.User, opts.Getenv(contract.EnvContainerID))
 	creds, err := yarn.LoadContainerCredentials()
 	if err != nil {
 		return LoopResult{}, err
@@ -66,7 +58,7 @@ func RunAM(ctx context.Context, opts AMOptions) (LoopResult, error) {
 	// container directory, which the job's tasks on this node (adopted ones
 	// of an earlier attempt too) could read: one rewrite, before anything
 	// else runs.
-	if err := dropSecretsFromTokenFile(opts.Getenv(yarn.EnvTokenFile), amSecretAliases(jf, creds)...); err != nil {
+	if err := dropSecretsFromTokenFile(opts.Getenv(contract.EnvTokenFile), amSecretAliases(jf, creds)...); err != nil {
 		return LoopResult{}, err
 	}
 	// --secret-env: taken out of the credentials every task's are made of.
@@ -88,9 +80,9 @@ func RunAM(ctx context.Context, opts AMOptions) (LoopResult, error) {
 			return LoopResult{}, err
 		}
 	}
-	host := opts.Getenv(EnvNMHost)
+	host := opts.Getenv(contract.EnvNMHost)
 	adopting, _ := strconv.Atoi(opts.Getenv(contract.EnvAMAttempts))
-	attempt := amattempt.AttemptOf(opts.Getenv(EnvContainerID))
+	attempt := amattempt.AttemptOf(opts.Getenv(contract.EnvContainerID))
 	store := amattempt.Store{Conf: sec.conf, Options: sec.hdfsOptions, Path: amattempt.Path(jf.User, jf.AppID)}
 	var saved *amattempt.State
 	if adopting > 1 && attempt > 1 {
@@ -209,7 +201,7 @@ func RunAM(ctx context.Context, opts AMOptions) (LoopResult, error) {
 		},
 		Logf: logf,
 	})
-	if ms, perr := strconv.ParseInt(opts.Getenv(EnvAppSubmitTime), 10, 64); perr == nil && !res.AllStartedAt.IsZero() {
+	if ms, perr := strconv.ParseInt(opts.Getenv(contract.EnvAppSubmitTime), 10, 64); perr == nil && !res.AllStartedAt.IsZero() {
 		logf("all %d tasks started %.3fs after submission", jf.Job.TaskCount(), res.AllStartedAt.Sub(time.UnixMilli(ms)).Seconds())
 	}
 	logf("peak RSS %d KiB", PeakRSSKiB())

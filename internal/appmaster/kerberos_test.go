@@ -16,7 +16,6 @@ import (
 	"github.com/tfyarn/tfyarn/internal/contract"
 	"github.com/tfyarn/tfyarn/internal/rendezvous"
 	"github.com/tfyarn/tfyarn/internal/security"
-	"github.com/tfyarn/tfyarn/internal/yarn"
 )
 
 func TestRefreshWait(t *testing.T) {
@@ -95,7 +94,7 @@ func TestAMTakesKeytabOutOfCredentials(t *testing.T) {
 	require.NoError(t, err)
 	getenv := func(k string) string {
 		switch k {
-		case yarn.EnvTokenFile:
+		case contract.EnvTokenFile:
 			return tokenFile
 		case security.EnvKrb5Config:
 			return krb5

@@ -9,7 +9,6 @@ import (
 	"github.com/tfyarn/tfyarn/internal/contract"
 	"github.com/tfyarn/tfyarn/internal/rendezvous"
 	"github.com/tfyarn/tfyarn/internal/security"
-	"github.com/tfyarn/tfyarn/internal/yarn"
 )
 
 // PublishCredentials hands creds to every task's launcher: the launchers
@@ -59,7 +58,7 @@ func amSecretAliases(jf contract.JobFile, creds *security.Credentials) []string 
 // mode kept; a file holding none of them is left alone.
 func dropSecretsFromTokenFile(path string, aliases ...string) error {
 	if path == "" {
-		return fmt.Errorf("appmaster: %s is not set: cannot remove tfyarn's secrets from the container's token file", yarn.EnvTokenFile)
+		return fmt.Errorf("appmaster: %s is not set: cannot remove tfyarn's secrets from the container's token file", contract.EnvTokenFile)
 	}
 	st, err := os.Stat(path)
 	if err != nil {

@@ -17,6 +17,19 @@ const (
 // a file in any container, nor in HDFS.
 const KeytabSecret = "tfyarn.keytab"
 
+// Environment a YARN NodeManager sets in every container (Hadoop's
+// ApplicationConstants.Environment), read by the AM and the task launchers.
+const (
+	EnvContainerID = "CONTAINER_ID"
+	EnvNMHost      = "NM_HOST"
+	// EnvTokenFile names the container's credentials file, the AM's
+	// included (Hadoop's UserGroupInformation reads the same).
+	EnvTokenFile = "HADOOP_TOKEN_FILE_LOCATION"
+	// EnvAppSubmitTime is when the application was submitted, in epoch
+	// milliseconds: set in the AM's container only.
+	EnvAppSubmitTime = "APP_SUBMIT_TIME_ENV"
+)
+
 // Environment the client sets in the AM's container.
 const (
 	EnvStagingDir = "TFYARN_STAGING_DIR"
@@ -96,7 +109,7 @@ func SetForTasks(name string) bool {
 	switch name {
 	case EnvTask, EnvTaskType, EnvTaskIndex, EnvTaskAttempt, EnvRestart, EnvRetakePort, EnvAppID,
 		EnvAMAddress, EnvAMControl, EnvPythonEnv, EnvPythonEnvLayers, EnvPythonPath, EnvFramework, EnvProcsPerNode, EnvMinWorkers, EnvTorchStore, EnvTaskPort, EnvPreemptionFile, EnvProgressFile,
-		"TF_CONFIG", "HADOOP_TOKEN_FILE_LOCATION", "HADOOP_USER_NAME":
+		"TF_CONFIG", EnvTokenFile, "HADOOP_USER_NAME":
 		return true
 	}
 	return false

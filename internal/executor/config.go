@@ -133,13 +133,9 @@ const (
 	stderrTailLines = 50
 )
 
-// Environment a YARN NodeManager sets in every container.
-const (
-	EnvContainerID      = "CONTAINER_ID"
-	EnvNMHost           = "NM_HOST"
-	EnvTokenFile        = "HADOOP_TOKEN_FILE_LOCATION"
-	EnvPythonUnbuffered = "PYTHONUNBUFFERED" // so the program's prints reach the YARN logs as they happen
-)
+// EnvPythonUnbuffered makes the program's prints reach the YARN logs as
+// they happen.
+const EnvPythonUnbuffered = "PYTHONUNBUFFERED"
 
 // ConfigFromEnv builds the Config of a launcher in a YARN container from
 // the environment the AM and the NodeManager set, and the rendezvous secret
@@ -156,7 +152,7 @@ func ConfigFromEnv(command []string) (Config, error) {
 	}
 	taskStr := get(contract.EnvTask)
 	cfg.AMAddress = get(contract.EnvAMAddress)
-	tokenFile := get(EnvTokenFile)
+	tokenFile := get(contract.EnvTokenFile)
 	if len(missing) > 0 {
 		return Config{}, fmt.Errorf("task launcher: environment lacks %s (is this running in a tfyarn container?)", strings.Join(missing, ", "))
 	}
@@ -176,7 +172,7 @@ func ConfigFromEnv(command []string) (Config, error) {
 	}
 	cfg.Credentials = rendezvous.TaskCredentials(creds)
 	cfg.ScrubTokenFile = tokenFile
-	cfg.ContainerID = os.Getenv(EnvContainerID)
+	cfg.ContainerID = os.Getenv(contract.EnvContainerID)
 	if p := os.Getenv(contract.EnvRetakePort); p != "" {
 		if cfg.Port, err = strconv.Atoi(p); err != nil || cfg.Port < 1 || cfg.Port > 65535 {
 			return Config{}, fmt.Errorf("task launcher: %s=%q is not a port", contract.EnvRetakePort, p)
@@ -191,10 +187,10 @@ func ConfigFromEnv(command []string) (Config, error) {
 	cfg.DockerImage = os.Getenv(contract.EnvDockerImage)
 	cfg.PythonEnvLayers = PythonPathList(os.Getenv(contract.EnvPythonEnvLayers))
 	cfg.PythonPath = PythonPathList(os.Getenv(contract.EnvPythonPath))
-	cfg.Host = os.Getenv(EnvNMHost)
+	cfg.Host = os.Getenv(contract.EnvNMHost)
 	if cfg.Host == "" {
 		if cfg.Host, err = os.Hostname(); err != nil {
-			return Config{}, fmt.Errorf("task launcher: no %s and no hostname: %w", EnvNMHost, err)
+			return Config{}, fmt.Errorf("task launcher: no %s and no hostname: %w", contract.EnvNMHost, err)
 		}
 	}
 	return cfg, nil

@@ -139,7 +139,7 @@ func Run(ctx context.Context, cfg Config) (exitCode int, err error) {
 		env = prependPath(env, "PYTHONPATH", dir)
 	}
 	if tokens != nil {
-		env = setEnv(env, EnvTokenFile, tokens.path, true)
+		env = setEnv(env, contract.EnvTokenFile, tokens.path, true)
 	}
 	warningFile, err := preemptionFilePath(&cfg)
 	if err != nil {

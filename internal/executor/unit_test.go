@@ -54,9 +54,9 @@ func TestConfigFromEnv(t *testing.T) {
 
 	t.Setenv(contract.EnvTask, "worker:2")
 	t.Setenv(contract.EnvAMAddress, "am.example.com:40000")
-	t.Setenv(EnvTokenFile, path)
-	t.Setenv(EnvContainerID, "container_1_0001_01_000003")
-	t.Setenv(EnvNMHost, "node7.example.com")
+	t.Setenv(contract.EnvTokenFile, path)
+	t.Setenv(contract.EnvContainerID, "container_1_0001_01_000003")
+	t.Setenv(contract.EnvNMHost, "node7.example.com")
 	cfg, err := ConfigFromEnv([]string{"python3", "train.py"})
 	require.NoError(t, err)
 	require.Equal(t, taskspec.TaskID{Type: taskspec.Worker, Index: 2}, cfg.Task)
@@ -65,7 +65,7 @@ func TestConfigFromEnv(t *testing.T) {
 	require.Equal(t, "node7.example.com", cfg.Host)
 	require.Equal(t, "container_1_0001_01_000003", cfg.ContainerID)
 
-	t.Setenv(EnvNMHost, "")
+	t.Setenv(contract.EnvNMHost, "")
 	cfg, err = ConfigFromEnv([]string{"x"})
 	require.NoError(t, err)
 	require.NotEmpty(t, cfg.Host, "falls back to the hostname")

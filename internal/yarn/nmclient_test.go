@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"github.com/tfyarn/tfyarn/internal/contract"
 	"github.com/tfyarn/tfyarn/internal/ipc"
 	"github.com/tfyarn/tfyarn/internal/security"
 	"github.com/tfyarn/tfyarn/internal/yarnpb/hadoopcommon"
@@ -133,15 +134,15 @@ func TestContainerTokensDropAMRMToken(t *testing.T) {
 }
 
 func TestLoadContainerCredentials(t *testing.T) {
-	t.Setenv(EnvTokenFile, "")
+	t.Setenv(contract.EnvTokenFile, "")
 	_, err := LoadContainerCredentials()
-	require.ErrorContains(t, err, EnvTokenFile)
+	require.ErrorContains(t, err, contract.EnvTokenFile)
 
 	creds := security.NewCredentials()
 	creds.AddToken("amrm", security.Token{Identifier: []byte("a"), Password: []byte("b"), Kind: security.KindAMRMToken})
 	path := t.TempDir() + "/container_tokens"
 	require.NoError(t, creds.WriteFile(path, security.FormatWritable))
-	t.Setenv(EnvTokenFile, path)
+	t.Setenv(contract.EnvTokenFile, path)
 	got, err := LoadContainerCredentials()
 	require.NoError(t, err)
 	_, err = AMRMToken(got)

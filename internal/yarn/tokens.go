@@ -5,25 +5,22 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/tfyarn/tfyarn/internal/contract"
 	"github.com/tfyarn/tfyarn/internal/security"
 	"github.com/tfyarn/tfyarn/internal/yarnpb/hadoopcommon"
 	"google.golang.org/protobuf/proto"
 )
 
-// EnvTokenFile names the credentials file the NodeManager writes for every
-// container, the AM's included (UserGroupInformation reads the same).
-const EnvTokenFile = "HADOOP_TOKEN_FILE_LOCATION"
-
 // LoadContainerCredentials reads the credentials of the current container
 // from $HADOOP_TOKEN_FILE_LOCATION.
 func LoadContainerCredentials() (*security.Credentials, error) {
-	path := os.Getenv(EnvTokenFile)
+	path := os.Getenv(contract.EnvTokenFile)
 	if path == "" {
-		return nil, fmt.Errorf("yarn: %s is not set: not running in a YARN container", EnvTokenFile)
+		return nil, fmt.Errorf("yarn: %s is not set: not running in a YARN container", contract.EnvTokenFile)
 	}
 	creds, err := security.ReadCredentialsFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("yarn: reading %s: %w", EnvTokenFile, err)
+		return nil, fmt.Errorf("yarn: reading %s: %w", contract.EnvTokenFile, err)
 	}
 	return creds, nil
 }
