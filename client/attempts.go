@@ -4,18 +4,12 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/tfyarn/tfyarn/internal/amattempt"
 	"github.com/tfyarn/tfyarn/internal/rendezvous"
 	"github.com/tfyarn/tfyarn/internal/security"
 	"github.com/tfyarn/tfyarn/internal/yarnpb/hadoopyarn"
 	"github.com/tfyarn/tfyarn/taskspec"
 )
-
-// RMMaxAttemptsKey caps every application's ApplicationMaster attempts; the
-// RM silently lowers a larger request to it, so the client refuses one.
-const RMMaxAttemptsKey = "yarn.resourcemanager.am.max-attempts"
-
-// defaultRMMaxAttempts is Hadoop's default for RMMaxAttemptsKey.
-const defaultRMMaxAttempts = 2
 
 // checkAttempts validates AMAttempts against the RM's cap as the client
 // configuration states it, and Timeout, before anything is created.
@@ -29,14 +23,14 @@ func checkAttempts(job Job) error {
 	if job.AMAttempts == 1 || job.Conf == nil {
 		return nil
 	}
-	limit, err := job.Conf.GetInt(RMMaxAttemptsKey, defaultRMMaxAttempts)
+	limit, err := amattempt.RMCap(job.Conf)
 	if err != nil {
 		return &taskspec.ValidationError{Message: fmt.Sprintf("--am-attempts: %v", err)}
 	}
 	if job.AMAttempts > limit {
 		return &taskspec.ValidationError{Message: fmt.Sprintf(
 			"--am-attempts %d: the ResourceManager allows at most %d (%s); ask for %d or fewer",
-			job.AMAttempts, limit, RMMaxAttemptsKey, limit)}
+			job.AMAttempts, limit, amattempt.RMMaxAttemptsKey, limit)}
 	}
 	return nil
 }

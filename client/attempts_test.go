@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/tfyarn/tfyarn/internal/amattempt"
 	"github.com/tfyarn/tfyarn/internal/contract"
 	"github.com/tfyarn/tfyarn/internal/rendezvous"
 	"github.com/tfyarn/tfyarn/internal/security"
@@ -33,7 +34,7 @@ func TestSubmitRefusesAttemptsOverTheRMsCap(t *testing.T) {
 		tc.job.Job = taskspec.Job{Tasks: []taskspec.TaskGroup{worker}, Command: "true"}
 		tc.job.Conf = deadConf()
 		if tc.cap != "" {
-			tc.job.Conf.Set(RMMaxAttemptsKey, tc.cap)
+			tc.job.Conf.Set(amattempt.RMMaxAttemptsKey, tc.cap)
 		}
 		_, err := Submit(context.Background(), tc.job)
 		var verr *taskspec.ValidationError
@@ -42,7 +43,7 @@ func TestSubmitRefusesAttemptsOverTheRMsCap(t *testing.T) {
 	}
 	// Within the cap the check passes (and Submit goes on to the dead RM).
 	c := deadConf()
-	c.Set(RMMaxAttemptsKey, "4")
+	c.Set(amattempt.RMMaxAttemptsKey, "4")
 	require.NoError(t, checkAttempts(Job{AMAttempts: 4, Conf: c}))
 }
 
