@@ -7,11 +7,11 @@ import (
 	"github.com/tfyarn/tfyarn/internal/yarnpb/hadoopyarn"
 )
 
-// FetchClusterState asks the RM what placement needs: its RUNNING nodes,
+// fetchClusterState asks the RM what placement needs: its RUNNING nodes,
 // node labels, and the queue's accessible labels, default label and
 // capacities per label (`tfyarn cluster` shows the same data).
-func FetchClusterState(ctx context.Context, rm *yarn.ApplicationClient, queue string) (ClusterState, error) {
-	var cs ClusterState
+func fetchClusterState(ctx context.Context, rm *yarn.ApplicationClient, queue string) (clusterState, error) {
+	var cs clusterState
 	nodes, err := rm.GetClusterNodes(ctx, hadoopyarn.NodeStateProto_NS_RUNNING)
 	if err != nil {
 		return cs, err
@@ -25,7 +25,7 @@ func FetchClusterState(ctx context.Context, rm *yarn.ApplicationClient, queue st
 		return cs, err
 	}
 	for _, n := range nodes {
-		cn := ClusterNode{ID: yarn.FormatNodeID(n.GetNodeId())}
+		cn := clusterNode{ID: yarn.FormatNodeID(n.GetNodeId())}
 		if l := n.GetNodeLabels(); len(l) > 0 {
 			cn.Label = l[0]
 		}
@@ -36,14 +36,14 @@ func FetchClusterState(ctx context.Context, rm *yarn.ApplicationClient, queue st
 	for _, l := range labels {
 		cs.Labels = append(cs.Labels, l.GetName())
 	}
-	cs.Queue = queueOffer(queue, q)
+	cs.Queue = readQueueOffer(queue, q)
 	return cs, nil
 }
 
 // queueOffer reads a queue's report. The capacities per label come from
 // queueConfigurationsMap (absent from old RMs: no capacity check then).
-func queueOffer(name string, q *hadoopyarn.QueueInfoProto) QueueOffer {
-	o := QueueOffer{Name: name, AccessibleLabels: q.GetAccessibleNodeLabels(), DefaultLabel: q.GetDefaultNodeLabelExpression()}
+func readQueueOffer(name string, q *hadoopyarn.QueueInfoProto) queueOffer {
+	o := queueOffer{Name: name, AccessibleLabels: q.GetAccessibleNodeLabels(), DefaultLabel: q.GetDefaultNodeLabelExpression()}
 	if q.GetQueueName() != "" {
 		o.Name = q.GetQueueName()
 	}

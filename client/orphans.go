@@ -9,11 +9,11 @@ import (
 	"github.com/tfyarn/tfyarn/internal/yarnpb/hadoopyarn"
 )
 
-// OrphanGrace is how old the staging directory of an application the RM
+// orphanGrace is how old the staging directory of an application the RM
 // does not know must be before it counts as orphaned: another submission
 // creates its staging directory a moment before submitting, while the RM
 // does not know its application yet.
-const OrphanGrace = 10 * time.Minute
+const orphanGrace = 10 * time.Minute
 
 // orphanBudget bounds the cleanup a submission does on its way.
 const orphanBudget = 10 * time.Second
@@ -40,15 +40,15 @@ func stagingOrphaned(id *hadoopyarn.ApplicationIdProto, known bool, state hadoop
 	if rmStart != 0 && id.GetClusterTimestamp() < rmStart {
 		return true, "unknown"
 	}
-	return age >= OrphanGrace, "unknown"
+	return age >= orphanGrace, "unknown"
 }
 
-// FindOrphanedStaging lists the user's staging directories whose
+// findOrphanedStaging lists the user's staging directories whose
 // applications have ended, asking the RM about each; rmStart is the RM's
 // cluster timestamp (0 if not known). remove deletes them as well. It
 // never touches the directory of an application the RM reports as
 // running or accepted, nor one it could not ask about.
-func FindOrphanedStaging(ctx context.Context, rm *yarn.ApplicationClient, fs *hdfs.FS, rmStart int64, remove bool) ([]OrphanedStaging, error) {
+func findOrphanedStaging(ctx context.Context, rm *yarn.ApplicationClient, fs *hdfs.FS, rmStart int64, remove bool) ([]OrphanedStaging, error) {
 	entries, err := fs.ListStaging(ctx)
 	if err != nil {
 		return nil, err
@@ -89,5 +89,5 @@ func FindOrphanedStaging(ctx context.Context, rm *yarn.ApplicationClient, fs *hd
 func (s *Submission) cleanOrphans(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, orphanBudget)
 	defer cancel()
-	s.OrphansRemoved, _ = FindOrphanedStaging(ctx, s.rm, s.fs, s.id.GetClusterTimestamp(), true)
+	s.OrphansRemoved, _ = findOrphanedStaging(ctx, s.rm, s.fs, s.id.GetClusterTimestamp(), true)
 }

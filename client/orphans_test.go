@@ -34,8 +34,8 @@ func TestStagingOrphaned(t *testing.T) {
 		{"unknown, this RM, being submitted", rmStart, false, 0, time.Minute, false, "unknown"},
 		// Not from an earlier RM: another RM (HA) or a hand-made id; only age tells.
 		{"unknown, later timestamp, young", rmStart + 1, false, 0, time.Minute, false, "unknown"},
-		{"unknown, later timestamp, old", rmStart + 1, false, 0, OrphanGrace, true, "unknown"},
-		{"unknown, this RM, forgotten", rmStart, false, 0, OrphanGrace, true, "unknown"},
+		{"unknown, later timestamp, old", rmStart + 1, false, 0, orphanGrace, true, "unknown"},
+		{"unknown, this RM, forgotten", rmStart, false, 0, orphanGrace, true, "unknown"},
 		{"unknown, RM start not known", rmStart - 1, false, 0, time.Minute, false, "unknown"},
 	} {
 		start := int64(rmStart)

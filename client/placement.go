@@ -8,8 +8,8 @@ import (
 	"github.com/tfyarn/tfyarn/taskspec"
 )
 
-// ClusterNode is one RUNNING node as placement sees it.
-type ClusterNode struct {
+// clusterNode is one RUNNING node as placement sees it.
+type clusterNode struct {
 	ID        string
 	Label     string // "" for a node without a label (YARN gives a node at most one)
 	MemoryMiB int64
@@ -17,8 +17,8 @@ type ClusterNode struct {
 	GPUs      int64
 }
 
-// QueueOffer is what the job's queue may use.
-type QueueOffer struct {
+// queueOffer is what the job's queue may use.
+type queueOffer struct {
 	Name string
 	// AccessibleLabels are the labels the queue may use ("*": all); nodes
 	// without a label are open to every queue.
@@ -33,16 +33,16 @@ type QueueOffer struct {
 	MaxCapacity map[string]float64
 }
 
-// ClusterState is what the client knows of the cluster at submission: its
+// clusterState is what the client knows of the cluster at submission: its
 // RUNNING nodes, its node labels and the job's queue.
-type ClusterState struct {
-	Nodes  []ClusterNode
+type clusterState struct {
+	Nodes  []clusterNode
 	Labels []string
-	Queue  QueueOffer
+	Queue  queueOffer
 }
 
 // canUse reports whether the queue may place containers on label.
-func (q QueueOffer) canUse(label string) bool {
+func (q queueOffer) canUse(label string) bool {
 	if label == "" {
 		return true
 	}
@@ -56,7 +56,7 @@ func (q QueueOffer) canUse(label string) bool {
 
 // effectiveLabel is the label a request asking label lands on: the queue's
 // default when it asks none.
-func (cs ClusterState) effectiveLabel(label string) string {
+func (cs clusterState) effectiveLabel(label string) string {
 	if label == "" {
 		return cs.Queue.DefaultLabel
 	}
@@ -89,7 +89,7 @@ type labelOffer struct {
 	sumMem, sumVC, sumGPU int64
 }
 
-func (cs ClusterState) offer(label string) labelOffer {
+func (cs clusterState) offer(label string) labelOffer {
 	var o labelOffer
 	for _, n := range cs.Nodes {
 		if n.Label != label {
@@ -122,10 +122,10 @@ func gpuSuffix(n int64) string {
 	return ""
 }
 
-// ClusterOffers describe, per label ("" for nodes without one), what the
+// clusterOffers describe, per label ("" for nodes without one), what the
 // cluster offers the job's queue there, one sentence each: for the AM's
 // diagnostics when tasks cannot be allocated.
-func ClusterOffers(cs ClusterState) map[string]string {
+func clusterOffers(cs clusterState) map[string]string {
 	out := map[string]string{}
 	for _, label := range append([]string{""}, cs.Labels...) {
 		q := cs.Queue
@@ -148,7 +148,7 @@ func pct(f float64) string {
 	return strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.2f", f), "0"), ".") + "%"
 }
 
-// CheckPlacement refuses, as a *taskspec.ValidationError, a job the cluster
+// checkPlacement refuses, as a *taskspec.ValidationError, a job the cluster
 // can never place: per label (the queue's default for requests without
 // one), counting the ApplicationMaster's container, a label the cluster does
 // not have or the queue may not use, a queue without capacity there, a
@@ -156,7 +156,7 @@ func pct(f float64) string {
 // are none, and containers that together exceed the label's nodes (every
 // task of a job runs at once). What merely does not fit now passes: the
 // AM's allocation deadline covers it.
-func CheckPlacement(job Job, cs ClusterState) error {
+func checkPlacement(job Job, cs clusterState) error {
 	byLabel := map[string][]demand{}
 	var order []string
 	add := func(label string, d demand) {
@@ -269,7 +269,7 @@ func CheckPlacement(job Job, cs ClusterState) error {
 }
 
 // fitsOne reports whether some node of label holds r.
-func fitsOne(r taskspec.Resources, cs ClusterState, label string) bool {
+func fitsOne(r taskspec.Resources, cs clusterState, label string) bool {
 	for _, n := range cs.Nodes {
 		if n.Label == label && r.MemoryMiB <= n.MemoryMiB && int64(r.VCores) <= n.VCores && r.GPUs <= n.GPUs {
 			return true
@@ -281,7 +281,7 @@ func fitsOne(r taskspec.Resources, cs ClusterState, label string) bool {
 // bigOnes is a second necessary condition: containers larger than half the
 // largest node (in one resource) cannot share a node, so there must be as
 // many nodes able to hold one as there are of them.
-func bigOnes(ds []demand, cs ClusterState, label string, o labelOffer) string {
+func bigOnes(ds []demand, cs clusterState, label string, o labelOffer) string {
 	var big int64
 	for _, d := range ds {
 		if 2*d.res.MemoryMiB > o.maxMem || 2*int64(d.res.VCores) > o.maxVC || o.maxGPU > 0 && 2*d.res.GPUs > o.maxGPU {
@@ -319,7 +319,7 @@ func listOrNone(l []string) string {
 // that name none), more of them than RUNNING nodes with that label. With
 // no node running there, the allocation deadline covers it, as for any
 // task.
-func checkSpread(job Job, cs ClusterState) error {
+func checkSpread(job Job, cs clusterState) error {
 	if job.Spread == "" {
 		return nil
 	}
@@ -359,7 +359,7 @@ func checkSpread(job Job, cs ClusterState) error {
 // never hold: A's and B's tasks on different node labels (the queue's
 // default for groups that name none), since a node has one label; and an
 // --apart A=B whose spread B tasks take every node of A's label.
-func checkColocate(job Job, cs ClusterState) error {
+func checkColocate(job Job, cs clusterState) error {
 	labels := map[taskspec.TaskType]string{}
 	for _, g := range job.Tasks {
 		labels[g.Type] = cs.effectiveLabel(job.NodeLabelFor(g))
@@ -384,7 +384,7 @@ func checkColocate(job Job, cs ClusterState) error {
 // checkApart refuses --apart A=B when B is spread (one task per node) over
 // as many tasks as A's label has running nodes: no node is left without a
 // B task. A B that is not spread may share nodes, so it is not refused.
-func checkApart(job Job, cs ClusterState, a taskspec.Affinity, labels map[taskspec.TaskType]string) error {
+func checkApart(job Job, cs clusterState, a taskspec.Affinity, labels map[taskspec.TaskType]string) error {
 	if !job.Spreads(a.Other) || labels[a.Type] != labels[a.Other] {
 		return nil
 	}

@@ -12,9 +12,9 @@ import (
 // testCluster is the test cluster's shape: one 8 GiB, 8 vcore node without
 // a label, one with label gpu and 2 GPUs; queue default may use every label
 // but has capacity only without one, ml-gpu owns gpu (its default label).
-func testCluster(queue string) ClusterState {
-	cs := ClusterState{
-		Nodes: []ClusterNode{
+func testCluster(queue string) clusterState {
+	cs := clusterState{
+		Nodes: []clusterNode{
 			{ID: "n1:1", MemoryMiB: 8192, VCores: 8},
 			{ID: "n2:1", Label: "gpu", MemoryMiB: 8192, VCores: 8, GPUs: 2},
 		},
@@ -22,13 +22,13 @@ func testCluster(queue string) ClusterState {
 	}
 	switch queue {
 	case "default":
-		cs.Queue = QueueOffer{Name: "default", AccessibleLabels: []string{"*"},
+		cs.Queue = queueOffer{Name: "default", AccessibleLabels: []string{"*"},
 			Capacity: map[string]float64{"": 60}, MaxCapacity: map[string]float64{"": 100}}
 	case "ml-gpu":
-		cs.Queue = QueueOffer{Name: "ml-gpu", AccessibleLabels: []string{"gpu"}, DefaultLabel: "gpu",
+		cs.Queue = queueOffer{Name: "ml-gpu", AccessibleLabels: []string{"gpu"}, DefaultLabel: "gpu",
 			Capacity: map[string]float64{"": 40, "gpu": 100}, MaxCapacity: map[string]float64{"": 100, "gpu": 100}}
 	case "nolabels":
-		cs.Queue = QueueOffer{Name: "nolabels"}
+		cs.Queue = queueOffer{Name: "nolabels"}
 	}
 	return cs
 }
@@ -80,7 +80,7 @@ func TestCheckPlacement(t *testing.T) {
 		{"no capacities reported", "nolabels", []taskspec.TaskGroup{spec("worker", "1c,256m", "")}, "", "", 0, ""},
 	} {
 		job := Job{Job: taskspec.Job{Tasks: tc.tasks, NodeLabel: tc.label, Queue: tc.queue}, AMNodeLabel: tc.amLabel, AMMemoryMiB: tc.amMiB}
-		err := CheckPlacement(job, testCluster(tc.queue))
+		err := checkPlacement(job, testCluster(tc.queue))
 		if tc.want == "" {
 			require.NoError(t, err, tc.name)
 			continue
@@ -95,29 +95,29 @@ func TestCheckPlacement(t *testing.T) {
 func TestCheckPlacementBigOnes(t *testing.T) {
 	// 3 × 5 GiB + the AM fit in two 8 GiB nodes' sum, but no two of them
 	// share a node.
-	cs := ClusterState{Nodes: []ClusterNode{{ID: "a", MemoryMiB: 8192, VCores: 8}, {ID: "b", MemoryMiB: 8192, VCores: 8}},
-		Queue: QueueOffer{Name: "default"}}
+	cs := clusterState{Nodes: []clusterNode{{ID: "a", MemoryMiB: 8192, VCores: 8}, {ID: "b", MemoryMiB: 8192, VCores: 8}},
+		Queue: queueOffer{Name: "default"}}
 	g, err := taskspec.ParseSpec(taskspec.Worker, "3x1c,5g")
 	require.NoError(t, err)
-	err = CheckPlacement(Job{Job: taskspec.Job{Tasks: []taskspec.TaskGroup{g}}}, cs)
+	err = checkPlacement(Job{Job: taskspec.Job{Tasks: []taskspec.TaskGroup{g}}}, cs)
 	require.ErrorContains(t, err, "need a node each for 3 containers larger than half a node, but there are 2 such nodes")
 	g.Instances = 2
-	require.NoError(t, CheckPlacement(Job{Job: taskspec.Job{Tasks: []taskspec.TaskGroup{g}}}, cs))
+	require.NoError(t, checkPlacement(Job{Job: taskspec.Job{Tasks: []taskspec.TaskGroup{g}}}, cs))
 }
 
 func TestClusterOffers(t *testing.T) {
 	require.Equal(t, map[string]string{
 		"":    "queue default on nodes without a label: 1 node, the largest with 8 vcores, 8 GiB, 0 GPUs; the queue's capacity there 60% (max 100%)",
 		"gpu": "queue default on nodes labelled gpu: 1 node, the largest with 8 vcores, 8 GiB, 2 GPUs; the queue has no capacity there",
-	}, ClusterOffers(testCluster("default")))
-	require.Equal(t, "queue nolabels cannot use nodes labelled gpu", ClusterOffers(testCluster("nolabels"))["gpu"])
+	}, clusterOffers(testCluster("default")))
+	require.Equal(t, "queue nolabels cannot use nodes labelled gpu", clusterOffers(testCluster("nolabels"))["gpu"])
 }
 
 // A spread needs a node per spread task in the partition each lands on:
 // the queue's default label for groups that name none.
 func TestCheckPlacementSpread(t *testing.T) {
 	cs := testCluster("default")
-	cs.Nodes = append(cs.Nodes, ClusterNode{ID: "n3:1", MemoryMiB: 8192, VCores: 8})
+	cs.Nodes = append(cs.Nodes, clusterNode{ID: "n3:1", MemoryMiB: 8192, VCores: 8})
 	job := func(spread, label string, groups ...string) Job {
 		var j Job
 		j.Spread = spread
@@ -130,11 +130,11 @@ func TestCheckPlacementSpread(t *testing.T) {
 		}
 		return j
 	}
-	require.NoError(t, CheckPlacement(job("worker", "", "worker=2x1c,256m", "ps=2x1c,256m"), cs), "ps is not spread")
-	require.EqualError(t, CheckPlacement(job("worker", "", "worker=3x1c,256m"), cs),
+	require.NoError(t, checkPlacement(job("worker", "", "worker=2x1c,256m", "ps=2x1c,256m"), cs), "ps is not spread")
+	require.EqualError(t, checkPlacement(job("worker", "", "worker=3x1c,256m"), cs),
 		"the job can never run: placement constraint no two worker tasks on one node (--spread worker) needs a node each for its 3 worker tasks on nodes without a label, but there are 2 running; ask for at most 2, or drop --spread")
-	require.NoError(t, CheckPlacement(job("all", "", "chief=1c,256m", "worker=1x1c,256m", "evaluator=1c,256m"), cs), "an evaluator is not spread")
-	require.EqualError(t, CheckPlacement(job("all", "gpu", "chief=1c,256m", "worker=1x1c,256m"), cs),
+	require.NoError(t, checkPlacement(job("all", "", "chief=1c,256m", "worker=1x1c,256m", "evaluator=1c,256m"), cs), "an evaluator is not spread")
+	require.EqualError(t, checkPlacement(job("all", "gpu", "chief=1c,256m", "worker=1x1c,256m"), cs),
 		"the job can never run: placement constraint no two chief, worker or ps tasks on one node (--spread all) needs a node each for its 2 tasks on nodes labelled gpu, but there is 1 running; ask for at most 1, or drop --spread")
 }
 
@@ -157,16 +157,16 @@ func TestCheckPlacementColocate(t *testing.T) {
 		j.Affinities = taskspec.Affinities{{Type: taskspec.PS, Other: taskspec.Worker, Apart: apart}}
 		return j
 	}
-	require.NoError(t, CheckPlacement(job(false, ""), cs))
-	require.NoError(t, CheckPlacement(job(true, "gpu"), cs), "apart across labels always holds")
-	require.EqualError(t, CheckPlacement(job(false, "gpu"), cs),
+	require.NoError(t, checkPlacement(job(false, ""), cs))
+	require.NoError(t, checkPlacement(job(true, "gpu"), cs), "apart across labels always holds")
+	require.EqualError(t, checkPlacement(job(false, "gpu"), cs),
 		"the job can never run: placement constraint each ps task on a node running a worker task (--colocate ps=worker), but ps tasks run on nodes labelled gpu and worker tasks on nodes without a label, and a node has one label; give both the same --node-label, or drop --colocate ps=worker")
 }
 
 // --apart A=B with B spread over every node of A's label leaves A no node.
 func TestCheckPlacementApartSpread(t *testing.T) {
 	cs := testCluster("default")
-	cs.Nodes = append(cs.Nodes, ClusterNode{ID: "n3:1", MemoryMiB: 8192, VCores: 8})
+	cs.Nodes = append(cs.Nodes, clusterNode{ID: "n3:1", MemoryMiB: 8192, VCores: 8})
 	job := func(spread string, workers int) Job {
 		var j Job
 		j.Spread = spread
@@ -179,8 +179,8 @@ func TestCheckPlacementApartSpread(t *testing.T) {
 		j.Affinities = taskspec.Affinities{{Type: taskspec.PS, Other: taskspec.Worker, Apart: true}}
 		return j
 	}
-	require.NoError(t, CheckPlacement(job("worker", 1), cs), "one of two nodes left")
-	require.NoError(t, CheckPlacement(job("", 2), cs), "workers not spread may share a node")
-	require.EqualError(t, CheckPlacement(job("worker", 2), cs),
+	require.NoError(t, checkPlacement(job("worker", 1), cs), "one of two nodes left")
+	require.NoError(t, checkPlacement(job("", 2), cs), "workers not spread may share a node")
+	require.EqualError(t, checkPlacement(job("worker", 2), cs),
 		"the job can never run: placement constraint no ps task on a node running a worker task (--apart ps=worker), but the 2 spread worker tasks take every one of the 2 running nodes without a label; ask for fewer worker tasks, or drop --apart ps=worker")
 }

@@ -15,14 +15,6 @@ import (
 	"github.com/tfyarn/tfyarn/internal/yarnpb/hadoopyarn"
 )
 
-// TaskResult is one task as the AM's status page last showed it: type,
-// index, state, the address it registered (host, port), its container and
-// node, and its exit code once it ended.
-type TaskResult = contract.TaskReport
-
-// TaskCounts sums up the tasks: total, allocated, registered, running, ended.
-type TaskCounts = contract.TaskCounts
-
 // Task changes an Event reports (Event.TaskChange).
 const (
 	TaskLaunched   = "launched"   // got a container
@@ -191,13 +183,13 @@ func (w *statusWatcher) newNearMemory(rep *contract.StatusReport) []string {
 			w.nearMemory = map[string]bool{}
 		}
 		w.nearMemory[t.ContainerID] = true
-		lines = append(lines, NearMemoryLine(t))
+		lines = append(lines, nearMemoryLine(t))
 	}
 	return lines
 }
 
-// NearMemoryLine tells that t's program came near its container's memory.
-func NearMemoryLine(t contract.TaskReport) string {
+// nearMemoryLine tells that t's program came near its container's memory.
+func nearMemoryLine(t contract.TaskReport) string {
 	return fmt.Sprintf("%s (container %s on %s) is near its memory limit: peak RSS %d MiB of the container's %d MiB; YARN kills the container beyond it (give --%s more memory)",
 		t.Task, t.ContainerID, t.Node, t.PeakRSSBytes>>20, t.MemoryLimitBytes>>20, t.Type)
 }
@@ -207,31 +199,31 @@ func (w *statusWatcher) tasks() []TaskResult {
 	if w.last == nil {
 		return nil
 	}
-	return w.last.Tasks
+	return publicReport(w.last).Tasks
 }
 
 // taskChanges compares two reports task by task, launches first, then
 // registrations, then ends, so a poll that saw several steps tells them in
 // the order they happened.
 func taskChanges(prev, cur *contract.StatusReport) []Event {
-	old := map[string]TaskResult{}
+	old := map[string]contract.TaskReport{}
 	if prev != nil {
 		for _, t := range prev.Tasks {
 			old[t.Task] = t
 		}
 	}
 	var launched, registered, ended []Event
-	counts := cur.Counts
+	counts := TaskCounts(cur.Counts)
 	for _, t := range cur.Tasks {
-		t := t
 		p := old[t.Task]
 		if p.Attempt != t.Attempt {
 			// A new attempt: registered and ended anew. Its container is new
 			// only once it has one: a task back to pending still names the
 			// container it failed in.
-			p = TaskResult{ContainerID: p.ContainerID}
+			p = contract.TaskReport{ContainerID: p.ContainerID}
 		}
-		ev := Event{Time: time.Now(), Task: &t, Counts: &counts}
+		task := publicTask(t)
+		ev := Event{Time: time.Now(), Task: &task, Counts: &counts}
 		if t.ContainerID != "" && p.ContainerID != t.ContainerID && t.State != "pending" {
 			ev.TaskChange = TaskLaunched
 			launched = append(launched, ev)
@@ -248,7 +240,7 @@ func taskChanges(prev, cur *contract.StatusReport) []Event {
 	evs := append(append(launched, registered...), ended...)
 	var before TaskCounts
 	if prev != nil {
-		before = prev.Counts
+		before = TaskCounts(prev.Counts)
 	}
 	countsAtEvents(before, counts, evs)
 	return evs

@@ -17,8 +17,8 @@ import (
 
 func TestTaskChangesInTheOrderTheyHappen(t *testing.T) {
 	zero := int32(0)
-	prev := &contract.StatusReport{Tasks: []TaskResult{{Task: "chief:0"}, {Task: "worker:0"}}}
-	cur := &contract.StatusReport{Tasks: []TaskResult{
+	prev := &contract.StatusReport{Tasks: []contract.TaskReport{{Task: "chief:0"}, {Task: "worker:0"}}}
+	cur := &contract.StatusReport{Tasks: []contract.TaskReport{
 		{Task: "chief:0", ContainerID: "c2", Host: "h", Port: 1, ExitCode: &zero},
 		{Task: "worker:0", ContainerID: "c3"},
 	}}
@@ -77,8 +77,8 @@ func TestShortCause(t *testing.T) {
 // each line carries the counts right after its change.
 func TestTaskChangeCountsAreThoseAtTheEvent(t *testing.T) {
 	zero := int32(0)
-	prev := &contract.StatusReport{Counts: TaskCounts{Total: 2}, Tasks: []TaskResult{{Task: "worker:0"}, {Task: "worker:1"}}}
-	cur := &contract.StatusReport{Counts: TaskCounts{Total: 2, Allocated: 2, Registered: 1, Running: 1, Ended: 1}, Tasks: []TaskResult{
+	prev := &contract.StatusReport{Counts: contract.TaskCounts{Total: 2}, Tasks: []contract.TaskReport{{Task: "worker:0"}, {Task: "worker:1"}}}
+	cur := &contract.StatusReport{Counts: contract.TaskCounts{Total: 2, Allocated: 2, Registered: 1, Running: 1, Ended: 1}, Tasks: []contract.TaskReport{
 		{Task: "worker:0", ContainerID: "c2", Host: "h", Port: 1, ExitCode: &zero},
 		{Task: "worker:1", ContainerID: "c3"},
 	}}
@@ -99,10 +99,10 @@ func TestTaskChangeCountsAreThoseAtTheEvent(t *testing.T) {
 // in, which is no new start; its next container is, and the restart's
 // cause is told once, when the page first lists it.
 func TestTaskChangesAcrossARestart(t *testing.T) {
-	running := &contract.StatusReport{Tasks: []TaskResult{{Task: "worker:0", State: "running", ContainerID: "c1", Host: "h", Port: 1}}}
+	running := &contract.StatusReport{Tasks: []contract.TaskReport{{Task: "worker:0", State: "running", ContainerID: "c1", Host: "h", Port: 1}}}
 	cause := "restart 1 after worker:0 (container c1 on n:1) failed: exit code 7"
-	pending := &contract.StatusReport{RestartCauses: []string{cause}, Tasks: []TaskResult{{Task: "worker:0", State: "pending", Attempt: 1, ContainerID: "c1"}}}
-	again := &contract.StatusReport{RestartCauses: []string{cause}, Tasks: []TaskResult{{Task: "worker:0", State: "running", Attempt: 1, ContainerID: "c5", Host: "h", Port: 2}}}
+	pending := &contract.StatusReport{RestartCauses: []string{cause}, Tasks: []contract.TaskReport{{Task: "worker:0", State: "pending", Attempt: 1, ContainerID: "c1"}}}
+	again := &contract.StatusReport{RestartCauses: []string{cause}, Tasks: []contract.TaskReport{{Task: "worker:0", State: "running", Attempt: 1, ContainerID: "c5", Host: "h", Port: 2}}}
 	require.Empty(t, taskChanges(running, pending), "c1 is the failed container, not a start")
 	require.Equal(t, []string{cause}, newRestarts(running, pending))
 	var got []string

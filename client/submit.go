@@ -134,11 +134,11 @@ func (s *Submission) submit(ctx context.Context, bin string, plan shipplan.Plan)
 	// allocation deadline's. An RM that will not say skips the check.
 	var offers map[string]string
 	var defaultLabel string
-	if cs, err := FetchClusterState(cctx, s.rm, job.Queue); err == nil {
-		if err := CheckPlacement(job, cs); err != nil {
+	if cs, err := fetchClusterState(cctx, s.rm, job.Queue); err == nil {
+		if err := checkPlacement(job, cs); err != nil {
 			return err
 		}
-		offers, defaultLabel = ClusterOffers(cs), cs.Queue.DefaultLabel
+		offers, defaultLabel = clusterOffers(cs), cs.Queue.DefaultLabel
 	} else if ctx.Err() != nil {
 		return err
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/tfyarn/tfyarn/client"
 	"github.com/tfyarn/tfyarn/internal/clustertest"
 	"github.com/tfyarn/tfyarn/internal/contract"
 	"github.com/tfyarn/tfyarn/internal/hadoopconf"
@@ -55,7 +56,7 @@ func attackAMEndpoints(t *testing.T, c *clustertest.Cluster, asBob []string, bob
 	appID := waitForRunning(t, c, bin, name)
 
 	// alice's status: the live table, her command line, the task's address.
-	var live contract.StatusReport
+	var live client.JobReport
 	deadline := time.Now().Add(time.Minute)
 	for {
 		out, errOut, code := execTfyarn(t, c, bin, nil, "status", appID, "--output", "json")

@@ -85,7 +85,7 @@ func TestE2EAttackKerberosAMEndpoints(t *testing.T) {
 	appID := waitForRunning(t, c, bin, name)
 
 	// alice's status (her ticket): the live table, her command line, the task's address.
-	var live contract.StatusReport
+	var live client.JobReport
 	for deadline := time.Now().Add(time.Minute); ; time.Sleep(300 * time.Millisecond) {
 		out, errOut, code := execTfyarn(t, c, bin, nil, "status", appID, "--output", "json")
 		require.Equal(t, exitOK, code, errOut)

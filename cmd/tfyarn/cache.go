@@ -11,8 +11,6 @@ import (
 
 	"github.com/tfyarn/tfyarn/client"
 	"github.com/tfyarn/tfyarn/internal/cliout"
-	"github.com/tfyarn/tfyarn/internal/hdfs"
-	"github.com/tfyarn/tfyarn/internal/ipc"
 	"github.com/tfyarn/tfyarn/internal/progressbar"
 )
 
@@ -46,8 +44,8 @@ func cacheListCommand(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
-			return e.withHDFS(c.Context, func(fs *hdfs.FS) error {
-				entries, err := fs.ListCache(c.Context)
+			return e.withClient(c.Context, 0, func(ctx context.Context, cl *client.Client) error {
+				entries, err := cl.Cache(ctx)
 				if err != nil {
 					return err
 				}
@@ -91,28 +89,14 @@ func cacheCleanCommand(e *env) *cli.Command {
 				return err
 			}
 			dry := c.Bool("dry-run")
-			return e.withHDFS(c.Context, func(fs *hdfs.FS) error {
-				var entries []hdfs.CacheEntry
-				if dry {
-					all, err := fs.ListCache(c.Context)
-					if err != nil {
-						return err
-					}
-					cutoff := time.Now().Add(-age)
-					for _, en := range all {
-						if en.LastUsed().Before(cutoff) {
-							entries = append(entries, en)
-						}
-					}
-				} else {
-					var err error
-					if entries, err = fs.CleanCache(c.Context, age); err != nil {
-						return err
-					}
+			return e.withClient(c.Context, 0, func(ctx context.Context, cl *client.Client) error {
+				entries, err := cl.CleanCache(ctx, age, dry)
+				if err != nil {
+					return err
 				}
 				l := cacheView(entries, true, dry)
 				l.Staging = []client.OrphanedStaging{}
-				if orphans, err := e.orphanedStaging(c.Context, fs, !dry); err != nil {
+				if orphans, err := cl.CleanStaging(ctx, dry); err != nil {
 					msg, _ := describe(err, e)
 					fmt.Fprintf(e.stderr, "tfyarn: staging directories not checked: %s\n", msg)
 				} else if orphans != nil {
@@ -141,22 +125,6 @@ func parseCacheAge(s string) (time.Duration, error) {
 	return d, nil
 }
 
-// cacheFS connects to the default filesystem as the Hadoop user
-// (HADOOP_USER_NAME, else the OS user), bounded by --timeout.
-func (e *env) cacheFS(parent context.Context) (*hdfs.FS, error) {
-	conf, err := e.loadConf()
-	if err != nil {
-		return nil, err
-	}
-	login, err := e.kerberos(conf)
-	if err != nil {
-		return nil, err
-	}
-	ctx, cancel := e.rpcContext(parent)
-	defer cancel()
-	return client.ConnectHDFS(ctx, conf, login, hdfs.Options{User: ipc.DefaultUser(), ConnectTimeout: e.timeout})
-}
-
 type cacheEntryView struct {
 	Digest   string `json:"digest"`
 	Name     string `json:"name"`
@@ -178,7 +146,7 @@ type cacheListing struct {
 	Removed *bool `json:"removed,omitempty"`
 }
 
-func cacheView(entries []hdfs.CacheEntry, clean, dry bool) cacheListing {
+func cacheView(entries []client.CacheEntry, clean, dry bool) cacheListing {
 	l := cacheListing{Entries: []cacheEntryView{}, Clean: clean}
 	if clean {
 		removed := !dry
@@ -190,8 +158,8 @@ func cacheView(entries []hdfs.CacheEntry, clean, dry bool) cacheListing {
 			Name:     en.Name,
 			Path:     en.Path,
 			Size:     en.Size,
-			Uploaded: en.ModTime.UTC().Format(time.RFC3339),
-			LastUsed: en.LastUsed().UTC().Format(time.RFC3339),
+			Uploaded: en.Uploaded.UTC().Format(time.RFC3339),
+			LastUsed: en.LastUsed.UTC().Format(time.RFC3339),
 		})
 		l.Files++
 		l.Bytes += en.Size
@@ -235,18 +203,4 @@ func cacheNoun(n int, one, many string) string {
 		return one
 	}
 	return many
-}
-
-// orphanedStaging finds (and with remove, removes) the staging
-// directories of ended applications, bounded by --timeout per RM call
-// and a minute in all.
-func (e *env) orphanedStaging(parent context.Context, fs *hdfs.FS, remove bool) ([]client.OrphanedStaging, error) {
-	rm, _, err := e.rmClient()
-	if err != nil {
-		return nil, err
-	}
-	defer rm.Close()
-	ctx, cancel := context.WithTimeout(parent, max(time.Minute, e.timeout))
-	defer cancel()
-	return client.FindOrphanedStaging(ctx, rm, fs, 0, remove)
 }

@@ -1,18 +1,18 @@
 package main
 
 import (
-	"errors"
+	"context"
 	"fmt"
 	"path"
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/tfyarn/tfyarn/internal/hdfs"
+	"github.com/tfyarn/tfyarn/client"
 )
 
 // cacheAdoptCommand makes other users' uploads to a shared cache directory
 // usable by everyone: run uses only the entries of the user, of the
-// directory's owner and of the superuser (hdfs.SharedCache), so another
+// directory's owner and of the superuser (client.Client.AdoptCache), so another
 // user's upload is shared only once an administrator vouched for it.
 func cacheAdoptCommand(e *env) *cli.Command {
 	return &cli.Command{
@@ -36,48 +36,35 @@ func cacheAdoptCommand(e *env) *cli.Command {
 			if len(args) != 1 {
 				return usagef("cache adopt needs a shared cache directory or one entry of it, e.g. tfyarn cache adopt /shared/tfyarn-cache")
 			}
-			target := path.Clean(args[0])
-			dir, one := target, false
-			if _, ok := hdfs.SharedDigest(path.Dir(target), target); ok {
-				dir, one = path.Dir(target), true
+			var adopted, trusted, failed int
+			var trustedOne client.CacheAdoption // told only when adopting one entry
+			report := func(a client.CacheAdoption, err error) {
+				switch {
+				case err != nil:
+					failed++
+					msg, _ := describe(err, e)
+					fmt.Fprintf(e.stderr, "tfyarn: %s\n", msg)
+				case a.Trusted:
+					trusted++
+					trustedOne = a
+				default:
+					adopted++
+					fmt.Fprintf(e.stdout, "adopted %s (was %s's, %d bytes): now %s's, used by everyone\n", a.Path, a.Owner, a.Size, a.Adopter)
+				}
 			}
-			return e.withHDFS(c.Context, func(fs *hdfs.FS) error {
-				sc, err := fs.OpenSharedCache(c.Context, dir, hdfs.SharedCacheOptions{})
+			target := path.Clean(args[0])
+			return e.withClient(c.Context, 0, func(ctx context.Context, cl *client.Client) error {
+				one, err := cl.AdoptCache(ctx, target, report)
 				if err != nil {
 					return err
 				}
-				var adopted, trusted, failed int
-				report := func(a hdfs.Adopted, err error) {
-					var ae *hdfs.AdoptError
-					switch {
-					case errors.As(err, &ae):
-						failed++
-						fmt.Fprintf(e.stderr, "tfyarn: %s\n", ae.Error())
-					case err != nil:
-						failed++
-						msg, _ := describe(err, e)
-						fmt.Fprintf(e.stderr, "tfyarn: %s\n", msg)
-					case a.Trusted:
-						trusted++
-						if one {
-							fmt.Fprintf(e.stdout, "%s is %s's already: used by everyone\n", a.Path, a.Owner)
-						}
-					default:
-						adopted++
-						fmt.Fprintf(e.stdout, "adopted %s (was %s's, %d bytes): now %s's, used by everyone\n", a.Path, a.Owner, a.Size, fs.User())
-					}
-				}
+				dir := target
 				if one {
-					a, err := sc.Adopt(c.Context, target)
-					var na *hdfs.NotAdminError
-					if errors.As(err, &na) {
-						return err
+					dir = path.Dir(target)
+					if trusted > 0 {
+						fmt.Fprintf(e.stdout, "%s is %s's already: used by everyone\n", trustedOne.Path, trustedOne.Owner)
 					}
-					report(a, err)
 				} else {
-					if err := sc.AdoptAll(c.Context, report); err != nil {
-						return err
-					}
 					fmt.Fprintf(e.stdout, "adopted %d %s; %d already the administrator's\n", adopted, cacheNoun(adopted, "entry", "entries"), trusted)
 				}
 				if failed > 0 {

@@ -1,12 +1,12 @@
 package main
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/tfyarn/tfyarn/client"
-	"github.com/tfyarn/tfyarn/internal/hdfs"
 )
 
 // cacheInitCommand makes a shared cache directory: what an administrator
@@ -31,8 +31,8 @@ func cacheInitCommand(e *env) *cli.Command {
 				return usagef("cache init needs one HDFS directory, e.g. tfyarn cache init /shared/tfyarn-cache")
 			}
 			dir := args[0]
-			return e.withHDFS(c.Context, func(fs *hdfs.FS) error {
-				if err := fs.MakeSharedCacheDir(c.Context, dir); err != nil {
+			return e.withClient(c.Context, 0, func(ctx context.Context, cl *client.Client) error {
+				if err := cl.MakeSharedCache(ctx, dir); err != nil {
 					return err
 				}
 				_, err := fmt.Fprintf(e.stdout, "%s is a shared cache directory (mode 1777): use it with tfyarn run --cache-dir %s, or set %s=%s in the client configuration\n",

@@ -7,9 +7,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/tfyarn/tfyarn/client"
 	"github.com/tfyarn/tfyarn/internal/cliout"
-	"github.com/tfyarn/tfyarn/internal/hadoopconf"
-	"github.com/tfyarn/tfyarn/internal/yarn"
 	"github.com/urfave/cli/v2"
 )
 
@@ -30,11 +29,14 @@ func clusterCommand(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
-			return e.withRM(c.Context, e.timeout, func(ctx context.Context, rm *yarn.ApplicationClient, conf *hadoopconf.Config) error {
-				v, err := fetchCluster(ctx, rm, schedulerMaxFrom(conf, e.confFrom))
+			return e.withClient(c.Context, e.timeout, func(ctx context.Context, cl *client.Client) error {
+				v, err := cl.Cluster(ctx)
 				if err != nil {
 					return err
 				}
+				// The basis names where the configuration came from as
+				// the user gave it (--conf-dir, HADOOP_CONF_DIR).
+				v.MaxAllocation.Basis = client.MaxAllocationBasis(v.MaxAllocation.Capped, e.confFrom)
 				if out == outputJSON {
 					return cliout.JSON(e.stdout, v)
 				}
@@ -44,25 +46,10 @@ func clusterCommand(e *env) *cli.Command {
 	}
 }
 
-// schedulerMaxFrom reads the scheduler's per-container cap when the client
-// configuration states it. yarn-default.xml's values (8192 MiB, 4 vcores)
-// are not assumed: the RM's own yarn-site.xml often differs from the
-// client's, and a wrong cap is worse than none.
-func schedulerMaxFrom(conf *hadoopconf.Config, confFrom string) schedulerMax {
-	const memKey, vcKey = "yarn.scheduler.maximum-allocation-mb", "yarn.scheduler.maximum-allocation-vcores"
-	var m schedulerMax
-	if !conf.IsSet(memKey) && !conf.IsSet(vcKey) {
-		return m
-	}
-	mem, err1 := conf.GetInt(memKey, 0)
-	vc, err2 := conf.GetInt(vcKey, 0)
-	if err1 != nil || err2 != nil {
-		return m
-	}
-	return schedulerMax{MemoryMB: int64(mem), VCores: int64(vc), From: confFrom}
-}
+// clusterView is `tfyarn cluster --output json`'s document.
+type clusterView = client.ClusterInfo
 
-func writeClusterTables(w io.Writer, v clusterView) error {
+func writeClusterTables(w io.Writer, v *clusterView) error {
 	nm := v.NodeManagers
 	fmt.Fprintf(w, "ResourceManager: %s\n", strings.Join(v.ResourceManager, ", "))
 	fmt.Fprintf(w, "NodeManagers: %d total, %d active, %d lost, %d unhealthy, %d decommissioned\n\n",
@@ -100,7 +87,7 @@ func writeClusterTables(w io.Writer, v clusterView) error {
 	return err
 }
 
-func frac(u usage) string { return fmt.Sprintf("%d/%d", u.Used, u.Total) }
+func frac(u client.Usage) string { return fmt.Sprintf("%d/%d", u.Used, u.Total) }
 
 func pct(p float64) string { return fmt.Sprintf("%g%%", p) }
 

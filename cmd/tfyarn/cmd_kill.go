@@ -5,8 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/tfyarn/tfyarn/internal/hadoopconf"
-	"github.com/tfyarn/tfyarn/internal/yarn"
+	"github.com/tfyarn/tfyarn/client"
 	"github.com/urfave/cli/v2"
 )
 
@@ -28,28 +27,31 @@ func killCommand(e *env) *cli.Command {
 		},
 		OnUsageError: onUsageError,
 		Action: func(c *cli.Context) error {
-			idText, id, err := oneAppID(c)
+			id, err := oneAppID(c)
 			if err != nil {
 				return err
 			}
 			// --timeout bounds each RM exchange (the kill itself); --wait the
 			// whole thing, since the RM takes a moment to stop the containers.
 			limit := max(c.Duration("wait"), e.timeout)
-			return e.withRM(c.Context, limit, func(ctx context.Context, rm *yarn.ApplicationClient, _ *hadoopconf.Config) error {
-				if r, err := rm.GetApplicationReport(ctx, id); err == nil && yarn.IsTerminal(r.GetYarnApplicationState()) {
-					fmt.Fprintf(e.stdout, "%s already ended %s/%s; nothing to kill\n", idText,
-						yarn.AppStateName(r.GetYarnApplicationState()), yarn.FinalStatusName(r.GetFinalApplicationStatus()))
+			return e.withClient(c.Context, limit, func(ctx context.Context, cl *client.Client) error {
+				if a, err := cl.Application(ctx, id); err == nil && a.Ended() {
+					fmt.Fprintf(e.stdout, "%s already ended %s/%s; nothing to kill\n", id, a.State, a.FinalStatus)
 					return nil
 				}
-				r, err := rm.KillApplication(ctx, id, "killed by "+rm.User()+" with tfyarn kill")
+				user, err := cl.User()
 				if err != nil {
-					if r != nil && ctx.Err() != nil {
-						return fmt.Errorf("%s was still %s after %s; it may end later (tfyarn status %s)",
-							idText, yarn.AppStateName(r.GetYarnApplicationState()), c.Duration("wait"), idText)
-					}
-					return &appError{id: idText, err: err}
+					return err
 				}
-				fmt.Fprintf(e.stdout, "%s %s\n", idText, yarn.AppStateName(r.GetYarnApplicationState()))
+				a, err := cl.Kill(ctx, id, "killed by "+user+" with tfyarn kill")
+				if err != nil {
+					if a != nil && ctx.Err() != nil {
+						return fmt.Errorf("%s was still %s after %s; it may end later (tfyarn status %s)",
+							id, a.State, c.Duration("wait"), id)
+					}
+					return &appError{id: id, err: err}
+				}
+				fmt.Fprintf(e.stdout, "%s %s\n", id, a.State)
 				return nil
 			})
 		},

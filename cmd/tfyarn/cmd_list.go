@@ -4,11 +4,10 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 
+	"github.com/tfyarn/tfyarn/client"
 	"github.com/tfyarn/tfyarn/internal/cliout"
-	"github.com/tfyarn/tfyarn/internal/hadoopconf"
-	"github.com/tfyarn/tfyarn/internal/yarn"
-	"github.com/tfyarn/tfyarn/internal/yarnpb/hadoopyarn"
 	"github.com/urfave/cli/v2"
 )
 
@@ -40,12 +39,9 @@ func listCommand(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
-			return e.withRM(c.Context, e.timeout, func(ctx context.Context, rm *yarn.ApplicationClient, _ *hadoopconf.Config) error {
-				f := yarn.ApplicationFilter{States: states, Queues: c.StringSlice("queue"), Types: c.StringSlice("type")}
-				if !c.Bool("all-users") {
-					f.Users = []string{rm.User()}
-				}
-				apps, err := rm.GetApplications(ctx, f)
+			opts := client.ListOptions{States: states, AllUsers: c.Bool("all-users"), Queues: c.StringSlice("queue"), Types: c.StringSlice("type")}
+			return e.withClient(c.Context, e.timeout, func(ctx context.Context, cl *client.Client) error {
+				apps, err := cl.List(ctx, opts)
 				if err != nil {
 					return err
 				}
@@ -53,7 +49,6 @@ func listCommand(e *env) *cli.Command {
 				for _, a := range apps {
 					views = append(views, newAppView(a))
 				}
-				sortApps(views)
 				if out == outputJSON {
 					return cliout.JSON(e.stdout, struct {
 						Applications []appView `json:"applications"`
@@ -70,23 +65,22 @@ func listCommand(e *env) *cli.Command {
 	}
 }
 
-// parseStates maps --state values; none means the active states, ALL means no filter.
-func parseStates(names []string) ([]hadoopyarn.YarnApplicationStateProto, error) {
-	if len(names) == 0 {
-		return yarn.ActiveAppStates, nil
+// parseStates checks --state values before anything is asked of the
+// cluster: none means the active states, ALL (or all) every state.
+func parseStates(names []string) ([]string, error) {
+	known := map[string]bool{}
+	for _, s := range client.ApplicationStates() {
+		known[s] = true
 	}
-	var out []hadoopyarn.YarnApplicationStateProto
 	for _, n := range names {
 		if n == "ALL" || n == "all" {
-			return nil, nil
+			return []string{"ALL"}, nil
 		}
-		s, err := yarn.ParseAppState(n)
-		if err != nil {
-			return nil, usagef("--state %q: expected one of %v or ALL", n, yarn.AppStateNames())
+		if !known[strings.ToUpper(strings.TrimSpace(n))] {
+			return nil, usagef("--state %q: expected one of %v or ALL", n, client.ApplicationStates())
 		}
-		out = append(out, s)
 	}
-	return out, nil
+	return names, nil
 }
 
 func percent(p float64) string { return fmt.Sprintf("%.0f%%", 100*p) }

@@ -48,7 +48,7 @@ func logsCommand(e *env) *cli.Command {
 }
 
 func logsAction(c *cli.Context, e *env) error {
-	idText, _, err := oneAppID(c)
+	idText, err := oneAppID(c)
 	if err != nil {
 		return err
 	}

@@ -7,11 +7,6 @@ import (
 
 	"github.com/tfyarn/tfyarn/client"
 	"github.com/tfyarn/tfyarn/internal/cliout"
-	"github.com/tfyarn/tfyarn/internal/contract"
-	"github.com/tfyarn/tfyarn/internal/hadoopconf"
-	"github.com/tfyarn/tfyarn/internal/hdfs"
-	"github.com/tfyarn/tfyarn/internal/yarn"
-	"github.com/tfyarn/tfyarn/internal/yarnpb/hadoopyarn"
 	"github.com/urfave/cli/v2"
 )
 
@@ -30,7 +25,7 @@ func statusCommand(e *env) *cli.Command {
 		Flags:        []cli.Flag{outputFlag()},
 		OnUsageError: onUsageError,
 		Action: func(c *cli.Context) error {
-			idText, id, err := oneAppID(c)
+			id, err := oneAppID(c)
 			if err != nil {
 				return err
 			}
@@ -38,18 +33,15 @@ func statusCommand(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
-			return e.withRM(c.Context, e.timeout, func(ctx context.Context, rm *yarn.ApplicationClient, _ *hadoopconf.Config) error {
-				r, err := rm.GetApplicationReport(ctx, id)
+			return e.withClient(c.Context, e.timeout, func(ctx context.Context, cl *client.Client) error {
+				st, err := cl.Status(ctx, id)
 				if err != nil {
-					return &appError{id: idText, err: err}
+					return &appError{id: id, err: err}
 				}
-				v := statusView{appView: newAppView(r)}
+				v := statusView{appView: newAppView(st.Application), History: st.History, Live: st.Live, HistoryError: st.HistoryError}
 				tasks := v.History
-				if yarn.IsTerminal(r.GetYarnApplicationState()) {
-					v.History, v.HistoryError = e.readHistory(ctx, v.User, v.ID)
-					tasks = v.History
-				} else if live, err := e.liveStatus(ctx, r); err == nil && live.AppID == v.ID {
-					v.Live, tasks = live, live
+				if v.Live != nil {
+					tasks = v.Live
 				}
 				if out == outputJSON {
 					return cliout.JSON(e.stdout, v)
@@ -85,35 +77,19 @@ func statusCommand(e *env) *cli.Command {
 	}
 }
 
-// oneAppID demands exactly one positional argument, an application id, and
-// returns it as typed and parsed.
-func oneAppID(c *cli.Context) (string, *hadoopyarn.ApplicationIdProto, error) {
+// oneAppID demands exactly one positional argument, a well-formed
+// application id, and returns it.
+func oneAppID(c *cli.Context) (string, error) {
 	args, err := positional(c)
 	if err != nil {
-		return "", nil, err
+		return "", err
 	}
 	if len(args) != 1 {
-		return "", nil, usagef("%s needs exactly one application id (%s); see 'tfyarn %s --help'",
-			c.Command.Name, yarn.ApplicationIDForm, c.Command.Name)
+		return "", usagef("%s needs exactly one application id (%s); see 'tfyarn %s --help'",
+			c.Command.Name, client.ApplicationIDForm, c.Command.Name)
 	}
-	id, err := yarn.ParseApplicationID(args[0])
-	if err != nil {
-		return "", nil, err
+	if err := client.CheckApplicationID(args[0]); err != nil {
+		return "", err
 	}
-	return args[0], id, nil
-}
-
-// liveStatus reads a running application's task table from its AM, with
-// the status key from the owner's staging directory: another user's
-// status shows the ResourceManager's report only.
-func (e *env) liveStatus(ctx context.Context, r *hadoopyarn.ApplicationReportProto) (*contract.StatusReport, error) {
-	var key []byte
-	err := e.withHDFS(ctx, func(fs *hdfs.FS) (err error) {
-		key, err = client.ReadStatusKey(ctx, fs, r)
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	return client.LiveStatus(ctx, r, key)
+	return args[0], nil
 }

@@ -2,39 +2,53 @@ package main
 
 import (
 	"context"
+	"os"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/tfyarn/tfyarn/internal/hadoopconf"
-	"github.com/tfyarn/tfyarn/internal/hdfs"
-	"github.com/tfyarn/tfyarn/internal/yarn"
+	"github.com/tfyarn/tfyarn/client"
 )
 
-// withRM connects to the ResourceManager, calls f with a context bounded by
-// limit (--timeout for most commands) and closes the connection after.
-// conf is the loaded client configuration, for commands that read it too.
-func (e *env) withRM(parent context.Context, limit time.Duration, f func(ctx context.Context, rm *yarn.ApplicationClient, conf *hadoopconf.Config) error) error {
-	rm, conf, err := e.rmClient()
-	if err != nil {
-		return err
+// connection is the global flags' client.Connection: --conf-dir (else the
+// environment), --principal, --keytab and --timeout for each call. It
+// remembers where the configuration comes from, for messages.
+func (e *env) connection() (client.Connection, error) {
+	conn := client.Connection{ConfDir: e.confDir, Principal: e.principal, Keytab: e.keytab, CallTimeout: e.timeout}
+	if e.confDir != "" {
+		e.confFrom = "--conf-dir=" + e.confDir
+		if st, err := os.Stat(e.confDir); err != nil || !st.IsDir() {
+			return conn, usagef("--conf-dir %s is not a directory; point it at the directory holding core-site.xml and yarn-site.xml", e.confDir)
+		}
+		return conn, nil
 	}
-	defer rm.Close()
-	ctx, cancel := context.WithTimeout(parent, limit)
-	defer cancel()
-	return f(ctx, rm, conf)
+	e.confFrom = client.EnvHadoopConfDir + "=" + os.Getenv(client.EnvHadoopConfDir)
+	if os.Getenv(client.EnvHadoopConfDir) == "" {
+		e.confFrom = "the environment"
+	}
+	return conn, nil
 }
 
-// withHDFS connects to the default filesystem (see cacheFS), calls f and
-// closes the connection after. Only the connection is bounded by --timeout:
-// what f does may take as long as it takes.
-func (e *env) withHDFS(ctx context.Context, f func(fs *hdfs.FS) error) error {
-	fs, err := e.cacheFS(ctx)
+// withClient connects to the cluster (see connection), calls f with a
+// context bounded by limit (--timeout for most commands; 0: only by
+// parent) and closes the connections after.
+func (e *env) withClient(parent context.Context, limit time.Duration, f func(ctx context.Context, c *client.Client) error) error {
+	conn, err := e.connection()
 	if err != nil {
 		return err
 	}
-	defer fs.Close()
-	return f(fs)
+	c, err := client.Connect(conn)
+	if err != nil {
+		return &confError{err}
+	}
+	defer c.Close()
+	ctx := parent
+	if limit > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(parent, limit)
+		defer cancel()
+	}
+	return f(ctx, c)
 }
 
 // outputNoArgs is the start of a command that takes no positional

@@ -62,6 +62,7 @@ func describe(err error, e *env) (msg string, code int) {
 		ide *yarn.IDError
 		ae  *appError
 		ce  *confError
+		cce *client.ConfigError
 		rme *yarn.RMError
 		je  *client.JobError
 		xe  *exitCodeError
@@ -86,6 +87,8 @@ func describe(err error, e *env) (msg string, code int) {
 		return fmt.Sprintf("application %s not found (the ResourceManager at %s does not know it)", id, rmAddr(err)), exitUsage
 	case errors.As(err, &ce):
 		return strings.TrimPrefix(ce.err.Error(), "hadoopconf: "), exitUsage
+	case errors.As(err, &cce):
+		return cce.Error(), exitUsage
 	case errors.As(err, &nne):
 		// The NameNode's own error already names its addresses and where they came from.
 		return strings.TrimPrefix(nne.Error(), "hdfs: "), exitUsage

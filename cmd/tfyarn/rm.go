@@ -6,6 +6,8 @@ import (
 
 	"github.com/tfyarn/tfyarn/client"
 	"github.com/tfyarn/tfyarn/internal/hadoopconf"
+	"github.com/tfyarn/tfyarn/internal/hdfs"
+	"github.com/tfyarn/tfyarn/internal/ipc"
 	"github.com/tfyarn/tfyarn/internal/security"
 	"github.com/tfyarn/tfyarn/internal/yarn"
 )
@@ -69,4 +71,20 @@ func (e *env) kerberos(conf *hadoopconf.Config) (*security.KerberosLogin, error)
 // rpcContext bounds the RM calls of one command by --timeout.
 func (e *env) rpcContext(parent context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(parent, e.timeout)
+}
+
+// cacheFS connects to the default filesystem as the Hadoop user
+// (HADOOP_USER_NAME, else the OS user), bounded by --timeout.
+func (e *env) cacheFS(parent context.Context) (*hdfs.FS, error) {
+	conf, err := e.loadConf()
+	if err != nil {
+		return nil, err
+	}
+	login, err := e.kerberos(conf)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := e.rpcContext(parent)
+	defer cancel()
+	return client.ConnectHDFS(ctx, conf, login, hdfs.Options{User: ipc.DefaultUser(), ConnectTimeout: e.timeout})
 }

@@ -1,22 +1,16 @@
 package main
 
 import (
-	"context"
-	"encoding/json"
-	"errors"
 	"math"
 	"net"
-	"os"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/tfyarn/tfyarn/client"
 	"github.com/tfyarn/tfyarn/internal/appmaster/webui"
 	"github.com/tfyarn/tfyarn/internal/cliout"
 	"github.com/tfyarn/tfyarn/internal/contract"
-	"github.com/tfyarn/tfyarn/internal/hdfs"
-	"github.com/tfyarn/tfyarn/internal/yarn"
-	"github.com/tfyarn/tfyarn/internal/yarnpb/hadoopyarn"
 )
 
 // appView is the JSON shape of one application, in `tfyarn status --output
@@ -48,38 +42,47 @@ type appView struct {
 	Tags         []string `json:"tags"`
 }
 
-func newAppView(r *hadoopyarn.ApplicationReportProto) appView {
-	tags := r.GetApplicationTags()
+func newAppView(a client.Application) appView {
+	tags := a.Tags
 	if tags == nil {
 		tags = []string{}
 	}
 	return appView{
-		ID:           yarn.FormatApplicationID(r.GetApplicationId()),
-		Name:         r.GetName(),
-		Type:         r.GetApplicationType(),
-		User:         r.GetUser(),
-		Queue:        r.GetQueue(),
-		Priority:     r.GetPriority().GetPriority(),
-		State:        yarn.AppStateName(r.GetYarnApplicationState()),
-		FinalStatus:  yarn.FinalStatusName(r.GetFinalApplicationStatus()),
-		Progress:     round(float64(r.GetProgress()), 4),
-		TrackingURL:  r.GetTrackingUrl(),
-		StartTime:    epochMS(r.GetStartTime()),
-		StartTimeMS:  r.GetStartTime(),
-		FinishTime:   epochMS(r.GetFinishTime()),
-		FinishTimeMS: r.GetFinishTime(),
-		Diagnostics:  r.GetDiagnostics(),
+		ID:           a.ID,
+		Name:         a.Name,
+		Type:         a.Type,
+		User:         a.User,
+		Queue:        a.Queue,
+		Priority:     a.Priority,
+		State:        a.State,
+		FinalStatus:  a.FinalStatus,
+		Progress:     round(a.Progress, 4),
+		TrackingURL:  a.TrackingURL,
+		StartTime:    timeText(a.StartTime),
+		StartTimeMS:  epochMS(a.StartTime),
+		FinishTime:   timeText(a.FinishTime),
+		FinishTimeMS: epochMS(a.FinishTime),
+		Diagnostics:  a.Diagnostics,
 		Tags:         tags,
 	}
 }
 
-// epochMS renders an RM timestamp; the RM uses 0 for "not yet".
-func epochMS(ms int64) *string {
-	if ms <= 0 {
+// timeText renders an RM timestamp; zero (the RM's "not yet") is null.
+func timeText(t time.Time) *string {
+	if t.IsZero() {
 		return nil
 	}
-	s := time.UnixMilli(ms).UTC().Format(time.RFC3339Nano)
+	s := t.UTC().Format(time.RFC3339Nano)
 	return &s
+}
+
+// epochMS is the RM's own form of a timestamp: epoch milliseconds, 0 for
+// "not yet".
+func epochMS(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixMilli()
 }
 
 // round trims float32 noise (0.6 arrives as 0.60000002384) so JSON shows
@@ -101,35 +104,13 @@ func orDash(s *string) string {
 // is none), or while it runs, the AM's live report.
 type statusView struct {
 	appView
-	History      *contract.StatusReport `json:"history,omitempty"`
-	Live         *contract.StatusReport `json:"live,omitempty"`
-	HistoryError string                 `json:"history_error,omitempty"`
-}
-
-// readHistory reads the history record the application's AM left on HDFS;
-// the error is one line for users (a non-tfyarn application has none).
-func (e *env) readHistory(ctx context.Context, user, appID string) (*contract.StatusReport, string) {
-	var rep contract.StatusReport
-	err := e.withHDFS(ctx, func(fs *hdfs.FS) error {
-		data, err := fs.ReadHistory(ctx, user, appID)
-		if err != nil {
-			return err
-		}
-		return json.Unmarshal(data, &rep)
-	})
-	switch {
-	case errors.Is(err, os.ErrNotExist):
-		return nil, "no history record at " + hdfs.HistoryPath(user, appID) + " (not a tfyarn application, or its AM did not end normally)"
-	case errors.Is(err, os.ErrPermission):
-		return nil, "the history record at " + hdfs.HistoryPath(user, appID) + " is private to " + user + " (the command line and stderr tails are theirs)"
-	case err != nil:
-		return nil, "reading the history record: " + err.Error()
-	}
-	return &rep, ""
+	History      *client.JobReport `json:"history,omitempty"`
+	Live         *client.JobReport `json:"live,omitempty"`
+	HistoryError string            `json:"history_error,omitempty"`
 }
 
 // addJobKeys adds what the history says of the job to status's key-values.
-func addJobKeys(kv *cliout.KeyValues, h *contract.StatusReport) {
+func addJobKeys(kv *cliout.KeyValues, h *client.JobReport) {
 	if j := h.Job; j != nil {
 		kv.Add("Command", cliout.Cell(j.Command))
 		groups := make([]string, len(j.Groups))
@@ -145,7 +126,7 @@ func addJobKeys(kv *cliout.KeyValues, h *contract.StatusReport) {
 		}
 	}
 	if h.Progress != nil {
-		kv.Add("Training", webui.ProgressText(h.Progress))
+		kv.Add("Training", webui.ProgressText(contractProgress(h.Progress)))
 	}
 	kv.Add("Restarts", strconv.Itoa(h.Restarts))
 	if h.TensorBoardURL != "" {
@@ -154,7 +135,7 @@ func addJobKeys(kv *cliout.KeyValues, h *contract.StatusReport) {
 }
 
 // taskTable is a report's tasks (history or live), one row each.
-func taskTable(h *contract.StatusReport) *cliout.Table {
+func taskTable(h *client.JobReport) *cliout.Table {
 	t := cliout.NewTable("TASK", "STATE", "ADDRESS", "CONTAINER", "NODE", "EXIT", "RESTARTS", "ELAPSED", "CPU/MEMORY", "GPUS")
 	for _, tr := range h.Tasks {
 		addr, exit, elapsed := "-", "-", "-"
@@ -171,7 +152,7 @@ func taskTable(h *contract.StatusReport) *cliout.Table {
 			}
 			elapsed = webui.Duration(end.Sub(*tr.StartedAt))
 		}
-		t.Row(tr.Task, tr.State, addr, orDash(nonEmpty(tr.ContainerID)), orDash(nonEmpty(tr.Node)), exit, tr.Restarts, elapsed, webui.ProcessText(tr), webui.GPUText(tr.GPUs))
+		t.Row(tr.Task, tr.State, addr, orDash(nonEmpty(tr.ContainerID)), orDash(nonEmpty(tr.Node)), exit, tr.Restarts, elapsed, processText(tr), gpuText(tr.GPUs))
 	}
 	return t
 }
@@ -181,4 +162,33 @@ func nonEmpty(s string) *string {
 		return nil
 	}
 	return &s
+}
+
+// The web UI's words for a task's CPU, memory and GPUs and the job's
+// progress, over the public report's types (the same fields as the AM's).
+
+func processText(t client.TaskResult) string {
+	return webui.ProcessText(contract.TaskReport{
+		ProcessSample:    (*contract.ProcessSample)(t.ProcessSample),
+		NearMemoryLimit:  t.NearMemoryLimit,
+		MemoryLimitBytes: t.MemoryLimitBytes,
+	})
+}
+
+func gpuText(gpus []client.GPUSample) string {
+	samples := make([]contract.GPUSample, len(gpus))
+	for i, g := range gpus {
+		samples[i] = contract.GPUSample(g)
+	}
+	return webui.GPUText(samples)
+}
+
+func contractProgress(p *client.JobProgress) *contract.JobProgress {
+	if p == nil {
+		return nil
+	}
+	return &contract.JobProgress{
+		Progress: contract.Progress(p.TaskProgress), Task: p.Task, StepsPerSecond: p.StepsPerSecond,
+		FractionPerSecond: p.FractionPerSecond, ETASeconds: p.ETASeconds, UpdatedAt: p.UpdatedAt,
+	}
 }
