@@ -19,6 +19,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/tfyarn/tfyarn/client"
 	"github.com/tfyarn/tfyarn/internal/clustertest"
 	"github.com/tfyarn/tfyarn/internal/contract"
 )
@@ -38,7 +39,7 @@ func TestE2EWebUIHistoryGPU(t *testing.T) {
 	chromium := chromiumPath(t)
 
 	dir := t.TempDir()
-	fixture, err := os.ReadFile(filepath.Join(c.Root, "executor", "testdata", "h100-query-gpu.csv"))
+	fixture, err := os.ReadFile(filepath.Join(c.Root, "internal", "executor", "testdata", "h100-query-gpu.csv"))
 	require.NoError(t, err)
 	smi := filepath.Join(dir, "nvidia-smi")
 	require.NoError(t, os.WriteFile(smi, []byte("#!/bin/sh\ncat <<'EOF'\n"+string(fixture)+"EOF\n"), 0o755))
@@ -125,7 +126,7 @@ func TestE2EWebUIHistoryGPU(t *testing.T) {
 	require.Nil(t, running.History)
 	require.NotNil(t, running.Live, liveJSON)
 	require.Len(t, running.Live.Tasks, 2)
-	require.Equal(t, []contract.GPUSample{h100}, running.Live.Tasks[1].GPUs)
+	require.Equal(t, []client.GPUSample{client.GPUSample(h100)}, running.Live.Tasks[1].GPUs)
 
 	require.NoError(t, run.finish())
 	res := runJSON(t, run.stdout.String())
@@ -156,7 +157,7 @@ func TestE2EWebUIHistoryGPU(t *testing.T) {
 		require.Equal(t, int32(0), *task.ExitCode)
 		require.NotNil(t, task.StartedAt)
 		require.NotNil(t, task.EndedAt)
-		require.Equal(t, []contract.GPUSample{h100}, task.GPUs)
+		require.Equal(t, []client.GPUSample{client.GPUSample(h100)}, task.GPUs)
 	}
 	requireNoStaging(t, c, appID)
 }
