@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/tfyarn/tfyarn/internal/amattempt"
-	"github.com/tfyarn/tfyarn/internal/appmaster/core"
 	"time"
 
+	"github.com/tfyarn/tfyarn/internal/amattempt"
+	"github.com/tfyarn/tfyarn/internal/appmaster/core"
 	"github.com/tfyarn/tfyarn/internal/yarn"
 	"github.com/tfyarn/tfyarn/internal/yarnpb/hadoopyarn"
 	"github.com/tfyarn/tfyarn/taskspec"

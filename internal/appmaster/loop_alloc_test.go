@@ -3,11 +3,11 @@ package appmaster
 import (
 	"context"
 	"fmt"
-	"github.com/tfyarn/tfyarn/internal/appmaster/core"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/tfyarn/tfyarn/internal/appmaster/core"
 	"github.com/tfyarn/tfyarn/internal/ipc"
 	"github.com/tfyarn/tfyarn/internal/yarn"
 	"github.com/tfyarn/tfyarn/internal/yarnpb/hadoopyarn"

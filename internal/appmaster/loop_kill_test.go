@@ -2,12 +2,12 @@ package appmaster
 
 import (
 	"context"
-	"github.com/tfyarn/tfyarn/internal/appmaster/core"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/tfyarn/tfyarn/internal/appmaster/core"
 	"github.com/tfyarn/tfyarn/internal/yarn"
 	"github.com/tfyarn/tfyarn/internal/yarnpb/hadoopcommon"
 	"github.com/tfyarn/tfyarn/internal/yarnpb/hadoopyarn"

@@ -1,11 +1,11 @@
 package appmaster
 
 import (
-	"github.com/tfyarn/tfyarn/internal/appmaster/core"
 	"sort"
 	"strconv"
 	"strings"
 
+	"github.com/tfyarn/tfyarn/internal/appmaster/core"
 	"github.com/tfyarn/tfyarn/internal/contract"
 	"github.com/tfyarn/tfyarn/internal/rendezvous"
 	"github.com/tfyarn/tfyarn/internal/security"

@@ -1,10 +1,10 @@
 package appmaster
 
 import (
-	"github.com/tfyarn/tfyarn/internal/appmaster/core"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"github.com/tfyarn/tfyarn/internal/appmaster/core"
 	"github.com/tfyarn/tfyarn/internal/contract"
 	"github.com/tfyarn/tfyarn/internal/hdfs"
 	"github.com/tfyarn/tfyarn/internal/yarnpb/hadoopyarn"

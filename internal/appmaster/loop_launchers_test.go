@@ -3,13 +3,13 @@ package appmaster
 import (
 	"context"
 	"fmt"
-	"github.com/tfyarn/tfyarn/internal/appmaster/core"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/tfyarn/tfyarn/internal/appmaster/core"
 	"github.com/tfyarn/tfyarn/internal/hadoopconf"
 	"github.com/tfyarn/tfyarn/internal/yarnpb/hadoopyarn"
 	"github.com/tfyarn/tfyarn/taskspec"

@@ -3,9 +3,9 @@ package appmaster
 import (
 	"context"
 	"fmt"
-	"github.com/tfyarn/tfyarn/internal/appmaster/core"
 	"sort"
 
+	"github.com/tfyarn/tfyarn/internal/appmaster/core"
 	"github.com/tfyarn/tfyarn/internal/yarn"
 )
 

@@ -2,8 +2,8 @@ package appmaster
 
 import (
 	"context"
-	"github.com/tfyarn/tfyarn/internal/appmaster/core"
 
+	"github.com/tfyarn/tfyarn/internal/appmaster/core"
 	"github.com/tfyarn/tfyarn/internal/yarnpb/hadoopyarn"
 )
 
