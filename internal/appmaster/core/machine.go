@@ -6,8 +6,9 @@
 // releases, adoptions, the final status). The machine does no I/O, reads no clock and
 // starts no goroutine, so every scheduling rule is tested by feeding events.
 //
-// The package imports only the standard library's pure parts and taskspec
-// (TestCoreImportsOnlyPureStdlibAndTaskspec holds it to that).
+// The package imports only the standard library's pure parts, taskspec and
+// internal/framework, pure too (internal/architecture's TestCoreIsPure holds
+// it to that).
 //
 // A driver loop looks like:
 //
