@@ -320,3 +320,24 @@ func TestStateToSaveCarriesRestartsAndDropsAStoppingTable(t *testing.T) {
 	_, ok = stateToSave(Snapshot{Tasks: tasks, Finish: &core.Finish{}}, "h:1", nil)
 	require.False(t, ok, "the job is decided: nothing more to save")
 }
+
+// An adopted task keeps the control port the previous attempt saved for
+// its launcher: the board holds it (so this attempt saves it again) and
+// the launcher is told where this attempt runs, on that port.
+func TestRendezvousAnnouncesToAdoptedLaunchers(t *testing.T) {
+	worker, _ := taskspec.ParseSpec(taskspec.Worker, "2x1c")
+	secret, err := rendezvous.NewSecret()
+	require.NoError(t, err)
+	rv, err := StartRendezvous(RendezvousConfig{AppID: "application_1_0001", Job: taskspec.Job{Tasks: []taskspec.TaskGroup{worker}, Command: "true"},
+		Secret: secret, Host: "127.0.0.1", Listen: "127.0.0.1:0"})
+	require.NoError(t, err)
+	defer rv.Close(0)
+	told := make(chan amattempt.Task, 2)
+	rv.AnnounceAdopted([]amattempt.Task{
+		{Task: "worker:0", ContainerID: "container_1_0001_01_000002", Host: "node1", Port: 2222, Control: 4242},
+		{Task: "worker:1", ContainerID: "container_1_0001_01_000003", Host: "node2", Port: 2223},
+	}, func(t amattempt.Task) { told <- t })
+	rv.Adopt(taskspec.TaskID{Type: taskspec.Worker}, "container_1_0001_01_000002", "node1", 2222)
+	require.Equal(t, amattempt.Task{Task: "worker:0", ContainerID: "container_1_0001_01_000002", Host: "node1", Port: 2222, Control: 4242}, <-told)
+	require.Equal(t, map[string]int{"container_1_0001_01_000002": 4242}, rv.controlPorts())
+}

@@ -9,8 +9,9 @@ import (
 )
 
 // Locator finds the current AM's rendezvous address ("host:port"): a
-// later AM attempt (--am-attempts) runs elsewhere, and says where in a
-// place every launcher can read (the job's staging directory).
+// later AM attempt (--am-attempts) runs elsewhere, and tells the launchers
+// of the tasks it adopts where (package amattempt: a launcher's control
+// port).
 type Locator func(ctx context.Context) (string, error)
 
 // LocatorConfig is how a client looks for a new AM once it lost its own.

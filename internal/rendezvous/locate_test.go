@@ -33,7 +33,7 @@ func stoppableServer(t *testing.T, secret []byte, h Handler) (addr string, stop 
 
 // An AM attempt dies and the next one, which adopted the task, comes up at
 // another address: the launcher's calls find it through the locator (which
-// names the old address until the new attempt has saved its own), register
+// names the old address until the new attempt has announced its own), register
 // again there, and get the new attempt's stop order.
 func TestClientFollowsTheAMToItsNewAddress(t *testing.T) {
 	secret := testSecret(t)
@@ -115,9 +115,9 @@ func TestClientGivesUpWhenNoNewAMAppears(t *testing.T) {
 	b.Assign(r.Task, r.ContainerID)
 	c := newTestClient(t, addr, secret, r.ContainerID, WithLocator(LocatorConfig{
 		Locate: func(ctx context.Context) (string, error) {
-			return "", errors.New("open /staging/am-tasks.json: file does not exist")
+			return "", errors.New("no later ApplicationMaster attempt has called yet")
 		},
-		Where: "/staging/am-tasks.json", After: 50 * time.Millisecond, Every: 20 * time.Millisecond, GiveUp: 400 * time.Millisecond,
+		Where: "control port node1:4242", After: 50 * time.Millisecond, Every: 20 * time.Millisecond, GiveUp: 400 * time.Millisecond,
 	}))
 	ctx := ctxTimeout(t, 20*time.Second)
 	require.NoError(t, c.Register(ctx, r))
@@ -128,7 +128,7 @@ func TestClientGivesUpWhenNoNewAMAppears(t *testing.T) {
 	require.ErrorIs(t, err, ErrAMLost)
 	require.Less(t, time.Since(start), 10*time.Second)
 	msg := err.Error()
-	for _, want := range []string{"the AM at " + addr + " has not answered for 400ms", "/staging/am-tasks.json named no other AM", "last lookup: open /staging/am-tasks.json: file does not exist"} {
+	for _, want := range []string{"the AM at " + addr + " has not answered for 400ms", "control port node1:4242 named no other AM", "last lookup: no later ApplicationMaster attempt has called yet"} {
 		require.True(t, strings.Contains(msg, want), "%q lacks %q", msg, want)
 	}
 	start = time.Now()
