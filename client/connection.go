@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tfyarn/tfyarn/internal/connect"
 	"github.com/tfyarn/tfyarn/internal/hadoopconf"
 	"github.com/tfyarn/tfyarn/internal/hdfs"
 	"github.com/tfyarn/tfyarn/internal/ipc"
@@ -106,14 +107,14 @@ func (c *Client) Close() error {
 	return errors.Join(errs...)
 }
 
-// kerberos logs in once as a Kerberized cluster needs (see Login); nil on
+// kerberos logs in once as a Kerberized cluster needs (see connect.Login); nil on
 // an insecure cluster. The login is bounded by CallTimeout alone: it
 // serves every later call, whatever the caller's context.
 func (c *Client) kerberos() (*security.KerberosLogin, error) {
 	if !c.loggedIn {
 		ctx, cancel := context.WithTimeout(context.Background(), c.conn.CallTimeout)
 		defer cancel()
-		c.login, c.loginErr = Login(ctx, c.conf, c.conn.Principal, c.conn.Keytab)
+		c.login, c.loginErr = connect.Login(ctx, c.conf, c.conn.Principal, c.conn.Keytab)
 		c.loggedIn = true
 	}
 	return c.login, c.loginErr
@@ -129,7 +130,7 @@ func (c *Client) rmClient() (*yarn.ApplicationClient, error) {
 	if err != nil {
 		return nil, err
 	}
-	rm, err := NewRMClient(c.conf, login, yarn.ClientOptions{User: c.conn.User, DialTimeout: c.conn.CallTimeout / 3})
+	rm, err := connect.RM(c.conf, login, yarn.ClientOptions{User: c.conn.User, DialTimeout: c.conn.CallTimeout / 3})
 	if err != nil {
 		return nil, &ConfigError{err}
 	}
@@ -153,7 +154,7 @@ func (c *Client) hdfsFS(ctx context.Context) (*hdfs.FS, error) {
 	if user == "" {
 		user = ipc.DefaultUser()
 	}
-	fs, err := ConnectHDFS(ctx, c.conf, login, hdfs.Options{User: user, ConnectTimeout: c.conn.CallTimeout})
+	fs, err := connect.HDFS(ctx, c.conf, login, hdfs.Options{User: user, ConnectTimeout: c.conn.CallTimeout})
 	if err != nil {
 		return nil, err
 	}

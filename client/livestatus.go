@@ -11,11 +11,11 @@ import (
 	"github.com/tfyarn/tfyarn/internal/yarnpb/hadoopyarn"
 )
 
-// LiveStatus fetches a running application's task table from its
+// liveStatus fetches a running application's task table from its
 // ApplicationMaster's status page (the AM registers that page's port as
 // its RPC port), bounded by statusTimeout. key is the job's status key
 // (ReadStatusKey): the AM answers only a client that holds it.
-func LiveStatus(ctx context.Context, r *hadoopyarn.ApplicationReportProto, key []byte) (*contract.StatusReport, error) {
+func liveStatus(ctx context.Context, r *hadoopyarn.ApplicationReportProto, key []byte) (*contract.StatusReport, error) {
 	w := newStatusWatcher(key)
 	defer w.close()
 	w.locate(r)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/tfyarn/tfyarn/internal/clustertest"
+	"github.com/tfyarn/tfyarn/internal/connect"
 	"github.com/tfyarn/tfyarn/internal/hadoopconf"
 	"github.com/tfyarn/tfyarn/internal/hdfs"
 	"github.com/tfyarn/tfyarn/internal/ipc"
@@ -34,7 +35,7 @@ func TestE2EUnchangedEnvNotRepacked(t *testing.T) {
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	fs, err := ConnectHDFS(ctx, conf, nil, hdfs.Options{User: ipc.DefaultUser()})
+	fs, err := connect.HDFS(ctx, conf, nil, hdfs.Options{User: ipc.DefaultUser()})
 	require.NoError(t, err)
 	defer fs.Close()
 

@@ -225,7 +225,7 @@ func (c *Client) Status(ctx context.Context, appID string) (*Status, error) {
 	if err != nil {
 		return st, nil
 	}
-	if live, err := LiveStatus(ctx, r, key); err == nil && live.AppID == st.ID {
+	if live, err := liveStatus(ctx, r, key); err == nil && live.AppID == st.ID {
 		st.Live = publicReport(live)
 	}
 	return st, nil

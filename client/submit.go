@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tfyarn/tfyarn/internal/connect"
 	"github.com/tfyarn/tfyarn/internal/contract"
 	"github.com/tfyarn/tfyarn/internal/hadoopconf"
 	"github.com/tfyarn/tfyarn/internal/hdfs"
@@ -90,14 +91,14 @@ func Submit(ctx context.Context, job Job) (*Submission, error) {
 			return nil, &taskspec.ValidationError{Message: "--file-systems: " + strings.TrimPrefix(err.Error(), "hadoopconf: ")}
 		}
 	}
-	login, err := Login(ctx, job.Conf, job.Principal, job.Keytab)
+	login, err := connect.Login(ctx, job.Conf, job.Principal, job.Keytab)
 	if err != nil {
 		return nil, err
 	}
 	if login != nil {
 		job.User = login.ShortName()
 	}
-	rm, err := NewRMClient(job.Conf, login, yarn.ClientOptions{User: job.User, DialTimeout: job.CallTimeout / 3})
+	rm, err := connect.RM(job.Conf, login, yarn.ClientOptions{User: job.User, DialTimeout: job.CallTimeout / 3})
 	if err != nil {
 		return nil, err
 	}
@@ -145,7 +146,7 @@ func (s *Submission) submit(ctx context.Context, bin string, plan shipplan.Plan)
 	s.id = newApp.GetApplicationId()
 	s.AppID = yarn.FormatApplicationID(s.id)
 
-	if s.fs, err = ConnectHDFS(cctx, job.Conf, s.login, hdfs.Options{User: job.User}); err != nil {
+	if s.fs, err = connect.HDFS(cctx, job.Conf, s.login, hdfs.Options{User: job.User}); err != nil {
 		return err
 	}
 	if s.cache, err = s.openCache(cctx); err != nil {

@@ -26,6 +26,7 @@ import (
 
 	"github.com/tfyarn/tfyarn/client"
 	"github.com/tfyarn/tfyarn/internal/clustertest"
+	"github.com/tfyarn/tfyarn/internal/connect"
 	"github.com/tfyarn/tfyarn/internal/contract"
 	"github.com/tfyarn/tfyarn/internal/hadoopconf"
 	"github.com/tfyarn/tfyarn/internal/hdfs"
@@ -132,7 +133,7 @@ func TestE2EAttackKerberosAMEndpoints(t *testing.T) {
 		login, err := security.LoginKerberos(ctx, security.KerberosOptions{CCache: c.Kerberos.Bob.CCache, Krb5Conf: c.Kerberos.Krb5Config})
 		require.NoError(t, err)
 		require.Equal(t, c.Kerberos.Bob.Principal, login.Principal)
-		rm, err := client.NewRMClient(conf, login, yarn.ClientOptions{})
+		rm, err := connect.RM(conf, login, yarn.ClientOptions{})
 		require.NoError(t, err)
 		defer rm.Close()
 		id, err := yarn.ParseApplicationID(appID)

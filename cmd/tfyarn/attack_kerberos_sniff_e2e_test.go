@@ -23,8 +23,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/tfyarn/tfyarn/client"
 	"github.com/tfyarn/tfyarn/internal/clustertest"
+	"github.com/tfyarn/tfyarn/internal/connect"
 	"github.com/tfyarn/tfyarn/internal/hadoopconf"
 	"github.com/tfyarn/tfyarn/internal/security"
 	"github.com/tfyarn/tfyarn/internal/yarn"
@@ -178,7 +178,7 @@ func waitForFinalReport(t *testing.T, c *clustertest.Cluster, appID string) *had
 	require.NoError(t, err)
 	login, err := security.LoginKerberos(ctx, security.KerberosOptions{CCache: c.Kerberos.CCache, Krb5Conf: c.Kerberos.Krb5Config})
 	require.NoError(t, err)
-	rm, err := client.NewRMClient(conf, login, yarn.ClientOptions{})
+	rm, err := connect.RM(conf, login, yarn.ClientOptions{})
 	require.NoError(t, err)
 	defer rm.Close()
 	id, err := yarn.ParseApplicationID(appID)

@@ -17,8 +17,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/tfyarn/tfyarn/client"
 	"github.com/tfyarn/tfyarn/internal/clustertest"
+	"github.com/tfyarn/tfyarn/internal/connect"
 	"github.com/tfyarn/tfyarn/internal/hadoopconf"
 	"github.com/tfyarn/tfyarn/internal/hdfs"
 	"github.com/tfyarn/tfyarn/internal/security"
@@ -333,7 +333,7 @@ func kerberosLogin(t *testing.T, c *clustertest.Cluster) (*hadoopconf.Config, *s
 func requireNoAppNamed(t *testing.T, c *clustertest.Cluster, name string) {
 	t.Helper()
 	conf, login := kerberosLogin(t, c)
-	rm, err := client.NewRMClient(conf, login, yarn.ClientOptions{})
+	rm, err := connect.RM(conf, login, yarn.ClientOptions{})
 	require.NoError(t, err)
 	defer rm.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -352,7 +352,7 @@ func requireNoKerberosStaging(t *testing.T, c *clustertest.Cluster, appID string
 	conf, login := kerberosLogin(t, c)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	fs, err := client.ConnectHDFS(ctx, conf, login, hdfs.Options{})
+	fs, err := connect.HDFS(ctx, conf, login, hdfs.Options{})
 	require.NoError(t, err)
 	defer fs.Close()
 	dir := hdfs.StagingDir("alice", appID)

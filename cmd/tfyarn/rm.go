@@ -4,7 +4,7 @@ import (
 	"context"
 	"os"
 
-	"github.com/tfyarn/tfyarn/client"
+	"github.com/tfyarn/tfyarn/internal/connect"
 	"github.com/tfyarn/tfyarn/internal/hadoopconf"
 	"github.com/tfyarn/tfyarn/internal/hdfs"
 	"github.com/tfyarn/tfyarn/internal/ipc"
@@ -49,7 +49,7 @@ func (e *env) rmClient() (*yarn.ApplicationClient, *hadoopconf.Config, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	c, err := client.NewRMClient(conf, login, yarn.ClientOptions{DialTimeout: e.timeout / 3})
+	c, err := connect.RM(conf, login, yarn.ClientOptions{DialTimeout: e.timeout / 3})
 	if err != nil {
 		return nil, nil, &confError{err}
 	}
@@ -57,12 +57,12 @@ func (e *env) rmClient() (*yarn.ApplicationClient, *hadoopconf.Config, error) {
 }
 
 // kerberos logs in once per command as a Kerberized cluster needs (see
-// client.Login); nil on an insecure cluster.
+// connect.Login); nil on an insecure cluster.
 func (e *env) kerberos(conf *hadoopconf.Config) (*security.KerberosLogin, error) {
 	if !e.loggedIn {
 		ctx, cancel := context.WithTimeout(context.Background(), e.timeout)
 		defer cancel()
-		e.login, e.loginErr = client.Login(ctx, conf, e.principal, e.keytab)
+		e.login, e.loginErr = connect.Login(ctx, conf, e.principal, e.keytab)
 		e.loggedIn = true
 	}
 	return e.login, e.loginErr
@@ -86,5 +86,5 @@ func (e *env) cacheFS(parent context.Context) (*hdfs.FS, error) {
 	}
 	ctx, cancel := e.rpcContext(parent)
 	defer cancel()
-	return client.ConnectHDFS(ctx, conf, login, hdfs.Options{User: ipc.DefaultUser(), ConnectTimeout: e.timeout})
+	return connect.HDFS(ctx, conf, login, hdfs.Options{User: ipc.DefaultUser(), ConnectTimeout: e.timeout})
 }

@@ -1,4 +1,8 @@
-package client
+// Package connect logs in to a cluster as its configuration asks (Kerberos
+// or not) and connects to its ResourceManager(s) and default HDFS as that
+// login: what client's Client and Submit, and the tests that talk to a
+// Kerberized cluster, share.
+package connect
 
 import (
 	"context"
@@ -34,9 +38,9 @@ func Login(ctx context.Context, conf *hadoopconf.Config, principal, keytab strin
 	return security.LoginKerberos(ctx, security.KerberosOptions{Principal: principal, Keytab: keytab})
 }
 
-// RMClientOptions are opts plus what the login needs: SASL GSSAPI to the
+// RMOptions are opts plus what the login needs: SASL GSSAPI to the
 // ResourceManager(s), as the principal. A nil login leaves opts as they are.
-func RMClientOptions(conf *hadoopconf.Config, login *security.KerberosLogin, opts yarn.ClientOptions) (yarn.ClientOptions, error) {
+func RMOptions(conf *hadoopconf.Config, login *security.KerberosLogin, opts yarn.ClientOptions) (yarn.ClientOptions, error) {
 	if login == nil {
 		return opts, nil
 	}
@@ -66,19 +70,19 @@ func RMClientOptions(conf *hadoopconf.Config, login *security.KerberosLogin, opt
 	return opts, nil
 }
 
-// NewRMClient connects (lazily) to the ResourceManager as login (nil on an
+// RM connects (lazily) to the ResourceManager as login (nil on an
 // insecure cluster).
-func NewRMClient(conf *hadoopconf.Config, login *security.KerberosLogin, opts yarn.ClientOptions) (*yarn.ApplicationClient, error) {
-	opts, err := RMClientOptions(conf, login, opts)
+func RM(conf *hadoopconf.Config, login *security.KerberosLogin, opts yarn.ClientOptions) (*yarn.ApplicationClient, error) {
+	opts, err := RMOptions(conf, login, opts)
 	if err != nil {
 		return nil, err
 	}
 	return yarn.NewApplicationClient(conf, opts)
 }
 
-// ConnectHDFS connects to the default filesystem as login, or as user on an
+// HDFS connects to the default filesystem as login, or as user on an
 // insecure cluster.
-func ConnectHDFS(ctx context.Context, conf *hadoopconf.Config, login *security.KerberosLogin, opts hdfs.Options) (*hdfs.FS, error) {
+func HDFS(ctx context.Context, conf *hadoopconf.Config, login *security.KerberosLogin, opts hdfs.Options) (*hdfs.FS, error) {
 	opts.Kerberos = login
 	if login != nil {
 		opts.User = login.ShortName()

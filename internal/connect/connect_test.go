@@ -1,4 +1,4 @@
-package client
+package connect
 
 import (
 	"testing"
@@ -13,11 +13,11 @@ import (
 	"github.com/tfyarn/tfyarn/internal/yarn"
 )
 
-// TestRMClientOptionsHAPrincipals: with two ResourceManagers, the GSSAPI
+// TestRMOptionsHAPrincipals: with two ResourceManagers, the GSSAPI
 // mechanism knows each one's principal by address (_HOST replaced by that
 // RM's host, lower-cased), so that a failover is checked against the
 // principal of the RM actually dialled; before, two RMs meant no check.
-func TestRMClientOptionsHAPrincipals(t *testing.T) {
+func TestRMOptionsHAPrincipals(t *testing.T) {
 	conf := hadoopconf.New(func(string) (string, bool) { return "", false })
 	for k, v := range map[string]string{
 		hadoopconf.KeyAuthentication:        "kerberos",
@@ -35,7 +35,7 @@ func TestRMClientOptionsHAPrincipals(t *testing.T) {
 		Client:    krbclient.NewWithPassword("alice", "EXAMPLE.COM", "unused", krbconfig.New()),
 		Principal: "alice@EXAMPLE.COM",
 	}
-	opts, err := RMClientOptions(conf, login, yarn.ClientOptions{})
+	opts, err := RMOptions(conf, login, yarn.ClientOptions{})
 	require.NoError(t, err)
 	require.Len(t, opts.SASL, 1)
 	k, ok := opts.SASL[0].(*ipc.Kerberos)
