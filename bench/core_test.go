@@ -133,7 +133,7 @@ func coreTFEndgame(tb testing.TB, n, perHeartbeat int, pss bool) (heartbeats int
 		groups = append(groups, taskspec.TaskGroup{Type: taskspec.PS, Instances: 1, Resources: res})
 	}
 	m, err := core.New(core.Config{Job: taskspec.Job{Command: "true", Tasks: groups},
-		Policy: core.TensorFlowPolicy{StopTimeout: taskspec.TFStopTimeout}, AllocTimeout: -1, StopGrace: 12 * time.Second})
+		Policy: core.TensorFlowPolicy{StopTimeout: taskspec.TFStopTimeout}, AllocTimeout: -1, ContainerStopGrace: 12 * time.Second})
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -12,14 +12,14 @@ import "time"
 //	DefaultRendezvousTimeout      10m    AM: cluster tasks registering once the first has (YARN)  --rendezvous-timeout, JobFile.RendezvousTimeout
 //	DefaultLocalRendezvousTimeout 2m     the same under `run --local`                             --rendezvous-timeout, localrun.Options.RegistrationTimeout
 //	LauncherRendezvousTimeout     30m    launcher: registering and receiving the cluster spec     executor.Config.RendezvousTimeout (--local: 2x its registration timeout)
-//	ProgramStopGrace              10s    launcher: its program, between SIGTERM and SIGKILL       executor.Config.StopGrace, localrun.Options.StopGrace
+//	ProgramStopGrace              10s    launcher: its program, between SIGTERM and SIGKILL       executor.Config.ProgramStopGrace, localrun.Options.ProgramStopGrace
 //	OrphanStopGrace               1s     launcher: what the program left running, SIGTERM to KILL  executor.Config.OrphanGrace
-//	ContainerStopGrace            12s    AM: a task it asked to end, before the NM stops it       appmaster.LoopConfig.StopGrace
+//	ContainerStopGrace            12s    AM: a task it asked to end, before the NM stops it       appmaster.LoopConfig.ContainerStopGrace
 //	DefaultWorkerGrace            10s    SuccessChief: lingering workers ending by themselves      core.TensorFlowPolicy.WorkerGrace, localrun.Options.WorkerGrace
 //	TFStopTimeout                 15s    SuccessChief: stopped tasks ending, from their stop        core.TensorFlowPolicy.StopTimeout
 //	YarnReasonWait                30s    AM: YARN's report of a container killed from outside       core.Machine (fixed)
 //	InPlaceWait                   1m     AM: a PS-strategy worker's container on its old node       core.Machine (fixed)
-//	RestartStopWait               30s    AM: a restart's stopped tasks ending, after StopGrace      core.Machine (fixed)
+//	RestartStopWait               30s    AM: a restart's stopped tasks ending, after ContainerStopGrace core.Machine (fixed)
 //	DefaultPreemptionWait         15s    YARN: a preemption warning to the kill (a task's deadline) the RM's max_wait_before_kill in the client's yarn-site, core.Config.PreemptionWait
 //
 // How they relate: ContainerStopGrace exceeds ProgramStopGrace plus

@@ -93,12 +93,12 @@ type LoopConfig struct {
 	// a preemption and the kill (PreemptionWait of the client's
 	// configuration); 0 means taskspec.DefaultPreemptionWait.
 	PreemptionWait time.Duration
-	// StopGrace is how long a task the job no longer needs has, once its
+	// ContainerStopGrace is how long a task the job no longer needs has, once its
 	// launcher was asked to end the program, before the AM stops its
 	// container through the NodeManager (12 s: the launcher's own SIGTERM
 	// to SIGKILL grace is 10 s). Without Launchers, containers are stopped
 	// at once.
-	StopGrace time.Duration
+	ContainerStopGrace time.Duration
 }
 
 // Launchers is what the loop needs of the tasks' launchers (`tfyarn task`
@@ -209,13 +209,13 @@ func newLoop(cfg LoopConfig) (*loop, error) {
 	cfg.FastHeartbeat = orDuration(cfg.FastHeartbeat, 150*time.Millisecond)
 	cfg.CallTimeout = orDuration(cfg.CallTimeout, 30*time.Second)
 	cfg.FinishTimeout = orDuration(cfg.FinishTimeout, 60*time.Second)
-	cfg.StopGrace = orDuration(cfg.StopGrace, taskspec.ContainerStopGrace)
+	cfg.ContainerStopGrace = orDuration(cfg.ContainerStopGrace, taskspec.ContainerStopGrace)
 	if cfg.MaxRMFailures <= 0 {
 		cfg.MaxRMFailures = 10
 	}
 	mcfg := core.Config{Job: cfg.Job, Policy: cfg.Policy, AllocTimeout: cfg.AllocTimeout, ClusterOffers: cfg.ClusterOffers, QueueDefaultLabel: cfg.QueueDefaultLabel, PreemptionWait: cfg.PreemptionWait}
 	if cfg.Launchers != nil {
-		mcfg.StopGrace = cfg.StopGrace
+		mcfg.ContainerStopGrace = cfg.ContainerStopGrace
 	}
 	m, err := core.New(mcfg)
 	if err != nil {

@@ -122,9 +122,9 @@ func runLaunchersLoop(t *testing.T, f *fakeCluster, l *fakeLaunchers, policy cor
 		LaunchContext: func(core.Launch) *hadoopyarn.ContainerLaunchContextProto {
 			return &hadoopyarn.ContainerLaunchContextProto{}
 		},
-		Heartbeat:     5 * time.Millisecond,
-		FastHeartbeat: time.Millisecond,
-		StopGrace:     50 * time.Millisecond,
+		Heartbeat:          5 * time.Millisecond,
+		FastHeartbeat:      time.Millisecond,
+		ContainerStopGrace: 50 * time.Millisecond,
 	})
 	require.NoError(t, err)
 	require.True(t, res.Unregistered)
@@ -136,7 +136,7 @@ var worker0, worker1 = taskspec.TaskID{Type: taskspec.Worker}, taskspec.TaskID{T
 // The decider's exit, as its launcher reports it, decides the job; the
 // other worker is asked to end through its launcher first, and its
 // container is stopped through the NodeManager only when it outlives
-// StopGrace.
+// ContainerStopGrace.
 func TestLoopStopsGracefullyThenHard(t *testing.T) {
 	f := &fakeCluster{hold: true}
 	l := newFakeLaunchers(func(l *fakeLaunchers, task taskspec.TaskID) {
@@ -220,7 +220,7 @@ func TestLoopPassesPreemptionWarnings(t *testing.T) {
 			return &hadoopyarn.ContainerLaunchContextProto{}
 		},
 		PreemptionWait: 40 * time.Second,
-		Heartbeat:      5 * time.Millisecond, FastHeartbeat: time.Millisecond, StopGrace: 50 * time.Millisecond,
+		Heartbeat:      5 * time.Millisecond, FastHeartbeat: time.Millisecond, ContainerStopGrace: 50 * time.Millisecond,
 		Logf: func(format string, args ...any) {
 			mu.Lock()
 			logs = append(logs, fmt.Sprintf(format, args...))

@@ -12,7 +12,7 @@ import (
 // grace, reports the exit and ends, so the program can flush and the AM
 // learns the end at once), a hard one with the NodeManager's
 // stopContainers. When to escalate from one to the other is the machine's
-// decision (core.Config.StopGrace). With the job's end, every launcher is
+// decision (core.Config.ContainerStopGrace). With the job's end, every launcher is
 // told as well: those still waiting for the cluster spec give up.
 func (l *loop) stop(ctx context.Context, stops []core.Stop, final bool) {
 	if final && l.cfg.Launchers != nil {

@@ -79,9 +79,9 @@ type Config struct {
 	// spec. The AM has its own, shorter, registration timeout and says so;
 	// this one only guards against a silent AM.
 	RendezvousTimeout time.Duration
-	// StopGrace is how long the program has between SIGTERM and SIGKILL
+	// ProgramStopGrace is how long the program has between SIGTERM and SIGKILL
 	// when the AM stops it.
-	StopGrace time.Duration
+	ProgramStopGrace time.Duration
 	// OrphanGrace is how long what the program left running once it ended
 	// (processes that left its group) has between SIGTERM and SIGKILL.
 	OrphanGrace time.Duration
@@ -221,7 +221,7 @@ func (c *Config) setDefaults() error {
 		}
 	}
 	def(&c.RendezvousTimeout, taskspec.LauncherRendezvousTimeout)
-	def(&c.StopGrace, taskspec.ProgramStopGrace)
+	def(&c.ProgramStopGrace, taskspec.ProgramStopGrace)
 	def(&c.OrphanGrace, taskspec.OrphanStopGrace)
 	def(&c.PortHandoffTimeout, DefaultPortHandoffTimeout)
 	def(&c.ReportTimeout, DefaultReportTimeout)

@@ -129,7 +129,7 @@ func (a *am) newLaunch(task taskspec.TaskID, command ...string) *launch {
 		Task: task, AMAddress: a.addr, Secret: rendezvous.ContainerKey(a.secret, container),
 		Host: "127.0.0.1", ContainerID: container,
 		Command: command, Stdout: l.stdout, Stderr: l.stderr, Signals: l.signals,
-		RendezvousTimeout: 20 * time.Second, StopGrace: 5 * time.Second, ReportTimeout: 5 * time.Second,
+		RendezvousTimeout: 20 * time.Second, ProgramStopGrace: 5 * time.Second, ReportTimeout: 5 * time.Second,
 		ClientOptions: []rendezvous.ClientOption{rendezvous.WithLongPoll(time.Second), rendezvous.WithBackoff(10*time.Millisecond, 100*time.Millisecond)},
 	}
 	return l

@@ -339,10 +339,10 @@ func supervise(ctx, runCtx context.Context, cfg *Config, client *rendezvous.Clie
 	var kill <-chan time.Time
 	terminate := func(why string, byAM bool) {
 		stopped = stopped || byAM
-		log.printf("%s: sending SIGTERM to the program, SIGKILL in %s", why, cfg.StopGrace)
+		log.printf("%s: sending SIGTERM to the program, SIGKILL in %s", why, cfg.ProgramStopGrace)
 		_ = prog.signal(syscall.SIGTERM)
 		if kill == nil {
-			kill = time.After(cfg.StopGrace)
+			kill = time.After(cfg.ProgramStopGrace)
 		}
 	}
 	cancelled := ctx.Done()
@@ -364,7 +364,7 @@ func supervise(ctx, runCtx context.Context, cfg *Config, client *rendezvous.Clie
 			cancelled = nil
 			terminate("the launcher was cancelled", false)
 		case <-kill:
-			log.printf("the program outlived its %s grace period: SIGKILL", cfg.StopGrace)
+			log.printf("the program outlived its %s grace period: SIGKILL", cfg.ProgramStopGrace)
 			_ = prog.signal(syscall.SIGKILL)
 		}
 	}

@@ -139,7 +139,7 @@ func TestStopOrderStopsTheProgram(t *testing.T) {
 func TestStopOrderEscalatesToSIGKILL(t *testing.T) {
 	a := startAM(t, group(taskspec.PS, 1))
 	l := a.newLaunch(id(taskspec.PS, 0), "sh", "-c", `trap '' TERM; echo ready; while :; do sleep 0.05; done`)
-	l.cfg.StopGrace = 200 * time.Millisecond
+	l.cfg.ProgramStopGrace = 200 * time.Millisecond
 	done := l.start(t)
 	waitFor(t, l.stdout, "ready")
 	a.board.Stop(id(taskspec.PS, 0), "job over")

@@ -46,8 +46,8 @@ type driver struct {
 }
 
 // newDriver builds the core for job with the success rule and timings of
-// opts: StopGrace (the program's SIGTERM-to-SIGKILL grace) plus a margin is
-// how long a stopped task has before its launcher is cancelled.
+// opts: ProgramStopGrace (the program's SIGTERM-to-SIGKILL grace) plus a
+// margin is how long a stopped task has before its launcher is cancelled.
 func newDriver(job taskspec.Job, opts Options, p procs) (*driver, error) {
 	policy, err := core.PolicyFor(opts.Success, job)
 	if err != nil {
@@ -58,10 +58,10 @@ func newDriver(job taskspec.Job, opts Options, p procs) (*driver, error) {
 		policy = tf
 	}
 	m, err := core.New(core.Config{
-		Job:          job,
-		Policy:       policy,
-		AllocTimeout: -1, // allocation is immediate
-		StopGrace:    opts.StopGrace + stuckMargin,
+		Job:                job,
+		Policy:             policy,
+		AllocTimeout:       -1, // allocation is immediate
+		ContainerStopGrace: opts.ProgramStopGrace + stuckMargin,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("localrun: %w", err)

@@ -56,7 +56,7 @@ func runTFJob(t *testing.T, job taskspec.Job, script string, args []string) (*Re
 	defer cancel()
 	job.Command, job.Args = py, append([]string{script}, args...)
 	// Quiet TensorFlow's C++ info lines; keep its warnings and errors.
-	res, out := runLocal(t, ctx, job, Options{Env: append(os.Environ(), "TF_CPP_MIN_LOG_LEVEL=1"), StopGrace: 5 * time.Second, RegistrationTimeout: time.Minute})
+	res, out := runLocal(t, ctx, job, Options{Env: append(os.Environ(), "TF_CPP_MIN_LOG_LEVEL=1"), ProgramStopGrace: 5 * time.Second, RegistrationTimeout: time.Minute})
 	for _, tr := range res.Tasks {
 		t.Logf("%s: exit %d stopped=%v at %s", tr.Task, tr.ExitCode, tr.Stopped, tr.Ended.Round(100*time.Millisecond))
 	}

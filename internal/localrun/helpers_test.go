@@ -29,8 +29,8 @@ func runLocal(t *testing.T, ctx context.Context, job taskspec.Job, opts Options)
 	t.Helper()
 	out := &syncbuf.Buffer{}
 	opts.Stdout, opts.Stderr = out, out
-	if opts.StopGrace == 0 {
-		opts.StopGrace = 2 * time.Second
+	if opts.ProgramStopGrace == 0 {
+		opts.ProgramStopGrace = 2 * time.Second
 	}
 	if opts.RegistrationTimeout == 0 {
 		opts.RegistrationTimeout = 20 * time.Second

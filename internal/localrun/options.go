@@ -32,15 +32,15 @@ type Options struct {
 	// taskspec.SuccessAll; "" picks taskspec.DefaultSuccessRule(job), as the
 	// ApplicationMaster does.
 	Success taskspec.SuccessRule
-	// StopGrace is how long a stopped program has between SIGTERM and
+	// ProgramStopGrace is how long a stopped program has between SIGTERM and
 	// SIGKILL (default 10 s).
-	StopGrace time.Duration
+	ProgramStopGrace time.Duration
 	// WorkerGrace is how long, under TensorFlow's rule
 	// (core.TensorFlowPolicy), the tasks let linger after the decider's
 	// success (the workers of a job that is not ParameterServerStrategy-
 	// shaped) have to end by themselves before they are stopped (default
 	// taskspec.DefaultWorkerGrace, 10 s). A stopped task's launcher is
-	// cancelled if it is still running StopGrace + 5 s after the stop.
+	// cancelled if it is still running ProgramStopGrace + 5 s after the stop.
 	WorkerGrace time.Duration
 }
 
@@ -71,8 +71,8 @@ func (o *Options) setDefaults() {
 	if o.RegistrationTimeout <= 0 {
 		o.RegistrationTimeout = taskspec.DefaultLocalRendezvousTimeout
 	}
-	if o.StopGrace <= 0 {
-		o.StopGrace = taskspec.ProgramStopGrace
+	if o.ProgramStopGrace <= 0 {
+		o.ProgramStopGrace = taskspec.ProgramStopGrace
 	}
 	if o.WorkerGrace <= 0 {
 		o.WorkerGrace = taskspec.DefaultWorkerGrace

@@ -98,11 +98,11 @@ func Run(ctx context.Context, job taskspec.Job, opts Options) (*Result, error) {
 		errs:    map[taskspec.TaskID]string{},
 		ends:    make(chan ended),
 		base: executor.Config{
-			AMAddress: ln.Addr().String(),
-			Host:      opts.Host,
-			Command:   cmd,
-			Dir:       opts.Dir,
-			StopGrace: opts.StopGrace,
+			AMAddress:        ln.Addr().String(),
+			Host:             opts.Host,
+			Command:          cmd,
+			Dir:              opts.Dir,
+			ProgramStopGrace: opts.ProgramStopGrace,
 			// The board fails the rendezvous first, with a better message;
 			// this only guards against a launcher outliving a silent server.
 			RendezvousTimeout: 2 * opts.RegistrationTimeout,

@@ -175,7 +175,7 @@ func TestCancelKillsEveryProcess(t *testing.T) {
 		}
 	}()
 	start := time.Now()
-	res, _ := runLocal(t, ctx, shJob(script, group(taskspec.Chief, 1), group(taskspec.Worker, 2), group(taskspec.PS, 1)), Options{StopGrace: time.Second})
+	res, _ := runLocal(t, ctx, shJob(script, group(taskspec.Chief, 1), group(taskspec.Worker, 2), group(taskspec.PS, 1)), Options{ProgramStopGrace: time.Second})
 	require.Equal(t, StatusKilled, res.Status)
 	require.Contains(t, res.Diagnostics, "killed")
 	require.Less(t, time.Since(start), 15*time.Second)

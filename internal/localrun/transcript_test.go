@@ -83,7 +83,7 @@ func (h *localHarness) do(t *testing.T, c transcript.Cmd) string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		opts := Options{Success: taskspec.SuccessRule(c.Get("rule", "")), StopGrace: stopGrace - stuckMargin}
+		opts := Options{Success: taskspec.SuccessRule(c.Get("rule", "")), ProgramStopGrace: stopGrace - stuckMargin}
 		if g := c.Get("worker-grace", ""); g != "" {
 			opts.WorkerGrace, _ = time.ParseDuration(g)
 		}

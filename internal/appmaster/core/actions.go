@@ -134,7 +134,7 @@ type Launch struct {
 // (Hard false) asks the task's launcher to end its program (SIGTERM, then
 // SIGKILL after the launcher's grace), so the program can flush and the
 // driver learns its exit at once; the machine follows it with a hard stop
-// if the task is still live Config.StopGrace later. A hard stop ends the
+// if the task is still live Config.ContainerStopGrace later. A hard stop ends the
 // container itself (the NodeManager's stopContainers; locally, cancelling
 // the launcher).
 type Stop struct {

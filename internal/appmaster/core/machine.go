@@ -56,14 +56,14 @@ type Config struct {
 	// (the queue's default node label expression): the label messages about
 	// waiting tasks name, and whose ClusterOffers they quote.
 	QueueDefaultLabel string
-	// StopGrace is how long a task asked to end gracefully (its launcher
+	// ContainerStopGrace is how long a task asked to end gracefully (its launcher
 	// sends the program SIGTERM, then SIGKILL after its own grace) has
 	// before the machine escalates to a hard stop (the NodeManager's
 	// stopContainers; locally, cancelling the launcher). 0 makes every stop
 	// hard at once: the driver has no launchers to ask. Stops that come
-	// with the job's end are hard at once whatever StopGrace says: the job
+	// with the job's end are hard at once whatever ContainerStopGrace says: the job
 	// is decided.
-	StopGrace time.Duration
+	ContainerStopGrace time.Duration
 	// PreemptionWait is how long YARN's scheduler waits between announcing
 	// a preemption and the kill (preemption.go); 0 means
 	// taskspec.DefaultPreemptionWait.
@@ -138,7 +138,7 @@ func New(cfg Config) (*Machine, error) {
 		allocTimeout:  cfg.AllocTimeout,
 		clusterOffers: cfg.ClusterOffers,
 		defaultLabel:  cfg.QueueDefaultLabel,
-		stopGrace:     max(cfg.StopGrace, 0),
+		stopGrace:     max(cfg.ContainerStopGrace, 0),
 		restartPolicy: cfg.Job.Restarts,
 		job:           taskspec.Job{Spread: cfg.Job.Spread, Tasks: cfg.Job.Tasks, StartAfter: cfg.Job.StartAfter, Affinities: cfg.Job.Affinities},
 		spreadText:    cfg.Job.SpreadText(),

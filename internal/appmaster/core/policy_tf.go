@@ -42,7 +42,7 @@ import (
 // Timing, on the Tick clock: stops are issued at the decider's end, and for
 // lingering tasks when the last worker ended or WorkerGrace ran out. Each
 // stop is waited for at most StopTimeout after it was issued (the machine
-// escalates a graceful stop to a hard one Config.StopGrace, 12 s in the AM,
+// escalates a graceful stop to a hard one Config.ContainerStopGrace, 12 s in the AM,
 // after it, so a stop normally lands well within 15 s), so the policy
 // finishes at most WorkerGrace + StopTimeout after the decider's end: 25 s
 // with the defaults, leaving room for the heartbeat and unregistering

@@ -1,10 +1,10 @@
 package core
 
 // Stops: a task the job no longer needs is asked to end gracefully,
-// then stopped hard if still live StopGrace later (escalateStops).
+// then stopped hard if still live ContainerStopGrace later (escalateStops).
 
 // stop ends t's container: gracefully first when the machine has a
-// StopGrace (escalateStops follows up), else, or when hard, at once. A
+// ContainerStopGrace (escalateStops follows up), else, or when hard, at once. A
 // container whose Launch has not left the machine yet is never started: it
 // goes back to the RM instead.
 func (m *Machine) stop(t *TaskStatus, reason string, hard bool) {
@@ -27,7 +27,7 @@ func (m *Machine) stop(t *TaskStatus, reason string, hard bool) {
 	m.ready.Stop = append(m.ready.Stop, Stop{Task: t.Task, Container: t.Container, Reason: reason, Hard: hard})
 }
 
-// escalateStops hard-stops the tasks still live StopGrace after they were
+// escalateStops hard-stops the tasks still live ContainerStopGrace after they were
 // asked to end gracefully (a launcher still localizing, or hung).
 func (m *Machine) escalateStops() {
 	if first, ok := m.softStopped.earliest(gracefulStop); !ok || m.now.Sub(first) < m.stopGrace {

@@ -68,7 +68,7 @@ type TaskStatus struct {
 	// longer needed, or the job ended); its end is then TaskStopped.
 	// StopRequestedAt is when (the first, graceful, stop); HardStopped and
 	// HardStopAt say whether and when the stop escalated to a hard one: see
-	// Config.StopGrace.
+	// Config.ContainerStopGrace.
 	StopRequested, HardStopped  bool
 	StopRequestedAt, HardStopAt time.Time
 	// PlaceOn and WantPort are set while a worker replaced in place waits

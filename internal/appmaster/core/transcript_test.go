@@ -181,7 +181,7 @@ func (h *harness) newMachine(t *testing.T, c transcript.Cmd) {
 		tf.WorkerGrace, tf.StopTimeout = dur("worker-grace"), dur("stop-timeout")
 		policy = tf
 	}
-	m, err := New(Config{Job: job, Policy: policy, AllocTimeout: dur("alloc-timeout"), StopGrace: dur("stop-grace"), PreemptionWait: dur("preemption-wait")})
+	m, err := New(Config{Job: job, Policy: policy, AllocTimeout: dur("alloc-timeout"), ContainerStopGrace: dur("stop-grace"), PreemptionWait: dur("preemption-wait")})
 	if err != nil {
 		t.Fatalf("%s: %v", c.Pos, err)
 	}
