@@ -7,21 +7,17 @@ import (
 	"time"
 
 	"github.com/tfyarn/tfyarn/internal/contract"
-	"github.com/tfyarn/tfyarn/internal/hadoopconf"
-	"github.com/tfyarn/tfyarn/internal/hdfs"
 	"github.com/tfyarn/tfyarn/internal/tasklogs"
-	"github.com/tfyarn/tfyarn/internal/yarn"
 	"github.com/tfyarn/tfyarn/internal/yarnpb/hadoopyarn"
 )
 
-// LogsRequest says which logs Logs prints.
+// LogsRequest says which of an application's logs Logs prints, and how.
 type LogsRequest struct {
-	AppID string
 	// Task selects one task's containers ("worker:1"; "am" is the
 	// ApplicationMaster's); empty: every container.
 	Task string
 	// Files selects log files by name (stdout, stderr, launch_container.sh,
-	// ...); empty: every file.
+	// ...); empty: every file (with Follow: stdout and stderr).
 	Files []string
 	// Tail keeps each file's last Tail lines; 0 keeps everything.
 	Tail int
@@ -30,18 +26,11 @@ type LogsRequest struct {
 	Follow bool
 	// PollInterval is how often Follow looks for new lines (default 1 s).
 	PollInterval time.Duration
-	// CallTimeout bounds each ResourceManager call (default 15 s).
-	CallTimeout time.Duration
-}
-
-// LogSources is what Logs reads from: the ResourceManager, HDFS (for an
-// ended application's aggregated logs, and a running one's status key) and
-// the client
-// configuration (where aggregated logs are, whether they are).
-type LogSources struct {
-	RM   *yarn.ApplicationClient
-	HDFS func(context.Context) (*hdfs.FS, error)
-	Conf *hadoopconf.Config
+	// Notes, if set, gets one-line remarks: what is missing and why.
+	Notes func(string)
+	// FollowOutput gives Follow the writer of each task's file; nil is
+	// PrefixedOutput(out, out) of Logs' out.
+	FollowOutput FollowOutput
 }
 
 // LogsUnavailableError says why an application's logs cannot be read (yet):
@@ -55,19 +44,38 @@ type LogsUnavailableError struct {
 func (e *LogsUnavailableError) Error() string { return "logs of " + e.AppID + ": " + e.Reason }
 
 // FollowOutput gives Follow the writer for one task's file (stdout,
-// stderr, ...); Follow writes whole lines and calls flush when the task's
-// file ends.
+// stderr, ...); Follow writes whole lines and calls the writer's Flush,
+// if it has one, when the task's file ends.
 type FollowOutput func(task, file string) io.Writer
 
-// Logs prints an application's logs: a running application's from its
-// NodeManagers (in `yarn logs`' format, or followed with Follow), an ended
-// one's from the aggregated files on HDFS, exactly as Hadoop's
-// `yarn logs -applicationId` prints them. notes gets one-line remarks
-// (what is missing and why); follow is used only with Follow. The work is
-// internal/tasklogs'; this is its public entry.
-func Logs(ctx context.Context, src LogSources, req LogsRequest, out io.Writer, notes func(string), follow FollowOutput) error {
-	err := tasklogs.Print(ctx, tasklogs.Sources{RM: src.RM, HDFS: src.HDFS, Conf: src.Conf, StatusKey: ReadStatusKey, Status: statusOf},
-		tasklogs.Request(req), out, notes, tasklogs.FollowOutput(follow))
+// PrefixedOutput is the FollowOutput of tfyarn logs --follow and of run's
+// live task output: a task's stdout lines go to stdout, its other files'
+// (stderr) to stderr, each prefixed with its task ("[worker:1] ") as run
+// --local prints them. stdout and stderr may be the same writer.
+func PrefixedOutput(stdout, stderr io.Writer) FollowOutput {
+	return FollowOutput(tasklogs.PrefixedOutput(stdout, stderr))
+}
+
+// Logs prints the logs of application appID to out: a running
+// application's from its NodeManagers (in `yarn logs`' format, or
+// followed with req.Follow), an ended one's from the aggregated files on
+// HDFS, exactly as Hadoop's `yarn logs -applicationId` prints them, also
+// for an application the ResourceManager no longer knows. Logs that cannot
+// be read (yet) are a *LogsUnavailableError. The work is internal/tasklogs';
+// this is its public entry.
+func (c *Client) Logs(ctx context.Context, appID string, req LogsRequest, out io.Writer) error {
+	rm, err := c.rmClient()
+	if err != nil {
+		return err
+	}
+	follow := req.FollowOutput
+	if follow == nil {
+		follow = PrefixedOutput(out, out)
+	}
+	src := tasklogs.Sources{RM: rm, HDFS: c.hdfsFS, Conf: c.conf, StatusKey: ReadStatusKey, Status: statusOf}
+	treq := tasklogs.Request{AppID: appID, Task: req.Task, Files: req.Files, Tail: req.Tail, Follow: req.Follow,
+		PollInterval: req.PollInterval, CallTimeout: c.conn.CallTimeout}
+	err = tasklogs.Print(ctx, src, treq, out, req.Notes, tasklogs.FollowOutput(follow))
 	var ue *tasklogs.UnavailableError
 	if errors.As(err, &ue) {
 		return &LogsUnavailableError{AppID: ue.AppID, Reason: ue.Reason, Retry: ue.Retry}

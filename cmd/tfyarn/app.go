@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"github.com/tfyarn/tfyarn/internal/security"
 	"io"
 	"strings"
 	"time"
@@ -27,12 +26,8 @@ type env struct {
 	timeout        time.Duration
 	confFrom       string // "HADOOP_CONF_DIR=/x" or "--conf-dir=/x", for messages; set once conf loads
 
-	// Kerberos: --principal and --keytab (global, or run's own), and the
-	// login made from them once per command.
+	// Kerberos: --principal and --keytab (global, or run's own).
 	principal, keytab string
-	login             *security.KerberosLogin
-	loginErr          error
-	loggedIn          bool
 }
 
 // run executes the CLI with args (args[0] is the program name) and returns

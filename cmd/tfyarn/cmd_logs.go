@@ -4,12 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 
 	"github.com/tfyarn/tfyarn/client"
-	"github.com/tfyarn/tfyarn/internal/hdfs"
-	"github.com/tfyarn/tfyarn/internal/tasklogs/prefix"
 	"github.com/tfyarn/tfyarn/taskspec"
 	"github.com/urfave/cli/v2"
 )
@@ -52,7 +49,9 @@ func logsAction(c *cli.Context, e *env) error {
 	if err != nil {
 		return err
 	}
-	req := client.LogsRequest{AppID: idText, Task: c.String("task"), Tail: c.Int("tail"), Follow: c.Bool("follow"), CallTimeout: e.timeout}
+	req := client.LogsRequest{Task: c.String("task"), Tail: c.Int("tail"), Follow: c.Bool("follow"),
+		Notes:        func(s string) { fmt.Fprintln(e.stderr, s) },
+		FollowOutput: client.PrefixedOutput(e.stdout, e.stderr)}
 	for _, f := range c.StringSlice("file") {
 		if f = strings.TrimSpace(f); f != "" {
 			if strings.ContainsAny(f, "/\\") {
@@ -69,28 +68,15 @@ func logsAction(c *cli.Context, e *env) error {
 			return usagef("--task %q: expected a task like worker:1 or chief:0, or am", req.Task)
 		}
 	}
-	rm, conf, err := e.rmClient()
-	if err != nil {
-		return err
-	}
-	defer rm.Close()
-	src := client.LogSources{RM: rm, Conf: conf, HDFS: func(ctx context.Context) (*hdfs.FS, error) { return e.cacheFS(ctx) }}
-	notes := func(s string) { fmt.Fprintln(e.stderr, s) }
-	out, errOut := prefix.NewSink(e.stdout), prefix.NewSink(e.stderr)
-	follow := func(task, file string) io.Writer {
-		sink := errOut
-		if file == "stdout" {
-			sink = out
+	return e.withClient(c.Context, 0, func(ctx context.Context, cl *client.Client) error {
+		err := cl.Logs(ctx, idText, req, e.stdout)
+		var ue *client.LogsUnavailableError
+		if errors.As(err, &ue) {
+			return &exitCodeError{code: exitUsage, err: err}
 		}
-		return prefix.NewWriter(sink, "["+task+"] ")
-	}
-	err = client.Logs(c.Context, src, req, e.stdout, notes, follow)
-	var ue *client.LogsUnavailableError
-	if errors.As(err, &ue) {
-		return &exitCodeError{code: exitUsage, err: err}
-	}
-	if err != nil {
-		return &appError{id: idText, err: err}
-	}
-	return nil
+		if err != nil {
+			return &appError{id: idText, err: err}
+		}
+		return nil
+	})
 }

@@ -94,7 +94,6 @@ func printAggregated(ctx context.Context, src Sources, req Request, r *hadoopyar
 	if err != nil {
 		return err
 	}
-	defer fs.Close()
 	user := r.GetUser()
 	if user == "" {
 		user = fs.User()

@@ -40,7 +40,6 @@ func (l *liveLogs) statusKey(ctx context.Context, r *hadoopyarn.ApplicationRepor
 	if err != nil {
 		return nil, err
 	}
-	defer fs.Close()
 	return l.src.StatusKey(ctx, fs, r)
 }
 

@@ -42,7 +42,9 @@ type Request struct {
 // aggregated logs are, whether they are), and a running application's
 // task table, which names its containers.
 type Sources struct {
-	RM   *yarn.ApplicationClient
+	RM *yarn.ApplicationClient
+	// HDFS connects to the default filesystem, or returns the connection
+	// it made before: the filesystem stays the caller's to close.
 	HDFS func(context.Context) (*hdfs.FS, error)
 	Conf *hadoopconf.Config
 	// StatusKey reads a running job's status key from its owner's staging
