@@ -88,15 +88,13 @@ func Listen(cfg ListenConfig) (*Listener, error) {
 	l.where = "control port " + net.JoinHostPort(cfg.Host, strconv.Itoa(l.Port()))
 	mux := http.NewServeMux()
 	mux.HandleFunc(AnnouncePath, l.serveAnnouncement)
-	l.hs = &http.Server{
-		Handler:           mux,
-		ReadHeaderTimeout: controlReadTimeout,
-		ReadTimeout:       controlReadTimeout,
-		WriteTimeout:      controlReadTimeout,
-		IdleTimeout:       controlIdleTimeout,
-		MaxHeaderBytes:    controlHeaderBytes,
-		ConnContext:       connlimit.ConnContext,
-	}
+	l.hs = connlimit.HTTPServer(mux, connlimit.ServerBounds{
+		ReadHeader:     controlReadTimeout,
+		Read:           controlReadTimeout,
+		Write:          controlReadTimeout,
+		Idle:           controlIdleTimeout,
+		MaxHeaderBytes: controlHeaderBytes,
+	}, nil)
 	go func() { _ = l.hs.Serve(l.ln) }()
 	return l, nil
 }

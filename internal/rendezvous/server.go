@@ -38,16 +38,13 @@ const (
 // idle connections closed after a minute. Serve it on a
 // connlimit.Listener: ConnContext is set for Trust.
 func HTTPServer(h http.Handler, log *slog.Logger) *http.Server {
-	return &http.Server{
-		Handler:           h,
-		ReadHeaderTimeout: 5 * time.Second,
-		ReadTimeout:       30 * time.Second,
-		WriteTimeout:      DefaultMaxWait + 15*time.Second,
-		IdleTimeout:       time.Minute,
-		MaxHeaderBytes:    16 << 10,
-		ConnContext:       connlimit.ConnContext,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-	}
+	return connlimit.HTTPServer(h, connlimit.ServerBounds{
+		ReadHeader:     5 * time.Second,
+		Read:           30 * time.Second,
+		Write:          DefaultMaxWait + 15*time.Second,
+		Idle:           time.Minute,
+		MaxHeaderBytes: 16 << 10,
+	}, slog.NewLogLogger(log.Handler(), slog.LevelWarn))
 }
 
 // Defaults of the server's options.
