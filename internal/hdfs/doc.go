@@ -14,10 +14,12 @@
 //     (Options.IOTimeout) and runs NameNode calls so that a cancelled ctx
 //     returns at once (the abandoned call ends by itself within that bound);
 //   - publishes cache entries with a non-overwriting rename2 sent over
-//     tfyarn's own ipc client, which is what makes concurrent uploads of the
-//     same file safe: the loser of the race sees FileAlreadyExistsException
-//     and adopts the winner's file, so a LocalResource handed to YARN is never
-//     replaced under it (its timestamp would stop matching).
+//     tfyarn's own ipc client (with our generated messages, yarnpb/hadoophdfs,
+//     as are delete and getServerDefaults), which is what makes concurrent
+//     uploads of the same file safe: the loser of the race sees
+//     FileAlreadyExistsException and adopts the winner's file, so a
+//     LocalResource handed to YARN is never replaced under it (its timestamp
+//     would stop matching).
 //
 // On a Kerberized cluster it authenticates with GSSAPI (Options.Kerberos: a
 // ticket cache or keytab login), as colinmarc/hdfs does, on the NameNode and
