@@ -10,14 +10,14 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
-// EnvGoMemLimit is the Go runtime's soft memory limit, set for the AM.
-const EnvGoMemLimit = "GOMEMLIMIT"
+// envGoMemLimit is the Go runtime's soft memory limit, set for the AM.
+const envGoMemLimit = "GOMEMLIMIT"
 
 // amCommand runs the shipped binary as the AM. YARN localizes FILE
 // resources with the owner's execute bit (FSDownload: 0500 for
 // PRIVATE/APPLICATION, 0555 for PUBLIC), so no chmod is needed.
 func amCommand() string {
-	return "./" + BinaryName + " am --job " + contract.JobFileName +
+	return "./" + contract.BinaryName + " am --job " + contract.JobFileName +
 		" 1>" + yarn.LogDirVar + "/am.stdout 2>" + yarn.LogDirVar + "/am.stderr"
 }
 
@@ -27,21 +27,21 @@ func amCommand() string {
 func submissionContext(job Job, id *hadoopyarn.ApplicationIdProto, stagingDir string, bin, jobFile hdfs.Resource) *hadoopyarn.ApplicationSubmissionContextProto {
 	env := map[string]string{
 		contract.EnvStagingDir: stagingDir,
-		contract.EnvUser:       job.User,
-		"HADOOP_USER_NAME":     job.User,
+		contract.EnvUser:       job.user,
+		"HADOOP_USER_NAME":     job.user,
 	}
 	if job.AMMemoryMiB > 0 {
 		// The Go runtime collects harder as the AM's heap nears 3/4 of its
 		// container, well before YARN would kill it for memory (the rest is
 		// stacks, the binary and what the runtime itself holds).
-		env[EnvGoMemLimit] = strconv.FormatInt(job.AMMemoryMiB*3/4, 10) + "MiB"
+		env[envGoMemLimit] = strconv.FormatInt(job.AMMemoryMiB*3/4, 10) + "MiB"
 	}
 	if job.AMAttempts > 1 {
 		env[contract.EnvAMAttempts] = strconv.Itoa(job.AMAttempts)
 	}
 	clc := &hadoopyarn.ContainerLaunchContextProto{
 		LocalResources: []*hadoopyarn.StringLocalResourceMapProto{
-			{Key: proto.String(BinaryName), Value: bin.Proto()},
+			{Key: proto.String(contract.BinaryName), Value: bin.Proto()},
 			{Key: proto.String(contract.JobFileName), Value: jobFile.Proto()},
 		},
 		Environment: yarn.EnvProto(env),

@@ -32,11 +32,11 @@ func TestSubmitRefusesAttemptsOverTheRMsCap(t *testing.T) {
 		{"two", Job{AMAttempts: 2}, "--am-attempts: "},
 	} {
 		tc.job.Job = taskspec.Job{Tasks: []taskspec.TaskGroup{worker}, Command: "true"}
-		tc.job.Conf = deadConf()
+		conf := deadConf()
 		if tc.cap != "" {
-			tc.job.Conf.Set(amattempt.RMMaxAttemptsKey, tc.cap)
+			conf.Set(amattempt.RMMaxAttemptsKey, tc.cap)
 		}
-		_, err := Submit(context.Background(), tc.job)
+		_, err := submitTo(context.Background(), conf, tc.job)
 		var verr *taskspec.ValidationError
 		require.ErrorAs(t, err, &verr, tc.want)
 		require.ErrorContains(t, err, tc.want)
@@ -44,11 +44,11 @@ func TestSubmitRefusesAttemptsOverTheRMsCap(t *testing.T) {
 	// Within the cap the check passes (and Submit goes on to the dead RM).
 	c := deadConf()
 	c.Set(amattempt.RMMaxAttemptsKey, "4")
-	require.NoError(t, checkAttempts(Job{AMAttempts: 4, Conf: c}))
+	require.NoError(t, checkAttempts(Job{AMAttempts: 4, conf: c}))
 }
 
 func TestSubmissionContextAttemptsAndLifetime(t *testing.T) {
-	job := Job{Job: taskspec.Job{Name: "n"}, User: "alice", AMAttempts: 2, Timeout: 1500 * time.Millisecond}.withDefaults()
+	job := Job{Job: taskspec.Job{Name: "n"}, user: "alice", AMAttempts: 2, Timeout: 1500 * time.Millisecond}.withDefaults()
 	app := submissionContext(job, nil, "/user/alice/.tfyarn/application_1_0001", testResource("tfyarn"), testResource("job.json"))
 	require.EqualValues(t, 2, app.GetMaxAppAttempts())
 	// The next attempt adopts the tasks still running: YARN keeps them, the
@@ -59,7 +59,7 @@ func TestSubmissionContextAttemptsAndLifetime(t *testing.T) {
 	require.Equal(t, hadoopyarn.ApplicationTimeoutTypeProto_APP_TIMEOUT_LIFETIME, app.GetApplicationTimeouts()[0].GetApplicationTimeoutType())
 	require.EqualValues(t, 2, app.GetApplicationTimeouts()[0].GetTimeout(), "whole seconds, rounded up")
 
-	job = Job{Job: taskspec.Job{Name: "n"}, User: "alice"}.withDefaults()
+	job = Job{Job: taskspec.Job{Name: "n"}, user: "alice"}.withDefaults()
 	app = submissionContext(job, nil, "/user/alice/.tfyarn/application_1_0001", testResource("tfyarn"), testResource("job.json"))
 	require.EqualValues(t, 1, app.GetMaxAppAttempts())
 	require.False(t, app.GetKeepContainersAcrossApplicationAttempts())

@@ -37,9 +37,9 @@ func (j Job) cacheDir() (dir, from string) {
 	if j.CacheDir != "" {
 		return j.CacheDir, ""
 	}
-	if j.Conf != nil {
-		if d, ok := j.Conf.Get(ConfCacheDir); ok && d != "" {
-			return d, ConfCacheDir + " in " + j.Conf.Source(ConfCacheDir)
+	if j.conf != nil {
+		if d, ok := j.conf.Get(ConfCacheDir); ok && d != "" {
+			return d, ConfCacheDir + " in " + j.conf.Source(ConfCacheDir)
 		}
 	}
 	return "", ""
@@ -52,7 +52,7 @@ func (s *Submission) openCache(ctx context.Context) (cacheStore, error) {
 	if dir == "" {
 		return userCache{s.fs}, nil
 	}
-	sc, err := s.fs.OpenSharedCache(ctx, dir, hdfs.SharedCacheOptions{Notice: s.job.OnCacheNotice})
+	sc, err := s.fs.OpenSharedCache(ctx, dir, hdfs.SharedCacheOptions{Notice: s.cb.OnCacheNotice})
 	if err != nil && from != "" {
 		return nil, fmt.Errorf("%w (set by %s)", err, from)
 	}

@@ -29,9 +29,10 @@ type Connection struct {
 	// the OS user. A Kerberos login acts as its principal's short name.
 	User string
 	// Principal and Keytab log in to a Kerberized cluster: with a Keytab,
-	// as Principal from it; without one, from the user's ticket cache
-	// (kinit), which must hold Principal when it is set. On an insecure
-	// cluster they are refused.
+	// as Principal from it (and the ApplicationMaster of a job submitted so
+	// keeps its HDFS delegation tokens fresh past their maximum lifetime);
+	// without one, from the user's ticket cache (kinit), which must hold
+	// Principal when it is set. On an insecure cluster they are refused.
 	Principal string
 	Keytab    string
 	// CallTimeout bounds each ResourceManager and HDFS call, and the
@@ -39,6 +40,9 @@ type Connection struct {
 	// gives up after a third of it, so that failover across an HA pair
 	// still fits.
 	CallTimeout time.Duration
+	// PollInterval is how often a Submission's Wait asks for the
+	// application's report (DefaultPollInterval).
+	PollInterval time.Duration
 
 	// conf, when set, is used instead of loading ConfDir (tests).
 	conf *hadoopconf.Config
@@ -47,6 +51,9 @@ type Connection struct {
 func (c Connection) withDefaults() Connection {
 	if c.CallTimeout <= 0 {
 		c.CallTimeout = DefaultCallTimeout
+	}
+	if c.PollInterval <= 0 {
+		c.PollInterval = DefaultPollInterval
 	}
 	return c
 }
@@ -78,19 +85,30 @@ type Client struct {
 // Its errors are *ConfigError.
 func Connect(conn Connection) (*Client, error) {
 	conn = conn.withDefaults()
-	conf := conn.conf
-	if conf == nil {
-		var err error
-		if conn.ConfDir != "" {
-			conf, err = hadoopconf.LoadDir(conn.ConfDir)
-		} else {
-			conf, err = hadoopconf.Load()
-		}
-		if err != nil {
-			return nil, &ConfigError{err}
-		}
+	conf, err := conn.load()
+	if err != nil {
+		return nil, err
 	}
 	return &Client{conn: conn, conf: conf}, nil
+}
+
+// load loads the client configuration: conf if set, else ConfDir's, else
+// the environment's.
+func (c Connection) load() (*hadoopconf.Config, error) {
+	if c.conf != nil {
+		return c.conf, nil
+	}
+	var conf *hadoopconf.Config
+	var err error
+	if c.ConfDir != "" {
+		conf, err = hadoopconf.LoadDir(c.ConfDir)
+	} else {
+		conf, err = hadoopconf.Load()
+	}
+	if err != nil {
+		return nil, &ConfigError{err}
+	}
+	return conf, nil
 }
 
 // Close drops the connections.

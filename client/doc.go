@@ -2,11 +2,15 @@
 // tfyarn binary itself is the ApplicationMaster), watches it and cleans up
 // after it. The CLI's `tfyarn run` is a thin layer over it.
 //
-//	res, err := client.RunOnYarn(ctx, client.Job{Job: taskspec.Job{
+//	res, err := client.RunOnYarn(ctx, client.Connection{}, client.Job{Job: taskspec.Job{
 //		Tasks:   []taskspec.TaskGroup{worker},
 //		Command: "sh", Args: []string{"-c", "exit 0"},
 //	}})
 //
-// Submit and Submission.Wait are the two halves of RunOnYarn for callers
-// that want the application id before the job ends, or progress events.
+// A Job is what to run; a Connection where and as whom (the Hadoop client
+// configuration, the user or Kerberos principal, timeouts); Callbacks what
+// the caller is told on the way. Connect gives a Client: Client.Submit and
+// Submission.Wait are the two halves of RunOnYarn for callers that want the
+// application id before the job ends, or progress events; List, Status,
+// Kill, Cluster and the cache methods are the CLI's other commands.
 package client

@@ -32,22 +32,22 @@ func job(t *testing.T, conf *hadoopconf.Config, bin, spec string, argv ...string
 	g, err := taskspec.ParseSpec(taskspec.Worker, spec)
 	require.NoError(t, err)
 	return Job{
-		Job:  taskspec.Job{Name: "tfyarn-client-e2e", Tasks: []taskspec.TaskGroup{g}, Command: argv[0], Args: argv[1:]},
-		Conf: conf, Binary: bin, Tags: []string{"e2e"},
+		Job:    taskspec.Job{Name: "tfyarn-client-e2e", Tasks: []taskspec.TaskGroup{g}, Command: argv[0], Args: argv[1:]},
+		Binary: bin, Tags: []string{"e2e"},
 	}
 }
 
 func testRunOnYarn(t *testing.T, conf *hadoopconf.Config, bin string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	res, err := RunOnYarn(ctx, job(t, conf, bin, "2x1c,128m", "sh", "-c", `test "$TFYARN_TASK" = "worker:$TFYARN_TASK_INDEX"`))
+	res, err := RunOnYarn(ctx, Connection{conf: conf}, job(t, conf, bin, "2x1c,128m", "sh", "-c", `test "$TFYARN_TASK" = "worker:$TFYARN_TASK_INDEX"`))
 	require.NoError(t, err)
 	require.True(t, res.Succeeded(), "%+v", res)
 	require.Equal(t, "all 2 tasks succeeded", res.Diagnostics)
 	requireGone(t, ctx, conf, res.AppID)
 
 	// A failing job: a Result and a *JobError.
-	res, err = RunOnYarn(ctx, job(t, conf, bin, "1c,128m", "sh", "-c", "exit 7"))
+	res, err = RunOnYarn(ctx, Connection{conf: conf}, job(t, conf, bin, "1c,128m", "sh", "-c", "exit 7"))
 	var je *JobError
 	require.ErrorAs(t, err, &je)
 	require.Equal(t, "FAILED", res.FinalStatus)
@@ -61,7 +61,7 @@ func testRunOnYarn(t *testing.T, conf *hadoopconf.Config, bin string) {
 func testCancelKills(t *testing.T, conf *hadoopconf.Config, bin string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	s, err := Submit(ctx, job(t, conf, bin, "1c,128m", "sleep", "120"))
+	s, err := submitTo(ctx, conf, job(t, conf, bin, "1c,128m", "sleep", "120"))
 	require.NoError(t, err)
 	defer s.Close()
 	waitCtx, stop := context.WithCancel(ctx)
@@ -86,7 +86,7 @@ func testCancelKills(t *testing.T, conf *hadoopconf.Config, bin string) {
 
 func requireGone(t *testing.T, ctx context.Context, conf *hadoopconf.Config, appID string) {
 	t.Helper()
-	fs, err := hdfs.Connect(ctx, conf, (Job{}).withDefaults().User)
+	fs, err := hdfs.Connect(ctx, conf, (Job{}).withDefaults().user)
 	require.NoError(t, err)
 	defer fs.Close()
 	exists, err := fs.Exists(ctx, hdfs.StagingDir(fs.User(), appID))

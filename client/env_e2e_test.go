@@ -48,7 +48,7 @@ func TestE2EEnvConcurrentSubmissions(t *testing.T) {
 		return Job{
 			Job: taskspec.Job{Name: "tfyarn-client-e2e-env", Tasks: []taskspec.TaskGroup{g},
 				Command: "python", Args: []string{"-c", "import tfyarn_client_probe as p; assert p.VALUE == 42"}},
-			Conf: conf, Binary: bin, PythonEnv: venv, Tags: []string{"e2e"},
+			Binary: bin, PythonEnv: venv, Tags: []string{"e2e"},
 		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -60,7 +60,7 @@ func TestE2EEnvConcurrentSubmissions(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			results[i], errs[i] = RunOnYarn(ctx, newJob())
+			results[i], errs[i] = RunOnYarn(ctx, Connection{conf: conf}, newJob())
 		}()
 	}
 	wg.Wait()
@@ -72,7 +72,7 @@ func TestE2EEnvConcurrentSubmissions(t *testing.T) {
 	require.Positive(t, results[0].UploadedBytes+results[1].UploadedBytes)
 	t.Logf("concurrent uploads: %d and %d bytes", results[0].UploadedBytes, results[1].UploadedBytes)
 
-	res, err := RunOnYarn(ctx, newJob())
+	res, err := RunOnYarn(ctx, Connection{conf: conf}, newJob())
 	require.NoError(t, err)
 	require.True(t, res.Succeeded(), "%+v", res)
 	require.Zero(t, res.UploadedBytes)

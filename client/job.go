@@ -4,7 +4,6 @@ import (
 	"os"
 	"time"
 
-	"github.com/tfyarn/tfyarn/internal/contract"
 	"github.com/tfyarn/tfyarn/internal/framework"
 	"github.com/tfyarn/tfyarn/internal/hadoopconf"
 	"github.com/tfyarn/tfyarn/internal/ipc"
@@ -19,15 +18,14 @@ const (
 	DefaultQueue        = "default"
 	DefaultCallTimeout  = 30 * time.Second
 	DefaultPollInterval = 500 * time.Millisecond
-	// BinaryName is the tfyarn binary's name in the AM's and every task's
-	// working directory.
-	BinaryName = contract.BinaryName
 	// DefaultPython runs a job's Script.
 	DefaultPython = shipplan.DefaultPython
 )
 
-// Job is a taskspec.Job (tasks, command, environment, name, queue,
-// application type) plus how to submit it. Zero values take the defaults.
+// Job is what to run: a taskspec.Job (tasks, command, environment, name,
+// queue, application type) plus what YARN needs to run it. Where and as
+// whom it runs is the Connection's; what the caller is told on the way, the
+// Callbacks'. Zero values take the defaults.
 type Job struct {
 	taskspec.Job
 
@@ -39,12 +37,6 @@ type Job struct {
 	// NodeLabel is for the tasks only.
 	AMNodeLabel string
 
-	// Conf is the Hadoop client configuration; nil loads it from
-	// HADOOP_CONF_DIR.
-	Conf *hadoopconf.Config
-	// User submits the job and owns its HDFS files; empty means
-	// HADOOP_USER_NAME, else the OS user.
-	User string
 	// Binary is the tfyarn executable shipped as the ApplicationMaster: a
 	// static Linux build (CGO_ENABLED=0). Empty means this process's own
 	// executable.
@@ -83,7 +75,7 @@ type Job struct {
 	// PYTHONPATH. A Script inside SrcDir runs from there (src/<path>).
 	SrcDir string
 	// TensorBoardLogDir is what the job's TensorBoard task (a
-	// taskspec.TensorBoard group in Tasks) serves: TensorBoardCommand, run
+	// taskspec.TensorBoard group in Tasks) serves: tensorBoardCommand, run
 	// by the job's Python, outside TF_CONFIG's cluster, stopped once the
 	// decider succeeded. Required with that group, refused without.
 	TensorBoardLogDir string
@@ -99,15 +91,6 @@ type Job struct {
 	// directory that does not exist, is not sticky or not writable fails
 	// the submission before anything is uploaded.
 	CacheDir string
-	// OnCacheNotice, if set, is told (one line each) of shared cache
-	// entries passed over.
-	OnCacheNotice func(msg string)
-
-	// OnPacked, if set, is told about each directory packed for the job.
-	OnPacked func(PackInfo)
-	// OnUpload, if set, follows each file's way into the HDFS cache (see
-	// UploadFunc); the CLI draws progress bars with it.
-	OnUpload UploadFunc
 	// RendezvousTimeout bounds how long the cluster tasks have to register
 	// once the first has (taskspec.DefaultRendezvousTimeout).
 	RendezvousTimeout time.Duration
@@ -116,13 +99,6 @@ type Job struct {
 	// which and what the cluster offers (taskspec.DefaultAllocTimeout).
 	AllocTimeout time.Duration
 
-	// Principal and Keytab log in to a Kerberized cluster: with a Keytab,
-	// as Principal from it (and the ApplicationMaster keeps the job's HDFS
-	// delegation tokens fresh past their maximum lifetime); without one,
-	// from the user's ticket cache (kinit), which must hold Principal when
-	// it is set. On an insecure cluster they are refused.
-	Principal string
-	Keytab    string
 	// FileSystems are further HDFS filesystems the tasks use
 	// (hdfs://host:port, hdfs://nameservice): on a Kerberized cluster the
 	// job gets a delegation token for each. An HA nameservice must be known
@@ -156,11 +132,23 @@ type Job struct {
 	// application's report says what it got. Negative is refused.
 	Priority int32
 
-	// CallTimeout bounds each RM and HDFS call (DefaultCallTimeout).
-	CallTimeout time.Duration
-	// PollInterval is how often Wait asks for the application's report
-	// (DefaultPollInterval).
-	PollInterval time.Duration
+	// conf and user are the Connection's, resolved by Submit: the loaded
+	// client configuration and who submits the job and owns its HDFS files.
+	conf *hadoopconf.Config
+	user string
+}
+
+// Callbacks tell the caller of Submit what happens on the way to the
+// cluster; each may be nil.
+type Callbacks struct {
+	// OnCacheNotice is told (one line each) of shared cache entries passed
+	// over.
+	OnCacheNotice func(msg string)
+	// OnPacked is told about each directory packed for the job.
+	OnPacked func(PackInfo)
+	// OnUpload follows each file's way into the HDFS cache (see
+	// UploadFunc); the CLI draws progress bars with it.
+	OnUpload UploadFunc
 }
 
 // withDefaults fills the zero values that need no I/O.
@@ -180,14 +168,8 @@ func (j Job) withDefaults() Job {
 	if j.AMVCores <= 0 {
 		j.AMVCores = DefaultAMVCores
 	}
-	if j.User == "" {
-		j.User = ipc.DefaultUser()
-	}
-	if j.CallTimeout <= 0 {
-		j.CallTimeout = DefaultCallTimeout
-	}
-	if j.PollInterval <= 0 {
-		j.PollInterval = DefaultPollInterval
+	if j.user == "" {
+		j.user = ipc.DefaultUser()
 	}
 	if j.Success == "" {
 		j.Success = framework.SuccessOf(j.Job)

@@ -102,7 +102,7 @@ type TaskLogs struct{ f *tasklogs.TaskFollower }
 // FollowTaskLogs starts following; Add names the tasks (as Wait's events
 // show them), Finish reads an ended task's last lines, Close stops.
 func (s *Submission) FollowTaskLogs(ctx context.Context, out FollowOutput, notes func(string), interval time.Duration) *TaskLogs {
-	return &TaskLogs{f: tasklogs.FollowTasks(ctx, s.rm, s.job.User, s.job.CallTimeout, tasklogs.FollowOutput(out), notes, interval)}
+	return &TaskLogs{f: tasklogs.FollowTasks(ctx, s.rm, s.job.user, s.conn.CallTimeout, tasklogs.FollowOutput(out), notes, interval)}
 }
 
 // Add starts following a task's container (once per container).

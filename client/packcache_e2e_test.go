@@ -54,7 +54,7 @@ func TestE2EUnchangedEnvNotRepacked(t *testing.T) {
 	time.Sleep(1600 * time.Millisecond) // settled: remembered once packed
 
 	var packs []PackInfo
-	s := &Submission{job: Job{User: ipc.DefaultUser(), OnPacked: func(p PackInfo) { packs = append(packs, p) }}, fs: fs}
+	s := &Submission{job: Job{user: ipc.DefaultUser()}, cb: Callbacks{OnPacked: func(p PackInfo) { packs = append(packs, p) }}, fs: fs}
 	plan, err := planShipping(Job{PythonEnv: venv, Files: []LocalFile{{Path: data}}})
 	require.NoError(t, err)
 	ship := func() (map[string]hdfs.Resource, int64, PackInfo) {
@@ -80,7 +80,8 @@ func TestE2EUnchangedEnvNotRepacked(t *testing.T) {
 	// A venv ships in layers; the noise is outside site-packages: the base layer.
 	require.True(t, strings.HasSuffix(first[shipplan.LayerLinkName(0)].Path, "/env-layer.base.tar.gz"), first[shipplan.LayerLinkName(0)].Path)
 	require.Positive(t, p.Layers)
-	require.NotNil(t, p.Manifest)
+	require.NotNil(t, p.manifest)
+	require.Equal(t, "venv", p.Kind)
 	require.Less(t, read, int64(256<<10), "bytes read on a cached hit (the env holds 16 MiB, the file 1 MiB)")
 	t.Logf("cached hit: %v, %d bytes read", took, read)
 

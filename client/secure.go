@@ -35,7 +35,7 @@ func (s *Submission) secure(ctx context.Context) (secureParts, error) {
 	if s.login == nil {
 		return secureParts{}, nil
 	}
-	conf := s.job.Conf
+	conf := s.job.conf
 	renewer, err := conf.RMPrincipalFor(s.rm.Addrs()[0])
 	if err != nil {
 		return secureParts{}, err
@@ -59,8 +59,8 @@ func (s *Submission) secure(ctx context.Context) (secureParts, error) {
 			FileSystems: append([]string{s.fs.Target().URI}, s.job.FileSystems...),
 		},
 	}
-	if s.job.Keytab != "" {
-		kt, err := readKeytab(s.job.Keytab)
+	if s.conn.Keytab != "" {
+		kt, err := readKeytab(s.conn.Keytab)
 		if err != nil {
 			return secureParts{}, err
 		}

@@ -101,8 +101,7 @@ func TestSubmitRejectsBadLocalFiles(t *testing.T) {
 		{Job{Job: cmd, Files: []LocalFile{{Path: p("data.csv"), Name: "tfyarn"}}}, `file ` + p("data.csv") + ` and tfyarn's launcher both want the name "tfyarn"`},
 		{Job{Job: cmd, PythonEnv: p("venv"), Archives: []LocalFile{{Path: p("vocab.zip"), Name: "env"}}}, `both want the name "env"`},
 	} {
-		tc.job.Conf = deadConf()
-		_, err := Submit(context.Background(), tc.job)
+		_, err := submitTo(context.Background(), deadConf(), tc.job)
 		require.ErrorContains(t, err, tc.want)
 		var ve *taskspec.ValidationError
 		require.ErrorAs(t, err, &ve)

@@ -16,16 +16,18 @@ import (
 // cache (name as in the cache, size in bytes). The progress function it
 // returns, if not nil, follows the upload, which happens only when the
 // cache lacks the file; done is called once the file is there (or failed).
-type UploadFunc func(name string, size int64) (progress hdfs.ProgressFunc, done func())
+type UploadFunc func(name string, size int64) (progress func(sent, total int64), done func())
 
 // PackInfo describes an environment or source directory packed for a job.
 type PackInfo struct {
-	Dir      string
-	Link     string            // name in the containers: env or src
-	Manifest *envpack.Manifest // the environment's; nil for a source directory
-	Bytes    int64             // the archive's size
-	SHA256   string
-	Took     time.Duration
+	Dir  string
+	Link string // name in the containers: env or src
+	// Kind is the environment's, venv or conda, and PythonVersion its
+	// Python's (when known); both are empty for a source directory.
+	Kind, PythonVersion string
+	Bytes               int64 // the archive's size
+	SHA256              string
+	Took                time.Duration
 	// Cached: the directory had not changed since it was packed for an
 	// earlier job (same fingerprint) and the HDFS cache still holds that
 	// archive, so nothing was packed, read or uploaded; Took is the check.
@@ -35,17 +37,28 @@ type PackInfo struct {
 	// (the others were unchanged since an earlier job). SHA256 is then
 	// envpack.LayersDigest's and Bytes the layers' total.
 	Layers, LayersPacked int
+
+	manifest *envpack.Manifest // the environment's; nil for a source directory
+}
+
+// withManifest is p describing the environment m (nil: a source directory).
+func (p PackInfo) withManifest(m *envpack.Manifest) PackInfo {
+	p.manifest = m
+	if m != nil {
+		p.Kind, p.PythonVersion = string(m.Kind), m.PythonVersion
+	}
+	return p
 }
 
 // upload puts one local file into the cache, with the job's progress hook.
 func (s *Submission) upload(ctx context.Context, local, name, digest string, access hdfs.Access) (hdfs.Resource, int64, error) {
 	opts := hdfs.UploadOptions{SHA256: digest, Access: access}
-	if s.job.OnUpload != nil {
+	if s.cb.OnUpload != nil {
 		var size int64
 		if st, err := os.Stat(local); err == nil {
 			size = st.Size()
 		}
-		progress, done := s.job.OnUpload(name, size)
+		progress, done := s.cb.OnUpload(name, size)
 		if done != nil {
 			defer done()
 		}
@@ -109,9 +122,9 @@ func (s *Submission) shipItem(ctx context.Context, it *shipplan.Item) (hdfs.Reso
 		}
 		if ok {
 			it.OwnCopy = shipplan.NeedsOwnCopy(known.entry.Manifest)
-			if s.job.OnPacked != nil {
-				s.job.OnPacked(PackInfo{Dir: it.Local, Link: it.Link, Manifest: known.entry.Manifest,
-					Bytes: known.entry.ArchiveBytes, SHA256: known.entry.SHA256, Took: time.Since(start), Cached: true})
+			if s.cb.OnPacked != nil {
+				s.cb.OnPacked(PackInfo{Dir: it.Local, Link: it.Link,
+					Bytes: known.entry.ArchiveBytes, SHA256: known.entry.SHA256, Took: time.Since(start), Cached: true}.withManifest(known.entry.Manifest))
 			}
 			return r, 0, nil
 		}
@@ -121,10 +134,10 @@ func (s *Submission) shipItem(ctx context.Context, it *shipplan.Item) (hdfs.Reso
 		return hdfs.Resource{}, 0, err
 	}
 	defer os.Remove(tmp)
-	it.OwnCopy = shipplan.NeedsOwnCopy(info.Manifest)
+	it.OwnCopy = shipplan.NeedsOwnCopy(info.manifest)
 	r, n, err := s.upload(ctx, tmp, it.Cache, info.SHA256, it.Access)
 	if err == nil {
-		known.remember(envpack.Packed{SHA256: info.SHA256, ArchiveBytes: info.Bytes, Manifest: info.Manifest})
+		known.remember(envpack.Packed{SHA256: info.SHA256, ArchiveBytes: info.Bytes, Manifest: info.manifest})
 	}
 	return r, n, err
 }
@@ -141,7 +154,7 @@ func (s *Submission) pack(ctx context.Context, it shipplan.Item) (string, PackIn
 	if it.Kind == shipplan.EnvDir {
 		var m envpack.Manifest
 		m, err = envpack.Pack(ctx, it.Local, f, envpack.Options{})
-		info.Manifest, info.SHA256 = &m, m.SHA256
+		info, info.SHA256 = info.withManifest(&m), m.SHA256
 	} else {
 		info.SHA256, err = envpack.PackDir(ctx, it.Local, f)
 	}
@@ -156,8 +169,8 @@ func (s *Submission) pack(ctx context.Context, it shipplan.Item) (string, PackIn
 		info.Bytes = st.Size()
 	}
 	info.Took = time.Since(start)
-	if s.job.OnPacked != nil {
-		s.job.OnPacked(info)
+	if s.cb.OnPacked != nil {
+		s.cb.OnPacked(info)
 	}
 	return f.Name(), info, nil
 }
@@ -177,9 +190,9 @@ func (s *Submission) shipLayers(ctx context.Context, it shipplan.Item) ([]hdfs.R
 			return nil, 0, err
 		}
 		if ok {
-			if s.job.OnPacked != nil {
-				s.job.OnPacked(PackInfo{Dir: it.Local, Link: it.Link, Manifest: known.entry.Manifest, Bytes: known.entry.ArchiveBytes,
-					SHA256: known.entry.SHA256, Took: time.Since(start), Cached: true, Layers: len(rs)})
+			if s.cb.OnPacked != nil {
+				s.cb.OnPacked(PackInfo{Dir: it.Local, Link: it.Link, Bytes: known.entry.ArchiveBytes,
+					SHA256: known.entry.SHA256, Took: time.Since(start), Cached: true, Layers: len(rs)}.withManifest(known.entry.Manifest))
 			}
 			return rs, 0, nil
 		}
@@ -221,10 +234,10 @@ func (s *Submission) shipLayers(ctx context.Context, it shipplan.Item) ([]hdfs.R
 			packed++
 		}
 	}
-	if s.job.OnPacked != nil {
+	if s.cb.OnPacked != nil {
 		m := l.Manifest
-		s.job.OnPacked(PackInfo{Dir: it.Local, Link: it.Link, Manifest: &m, Bytes: l.Manifest.ArchiveBytes, SHA256: digest,
-			Took: time.Since(start), Layers: len(l.Layers), LayersPacked: packed})
+		s.cb.OnPacked(PackInfo{Dir: it.Local, Link: it.Link, Bytes: l.Manifest.ArchiveBytes, SHA256: digest,
+			Took: time.Since(start), Layers: len(l.Layers), LayersPacked: packed}.withManifest(&m))
 	}
 	var rs []hdfs.Resource
 	var uploaded int64

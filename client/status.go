@@ -52,11 +52,11 @@ type statusWatcher struct {
 
 type waitSeen struct{ since, told time.Time }
 
-// WaitingEvery is how often a wait still under way is told again.
-const WaitingEvery = 30 * time.Second
+// waitingEvery is how often a wait still under way is told again.
+const waitingEvery = 30 * time.Second
 
 // tellWaiting emits the waiting lines new since the last poll, and those
-// last told WaitingEvery ago; lines no longer listed are forgotten.
+// last told waitingEvery ago; lines no longer listed are forgotten.
 func (w *statusWatcher) tellWaiting(lines []string, emit func(Event)) {
 	now := time.Now()
 	seen := map[string]*waitSeen{}
@@ -66,7 +66,7 @@ func (w *statusWatcher) tellWaiting(lines []string, emit func(Event)) {
 			ws = &waitSeen{since: now}
 		}
 		seen[line] = ws
-		if !ws.told.IsZero() && now.Sub(ws.told) < WaitingEvery {
+		if !ws.told.IsZero() && now.Sub(ws.told) < waitingEvery {
 			continue
 		}
 		ws.told = now

@@ -116,7 +116,7 @@ func TestTaskChangesAcrossARestart(t *testing.T) {
 
 // Each restart is told once, also when a later AM attempt's page lists the
 // earlier attempt's again; a wait is told at once, then not again within
-// WaitingEvery.
+// waitingEvery.
 func TestStatusWatcherTellsRestartsAndWaitsOnce(t *testing.T) {
 	var rep atomic.Pointer[contract.StatusReport]
 	rep.Store(&contract.StatusReport{AppID: "application_1_0001", RestartCauses: []string{"restart 1 after a"}, Waiting: []string{"waiting for 1 worker container"}})

@@ -11,7 +11,6 @@ import (
 
 	"github.com/tfyarn/tfyarn/internal/connect"
 	"github.com/tfyarn/tfyarn/internal/contract"
-	"github.com/tfyarn/tfyarn/internal/hadoopconf"
 	"github.com/tfyarn/tfyarn/internal/hdfs"
 	"github.com/tfyarn/tfyarn/internal/security"
 	"github.com/tfyarn/tfyarn/internal/shipplan"
@@ -35,7 +34,10 @@ type Submission struct {
 	// had them all.
 	UploadedBytes int64
 
-	job    Job
+	job Job
+	// conn is the Client's: timeouts, the poll interval, the keytab.
+	conn   Connection
+	cb     Callbacks
 	id     *hadoopyarn.ApplicationIdProto
 	status *statusWatcher // set by Wait
 	// statusKey is the job's status key: the AM's status JSON answers
@@ -56,7 +58,8 @@ type Submission struct {
 // once: the HDFS cache is content-addressed) and the job description, and
 // submits the ApplicationMaster. Nothing is created before the job has been checked, and
 // an error leaves nothing behind.
-func Submit(ctx context.Context, job Job) (*Submission, error) {
+func (c *Client) Submit(ctx context.Context, job Job, cb Callbacks) (*Submission, error) {
+	job.conf, job.user = c.conf, c.conn.User
 	job = job.withDefaults()
 	if err := job.Validate(taskspec.ClusterLimits{}); err != nil {
 		return nil, err
@@ -78,31 +81,26 @@ func Submit(ctx context.Context, job Job) (*Submission, error) {
 	if st, err := os.Stat(bin); err != nil || !st.Mode().IsRegular() {
 		return nil, fmt.Errorf("client: the tfyarn binary to ship, %s, is not a regular file", bin)
 	}
-	if job.Conf == nil {
-		if job.Conf, err = hadoopconf.Load(); err != nil {
-			return nil, err
-		}
-	}
 	if err := checkAttempts(job); err != nil {
 		return nil, err
 	}
 	for _, uri := range job.FileSystems {
-		if _, err := job.Conf.HDFS(uri); err != nil {
+		if _, err := job.conf.HDFS(uri); err != nil {
 			return nil, &taskspec.ValidationError{Message: "--file-systems: " + strings.TrimPrefix(err.Error(), "hadoopconf: ")}
 		}
 	}
-	login, err := connect.Login(ctx, job.Conf, job.Principal, job.Keytab)
+	login, err := c.kerberos()
 	if err != nil {
 		return nil, err
 	}
 	if login != nil {
-		job.User = login.ShortName()
+		job.user = login.ShortName()
 	}
-	rm, err := connect.RM(job.Conf, login, yarn.ClientOptions{User: job.User, DialTimeout: job.CallTimeout / 3})
+	rm, err := connect.RM(job.conf, login, yarn.ClientOptions{User: job.user, DialTimeout: c.conn.CallTimeout / 3})
 	if err != nil {
 		return nil, err
 	}
-	s := &Submission{job: job, rm: rm, login: login}
+	s := &Submission{job: job, conn: c.conn, cb: cb, rm: rm, login: login}
 	if err := s.submit(ctx, bin, plan); err != nil {
 		s.Close()
 		return nil, err
@@ -111,7 +109,7 @@ func Submit(ctx context.Context, job Job) (*Submission, error) {
 }
 
 func (s *Submission) call(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(ctx, s.job.CallTimeout)
+	return context.WithTimeout(ctx, s.conn.CallTimeout)
 }
 
 func (s *Submission) submit(ctx context.Context, bin string, plan shipplan.Plan) error {
@@ -146,7 +144,7 @@ func (s *Submission) submit(ctx context.Context, bin string, plan shipplan.Plan)
 	s.id = newApp.GetApplicationId()
 	s.AppID = yarn.FormatApplicationID(s.id)
 
-	if s.fs, err = connect.HDFS(cctx, job.Conf, s.login, hdfs.Options{User: job.User}); err != nil {
+	if s.fs, err = connect.HDFS(cctx, job.conf, s.login, hdfs.Options{User: job.user}); err != nil {
 		return err
 	}
 	if s.cache, err = s.openCache(cctx); err != nil {
@@ -156,7 +154,7 @@ func (s *Submission) submit(ctx context.Context, bin string, plan shipplan.Plan)
 	// The launcher is public: it is tfyarn, nothing of the user's. In a
 	// shared directory it is, like every file, only ever the user's own
 	// upload or the administrator's (hdfs.SharedCache).
-	binRes, n, err := s.uploadKnown(ctx, bin, BinaryName, plan.AccessOf(BinaryName, hdfs.Public))
+	binRes, n, err := s.uploadKnown(ctx, bin, contract.BinaryName, plan.AccessOf(contract.BinaryName, hdfs.Public))
 	s.UploadedBytes = n
 	if err != nil {
 		return err
@@ -180,8 +178,8 @@ func (s *Submission) submit(ctx context.Context, bin string, plan shipplan.Plan)
 		if err := s.fs.WriteStatusKey(cctx, s.AppID, contract.StatusKeyName, s.statusKey); err != nil {
 			return err
 		}
-		jf := contract.NewJobFile(s.AppID, job.User, s.StagingDir, job.Job, job.Conf)
-		shipped[BinaryName] = binRes
+		jf := contract.NewJobFile(s.AppID, job.user, s.StagingDir, job.Job, job.conf)
+		shipped[contract.BinaryName] = binRes
 		jf.TaskResources = shipped
 		jf.PythonEnv, jf.PythonPath = plan.PythonEnv, plan.PythonPath
 		jf.PythonEnvLayers = s.envLayers
@@ -234,7 +232,7 @@ func (s *Submission) submit(ctx context.Context, bin string, plan shipplan.Plan)
 // application in case submitApplication reached the RM even though the call
 // failed (a timeout on the answer).
 func (s *Submission) cleanupFailedSubmit(cause error, submitting bool) {
-	ctx, cancel := context.WithTimeout(context.Background(), s.job.CallTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), s.conn.CallTimeout)
 	defer cancel()
 	if submitting {
 		// Best effort: "not found" means the RM never took it, and an RM
@@ -260,7 +258,7 @@ func (s *Submission) removeStaging() error {
 	if s.fs == nil || s.AppID == "" {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), s.job.CallTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), s.conn.CallTimeout)
 	defer cancel()
 	return s.fs.RemoveStaging(ctx, s.AppID)
 }

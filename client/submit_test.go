@@ -19,6 +19,16 @@ func deadConf() *hadoopconf.Config {
 	return c
 }
 
+// submitTo submits job as Client.Submit does, to the cluster conf names.
+func submitTo(ctx context.Context, conf *hadoopconf.Config, job Job) (*Submission, error) {
+	c, err := Connect(Connection{conf: conf})
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	return c.Submit(ctx, job, Callbacks{})
+}
+
 func TestSubmitRejectsBeforeContactingTheCluster(t *testing.T) {
 	worker, err := taskspec.ParseSpec(taskspec.Worker, "1c")
 	require.NoError(t, err)
@@ -37,14 +47,13 @@ func TestSubmitRejectsBeforeContactingTheCluster(t *testing.T) {
 		{Job{Job: taskspec.Job{Tasks: []taskspec.TaskGroup{worker}, Command: "true", Queue: "a b"}}, `queue "a b" has spaces`},
 		{Job{Job: taskspec.Job{Tasks: []taskspec.TaskGroup{worker}, Command: "true"}, Binary: "/nonexistent/tfyarn"}, "is not a regular file"},
 	} {
-		tc.job.Conf = deadConf()
-		_, err := Submit(context.Background(), tc.job)
+		_, err := submitTo(context.Background(), deadConf(), tc.job)
 		require.ErrorContains(t, err, tc.want)
 	}
 }
 
 func TestSubmissionContext(t *testing.T) {
-	job := Job{Job: taskspec.Job{Name: "n", NodeLabel: "gpu"}, User: "alice", Tags: []string{"t"}}.withDefaults()
+	job := Job{Job: taskspec.Job{Name: "n", NodeLabel: "gpu"}, user: "alice", Tags: []string{"t"}}.withDefaults()
 	app := submissionContext(job, nil, "/user/alice/.tfyarn/application_1_0001", testResource("tfyarn"), testResource("job.json"))
 	require.Equal(t, "default", app.GetQueue())
 	require.Equal(t, taskspec.DefaultAppType, app.GetApplicationType())
@@ -65,7 +74,7 @@ func TestSubmissionContext(t *testing.T) {
 	for _, kv := range app.GetAmContainerSpec().GetEnvironment() {
 		env[kv.GetKey()] = kv.GetValue()
 	}
-	require.Equal(t, "192MiB", env[EnvGoMemLimit], "the AM's heap is bounded at 3/4 of its container")
+	require.Equal(t, "192MiB", env[envGoMemLimit], "the AM's heap is bounded at 3/4 of its container")
 	require.Equal(t, []string{"./tfyarn am --job job.json 1><LOG_DIR>/am.stdout 2><LOG_DIR>/am.stderr"}, app.GetAmContainerSpec().GetCommand())
 	var keys []string
 	for _, r := range app.GetAmContainerSpec().GetLocalResources() {

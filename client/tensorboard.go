@@ -9,14 +9,14 @@ import (
 // `run --tensorboard` names none.
 const DefaultTensorBoardSpec = "1c,1g"
 
-// TensorBoardCommand is what the TensorBoard task runs: TensorBoard from
+// tensorBoardCommand is what the TensorBoard task runs: TensorBoard from
 // the job's Python (inside --env when there is one) on logDir, listening
 // at the port its launcher reserved (TFYARN_TASK_PORT) on the node's host
 // address the task registers (NM_HOST, as YARN names the node), not on
 // every interface (--bind_all) nor only on loopback, so the URL is the
 // task's registered host:port. Without NM_HOST, every interface. logDir is
 // passed as an argument, never pasted into the shell text.
-func TensorBoardCommand(python, logDir string) []string {
+func tensorBoardCommand(python, logDir string) []string {
 	return []string{"sh", "-c",
 		`exec "$0" -m tensorboard.main --logdir "$1" --port "$TFYARN_TASK_PORT" --host "${NM_HOST:-0.0.0.0}"`,
 		python, logDir}
@@ -46,5 +46,5 @@ func (j Job) taskCommands() map[taskspec.TaskType][]string {
 	if _, has := j.Group(taskspec.TensorBoard); !has {
 		return nil
 	}
-	return map[taskspec.TaskType][]string{taskspec.TensorBoard: TensorBoardCommand(shipplan.Python(j.PythonEnv, j.Python), j.TensorBoardLogDir)}
+	return map[taskspec.TaskType][]string{taskspec.TensorBoard: tensorBoardCommand(shipplan.Python(j.PythonEnv, j.Python), j.TensorBoardLogDir)}
 }

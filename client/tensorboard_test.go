@@ -41,7 +41,7 @@ func TestTensorBoardBindsTheNodesHost(t *testing.T) {
 	python := filepath.Join(dir, "python")
 	require.NoError(t, os.WriteFile(python, []byte("#!/bin/sh\nprintf '%s\\n' \"$@\"\n"), 0o755))
 	for _, tc := range []struct{ nmHost, want string }{{"node7.example", "node7.example"}, {"", "0.0.0.0"}} {
-		argv := TensorBoardCommand(python, "/logs/run 1")
+		argv := tensorBoardCommand(python, "/logs/run 1")
 		cmd := exec.Command(argv[0], argv[1:]...)
 		cmd.Env = []string{"TFYARN_TASK_PORT=6006", "NM_HOST=" + tc.nmHost, "PATH=/usr/bin:/bin"}
 		out, err := cmd.Output()

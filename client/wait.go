@@ -39,13 +39,13 @@ type Event struct {
 
 	// NearMemory is set, and nothing else but Time and AppID, once per
 	// container whose program's peak RSS came near the container's memory
-	// (contract.TaskReport.NearMemoryLimit): one line naming the task, its
+	// (TaskResult.NearMemoryLimit): one line naming the task, its
 	// container, the peak and the limit, before YARN kills it.
 	NearMemory string
 
 	// Waiting is set, and nothing else but Time and AppID, when tasks wait
 	// for a container: at once (after a few seconds), then every
-	// WaitingEvery while they still wait. One line: what is awaited,
+	// waitingEvery while they still wait. One line: what is awaited,
 	// where, what the cluster offers the queue there and, for GPUs, who
 	// holds them; For says how long the wait has been seen.
 	Waiting string
@@ -86,9 +86,9 @@ func (r *Result) Succeeded() bool { return r.FinalStatus == "SUCCEEDED" }
 // may fail before Wait says that the RM (or the AM) is not answering.
 const silentPolls = 2
 
-// MaxRMSilence is how long Wait keeps retrying an RM that does not answer
+// maxRMSilence is how long Wait keeps retrying an RM that does not answer
 // before it gives up (the application goes on without it).
-const MaxRMSilence = 15 * time.Minute
+const maxRMSilence = 15 * time.Minute
 
 // Wait polls the application's report until it ends, calling onEvent (if
 // not nil) on every change of state or tracking URL, and returns how it
@@ -111,7 +111,7 @@ func (s *Submission) Wait(ctx context.Context, onEvent func(Event)) (*Result, er
 	defer status.close()
 	s.status = status
 	s.attempts = &attemptWatcher{}
-	t := time.NewTicker(s.job.PollInterval)
+	t := time.NewTicker(s.conn.PollInterval)
 	defer t.Stop()
 	for {
 		cctx, cancel := s.call(ctx)
@@ -127,8 +127,8 @@ func (s *Submission) Wait(ctx context.Context, onEvent func(Event)) (*Result, er
 			if failures == silentPolls {
 				notice(fmt.Sprintf("ResourceManager at %s not answering (%s); retrying", rmAddr(s.rm, err), shortCause(err)))
 			}
-			if time.Since(silentSince) > MaxRMSilence {
-				return s.result(last), fmt.Errorf("client: watching %s: no answer for %s: %w", s.AppID, MaxRMSilence, err)
+			if time.Since(silentSince) > maxRMSilence {
+				return s.result(last), fmt.Errorf("client: watching %s: no answer for %s: %w", s.AppID, maxRMSilence, err)
 			}
 		default:
 			if failures >= silentPolls {
@@ -170,9 +170,9 @@ func (s *Submission) Kill(ctx context.Context, reason string) (*Result, error) {
 }
 
 func (s *Submission) killed(cause error, onEvent func(Event), last *hadoopyarn.ApplicationReportProto) (*Result, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), s.job.CallTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), s.conn.CallTimeout)
 	defer cancel()
-	res, err := s.Kill(ctx, "killed by "+s.job.User+": tfyarn was interrupted")
+	res, err := s.Kill(ctx, "killed by "+s.job.user+": tfyarn was interrupted")
 	if err != nil {
 		return res, fmt.Errorf("%w (and %w)", cause, err)
 	}
@@ -237,11 +237,16 @@ func emit(onEvent func(Event), prev, cur *hadoopyarn.ApplicationReportProto) {
 	}
 }
 
-// RunOnYarn submits the job, waits for it to end and cleans up: everything
-// `tfyarn run` does. A job that ran but did not succeed returns its Result
-// and a *JobError.
-func RunOnYarn(ctx context.Context, job Job) (*Result, error) {
-	s, err := Submit(ctx, job)
+// RunOnYarn submits the job to the cluster conn names, waits for it to end
+// and cleans up: everything `tfyarn run` does. A job that ran but did not
+// succeed returns its Result and a *JobError.
+func RunOnYarn(ctx context.Context, conn Connection, job Job) (*Result, error) {
+	c, err := Connect(conn)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	s, err := c.Submit(ctx, job, Callbacks{})
 	if err != nil {
 		return nil, err
 	}

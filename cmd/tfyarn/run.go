@@ -16,7 +16,6 @@ import (
 	"github.com/tfyarn/tfyarn/internal/appmaster/core"
 	"github.com/tfyarn/tfyarn/internal/cliout"
 	"github.com/tfyarn/tfyarn/internal/framework"
-	"github.com/tfyarn/tfyarn/internal/hdfs"
 	"github.com/tfyarn/tfyarn/internal/progressbar"
 	"github.com/tfyarn/tfyarn/taskspec"
 	"github.com/urfave/cli/v2"
@@ -155,29 +154,32 @@ func runAction(c *cli.Context, e *env) error {
 	if c.Bool("local") {
 		return runLocalAction(c, e, job, out)
 	}
-	conf, err := e.loadConf()
+	conn, err := e.connection()
 	if err != nil {
 		return err
 	}
-	job.Conf = conf
-	job.CallTimeout = e.timeout
-	job.Principal, job.Keytab = e.principal, e.keytab
 	if c.IsSet("principal") {
-		job.Principal = c.String("principal")
+		conn.Principal = c.String("principal")
 	}
 	if c.IsSet("keytab") {
-		job.Keytab = c.String("keytab")
+		conn.Keytab = c.String("keytab")
 	}
+	cl, err := client.Connect(conn)
+	if err != nil {
+		return &confError{err}
+	}
+	defer cl.Close()
 	job.FileSystems = c.StringSlice("file-systems")
 	// Progress and status lines go to stderr: stdout holds the job's
 	// output (the tasks' lines --logs shows) or the JSON result.
 	progress := e.stderr
-	job.OnPacked = func(p client.PackInfo) {
+	var cb client.Callbacks
+	cb.OnPacked = func(p client.PackInfo) {
 		what := "source directory"
-		if p.Manifest != nil {
-			what = string(p.Manifest.Kind)
-			if p.Manifest.PythonVersion != "" {
-				what += ", Python " + p.Manifest.PythonVersion
+		if p.Kind != "" {
+			what = p.Kind
+			if p.PythonVersion != "" {
+				what += ", Python " + p.PythonVersion
 			}
 		}
 		layers := ""
@@ -193,13 +195,13 @@ func runAction(c *cli.Context, e *env) error {
 		}
 		fmt.Fprintf(progress, "packed %s (%s): %s%s in %.1fs, sha256 %s\n", p.Dir, what, progressbar.Bytes(p.Bytes), layers, p.Took.Seconds(), shortDigest(p.SHA256))
 	}
-	job.OnCacheNotice = func(msg string) { fmt.Fprintln(progress, msg) }
-	job.OnUpload = func(name string, size int64) (hdfs.ProgressFunc, func()) {
+	cb.OnCacheNotice = func(msg string) { fmt.Fprintln(progress, msg) }
+	cb.OnUpload = func(name string, size int64) (func(sent, total int64), func()) {
 		// On a terminal only: nothing at all on a pipe.
 		bar := progressbar.New(e.stderr, "uploading "+name)
 		return bar.Update, bar.Done
 	}
-	s, err := client.Submit(c.Context, job)
+	s, err := cl.Submit(c.Context, job, cb)
 	if err != nil {
 		return err
 	}

@@ -92,7 +92,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		// (taskspec.SuccessChief), as TensorFlow does.
 	}
 
-	res, err := client.RunOnYarn(ctx, job)
+	// Where the job runs and as whom: the zero Connection reads
+	// HADOOP_CONF_DIR and acts as HADOOP_USER_NAME (else the OS user), or
+	// as the Kerberos ticket cache's principal on a Kerberized cluster.
+	res, err := client.RunOnYarn(ctx, client.Connection{}, job)
 	var jobErr *client.JobError
 	if err != nil && !errors.As(err, &jobErr) && (res == nil || res.AppID == "") {
 		// Not submitted: a validation, shipping or cluster error.
