@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/tfyarn/tfyarn/internal/amattempt"
 	"github.com/tfyarn/tfyarn/internal/clustertest"
+	"github.com/tfyarn/tfyarn/internal/hdfs"
 )
 
 // A task that fails while no ApplicationMaster watches it (the AM was
@@ -132,7 +133,7 @@ func TestE2EAMAttemptAdoptsUnderKerberos(t *testing.T) {
 func waitSavedContainers(t *testing.T, c *clustertest.Cluster, appID string, containers ...string) {
 	t.Helper()
 	ctx, fs, user := connectHDFS(t, c)
-	p := amattempt.Path(user, appID)
+	p := amattempt.Path(hdfs.StagingDir(user, appID))
 	var data []byte
 	require.Eventually(t, func() bool {
 		f, err := fs.Open(ctx, p)

@@ -318,7 +318,7 @@ func amKilledWithAttemptsOn(extra []string) faultCase {
 func savedState(t *testing.T, c *clustertest.Cluster, appID string) *amattempt.State {
 	t.Helper()
 	ctx, fs, user := connectHDFS(t, c)
-	f, err := fs.Open(ctx, amattempt.Path(user, appID))
+	f, err := fs.Open(ctx, amattempt.Path(hdfs.StagingDir(user, appID)))
 	if err != nil {
 		return nil
 	}
@@ -771,7 +771,7 @@ func (j *faultJob) requireEnd(t *testing.T, fault time.Time, limit time.Duration
 func waitTaskTable(t *testing.T, c *clustertest.Cluster, appID string) {
 	t.Helper()
 	ctx, fs, user := connectHDFS(t, c)
-	p := amattempt.Path(user, appID)
+	p := amattempt.Path(hdfs.StagingDir(user, appID))
 	require.Eventually(t, func() bool {
 		f, err := fs.Open(ctx, p)
 		if err != nil {

@@ -7,7 +7,10 @@
 // rendezvous address, the table of running tasks, the restarts so far) in
 // the job's staging directory (FileName, through Store and Saver); the
 // next attempt reads it back and decides which tasks it adopts (that
-// decision is the AM core's, not this package's).
+// decision is the AM core's, not this package's). The package does no
+// HDFS I/O itself: the AM hands Store its own reads and writes, so the
+// launcher, which uses this package only for its control port, links no
+// HDFS client.
 //
 // Launchers never read HDFS to find the new attempt: tasks talk only to
 // the AM, and under Kerberos a container's delegation tokens reach the

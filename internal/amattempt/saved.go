@@ -5,24 +5,20 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"path"
 	"reflect"
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/tfyarn/tfyarn/internal/hadoopconf"
-	"github.com/tfyarn/tfyarn/internal/hdfs"
 )
 
 // FileName is the saved state's name in the job's staging directory.
 const FileName = "am-tasks.json"
 
-// Path is where the AM attempts of user's application appID save their
-// state for the next.
-func Path(user, appID string) string { return path.Join(hdfs.StagingDir(user, appID), FileName) }
+// Path is where the AM attempts of a job save their state for the next,
+// in its staging directory.
+func Path(stagingDir string) string { return path.Join(stagingDir, FileName) }
 
 // maxFile bounds the saved state read back (a task's line is ~140 bytes;
 // taskspec allows at most a few thousand tasks).
@@ -104,21 +100,25 @@ func AttemptOf(containerID string) int {
 	return n
 }
 
-// Store reads and writes the saved state in HDFS, as the AM: the
-// launchers never read it.
+// Store reads and writes the saved state where the AM keeps it. It does
+// no I/O of its own: Read and Write are the AM's access to HDFS (with its
+// keytab login or delegation tokens), so that a launcher, which imports this
+// package for its control port, links no HDFS client and never reads the
+// state.
 type Store struct {
-	Conf *hadoopconf.Config
-	// Options are the HDFS options of each access, asked afresh each time
-	// (the AM's tokens are renewed).
-	Options func() hdfs.Options
-	Path    string
+	Path string // Path(the job's staging directory)
+	// Read returns the file's bytes, or an error when it is larger than
+	// max bytes.
+	Read func(ctx context.Context, path string, max int64) ([]byte, error)
+	// Write replaces the file with data. It need not be atomic: an attempt
+	// dying in between leaves no table, and the next one starts afresh.
+	Write func(ctx context.Context, path string, data []byte) error
 }
 
 // storeTimeout bounds one read or write.
 const storeTimeout = 30 * time.Second
 
-// Save replaces the saved state with st. Not atomic: an attempt dying in
-// between leaves no table, and the next one starts afresh.
+// Save replaces the saved state with st.
 func (s Store) Save(ctx context.Context, st State) error {
 	data, err := json.Marshal(st)
 	if err != nil {
@@ -126,38 +126,16 @@ func (s Store) Save(ctx context.Context, st State) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, storeTimeout)
 	defer cancel()
-	fs, err := hdfs.ConnectOptions(ctx, s.Conf, s.Options())
-	if err != nil {
-		return err
-	}
-	defer fs.Close()
-	if err := fs.RemoveAll(ctx, s.Path); err != nil {
-		return err
-	}
-	_, err = fs.UploadBytes(ctx, data, s.Path)
-	return err
+	return s.Write(ctx, s.Path, data)
 }
 
 // Load reads what a previous attempt saved.
 func (s Store) Load(ctx context.Context) (*State, error) {
 	ctx, cancel := context.WithTimeout(ctx, storeTimeout)
 	defer cancel()
-	fs, err := hdfs.ConnectOptions(ctx, s.Conf, s.Options())
+	data, err := s.Read(ctx, s.Path, maxFile)
 	if err != nil {
 		return nil, err
-	}
-	defer fs.Close()
-	f, err := fs.Open(ctx, s.Path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	if f.Size() > maxFile {
-		return nil, fmt.Errorf("%s: larger than 4 MiB", s.Path)
-	}
-	data := make([]byte, f.Size())
-	if _, err = f.ReadAt(data, 0); err != nil && !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("%s: %w", s.Path, err)
 	}
 	st, err := Decode(data)
 	if err != nil {

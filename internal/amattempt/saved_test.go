@@ -18,7 +18,7 @@ func TestAttemptAndListen(t *testing.T) {
 	require.Equal(t, ":41000", st.ReuseListen("node1"), "same host: the old port")
 	require.Empty(t, st.ReuseListen("node2"), "another host: any port")
 	require.Empty(t, (*State)(nil).ReuseListen("node1"))
-	require.Equal(t, "/user/u/.tfyarn/application_1_0001/am-tasks.json", Path("u", "application_1_0001"))
+	require.Equal(t, "/user/u/.tfyarn/application_1_0001/am-tasks.json", Path("/user/u/.tfyarn/application_1_0001"))
 }
 
 // What a saved file holds is bounded: its size, and the causes taken over.
@@ -56,4 +56,39 @@ func TestSaverSavesOnlyWhatChanged(t *testing.T) {
 		t.Fatalf("saved again: %+v", st)
 	case <-time.After(50 * time.Millisecond):
 	}
+}
+
+// The store writes the state as JSON at its path and reads it back, asking
+// its reader for at most maxFile bytes, each access under a deadline.
+func TestStoreRoundTrip(t *testing.T) {
+	files := map[string][]byte{}
+	s := Store{
+		Path: Path("/staging"),
+		Read: func(ctx context.Context, p string, max int64) ([]byte, error) {
+			_, ok := ctx.Deadline()
+			require.True(t, ok, "a read has a deadline")
+			require.EqualValues(t, maxFile, max)
+			data, ok := files[p]
+			if !ok {
+				return nil, fmt.Errorf("%s: file does not exist", p)
+			}
+			return data, nil
+		},
+		Write: func(ctx context.Context, p string, data []byte) error {
+			_, ok := ctx.Deadline()
+			require.True(t, ok, "a write has a deadline")
+			files[p] = data
+			return nil
+		},
+	}
+	_, err := s.Load(context.Background())
+	require.EqualError(t, err, "/staging/am-tasks.json: file does not exist")
+	st := State{AM: "h:1", Tasks: []Task{{Task: "worker:0", ContainerID: "c", Host: "h", Port: 2, Control: 3}}, Restarts: &Restarts{Counted: 1}}
+	require.NoError(t, s.Save(context.Background(), st))
+	got, err := s.Load(context.Background())
+	require.NoError(t, err)
+	require.Equal(t, &st, got)
+	files["/staging/am-tasks.json"] = []byte("{")
+	_, err = s.Load(context.Background())
+	require.ErrorContains(t, err, "/staging/am-tasks.json: unexpected end of JSON input")
 }

@@ -1,8 +1,14 @@
 package appmaster
 
 import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
 	"github.com/tfyarn/tfyarn/internal/amattempt"
 	"github.com/tfyarn/tfyarn/internal/appmaster/core"
+	"github.com/tfyarn/tfyarn/internal/hdfs"
 )
 
 // stateToSave is what this attempt leaves the next from a snapshot
@@ -35,4 +41,48 @@ func resumedRecord(st *amattempt.State) *core.RestartRecord {
 	}
 	r := st.Restarts
 	return &core.RestartRecord{Counted: r.Counted, Uncounted: r.Uncounted, Cluster: r.Cluster, Causes: r.Causes}
+}
+
+// stateStore is where this job's AM attempts keep their state for the next
+// (amattempt.Store): the staging directory on HDFS, as the AM, with its
+// keytab login or its delegation tokens (the latter cannot read or write
+// a file's blocks on a Kerberized cluster: hdfs.ErrTokenOnly).
+func (s *amSecurity) stateStore() amattempt.Store {
+	return amattempt.Store{Path: amattempt.Path(hdfs.StagingDir(s.jf.User, s.jf.AppID)), Read: s.readSmallFile, Write: s.replaceFile}
+}
+
+// readSmallFile reads the HDFS file p, refusing one larger than limit.
+func (s *amSecurity) readSmallFile(ctx context.Context, p string, limit int64) ([]byte, error) {
+	fs, err := hdfs.ConnectOptions(ctx, s.conf, s.hdfsOptions())
+	if err != nil {
+		return nil, err
+	}
+	defer fs.Close()
+	f, err := fs.Open(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if f.Size() > limit {
+		return nil, fmt.Errorf("%s: larger than %d bytes", p, limit)
+	}
+	data := make([]byte, f.Size())
+	if _, err = f.ReadAt(data, 0); err != nil && !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("%s: %w", p, err)
+	}
+	return data, nil
+}
+
+// replaceFile replaces the HDFS file p with data, not atomically.
+func (s *amSecurity) replaceFile(ctx context.Context, p string, data []byte) error {
+	fs, err := hdfs.ConnectOptions(ctx, s.conf, s.hdfsOptions())
+	if err != nil {
+		return err
+	}
+	defer fs.Close()
+	if err := fs.RemoveAll(ctx, p); err != nil {
+		return err
+	}
+	_, err = fs.UploadBytes(ctx, data, p)
+	return err
 }

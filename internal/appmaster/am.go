@@ -83,7 +83,7 @@ func RunAM(ctx context.Context, opts AMOptions) (LoopResult, error) {
 	host := opts.Getenv(contract.EnvNMHost)
 	adopting, _ := strconv.Atoi(opts.Getenv(contract.EnvAMAttempts))
 	attempt := amattempt.AttemptOf(opts.Getenv(contract.EnvContainerID))
-	store := amattempt.Store{Conf: sec.conf, Options: sec.hdfsOptions, Path: amattempt.Path(jf.User, jf.AppID)}
+	store := sec.stateStore()
 	var saved *amattempt.State
 	if adopting > 1 && attempt > 1 {
 		// Nothing read: nothing adopted.
