@@ -6,7 +6,6 @@ import (
 	"io"
 
 	"github.com/tfyarn/tfyarn/client"
-	"github.com/tfyarn/tfyarn/internal/tasklogs/prefix"
 	"github.com/tfyarn/tfyarn/taskspec"
 	"github.com/urfave/cli/v2"
 )
@@ -58,17 +57,12 @@ func newRunLogs(ctx context.Context, s *client.Submission, job taskspec.Job, mod
 	if mode == logsNone {
 		return r
 	}
-	stdout, stderr := prefix.NewSink(e.stdout), prefix.NewSink(e.stderr)
+	stdout := e.stdout
 	if out == outputJSON {
-		stdout = stderr
+		stdout = e.stderr
 	}
-	r.logs = s.FollowTaskLogs(ctx, func(task, file string) io.Writer {
-		sink := stderr
-		if file == "stdout" {
-			sink = stdout
-		}
-		return prefix.NewWriter(sink, "["+task+"] ")
-	}, func(note string) { fmt.Fprintf(e.stderr, "%s: %s\n", s.AppID, note) }, 0)
+	r.logs = s.FollowTaskLogs(ctx, client.PrefixedOutput(stdout, e.stderr),
+		func(note string) { fmt.Fprintf(e.stderr, "%s: %s\n", s.AppID, note) }, 0)
 	return r
 }
 
