@@ -14,7 +14,7 @@ import (
 // liveStatus fetches a running application's task table from its
 // ApplicationMaster's status page (the AM registers that page's port as
 // its RPC port), bounded by statusTimeout. key is the job's status key
-// (ReadStatusKey): the AM answers only a client that holds it.
+// (readStatusKey): the AM answers only a client that holds it.
 func liveStatus(ctx context.Context, r *hadoopyarn.ApplicationReportProto, key []byte) (*contract.StatusReport, error) {
 	w := newStatusWatcher(key)
 	defer w.close()
@@ -25,11 +25,11 @@ func liveStatus(ctx context.Context, r *hadoopyarn.ApplicationReportProto, key [
 	return w.fetch(ctx)
 }
 
-// ReadStatusKey reads the status key of the running application r from its
+// readStatusKey reads the status key of the running application r from its
 // owner's staging directory, where the submitting client left it readable
 // by the owner only (contract.StatusKeyName): another user's client gets a
 // permission error, and no live status.
-func ReadStatusKey(ctx context.Context, fs *hdfs.FS, r *hadoopyarn.ApplicationReportProto) ([]byte, error) {
+func readStatusKey(ctx context.Context, fs *hdfs.FS, r *hadoopyarn.ApplicationReportProto) ([]byte, error) {
 	key, err := fs.ReadStatusKey(ctx, r.GetUser(), yarn.FormatApplicationID(r.GetApplicationId()), contract.StatusKeyName)
 	if err != nil {
 		return nil, fmt.Errorf("client: the job's status key: %w", err)

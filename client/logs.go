@@ -72,7 +72,7 @@ func (c *Client) Logs(ctx context.Context, appID string, req LogsRequest, out io
 	if follow == nil {
 		follow = PrefixedOutput(out, out)
 	}
-	src := tasklogs.Sources{RM: rm, HDFS: c.hdfsFS, Conf: c.conf, StatusKey: ReadStatusKey, Status: statusOf}
+	src := tasklogs.Sources{RM: rm, HDFS: c.hdfsFS, Conf: c.conf, StatusKey: readStatusKey, Status: statusOf}
 	treq := tasklogs.Request{AppID: appID, Task: req.Task, Files: req.Files, Tail: req.Tail, Follow: req.Follow,
 		PollInterval: req.PollInterval, CallTimeout: c.conn.CallTimeout}
 	err = tasklogs.Print(ctx, src, treq, out, req.Notes, tasklogs.FollowOutput(follow))

@@ -221,7 +221,7 @@ func (c *Client) Status(ctx context.Context, appID string) (*Status, error) {
 	if err != nil {
 		return st, nil
 	}
-	key, err := ReadStatusKey(ctx, fs, r)
+	key, err := readStatusKey(ctx, fs, r)
 	if err != nil {
 		return st, nil
 	}
