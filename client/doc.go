@@ -12,5 +12,5 @@
 // the caller is told on the way. Connect gives a Client: Client.Submit and
 // Submission.Wait are the two halves of RunOnYarn for callers that want the
 // application id before the job ends, or progress events; List, Status,
-// Kill, Cluster and the cache methods are the CLI's other commands.
+// Kill, Logs, Cluster and the cache methods are the CLI's other commands.
 package client
