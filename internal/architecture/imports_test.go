@@ -74,12 +74,21 @@ var never = []struct {
 	{"internal/localrun", "internal/appmaster/webui", "run --local drives the core itself; the AM's page is YARN's"},
 	{"internal/rendezvous", "internal/appmaster/...", "the channel serves both sides and belongs to neither"},
 	{"internal/rendezvous", "internal/executor", "the channel serves both sides and belongs to neither"},
-	{"internal/executor", "internal/hdfs", "a task talks only to its AM, never to HDFS"},
-	{"internal/executor", "internal/yarn", "a task talks only to its AM, never to YARN"},
-	{"internal/executor", "internal/ipc", "a task talks only to its AM, never to Hadoop's RPC"},
 	{"client", "internal/localrun", "the shipping plan (internal/shipplan) is what YARN and --local share"},
 	{"client", "internal/appmaster/...", "the client talks to the AM over the wire only"},
 	{"client", "internal/executor", "the client talks to the launchers through YARN only"},
+}
+
+// neverLinks lists what a package must not build on at all, directly or through the packages it
+// imports (its own code, not its tests').
+var neverLinks = []struct {
+	from, to string // module-relative, or a third-party import path; "x/..." is x and everything under it
+	why      string
+}{
+	{"internal/executor", "internal/hdfs", "a task talks only to its AM, never to HDFS"},
+	{"internal/executor", "github.com/colinmarc/hdfs/v2/...", "a task talks only to its AM, never to HDFS"},
+	{"internal/executor", "internal/yarn", "a task talks only to its AM, never to YARN"},
+	{"internal/executor", "internal/ipc", "a task talks only to its AM, never to Hadoop's RPC"},
 }
 
 // testOnly packages help tests; no package's own code imports them.
@@ -264,6 +273,39 @@ func TestNeverArrows(t *testing.T) {
 		}
 	}
 	report(t, "arrows that must never exist", bad)
+}
+
+func TestNeverLinks(t *testing.T) {
+	pkgs := goList(t)
+	var bad []string
+	for _, n := range neverLinks {
+		seen := map[string]bool{}
+		var walk func(p string, path []string)
+		walk = func(p string, path []string) {
+			if seen[p] {
+				return
+			}
+			seen[p] = true
+			for _, imp := range pkgs[p].Imports {
+				r := rel(imp)
+				if r == "" {
+					r = imp
+				}
+				via := append(slices.Clone(path), r)
+				if matches(n.to, r) {
+					bad = append(bad, strings.Join(via, " → ")+": "+n.why)
+				}
+				if rel(imp) != "" {
+					walk(r, via)
+				}
+			}
+		}
+		if _, ok := pkgs[n.from]; !ok {
+			t.Errorf("neverLinks names %s, which does not exist", n.from)
+		}
+		walk(n.from, []string{n.from})
+	}
+	report(t, "what must never be linked", bad)
 }
 
 // TestCoreIsPure walks the core's imports and those of the module's packages it builds on.
