@@ -74,7 +74,7 @@ func runLocalAction(c *cli.Context, e *env, job client.Job, out string) error {
 	defer stop()
 	// Locally no launch context or log sits between the client and the
 	// tasks: the secret environment is theirs as is.
-	if err := client.CheckSecretEnv(job.Env, job.SecretEnv); err != nil {
+	if err := shipplan.CheckSecretEnv(job.Env, job.SecretEnv); err != nil {
 		return err
 	}
 	if len(job.SecretEnv) > 0 {

@@ -12,7 +12,6 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"sort"
 	"strings"
 
 	"github.com/tfyarn/tfyarn/internal/contract"
@@ -477,23 +476,6 @@ func CheckScriptFile(script string) error {
 	}
 	if !st.Mode().IsRegular() {
 		return &taskspec.ValidationError{Message: fmt.Sprintf("script %s is not a regular file", script)}
-	}
-	return nil
-}
-
-// CheckTaskEnv refuses a job environment variable that tfyarn sets in
-// every task itself (contract.SetForTasks): the job's value would be
-// ignored without a word.
-func CheckTaskEnv(env map[string]string) error {
-	names := make([]string, 0, len(env))
-	for k := range env {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	for _, k := range names {
-		if contract.SetForTasks(k) {
-			return invalidf("%s is set by tfyarn for each task; drop it from the environment", k)
-		}
 	}
 	return nil
 }
