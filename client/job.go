@@ -85,7 +85,7 @@ type Job struct {
 	// the user's own /user/<user>/.tfyarn/cache, readable by all: a file
 	// already there is used when nobody but the user, the directory's owner
 	// or the superuser can change it (another user's upload only once an
-	// administrator adopted it, see hdfs.SharedCache), so the NodeManagers
+	// administrator adopted it, see Client.AdoptCache), so the NodeManagers
 	// localize it once per node for everyone. Empty means the client configuration's
 	// tfyarn.cache.dir (ConfCacheDir), else the user's own cache. A
 	// directory that does not exist, is not sticky or not writable fails

@@ -8,7 +8,6 @@ import (
 	"syscall"
 
 	"github.com/tfyarn/tfyarn/client"
-	"github.com/tfyarn/tfyarn/internal/hadoopconf"
 	"github.com/tfyarn/tfyarn/internal/hdfs"
 	"github.com/tfyarn/tfyarn/internal/ipc"
 	"github.com/tfyarn/tfyarn/internal/yarn"
@@ -96,10 +95,10 @@ func describe(err error, e *env) (msg string, code int) {
 		return dte.Error(), exitUsage
 	case yarn.IsUnreachable(err):
 		return fmt.Sprintf("cannot reach the ResourceManager at %s (from %s): %s; is the cluster up and %s right?",
-			rmAddrs(err), e.confFrom, netCause(err), hadoopconf.EnvHadoopConfDir), exitUsage
+			rmAddrs(err), e.confFrom, netCause(err), client.EnvHadoopConfDir), exitUsage
 	case yarn.IsTimeout(err) && errors.As(err, &rme):
 		return fmt.Sprintf("the ResourceManager at %s (from %s) did not answer within %s; is the cluster up and %s right? (raise the limit with tfyarn --timeout DURATION before the command)",
-			rmAddrs(err), e.confFrom, e.timeout, hadoopconf.EnvHadoopConfDir), exitUsage
+			rmAddrs(err), e.confFrom, e.timeout, client.EnvHadoopConfDir), exitUsage
 	case errors.Is(err, context.Canceled):
 		return "interrupted", exitUsage
 	case authMismatch(err, e) != "":

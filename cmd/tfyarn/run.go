@@ -515,7 +515,7 @@ func printTaskChange(w io.Writer, ev client.Event) {
 }
 
 // applyShipping reads --env, --files, --archives and --src-dir. Their
-// files are checked by client.Submit (or the local run) before anything
+// files are checked by client.Client.Submit (or the local run) before anything
 // else happens.
 func applyShipping(c *cli.Context, job *client.Job) error {
 	job.PythonEnv = c.String("env")
