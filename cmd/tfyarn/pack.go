@@ -9,8 +9,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/tfyarn/tfyarn/client"
 	"github.com/tfyarn/tfyarn/internal/cliout"
-	"github.com/tfyarn/tfyarn/internal/envpack"
 	"github.com/tfyarn/tfyarn/internal/progressbar"
 )
 
@@ -29,7 +29,7 @@ func packCommand(e *env) *cli.Command {
 			"(tasks check it and say so). A conda env carries its own interpreter.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Value: "env.tar.gz", Usage: "archive to write (replaced atomically)"},
-			&cli.IntFlag{Name: "level", Value: envpack.DefaultLevel, Usage: "gzip level, 1 (fastest) to 9 (smallest)"},
+			&cli.IntFlag{Name: "level", Value: client.DefaultPackLevel, Usage: "gzip level, 1 (fastest) to 9 (smallest)"},
 			&cli.BoolFlag{Name: "layers", Usage: "write the layers `run --env VENV` ships (one archive per large distribution, the rest in groups) into the directory -o names"},
 			// No -o alias here: -o is the archive, as in tar and the design's examples.
 			&cli.StringFlag{Name: "output", Value: outputTable, Usage: "table or json"},
@@ -55,62 +55,58 @@ func packCommand(e *env) *cli.Command {
 				return usagef("--level %d: expected 1 to 9", l)
 			}
 			start := time.Now()
-			if c.Bool("layers") {
-				if !c.IsSet("out") {
-					return usagef("--layers writes several archives: name a new directory with -o DIR")
-				}
-				l, err := packLayersTo(c, args[0], out)
-				if err != nil {
-					return err
-				}
-				abs, _ := filepath.Abs(args[0])
-				return printLayers(e, format, abs, out, l, time.Since(start))
+			layers := c.Bool("layers")
+			if layers && !c.IsSet("out") {
+				return usagef("--layers writes several archives: name a new directory with -o DIR")
 			}
-			m, err := packTo(c, args[0], out)
+			if err := checkPackPaths(args[0], out, layers); err != nil {
+				return err
+			}
+			packed, err := client.Pack(c.Context, client.PackRequest{Dir: args[0], Out: out, Level: c.Int("level"), Layers: layers})
 			if err != nil {
 				return err
 			}
 			abs, _ := filepath.Abs(args[0])
-			return printPack(e, format, abs, out, m, time.Since(start))
+			if layers {
+				return printLayers(e, format, abs, out, packed, time.Since(start))
+			}
+			return printPack(e, format, abs, out, packed, time.Since(start))
 		},
 	}
 }
 
-// packTo writes the archive aside and renames it into place, so a failed or
-// interrupted pack never leaves a truncated archive under the wanted name.
-func packTo(c *cli.Context, dir, out string) (envpack.Manifest, error) {
-	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-		return envpack.Manifest{}, usagef("%s is not a directory: expected a venv (pyvenv.cfg) or a conda env (conda-meta/)", dir)
+// checkPackPaths refuses, before anything is written, what the flags got
+// wrong: a DIR that is not a directory (or, with --layers, not a venv),
+// an existing -o for --layers, and an -o inside the environment (it would
+// pack itself).
+func checkPackPaths(dir, out string, layers bool) error {
+	st, err := os.Stat(dir)
+	switch {
+	case layers && (err != nil || !st.IsDir()):
+		return usagef("--layers: %s is not a venv (pyvenv.cfg): only a venv ships in layers", dir)
+	case err != nil || !st.IsDir():
+		return usagef("%s is not a directory: expected a venv (pyvenv.cfg) or a conda env (conda-meta/)", dir)
 	}
-	// An archive written inside the tree being packed would pack itself.
+	what := "the archive"
+	if layers {
+		if _, err := os.Lstat(out); err == nil {
+			return usagef("-o %s exists: --layers writes a new directory", out)
+		}
+		what = "the layers"
+	}
 	absDir, err1 := filepath.Abs(dir)
 	absOut, err2 := filepath.Abs(out)
 	if err1 == nil && err2 == nil && strings.HasPrefix(absOut, absDir+string(filepath.Separator)) {
-		return envpack.Manifest{}, usagef("-o %s is inside the environment being packed; write the archive elsewhere", out)
+		return usagef("-o %s is inside the environment being packed; write %s elsewhere", out, what)
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(out), "."+filepath.Base(out)+".*.tmp")
-	if err != nil {
-		return envpack.Manifest{}, err
-	}
-	defer os.Remove(tmp.Name()) // no-op after the rename
-	m, err := envpack.Pack(c.Context, dir, tmp, envpack.Options{Level: c.Int("level")})
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(tmp.Name(), 0o644)
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), out)
-	}
-	return m, err
+	return nil
 }
 
-func printPack(e *env, format, dir, out string, m envpack.Manifest, took time.Duration) error {
+func printPack(e *env, format, dir, out string, m client.PackResult, took time.Duration) error {
 	if format == outputJSON {
 		return cliout.JSON(e.stdout, struct {
 			Archive string `json:"archive"`
-			envpack.Manifest
+			client.PackResult
 			Seconds float64 `json:"seconds"`
 		}{out, m, took.Round(time.Millisecond).Seconds()})
 	}
@@ -143,69 +139,24 @@ func printPack(e *env, format, dir, out string, m envpack.Manifest, took time.Du
 	return err
 }
 
-// packLayersTo writes a venv's layers (envpack.PackLayers) into the new
-// directory out, each under its name in the HDFS cache. The directory is
-// made aside and renamed into place: no half-written set under its name.
-func packLayersTo(c *cli.Context, dir, out string) (envpack.Layered, error) {
-	if st, err := os.Stat(dir); err != nil || !st.IsDir() || !envpack.IsVenv(dir) {
-		return envpack.Layered{}, usagef("--layers: %s is not a venv (pyvenv.cfg): only a venv ships in layers", dir)
-	}
-	if _, err := os.Lstat(out); err == nil {
-		return envpack.Layered{}, usagef("-o %s exists: --layers writes a new directory", out)
-	}
-	absDir, err1 := filepath.Abs(dir)
-	absOut, err2 := filepath.Abs(out)
-	if err1 == nil && err2 == nil && strings.HasPrefix(absOut, absDir+string(filepath.Separator)) {
-		return envpack.Layered{}, usagef("-o %s is inside the environment being packed; write the layers elsewhere", out)
-	}
-	tmp, err := os.MkdirTemp(filepath.Dir(out), "."+filepath.Base(out)+".*.tmp")
-	if err != nil {
-		return envpack.Layered{}, err
-	}
-	defer os.RemoveAll(tmp) // nothing left after the rename
-	l, err := envpack.PackLayers(c.Context, dir, tmp, envpack.LayerOptions{Options: envpack.Options{Level: c.Int("level")}})
-	for i := range l.Layers {
-		if err != nil {
-			break
-		}
-		named := filepath.Join(tmp, l.Layers[i].ArchiveName())
-		if err = os.Rename(l.Layers[i].Path, named); err == nil {
-			err = os.Chmod(named, 0o644)
-		}
-		l.Layers[i].Path = filepath.Join(out, l.Layers[i].ArchiveName())
-	}
-	if err == nil {
-		err = os.Chmod(tmp, 0o755)
-	}
-	if err == nil {
-		err = os.Rename(tmp, out)
-	}
-	return l, err
-}
-
-func printLayers(e *env, format, dir, out string, l envpack.Layered, took time.Duration) error {
+func printLayers(e *env, format, dir, out string, m client.PackResult, took time.Duration) error {
 	if format == outputJSON {
-		type layer struct {
-			envpack.Layer
-			Archive string `json:"archive"`
-		}
-		layers := make([]layer, len(l.Layers))
-		for i, x := range l.Layers {
-			layers[i] = layer{x, x.Path}
+		layers := m.Layers
+		if layers == nil {
+			layers = []client.PackLayer{}
 		}
 		return cliout.JSON(e.stdout, struct {
-			Dir      string           `json:"dir"`
-			Manifest envpack.Manifest `json:"manifest"`
-			Layers   []layer          `json:"layers"`
-			SHA256   string           `json:"sha256"`
-			Seconds  float64          `json:"seconds"`
-		}{out, l.Manifest, layers, envpack.LayersDigest(l.Layers), took.Round(time.Millisecond).Seconds()})
+			Dir      string             `json:"dir"`
+			Manifest client.PackResult  `json:"manifest"`
+			Layers   []client.PackLayer `json:"layers"`
+			SHA256   string             `json:"sha256"`
+			Seconds  float64            `json:"seconds"`
+		}{out, m, layers, m.LayersSHA256, took.Round(time.Millisecond).Seconds()})
 	}
-	m := l.Manifest
 	fmt.Fprintf(e.stdout, "%s %s (Python %s): %d layers in %s, %s from %s in %d files, in %s\n\n", m.Kind, dir, m.PythonVersion,
-		len(l.Layers), out, progressbar.Bytes(m.ArchiveBytes), progressbar.Bytes(m.Bytes), m.Files, took.Round(10*time.Millisecond))
+		len(m.Layers), out, progressbar.Bytes(m.ArchiveBytes), progressbar.Bytes(m.Bytes), m.Files, took.Round(10*time.Millisecond))
 	fmt.Fprintf(e.stdout, "%-40s %8s %10s %10s  %s\n", "LAYER", "FILES", "SIZE", "ARCHIVE", "SHA-256")
-	for _, x := range l.Layers {
+	for _, x := range m.Layers {
 		name := x.Name
 		if len(name) > 40 {
 			name = name[:37] + "..."
