@@ -11,8 +11,10 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/tfyarn/tfyarn/internal/containerexit"
 	"github.com/tfyarn/tfyarn/internal/contract"
 	"github.com/tfyarn/tfyarn/internal/yarnpb/hadoopyarn"
+	"github.com/tfyarn/tfyarn/taskspec"
 )
 
 // Task changes an Event reports (Event.TaskChange).
@@ -229,12 +231,18 @@ func taskChanges(prev, cur *contract.StatusReport) []Event {
 			launched = append(launched, ev)
 		}
 		if t.Host != "" && (p.Host != t.Host || p.Port != t.Port) {
-			ev.TaskChange = TaskRegistered
-			registered = append(registered, ev)
+			reg := ev
+			reg.TaskChange = TaskRegistered
+			if t.Type == string(taskspec.TensorBoard) {
+				reg.TensorBoardURL = contract.TensorBoardURL(t.Host, t.Port)
+			}
+			registered = append(registered, reg)
 		}
 		if t.ExitCode != nil && p.ExitCode == nil {
-			ev.TaskChange = TaskEnded
-			ended = append(ended, ev)
+			end := ev
+			end.TaskChange = TaskEnded
+			end.Exit = containerexit.Describe(*t.ExitCode)
+			ended = append(ended, end)
 		}
 	}
 	evs := append(append(launched, registered...), ended...)

@@ -30,6 +30,21 @@ func TestTaskChangesInTheOrderTheyHappen(t *testing.T) {
 	require.Empty(t, taskChanges(cur, cur))
 }
 
+// TestTaskChangesSayExitAndTensorBoard: an end says how the container
+// ended, a TensorBoard task's registration its URL (run prints both).
+func TestTaskChangesSayExitAndTensorBoard(t *testing.T) {
+	killed := int32(137)
+	cur := &contract.StatusReport{Tasks: []contract.TaskReport{
+		{Task: "tensorboard:0", Type: "tensorboard", Host: "nm1", Port: 6006},
+		{Task: "worker:0", Type: "worker", Host: "nm2", Port: 2222, ExitCode: &killed},
+	}}
+	var got []string
+	for _, ev := range taskChanges(&contract.StatusReport{}, cur) {
+		got = append(got, ev.Task.Task+" "+ev.TaskChange+" "+ev.Exit+" "+ev.TensorBoardURL)
+	}
+	require.Equal(t, []string{"tensorboard:0 registered  http://nm1:6006/", "worker:0 registered  ", "worker:0 ended exit code 137 (SIGKILL) "}, got)
+}
+
 // The watcher says once when the AM's page stops answering (after it did)
 // and once when it answers again.
 func TestStatusWatcherNotices(t *testing.T) {

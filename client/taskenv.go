@@ -14,7 +14,7 @@ func (j Job) Validate(limits taskspec.ClusterLimits) error {
 	if err := j.Job.Validate(limits); err != nil {
 		return err
 	}
-	if err := framework.CheckJob(j.Job); err != nil {
+	if err := j.CheckFramework(); err != nil {
 		return err
 	}
 	if j.Priority < 0 {
@@ -25,6 +25,11 @@ func (j Job) Validate(limits taskspec.ClusterLimits) error {
 	}
 	return shipplan.CheckSecretEnv(j.Env, j.SecretEnv)
 }
+
+// CheckFramework reports why the job cannot run under its framework (a
+// task type the framework does not have, processes per node where it takes
+// none): the part of Validate that needs no cluster.
+func (j Job) CheckFramework() error { return framework.CheckJob(j.Job) }
 
 // addSecretEnv puts the secret environment into the AM's credentials.
 func addSecretEnv(clc *hadoopyarn.ContainerLaunchContextProto, secret map[string]string) error {

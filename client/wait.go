@@ -30,6 +30,11 @@ type Event struct {
 	Task       *TaskResult
 	TaskChange string
 	Counts     *TaskCounts
+	// Exit says, for TaskEnded, how the task's container ended, in words:
+	// "exit code 137 (SIGKILL)", "preempted by the scheduler (exit status -102)".
+	Exit string
+	// TensorBoardURL is, for TaskRegistered of a TensorBoard task, its address.
+	TensorBoardURL string
 
 	// Restart is set, and nothing else but Time and AppID, when the AM
 	// restarted tasks: one line saying which restart and the failure

@@ -13,9 +13,7 @@ import (
 	"time"
 
 	"github.com/tfyarn/tfyarn/client"
-	"github.com/tfyarn/tfyarn/internal/appmaster/core"
 	"github.com/tfyarn/tfyarn/internal/cliout"
-	"github.com/tfyarn/tfyarn/internal/framework"
 	"github.com/tfyarn/tfyarn/internal/progressbar"
 	"github.com/tfyarn/tfyarn/taskspec"
 	"github.com/urfave/cli/v2"
@@ -403,7 +401,7 @@ func runJob(c *cli.Context) (client.Job, error) {
 	job.Framework = strings.ToLower(strings.TrimSpace(c.String("framework")))
 	job.ProcsPerNode = c.Int("nproc-per-node")
 	job.MinWorkers = c.Int("min-workers")
-	if err := framework.CheckJob(job.Job); err != nil {
+	if err := job.CheckFramework(); err != nil {
 		return client.Job{}, usagef("%v", err)
 	}
 	if s := c.String("success"); s != "" {
@@ -501,8 +499,8 @@ func printTaskChange(w io.Writer, ev client.Event) {
 		what = fmt.Sprintf("registered at %s:%d", t.Host, t.Port)
 	case client.TaskEnded:
 		what = t.State
-		if t.ExitCode != nil {
-			what += fmt.Sprintf(" (%s)", core.DescribeExit(*t.ExitCode))
+		if ev.Exit != "" {
+			what += fmt.Sprintf(" (%s)", ev.Exit)
 		}
 	default:
 		return

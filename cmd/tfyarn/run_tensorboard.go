@@ -7,7 +7,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/tfyarn/tfyarn/client"
-	"github.com/tfyarn/tfyarn/internal/contract"
 	"github.com/tfyarn/tfyarn/taskspec"
 )
 
@@ -76,9 +75,8 @@ func applyTensorBoard(c *cli.Context, job *client.Job) error {
 
 // printTensorBoard prints the TensorBoard task's URL once it registered.
 func printTensorBoard(w io.Writer, ev client.Event) {
-	t := ev.Task
-	if t == nil || ev.TaskChange != client.TaskRegistered || t.Type != string(taskspec.TensorBoard) {
+	if ev.TensorBoardURL == "" {
 		return
 	}
-	fmt.Fprintf(w, "%s TensorBoard: %s\n", ev.AppID, contract.TensorBoardURL(t.Host, t.Port))
+	fmt.Fprintf(w, "%s TensorBoard: %s\n", ev.AppID, ev.TensorBoardURL)
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/tfyarn/tfyarn/internal/amattempt"
 	"github.com/tfyarn/tfyarn/internal/appmaster/core"
+	"github.com/tfyarn/tfyarn/internal/containerexit"
 	"github.com/tfyarn/tfyarn/internal/yarn"
 	"github.com/tfyarn/tfyarn/internal/yarnpb/hadoopyarn"
 	"github.com/tfyarn/tfyarn/taskspec"
@@ -532,10 +533,10 @@ func (l *loop) endedContainer(id string) bool {
 
 func (l *loop) logCompleted(id string, exit int32) {
 	if t, ok := l.m.TaskOfContainer(id); ok && t.State.Ended() {
-		l.cfg.Logf("%s %s in %s: %s", t.Task, t.State, id, core.DescribeExit(exit))
+		l.cfg.Logf("%s %s in %s: %s", t.Task, t.State, id, containerexit.Describe(exit))
 		return
 	}
-	l.cfg.Logf("container %s completed: %s", id, core.DescribeExit(exit))
+	l.cfg.Logf("container %s completed: %s", id, containerexit.Describe(exit))
 }
 
 func orDefault(s, def string) string {

@@ -3,6 +3,7 @@ package core
 import (
 	"fmt"
 
+	"github.com/tfyarn/tfyarn/internal/containerexit"
 	"github.com/tfyarn/tfyarn/taskspec"
 )
 
@@ -96,7 +97,7 @@ func (m *Machine) unwatchedEnded(e ContainerCompleted) (ok bool) {
 		return true // the cluster's doing: rightly not counted
 	}
 	failure := fmt.Sprintf("%s (container %s on %s) failed while no ApplicationMaster watched it (attempt %d had ended): %s",
-		u.Task, u.ContainerID, u.Host, r.attempt, DescribeExit(e.ExitStatus))
+		u.Task, u.ContainerID, u.Host, r.attempt, containerexit.Describe(e.ExitStatus))
 	if e.ExitStatus < 0 {
 		if reason := ContainerDiagnostics(e.Diagnostics); reason != "" {
 			failure += ": " + reason

@@ -3,6 +3,7 @@ package core
 import (
 	"fmt"
 
+	"github.com/tfyarn/tfyarn/internal/containerexit"
 	"github.com/tfyarn/tfyarn/taskspec"
 )
 
@@ -138,7 +139,7 @@ func (m *Machine) completed(e ContainerCompleted) {
 		return
 	}
 	m.dropPendingLaunch(e.ID) // over before the loop got to start it
-	why := "failed: " + DescribeExit(e.ExitStatus)
+	why := "failed: " + containerexit.Describe(e.ExitStatus)
 	if e.ExitStatus < 0 || (e.ExitStatus != ExitSuccess && t.Host == "") {
 		// YARN's own kills carry the useful detail (the memory figures, the
 		// lost node, the localization failure); for process exits it is

@@ -1,10 +1,10 @@
 package core
 
 import (
-	"fmt"
 	"strings"
 	"time"
 
+	"github.com/tfyarn/tfyarn/internal/containerexit"
 	"github.com/tfyarn/tfyarn/taskspec"
 )
 
@@ -133,53 +133,21 @@ func (KillRequested) isEvent()      {}
 func (ShutdownRequested) isEvent()  {}
 func (RMFailed) isEvent()           {}
 
-// YARN's special container exit statuses (Hadoop's ContainerExitStatus).
+// YARN's special container exit statuses (Hadoop's ContainerExitStatus),
+// under the names the core decides with; containerexit.Describe words them.
 const (
-	ExitSuccess                    int32 = 0
-	ExitInvalid                    int32 = -1000
-	ExitAborted                    int32 = -100
-	ExitDisksFailed                int32 = -101
-	ExitPreempted                  int32 = -102
-	ExitKilledExceededVMem         int32 = -103
-	ExitKilledExceededPMem         int32 = -104
-	ExitKilledByAppMaster          int32 = -105
-	ExitKilledByResourceManager    int32 = -106
-	ExitKilledAfterAppCompletion   int32 = -107
-	ExitKilledByContainerScheduler int32 = -108
+	ExitSuccess                    = containerexit.Success
+	ExitInvalid                    = containerexit.Invalid
+	ExitAborted                    = containerexit.Aborted
+	ExitDisksFailed                = containerexit.DisksFailed
+	ExitPreempted                  = containerexit.Preempted
+	ExitKilledExceededVMem         = containerexit.KilledExceededVMem
+	ExitKilledExceededPMem         = containerexit.KilledExceededPMem
+	ExitKilledByAppMaster          = containerexit.KilledByAppMaster
+	ExitKilledByResourceManager    = containerexit.KilledByResourceManager
+	ExitKilledAfterAppCompletion   = containerexit.KilledAfterAppCompletion
+	ExitKilledByContainerScheduler = containerexit.KilledByContainerScheduler
 )
-
-var exitReasons = map[int32]string{
-	ExitInvalid:                    "exit status unknown to YARN",
-	ExitAborted:                    "aborted by YARN: the container was released or its node was lost",
-	ExitDisksFailed:                "failed because the node's local or log disks went bad",
-	ExitPreempted:                  "preempted by the scheduler",
-	ExitKilledExceededVMem:         "killed for exceeding its virtual memory limit",
-	ExitKilledExceededPMem:         "killed for exceeding its physical memory limit; ask for more memory",
-	ExitKilledByAppMaster:          "killed by the ApplicationMaster",
-	ExitKilledByResourceManager:    "killed by the ResourceManager",
-	ExitKilledAfterAppCompletion:   "killed because the application finished",
-	ExitKilledByContainerScheduler: "killed by the NodeManager to make room for another container",
-}
-
-// signalNames covers the signals a task typically dies of; a shell reports
-// death by signal N as exit code 128+N.
-var signalNames = map[int32]string{1: "SIGHUP", 2: "SIGINT", 6: "SIGABRT", 9: "SIGKILL", 11: "SIGSEGV", 15: "SIGTERM"}
-
-// DescribeExit explains a completed container's exit status in a few words:
-// "exit code 3", "exit code 137 (SIGKILL)", "killed for exceeding its
-// physical memory limit; ask for more memory (exit status -104)".
-func DescribeExit(status int32) string {
-	if reason, ok := exitReasons[status]; ok {
-		return fmt.Sprintf("%s (exit status %d)", reason, status)
-	}
-	if status < 0 {
-		return fmt.Sprintf("exit status %d", status)
-	}
-	if sig, ok := signalNames[status-128]; ok {
-		return fmt.Sprintf("exit code %d (%s)", status, sig)
-	}
-	return fmt.Sprintf("exit code %d", status)
-}
 
 // IsInfrastructureExit reports whether a container ended for reasons that
 // are not the task's fault (lost or decommissioned node, bad disks,

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tfyarn/tfyarn/internal/containerexit"
 	"github.com/tfyarn/tfyarn/taskspec"
 )
 
@@ -343,7 +344,7 @@ func failureLines(ts []TaskStatus) []string {
 	for i, t := range ts {
 		lines[i] = t.Failure
 		if lines[i] == "" {
-			lines[i] = fmt.Sprintf("%s failed: %s", t.Task, DescribeExit(t.ExitStatus))
+			lines[i] = fmt.Sprintf("%s failed: %s", t.Task, containerexit.Describe(t.ExitStatus))
 		}
 	}
 	return lines

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/tfyarn/tfyarn/internal/containerexit"
 	"github.com/tfyarn/tfyarn/taskspec"
 )
 
@@ -65,7 +66,7 @@ func (b *viewBuilder) exit(id taskspec.TaskID, status int32, diagnostics ...stri
 		t.State = TaskSucceeded
 	default:
 		t.State = TaskFailed
-		why := "failed: " + DescribeExit(status)
+		why := "failed: " + containerexit.Describe(status)
 		if line := firstLine(diag); status < 0 && line != "" {
 			why += ": " + line
 		}
