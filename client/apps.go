@@ -165,7 +165,8 @@ func (c *Client) report(ctx context.Context, appID string) (*hadoopyarn.Applicat
 // that had already ended is left as it is. The report is the last one
 // seen, also with an error when there was one (the application still
 // running when ctx ended).
-func (c *Client) Kill(ctx context.Context, appID, reason string) (*Application, error) {
+func (c *Client) Kill(ctx context.Context, appID, reason string) (_ *Application, err error) {
+	defer aboutApp(&err, appID)
 	id, err := yarn.ParseApplicationID(appID)
 	if err != nil {
 		return nil, err

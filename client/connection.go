@@ -58,12 +58,12 @@ func (c Connection) withDefaults() Connection {
 	return c
 }
 
-// ConfigError is a Hadoop client configuration that could not be loaded or
+// configError is a Hadoop client configuration that could not be loaded or
 // used (a missing directory, bad XML, no ResourceManager address).
-type ConfigError struct{ Err error }
+type configError struct{ Err error }
 
-func (e *ConfigError) Error() string { return strings.TrimPrefix(e.Err.Error(), "hadoopconf: ") }
-func (e *ConfigError) Unwrap() error { return e.Err }
+func (e *configError) Error() string { return strings.TrimPrefix(e.Err.Error(), "hadoopconf: ") }
+func (e *configError) Unwrap() error { return e.Err }
 
 // Client talks to one cluster as one user: applications (List,
 // Application, Status, Kill), the cluster's nodes and queues (Cluster) and
@@ -82,7 +82,8 @@ type Client struct {
 }
 
 // Connect loads the client configuration conn names; it dials nothing yet.
-// Its errors are *ConfigError.
+// Its errors are a configuration that could not be loaded or used;
+// ExplainError words them.
 func Connect(conn Connection) (*Client, error) {
 	conn = conn.withDefaults()
 	conf, err := conn.load()
@@ -106,7 +107,7 @@ func (c Connection) load() (*hadoopconf.Config, error) {
 		conf, err = hadoopconf.Load()
 	}
 	if err != nil {
-		return nil, &ConfigError{err}
+		return nil, &configError{err}
 	}
 	return conf, nil
 }
@@ -150,7 +151,7 @@ func (c *Client) rmClient() (*yarn.ApplicationClient, error) {
 	}
 	rm, err := connect.RM(c.conf, login, yarn.ClientOptions{User: c.conn.User, DialTimeout: c.conn.CallTimeout / 3})
 	if err != nil {
-		return nil, &ConfigError{err}
+		return nil, &configError{err}
 	}
 	c.rm = rm
 	return rm, nil

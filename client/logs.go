@@ -63,7 +63,14 @@ func PrefixedOutput(stdout, stderr io.Writer) FollowOutput {
 // for an application the ResourceManager no longer knows. Logs that cannot
 // be read (yet) are a *LogsUnavailableError. The work is internal/tasklogs';
 // this is its public entry.
-func (c *Client) Logs(ctx context.Context, appID string, req LogsRequest, out io.Writer) error {
+func (c *Client) Logs(ctx context.Context, appID string, req LogsRequest, out io.Writer) (err error) {
+	defer func() {
+		// A *LogsUnavailableError names the application itself.
+		var ue *LogsUnavailableError
+		if !errors.As(err, &ue) {
+			aboutApp(&err, appID)
+		}
+	}()
 	rm, err := c.rmClient()
 	if err != nil {
 		return err

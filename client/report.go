@@ -207,7 +207,8 @@ type Status struct {
 
 // Status reports an application: the ResourceManager's report, and the
 // history record of an ended one or the live report of a running one.
-func (c *Client) Status(ctx context.Context, appID string) (*Status, error) {
+func (c *Client) Status(ctx context.Context, appID string) (_ *Status, err error) {
+	defer aboutApp(&err, appID)
 	r, err := c.report(ctx, appID)
 	if err != nil {
 		return nil, err

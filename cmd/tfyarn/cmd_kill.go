@@ -49,7 +49,7 @@ func killCommand(e *env) *cli.Command {
 						return fmt.Errorf("%s was still %s after %s; it may end later (tfyarn status %s)",
 							id, a.State, c.Duration("wait"), id)
 					}
-					return &appError{id: id, err: err}
+					return err
 				}
 				fmt.Fprintf(e.stdout, "%s %s\n", id, a.State)
 				return nil

@@ -74,9 +74,6 @@ func logsAction(c *cli.Context, e *env) error {
 		if errors.As(err, &ue) {
 			return &exitCodeError{code: exitUsage, err: err}
 		}
-		if err != nil {
-			return &appError{id: idText, err: err}
-		}
-		return nil
+		return err
 	})
 }

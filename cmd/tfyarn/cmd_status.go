@@ -36,7 +36,7 @@ func statusCommand(e *env) *cli.Command {
 			return e.withClient(c.Context, e.timeout, func(ctx context.Context, cl *client.Client) error {
 				st, err := cl.Status(ctx, id)
 				if err != nil {
-					return &appError{id: id, err: err}
+					return err
 				}
 				v := statusView{appView: newAppView(st.Application), History: st.History, Live: st.Live, HistoryError: st.HistoryError}
 				tasks := v.History

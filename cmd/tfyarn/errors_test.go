@@ -3,33 +3,21 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
-	"net"
-	"os"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"github.com/tfyarn/tfyarn/internal/hdfs"
-	"github.com/tfyarn/tfyarn/internal/ipc"
-	"github.com/tfyarn/tfyarn/internal/yarn"
+
+	"github.com/tfyarn/tfyarn/client"
 )
 
+// TestDescribe: the line and exit code of each kind of error; the client's
+// words for cluster errors are client's TestExplainError's, and their exit
+// code is 2 like every error's but a failed job's.
 func TestDescribe(t *testing.T) {
 	e := &env{confFrom: "HADOOP_CONF_DIR=/etc/hadoop", timeout: 15 * time.Second}
-	addrs := []string{"rm1:8032", "rm2:8032"}
-	remote := func(class, msg string) error {
-		return &yarn.RMError{Method: "getApplicationReport", Addr: "rm2:8032", Addrs: addrs,
-			Err: &ipc.RemoteError{Class: class, Message: msg, Addr: "rm2:8032"}}
-	}
-	refused := &yarn.RMError{Method: "getClusterMetrics", Addr: "rm2:8032", Addrs: addrs, Err: &ipc.OpError{
-		Op: "call", Addr: "rm2:8032",
-		Err: &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)},
-	}}
-	timedOut := &yarn.RMError{Method: "getClusterMetrics", Addr: "rm1:8032", Addrs: addrs,
-		Err: &ipc.OpError{Op: "call", Addr: "rm1:8032", Err: context.DeadlineExceeded}}
-	_, idErr := yarn.ParseApplicationID("nope")
+	idErr := client.CheckApplicationID("nope")
+	require.Error(t, idErr)
 
 	for _, tc := range []struct {
 		name string
@@ -38,18 +26,13 @@ func TestDescribe(t *testing.T) {
 		code int
 	}{
 		{"usage", usagef("bad"), "bad", exitUsage},
-		{"malformed id", idErr, `malformed application id "nope": expected ` + yarn.ApplicationIDForm, exitUsage},
-		{"not found", &appError{id: "application_1_0001", err: remote(yarn.ApplicationNotFoundException, "gone")},
-			"application application_1_0001 not found (the ResourceManager at rm2:8032 does not know it)", exitUsage},
-		{"unreachable", refused,
-			"cannot reach the ResourceManager at rm1:8032, rm2:8032 (from HADOOP_CONF_DIR=/etc/hadoop): connection refused; is the cluster up and HADOOP_CONF_DIR right?", exitUsage},
-		{"timeout", timedOut,
-			"the ResourceManager at rm1:8032, rm2:8032 (from HADOOP_CONF_DIR=/etc/hadoop) did not answer within 15s; is the cluster up and HADOOP_CONF_DIR right? (raise the limit with tfyarn --timeout DURATION before the command)", exitUsage},
-		{"other remote", remote("org.apache.hadoop.security.AccessControlException", "User bob cannot view"),
-			"the ResourceManager at rm2:8032 refused getApplicationReport: AccessControlException: User bob cannot view", exitUsage},
+		{"malformed id", idErr, `malformed application id "nope": expected ` + client.ApplicationIDForm, exitUsage},
 		{"conf", &confError{errors.New("hadoopconf: yarn.resourcemanager.ha.enabled is true but yarn.resourcemanager.ha.rm-ids is empty")},
 			"yarn.resourcemanager.ha.enabled is true but yarn.resourcemanager.ha.rm-ids is empty", exitUsage},
 		{"interrupted", context.Canceled, "interrupted", exitUsage},
+		{"job failed", &client.JobError{Result: &client.Result{AppID: "application_1_0001", FinalStatus: "FAILED"}},
+			"application_1_0001 ended FAILED", exitJobFailed},
+		{"exit code", &exitCodeError{code: 7}, "", 7},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			msg, code := describe(tc.err, e)
@@ -57,12 +40,4 @@ func TestDescribe(t *testing.T) {
 			require.Equal(t, tc.code, code)
 		})
 	}
-}
-
-func TestDeadNameNodeIsNamedAsSuch(t *testing.T) {
-	e := &env{confFrom: "HADOOP_CONF_DIR=/etc/hadoop"}
-	err := fmt.Errorf("upload: %w", &hdfs.ConnectError{Addrs: []string{"nn1:8020"}, Err: syscall.ECONNREFUSED})
-	msg, code := describe(err, e)
-	require.Equal(t, exitUsage, code)
-	require.Equal(t, "cannot reach the NameNode at nn1:8020: connection refused", msg)
 }
