@@ -8,9 +8,7 @@ import (
 	"time"
 
 	"github.com/tfyarn/tfyarn/client"
-	"github.com/tfyarn/tfyarn/internal/appmaster/webui"
 	"github.com/tfyarn/tfyarn/internal/cliout"
-	"github.com/tfyarn/tfyarn/internal/contract"
 )
 
 // appView is the JSON shape of one application, in `tfyarn status --output
@@ -126,7 +124,7 @@ func addJobKeys(kv *cliout.KeyValues, h *client.JobReport) {
 		}
 	}
 	if h.Progress != nil {
-		kv.Add("Training", webui.ProgressText(contractProgress(h.Progress)))
+		kv.Add("Training", progressText(h.Progress))
 	}
 	kv.Add("Restarts", strconv.Itoa(h.Restarts))
 	if h.TensorBoardURL != "" {
@@ -150,7 +148,7 @@ func taskTable(h *client.JobReport) *cliout.Table {
 			if tr.EndedAt != nil {
 				end = *tr.EndedAt
 			}
-			elapsed = webui.Duration(end.Sub(*tr.StartedAt))
+			elapsed = cliout.Duration(end.Sub(*tr.StartedAt))
 		}
 		t.Row(tr.Task, tr.State, addr, orDash(nonEmpty(tr.ContainerID)), orDash(nonEmpty(tr.Node)), exit, tr.Restarts, elapsed, processText(tr), gpuText(tr.GPUs))
 	}
@@ -164,31 +162,30 @@ func nonEmpty(s string) *string {
 	return &s
 }
 
-// The web UI's words for a task's CPU, memory and GPUs and the job's
-// progress, over the public report's types (the same fields as the AM's).
+// The report's cells (cliout's words, as on the AM's page) over the public
+// report's types.
 
 func processText(t client.TaskResult) string {
-	return webui.ProcessText(contract.TaskReport{
-		ProcessSample:    (*contract.ProcessSample)(t.ProcessSample),
-		NearMemoryLimit:  t.NearMemoryLimit,
-		MemoryLimitBytes: t.MemoryLimitBytes,
-	})
+	p := t.ProcessSample
+	if p == nil {
+		return cliout.ProcessText(nil)
+	}
+	return cliout.ProcessText(&cliout.Process{CPUPercent: p.CPUPercent, RSSBytes: p.RSSBytes, PeakRSSBytes: p.PeakRSSBytes,
+		NearMemoryLimit: t.NearMemoryLimit, MemoryLimitBytes: t.MemoryLimitBytes})
 }
 
 func gpuText(gpus []client.GPUSample) string {
-	samples := make([]contract.GPUSample, len(gpus))
+	cells := make([]cliout.GPU, len(gpus))
 	for i, g := range gpus {
-		samples[i] = contract.GPUSample(g)
+		cells[i] = cliout.GPU{Index: g.Index, UtilizationPct: g.UtilizationPct, MemoryUsedMiB: g.MemoryUsedMiB, MemoryTotalMiB: g.MemoryTotalMiB}
 	}
-	return webui.GPUText(samples)
+	return cliout.GPUText(cells)
 }
 
-func contractProgress(p *client.JobProgress) *contract.JobProgress {
+func progressText(p *client.JobProgress) string {
 	if p == nil {
-		return nil
+		return cliout.ProgressText(nil)
 	}
-	return &contract.JobProgress{
-		Progress: contract.Progress(p.TaskProgress), Task: p.Task, StepsPerSecond: p.StepsPerSecond,
-		FractionPerSecond: p.FractionPerSecond, ETASeconds: p.ETASeconds, UpdatedAt: p.UpdatedAt,
-	}
+	return cliout.ProgressText(&cliout.Progress{Fraction: p.Fraction, Step: p.Step, Total: p.Total, Task: p.Task,
+		StepsPerSecond: p.StepsPerSecond, FractionPerSecond: p.FractionPerSecond, ETASeconds: p.ETASeconds})
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tfyarn/tfyarn/internal/cliout"
 	"github.com/tfyarn/tfyarn/internal/contract"
 )
 
@@ -77,23 +78,7 @@ func elapsed(t contract.TaskReport, now time.Time) string {
 	if t.EndedAt != nil {
 		end = *t.EndedAt
 	}
-	return Duration(end.Sub(*t.StartedAt))
-}
-
-// Duration renders d to the second: "42s", "3m05s", "1h02m03s".
-func Duration(d time.Duration) string {
-	if d < 0 {
-		d = 0
-	}
-	s := int64(d.Round(time.Second) / time.Second)
-	switch {
-	case s < 60:
-		return fmt.Sprintf("%ds", s)
-	case s < 3600:
-		return fmt.Sprintf("%dm%02ds", s/60, s%60)
-	default:
-		return fmt.Sprintf("%dh%02dm%02ds", s/3600, s/60%60, s%60)
-	}
+	return cliout.Duration(end.Sub(*t.StartedAt))
 }
 
 func exitText(t contract.TaskReport) string {
@@ -110,41 +95,26 @@ func addrText(t contract.TaskReport) string {
 	return fmt.Sprintf("%s:%d", t.Host, t.Port)
 }
 
-// GPUText sums a task's GPUs up in one cell: "0: 87% 61234/81559 MiB; 1: ...",
-// "-" when none were sampled.
+// GPUText, ProcessText and ProgressText are cliout's cells (the words
+// `tfyarn status` uses too) over the AM's report types.
+
+// GPUText sums a task's GPUs up in one cell (cliout.GPUText).
 func GPUText(gpus []contract.GPUSample) string {
-	if len(gpus) == 0 {
-		return "-"
-	}
-	parts := make([]string, len(gpus))
+	cells := make([]cliout.GPU, len(gpus))
 	for i, g := range gpus {
-		parts[i] = fmt.Sprintf("%d: %d%% %d/%d MiB", g.Index, g.UtilizationPct, g.MemoryUsedMiB, g.MemoryTotalMiB)
+		cells[i] = cliout.GPU{Index: g.Index, UtilizationPct: g.UtilizationPct, MemoryUsedMiB: g.MemoryUsedMiB, MemoryTotalMiB: g.MemoryTotalMiB}
 	}
-	return strings.Join(parts, "; ")
+	return cliout.GPUText(cells)
 }
 
-// ProcessText sums a task's program up in one cell: its CPU over the last
-// interval, its RSS and peak RSS, "87% 1.2 GiB (peak 1.5 GiB)", and when
-// its peak came near the container's memory, "; near its 2.0 GiB limit";
-// "-" before the first sample.
+// ProcessText sums a task's program up in one cell (cliout.ProcessText).
 func ProcessText(t contract.TaskReport) string {
 	p := t.ProcessSample
 	if p == nil {
-		return "-"
+		return cliout.ProcessText(nil)
 	}
-	s := fmt.Sprintf("%.0f%% %s (peak %s)", p.CPUPercent, Bytes(p.RSSBytes), Bytes(p.PeakRSSBytes))
-	if t.NearMemoryLimit {
-		s += fmt.Sprintf("; near its %s limit", Bytes(t.MemoryLimitBytes))
-	}
-	return s
-}
-
-// Bytes renders n in MiB below a GiB, else in GiB: "240 MiB", "1.5 GiB".
-func Bytes(n int64) string {
-	if n < 1<<30 {
-		return fmt.Sprintf("%d MiB", (n+1<<19)>>20)
-	}
-	return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	return cliout.ProcessText(&cliout.Process{CPUPercent: p.CPUPercent, RSSBytes: p.RSSBytes, PeakRSSBytes: p.PeakRSSBytes,
+		NearMemoryLimit: t.NearMemoryLimit, MemoryLimitBytes: t.MemoryLimitBytes})
 }
 
 func stamp(t *time.Time) string {
@@ -154,27 +124,11 @@ func stamp(t *time.Time) string {
 	return t.UTC().Format("2006-01-02 15:04:05Z")
 }
 
-// ProgressText sums the job's training progress up in one cell: "12.0%
-// (120/1000, worker:0) · 10.5 steps/s · ETA 1m28s"; "-" before any program
-// reported.
+// ProgressText sums the job's training progress up in one cell (cliout.ProgressText).
 func ProgressText(p *contract.JobProgress) string {
 	if p == nil {
-		return "-"
+		return cliout.ProgressText(nil)
 	}
-	s := fmt.Sprintf("%.1f%%", 100*p.Fraction)
-	if p.Total > 0 {
-		s += fmt.Sprintf(" (%d/%d, %s)", p.Step, p.Total, p.Task)
-	} else {
-		s += " (" + p.Task + ")"
-	}
-	switch {
-	case p.StepsPerSecond != nil:
-		s += fmt.Sprintf(" · %.3g steps/s", *p.StepsPerSecond)
-	case p.FractionPerSecond != nil:
-		s += fmt.Sprintf(" · %.3g%%/s", 100**p.FractionPerSecond)
-	}
-	if p.ETASeconds != nil {
-		s += " · ETA " + Duration(time.Duration(*p.ETASeconds)*time.Second)
-	}
-	return s
+	return cliout.ProgressText(&cliout.Progress{Fraction: p.Fraction, Step: p.Step, Total: p.Total, Task: p.Task,
+		StepsPerSecond: p.StepsPerSecond, FractionPerSecond: p.FractionPerSecond, ETASeconds: p.ETASeconds})
 }

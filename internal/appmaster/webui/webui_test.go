@@ -69,12 +69,6 @@ func TestPage(t *testing.T) {
 	require.Contains(t, body, `<tr class="failure"><td></td><td colspan="10">worker:0 (container container_1_0007_01_000003 on node1:4545) failed: exit code 1</td></tr>`)
 }
 
-func TestDuration(t *testing.T) {
-	for d, want := range map[time.Duration]string{-time.Second: "0s", 42 * time.Second: "42s", 185 * time.Second: "3m05s", 3723 * time.Second: "1h02m03s"} {
-		require.Equal(t, want, Duration(d))
-	}
-}
-
 func fetch(t *testing.T, url string, status int) string {
 	t.Helper()
 	resp, err := http.Get(url)
