@@ -75,6 +75,14 @@ func packCommand(e *env) *cli.Command {
 	}
 }
 
+// isVenv: a venv is a directory with a pyvenv.cfg file (PEP 405), as the
+// --layers message says. client.Pack refuses other directories too, but the
+// CLI names its flag and checks it first, before -o's checks, as it always did.
+func isVenv(dir string) bool {
+	st, err := os.Stat(filepath.Join(dir, "pyvenv.cfg"))
+	return err == nil && st.Mode().IsRegular()
+}
+
 // checkPackPaths refuses, before anything is written, what the flags got
 // wrong: a DIR that is not a directory (or, with --layers, not a venv),
 // an existing -o for --layers, and an -o inside the environment (it would
@@ -82,7 +90,7 @@ func packCommand(e *env) *cli.Command {
 func checkPackPaths(dir, out string, layers bool) error {
 	st, err := os.Stat(dir)
 	switch {
-	case layers && (err != nil || !st.IsDir()):
+	case layers && (err != nil || !st.IsDir() || !isVenv(dir)):
 		return usagef("--layers: %s is not a venv (pyvenv.cfg): only a venv ships in layers", dir)
 	case err != nil || !st.IsDir():
 		return usagef("%s is not a directory: expected a venv (pyvenv.cfg) or a conda env (conda-meta/)", dir)
