@@ -19,7 +19,9 @@ import (
 )
 
 // An elastic PyTorch job (--min-workers) loses a worker mid-training, on
-// YARN and --local: the others go on without it and the job succeeds. The rendezvous store is the
+// YARN and --local: the others go on without it, the AM replaces it, the
+// replacement's torchrun joins the same rendezvous and the job grows back
+// to its 3 workers, and succeeds. The rendezvous store is the
 // ApplicationMaster's, so it does not matter which worker is lost; worker:0
 // is, whose launcher serves the store of a job that is not elastic.
 //
@@ -41,7 +43,9 @@ func testElasticLosesAWorker(t *testing.T, c *clustertest.Cluster, bin, python s
 	} else {
 		args = append(args, "--name", "e2e-pytorch-elastic")
 	}
-	args = append(args, filepath.Join(c.Root, "examples", "pytorch_elastic.py"), "--", "--steps", "40", "--step-seconds", "0.5", "--progress-dir", progress)
+	// Long enough (120 s of steps) for the replacement to come and join.
+	const steps = 240
+	args = append(args, filepath.Join(c.Root, "examples", "pytorch_elastic.py"), "--", "--steps", strconv.Itoa(steps), "--step-seconds", "0.5", "--progress-dir", progress)
 	run := startTfyarn(t, c, bin, 8*time.Minute, args...)
 
 	// Mid-training: every worker past step 3. Then worker:0's torchrun and
@@ -65,10 +69,37 @@ func testElasticLosesAWorker(t *testing.T, c *clustertest.Cluster, bin, python s
 		require.True(t, time.Now().Before(deadline), "the workers did not all reach step 3 within 4 minutes (progress files in %s)", progress)
 		time.Sleep(250 * time.Millisecond)
 	}
+	old := processesOf(progress, "worker:0")
 	require.NoError(t, syscall.Kill(agent, syscall.SIGKILL), "worker:0's torchrun")
 	require.NoError(t, syscall.Kill(pid, syscall.SIGKILL), "worker:0's training process")
 	killedAt, _, _, _ := readStep(victim)
 	killed := time.Now()
+
+	// The AM replaces worker:0 within seconds, inside the 30 s torch's
+	// agents wait for more members once --min-workers have met again: the
+	// new round would have all 3 at once, and the survivors would never be
+	// seen going on without it. So the replacement's torchrun is held
+	// (SIGSTOP) as soon as it starts, long before it has imported torch and
+	// joined the rendezvous, and let go once the survivors train without
+	// it: then it joins a running job, the path a replacement that comes
+	// late takes.
+	type heldAgent struct {
+		pid   int
+		after time.Duration // from the kill
+	}
+	held := make(chan heldAgent, 1)
+	go func() {
+		for time.Since(killed) < 4*time.Minute {
+			for p := range processesOf(progress, "worker:0") {
+				if !old[p] && syscall.Kill(p, syscall.SIGSTOP) == nil {
+					held <- heldAgent{p, time.Since(killed)}
+					return
+				}
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		close(held)
+	}()
 
 	// How long the survivors take to train again: a step past the one the
 	// lost worker died at (the new round starts from the furthest step).
@@ -80,6 +111,22 @@ func testElasticLosesAWorker(t *testing.T, c *clustertest.Cluster, bin, python s
 		require.True(t, time.Since(killed) < 4*time.Minute, "the survivors did not train again within 4 minutes of the kill")
 		time.Sleep(250 * time.Millisecond)
 	}
+	replacement, ok := <-held
+	require.True(t, ok, "worker:0's replacement did not start within 4 minutes of the kill")
+	t.Logf("worker:0's replacement started its torchrun %.1fs after the kill (held until now, %.1fs after it)", replacement.after.Seconds(), time.Since(killed).Seconds())
+	require.NoError(t, syscall.Kill(replacement.pid, syscall.SIGCONT))
+	released := time.Now()
+	// How long the job takes to grow back: worker:0's replacement trains,
+	// which it can only in a round with the others (world size 3 again).
+	for {
+		if step, p, _, ok := readStep(victim); ok && p != pid && step > killedAt {
+			t.Logf("the job grew back to 3 workers %.1fs after worker:0's replacement was let go (%.1fs after the kill; it trains at step %d)",
+				time.Since(released).Seconds(), time.Since(killed).Seconds(), step)
+			break
+		}
+		require.True(t, time.Since(killed) < 4*time.Minute, "worker:0's replacement did not train within 4 minutes of the kill")
+		time.Sleep(250 * time.Millisecond)
+	}
 
 	code := run.wait(t, 6*time.Minute)
 	stdout := run.stdout.String()
@@ -87,27 +134,56 @@ func testElasticLosesAWorker(t *testing.T, c *clustertest.Cluster, bin, python s
 	var r client.Result
 	require.NoError(t, json.Unmarshal([]byte(stdout), &r), stdout)
 	require.Equal(t, "SUCCEEDED", r.FinalStatus)
-	require.Regexp(t, `^2 of 3 workers succeeded; lost on the way: worker:0 `, r.Diagnostics)
+	require.Regexp(t, `^3 of 3 workers succeeded; replaced after worker:0 `, r.Diagnostics)
 
 	logs := run.stderr.String()
 	if !local {
 		logs = aggregatedLogs(t, c, bin, r.AppID)
 	}
-	// The survivors started again, two of them, and finished all 40 steps.
+	// The survivors started again, two of them, then grew back to three
+	// with the replacement (their processes started again in a world of
+	// 3: a member joining is no restart to torchrun's count) and all three
+	// finished every step.
 	require.Regexp(t, `rank [01] of 2 \(restart [1-9]\)`, logs)
-	finished := regexp.MustCompile(`rank ([01]) of 2 finished at step 40 \(restart [1-9]\)`).FindAllStringSubmatch(logs, -1)
+	require.Regexp(t, `rank [012] of 3 \(restart [1-9]\)`, logs)
+	finished := regexp.MustCompile(`rank ([012]) of 3 finished at step `+strconv.Itoa(steps)+` \(restart [0-9]+\)`).FindAllStringSubmatch(logs, -1)
 	ranks := map[string]bool{}
 	for _, m := range finished {
 		ranks[m[1]] = true
 	}
-	require.Len(t, ranks, 2, "both survivors finished:\n%s", logs)
-	for _, w := range []string{"worker-1", "worker-2"} {
-		step, _, _, ok := readStep(filepath.Join(progress, w+".local0.step"))
+	require.Len(t, ranks, 3, "the survivors and the replacement finished:\n%s", logs)
+	for _, w := range []string{"worker-0", "worker-1", "worker-2"} {
+		step, p, _, ok := readStep(filepath.Join(progress, w+".local0.step"))
 		require.True(t, ok)
-		require.Equal(t, 40, step, w)
+		require.Equal(t, steps, step, w)
+		if w == "worker-0" {
+			require.NotEqual(t, pid, p, "worker:0's last step is its replacement's")
+		}
 	}
-	step, _, _, _ := readStep(victim)
-	require.Equal(t, killedAt, step, "the lost worker did not come back")
+}
+
+// processesOf returns the processes of one task of the pytorch_elastic.py
+// job whose progress directory is progress: its environment names the task
+// and its command line the directory (torchrun and its processes; not the
+// launcher).
+func processesOf(progress, task string) map[int]bool {
+	out := map[int]bool{}
+	dirs, _ := os.ReadDir("/proc")
+	for _, d := range dirs {
+		p, err := strconv.Atoi(d.Name())
+		if err != nil {
+			continue
+		}
+		cmdline, _ := os.ReadFile(filepath.Join("/proc", d.Name(), "cmdline"))
+		if !strings.Contains(string(cmdline), progress) {
+			continue
+		}
+		environ, _ := os.ReadFile(filepath.Join("/proc", d.Name(), "environ"))
+		if strings.Contains("\x00"+string(environ), "\x00TFYARN_TASK="+task+"\x00") {
+			out[p] = true
+		}
+	}
+	return out
 }
 
 // readStep reads a pytorch_elastic.py progress file: step, pid, parent pid.

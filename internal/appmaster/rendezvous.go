@@ -99,7 +99,7 @@ func StartRendezvous(cfg RendezvousConfig) (*TaskRendezvous, error) {
 	if cfg.RegistrationTimeout <= 0 {
 		cfg.RegistrationTimeout = taskspec.DefaultRendezvousTimeout
 	}
-	board, err := rendezvous.NewBoard(rendezvous.BoardConfig{Groups: cfg.Job.Tasks, RegistrationTimeout: cfg.RegistrationTimeout, RequireAssignment: true, StartAfter: cfg.Job.StartAfter})
+	board, err := rendezvous.NewBoard(rendezvous.BoardConfig{Groups: cfg.Job.Tasks, RegistrationTimeout: cfg.RegistrationTimeout, RequireAssignment: true, StartAfter: cfg.Job.StartAfter, MinWorkers: cfg.Job.MinWorkers})
 	if err != nil {
 		return nil, fmt.Errorf("appmaster: %w", err)
 	}
@@ -280,7 +280,7 @@ func (r *TaskRendezvous) Drain() []core.Event {
 			}
 			out = append(out, core.TaskRegistered{Task: reg.Task, Host: reg.Host, Port: reg.Port})
 		case rendezvous.SpecPublished:
-			r.logf("every cluster task registered: the cluster spec is out")
+			r.logf("the cluster spec is out: every cluster task registered (an elastic job: --min-workers workers)")
 		case rendezvous.RendezvousFailed:
 			r.logf("rendezvous failed: %v", e.Err)
 			out = append(out, core.RendezvousFailed{Reason: e.Err.Error()})

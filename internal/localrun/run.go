@@ -43,7 +43,7 @@ func Run(ctx context.Context, job taskspec.Job, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("localrun: %w", err)
 	}
-	board, err := rendezvous.NewBoard(rendezvous.BoardConfig{Groups: groups, RegistrationTimeout: opts.RegistrationTimeout, RequireAssignment: true, StartAfter: job.StartAfter})
+	board, err := rendezvous.NewBoard(rendezvous.BoardConfig{Groups: groups, RegistrationTimeout: opts.RegistrationTimeout, RequireAssignment: true, StartAfter: job.StartAfter, MinWorkers: job.MinWorkers})
 	if err != nil {
 		return nil, fmt.Errorf("localrun: %w", err)
 	}

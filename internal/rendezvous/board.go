@@ -27,25 +27,26 @@ type Board struct {
 	known   map[taskspec.TaskID]bool // every task of the job → InCluster
 	timeout time.Duration
 
-	mu        sync.Mutex
-	regs      map[taskspec.TaskID]Registration
-	assigned  map[taskspec.TaskID]string // task → container the AM launched for it
-	owner     map[string]taskspec.TaskID // container → the task it was launched for, every one ever assigned
-	strict    bool                       // BoardConfig.RequireAssignment
-	adopted   map[taskspec.TaskID]bool   // taken over from a previous AM attempt; its launcher has not registered here yet
-	exits     map[taskspec.TaskID]ExitReport
-	spec      taskspec.ClusterSpec
-	failed    error
-	settled   chan struct{} // closed once spec or failed is set, or by Reset
-	gen       int           // rendezvous generation: one more per Reset
-	waiting   int           // Spec calls waiting for the spec (tests wait for them)
-	timer     *time.Timer
-	stops     map[taskspec.TaskID]stopEntry
-	stopAll   *StopOrder
-	stopWake  chan struct{} // closed and replaced on every stop order
-	events    []Event
-	notify    chan struct{}
-	closeOnce sync.Once
+	mu         sync.Mutex
+	regs       map[taskspec.TaskID]Registration
+	assigned   map[taskspec.TaskID]string // task → container the AM launched for it
+	owner      map[string]taskspec.TaskID // container → the task it was launched for, every one ever assigned
+	strict     bool                       // BoardConfig.RequireAssignment
+	minWorkers int                        // BoardConfig.MinWorkers
+	adopted    map[taskspec.TaskID]bool   // taken over from a previous AM attempt; its launcher has not registered here yet
+	exits      map[taskspec.TaskID]ExitReport
+	spec       taskspec.ClusterSpec
+	failed     error
+	settled    chan struct{} // closed once spec or failed is set, or by Reset
+	gen        int           // rendezvous generation: one more per Reset
+	waiting    int           // Spec calls waiting for the spec (tests wait for them)
+	timer      *time.Timer
+	stops      map[taskspec.TaskID]stopEntry
+	stopAll    *StopOrder
+	stopWake   chan struct{} // closed and replaced on every stop order
+	events     []Event
+	notify     chan struct{}
+	closeOnce  sync.Once
 
 	// The start order (BoardConfig.StartAfter, startorder.go).
 	startAfter  taskspec.StartOrder
@@ -82,6 +83,15 @@ type BoardConfig struct {
 	// launcher waits for stop orders, or reported an exit). The wait is
 	// bounded by RegistrationTimeout from the spec's publication.
 	StartAfter taskspec.StartOrder
+	// MinWorkers is an elastic PyTorch job's --min-workers (0: not
+	// elastic). Its members meet on the ApplicationMaster's store, never
+	// at the spec's addresses, which only count them; so the spec is out
+	// once MinWorkers workers registered, the other workers' addresses
+	// empty, and a worker that registers after it (a late container, a
+	// lost worker's replacement at a new address) gets the spec with its
+	// own address in it: torchrun's rendezvous starts with the first ones
+	// and takes the others in as they come.
+	MinWorkers int
 }
 
 // Events the Board queues for the AM loop.
@@ -110,19 +120,20 @@ func (TaskExited) isBoardEvent()       {}
 // NewBoard returns a Board for the job's groups.
 func NewBoard(cfg BoardConfig) (*Board, error) {
 	b := &Board{
-		groups:   append([]taskspec.TaskGroup(nil), cfg.Groups...),
-		known:    map[taskspec.TaskID]bool{},
-		timeout:  cfg.RegistrationTimeout,
-		regs:     map[taskspec.TaskID]Registration{},
-		assigned: map[taskspec.TaskID]string{},
-		owner:    map[string]taskspec.TaskID{},
-		strict:   cfg.RequireAssignment,
-		adopted:  map[taskspec.TaskID]bool{},
-		exits:    map[taskspec.TaskID]ExitReport{},
-		settled:  make(chan struct{}),
-		stops:    map[taskspec.TaskID]stopEntry{},
-		stopWake: make(chan struct{}),
-		notify:   make(chan struct{}, 1),
+		groups:     append([]taskspec.TaskGroup(nil), cfg.Groups...),
+		known:      map[taskspec.TaskID]bool{},
+		timeout:    cfg.RegistrationTimeout,
+		regs:       map[taskspec.TaskID]Registration{},
+		assigned:   map[taskspec.TaskID]string{},
+		owner:      map[string]taskspec.TaskID{},
+		strict:     cfg.RequireAssignment,
+		minWorkers: cfg.MinWorkers,
+		adopted:    map[taskspec.TaskID]bool{},
+		exits:      map[taskspec.TaskID]ExitReport{},
+		settled:    make(chan struct{}),
+		stops:      map[taskspec.TaskID]stopEntry{},
+		stopWake:   make(chan struct{}),
+		notify:     make(chan struct{}, 1),
 
 		startAfter: cfg.StartAfter,
 		started:    map[taskspec.TaskID]bool{},
@@ -225,7 +236,9 @@ func (b *Board) Adopt(r Registration) {
 //   - before the spec is out, a new address replaces the old one (a new
 //     container, or a launcher that restarted and reserved another port);
 //   - after the spec is out, a cluster task's address is fixed: TensorFlow
-//     already dials it, so a different one is ErrConflict.
+//     already dials it, so a different one is ErrConflict; except in an
+//     elastic job (MinWorkers), whose late or replacing worker's address
+//     goes into the spec.
 func (b *Board) Register(_ context.Context, r Registration) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -245,7 +258,7 @@ func (b *Board) Register(_ context.Context, r Registration) error {
 		}
 		return nil
 	}
-	if inCluster && b.spec != nil && had && old.Addr() != r.Addr() {
+	if inCluster && b.spec != nil && had && old.Addr() != r.Addr() && b.minWorkers == 0 {
 		return fmt.Errorf("%w: the cluster spec already has %s at %s, not %s", ErrConflict, r.Task, old.Addr(), r.Addr())
 	}
 	if inCluster && b.failed != nil {
@@ -258,6 +271,12 @@ func (b *Board) Register(_ context.Context, r Registration) error {
 		}
 	}
 	b.regs[r.Task] = r
+	if inCluster && b.spec != nil && b.minWorkers > 0 {
+		// An elastic job's late or replacing worker (above); launchers may
+		// hold the old spec.
+		b.spec = copySpec(b.spec)
+		b.spec[r.Task.Type][r.Task.Index] = r.Addr()
+	}
 	b.emit(TaskRegistered{Registration: r})
 	if inCluster && b.timer == nil && b.timeout > 0 && b.spec == nil {
 		b.timer = time.AfterFunc(b.timeout, b.expire)
@@ -270,6 +289,10 @@ func (b *Board) Register(_ context.Context, r Registration) error {
 // Called with b.mu held.
 func (b *Board) maybePublish() {
 	if b.spec != nil || b.failed != nil {
+		return
+	}
+	if b.minWorkers > 0 {
+		b.maybePublishElastic()
 		return
 	}
 	addrs := map[taskspec.TaskID]string{}
@@ -288,6 +311,30 @@ func (b *Board) maybePublish() {
 		return
 	}
 	b.settle(spec, nil)
+}
+
+// maybePublishElastic publishes an elastic job's spec once MinWorkers
+// workers have an address, the others' empty (BoardConfig.MinWorkers).
+// Called with b.mu held.
+func (b *Board) maybePublishElastic() {
+	spec := taskspec.ClusterSpec{}
+	registered := 0
+	for _, g := range b.groups {
+		if !g.Type.InCluster() {
+			continue
+		}
+		addrs := make([]string, g.Instances)
+		for i := range addrs {
+			if r, ok := b.regs[taskspec.TaskID{Type: g.Type, Index: i}]; ok {
+				addrs[i] = r.Addr()
+				registered++
+			}
+		}
+		spec[g.Type] = addrs
+	}
+	if registered >= b.minWorkers {
+		b.settle(spec, nil)
+	}
 }
 
 // settle records the rendezvous' outcome once. Called with b.mu held.

@@ -93,6 +93,43 @@ func TestBoardReRegistration(t *testing.T) {
 	require.NoError(t, b.Register(ctx, tb), "tensorboard is not in the spec; it may move")
 }
 
+// An elastic job's spec (--min-workers 2 of 3) is out once two workers
+// registered, the third's address empty; the third registers later and
+// gets it with its address; a lost worker's replacement (a new container)
+// registers at a new address after the spec and gets it too. A launcher's
+// earlier copy is not changed under it.
+func TestBoardElasticSpec(t *testing.T) {
+	b, err := NewBoard(BoardConfig{Groups: []taskspec.TaskGroup{group(taskspec.Worker, 3)}, RegistrationTimeout: time.Minute, RequireAssignment: true, MinWorkers: 2})
+	require.NoError(t, err)
+	t.Cleanup(b.Close)
+	ctx := context.Background()
+	w0, w1, w2 := reg(taskspec.Worker, 0, 1000), reg(taskspec.Worker, 1, 1001), reg(taskspec.Worker, 2, 1002)
+	for _, r := range []Registration{w0, w1, w2} {
+		b.Assign(r.Task, r.ContainerID)
+	}
+	require.NoError(t, b.Register(ctx, w0))
+	_, ok := b.Published()
+	require.False(t, ok, "one worker is fewer than --min-workers")
+	require.NoError(t, b.Register(ctx, w1))
+	before, err := b.Spec(ctx, w1.Task)
+	require.NoError(t, err)
+	require.Equal(t, []string{"node1.example.com:1000", "node1.example.com:1001", ""}, before[taskspec.Worker])
+
+	require.NoError(t, b.Register(ctx, w2))
+	spec, err := b.Spec(ctx, w2.Task)
+	require.NoError(t, err)
+	require.Equal(t, []string{"node1.example.com:1000", "node1.example.com:1001", "node1.example.com:1002"}, spec[taskspec.Worker])
+
+	replacement := Registration{Task: w0.Task, Host: "node2.example.com", Port: 1700, ContainerID: "container_1_0001_01_000009"}
+	require.ErrorIs(t, b.Register(ctx, replacement), ErrConflict, "only from the container assigned to it")
+	b.Assign(w0.Task, replacement.ContainerID)
+	require.NoError(t, b.Register(ctx, replacement))
+	spec, err = b.Spec(ctx, w0.Task)
+	require.NoError(t, err)
+	require.Equal(t, []string{"node2.example.com:1700", "node1.example.com:1001", "node1.example.com:1002"}, spec[taskspec.Worker])
+	require.Equal(t, []string{"node1.example.com:1000", "node1.example.com:1001", ""}, before[taskspec.Worker])
+}
+
 func TestBoardAssignedContainer(t *testing.T) {
 	b := newBoard(t, 0, group(taskspec.Worker, 1))
 	b.Assign(task(taskspec.Worker, 0), "container_A")

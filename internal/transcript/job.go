@@ -12,7 +12,8 @@ import (
 // every driver that replays it: a group per task type given as type=count
 // (chief=1 worker=2), max-restarts=N, retry=CODE,CODE,
 // start-after=TYPE=TYPE[,TYPE=TYPE] (--start-after) and
-// infra-restarts=off (--no-infra-restarts). Groups have a
+// infra-restarts=off (--no-infra-restarts), min-workers=N (an elastic
+// PyTorch job). Groups have a
 // small nominal shape.
 func Job(c Cmd) (taskspec.Job, error) {
 	job := taskspec.Job{Command: "true"}
@@ -38,6 +39,15 @@ func Job(c Cmd) (taskspec.Job, error) {
 		job.Restarts.NoInfraRestarts = true
 	default:
 		return job, fmt.Errorf("%s: infra-restarts=%s: give on or off", c.Pos, v)
+	}
+	if n := c.Get("min-workers", ""); n != "" {
+		// An elastic PyTorch job (ElasticPolicy): its framework's rule is
+		// every worker's success, over the ones that remain.
+		min, err := strconv.Atoi(n)
+		if err != nil {
+			return job, fmt.Errorf("%s: min-workers=%s: %w", c.Pos, n, err)
+		}
+		job.Framework, job.Script, job.MinWorkers = "pytorch", "train.py", min
 	}
 	if order := c.Get("start-after", ""); order != "" {
 		o, err := taskspec.ParseStartAfter(order)

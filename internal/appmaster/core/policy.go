@@ -112,6 +112,10 @@ type Verdict struct {
 	// Restart lists ended tasks to run again in a new container: the machine
 	// asks YARN for one more container of their group.
 	Restart []taskspec.TaskID
+	// Replace lists failed tasks to run again as Restart does, the loss
+	// kept among the job's diagnostics (an elastic job's lost worker:
+	// ElasticPolicy).
+	Replace []taskspec.TaskID
 }
 
 // AllSucceed is the policy of generic commands: the job succeeds when every

@@ -3,25 +3,55 @@ package core
 import (
 	"fmt"
 	"strings"
+
+	"github.com/tfyarn/tfyarn/internal/framework"
+	"github.com/tfyarn/tfyarn/taskspec"
 )
 
-// ElasticPolicy is the rule of elastic PyTorch jobs (--min-workers): a
-// worker that fails or is lost is no failure of the job while at least Min
-// workers are running or have succeeded (torchrun's agents on the others
-// meet again without it and go on); the job fails once fewer than Min are
-// left, and succeeds when every worker has ended, at least Min of them
-// with exit 0. The diagnostics name the workers it lost on the way.
+// ElasticPolicy is the rule of elastic PyTorch jobs (--min-workers).
+//
+//   - A worker that fails or is lost, whatever ended it, is no failure of
+//     the job while at least Min workers remain (running, or succeeded):
+//     torchrun's agents on the others meet again without it and go on.
+//   - The lost worker is replaced (Verdict.Replace: a new container, the
+//     same task, the next attempt), no cluster restart: its torchrun joins
+//     the same rendezvous on the ApplicationMaster's store with the same
+//     --nnodes MIN:MAX, the others' agents see a node waiting and meet
+//     again with it, and the job grows back. A replacement that has no
+//     container yet does not count among the workers that remain.
+//   - Nothing is replaced once a worker has succeeded (the others are
+//     finishing: a newcomer would find no round to join), nor a worker
+//     that never got a container (its failure is the cluster's answer),
+//     nor past MaxElasticReplacements.
+//   - The job fails once fewer than Min remain, and succeeds when every
+//     worker has ended (or waits, unreplaced, for a container), at least
+//     Min of them with exit 0.
+//
+// The diagnostics name the workers it lost on the way; the machine adds
+// the ones it replaced.
 type ElasticPolicy struct {
 	Min int
 }
 
+// MaxElasticReplacements bounds how many lost workers an elastic job
+// replaces: each loss costs every surviving torchrun agent one of its
+// framework.ElasticAgentRestarts (a member joining costs none), so past
+// that the survivors could not meet again anyway.
+const MaxElasticReplacements = framework.ElasticAgentRestarts
+
 // Verdict implements Policy.
 func (p ElasticPolicy) Verdict(v View) Verdict {
-	live, succeeded := 0, 0
+	live, succeeded, replacements := 0, 0, 0
+	var replaceable []taskspec.TaskID
 	for _, t := range v.Tasks {
+		replacements += t.Attempt
 		switch {
 		case t.State == TaskSucceeded:
 			succeeded++
+		case t.State == TaskFailed && !t.unallocated:
+			replaceable = append(replaceable, t.Task)
+		case t.State == TaskPending && t.Attempt > 0:
+			// A replacement without a container yet: not a worker that remains.
 		case !t.State.Ended():
 			live++
 		}
@@ -29,6 +59,14 @@ func (p ElasticPolicy) Verdict(v View) Verdict {
 	lost := Failures(v.Tasks)
 	if live+succeeded < p.Min {
 		return Verdict{Outcome: JobFailed, Diagnostics: fmt.Sprintf("%d of %d workers left, fewer than --min-workers %d: %s", live+succeeded, len(v.Tasks), p.Min, lost)}
+	}
+	if live > 0 && succeeded == 0 && len(replaceable) > 0 {
+		if n := MaxElasticReplacements - replacements; len(replaceable) > n {
+			replaceable = replaceable[:max(n, 0)]
+		}
+		if len(replaceable) > 0 {
+			return Verdict{Replace: replaceable}
+		}
 	}
 	if live > 0 {
 		return Verdict{}

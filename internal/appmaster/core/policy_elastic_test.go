@@ -22,7 +22,7 @@ func elasticView(states ...TaskState) View {
 func TestElasticPolicy(t *testing.T) {
 	p := ElasticPolicy{Min: 2}
 	require.Equal(t, Verdict{}, p.Verdict(elasticView(TaskRunning, TaskRunning, TaskRunning)))
-	require.Equal(t, Verdict{}, p.Verdict(elasticView(TaskRunning, TaskRunning, TaskFailed)), "one lost, two go on")
+	require.Equal(t, Verdict{Replace: []taskspec.TaskID{{Type: taskspec.Worker, Index: 2}}}, p.Verdict(elasticView(TaskRunning, TaskRunning, TaskFailed)), "one lost, two go on, the lost one is replaced")
 	require.Equal(t, Verdict{Outcome: JobSucceeded, Diagnostics: "2 of 3 workers succeeded; lost on the way: worker:2 failed: exit code 137"},
 		p.Verdict(elasticView(TaskSucceeded, TaskSucceeded, TaskFailed)))
 	require.Equal(t, Verdict{Outcome: JobFailed, Diagnostics: "1 of 3 workers left, fewer than --min-workers 2: worker:1 failed: exit code 137; worker:2 failed: exit code 137"},
@@ -42,8 +42,10 @@ func TestPolicyForElastic(t *testing.T) {
 	require.Equal(t, AllSucceed{}, p)
 }
 
-// An elastic job's preempted worker restarts nothing, not even the
-// uncounted restart of YARN's exits: the others go on and decide the job.
+// An elastic job's preempted worker restarts nothing else, not even the
+// uncounted restart of YARN's exits: the others go on and decide the job;
+// the lost worker alone is replaced (a new ask, no cluster restart), and
+// the job may end before its replacement came.
 func TestElasticJobGoesOnWithoutALostWorker(t *testing.T) {
 	job := taskspec.Job{Command: "python3", Framework: "pytorch", MinWorkers: 2, Tasks: []taskspec.TaskGroup{grp(taskspec.Worker, 3, small)}}
 	policy, err := PolicyFor("", job)
@@ -59,7 +61,8 @@ func TestElasticJobGoesOnWithoutALostWorker(t *testing.T) {
 	rd = step(m, ContainerCompleted{ID: cid(2), ExitStatus: ExitPreempted})
 	require.Nil(t, rd.Finish)
 	require.Nil(t, rd.Restart)
-	require.Empty(t, rd.Asks, "no replacement is asked for")
+	require.Len(t, rd.Asks, 1, "a replacement is asked for")
+	require.Equal(t, taskspec.Worker, rd.Asks[0].TaskType)
 	require.Empty(t, rd.Stop, "the others go on")
 	require.Equal(t, 0, m.Restarts())
 
@@ -67,5 +70,5 @@ func TestElasticJobGoesOnWithoutALostWorker(t *testing.T) {
 	rd = step(m, ContainerCompleted{ID: cid(3), ExitStatus: 0})
 	require.NotNil(t, rd.Finish)
 	require.Equal(t, Succeeded, rd.Finish.Status)
-	require.Contains(t, rd.Finish.Diagnostics, "2 of 3 workers succeeded; lost on the way: "+lost.String()+" (container "+cid(2))
+	require.Contains(t, rd.Finish.Diagnostics, "2 of 3 workers succeeded; replaced after "+lost.String()+" (container "+cid(2))
 }

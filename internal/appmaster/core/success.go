@@ -38,6 +38,14 @@ func (m *Machine) consultPolicy() {
 			m.requeue(t)
 		}
 	}
+	for _, id := range v.Replace {
+		if t := m.byTask[id]; t != nil && t.State == TaskFailed {
+			// The failure leaves the task's status with the requeue: the
+			// job's diagnostics keep it.
+			m.causes = append(m.causes, "replaced after "+t.Failure)
+			m.requeue(t)
+		}
+	}
 }
 
 // shortVerdict is, when the machine's counts alone decide it (ok), the
