@@ -46,6 +46,15 @@ func indexError(m *Machine) error {
 			return fmt.Errorf("%s is out of time order", name)
 		}
 	}
+	var totals [numTaskStates]int
+	for _, c := range counts {
+		for s, n := range c {
+			totals[s] += n
+		}
+	}
+	if totals != m.stateCounts {
+		return fmt.Errorf("stateCounts %v, the tasks say %v", m.stateCounts, totals)
+	}
 	for typ, ti := range m.types {
 		if ti.counts != counts[typ] {
 			return fmt.Errorf("%s counts %v, the tasks say %v", typ, ti.counts, counts[typ])

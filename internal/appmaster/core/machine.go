@@ -108,6 +108,7 @@ type Machine struct {
 	// tasks). Each scan they replace still runs, unchanged, whenever they
 	// say it could act; checkStep (tests) holds them to the scans.
 	types             map[taskspec.TaskType]*typeIndex
+	stateCounts       [numTaskStates]int  // tasks per state, all types together (the types' counts summed)
 	typeOrder         []taskspec.TaskType // the groups' types, in job order
 	unallocatedFailed int                 // tasks failed for never getting a container
 	allocScan         bool                // a task's allocation wait (re)started since allocDeadline looked
@@ -185,6 +186,7 @@ func New(cfg Config) (*Machine, error) {
 		m.typeOrder = append(m.typeOrder, g.Type)
 		ti := &typeIndex{first: len(m.tasks), n: g.Instances}
 		ti.counts[TaskPending] = g.Instances
+		m.stateCounts[TaskPending] += g.Instances
 		m.types[g.Type] = ti
 		for _, id := range g.TaskIDs() {
 			t := &TaskStatus{Task: id}

@@ -48,12 +48,14 @@ type tally interface {
 	clock() time.Time              // the latest Tick
 	total() int                    // tasks in the job
 	jobTypes() []taskspec.TaskType // the job's task types, in job order
-	inStates(states ...TaskState) int
+	inState(s TaskState) int       // not variadic: a slice passed through the interface is allocated on every step
 	typeCount(typ taskspec.TaskType, s TaskState) int
 	live(typ taskspec.TaskType) int        // tasks of typ holding a container
 	unstoppedOf(typ taskspec.TaskType) int // live tasks of typ not asked to stop
 	lastStop() time.Time                   // the latest stop's StopRequestedAt
-	Task(id taskspec.TaskID) (TaskStatus, bool)
+	// ended is a task's state and when it ended, without copying its
+	// TaskStatus (the fast path asks on every step).
+	ended(id taskspec.TaskID) (state TaskState, endedAt time.Time, ok bool)
 }
 
 // PolicyFunc adapts a function to Policy.
@@ -138,10 +140,10 @@ func (AllSucceed) Verdict(v View) Verdict {
 // fastVerdict implements fastPolicy: AllSucceed's Verdict while no task
 // has failed.
 func (AllSucceed) fastVerdict(c tally) (Verdict, bool) {
-	if c.inStates(TaskFailed) > 0 {
+	if c.inState(TaskFailed) > 0 {
 		return Verdict{}, false
 	}
-	if c.inStates(TaskSucceeded, TaskStopped) < c.total() {
+	if c.inState(TaskSucceeded)+c.inState(TaskStopped) < c.total() {
 		return Verdict{}, true
 	}
 	return allSucceeded(c.total()), true

@@ -202,7 +202,7 @@ func (p TensorFlowPolicy) waits() (grace, timeout time.Duration) {
 // it succeeded, an empty Verdict while afterSuccess would only repeat a
 // Stop list of tasks all stopping already (stopsUnderWay).
 func (p TensorFlowPolicy) fastVerdict(c tally) (Verdict, bool) {
-	d, ok := deciderIn(c)
+	state, endedAt, ok := deciderEnded(c)
 	if !ok {
 		return AllSucceed{}.fastVerdict(c)
 	}
@@ -211,9 +211,9 @@ func (p TensorFlowPolicy) fastVerdict(c tally) (Verdict, bool) {
 			return Verdict{}, false
 		}
 	}
-	switch d.State {
+	switch state {
 	case TaskSucceeded:
-		return Verdict{}, p.stopsUnderWay(c, d)
+		return Verdict{}, p.stopsUnderWay(c, endedAt)
 	case TaskStopped:
 		return Verdict{}, false
 	}
@@ -223,10 +223,10 @@ func (p TensorFlowPolicy) fastVerdict(c tally) (Verdict, bool) {
 // stopsUnderWay reports whether afterSuccess would only repeat its Stop
 // list, every task of which is stopping already: tasks still linger within
 // the worker grace, or the stopped ones are still within StopTimeout.
-func (p TensorFlowPolicy) stopsUnderWay(c tally, d TaskStatus) bool {
+func (p TensorFlowPolicy) stopsUnderWay(c tally, deciderEndedAt time.Time) bool {
 	grace, timeout := p.waits()
 	now := c.clock()
-	graceOver := grace < 0 || d.EndedAt.IsZero() || !now.Before(d.EndedAt.Add(grace))
+	graceOver := grace < 0 || deciderEndedAt.IsZero() || !now.Before(deciderEndedAt.Add(grace))
 	types := c.jobTypes()
 	lingers := map[taskspec.TaskType]bool{} // taskspec.SplitAfterDecider's rule, by type
 	if !graceOver && !taskspec.ParameterServerShaped(types) && c.live(taskspec.Worker) > 0 {
@@ -251,7 +251,7 @@ func (p TensorFlowPolicy) stopsUnderWay(c tally, d TaskStatus) bool {
 	}
 	// Every stop since the decider's end is on a task still live or
 	// stopped: nothing restarts once a TensorFlow job's decider succeeded.
-	lastStop := d.EndedAt
+	lastStop := deciderEndedAt
 	if c.lastStop().After(lastStop) {
 		lastStop = c.lastStop()
 	}
@@ -261,8 +261,17 @@ func (p TensorFlowPolicy) stopsUnderWay(c tally, d TaskStatus) bool {
 // restartsOver implements settlingPolicy: nothing restarts once the
 // decider succeeded.
 func (TensorFlowPolicy) restartsOver(c tally) bool {
-	d, ok := deciderIn(c)
-	return ok && d.State == TaskSucceeded
+	state, _, ok := deciderEnded(c)
+	return ok && state == TaskSucceeded
+}
+
+// deciderEnded is deciderIn for the fast path: the decider's state and
+// when it ended, read from the machine's tally without a TaskStatus copy.
+func deciderEnded(c tally) (TaskState, time.Time, bool) {
+	if state, endedAt, ok := c.ended(taskspec.TaskID{Type: taskspec.Chief}); ok {
+		return state, endedAt, true
+	}
+	return c.ended(taskspec.TaskID{Type: taskspec.Worker})
 }
 
 // waitingLines say why each task in pending had no container when the job

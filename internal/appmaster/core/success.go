@@ -90,3 +90,10 @@ func (m *Machine) unstoppedOf(typ taskspec.TaskType) int {
 }
 
 func (m *Machine) lastStop() time.Time { return m.lastStopAt }
+
+func (m *Machine) ended(id taskspec.TaskID) (TaskState, time.Time, bool) {
+	if t := m.byTask[id]; t != nil {
+		return t.State, t.EndedAt, true
+	}
+	return 0, time.Time{}, false
+}

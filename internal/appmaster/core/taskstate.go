@@ -136,6 +136,8 @@ func (m *Machine) setState(t *TaskStatus, s TaskState) {
 	ti := m.types[t.Task.Type]
 	ti.counts[t.State]--
 	ti.counts[s]++
+	m.stateCounts[t.State]--
+	m.stateCounts[s]++
 	ti.unstopped -= unstopped(t)
 	t.State = s
 	ti.unstopped += unstopped(t)
@@ -156,13 +158,16 @@ func (m *Machine) live(typ taskspec.TaskType) int {
 	return 0
 }
 
+// inState is how many tasks are in state s: the policy's fast path asks
+// on every step, so the machine keeps the totals (stateCounts) rather than
+// walking its types.
+func (m *Machine) inState(s TaskState) int { return m.stateCounts[s] }
+
 // inStates is how many tasks are in one of states.
 func (m *Machine) inStates(states ...TaskState) int {
 	n := 0
-	for _, ti := range m.types {
-		for _, s := range states {
-			n += ti.counts[s]
-		}
+	for _, s := range states {
+		n += m.stateCounts[s]
 	}
 	return n
 }
