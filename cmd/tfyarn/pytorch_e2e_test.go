@@ -61,7 +61,9 @@ func TestE2EPyTorch(t *testing.T) {
 		require.NoError(t, os.WriteFile(script, []byte(`import os, sys, time
 import torch.distributed as dist
 dist.init_process_group("gloo")
-print("rank", dist.get_rank(), "of", dist.get_world_size(), flush=True)
+# One write per line: the two processes share the container's stdout, unbuffered.
+sys.stdout.write(f"rank {dist.get_rank()} of {dist.get_world_size()}\n")
+sys.stdout.flush()
 if dist.get_rank() == 1:
     sys.exit(7)
 time.sleep(600)

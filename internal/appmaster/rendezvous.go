@@ -69,9 +69,12 @@ type TaskRendezvous struct {
 	addr   string // advertised host:port
 	uiPath string // the web UI's path, with the status key's token
 	logf   func(format string, args ...any)
-	served chan struct{} // closed when Serve returns
-	notify chan struct{} // Notify: the board's signal, or Serve failing
-	closed chan struct{} // closed by Close: ends the forwarding of the board's signal
+	// specOut is the log line of the cluster spec going out: when every
+	// cluster task registered, or for an elastic job --min-workers of them.
+	specOut string
+	served  chan struct{} // closed when Serve returns
+	notify  chan struct{} // Notify: the board's signal, or Serve failing
+	closed  chan struct{} // closed by Close: ends the forwarding of the board's signal
 
 	mu       sync.Mutex
 	serveErr error               // why Serve stopped on its own; nil while serving or after Close
@@ -131,16 +134,21 @@ func StartRendezvous(cfg RendezvousConfig) (*TaskRendezvous, error) {
 	// connections; launchers (a handful of connections each: long polls
 	// beside reports) leave that pool once they signed a request.
 	ln = connlimit.NewListener(ln, rendezvous.MaxUnauthenticatedConns, max(rendezvous.DefaultMaxAuthenticatedConns, 8*cfg.Job.TaskCount()))
+	specOut := "the cluster spec is out: every cluster task registered"
+	if cfg.Job.MinWorkers > 0 {
+		specOut = fmt.Sprintf("the cluster spec is out: %d workers registered (--min-workers); later workers join as they register", cfg.Job.MinWorkers)
+	}
 	r := &TaskRendezvous{
-		appID:  cfg.AppID,
-		board:  board,
-		ln:     ln,
-		addr:   net.JoinHostPort(cfg.Host, strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)),
-		logf:   cfg.Logf,
-		served: make(chan struct{}),
-		notify: make(chan struct{}, 1),
-		closed: make(chan struct{}),
-		tails:  map[string][]string{},
+		specOut: specOut,
+		appID:   cfg.AppID,
+		board:   board,
+		ln:      ln,
+		addr:    net.JoinHostPort(cfg.Host, strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)),
+		logf:    cfg.Logf,
+		served:  make(chan struct{}),
+		notify:  make(chan struct{}, 1),
+		closed:  make(chan struct{}),
+		tails:   map[string][]string{},
 	}
 	r.page.init(cfg.AppID, cfg.User, cfg.Job)
 	handler.page = &r.page
@@ -280,7 +288,7 @@ func (r *TaskRendezvous) Drain() []core.Event {
 			}
 			out = append(out, core.TaskRegistered{Task: reg.Task, Host: reg.Host, Port: reg.Port})
 		case rendezvous.SpecPublished:
-			r.logf("the cluster spec is out: every cluster task registered (an elastic job: --min-workers workers)")
+			r.logf("%s", r.specOut)
 		case rendezvous.RendezvousFailed:
 			r.logf("rendezvous failed: %v", e.Err)
 			out = append(out, core.RendezvousFailed{Reason: e.Err.Error()})
