@@ -11,8 +11,9 @@ command -v java >/dev/null 2>&1 && java -version 2>&1 | grep -q '"17' || need+=(
 command -v mvn >/dev/null 2>&1 || need+=(maven)
 command -v curl >/dev/null 2>&1 || need+=(curl)
 command -v flock >/dev/null 2>&1 || need+=(util-linux)
-command -v python3 >/dev/null 2>&1 || need+=(python3)
-python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || need+=(python3-venv)
+# The test environments are made from the system's interpreter (scripts/tfenv.sh says why).
+[ -x /usr/bin/python3 ] || need+=(python3)
+/usr/bin/python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || need+=(python3-venv)
 command -v make >/dev/null 2>&1 || need+=(make)
 if [ "$what" = test ]; then
   command -v chromium >/dev/null 2>&1 || need+=(chromium) # the web UI's headless-browser test

@@ -10,10 +10,16 @@
 # requirements' hash, and .venv-pytorch/.venv-jax are links to it: a second clone on the same
 # machine (CI's fresh clone) links in a second instead of installing again.
 # Works without a terminal (CI=true, no stdin). Override the interpreter with PYTHON=...
+# The default interpreter is the system's /usr/bin/python3 when there is one, not the first python3
+# on PATH: a venv's bin/python is a link to it, and on the test cluster containers run as the
+# submitting Unix user (LinuxContainerExecutor), who cannot execute an interpreter under /root
+# (pyenv's: exit 126). Debian's is also the one in the test image, so a venv made here runs inside it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-PYTHON="${PYTHON:-python3}"
+if [ -z "${PYTHON:-}" ]; then
+  if [ -x /usr/bin/python3 ]; then PYTHON=/usr/bin/python3; else PYTHON=python3; fi
+fi
 fail() { echo "tfenv: $*" >&2; exit 1; }
 
 kind="${1:-tensorflow}"
@@ -29,7 +35,8 @@ esac
 STAMP="$VENV/.tfenv-stamp"
 
 command -v "$PYTHON" >/dev/null 2>&1 || fail "$PYTHON not found: install Python 3.9-3.11 (or set PYTHON=/path/to/python3)"
-want="$(sha256sum "$REQ" | cut -d' ' -f1) $("$PYTHON" -c 'import sys; print("%d.%d" % sys.version_info[:2])')"
+# The stamp names the interpreter too: a venv made from another Python is made again.
+want="$(sha256sum "$REQ" | cut -d' ' -f1) $("$PYTHON" -c 'import os, sys; print("%d.%d %s" % (sys.version_info[:2] + (os.path.realpath(sys.executable),)))')"
 
 complete() { [ -x "$VENV/bin/python" ] && [ "$(cat "$STAMP" 2>/dev/null)" = "$want" ]; }
 complete && exit 0
