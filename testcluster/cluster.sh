@@ -112,6 +112,13 @@ write_env() {
 export HADOOP_CONF_DIR="$TC_DIR/conf"
 export TFYARN_TESTCLUSTER_PROFILE="$(running_profile)"
 ENV
+  if grep -qx 'executor=linux' "$TC_DIR/ready" && [ "$(running_profile)" != kerberos ]; then
+    # LinuxContainerExecutor runs each container as its submitting user and refuses root: the
+    # shell that sources this acts as the test user alice (a Unix user the cluster made).
+    cat >> "$TC_DIR/env.sh" <<ENV
+export HADOOP_USER_NAME=alice
+ENV
+  fi
   if [ "$(running_profile)" = kerberos ]; then
     cat >> "$TC_DIR/env.sh" <<ENV
 export KRB5_CONFIG="$TC_DIR/krb5.conf"

@@ -91,7 +91,7 @@ func TestE2EAffinity(t *testing.T) {
 	} {
 		t.Run("refused "+tc.name, func(t *testing.T) {
 			t.Parallel()
-			user := "tfyarn-e2e-affinity-" + randomHex(t)
+			user := c.User(t, "tfyarn-e2e-affinity-"+randomHex(t))
 			args := append(append([]string{"run"}, tc.args...), "--", "true")
 			stdout, stderr, code := execTfyarn(t, c, bin, []string{"HADOOP_USER_NAME=" + user}, args...)
 			require.Equal(t, exitUsage, code, stderr)

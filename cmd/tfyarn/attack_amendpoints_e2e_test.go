@@ -36,7 +36,7 @@ import (
 // is TestE2EAttackKerberosAMEndpoints's.)
 func TestE2EAttackAMEndpoints(t *testing.T) {
 	c := clustertest.Require(t)
-	bob := "tfyarn-bob-" + randomHex(t)
+	bob := c.User(t, "tfyarn-bob-"+randomHex(t))
 	attackAMEndpoints(t, c, []string{"HADOOP_USER_NAME=" + bob}, func(conf *hadoopconf.Config) *yarn.ApplicationClient {
 		rm, err := yarn.NewApplicationClient(conf, yarn.ClientOptions{User: bob})
 		require.NoError(t, err)

@@ -53,7 +53,7 @@ func simpleAttackUsers(t *testing.T, c *clustertest.Cluster) (admin, alice, bob 
 		}
 	}
 	admin = as(currentOSUser(t))
-	alice, bob = as("tfyarn-alice-"+id), as("tfyarn-bob-"+id)
+	alice, bob = as(c.User(t, "tfyarn-alice-"+id)), as(c.User(t, "tfyarn-bob-"+id))
 	root := admin.HDFS(t)
 	for _, u := range []attackUser{alice, bob} {
 		home := hdfs.HomeDir(u.Name)

@@ -113,7 +113,7 @@ func TestE2EAttackNodeManagerInjection(t *testing.T) {
 
 	t.Run("bad names", func(t *testing.T) {
 		t.Parallel()
-		user := "tfyarn-e2e-" + randomHex(t)
+		user := c.User(t, "tfyarn-e2e-"+randomHex(t))
 		data := filepath.Join(dir, "data.csv")
 		require.NoError(t, os.WriteFile(data, []byte("a,b\n"), 0o644))
 		spaced := filepath.Join(dir, "my data.csv")

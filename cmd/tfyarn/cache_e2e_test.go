@@ -25,7 +25,7 @@ func TestE2ECacheListClean(t *testing.T) {
 	c := clustertest.Require(t)
 	var rnd [4]byte
 	_, _ = rand.Read(rnd[:])
-	user := "tfyarn-cache-e2e-" + hex.EncodeToString(rnd[:])
+	user := c.User(t, "tfyarn-cache-e2e-"+hex.EncodeToString(rnd[:]))
 	home := hdfs.HomeDir(user)
 	c.Hadoop(t, "hdfs", "dfs", "-mkdir", "-p", home)
 	c.Hadoop(t, "hdfs", "dfs", "-chown", user, home)

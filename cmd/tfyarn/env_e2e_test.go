@@ -51,7 +51,7 @@ func TestE2EEnv(t *testing.T) {
 // link; so does a --src-dir with one, and tfyarn pack.
 func testEnvLinkLoop(t *testing.T, c *clustertest.Cluster, bin string) {
 	// A user with a home, who could submit: nothing but the check stops it.
-	user := "tfyarn-e2e-" + randomHex(t)
+	user := c.User(t, "tfyarn-e2e-"+randomHex(t))
 	home := hdfs.HomeDir(user)
 	c.Hadoop(t, "hdfs", "dfs", "-mkdir", "-p", home)
 	c.Hadoop(t, "hdfs", "dfs", "-chown", user, home)

@@ -50,7 +50,7 @@ func TestE2EFaults(t *testing.T) {
 	bin := clustertest.BuildTfyarn(t)
 	t.Run("am-attempts-over-the-cap", func(t *testing.T) {
 		// The client's yarn-site says yarn.resourcemanager.am.max-attempts=2.
-		user := "tfyarn-e2e-" + randomHex(t)
+		user := c.User(t, "tfyarn-e2e-"+randomHex(t))
 		stdout, stderr, code := execTfyarn(t, c, bin, []string{"HADOOP_USER_NAME=" + user}, "run", "--am-attempts", "3", "--worker", "1c,256m", "--", "true")
 		require.Equal(t, exitUsage, code, stderr)
 		require.Empty(t, stdout)

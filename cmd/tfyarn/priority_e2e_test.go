@@ -67,7 +67,7 @@ func TestE2EPriority(t *testing.T) {
 	}
 	t.Run("rejects", func(t *testing.T) {
 		t.Parallel()
-		user := "tfyarn-e2e-" + randomHex(t)
+		user := c.User(t, "tfyarn-e2e-"+randomHex(t))
 		for _, bad := range []string{"high", "-3"} {
 			stdout, stderr, code := execTfyarn(t, c, bin, []string{"HADOOP_USER_NAME=" + user}, "run", "--worker", "1c,256m", "--priority", bad, "--", "true")
 			require.Equal(t, exitUsage, code, stderr)

@@ -40,7 +40,7 @@ func TestE2ERobust(t *testing.T) {
 // created (no application, no staging, nothing in the cache), in one line,
 // exit 2, within seconds. A user of its own makes "nothing" checkable.
 func testRobustRefused(t *testing.T, c *clustertest.Cluster, bin string) {
-	user := "tfyarn-e2e-" + randomHex(t)
+	user := c.User(t, "tfyarn-e2e-"+randomHex(t))
 	dir := t.TempDir()
 	corrupt := filepath.Join(dir, "corrupt.tar.gz")
 	require.NoError(t, os.WriteFile(corrupt, []byte("not a gzip file\n"), 0o644))

@@ -122,7 +122,7 @@ func testRunFails(t *testing.T, c *clustertest.Cluster, bin string) {
 // created. A user of its own makes "nothing created" checkable while other
 // tests submit applications.
 func testRunRejects(t *testing.T, c *clustertest.Cluster, bin string) {
-	user := "tfyarn-e2e-" + randomHex(t)
+	user := c.User(t, "tfyarn-e2e-"+randomHex(t))
 	for _, tc := range []struct {
 		args []string
 		want string

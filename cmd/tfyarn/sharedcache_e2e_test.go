@@ -41,7 +41,7 @@ func TestE2ESharedCache(t *testing.T) {
 	bin := clustertest.BuildTfyarn(t)
 	c := clustertest.Require(t)
 	id := randomHex(t)
-	alice, bob, mallory := "tfyarn-alice-"+id, "tfyarn-bob-"+id, "tfyarn-mallory-"+id
+	alice, bob, mallory := c.User(t, "tfyarn-alice-"+id), c.User(t, "tfyarn-bob-"+id), c.User(t, "tfyarn-mallory-"+id)
 	shared := "/tmp/tfyarn-shared-" + id
 	c.Hadoop(t, "hdfs", "dfs", "-mkdir", "-p", hdfs.HomeDir(alice), hdfs.HomeDir(bob))
 	// The administrator (the cluster's superuser) makes the directory, twice: the second is a no-op.
@@ -172,7 +172,7 @@ func TestE2ESharedCache(t *testing.T) {
 	require.Equal(t, 2, publicDownloads(t, c, shared+"/"+envFile))
 
 	t.Run("unusable directories", func(t *testing.T) {
-		carol := "tfyarn-carol-" + id
+		carol := c.User(t, "tfyarn-carol-"+id)
 		loose := shared + "-loose"
 		c.Hadoop(t, "hdfs", "dfs", "-mkdir", "-p", loose)
 		c.Hadoop(t, "hdfs", "dfs", "-chmod", "0777", loose)

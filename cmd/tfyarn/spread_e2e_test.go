@@ -112,7 +112,7 @@ func TestE2ESpread(t *testing.T) {
 	})
 	t.Run("refused", func(t *testing.T) {
 		t.Parallel()
-		user := "tfyarn-e2e-spread-" + randomHex(t)
+		user := c.User(t, "tfyarn-e2e-spread-"+randomHex(t))
 		stdout, stderr, code := execTfyarn(t, c, bin, []string{"HADOOP_USER_NAME=" + user},
 			"run", "--spread", "worker", "--worker", "4x1c,128m", "--", "true")
 		require.Equal(t, exitUsage, code, stderr)

@@ -111,7 +111,7 @@ func TestE2EStartAfter(t *testing.T) {
 	})
 	t.Run("rejects", func(t *testing.T) {
 		t.Parallel()
-		user := "tfyarn-e2e-" + randomHex(t)
+		user := c.User(t, "tfyarn-e2e-"+randomHex(t))
 		for _, tc := range []struct {
 			args []string
 			want string

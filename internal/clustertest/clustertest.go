@@ -297,6 +297,7 @@ func ensureUp(p profile) (*Cluster, error) {
 			return nil, err
 		}
 	}
+	actAsTestUser(c)
 	return c, nil
 }
 
@@ -381,8 +382,9 @@ func (c *Cluster) Env(extra ...string) []string {
 	return append(env, extra...)
 }
 
-// Hadoop runs one of Hadoop's own Java CLIs against the cluster (see testcluster/hadoop.sh),
-// e.g. c.Hadoop(t, "yarn", "node", "-list"), and returns its standard output.
+// Hadoop runs one of Hadoop's own Java CLIs against the cluster (see testcluster/hadoop.sh) as
+// its administrator (Superuser; under Kerberos, whoever the ticket cache names), e.g.
+// c.Hadoop(t, "yarn", "node", "-list"), and returns its standard output.
 func (c *Cluster) Hadoop(t testing.TB, args ...string) string {
 	t.Helper()
 	stdout, stderr, err := c.TryHadoop(args...)
@@ -399,6 +401,9 @@ func (c *Cluster) TryHadoop(args ...string) (stdout, stderr string, err error) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, filepath.Join(c.Root, "testcluster", "hadoop.sh"), args...)
 	cmd.Env = c.Env()
+	if c.Kerberos == nil {
+		cmd.Env = append(cmd.Env, "HADOOP_USER_NAME="+c.Superuser())
+	}
 	var o, e bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &o, &e
 	err = cmd.Run()

@@ -1,0 +1,64 @@
+package clustertest
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"os/user"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestUser is the user the tests act as on a cluster whose containers run as their users (and
+// the README's commands, after `source .testcluster/env.sh`): LinuxContainerExecutor refuses root.
+const TestUser = "alice"
+
+// RunsAsUsers reports whether the cluster's NodeManagers run every container as the Unix user who
+// submitted it (LinuxContainerExecutor with the test cluster's helper, TC_EXECUTOR=linux).
+func (c *Cluster) RunsAsUsers() bool { return c.Facts["executor"] == "linux" }
+
+// User returns name, a user who may submit to the cluster: when its containers run as their users,
+// a Unix user of that name then exists (made here with useradd, uid >= 2000, no home directory,
+// login shell /bin/sh; it stays, like alice and bob, so that no later user inherits its uid and
+// files). The tests' fresh users (HADOOP_USER_NAME=tfyarn-e2e-<random>) come from here.
+func (c *Cluster) User(t testing.TB, name string) string {
+	t.Helper()
+	if !c.RunsAsUsers() {
+		return name
+	}
+	if _, err := user.Lookup(name); err == nil {
+		return name
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	// useradd locks /etc/passwd and fails at once when another holds it: one at a time.
+	cmd := exec.CommandContext(ctx, "flock", "-w", "50", "/tmp/tfyarn-testcluster-users.lock",
+		"useradd", "--no-create-home", "--shell", "/bin/sh", "--key", "UID_MIN=2000", name)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		if _, lookErr := user.Lookup(name); lookErr == nil {
+			return name // another test binary made it first
+		}
+		t.Fatalf("clustertest: the cluster in %s runs containers as their users, and Unix user %q could not be made (useradd needs root): %v\n%s", c.Dir, name, err, out)
+	}
+	return name
+}
+
+// Superuser is the HDFS superuser and YARN administrator of the cluster: the OS user who started
+// it (and runs the tests). Hadoop runs Hadoop's CLIs as this user.
+func (c *Cluster) Superuser() string {
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		return u.Username
+	}
+	return os.Getenv("USER")
+}
+
+// actAsTestUser makes this test process act as TestUser when the cluster runs containers as their
+// users and nothing chose a user yet (`make test` sources .testcluster/env.sh, which does the same):
+// every submission of a test that names no user of its own is then alice's, never root's.
+func actAsTestUser(c *Cluster) {
+	if c.RunsAsUsers() && strings.TrimSpace(os.Getenv("HADOOP_USER_NAME")) == "" && c.Kerberos == nil {
+		_ = os.Setenv("HADOOP_USER_NAME", TestUser)
+	}
+}
