@@ -125,12 +125,12 @@ public final class TestCluster {
     String defaultFs = "hdfs://localhost:" + dfs.getNameNodePort();
     conf.set("fs.defaultFS", defaultFs);
     prepareHdfs(dfs.getFileSystem());
-    if (opts.kerberos() || opts.executor.equals("linux")) {
-      mkdir(dfs.getFileSystem(), "/user/alice", (short) 0755);
-      dfs.getFileSystem().setOwner(new Path("/user/alice"), "alice", null);
-      mkdir(dfs.getFileSystem(), "/user/bob", (short) 0755);
-      dfs.getFileSystem().setOwner(new Path("/user/bob"), "bob", null);
-    }
+    // The test users' homes on every profile: a test process acts as alice wherever a cluster
+    // of its runs containers as their users (clustertest), whichever cluster it then submits to.
+    mkdir(dfs.getFileSystem(), "/user/alice", (short) 0755);
+    dfs.getFileSystem().setOwner(new Path("/user/alice"), "alice", null);
+    mkdir(dfs.getFileSystem(), "/user/bob", (short) 0755);
+    dfs.getFileSystem().setOwner(new Path("/user/bob"), "bob", null);
 
     NodeManagers hosts = null;
     if (opts.nmHosts) {
