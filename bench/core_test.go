@@ -120,7 +120,7 @@ func TestCoreJobDriver(t *testing.T) {
 }
 
 // coreTFEndgame drives the end of a TensorFlow job of n tasks under
-// TensorFlowPolicy: every task running, chief:0 exits 0, and the tasks it
+// ChiefPolicy: every task running, chief:0 exits 0, and the tasks it
 // stops (ParameterServerStrategy: workers and ps; pss false: a chief and
 // MultiWorkerMirroredStrategy workers, which linger) report their ends
 // perHeartbeat at a time, a Tick 100 ms apart, Ready drained after each
@@ -133,7 +133,7 @@ func coreTFEndgame(tb testing.TB, n, perHeartbeat int, pss bool) (heartbeats int
 		groups = append(groups, taskspec.TaskGroup{Type: taskspec.PS, Instances: 1, Resources: res})
 	}
 	m, err := core.New(core.Config{Job: taskspec.Job{Command: "true", Tasks: groups},
-		Policy: core.TensorFlowPolicy{StopTimeout: taskspec.TFStopTimeout}, AllocTimeout: -1, ContainerStopGrace: 12 * time.Second})
+		Policy: core.ChiefPolicy{StopTimeout: taskspec.TFStopTimeout}, AllocTimeout: -1, ContainerStopGrace: 12 * time.Second})
 	if err != nil {
 		tb.Fatal(err)
 	}

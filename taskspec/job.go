@@ -7,9 +7,11 @@ import (
 	"strings"
 )
 
-// TaskType is the role of a task in a distributed TensorFlow job. A plain
-// command (`tfyarn run --worker 3x1c,256m -- COMMAND`) uses Worker: the AM
-// treats all types alike until a TensorFlow policy gives them meaning.
+// TaskType is the role of a task in a distributed job. The types are
+// TensorFlow's (a framework allows a subset: PyTorch and JAX jobs have
+// workers only). A plain command (`tfyarn run --worker 3x1c,256m -- COMMAND`)
+// uses Worker: the AM treats all types alike until the job's success rule
+// (SuccessChief) gives them meaning.
 type TaskType string
 
 // The task types, in job order.
@@ -32,9 +34,12 @@ func TaskTypes() []TaskType { return []TaskType{Chief, Worker, PS, Evaluator, Te
 // Known reports whether t is one of the task types tfyarn schedules.
 func (t TaskType) Known() bool { _, ok := jobOrder[t]; return ok }
 
-// InCluster reports whether tasks of type t appear in TF_CONFIG's "cluster".
-// TensorFlow expects the evaluator only in its own "task" (it must not be
-// waited for by the training session), and TensorBoard is not a TF server.
+// InCluster reports whether tasks of type t are in the job's cluster: the
+// rendezvous waits for their addresses and gives them to every task, and
+// losing one stops the others (restarts, adoption). The evaluator and
+// TensorBoard are side tasks: only in their own task's view (TensorFlow's
+// TF_CONFIG names the evaluator in its "task" only; it must not be waited
+// for by the training session), their loss restarts only themselves.
 func (t TaskType) InCluster() bool { return t == Chief || t == Worker || t == PS }
 
 // ParseTaskType accepts a task type name in any case.
@@ -162,14 +167,17 @@ type Job struct {
 
 	// Exactly one of Command and Script is set. Command is a program run as
 	// is in every task container (generic jobs); Script is a Python script
-	// run by the job's Python environment (TensorFlow jobs).
+	// run by the job's Python environment.
 	Command string
 	Script  string
-	// Args follow Command or Script; the TF1 placeholders ({ps_hosts}, ...)
-	// are substituted per task (see SubstitutePlaceholders).
+	// Args follow Command or Script. The job's framework may rewrite them
+	// per task (TensorFlow fills in the TF1 placeholders {ps_hosts},
+	// {worker_hosts}, {job_name} and {task_index}).
 	Args []string
 
-	// Env is added to every task's environment. TF_CONFIG is reserved.
+	// Env is added to every task's environment, except the variables tfyarn
+	// and the job's framework set for each task (TF_CONFIG, TFYARN_TASK, ...),
+	// which it may not name.
 	Env map[string]string
 	// NodeLabel is the default node label expression for groups that set
 	// none.

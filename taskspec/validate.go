@@ -95,7 +95,8 @@ func (j Job) Validate(limits ClusterLimits) error {
 	return nil
 }
 
-// singleInstance are the types TensorFlow runs at most one of.
+// singleInstance are the types a job has at most one of: the chief (chief:0
+// decides a SuccessChief job), the evaluator and TensorBoard.
 var singleInstance = map[TaskType]bool{Chief: true, Evaluator: true, TensorBoard: true}
 
 func validateGroup(g TaskGroup) error {
@@ -108,7 +109,7 @@ func validateGroup(g TaskGroup) error {
 	case g.Instances > MaxInstances:
 		return invalid(g.Type, "%s has %d instances, more than the maximum of %d", g.Type, g.Instances, MaxInstances)
 	case singleInstance[g.Type] && g.Instances > 1:
-		return invalid(g.Type, "%s has %d instances; TensorFlow runs at most 1 %s", g.Type, g.Instances, g.Type)
+		return invalid(g.Type, "%s has %d instances; a job has at most 1 %s", g.Type, g.Instances, g.Type)
 	case r.VCores < 1:
 		return invalid(g.Type, "%s asks %d vcores per task; give at least 1", g.Type, r.VCores)
 	case r.MemoryMiB < 1:
@@ -166,8 +167,6 @@ func (j Job) validateFields() error {
 		switch {
 		case !ValidEnvName(k):
 			return invalid("", "environment variable name %q is invalid; a name is letters, digits and _, not starting with a digit", k)
-		case k == "TF_CONFIG":
-			return invalid("", "TF_CONFIG is set by tfyarn for each task; drop it from the environment")
 		}
 	}
 	for i, a := range append([]string{j.Command}, j.Args...) {

@@ -145,7 +145,7 @@ func TestLoopStopsGracefullyThenHard(t *testing.T) {
 			l.push(core.ContainerCompleted{ID: l.container(worker0), ExitStatus: 0})
 		}
 	})
-	res, snaps := runLaunchersLoop(t, f, l, core.TensorFlowPolicy{StopTimeout: 5 * time.Second, WorkerGrace: -1}, 2)
+	res, snaps := runLaunchersLoop(t, f, l, core.ChiefPolicy{StopTimeout: 5 * time.Second, WorkerGrace: -1}, 2)
 	require.Equal(t, core.Succeeded, res.Finish.Status)
 	require.Equal(t, "worker:0 succeeded; stopped worker:1 after it", res.Finish.Diagnostics)
 	require.Equal(t, []taskspec.TaskID{worker1}, l.stops, "asked through the launcher first")

@@ -1,5 +1,7 @@
 package contract
 
+import "github.com/tfyarn/tfyarn/internal/framework"
+
 // Files in a container's working directory.
 const (
 	// BinaryName is the tfyarn binary's name in every container's working
@@ -103,16 +105,17 @@ const EnvTaskPort = "TFYARN_TASK_PORT"
 const SecretEnvAliasPrefix = "tfyarn.secret-env."
 
 // SetForTasks reports whether tfyarn sets the variable name in every
-// task's environment itself (the names above, the token file, the user):
-// a job's own environment cannot replace it.
+// task's environment itself (the names above, the token file, the user,
+// and what a framework sets: framework.SetsForTasks): a job's own
+// environment cannot replace it.
 func SetForTasks(name string) bool {
 	switch name {
 	case EnvTask, EnvTaskType, EnvTaskIndex, EnvTaskAttempt, EnvRestart, EnvRetakePort, EnvAppID,
 		EnvAMAddress, EnvAMControl, EnvPythonEnv, EnvPythonEnvLayers, EnvPythonPath, EnvFramework, EnvProcsPerNode, EnvMinWorkers, EnvTorchStore, EnvTaskPort, EnvPreemptionFile, EnvProgressFile,
-		"TF_CONFIG", EnvTokenFile, "HADOOP_USER_NAME":
+		EnvTokenFile, "HADOOP_USER_NAME":
 		return true
 	}
-	return false
+	return framework.SetsForTasks(name)
 }
 
 // EnvAMControl is set by an AM that allows later attempts (--am-attempts

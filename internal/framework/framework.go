@@ -37,6 +37,25 @@ type Framework interface {
 	// Launch is what the launcher of one task runs. It is a pure function
 	// of t: the same task, the same launch.
 	Launch(t Task) (Launch, error)
+	// Reserved are the variables its launches set in every task whatever
+	// the job's environment says: a job may not name them.
+	Reserved() []string
+	// Abilities are what its jobs may ask beyond one process per task.
+	Abilities() Abilities
+}
+
+// Abilities are a framework's answers to the job options that not every
+// framework takes; each non-empty one says, for messages, how it does it.
+type Abilities struct {
+	// ScriptOnly: it runs a script, never a command ("runs a script under
+	// torchrun").
+	ScriptOnly string
+	// ProcsPerNode: several processes per container, --nproc-per-node
+	// ("torchrun's processes per container").
+	ProcsPerNode string
+	// Elastic: a job that goes on with fewer workers, --min-workers
+	// ("elastic torchrun").
+	Elastic string
 }
 
 // Task is what a launcher knows of its task once every task has reported
@@ -137,14 +156,16 @@ func CheckJob(job taskspec.Job) error {
 			return &taskspec.ValidationError{TaskType: g.Type, Message: fmt.Sprintf("--framework %s has no %s tasks; give its tasks as --%s", f.Name(), g.Type, f.TaskTypes()[0])}
 		}
 	}
-	if f.Name() == PyTorch && job.Script == "" {
-		return &taskspec.ValidationError{Message: "--framework pytorch runs a script under torchrun; give SCRIPT.py instead of a command"}
+	can := f.Abilities()
+	if can.ScriptOnly != "" && job.Script == "" {
+		return &taskspec.ValidationError{Message: fmt.Sprintf("--framework %s %s; give SCRIPT.py instead of a command", f.Name(), can.ScriptOnly)}
 	}
 	if job.ProcsPerNode < 0 {
 		return &taskspec.ValidationError{Message: fmt.Sprintf("--nproc-per-node %d is negative; give 1 or more", job.ProcsPerNode)}
 	}
-	if job.ProcsPerNode > 0 && f.Name() != PyTorch {
-		return &taskspec.ValidationError{Message: fmt.Sprintf("--nproc-per-node is for --framework pytorch (torchrun's processes per container); %s runs one process per task", f.Name())}
+	if job.ProcsPerNode > 0 && can.ProcsPerNode == "" {
+		names, how := able(func(a Abilities) string { return a.ProcsPerNode })
+		return &taskspec.ValidationError{Message: fmt.Sprintf("--nproc-per-node is for --framework %s (%s); %s runs one process per task", names, how, f.Name())}
 	}
 	if job.MinWorkers != 0 {
 		workers := 0
@@ -152,8 +173,9 @@ func CheckJob(job taskspec.Job) error {
 			workers = g.Instances
 		}
 		switch {
-		case f.Name() != PyTorch:
-			return &taskspec.ValidationError{Message: fmt.Sprintf("--min-workers is for --framework pytorch (elastic torchrun); %s jobs need all their workers", f.Name())}
+		case can.Elastic == "":
+			names, how := able(func(a Abilities) string { return a.Elastic })
+			return &taskspec.ValidationError{Message: fmt.Sprintf("--min-workers is for --framework %s (%s); %s jobs need all their workers", names, how, f.Name())}
 		case job.MinWorkers < 1 || job.MinWorkers > workers:
 			return &taskspec.ValidationError{Message: fmt.Sprintf("--min-workers %d: give from 1 to the job's %d workers", job.MinWorkers, workers)}
 		case job.Restarts.Max > 0 || len(job.Restarts.RetryExitCodes) > 0:
@@ -166,8 +188,33 @@ func CheckJob(job taskspec.Job) error {
 	return nil
 }
 
+// able names the frameworks with an ability (those for which of gives a
+// description) and their descriptions, each joined by " or ".
+func able(of func(Abilities) string) (names, how string) {
+	var ns, hs []string
+	for _, n := range Names() {
+		if h := of(all[n].Abilities()); h != "" {
+			ns, hs = append(ns, n), append(hs, h)
+		}
+	}
+	return strings.Join(ns, " or "), strings.Join(hs, " or ")
+}
+
 // maxProcsPerNode bounds --nproc-per-node: a container's processes.
 const maxProcsPerNode = 1024
+
+// SetsForTasks reports whether a framework sets the variable name in its
+// tasks itself (Framework.Reserved), so that a job may not set it.
+func SetsForTasks(name string) bool {
+	for _, f := range all {
+		for _, r := range f.Reserved() {
+			if r == name {
+				return true
+			}
+		}
+	}
+	return false
+}
 
 // SuccessOf is the rule of a job whose user named none: its framework's,
 // else what the job's shape says (taskspec.DefaultSuccessRule).

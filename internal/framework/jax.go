@@ -36,6 +36,12 @@ func (jax) TaskTypes() []taskspec.TaskType { return []taskspec.TaskType{taskspec
 // Success: every process must exit 0.
 func (jax) Success() taskspec.SuccessRule { return taskspec.SuccessAll }
 
+// Reserved: none (the JAX_* variables a job sets are replaced in its tasks).
+func (jax) Reserved() []string { return nil }
+
+// Abilities: one process per task, every worker needed.
+func (jax) Abilities() Abilities { return Abilities{} }
+
 func (jax) Launch(t Task) (Launch, error) {
 	ws, err := workers(t)
 	if err != nil {

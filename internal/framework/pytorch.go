@@ -28,6 +28,13 @@ func (pyTorch) TaskTypes() []taskspec.TaskType { return []taskspec.TaskType{task
 // soon as one of its processes fails, and the job fails with it.
 func (pyTorch) Success() taskspec.SuccessRule { return taskspec.SuccessAll }
 
+// Reserved: none (torchrun sets its processes' variables itself).
+func (pyTorch) Reserved() []string { return nil }
+
+func (pyTorch) Abilities() Abilities {
+	return Abilities{ScriptOnly: "runs a script under torchrun", ProcsPerNode: "torchrun's processes per container", Elastic: "elastic torchrun"}
+}
+
 // TorchRunModule is how the launcher starts torchrun: as a module of the
 // job's Python (the torchrun script's own entry point), so that the
 // interpreter is the one the job names.

@@ -24,6 +24,13 @@ func (tensorFlow) TaskTypes() []taskspec.TaskType { return taskspec.TaskTypes() 
 
 func (tensorFlow) Success() taskspec.SuccessRule { return "" }
 
+// Reserved: every task's TF_CONFIG is tfyarn's.
+func (tensorFlow) Reserved() []string { return []string{EnvTFConfig} }
+
+// Abilities: a script or a command, one process per task, every task
+// needed.
+func (tensorFlow) Abilities() Abilities { return Abilities{} }
+
 // Launch gives the task its TF_CONFIG and substitutes the placeholders.
 // The reserved port is held until TensorFlow's gRPC server listens on it:
 // the launcher sets TF_GRPC_REUSE_PORT (unless the user set it), which
@@ -31,7 +38,7 @@ func (tensorFlow) Success() taskspec.SuccessRule { return "" }
 // outside the cluster (evaluator, tensorboard) and a user who turned the
 // option off get the port freed before the program starts.
 func (tensorFlow) Launch(t Task) (Launch, error) {
-	tfConfig, err := taskspec.TFConfig(t.Cluster, t.ID)
+	tfConfig, err := tfConfig(t.Cluster, t.ID)
 	if err != nil {
 		return Launch{}, err
 	}
@@ -40,7 +47,7 @@ func (tensorFlow) Launch(t Task) (Launch, error) {
 		reuse = "true"
 	}
 	return Launch{
-		Argv:     taskspec.SubstitutePlaceholders(t.Argv, t.Cluster, t.ID),
+		Argv:     substitutePlaceholders(t.Argv, t.Cluster, t.ID),
 		Set:      map[string]string{EnvTFConfig: tfConfig},
 		Fill:     map[string]string{EnvTFReusePort: "true"},
 		HoldPort: t.ID.Type.InCluster() && boolEnv(reuse),

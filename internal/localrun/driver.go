@@ -53,10 +53,7 @@ func newDriver(job taskspec.Job, opts Options, p procs) (*driver, error) {
 	if err != nil {
 		return nil, fmt.Errorf("localrun: %w", err)
 	}
-	if tf, ok := policy.(core.TensorFlowPolicy); ok {
-		tf.WorkerGrace = opts.WorkerGrace
-		policy = tf
-	}
+	policy = core.WithWorkerGrace(policy, opts.WorkerGrace)
 	m, err := core.New(core.Config{
 		Job:                job,
 		Policy:             policy,

@@ -36,7 +36,7 @@ type Options struct {
 	// SIGKILL (default 10 s).
 	ProgramStopGrace time.Duration
 	// WorkerGrace is how long, under TensorFlow's rule
-	// (core.TensorFlowPolicy), the tasks let linger after the decider's
+	// (core.ChiefPolicy), the tasks let linger after the decider's
 	// success (the workers of a job that is not ParameterServerStrategy-
 	// shaped) have to end by themselves before they are stopped (default
 	// taskspec.DefaultWorkerGrace, 10 s). A stopped task's launcher is

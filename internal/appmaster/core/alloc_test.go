@@ -72,7 +72,7 @@ func TestAllocDeadline(t *testing.T) {
 		{
 			name:   "an unallocated evaluator is given up; the TensorFlow job runs on",
 			job:    taskspec.Job{Tasks: []taskspec.TaskGroup{grp(taskspec.Chief, 1, small), grp(taskspec.Evaluator, 1, w8g)}},
-			policy: TensorFlowPolicy{},
+			policy: ChiefPolicy{},
 			alloc:  []Container{ctr(1, 1)},
 			at:     taskspec.DefaultAllocTimeout,
 		},
@@ -115,7 +115,7 @@ func labelled(g taskspec.TaskGroup, label string) taskspec.TaskGroup {
 
 // What the machine does with a side-car it gave up on.
 func TestAllocDeadlineGivesUpSideCars(t *testing.T) {
-	m, err := New(Config{Job: taskspec.Job{Command: "true", Tasks: []taskspec.TaskGroup{grp(taskspec.Chief, 1, small), grp(taskspec.Evaluator, 1, big)}}, Policy: TensorFlowPolicy{WorkerGrace: -1}})
+	m, err := New(Config{Job: taskspec.Job{Command: "true", Tasks: []taskspec.TaskGroup{grp(taskspec.Chief, 1, small), grp(taskspec.Evaluator, 1, big)}}, Policy: ChiefPolicy{WorkerGrace: -1}})
 	require.NoError(t, err)
 	step(m, Tick{Now: at0}, Registered{})
 	step(m, Allocated{Containers: []Container{ctr(1, 1)}}, ContainerStarted{ID: cid(1)})

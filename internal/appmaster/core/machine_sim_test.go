@@ -384,7 +384,7 @@ func TestSimulatedMachineRestarts(t *testing.T) {
 	for seed := int64(1); seed <= 300; seed++ {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			s := newSim(t, seed, nil, 0, groups...)
-			m, err := New(Config{Job: taskspec.Job{Command: "true", Tasks: groups, Restarts: policy}, Policy: TensorFlowPolicy{}, ContainerStopGrace: 12 * time.Second})
+			m, err := New(Config{Job: taskspec.Job{Command: "true", Tasks: groups, Restarts: policy}, Policy: ChiefPolicy{}, ContainerStopGrace: 12 * time.Second})
 			require.NoError(t, err)
 			s.m = m
 			// Every task may run once per restart, each restart relaunching

@@ -18,9 +18,10 @@ import (
 // (a task already stopping, a live task to restart), so a Policy may repeat
 // itself.
 //
-// AllSucceed is the rule for generic commands; TensorFlow's rules (the chief
-// decides, ps and evaluator are stopped after it, restarts) are other
-// Policies over the same View.
+// AllSucceed is the rule for generic commands (and PyTorch's and JAX's);
+// ChiefPolicy (the chief decides, ps and evaluator are stopped after it)
+// and ElasticPolicy are other Policies over the same View. Which one a job
+// gets is PolicyFor's: its success rule, else its framework's.
 type Policy interface {
 	Verdict(View) Verdict
 }
@@ -35,7 +36,7 @@ type fastPolicy interface {
 }
 
 // settlingPolicy is a Policy under which nothing restarts past a point
-// the machine's counts show (a TensorFlow job whose decider succeeded):
+// the machine's counts show (a SuccessChief job whose decider succeeded):
 // what is left is the success rule's business.
 type settlingPolicy interface {
 	restartsOver(tally) bool

@@ -2,6 +2,7 @@ package core
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/tfyarn/tfyarn/internal/framework"
 	"github.com/tfyarn/tfyarn/taskspec"
@@ -9,7 +10,7 @@ import (
 
 // PolicyFor returns the Policy of a success rule; "" means the job's
 // framework's (framework.SuccessOf: PyTorch's and JAX's is SuccessAll),
-// else taskspec.DefaultSuccessRule. taskspec.SuccessChief is TensorFlowPolicy
+// else taskspec.DefaultSuccessRule. taskspec.SuccessChief is ChiefPolicy
 // (chief:0, or worker:0 without a chief, decides; ps, evaluator and
 // remaining workers are stopped once it succeeded), taskspec.SuccessAll is
 // AllSucceed (every task must exit 0).
@@ -27,5 +28,17 @@ func PolicyFor(rule taskspec.SuccessRule, job taskspec.Job) (Policy, error) {
 	if rule == taskspec.SuccessAll {
 		return AllSucceed{}, nil
 	}
-	return TensorFlowPolicy{StopTimeout: taskspec.TFStopTimeout}, nil
+	return ChiefPolicy{StopTimeout: taskspec.TFStopTimeout}, nil
+}
+
+// WithWorkerGrace returns p with grace as the time its lingering workers
+// have to end by themselves after the decider succeeded, for a policy that
+// lets workers linger (ChiefPolicy); any other policy comes back as it is.
+// run --local shortens the grace (localrun.Options.WorkerGrace).
+func WithWorkerGrace(p Policy, grace time.Duration) Policy {
+	if c, ok := p.(ChiefPolicy); ok {
+		c.WorkerGrace = grace
+		return c
+	}
+	return p
 }

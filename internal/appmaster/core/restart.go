@@ -37,7 +37,7 @@ import (
 //     the Ready carries a Restart (the driver starts a new rendezvous: new
 //     addresses, a new TF_CONFIG) and new containers are asked for.
 //     Failures in the same step are one restart.
-//   - Nothing restarts once a TensorFlow job's decider has succeeded: what
+//   - Nothing restarts once a SuccessChief job's decider has succeeded: what
 //     is left is the success rule's business.
 //
 // Every failure that caused a restart is listed in the job's final

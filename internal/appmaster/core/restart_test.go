@@ -13,7 +13,7 @@ import (
 func restartMachine(t *testing.T, policy taskspec.RestartPolicy) *Machine {
 	t.Helper()
 	job := taskspec.Job{Command: "true", Tasks: []taskspec.TaskGroup{grp(taskspec.Chief, 1, small), grp(taskspec.Worker, 1, small)}, Restarts: policy}
-	m, err := New(Config{Job: job, Policy: TensorFlowPolicy{}})
+	m, err := New(Config{Job: job, Policy: ChiefPolicy{}})
 	require.NoError(t, err)
 	step(m, Registered{})
 	return m

@@ -61,7 +61,7 @@ func (m *Machine) shortVerdict() (v Verdict, ok bool) {
 }
 
 // restartsOver reports whether the policy says nothing restarts any more
-// (settlingPolicy: a TensorFlow job whose decider succeeded).
+// (settlingPolicy: a SuccessChief job whose decider succeeded).
 func (m *Machine) restartsOver() bool {
 	p, ok := m.policy.(settlingPolicy)
 	return ok && p.restartsOver(m)

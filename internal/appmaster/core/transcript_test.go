@@ -177,7 +177,7 @@ func (h *harness) newMachine(t *testing.T, c transcript.Cmd) {
 	if err != nil {
 		t.Fatalf("%s: %v", c.Pos, err)
 	}
-	if tf, ok := policy.(TensorFlowPolicy); ok {
+	if tf, ok := policy.(ChiefPolicy); ok {
 		tf.WorkerGrace, tf.StopTimeout = dur("worker-grace"), dur("stop-timeout")
 		policy = tf
 	}

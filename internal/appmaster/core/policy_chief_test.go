@@ -124,11 +124,11 @@ func pss() *viewBuilder {
 	return tfView(chief0, worker(0), worker(1), psTask(0), psTask(1), eval0)
 }
 
-func TestTensorFlowPolicy(t *testing.T) {
+func TestChiefPolicy(t *testing.T) {
 	allButChief := []taskspec.TaskID{worker(0), worker(1), psTask(0), psTask(1), eval0}
 	for _, tc := range []struct {
 		name   string
-		policy TensorFlowPolicy
+		policy ChiefPolicy
 		view   View
 		want   Verdict
 	}{
@@ -198,19 +198,19 @@ func TestTensorFlowPolicy(t *testing.T) {
 		},
 		{
 			name:   "MWMS: a negative WorkerGrace stops the workers at once, as before",
-			policy: TensorFlowPolicy{WorkerGrace: -1},
+			policy: ChiefPolicy{WorkerGrace: -1},
 			view:   tfView(chief0, worker(0), worker(1)).exit(chief0, 0).view(),
 			want:   Verdict{Stop: []taskspec.TaskID{worker(0), worker(1)}},
 		},
 		{
 			name:   "MWMS: without a grace, the stopped workers are no grace's",
-			policy: TensorFlowPolicy{WorkerGrace: -1},
+			policy: ChiefPolicy{WorkerGrace: -1},
 			view:   tfView(chief0, worker(0), worker(1)).exit(chief0, 0).stopped(worker(0), worker(1)).view(),
 			want:   Verdict{Outcome: JobSucceeded, Diagnostics: "chief:0 succeeded; stopped worker:0, worker:1 after it"},
 		},
 		{
 			name:   "MWMS: a shorter WorkerGrace",
-			policy: TensorFlowPolicy{WorkerGrace: 2 * time.Second},
+			policy: ChiefPolicy{WorkerGrace: 2 * time.Second},
 			view:   tfView(chief0, worker(0), worker(1)).exit(chief0, 0).at(2 * time.Second).view(),
 			want:   Verdict{Stop: []taskspec.TaskID{worker(0), worker(1)}},
 		},
@@ -255,14 +255,14 @@ func TestTensorFlowPolicy(t *testing.T) {
 		},
 		{
 			name:   "PSS: a shorter StopTimeout",
-			policy: TensorFlowPolicy{StopTimeout: 5 * time.Second},
+			policy: ChiefPolicy{StopTimeout: 5 * time.Second},
 			view:   tfView(chief0, psTask(0)).exit(chief0, 0).stopping(psTask(0)).at(5 * time.Second).view(),
 			want: Verdict{Outcome: JobSucceeded,
 				Diagnostics: "chief:0 succeeded; stopped ps:0 after it; gave up after 5s waiting for ps:0 to end"},
 		},
 		{
 			name:   "PSS: a negative StopTimeout finishes at once, the machine stops the rest",
-			policy: TensorFlowPolicy{StopTimeout: -1},
+			policy: ChiefPolicy{StopTimeout: -1},
 			view:   tfView(chief0, worker(0), psTask(0)).exit(chief0, 0).view(),
 			want:   Verdict{Outcome: JobSucceeded, Diagnostics: "chief:0 succeeded; stopped worker:0, ps:0 after it"},
 		},
@@ -479,8 +479,8 @@ func pssMachine(t *testing.T, policy Policy) *Machine {
 	return m
 }
 
-func TestTensorFlowPolicyDrivesAPSSJob(t *testing.T) {
-	m := pssMachine(t, TensorFlowPolicy{})
+func TestChiefPolicyDrivesAPSSJob(t *testing.T) {
+	m := pssMachine(t, ChiefPolicy{})
 
 	// The chief is done: everything else is stopped, the job not yet over.
 	rd := step(m, Tick{Now: t0.Add(time.Minute)}, ContainerCompleted{ID: cid(1), ExitStatus: 0})
@@ -526,8 +526,8 @@ func mwmsMachine(t *testing.T, policy Policy) *Machine {
 	return m
 }
 
-func TestTensorFlowPolicyLetsMWMSWorkersEndByThemselves(t *testing.T) {
-	m := mwmsMachine(t, TensorFlowPolicy{})
+func TestChiefPolicyLetsMWMSWorkersEndByThemselves(t *testing.T) {
+	m := mwmsMachine(t, ChiefPolicy{})
 
 	// The chief is done; the workers, done training too, exit a second later.
 	require.True(t, step(m, ContainerCompleted{ID: cid(1), ExitStatus: 0}).Empty(), "nothing stopped yet")
@@ -540,8 +540,8 @@ func TestTensorFlowPolicyLetsMWMSWorkersEndByThemselves(t *testing.T) {
 	}
 }
 
-func TestTensorFlowPolicyStopsAStuckMWMSWorkerAfterTheGrace(t *testing.T) {
-	m := mwmsMachine(t, TensorFlowPolicy{})
+func TestChiefPolicyStopsAStuckMWMSWorkerAfterTheGrace(t *testing.T) {
+	m := mwmsMachine(t, ChiefPolicy{})
 	require.True(t, step(m, ContainerCompleted{ID: cid(1), ExitStatus: 0}).Empty())
 	require.True(t, step(m, Tick{Now: t0.Add(time.Second)}, ContainerCompleted{ID: cid(2), ExitStatus: 0}).Empty())
 	require.True(t, step(m, Tick{Now: t0.Add(9 * time.Second)}).Empty(), "worker:1 is still in its grace")
@@ -559,10 +559,10 @@ func TestTensorFlowPolicyStopsAStuckMWMSWorkerAfterTheGrace(t *testing.T) {
 	require.Equal(t, TaskSucceeded, w0.State)
 }
 
-func TestTensorFlowPolicyOnTheMachineEndsWithin25sOfTheChief(t *testing.T) {
+func TestChiefPolicyOnTheMachineEndsWithin25sOfTheChief(t *testing.T) {
 	// A stuck worker whose stop never lands: the policy gives up
 	// WorkerGrace + StopTimeout after the chief's end, whatever happens.
-	m := mwmsMachine(t, TensorFlowPolicy{})
+	m := mwmsMachine(t, ChiefPolicy{})
 	step(m, ContainerCompleted{ID: cid(1), ExitStatus: 0})
 	require.Len(t, step(m, Tick{Now: t0.Add(10 * time.Second)}).Stop, 2)
 	step(m, Tick{Now: t0.Add(12 * time.Second)}, ContainerCompleted{ID: cid(2), ExitStatus: ExitKilledByAppMaster})
@@ -572,8 +572,8 @@ func TestTensorFlowPolicyOnTheMachineEndsWithin25sOfTheChief(t *testing.T) {
 		"gave up after 15s waiting for worker:1 to end"}, rd.Finish)
 }
 
-func TestTensorFlowPolicyOnTheMachineGivesUpWaitingForStops(t *testing.T) {
-	m := pssMachine(t, TensorFlowPolicy{StopTimeout: 10 * time.Second})
+func TestChiefPolicyOnTheMachineGivesUpWaitingForStops(t *testing.T) {
+	m := pssMachine(t, ChiefPolicy{StopTimeout: 10 * time.Second})
 	require.Len(t, step(m, ContainerCompleted{ID: cid(1)}).Stop, 5)
 	for _, n := range []int{2, 3, 5, 6} {
 		step(m, ContainerCompleted{ID: cid(n), ExitStatus: ExitKilledByAppMaster})
@@ -586,8 +586,8 @@ func TestTensorFlowPolicyOnTheMachineGivesUpWaitingForStops(t *testing.T) {
 	require.Empty(t, rd.Stop, "ps:0's stop was already sent")
 }
 
-func TestTensorFlowPolicyOnTheMachineFailsOnAKilledPS(t *testing.T) {
-	m := pssMachine(t, TensorFlowPolicy{})
+func TestChiefPolicyOnTheMachineFailsOnAKilledPS(t *testing.T) {
+	m := pssMachine(t, ChiefPolicy{})
 
 	// The evaluator's failure does not end the job.
 	require.True(t, step(m, ContainerCompleted{ID: cid(6), ExitStatus: 1}).Empty())
@@ -600,13 +600,13 @@ func TestTensorFlowPolicyOnTheMachineFailsOnAKilledPS(t *testing.T) {
 	require.Equal(t, []string{cid(1), cid(2), cid(3), cid(4)}, stoppedIDs(rd), "the machine stops everything else")
 }
 
-func TestSimulatedInterleavingsWithTensorFlowPolicy(t *testing.T) {
+func TestSimulatedInterleavingsWithChiefPolicy(t *testing.T) {
 	groups := []taskspec.TaskGroup{grp(taskspec.Chief, 1, small), grp(taskspec.Worker, 3, small),
 		grp(taskspec.PS, 2, small), grp(taskspec.Evaluator, 1, small)}
 	outcomes := map[FinalStatus]int{}
 	for seed := int64(1); seed <= 300; seed++ {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
-			s := newSim(t, seed, TensorFlowPolicy{}, 0, groups...)
+			s := newSim(t, seed, ChiefPolicy{}, 0, groups...)
 			s.run()
 			require.Len(t, s.finishes, 1, "exactly one Finish")
 			fin := s.finishes[0]

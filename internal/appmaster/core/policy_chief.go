@@ -9,7 +9,11 @@ import (
 	"github.com/tfyarn/tfyarn/taskspec"
 )
 
-// TensorFlowPolicy is the rule of distributed TensorFlow jobs.
+// ChiefPolicy is the success rule taskspec.SuccessChief: one task, the
+// decider, decides the job, and the others serve it. It is the convention of
+// distributed TensorFlow (the framework's default for jobs with a chief, ps
+// or evaluator, package framework), written over tfyarn's task types so
+// that any framework whose jobs have that shape may pick it.
 //
 // The decider is chief:0, or worker:0 when the job has no chief (TF1
 // between-graph replication, where worker 0 is the chief). The job's outcome
@@ -56,7 +60,7 @@ import (
 // The policy is a pure function of the View, so it may be consulted any
 // number of times; it repeats its Stop list until the stopped tasks have
 // ended, which the machine ignores (see Policy).
-type TensorFlowPolicy struct {
+type ChiefPolicy struct {
 	// StopTimeout bounds the wait for a stopped task, from its stop: 0
 	// means taskspec.TFStopTimeout, a negative value finishes as soon as
 	// nothing lingers (the machine then stops whatever still runs as the
@@ -69,7 +73,7 @@ type TensorFlowPolicy struct {
 }
 
 // Verdict implements Policy.
-func (p TensorFlowPolicy) Verdict(v View) Verdict {
+func (p ChiefPolicy) Verdict(v View) Verdict {
 	decider, ok := deciderIn(v)
 	if !ok {
 		// Validation requires a chief or a worker; without one there is
@@ -91,7 +95,7 @@ func (p TensorFlowPolicy) Verdict(v View) Verdict {
 	return Verdict{}
 }
 
-// deciderIn returns the task whose end decides a TensorFlow job: chief:0,
+// deciderIn returns the task whose end decides a SuccessChief job: chief:0,
 // or worker:0 when the job has no chief. tasks is a View, or the machine's
 // counts (tally).
 func deciderIn(tasks interface {
@@ -106,7 +110,7 @@ func deciderIn(tasks interface {
 // afterSuccess stops what still runs, now or after the worker grace, and
 // once nothing does (or the wait is over) declares the job succeeded. When
 // each stop was issued is the machine's record (StopRequestedAt).
-func (p TensorFlowPolicy) afterSuccess(v View, decider TaskStatus) Verdict {
+func (p ChiefPolicy) afterSuccess(v View, decider TaskStatus) Verdict {
 	grace, timeout := p.waits()
 	types := make([]taskspec.TaskType, len(v.Tasks))
 	all := make([]taskspec.TaskID, len(v.Tasks))
@@ -186,7 +190,7 @@ func (p TensorFlowPolicy) afterSuccess(v View, decider TaskStatus) Verdict {
 }
 
 // waits are WorkerGrace and StopTimeout, their defaults in place of 0.
-func (p TensorFlowPolicy) waits() (grace, timeout time.Duration) {
+func (p ChiefPolicy) waits() (grace, timeout time.Duration) {
 	grace, timeout = p.WorkerGrace, p.StopTimeout
 	if grace == 0 {
 		grace = taskspec.DefaultWorkerGrace
@@ -201,7 +205,7 @@ func (p TensorFlowPolicy) waits() (grace, timeout time.Duration) {
 // failed, the decider's state alone tells: undecided until it ends; once
 // it succeeded, an empty Verdict while afterSuccess would only repeat a
 // Stop list of tasks all stopping already (stopsUnderWay).
-func (p TensorFlowPolicy) fastVerdict(c tally) (Verdict, bool) {
+func (p ChiefPolicy) fastVerdict(c tally) (Verdict, bool) {
 	state, endedAt, ok := deciderEnded(c)
 	if !ok {
 		return AllSucceed{}.fastVerdict(c)
@@ -223,7 +227,7 @@ func (p TensorFlowPolicy) fastVerdict(c tally) (Verdict, bool) {
 // stopsUnderWay reports whether afterSuccess would only repeat its Stop
 // list, every task of which is stopping already: tasks still linger within
 // the worker grace, or the stopped ones are still within StopTimeout.
-func (p TensorFlowPolicy) stopsUnderWay(c tally, deciderEndedAt time.Time) bool {
+func (p ChiefPolicy) stopsUnderWay(c tally, deciderEndedAt time.Time) bool {
 	grace, timeout := p.waits()
 	now := c.clock()
 	graceOver := grace < 0 || deciderEndedAt.IsZero() || !now.Before(deciderEndedAt.Add(grace))
@@ -250,7 +254,7 @@ func (p TensorFlowPolicy) stopsUnderWay(c tally, deciderEndedAt time.Time) bool 
 		return false // decided
 	}
 	// Every stop since the decider's end is on a task still live or
-	// stopped: nothing restarts once a TensorFlow job's decider succeeded.
+	// stopped: nothing restarts once a SuccessChief job's decider succeeded.
 	lastStop := deciderEndedAt
 	if c.lastStop().After(lastStop) {
 		lastStop = c.lastStop()
@@ -260,7 +264,7 @@ func (p TensorFlowPolicy) stopsUnderWay(c tally, deciderEndedAt time.Time) bool 
 
 // restartsOver implements settlingPolicy: nothing restarts once the
 // decider succeeded.
-func (TensorFlowPolicy) restartsOver(c tally) bool {
+func (ChiefPolicy) restartsOver(c tally) bool {
 	state, _, ok := deciderEnded(c)
 	return ok && state == TaskSucceeded
 }
