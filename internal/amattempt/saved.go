@@ -52,6 +52,7 @@ type Restarts struct {
 	Counted   int      `json:"counted"`
 	Uncounted int      `json:"uncounted"`
 	Cluster   int      `json:"cluster"`
+	Replaced  int      `json:"replaced,omitempty"` // an elastic job's lost workers replaced alone
 	Causes    []string `json:"causes,omitempty"`
 }
 
@@ -176,7 +177,7 @@ func NewSaver(ctx context.Context, save func(context.Context, State) error, logf
 // before anything was said.
 func (s *Saver) Offer(st State) {
 	r := st.Restarts
-	nothingYet := s.last.Restarts == nil && st.Tasks == nil && (r == nil || r.Counted+r.Uncounted+r.Cluster == 0)
+	nothingYet := s.last.Restarts == nil && st.Tasks == nil && (r == nil || r.Counted+r.Uncounted+r.Cluster+r.Replaced == 0)
 	if reflect.DeepEqual(st, s.last) || nothingYet {
 		return
 	}

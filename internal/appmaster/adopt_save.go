@@ -30,7 +30,7 @@ func stateToSave(snap Snapshot, am string, controls map[string]int) (st amattemp
 		table[i].Control = controls[table[i].ContainerID]
 	}
 	r := snap.Record
-	return amattempt.State{AM: am, Tasks: table, Restarts: &amattempt.Restarts{Counted: r.Counted, Uncounted: r.Uncounted, Cluster: r.Cluster, Causes: r.Causes}}, true
+	return amattempt.State{AM: am, Tasks: table, Restarts: &amattempt.Restarts{Counted: r.Counted, Uncounted: r.Uncounted, Cluster: r.Cluster, Replaced: r.Replaced, Causes: r.Causes}}, true
 }
 
 // resumedRecord is the restarts a previous attempt saved, as the core
@@ -40,7 +40,7 @@ func resumedRecord(st *amattempt.State) *core.RestartRecord {
 		return nil
 	}
 	r := st.Restarts
-	return &core.RestartRecord{Counted: r.Counted, Uncounted: r.Uncounted, Cluster: r.Cluster, Causes: r.Causes}
+	return &core.RestartRecord{Counted: r.Counted, Uncounted: r.Uncounted, Cluster: r.Cluster, Replaced: r.Replaced, Causes: r.Causes}
 }
 
 // stateStore is where this job's AM attempts keep their state for the next

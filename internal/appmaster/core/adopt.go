@@ -109,12 +109,23 @@ func (m *Machine) previousAttempt(e PreviousAttempt) {
 		running[c.ID] = c
 	}
 	adopt, release := m.adoptionPlan(e.Saved, running)
+	if m.elastic && len(adopt) > 0 {
+		// An elastic job's workers met on the rendezvous store the previous
+		// attempt served, which died with it: their torchrun agents cannot
+		// go on, nor meet on this attempt's empty store. The job starts
+		// afresh, every worker in a new container.
+		adopt, release = nil, sortedIDs(running)
+	}
 	m.ready.Release = append(m.ready.Release, release...)
 	ad := &Adoption{Released: release}
 	m.ready.Adoption = ad
 	if len(adopt) == 0 {
 		if e.Attempt > 1 {
-			ad.Unwatched = unwatchedTasks(e.Saved, running)
+			if !m.elastic {
+				// An elastic job's worker ending unwatched is a lost
+				// worker, not a failure that could count as a restart.
+				ad.Unwatched = unwatchedTasks(e.Saved, running)
+			}
 			m.attemptRestarted(e.Attempt, ad.Unwatched...)
 		}
 		return
@@ -192,6 +203,16 @@ func (m *Machine) adoptionPlan(saved []SavedTask, running map[string]Container) 
 	}
 	sort.Strings(release)
 	return adopt, release
+}
+
+// sortedIDs are the ids of running, sorted.
+func sortedIDs(running map[string]Container) []string {
+	ids := make([]string, 0, len(running))
+	for id := range running {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	return ids
 }
 
 // unwatchedTasks are the saved chief, worker and ps tasks whose containers

@@ -14,18 +14,19 @@ import (
 type RestartRecord struct {
 	Counted, Uncounted int      // restarts, by whether they count toward --max-restarts
 	Cluster            int      // cluster restarts (the rendezvous generation, TFYARN_RESTART)
-	Causes             []string // the diagnostics' "restart N after ..." lines
+	Replaced           int      // lost workers replaced alone (an elastic job's; MaxElasticReplacements holds per job)
+	Causes             []string // the diagnostics' "restart N after ..." and "replaced after ..." lines
 }
 
 // RestartRecord returns the machine's restarts so far, for the next attempt.
 func (m *Machine) RestartRecord() RestartRecord {
-	return RestartRecord{Counted: m.counted, Uncounted: m.uncounted, Cluster: m.generation, Causes: append([]string(nil), m.causes...)}
+	return RestartRecord{Counted: m.counted, Uncounted: m.uncounted, Cluster: m.generation, Replaced: m.replaced, Causes: append([]string(nil), m.causes...)}
 }
 
 // resumeRestarts takes over the restarts a previous attempt recorded
 // (PreviousAttempt.Restarts), before any container.
 func (m *Machine) resumeRestarts(r RestartRecord) {
-	m.counted, m.uncounted, m.generation = max(r.Counted, 0), max(r.Uncounted, 0), max(r.Cluster, 0)
+	m.counted, m.uncounted, m.generation, m.replaced = max(r.Counted, 0), max(r.Uncounted, 0), max(r.Cluster, 0), max(r.Replaced, 0)
 	m.causes = append([]string(nil), r.Causes...)
 }
 

@@ -97,6 +97,8 @@ type Machine struct {
 	restartPolicy      taskspec.RestartPolicy
 	counted, uncounted int               // restarts, by whether they count toward the policy's Max
 	generation         int               // cluster restarts: the rendezvous generation
+	replaced           int               // lost workers replaced alone (Verdict.Replace), in every attempt
+	elastic            bool              // --min-workers: no adoption by a later attempt (previousAttempt)
 	causes             []string          // every failure that caused a restart, for the diagnostics
 	restarting         *restartState     // a cluster restart's stops are out
 	unwatched          *unwatchedRestart // a later attempt's restart, its cause awaited
@@ -149,6 +151,7 @@ func New(cfg Config) (*Machine, error) {
 		// An elastic job's lost worker is not restarted with the cluster:
 		// its others go on without it (ElasticPolicy), whatever ended it.
 		m.restartPolicy = taskspec.RestartPolicy{NoInfraRestarts: true}
+		m.elastic = true
 	}
 	if m.allocTimeout == 0 {
 		m.allocTimeout = taskspec.DefaultAllocTimeout

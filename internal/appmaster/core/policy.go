@@ -69,6 +69,9 @@ func (f PolicyFunc) Verdict(v View) Verdict { return f(v) }
 type View struct {
 	Now   time.Time    // from the latest Tick
 	Tasks []TaskStatus // every task, in job order
+	// Replaced is how many lost tasks the job has had replaced alone
+	// (Verdict.Replace) so far, by every ApplicationMaster attempt.
+	Replaced int
 }
 
 // Task returns one task's status.

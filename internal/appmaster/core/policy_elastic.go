@@ -41,10 +41,9 @@ const MaxElasticReplacements = framework.ElasticAgentRestarts
 
 // Verdict implements Policy.
 func (p ElasticPolicy) Verdict(v View) Verdict {
-	live, succeeded, replacements := 0, 0, 0
+	live, succeeded, replacements := 0, 0, v.Replaced
 	var replaceable []taskspec.TaskID
 	for _, t := range v.Tasks {
-		replacements += t.Attempt
 		switch {
 		case t.State == TaskSucceeded:
 			succeeded++

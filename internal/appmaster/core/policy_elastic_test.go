@@ -29,6 +29,14 @@ func TestElasticPolicy(t *testing.T) {
 		p.Verdict(elasticView(TaskRunning, TaskFailed, TaskFailed)))
 	require.Equal(t, Verdict{Outcome: JobSucceeded, Diagnostics: "3 of 3 workers succeeded"}, p.Verdict(elasticView(TaskSucceeded, TaskSucceeded, TaskSucceeded)))
 	require.Equal(t, Verdict{}, p.Verdict(elasticView(TaskSucceeded, TaskPending, TaskRunning)), "waits for every worker")
+
+	// The replacements so far (View.Replaced, every AM attempt's) bound
+	// the ones to come.
+	lost2 := elasticView(TaskRunning, TaskRunning, TaskFailed, TaskFailed)
+	lost2.Replaced = MaxElasticReplacements - 1
+	require.Equal(t, Verdict{Replace: []taskspec.TaskID{{Type: taskspec.Worker, Index: 2}}}, p.Verdict(lost2), "one replacement left")
+	lost2.Replaced = MaxElasticReplacements
+	require.Equal(t, Verdict{}, p.Verdict(lost2), "none left: the others go on without them")
 }
 
 func TestPolicyForElastic(t *testing.T) {

@@ -18,7 +18,7 @@ func (m *Machine) consultPolicy() {
 	}
 	v, ok := m.shortVerdict()
 	if !ok {
-		v = m.policy.Verdict(View{Now: m.now, Tasks: m.Tasks()})
+		v = m.policy.Verdict(View{Now: m.now, Tasks: m.Tasks(), Replaced: m.replaced})
 	}
 	switch v.Outcome {
 	case JobSucceeded:
@@ -43,6 +43,7 @@ func (m *Machine) consultPolicy() {
 			// The failure leaves the task's status with the requeue: the
 			// job's diagnostics keep it.
 			m.causes = append(m.causes, "replaced after "+t.Failure)
+			m.replaced++
 			m.requeue(t)
 		}
 	}

@@ -108,7 +108,11 @@ func (h *harness) do(t *testing.T, c transcript.Cmd) string {
 	case "tasks":
 		return h.tasks()
 	case "restarts":
-		return fmt.Sprintf("restarts=%d cluster=%d", h.m.Restarts(), h.m.ClusterRestarts())
+		out := fmt.Sprintf("restarts=%d cluster=%d", h.m.Restarts(), h.m.ClusterRestarts())
+		if r := h.m.RestartRecord(); r.Replaced > 0 {
+			out += fmt.Sprintf(" replaced=%d", r.Replaced)
+		}
+		return out
 	default:
 		t.Fatalf("%s: unknown command %q", c.Pos, c.Name)
 	}
@@ -116,7 +120,7 @@ func (h *harness) do(t *testing.T, c transcript.Cmd) string {
 }
 
 // previousAttempt: previous-attempt 2 worker:0=c90 worker:1=c91
-// running=c90 [counted=1 uncounted=0 cluster=1]: this is attempt 2; the
+// running=c90 [counted=1 uncounted=0 cluster=1 replaced=0]: this is attempt 2; the
 // previous attempt saved worker:0 running in c90 and worker:1 in c91 (on
 // node1, at ports 7001, 7002, ... in the order of their containers); YARN
 // handed over the containers running (on node1); the restarts it recorded,
@@ -143,7 +147,7 @@ func previousAttempt(t *testing.T, c transcript.Cmd) PreviousAttempt {
 	}
 	var r RestartRecord
 	resumed := false
-	for key, n := range map[string]*int{"counted": &r.Counted, "uncounted": &r.Uncounted, "cluster": &r.Cluster} {
+	for key, n := range map[string]*int{"counted": &r.Counted, "uncounted": &r.Uncounted, "cluster": &r.Cluster, "replaced": &r.Replaced} {
 		v, err := strconv.Atoi(c.Get(key, "0"))
 		if err != nil {
 			t.Fatalf("%s: %s: %v", c.Pos, key, err)
