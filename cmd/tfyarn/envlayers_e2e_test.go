@@ -3,8 +3,12 @@
 package main
 
 import (
+	"context"
 	"crypto/rand"
+	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -41,13 +45,24 @@ func TestE2EEnvLayers(t *testing.T) {
 		require.NoError(t, err)
 		stdout, stderr, code := execTfyarnFor(t, c, bin, 10*time.Minute, []string{"XDG_CACHE_HOME=" + t.TempDir()},
 			"run", "--worker", "1c,2g", "--name", "e2e-env-layers-tf", "--env", venv, "--output", "json",
-			"--", "python", "-c", "import tensorflow as tf; print('SUM', int(tf.reduce_sum(tf.constant([1, 2, 3]))))")
+			"--", "python", "-c", "import os, stat, tensorflow as tf; print('SUM', int(tf.reduce_sum(tf.constant([1, 2, 3])))); "+
+				"print('MODES', *(oct(stat.S_IMODE(os.stat(p).st_mode)) for p in (tf.__file__, os.path.dirname(tf.__file__))))")
 		require.Equal(t, exitOK, code, "stdout: %s\nstderr: %s", stdout, stderr)
 		r := runJSON(t, stdout)
 		require.Equal(t, "SUCCEEDED", r.FinalStatus)
 		require.Regexp(t, `packed `+regexp.QuoteMeta(venv)+` \(venv, Python 3\.\d+\.\d+\): .* in \d+ layers`, stderr)
-		require.Contains(t, appLogs(t, c, r.AppID, 2), "SUM 6")
+		logs := appLogs(t, c, r.AppID, 2)
+		require.Contains(t, logs, "SUM 6")
 		require.Contains(t, localizingLine(t, c, r.AppID), "/env-layer.tensorflow.tar.gz", "tensorflow is a layer of its own")
+		// The NodeManager set the localized layer's permissions as YARN
+		// sets a PUBLIC resource's (files 0555, directories 0755), every
+		// one in-process (testcluster's LocalPermissions, standing in for
+		// production's native library), none by a forked chmod.
+		require.Contains(t, logs, "MODES 0o555 0o755")
+		require.Len(t, r.Tasks, 1)
+		inProcess, byHadoop := localPermissionCounts(t, r.Tasks[0].NodeHTTP)
+		require.Greater(t, inProcess, int64(10000), "the tensorflow layer alone holds more than 10,000 files")
+		require.Zero(t, byHadoop, "no permission went to Hadoop's chmod")
 	})
 }
 
@@ -122,6 +137,34 @@ func testEnvLayersChange(t *testing.T, c *clustertest.Cluster, bin string) {
 	require.Equal(t, exitOK, code, stderr)
 	require.Contains(t, stdout, "env-layer.bigpkg.tar.gz")
 	require.Contains(t, stdout, "env-layer.base.tar.gz")
+}
+
+// localPermissionCounts reads the test cluster's LocalPermissions counters
+// from a NodeManager's /jmx (testcluster/src/.../LocalPermissions.java):
+// permissions set in-process, and those handed to Hadoop's own code.
+func localPermissionCounts(t *testing.T, nodeHTTP string) (inProcess, byHadoop int64) {
+	t.Helper()
+	require.NotEmpty(t, nodeHTTP, "the task's NodeManager web address")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+nodeHTTP+"/jmx?qry=dev.tfyarn.testcluster:type=LocalPermissions", nil)
+	require.NoError(t, err)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	var v struct {
+		Beans []struct {
+			InProcess *int64
+			ByHadoop  *int64
+		} `json:"beans"`
+	}
+	require.NoError(t, json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&v))
+	require.Len(t, v.Beans, 1, "the NodeManager at %s has the test cluster's local file system (fs.file.impl, fs.AbstractFileSystem.file.impl)", nodeHTTP)
+	b := v.Beans[0]
+	require.NotNil(t, b.InProcess)
+	require.NotNil(t, b.ByHadoop)
+	return *b.InProcess, *b.ByHadoop
 }
 
 // layerDownloads counts the NodeManagers' public downloads of each env

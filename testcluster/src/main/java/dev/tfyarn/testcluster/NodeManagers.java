@@ -117,6 +117,8 @@ final class NodeManagers implements NodeManagerSet {
     c.set(YarnConfiguration.NM_LOCAL_DIRS, new File(dir(i), "local").getAbsolutePath());
     c.set(YarnConfiguration.NM_LOG_DIRS, new File(dir(i), "logs").getAbsolutePath());
     c.setBoolean(YarnConfiguration.NM_RECOVERY_ENABLED, false);
+    // Permissions of localized files set in-process, as with production's native library.
+    LocalPermissions.configure(c);
     return c;
   }
 

@@ -356,6 +356,8 @@ public final class TestCluster {
     conf.setBoolean(YarnConfiguration.YARN_MINICLUSTER_USE_RPC, true);
     conf.setInt(YarnConfiguration.YARN_MINICLUSTER_NM_PMEM_MB, opts.nmMemoryMb);
     conf.setBoolean(YarnConfiguration.YARN_MINICLUSTER_CONTROL_RESOURCE_MONITORING, true);
+    // As NodeManagers.configuration: permissions of localized files set in-process.
+    LocalPermissions.configure(conf);
   }
 
   /** The ResourceManager's own keys (the node label store). */
