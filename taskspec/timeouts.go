@@ -76,7 +76,8 @@ const (
 	// they are not stopped at once (see SplitAfterDecider).
 	DefaultWorkerGrace = 10 * time.Second
 
-	// TFStopTimeout is how long, under SuccessChief, the AM waits for the
+	// TFStopTimeout (its name from when SuccessChief was TensorFlow's
+	// alone; kept, being public) is how long, under SuccessChief, the AM waits for the
 	// tasks it stopped to end, counted from the stop, before finishing
 	// anyway. The launchers get ProgramStopGrace and the NodeManagers a
 	// hard stop after ContainerStopGrace, so this bound only matters when a

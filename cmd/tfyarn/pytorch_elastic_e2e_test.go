@@ -18,10 +18,11 @@ import (
 	"github.com/tfyarn/tfyarn/internal/clustertest"
 )
 
-// An elastic PyTorch job (--min-workers) loses a worker mid-training, on
-// YARN and --local: the others go on without it, the AM replaces it, the
-// replacement's torchrun joins the same rendezvous and the job grows back
-// to its 3 workers, and succeeds. The rendezvous store is the
+// An elastic PyTorch job (--min-workers), on YARN and --local, starts with
+// --min-workers of its workers and grows when the last comes; then it loses
+// a worker mid-training: the others go on without it, the AM replaces it,
+// the replacement's torchrun joins the same rendezvous and the job grows
+// back to its 3 workers, and succeeds. The rendezvous store is the
 // ApplicationMaster's, so it does not matter which worker is lost; worker:0
 // is, whose launcher serves the store of a job that is not elastic.
 //
@@ -43,10 +44,36 @@ func testElasticLosesAWorker(t *testing.T, c *clustertest.Cluster, bin, python s
 	} else {
 		args = append(args, "--name", "e2e-pytorch-elastic")
 	}
-	// Long enough (120 s of steps) for the replacement to come and join.
-	const steps = 240
+	// Long enough (75 s of steps) for worker:2 to join, and later the
+	// replacement: the survivors step on as a world of 2 while each comes
+	// (a loaded machine saw the replacement train at step 48-68).
+	const steps = 150
 	args = append(args, filepath.Join(c.Root, "examples", "pytorch_elastic.py"), "--", "--steps", strconv.Itoa(steps), "--step-seconds", "0.5", "--progress-dir", progress)
 	run := startTfyarn(t, c, bin, 8*time.Minute, args...)
+	started := time.Now()
+
+	// The job starts with --min-workers: worker:2's torchrun is held
+	// (SIGSTOP) as soon as it starts, before it has imported torch and
+	// joined the rendezvous, as a worker whose container comes late; the
+	// two others' agents meet, wait torch's 30 s last call for more, and
+	// train as a world of 2 (restart 0: the first round, no failure).
+	late := holdNewAgent(progress, "worker:2", nil, 4*time.Minute)
+	for {
+		_, ok0 := stepAtLeast(filepath.Join(progress, "worker-0.local0.step"), 2)
+		_, ok1 := stepAtLeast(filepath.Join(progress, "worker-1.local0.step"), 2)
+		if ok0 && ok1 {
+			break
+		}
+		require.True(t, time.Since(started) < 4*time.Minute, "worker:0 and worker:1 did not train without worker:2 within 4 minutes (progress files in %s)", progress)
+		time.Sleep(250 * time.Millisecond)
+	}
+	_, err := os.Stat(filepath.Join(progress, "worker-2.local0.step"))
+	require.True(t, os.IsNotExist(err), "worker:2 trained while its torchrun was held: %v", err)
+	first, ok := <-late
+	require.True(t, ok, "worker:2's torchrun did not start within 4 minutes")
+	t.Logf("worker:0 and worker:1 train as 2 workers %.1fs after the submission, worker:2's torchrun held since %.1fs", time.Since(started).Seconds(), first.after.Seconds())
+	require.NoError(t, syscall.Kill(first.pid, syscall.SIGCONT))
+	grow := time.Now()
 
 	// Mid-training: every worker past step 3. Then worker:0's torchrun and
 	// its process die at once, as in a lost container.
@@ -69,6 +96,7 @@ func testElasticLosesAWorker(t *testing.T, c *clustertest.Cluster, bin, python s
 		require.True(t, time.Now().Before(deadline), "the workers did not all reach step 3 within 4 minutes (progress files in %s)", progress)
 		time.Sleep(250 * time.Millisecond)
 	}
+	t.Logf("the job grew to 3 workers %.1fs after worker:2's torchrun was let go", time.Since(grow).Seconds())
 	old := processesOf(progress, "worker:0")
 	require.NoError(t, syscall.Kill(agent, syscall.SIGKILL), "worker:0's torchrun")
 	require.NoError(t, syscall.Kill(pid, syscall.SIGKILL), "worker:0's training process")
@@ -83,23 +111,7 @@ func testElasticLosesAWorker(t *testing.T, c *clustertest.Cluster, bin, python s
 	// joined the rendezvous, and let go once the survivors train without
 	// it: then it joins a running job, the path a replacement that comes
 	// late takes.
-	type heldAgent struct {
-		pid   int
-		after time.Duration // from the kill
-	}
-	held := make(chan heldAgent, 1)
-	go func() {
-		for time.Since(killed) < 4*time.Minute {
-			for p := range processesOf(progress, "worker:0") {
-				if !old[p] && syscall.Kill(p, syscall.SIGSTOP) == nil {
-					held <- heldAgent{p, time.Since(killed)}
-					return
-				}
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-		close(held)
-	}()
+	held := holdNewAgent(progress, "worker:0", old, 4*time.Minute)
 
 	// How long the survivors take to train again: a step past the one the
 	// lost worker died at (the new round starts from the furthest step).
@@ -140,6 +152,9 @@ func testElasticLosesAWorker(t *testing.T, c *clustertest.Cluster, bin, python s
 	if !local {
 		logs = aggregatedLogs(t, c, bin, r.AppID)
 	}
+	// The job started as a world of 2, without worker:2: its first round
+	// (restart 0, no failure yet) had two members.
+	require.Regexp(t, `rank [01] of 2 \(restart 0\)`, logs)
 	// The survivors started again, two of them, then grew back to three
 	// with the replacement (their processes started again in a world of
 	// 3: a member joining is no restart to torchrun's count) and all three
@@ -160,6 +175,41 @@ func testElasticLosesAWorker(t *testing.T, c *clustertest.Cluster, bin, python s
 			require.NotEqual(t, pid, p, "worker:0's last step is its replacement's")
 		}
 	}
+}
+
+// heldAgent is a torchrun held by holdNewAgent: its pid, and when it was
+// held, from the call.
+type heldAgent struct {
+	pid   int
+	after time.Duration
+}
+
+// holdNewAgent stops (SIGSTOP) the first process of task (processesOf)
+// not in old as soon as it appears, which is its torchrun, long before
+// that has imported torch and joined the rendezvous; the channel gets it,
+// or is closed when none appeared within limit.
+func holdNewAgent(progress, task string, old map[int]bool, limit time.Duration) <-chan heldAgent {
+	held := make(chan heldAgent, 1)
+	start := time.Now()
+	go func() {
+		for time.Since(start) < limit {
+			for p := range processesOf(progress, task) {
+				if !old[p] && syscall.Kill(p, syscall.SIGSTOP) == nil {
+					held <- heldAgent{p, time.Since(start)}
+					return
+				}
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		close(held)
+	}()
+	return held
+}
+
+// stepAtLeast reads a progress file's step, ok when it is at least n.
+func stepAtLeast(path string, n int) (int, bool) {
+	step, _, _, ok := readStep(path)
+	return step, ok && step >= n
 }
 
 // processesOf returns the processes of one task of the pytorch_elastic.py

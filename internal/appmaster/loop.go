@@ -252,7 +252,7 @@ func (l *loop) run(ctx context.Context) (LoopResult, error) {
 	for {
 		rd := l.m.Ready()
 		if rd.Restart != nil {
-			l.cfg.Logf("restarting the cluster (restart %d): new containers, a new rendezvous and TF_CONFIG", rd.Restart.Number)
+			l.cfg.Logf("restarting the cluster (restart %d): new containers and a new rendezvous", rd.Restart.Number)
 			if l.cfg.Launchers != nil {
 				l.cfg.Launchers.Reset()
 			}

@@ -35,7 +35,7 @@ type Options struct {
 	// ProgramStopGrace is how long a stopped program has between SIGTERM and
 	// SIGKILL (default 10 s).
 	ProgramStopGrace time.Duration
-	// WorkerGrace is how long, under TensorFlow's rule
+	// WorkerGrace is how long, under the SuccessChief rule
 	// (core.ChiefPolicy), the tasks let linger after the decider's
 	// success (the workers of a job that is not ParameterServerStrategy-
 	// shaped) have to end by themselves before they are stopped (default
