@@ -44,10 +44,10 @@ func testElasticLosesAWorker(t *testing.T, c *clustertest.Cluster, bin, python s
 	} else {
 		args = append(args, "--name", "e2e-pytorch-elastic")
 	}
-	// Long enough (75 s of steps) for worker:2 to join, and later the
+	// Long enough (100 s of steps) for worker:2 to join, and later the
 	// replacement: the survivors step on as a world of 2 while each comes
-	// (a loaded machine saw the replacement train at step 48-68).
-	const steps = 150
+	// (at load 30 on 2 cores the replacement trained at steps 43-109).
+	const steps = 200
 	args = append(args, filepath.Join(c.Root, "examples", "pytorch_elastic.py"), "--", "--steps", strconv.Itoa(steps), "--step-seconds", "0.5", "--progress-dir", progress)
 	run := startTfyarn(t, c, bin, 8*time.Minute, args...)
 	started := time.Now()
