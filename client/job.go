@@ -4,7 +4,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/tfyarn/tfyarn/internal/framework"
+	"github.com/tfyarn/tfyarn/internal/frameworks"
 	"github.com/tfyarn/tfyarn/internal/hadoopconf"
 	"github.com/tfyarn/tfyarn/internal/ipc"
 	"github.com/tfyarn/tfyarn/internal/shipplan"
@@ -172,7 +172,7 @@ func (j Job) withDefaults() Job {
 		j.user = ipc.DefaultUser()
 	}
 	if j.Success == "" {
-		j.Success = framework.SuccessOf(j.Job)
+		j.Success = frameworks.SuccessOf(j.Job)
 	}
 	if j.AMAttempts == 0 {
 		j.AMAttempts = 1

@@ -2,7 +2,7 @@ package client
 
 import (
 	"github.com/tfyarn/tfyarn/internal/contract"
-	"github.com/tfyarn/tfyarn/internal/framework"
+	"github.com/tfyarn/tfyarn/internal/frameworks"
 	"github.com/tfyarn/tfyarn/internal/shipplan"
 	"github.com/tfyarn/tfyarn/internal/yarnpb/hadoopyarn"
 	"github.com/tfyarn/tfyarn/taskspec"
@@ -29,7 +29,7 @@ func (j Job) Validate(limits taskspec.ClusterLimits) error {
 // CheckFramework reports why the job cannot run under its framework (a
 // task type the framework does not have, processes per node where it takes
 // none): the part of Validate that needs no cluster.
-func (j Job) CheckFramework() error { return framework.CheckJob(j.Job) }
+func (j Job) CheckFramework() error { return frameworks.CheckJob(j.Job) }
 
 // addSecretEnv puts the secret environment into the AM's credentials.
 func addSecretEnv(clc *hadoopyarn.ContainerLaunchContextProto, secret map[string]string) error {

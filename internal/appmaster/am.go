@@ -11,7 +11,7 @@ import (
 
 	"github.com/tfyarn/tfyarn/internal/amattempt"
 	"github.com/tfyarn/tfyarn/internal/contract"
-	"github.com/tfyarn/tfyarn/internal/framework"
+	"github.com/tfyarn/tfyarn/internal/frameworks"
 	"github.com/tfyarn/tfyarn/internal/hdfs"
 	"github.com/tfyarn/tfyarn/internal/rendezvous"
 	"github.com/tfyarn/tfyarn/internal/security"
@@ -111,7 +111,7 @@ func RunAM(ctx context.Context, opts AMOptions) (LoopResult, error) {
 	}
 	// A watching client gets a moment to read the final task table.
 	defer rv.Close(3 * time.Second)
-	logf("rendezvous and status page at %s (success rule %q)", rv.Address(), orDefault(string(jf.Success), string(framework.SuccessOf(jf.Job))))
+	logf("rendezvous and status page at %s (success rule %q)", rv.Address(), orDefault(string(jf.Success), string(frameworks.SuccessOf(jf.Job))))
 	taskEnv := map[string]string{}
 	if jf.Job.MinWorkers > 0 {
 		// An elastic PyTorch job's rendezvous store lives here, where it

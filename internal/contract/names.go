@@ -1,6 +1,6 @@
 package contract
 
-import "github.com/tfyarn/tfyarn/internal/framework"
+import "github.com/tfyarn/tfyarn/internal/frameworks"
 
 // Files in a container's working directory.
 const (
@@ -79,7 +79,7 @@ const (
 	// job's --src-dir, e.g. "src").
 	EnvPythonPath = "TFYARN_PYTHONPATH"
 	// EnvFramework names the framework that launches the program
-	// (package framework; unset: TensorFlow), EnvProcsPerNode its
+	// (internal/frameworks; unset: TensorFlow), EnvProcsPerNode its
 	// processes per container (--nproc-per-node).
 	EnvFramework    = "TFYARN_FRAMEWORK"
 	EnvProcsPerNode = "TFYARN_NPROC_PER_NODE"
@@ -106,7 +106,7 @@ const SecretEnvAliasPrefix = "tfyarn.secret-env."
 
 // SetForTasks reports whether tfyarn sets the variable name in every
 // task's environment itself (the names above, the token file, the user,
-// and what a framework sets: framework.SetsForTasks): a job's own
+// and what a framework sets: frameworks.SetsForTasks): a job's own
 // environment cannot replace it.
 func SetForTasks(name string) bool {
 	switch name {
@@ -115,7 +115,7 @@ func SetForTasks(name string) bool {
 		EnvTokenFile, "HADOOP_USER_NAME":
 		return true
 	}
-	return framework.SetsForTasks(name)
+	return frameworks.SetsForTasks(name)
 }
 
 // EnvAMControl is set by an AM that allows later attempts (--am-attempts

@@ -10,6 +10,7 @@ import (
 
 	"github.com/tfyarn/tfyarn/internal/contract"
 	"github.com/tfyarn/tfyarn/internal/framework"
+	"github.com/tfyarn/tfyarn/internal/frameworks"
 	"github.com/tfyarn/tfyarn/taskspec"
 )
 
@@ -70,7 +71,7 @@ func prependPath(env []string, name, dir string) []string {
 // program's environment; unset: TensorFlow) what the launcher runs.
 func launchOf(task taskspec.TaskID, cluster taskspec.ClusterSpec, port int, argv, env []string) (framework.Launch, error) {
 	name, _ := lookupEnv(env, contract.EnvFramework)
-	f, err := framework.Lookup(name)
+	f, err := frameworks.Lookup(name)
 	if err != nil {
 		return framework.Launch{}, err
 	}

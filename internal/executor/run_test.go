@@ -14,7 +14,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/tfyarn/tfyarn/internal/framework"
+	"github.com/tfyarn/tfyarn/internal/framework/tensorflow"
 	"github.com/tfyarn/tfyarn/internal/rendezvous"
 	"github.com/tfyarn/tfyarn/taskspec"
 )
@@ -212,7 +212,7 @@ func TestPortHandoffToTheProgram(t *testing.T) {
 func TestReusePortOffReleasesBeforeExec(t *testing.T) {
 	a := startAM(t, group(taskspec.Worker, 1))
 	l := a.newLaunch(id(taskspec.Worker, 0))
-	l.cfg.Env = append(os.Environ(), framework.EnvTFReusePort+"=false")
+	l.cfg.Env = append(os.Environ(), tensorflow.EnvTFReusePort+"=false")
 	l.cfg.Command = []string{"sh", "-c", `command -v python3 >/dev/null || { echo "no python"; exit 0; }
 python3 -c 'import socket,os; s=socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind(("", int(os.environ["TFYARN_TASK_PORT"]))); s.listen(); print("bound")'`}
 	o := l.run(t)

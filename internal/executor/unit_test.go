@@ -12,6 +12,7 @@ import (
 
 	"github.com/tfyarn/tfyarn/internal/contract"
 	"github.com/tfyarn/tfyarn/internal/framework"
+	"github.com/tfyarn/tfyarn/internal/framework/tensorflow"
 	"github.com/tfyarn/tfyarn/internal/rendezvous"
 	"github.com/tfyarn/tfyarn/internal/security"
 	"github.com/tfyarn/tfyarn/taskspec"
@@ -29,18 +30,18 @@ func TestTailBuffer(t *testing.T) {
 }
 
 func TestChildEnv(t *testing.T) {
-	tf := framework.Launch{Set: map[string]string{framework.EnvTFConfig: `{"x":1}`}, Fill: map[string]string{framework.EnvTFReusePort: "true"}}
+	tf := framework.Launch{Set: map[string]string{tensorflow.EnvTFConfig: `{"x":1}`}, Fill: map[string]string{tensorflow.EnvTFReusePort: "true"}}
 	env := childEnv([]string{"PATH=/bin", "TF_CONFIG=old", "TF_CONFIG=older", "PYTHONUNBUFFERED=0"}, tf, 4242)
-	v, _ := lookupEnv(env, framework.EnvTFConfig)
+	v, _ := lookupEnv(env, tensorflow.EnvTFConfig)
 	require.Equal(t, `{"x":1}`, v)
 	require.Equal(t, 1, strings.Count(strings.Join(env, "\n"), "TF_CONFIG="))
 	v, _ = lookupEnv(env, contract.EnvTaskPort)
 	require.Equal(t, "4242", v)
 	v, _ = lookupEnv(env, EnvPythonUnbuffered)
 	require.Equal(t, "0", v, "the user's choice stands")
-	v, _ = lookupEnv(env, framework.EnvTFReusePort)
+	v, _ = lookupEnv(env, tensorflow.EnvTFReusePort)
 	require.Equal(t, "true", v, "filled in when unset")
-	v, _ = lookupEnv(childEnv([]string{"TF_GRPC_REUSE_PORT=False"}, tf, 1), framework.EnvTFReusePort)
+	v, _ = lookupEnv(childEnv([]string{"TF_GRPC_REUSE_PORT=False"}, tf, 1), tensorflow.EnvTFReusePort)
 	require.Equal(t, "False", v, "the user's choice stands")
 }
 

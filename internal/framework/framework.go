@@ -1,28 +1,24 @@
 // Package framework is the seam between tfyarn and the training frameworks
-// it launches: for each framework (TensorFlow, PyTorch, JAX), the task
-// types its jobs may have, the rule that decides its jobs, and what each
-// task's launcher runs: the program's arguments and environment, built by
-// one pure function from the task's identity and the cluster of reported
-// addresses, and what becomes of the task's reserved port.
+// it launches: the interface each framework implements (one package each,
+// under internal/framework/: tensorflow, pytorch, jax) and what it is
+// given and gives back. For each framework: the task types its jobs may
+// have, the rule that decides its jobs, the variables it reserves, the job
+// options it takes, and what each task's launcher runs: the program's
+// arguments and environment, built by one pure function from the task's
+// identity and the cluster of reported addresses, and what becomes of the
+// task's reserved port.
 //
-// The launcher (executor), the client's checks and --local ask this
-// package; none of them knows a framework's variables. Adding one is a
-// file here and its table of expected environments.
+// The launcher (executor), the AM's core, the client's checks and --local
+// ask the registry (internal/frameworks); none of them knows a framework's
+// variables. Adding one is a package here, its tests, and a line in the
+// registry.
 package framework
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 
 	"github.com/tfyarn/tfyarn/taskspec"
-)
-
-// Names of the frameworks (tfyarn run --framework).
-const (
-	TensorFlow = "tensorflow"
-	PyTorch    = "pytorch"
-	JAX        = "jax"
 )
 
 // Framework is one training framework.
@@ -108,125 +104,8 @@ type Launch struct {
 	Describe string
 }
 
-var all = map[string]Framework{
-	TensorFlow: tensorFlow{},
-	PyTorch:    pyTorch{},
-	JAX:        jax{},
-}
-
-// Default is the framework of jobs that name none.
-const Default = TensorFlow
-
-// Names lists the frameworks, sorted.
-func Names() []string {
-	out := make([]string, 0, len(all))
-	for n := range all {
-		out = append(out, n)
-	}
-	sort.Strings(out)
-	return out
-}
-
-// Lookup returns the framework called name; "" is Default. The error is one
-// line listing the valid names.
-func Lookup(name string) (Framework, error) {
-	if name == "" {
-		name = Default
-	}
-	f, ok := all[name]
-	if !ok {
-		return nil, fmt.Errorf("unknown framework %q; expected one of %s", name, strings.Join(Names(), ", "))
-	}
-	return f, nil
-}
-
-// CheckJob reports why job cannot run under its framework: a task type the
-// framework does not have, processes per node where it takes none.
-func CheckJob(job taskspec.Job) error {
-	f, err := Lookup(job.Framework)
-	if err != nil {
-		return &taskspec.ValidationError{Message: "--framework: " + err.Error()}
-	}
-	allowed := map[taskspec.TaskType]bool{}
-	for _, t := range f.TaskTypes() {
-		allowed[t] = true
-	}
-	for _, g := range job.Tasks {
-		if !allowed[g.Type] {
-			return &taskspec.ValidationError{TaskType: g.Type, Message: fmt.Sprintf("--framework %s has no %s tasks; give its tasks as --%s", f.Name(), g.Type, f.TaskTypes()[0])}
-		}
-	}
-	can := f.Abilities()
-	if can.ScriptOnly != "" && job.Script == "" {
-		return &taskspec.ValidationError{Message: fmt.Sprintf("--framework %s %s; give SCRIPT.py instead of a command", f.Name(), can.ScriptOnly)}
-	}
-	if job.ProcsPerNode < 0 {
-		return &taskspec.ValidationError{Message: fmt.Sprintf("--nproc-per-node %d is negative; give 1 or more", job.ProcsPerNode)}
-	}
-	if job.ProcsPerNode > 0 && can.ProcsPerNode == "" {
-		names, how := able(func(a Abilities) string { return a.ProcsPerNode })
-		return &taskspec.ValidationError{Message: fmt.Sprintf("--nproc-per-node is for --framework %s (%s); %s runs one process per task", names, how, f.Name())}
-	}
-	if job.MinWorkers != 0 {
-		workers := 0
-		if g, ok := job.Group(taskspec.Worker); ok {
-			workers = g.Instances
-		}
-		switch {
-		case can.Elastic == "":
-			names, how := able(func(a Abilities) string { return a.Elastic })
-			return &taskspec.ValidationError{Message: fmt.Sprintf("--min-workers is for --framework %s (%s); %s jobs need all their workers", names, how, f.Name())}
-		case job.MinWorkers < 1 || job.MinWorkers > workers:
-			return &taskspec.ValidationError{Message: fmt.Sprintf("--min-workers %d: give from 1 to the job's %d workers", job.MinWorkers, workers)}
-		case job.Restarts.Max > 0 || len(job.Restarts.RetryExitCodes) > 0:
-			return &taskspec.ValidationError{Message: "--min-workers goes on without a lost worker instead of restarting the job: drop --max-restarts and --retry-exit-codes"}
-		}
-	}
-	if job.ProcsPerNode > maxProcsPerNode {
-		return &taskspec.ValidationError{Message: fmt.Sprintf("--nproc-per-node %d is more than %d; give fewer processes per container", job.ProcsPerNode, maxProcsPerNode)}
-	}
-	return nil
-}
-
-// able names the frameworks with an ability (those for which of gives a
-// description) and their descriptions, each joined by " or ".
-func able(of func(Abilities) string) (names, how string) {
-	var ns, hs []string
-	for _, n := range Names() {
-		if h := of(all[n].Abilities()); h != "" {
-			ns, hs = append(ns, n), append(hs, h)
-		}
-	}
-	return strings.Join(ns, " or "), strings.Join(hs, " or ")
-}
-
-// maxProcsPerNode bounds --nproc-per-node: a container's processes.
-const maxProcsPerNode = 1024
-
-// SetsForTasks reports whether a framework sets the variable name in its
-// tasks itself (Framework.Reserved), so that a job may not set it.
-func SetsForTasks(name string) bool {
-	for _, f := range all {
-		for _, r := range f.Reserved() {
-			if r == name {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// SuccessOf is the rule of a job whose user named none: its framework's,
-// else what the job's shape says (taskspec.DefaultSuccessRule).
-func SuccessOf(job taskspec.Job) taskspec.SuccessRule {
-	if f, err := Lookup(job.Framework); err == nil && f.Success() != "" {
-		return f.Success()
-	}
-	return taskspec.DefaultSuccessRule(job)
-}
-
-// lookupEnv reads name from env ("NAME=value" entries, the last wins).
-func lookupEnv(env []string, name string) (string, bool) {
+// LookupEnv reads name from env ("NAME=value" entries, the last wins).
+func LookupEnv(env []string, name string) (string, bool) {
 	prefix := name + "="
 	for i := len(env) - 1; i >= 0; i-- {
 		if v, ok := strings.CutPrefix(env[i], prefix); ok {
@@ -236,9 +115,9 @@ func lookupEnv(env []string, name string) (string, bool) {
 	return "", false
 }
 
-// workers returns the workers' addresses, by index, for frameworks whose
+// Workers returns the workers' addresses, by index, for frameworks whose
 // tasks are all workers, checking that t is one of them.
-func workers(t Task) ([]string, error) {
+func Workers(t Task) ([]string, error) {
 	ws := t.Cluster[taskspec.Worker]
 	if t.ID.Type != taskspec.Worker {
 		return nil, fmt.Errorf("%s is not a worker task", t.ID)

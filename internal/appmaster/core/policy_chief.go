@@ -12,7 +12,7 @@ import (
 // ChiefPolicy is the success rule taskspec.SuccessChief: one task, the
 // decider, decides the job, and the others serve it. It is the convention of
 // distributed TensorFlow (the framework's default for jobs with a chief, ps
-// or evaluator, package framework), written over tfyarn's task types so
+// or evaluator, package internal/framework/tensorflow), written over tfyarn's task types so
 // that any framework whose jobs have that shape may pick it.
 //
 // The decider is chief:0, or worker:0 when the job has no chief (TF1

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/tfyarn/tfyarn/internal/framework"
+	"github.com/tfyarn/tfyarn/internal/framework/pytorch"
 	"github.com/tfyarn/tfyarn/taskspec"
 )
 
@@ -35,9 +35,9 @@ type ElasticPolicy struct {
 
 // MaxElasticReplacements bounds how many lost workers an elastic job
 // replaces: each loss costs every surviving torchrun agent one of its
-// framework.ElasticAgentRestarts (a member joining costs none), so past
+// pytorch.ElasticAgentRestarts (a member joining costs none), so past
 // that the survivors could not meet again anyway.
-const MaxElasticReplacements = framework.ElasticAgentRestarts
+const MaxElasticReplacements = pytorch.ElasticAgentRestarts
 
 // Verdict implements Policy.
 func (p ElasticPolicy) Verdict(v View) Verdict {

@@ -4,19 +4,19 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/tfyarn/tfyarn/internal/framework"
+	"github.com/tfyarn/tfyarn/internal/frameworks"
 	"github.com/tfyarn/tfyarn/taskspec"
 )
 
 // PolicyFor returns the Policy of a success rule; "" means the job's
-// framework's (framework.SuccessOf: PyTorch's and JAX's is SuccessAll),
+// framework's (frameworks.SuccessOf: PyTorch's and JAX's is SuccessAll),
 // else taskspec.DefaultSuccessRule. taskspec.SuccessChief is ChiefPolicy
 // (chief:0, or worker:0 without a chief, decides; ps, evaluator and
 // remaining workers are stopped once it succeeded), taskspec.SuccessAll is
 // AllSucceed (every task must exit 0).
 func PolicyFor(rule taskspec.SuccessRule, job taskspec.Job) (Policy, error) {
 	if rule == "" {
-		rule = framework.SuccessOf(job)
+		rule = frameworks.SuccessOf(job)
 	}
 	rule, err := taskspec.SuccessRuleOf(rule, job)
 	if err != nil {

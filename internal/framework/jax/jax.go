@@ -1,9 +1,13 @@
-package framework
+// Package jax is JAX behind the framework seam: the variables
+// jax.distributed.initialize() reads, and a hook that makes it read them.
+package jax
 
 import (
 	_ "embed"
 	"fmt"
+	"strconv"
 
+	"github.com/tfyarn/tfyarn/internal/framework"
 	"github.com/tfyarn/tfyarn/taskspec"
 )
 
@@ -15,13 +19,13 @@ const (
 	EnvJAXProcessID    = "JAX_PROCESS_ID"
 )
 
-// jaxHook is the program's sitecustomize: jax.distributed.initialize()
+// Hook is the program's sitecustomize: jax.distributed.initialize()
 // reads JAX_COORDINATOR_ADDRESS itself, but takes the process count and id
 // only from its cluster environments (Slurm, Open MPI, ...), so the hook
 // registers one more, which reads JAX_NUM_PROCESSES and JAX_PROCESS_ID.
 //
 //go:embed jax_sitecustomize.py
-var jaxHook string
+var Hook string
 
 // jax gives each worker task its process id and worker:0's address as the
 // coordinator's: process 0 hosts JAX's coordination service there, on the
@@ -29,7 +33,13 @@ var jaxHook string
 // server binds with SO_REUSEPORT).
 type jax struct{}
 
-func (jax) Name() string { return JAX }
+// Name is what --framework takes.
+const Name = "jax"
+
+// New returns the framework.
+func New() framework.Framework { return jax{} }
+
+func (jax) Name() string { return Name }
 
 func (jax) TaskTypes() []taskspec.TaskType { return []taskspec.TaskType{taskspec.Worker} }
 
@@ -40,22 +50,22 @@ func (jax) Success() taskspec.SuccessRule { return taskspec.SuccessAll }
 func (jax) Reserved() []string { return nil }
 
 // Abilities: one process per task, every worker needed.
-func (jax) Abilities() Abilities { return Abilities{} }
+func (jax) Abilities() framework.Abilities { return framework.Abilities{} }
 
-func (jax) Launch(t Task) (Launch, error) {
-	ws, err := workers(t)
+func (jax) Launch(t framework.Task) (framework.Launch, error) {
+	ws, err := framework.Workers(t)
 	if err != nil {
-		return Launch{}, fmt.Errorf("jax: %w", err)
+		return framework.Launch{}, fmt.Errorf("jax: %w", err)
 	}
-	return Launch{
+	return framework.Launch{
 		Argv: t.Argv,
 		Set: map[string]string{
 			EnvJAXCoordinator:  ws[0],
-			EnvJAXNumProcesses: itoa(len(ws)),
-			EnvJAXProcessID:    itoa(t.ID.Index),
+			EnvJAXNumProcesses: strconv.Itoa(len(ws)),
+			EnvJAXProcessID:    strconv.Itoa(t.ID.Index),
 		},
 		HoldPort:   t.ID.Index == 0,
-		PythonHook: jaxHook,
+		PythonHook: Hook,
 		Describe:   fmt.Sprintf("JAX process %d of %d, coordinator %s", t.ID.Index, len(ws), ws[0]),
 	}, nil
 }

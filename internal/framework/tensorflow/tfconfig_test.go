@@ -1,4 +1,4 @@
-package framework
+package tensorflow
 
 import (
 	"encoding/json"

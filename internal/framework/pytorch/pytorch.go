@@ -1,9 +1,13 @@
-package framework
+// Package pytorch is PyTorch behind the framework seam: torchrun (c10d
+// rendezvous) in every worker container, elastic with --min-workers.
+package pytorch
 
 import (
 	"errors"
 	"fmt"
+	"strconv"
 
+	"github.com/tfyarn/tfyarn/internal/framework"
 	"github.com/tfyarn/tfyarn/taskspec"
 )
 
@@ -20,7 +24,13 @@ import (
 // either.
 type pyTorch struct{}
 
-func (pyTorch) Name() string { return PyTorch }
+// Name is what --framework takes.
+const Name = "pytorch"
+
+// New returns the framework.
+func New() framework.Framework { return pyTorch{} }
+
+func (pyTorch) Name() string { return Name }
 
 func (pyTorch) TaskTypes() []taskspec.TaskType { return []taskspec.TaskType{taskspec.Worker} }
 
@@ -31,8 +41,8 @@ func (pyTorch) Success() taskspec.SuccessRule { return taskspec.SuccessAll }
 // Reserved: none (torchrun sets its processes' variables itself).
 func (pyTorch) Reserved() []string { return nil }
 
-func (pyTorch) Abilities() Abilities {
-	return Abilities{ScriptOnly: "runs a script under torchrun", ProcsPerNode: "torchrun's processes per container", Elastic: "elastic torchrun"}
+func (pyTorch) Abilities() framework.Abilities {
+	return framework.Abilities{ScriptOnly: "runs a script under torchrun", ProcsPerNode: "torchrun's processes per container", Elastic: "elastic torchrun"}
 }
 
 // TorchRunModule is how the launcher starts torchrun: as a module of the
@@ -40,13 +50,13 @@ func (pyTorch) Abilities() Abilities {
 // interpreter is the one the job names.
 const TorchRunModule = "torch.distributed.run"
 
-func (pyTorch) Launch(t Task) (Launch, error) {
-	ws, err := workers(t)
+func (pyTorch) Launch(t framework.Task) (framework.Launch, error) {
+	ws, err := framework.Workers(t)
 	if err != nil {
-		return Launch{}, fmt.Errorf("pytorch: %w", err)
+		return framework.Launch{}, fmt.Errorf("pytorch: %w", err)
 	}
 	if len(t.Argv) < 2 {
-		return Launch{}, errors.New("pytorch: the program is not an interpreter and a script")
+		return framework.Launch{}, errors.New("pytorch: the program is not an interpreter and a script")
 	}
 	nproc := t.ProcsPerNode
 	if nproc < 1 {
@@ -61,8 +71,8 @@ func (pyTorch) Launch(t Task) (Launch, error) {
 	}
 	args := []string{
 		t.Argv[0], "-m", TorchRunModule,
-		"--nnodes=" + itoa(len(ws)),
-		"--nproc-per-node=" + itoa(nproc),
+		"--nnodes=" + strconv.Itoa(len(ws)),
+		"--nproc-per-node=" + strconv.Itoa(nproc),
 		"--rdzv-backend=c10d",
 		"--rdzv-endpoint=" + ws[0],
 		"--rdzv-id=" + runID,
@@ -74,7 +84,7 @@ func (pyTorch) Launch(t Task) (Launch, error) {
 		"--max-restarts=0",
 	}
 	args = append(args, t.Argv[1:]...)
-	return Launch{
+	return framework.Launch{
 		Argv:       args,
 		ServeStore: t.ID.Index == 0,
 		Describe:   fmt.Sprintf("torchrun node of %d, %d process(es), rendezvous at %s (%s)", len(ws), nproc, ws[0], runID),
@@ -94,22 +104,22 @@ const ElasticAgentRestarts = 10
 // ApplicationMaster serves, which outlives any worker: when one is lost,
 // the others' agents meet again without it (at least MIN) and start their
 // processes again, TORCHELASTIC_RESTART_COUNT one higher.
-func elasticLaunch(t Task, nodes, nproc int, runID string) (Launch, error) {
+func elasticLaunch(t framework.Task, nodes, nproc int, runID string) (framework.Launch, error) {
 	if t.Store == "" {
-		return Launch{}, errors.New("pytorch: an elastic job without the ApplicationMaster's rendezvous store (client and AM binaries differ?)")
+		return framework.Launch{}, errors.New("pytorch: an elastic job without the ApplicationMaster's rendezvous store (client and AM binaries differ?)")
 	}
 	args := []string{
 		t.Argv[0], "-m", TorchRunModule,
-		"--nnodes=" + itoa(t.MinNodes) + ":" + itoa(nodes),
-		"--nproc-per-node=" + itoa(nproc),
+		"--nnodes=" + strconv.Itoa(t.MinNodes) + ":" + strconv.Itoa(nodes),
+		"--nproc-per-node=" + strconv.Itoa(nproc),
 		"--rdzv-backend=c10d",
 		"--rdzv-endpoint=" + t.Store,
 		"--rdzv-id=" + runID,
 		"--rdzv-conf=is_host=false",
-		"--max-restarts=" + itoa(ElasticAgentRestarts),
+		"--max-restarts=" + strconv.Itoa(ElasticAgentRestarts),
 	}
 	args = append(args, t.Argv[1:]...)
-	return Launch{
+	return framework.Launch{
 		Argv: args,
 		// torch (2.13) keeps the processes' store of the first round on
 		// its rank-0 agent and, on the other agents, keeps its address for

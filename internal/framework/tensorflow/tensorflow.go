@@ -1,12 +1,18 @@
-package framework
+// Package tensorflow is TensorFlow behind the framework seam: each task's
+// TF_CONFIG, the TF1 placeholders, the reserved port held for TensorFlow's
+// gRPC server (TF_GRPC_REUSE_PORT).
+package tensorflow
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 
+	"github.com/tfyarn/tfyarn/internal/framework"
 	"github.com/tfyarn/tfyarn/taskspec"
 )
+
+// Name is what --framework takes.
+const Name = "tensorflow"
 
 // TensorFlow's variables.
 const (
@@ -18,7 +24,10 @@ const (
 // placeholders in the arguments, the chief decides (by the job's shape).
 type tensorFlow struct{}
 
-func (tensorFlow) Name() string { return TensorFlow }
+// New returns the framework.
+func New() framework.Framework { return tensorFlow{} }
+
+func (tensorFlow) Name() string { return Name }
 
 func (tensorFlow) TaskTypes() []taskspec.TaskType { return taskspec.TaskTypes() }
 
@@ -29,7 +38,7 @@ func (tensorFlow) Reserved() []string { return []string{EnvTFConfig} }
 
 // Abilities: a script or a command, one process per task, every task
 // needed.
-func (tensorFlow) Abilities() Abilities { return Abilities{} }
+func (tensorFlow) Abilities() framework.Abilities { return framework.Abilities{} }
 
 // Launch gives the task its TF_CONFIG and substitutes the placeholders.
 // The reserved port is held until TensorFlow's gRPC server listens on it:
@@ -37,16 +46,16 @@ func (tensorFlow) Abilities() Abilities { return Abilities{} }
 // makes the server bind with SO_REUSEPORT, the reservation's option. Tasks
 // outside the cluster (evaluator, tensorboard) and a user who turned the
 // option off get the port freed before the program starts.
-func (tensorFlow) Launch(t Task) (Launch, error) {
+func (tensorFlow) Launch(t framework.Task) (framework.Launch, error) {
 	tfConfig, err := tfConfig(t.Cluster, t.ID)
 	if err != nil {
-		return Launch{}, err
+		return framework.Launch{}, err
 	}
-	reuse, set := lookupEnv(t.Env, EnvTFReusePort)
+	reuse, set := framework.LookupEnv(t.Env, EnvTFReusePort)
 	if !set {
 		reuse = "true"
 	}
-	return Launch{
+	return framework.Launch{
 		Argv:     substitutePlaceholders(t.Argv, t.Cluster, t.ID),
 		Set:      map[string]string{EnvTFConfig: tfConfig},
 		Fill:     map[string]string{EnvTFReusePort: "true"},
@@ -61,5 +70,3 @@ func boolEnv(v string) bool {
 	v = strings.ToLower(strings.TrimSpace(v))
 	return v == "true" || v == "1"
 }
-
-func itoa(n int) string { return strconv.Itoa(n) }
