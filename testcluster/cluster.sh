@@ -27,6 +27,8 @@
 # TC_NM_MEMORY_MB (default 8192) and TC_NM_VCORES (default 8) per NodeManager. TC_NM_EXPIRY_MS:
 # how long a silent NodeManager stays RUNNING before the RM declares it LOST (default 30000:
 # short for tests, yet no busy 2-core machine delays a heartbeat that long).
+# Profile kerberos defaults to TC_NM_HOSTS=1, TC_EXECUTOR=linux and 3 NodeManagers (each with a
+# service principal of its host, <you>/nmI.tfyarn.test, in a keytab of its own, DIR/nm-I.keytab).
 # TC_EXECUTOR=linux (root only): containers run as the user who submitted them, under YARN's
 # LinuxContainerExecutor with the test cluster's own setuid helper (testcluster/containerexecutor,
 # built and installed as $TC_DIR/bin/container-executor), test users alice and bob, and cgroups
@@ -53,6 +55,8 @@ TOKEN_RENEW_MS=${TOKEN_RENEW_MS:-20000}
 TOKEN_MAX_LIFETIME_MS=${TOKEN_MAX_LIFETIME_MS:-90000}
 CLUSTER_TIMEOUT=${CLUSTER_TIMEOUT:-180}
 asked_nodemanagers=${TC_NODEMANAGERS:-}
+asked_nm_hosts=${TC_NM_HOSTS:-}
+asked_executor=${TC_EXECUTOR:-}
 TC_NODEMANAGERS=${TC_NODEMANAGERS:-2}
 TC_NM_HOSTS=${TC_NM_HOSTS:-0}
 TC_NM_MEMORY_MB=${TC_NM_MEMORY_MB:-8192}
@@ -154,6 +158,13 @@ stop() {
 up() {
   local profile=${1:-plain}
   case "$profile" in plain|privacy|kerberos) ;; *) die "unknown PROFILE '$profile'; use plain, privacy or kerberos" ;; esac
+  if [ "$profile" = kerberos ]; then
+    # Kerberos in the production shape unless asked otherwise: 3 NodeManagers, each a process on
+    # a host of its own with its own service principal and keytab, containers as their users.
+    TC_NM_HOSTS=${asked_nm_hosts:-1}
+    TC_EXECUTOR=${asked_executor:-linux}
+    TC_NODEMANAGERS=${asked_nodemanagers:-3}
+  fi
   mkdir -p "$TC_DIR/logs"
   if healthy; then
     local have_nms; have_nms=$(sed -n 's/^nodemanagers=//p' "$TC_DIR/ready")

@@ -21,5 +21,11 @@ TC_OPENS=(
 )
 tc_classpath() {
   # $1: the configuration directory that must come first.
-  printf '%s:%s:%s' "$1" "$TC_HOME/target/classes" "$(cat "$TC_HOME/target/classpath.txt")"
+  local jars; jars=$(cat "$TC_HOME/target/classpath.txt")
+  # Another user than the one who built it (a container's user under LinuxContainerExecutor)
+  # may not read the builder's ~/.m2: a linux-executor cluster keeps every jar in $TC_DIR/lib.
+  if [ ! -r "${jars%%:*}" ] && [ -d "$TC_DIR/lib" ]; then
+    jars=$(printf '%s' "$jars" | sed "s#[^:]*/\.m2/repository/#$TC_DIR/lib/#g")
+  fi
+  printf '%s:%s:%s' "$1" "$TC_HOME/target/classes" "$jars"
 }

@@ -101,8 +101,7 @@ func attackSharedCacheRewrite(t *testing.T, c *clustertest.Cluster, bin string, 
 
 	// What bob's bytes do when they run: touch a file in a directory
 	// that any container user can write.
-	markers := t.TempDir()
-	require.NoError(t, os.Chmod(markers, 0o777))
+	markers := sharedTempDir(t)
 	marker := filepath.Join(markers, "bob-ran")
 	goodScript := []byte("echo alice-ok-" + id + "\n")
 	evilScript := samePadded("touch "+marker+"\n", len(goodScript)+len(marker))
@@ -228,8 +227,12 @@ func taskStdout(t *testing.T, c *clustertest.Cluster, bin string, user attackUse
 	t.Helper()
 	for deadline := time.Now().Add(time.Minute); ; time.Sleep(time.Second) {
 		if c.Kerberos != nil {
+			// MiniYARNCluster's NodeManagers' log dirs, or those of NodeManager processes (TC_NM_HOSTS=1).
 			matches, err := filepath.Glob(filepath.Join(c.Dir, "data", "yarn", "*", "*", "*logDir*", appID, "container_*_000002", "stdout"))
 			require.NoError(t, err)
+			own, err := filepath.Glob(filepath.Join(c.Dir, "data", "nm-*", "logs", appID, "container_*_000002", "stdout"))
+			require.NoError(t, err)
+			matches = append(matches, own...)
 			for _, m := range matches {
 				if b, err := os.ReadFile(m); err == nil && strings.Contains(string(b), want) {
 					return string(b)

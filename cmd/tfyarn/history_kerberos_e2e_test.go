@@ -16,7 +16,8 @@ import (
 // table is kept both ways: a keytab job's AM writes the history record
 // itself; a ticket-cache job's AM, holding delegation tokens only, cannot
 // write HDFS files, and `tfyarn run` writes the record from the final
-// report it read. `tfyarn status` shows the table either way.
+// report it read. `tfyarn status` shows the table either way. Each task runs as
+// alice, the submitter (the cluster's LinuxContainerExecutor).
 //
 //	go test -tags e2e -run E2EKerberosHistory ./cmd/tfyarn/
 func TestE2EKerberosHistory(t *testing.T) {
@@ -33,10 +34,15 @@ func TestE2EKerberosHistory(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			args := append([]string{"run", "--worker", "2x1c,256m", "--name", "e2e-krb-history", "--output", "json"}, tc.login...)
-			stdout, stderr, code := execTfyarn(t, c, bin, nil, append(args, "--", "sh", "-c", "exit 0")...)
+			stdout, stderr, code := execTfyarn(t, c, bin, nil, append(args, "--", "sh", "-c", "id -un")...)
 			require.Equal(t, exitOK, code, stderr)
 			r := runJSON(t, stdout)
 			require.Contains(t, localContainerLog(t, c, r.AppID, "am.stderr"), tc.amLog)
+			// Every task ran as alice, the Unix user of her principal (LinuxContainerExecutor).
+			require.Len(t, r.Tasks, 2)
+			for _, task := range r.Tasks {
+				require.Equal(t, "alice\n", containerLog(t, c, r.AppID, task.ContainerID, "stdout"), task.Task)
+			}
 
 			out, errOut, code := execTfyarn(t, c, bin, nil, "status", r.AppID)
 			t.Logf("status:\n%s%s", out, errOut)

@@ -139,34 +139,52 @@ func testKerberosTensorFlow(t *testing.T, c *clustertest.Cluster, bin string) {
 	requireNoKerberosStaging(t, c, r.AppID)
 }
 
-// taskHDFSScript reads input twice, pause seconds apart, with Hadoop's own
-// client and nothing but the delegation tokens in HADOOP_TOKEN_FILE_LOCATION
-// (no ticket), then writes out: exit 0 only if every step worked.
-func taskHDFSScript(c *clustertest.Cluster, input, out string, pause int) string {
+// taskHDFSScript reads input with Hadoop's own client and nothing but the
+// delegation tokens in HADOOP_TOKEN_FILE_LOCATION (no ticket), again pause
+// seconds after the task started, then writes out: exit 0 only if every step
+// worked. With held > 0 it also waits for the AM to hand out tokens of its
+// own (the token file changes: a --keytab job's AM refreshes them), keeps
+// that file as a process that started then would (Hadoop's clients read it
+// once), and reads with it held seconds later.
+func taskHDFSScript(c *clustertest.Cluster, input, out string, pause, held int) string {
 	h := filepath.Join(c.Root, "testcluster", "hadoop.sh")
 	return fmt.Sprintf(`set -u
+start=$(date +%%s)
 [ -n "${HADOOP_TOKEN_FILE_LOCATION:-}" ] || { echo "no token file" >&2; exit 10; }
 [ ! -e tfyarn.keytab ] || { echo "a task container got the keytab" >&2; exit 16; }
+cp "$HADOOP_TOKEN_FILE_LOCATION" first.tokens
 want='hello from kerberized hdfs'
 got=$(%[1]s hdfs dfs -cat %[2]s) || { echo "first read failed" >&2; exit 11; }
 [ "$got" = "$want" ] || { echo "first read: $got" >&2; exit 12; }
-sleep %[4]d
+if [ %[5]d -gt 0 ]; then
+  n=0
+  while cmp -s "$HADOOP_TOKEN_FILE_LOCATION" first.tokens; do
+    n=$((n+1)); [ $n -le 300 ] || { echo "the token file never changed" >&2; exit 17; }
+    sleep 0.1
+  done
+  cp "$HADOOP_TOKEN_FILE_LOCATION" held.tokens
+  sleep %[5]d
+  got=$(HADOOP_TOKEN_FILE_LOCATION=$PWD/held.tokens %[1]s hdfs dfs -cat %[2]s) || { echo "read with the tokens held for %[5]ds failed" >&2; exit 18; }
+fi
+# Past the pause since the task started, however long the reads above took.
+left=$((start + %[4]d - $(date +%%s)))
+[ $left -le 0 ] || sleep $left
 got=$(%[1]s hdfs dfs -cat %[2]s) || { echo "read after %[4]ds failed" >&2; exit 13; }
 [ "$got" = "$want" ] || { echo "second read: $got" >&2; exit 14; }
 echo "written by $TFYARN_TASK" | %[1]s hdfs dfs -put -f - %[3]s || { echo "write failed" >&2; exit 15; }
-`, h, input, out, pause)
+`, h, input, out, pause, held)
 }
 
 func taskEnv(c *clustertest.Cluster) []string {
 	return []string{"--setenv", "HADOOP_CONF_DIR=" + c.ConfDir, "--setenv", "KRB5_CONFIG=" + c.Kerberos.Krb5Config,
-		"--setenv", noTicket}
+		"--setenv", "TC_DIR=" + c.Dir, "--setenv", noTicket}
 }
 
 func testKerberosTaskTokens(t *testing.T, c *clustertest.Cluster, bin, input string) {
 	out := "/user/alice/kerberos-e2e/written-by-ticket-job"
 	pause := int(c.Kerberos.TokenRenew/time.Second) + 8 // past the renew interval: the RM renewed them
 	args := append([]string{"run", "--worker", "1c,1g", "--name", "e2e-krb-tokens", "--output", "json"}, taskEnv(c)...)
-	args = append(args, "--", "sh", "-c", taskHDFSScript(c, input, out, pause))
+	args = append(args, "--", "sh", "-c", taskHDFSScript(c, input, out, pause, 0))
 	stdout, stderr, code := execTfyarnFor(t, c, bin, 4*time.Minute, nil, args...)
 	r := runJSON(t, stdout)
 	require.Equal(t, exitOK, code, "%s\n%s", r.Diagnostics, stderr)
@@ -185,7 +203,9 @@ func testKerberosKeytabOutlivesTokens(t *testing.T, c *clustertest.Cluster, bin,
 	pause := int(k.TokenMaxLifetime/time.Second) + 10 // past the maximum lifetime of every token the client got
 	args := append([]string{"run", "--principal", k.Principal, "--keytab", k.Keytab,
 		"--worker", "1c,1g", "--name", "e2e-krb-keytab", "--output", "json"}, taskEnv(c)...)
-	args = append(args, "--", "sh", "-c", taskHDFSScript(c, input, out, pause))
+	// A process that read the AM's tokens keeps HDFS past their renew interval: the AM renews them.
+	held := int(k.TokenRenew/time.Second) + 8
+	args = append(args, "--", "sh", "-c", taskHDFSScript(c, input, out, pause, held))
 	// The client itself has no ticket either: the keytab is all it has.
 	type result struct {
 		stdout, stderr string
@@ -235,7 +255,7 @@ func testKerberosKeytabOutlivesTokens(t *testing.T, c *clustertest.Cluster, bin,
 func testKerberosTokensExpireWithoutKeytab(t *testing.T, c *clustertest.Cluster, bin, input string) {
 	pause := int(c.Kerberos.TokenMaxLifetime/time.Second) + 10
 	args := append([]string{"run", "--worker", "1c,1g", "--name", "e2e-krb-expire", "--output", "json"}, taskEnv(c)...)
-	args = append(args, "--", "sh", "-c", taskHDFSScript(c, input, "/user/alice/kerberos-e2e/never-written", pause))
+	args = append(args, "--", "sh", "-c", taskHDFSScript(c, input, "/user/alice/kerberos-e2e/never-written", pause, 0))
 	stdout, stderr, code := execTfyarnFor(t, c, bin, 5*time.Minute, nil, args...)
 	r := runJSON(t, stdout)
 	require.Equal(t, exitJobFailed, code, stderr)
@@ -383,8 +403,13 @@ func requireNoSecret(t *testing.T, text, keytab string) {
 // containers' copies concatenated.
 func localContainerLog(t *testing.T, c *clustertest.Cluster, appID, file string) string {
 	t.Helper()
+	// MiniYARNCluster's NodeManagers keep logs below data/yarn, NodeManager processes of their
+	// own (TC_NM_HOSTS=1) below data/nm-I/logs.
 	matches, err := filepath.Glob(filepath.Join(c.Dir, "data", "yarn", "*", "*", "*logDir*", appID, "container_*", file))
 	require.NoError(t, err)
+	own, err := filepath.Glob(filepath.Join(c.Dir, "data", "nm-*", "logs", appID, "container_*", file))
+	require.NoError(t, err)
+	matches = append(matches, own...)
 	require.NotEmpty(t, matches, "no %s of %s", file, appID)
 	var b strings.Builder
 	for _, m := range matches {
@@ -393,6 +418,32 @@ func localContainerLog(t *testing.T, c *clustertest.Cluster, appID, file string)
 		b.Write(data)
 	}
 	return b.String()
+}
+
+// sharedTempDir is a temporary directory that the job's tasks may use too: on the
+// Kerberos cluster they run as alice (LinuxContainerExecutor), and
+// t.TempDir() and its parent are root's alone (0700).
+func sharedTempDir(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	require.NoError(t, os.Chmod(filepath.Dir(dir), 0o755))
+	require.NoError(t, os.Chmod(dir, 0o1777))
+	return dir
+}
+
+// containerLog returns one log file of one container of appID, from the
+// NodeManager's local disk (log aggregation is off under Kerberos).
+func containerLog(t *testing.T, c *clustertest.Cluster, appID, containerID, file string) string {
+	t.Helper()
+	matches, err := filepath.Glob(filepath.Join(c.Dir, "data", "yarn", "*", "*", "*logDir*", appID, containerID, file))
+	require.NoError(t, err)
+	own, err := filepath.Glob(filepath.Join(c.Dir, "data", "nm-*", "logs", appID, containerID, file))
+	require.NoError(t, err)
+	matches = append(matches, own...)
+	require.Len(t, matches, 1, "%s of %s", file, containerID)
+	data, err := os.ReadFile(matches[0])
+	require.NoError(t, err)
+	return string(data)
 }
 
 // requireNoKeytabOnNodes waits until the AM's and a task's container
@@ -406,7 +457,8 @@ func requireNoKeytabOnNodes(t *testing.T, c *clustertest.Cluster, appID string, 
 	deadline := time.Now().Add(90 * time.Second)
 	for {
 		var tokenFiles, holders []string
-		err := filepath.WalkDir(filepath.Join(c.Dir, "data", "yarn"), func(p string, d os.DirEntry, err error) error {
+		// Every NodeManager's directories: data/yarn (MiniYARNCluster) or data/nm-I (TC_NM_HOSTS=1).
+		err := filepath.WalkDir(filepath.Join(c.Dir, "data"), func(p string, d os.DirEntry, err error) error {
 			if err != nil {
 				return nil // containers come and go while we walk
 			}

@@ -117,15 +117,28 @@ func (s *amSecurity) taskTokens(key []byte) []byte {
 // tokens' maximum lifetime: from the keytab it obtains fresh tokens for
 // every filesystem of the job (renewable by the AM itself), hands them to
 // the running tasks and to tasks launched later, and does it again when 75%
-// of their lifetime has passed, until ctx ends. Without a keytab it returns
-// at once: the ResourceManager renews the client's tokens up to their
-// maximum lifetime.
+// of their lifetime has passed, until ctx ends. Each time it also renews the
+// tokens it handed out before, until their maximum lifetime: a task's
+// process reads its token file once, when it starts (Hadoop's clients do),
+// and keeps using what it read. Without a keytab it returns at once: the
+// ResourceManager renews the client's tokens up to their maximum lifetime.
 func (s *amSecurity) refreshTokens(ctx context.Context, publish func(*security.Credentials), logf func(string, ...any)) {
 	if s.login == nil {
 		return
 	}
+	var handed []security.Token // handed out to the tasks by an earlier round
 	for {
 		wait := tokenRetry
+		if len(handed) > 0 {
+			var errs []error
+			handed, errs = hdfs.RenewDelegationTokens(ctx, s.conf, s.login, s.jf.Kerberos.FileSystems, handed)
+			if ctx.Err() != nil {
+				return
+			}
+			for _, err := range errs {
+				logf("no longer renewing an HDFS delegation token handed out before (a task's process that still holds it loses HDFS access when it expires): %v", err)
+			}
+		}
 		toks, expires, err := hdfs.FetchDelegationTokens(ctx, s.conf, s.login, s.login.Principal, s.jf.Kerberos.FileSystems, true)
 		switch {
 		case err != nil && ctx.Err() != nil:
@@ -136,6 +149,7 @@ func (s *amSecurity) refreshTokens(ctx context.Context, publish func(*security.C
 			wait = refreshWait(time.Until(expires))
 			creds := s.replaceTokens(toks)
 			publish(creds)
+			handed = append(handed, toks...)
 			logf("obtained %d fresh HDFS delegation token(s) from the keytab of %s, valid until %s; next refresh in %s",
 				len(toks), s.login.Principal, expires.Format(time.TimeOnly), wait.Round(time.Second))
 		}

@@ -128,6 +128,14 @@ func TestClaimsClusterProfiles(t *testing.T) {
 	require.Equal(t, 8042, defaults["NM_WEB_PORT"])
 	require.Equal(t, "1", envOf(hostsProfile)["TC_NM_HOSTS"])
 	require.Equal(t, "4", envOf(hostsProfile)["TC_NODEMANAGERS"])
+	// "Profile kerberos ... in the production shape (... the defaults TC_NM_HOSTS=1,
+	// TC_EXECUTOR=linux, TC_NODEMANAGERS=3 of this profile)", and the tests' kerberos cluster.
+	for _, want := range []string{"TC_NM_HOSTS=${asked_nm_hosts:-1}", "TC_EXECUTOR=${asked_executor:-linux}", "TC_NODEMANAGERS=${asked_nodemanagers:-3}"} {
+		require.Contains(t, string(script), want)
+	}
+	require.Equal(t, "1", envOf(kerberosProfile)["TC_NM_HOSTS"])
+	require.Equal(t, "linux", envOf(kerberosProfile)["TC_EXECUTOR"])
+	require.Equal(t, "3", envOf(kerberosProfile)["TC_NODEMANAGERS"])
 }
 
 func envOf(p profile) map[string]string {

@@ -77,11 +77,15 @@ var (
 		"RM_WEB_PORT=18088", "NN_PORT=18020", "NN_HTTP_PORT=19870",
 		"NM_PORT=18041", "NM_LOCALIZER_PORT=18040", "NM_WEB_PORT=18042",
 	}}
-	// A third cluster with Kerberos (an in-JVM KDC on 28090) on ports shifted by 20000.
+	// A third cluster with Kerberos (an in-JVM KDC on 28090) on ports shifted by 20000, in the
+	// production shape: three NodeManagers, each a process on a host of its own with its own
+	// service principal and keytab, running containers as their users (alice, bob) under
+	// LinuxContainerExecutor. Root only, like the linux-executor cluster.
 	kerberosProfile = profile{name: "kerberos", dir: ".testcluster-kerberos", env: []string{
 		"RM_PORT=28032", "SCHEDULER_PORT=28030", "TRACKER_PORT=28031", "ADMIN_PORT=28033",
 		"RM_WEB_PORT=28088", "NN_PORT=28020", "NN_HTTP_PORT=29870", "KDC_PORT=28090",
 		"NM_PORT=28041", "NM_LOCALIZER_PORT=28040", "NM_WEB_PORT=28042",
+		"TC_NM_HOSTS=1", "TC_NODEMANAGERS=3", "TC_EXECUTOR=linux",
 	}}
 	// The scale benchmark's own plain cluster (bench/scale_bench_test.go): 8 NodeManagers of 32
 	// vcores, ports shifted by 6000, so 200 one-vcore containers run at once beside the others.

@@ -3,8 +3,10 @@
 package clustertest
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -12,13 +14,15 @@ import (
 	"github.com/jcmturner/gokrb5/v8/client"
 	"github.com/jcmturner/gokrb5/v8/config"
 	"github.com/jcmturner/gokrb5/v8/credentials"
+	"github.com/jcmturner/gokrb5/v8/keytab"
 	"github.com/stretchr/testify/require"
 )
 
 // TestKerberosCluster: the third cluster comes up with a KDC in its JVM; Hadoop's own CLI lists
 // HDFS with nothing but the test user's ticket cache; gokrb5 reads krb5.conf and that cache and
 // gets a ticket for the service principal; the expired cache really holds an expired TGT; the
-// second user bob has his own home directory, ticket cache and keytab.
+// second user bob has his own home directory, ticket cache and keytab; every NodeManager has a
+// host and a service principal of its own.
 func TestKerberosCluster(t *testing.T) {
 	c := RequireKerberos(t)
 	require.Equal(t, "kerberos", c.Profile)
@@ -49,8 +53,32 @@ func TestKerberosCluster(t *testing.T) {
 	require.Contains(t, out, "/user/alice", out)
 	require.Regexp(t, `drwxr-xr-x +- bob +\S+ +0 .* /user/bob\n`, out)
 	nodes := c.Hadoop(t, "yarn", "node", "-list", "-showDetails")
-	require.Equal(t, 2, strings.Count(nodes, "RUNNING"), nodes)
+	n, err := strconv.Atoi(c.Facts["nodemanagers"])
+	require.NoError(t, err)
+	require.Equal(t, n, strings.Count(nodes, "RUNNING"), nodes)
 	require.Contains(t, nodes, "Node-Labels : gpu")
+
+	// The production shape: every NodeManager a process on a host of its own, running containers
+	// as their users, with a service principal of its host in a keytab of its own (the NodeManager
+	// is RUNNING, so it logged in with it: the ResourceManager takes Kerberos connections only).
+	require.Equal(t, "3", c.Facts["nodemanagers"])
+	require.Equal(t, "true", c.Facts["nodemanager-hosts"])
+	require.Equal(t, "linux", c.Facts["executor"])
+	user := strings.TrimSuffix(k.ServicePrincipal, "/localhost@EXAMPLE.COM")
+	require.ElementsMatch(t, []string{k.ServicePrincipal, "HTTP/localhost@EXAMPLE.COM"}, keytabPrincipals(t, k.Admin.Keytab),
+		"the service keytab holds the service principals alone (no krbtgt)")
+	for i := 0; i < n; i++ {
+		host := strings.Split(c.Facts[fmt.Sprintf("nm%d", i)], ":")[0]
+		require.Equal(t, fmt.Sprintf("nm%d.tfyarn.test", i), host, "NodeManager %d's host (cluster.sh maps it in /etc/hosts)", i)
+		require.Contains(t, nodes, host+":", nodes)
+		principal := c.Facts[fmt.Sprintf("nm%d.principal", i)]
+		require.Equal(t, user+"/"+host+"@EXAMPLE.COM", principal)
+		path := c.Facts[fmt.Sprintf("nm%d.keytab", i)]
+		st, err := os.Stat(path)
+		require.NoError(t, err)
+		require.Equal(t, os.FileMode(0o600), st.Mode().Perm(), path)
+		require.ElementsMatch(t, []string{user + "/" + host + "@EXAMPLE.COM", "HTTP/" + host + "@EXAMPLE.COM"}, keytabPrincipals(t, path), path)
+	}
 
 	cfg, err := config.Load(k.Krb5Config)
 	require.NoError(t, err)
@@ -91,4 +119,20 @@ func TestKerberosCluster(t *testing.T) {
 		require.True(t, e.EndTime.Before(time.Now()), "the TGT in %s ends at %s: not expired", k.ExpiredCCache, e.EndTime)
 	}
 	require.Equal(t, 1, tgts, "one TGT in %s", k.ExpiredCCache)
+}
+
+// keytabPrincipals lists the principals of a keytab, each once (a keytab has a key per enctype).
+func keytabPrincipals(t *testing.T, path string) []string {
+	t.Helper()
+	kt, err := keytab.Load(path)
+	require.NoError(t, err)
+	seen := map[string]bool{}
+	var out []string
+	for _, e := range kt.Entries {
+		if p := e.Principal.String(); !seen[p] {
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
+	return out
 }

@@ -100,6 +100,53 @@ func FetchDelegationTokens(ctx context.Context, conf *hadoopconf.Config, login *
 	return out, earliest, nil
 }
 
+// RenewDelegationTokens renews, with the Kerberos login (their renewer), each
+// of toks at the filesystem of uris its service names. It returns those it
+// renewed and an error for each one it could not: past its maximum lifetime,
+// cancelled, or a filesystem that did not answer. A token of no filesystem
+// of uris is neither.
+func RenewDelegationTokens(ctx context.Context, conf *hadoopconf.Config, login *security.KerberosLogin, uris []string, toks []security.Token) ([]security.Token, []error) {
+	var (
+		renewed []security.Token
+		errs    []error
+	)
+	for _, uri := range uris {
+		target, err := conf.HDFS(uri)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		var mine []security.Token
+		for _, t := range toks {
+			if t.Service == target.TokenService() {
+				mine = append(mine, t)
+			}
+		}
+		if len(mine) == 0 {
+			continue
+		}
+		auth, err := nameNodeAuth(conf, target, Options{Kerberos: login})
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		rpc, err := newNameNodeRPC(target, auth, DefaultConnectTimeout, DefaultIOTimeout)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		for _, t := range mine {
+			if _, err := renewToken(ctx, rpc, target, t); err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			renewed = append(renewed, t)
+		}
+		rpc.Close()
+	}
+	return renewed, errs
+}
+
 // TokenError is a delegation-token call that failed.
 type TokenError struct {
 	URI string // the filesystem

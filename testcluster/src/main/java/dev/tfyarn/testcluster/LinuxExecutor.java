@@ -44,6 +44,11 @@ final class LinuxExecutor {
         opens.add(a);
       }
     }
+    // Under Kerberos it reads the cluster's krb5.conf (the realm), as the NodeManager does.
+    String krb5 = System.getProperty("java.security.krb5.conf");
+    if (krb5 != null) {
+      opens.add("-Djava.security.krb5.conf=" + krb5);
+    }
     conf.set("yarn.nodemanager.container-localizer.java.opts", String.join(" ", opens));
     if ("1".equals(System.getenv("TC_DOCKER"))) {
       // YARN's Docker runtime beside the default one (TC_DOCKER=1, testcluster/docker.sh): host

@@ -10,6 +10,7 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BiConsumer;
 import java.util.function.Consumer;
 
 import org.apache.hadoop.conf.Configuration;
@@ -36,6 +37,7 @@ final class NodeManagers implements NodeManagerSet {
   private final int localizerPort;
   private final int webPort;
   private final Consumer<Configuration> serverKeys;
+  private BiConsumer<Integer, Configuration> hostKeys = (i, c) -> { };
   private final String[] hosts;
   private final Process[] procs;
   private final boolean[] frozen;
@@ -58,6 +60,14 @@ final class NodeManagers implements NodeManagerSet {
     for (int i = 0; i < count; i++) {
       hosts[i] = hostName(i);
     }
+  }
+
+  /**
+   * Sets what only host i's NodeManager has (under Kerberos: its own service principal and
+   * keytab), applied after everything else in {@link #configuration}.
+   */
+  void hostKeys(BiConsumer<Integer, Configuration> keys) {
+    this.hostKeys = keys;
   }
 
   @Override
@@ -119,6 +129,7 @@ final class NodeManagers implements NodeManagerSet {
     c.setBoolean(YarnConfiguration.NM_RECOVERY_ENABLED, false);
     // Permissions of localized files set in-process, as with production's native library.
     LocalPermissions.configure(c);
+    hostKeys.accept(i, c);
     return c;
   }
 

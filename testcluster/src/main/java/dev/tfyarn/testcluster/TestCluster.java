@@ -145,6 +145,9 @@ public final class TestCluster {
             c.set("fs.defaultFS", defaultFs);
           });
       nms = hosts;
+      if (opts.kerberos()) {
+        hosts.hostKeys(this::nodeManagerKerberos);
+      }
       hosts.startAll();
     } else {
       log("starting YARN (ResourceManager port " + opts.rmPort + ")");
@@ -202,6 +205,12 @@ public final class TestCluster {
       facts.put("service.principal", servicePrincipal);
       facts.put("service.keytab", serviceKeytab.getPath());
       facts.put("service.ccache", new File(base, "service.ccache").getPath());
+      if (hosts != null) {
+        for (int i = 0; i < opts.nodeManagers; i++) {
+          facts.put("nm" + i + ".principal", nodeManagerPrincipal(i));
+          facts.put("nm" + i + ".keytab", nodeManagerKeytab(base, i).getPath());
+        }
+      }
       facts.put("kdc", "localhost:" + opts.kdcPort);
       facts.put("token.renew.ms", Long.toString(opts.tokenRenewMs));
       facts.put("token.max-lifetime.ms", Long.toString(opts.tokenMaxLifetimeMs));
@@ -636,13 +645,21 @@ public final class TestCluster {
     String user = currentUser();
     servicePrincipal = user + "/localhost@" + REALM;
     serviceKeytab = new File(base, "service.keytab");
-    serviceKeytab.delete();
-    kdc.createAndExportPrincipals(serviceKeytab, user + "/localhost", "HTTP/localhost");
-    ownerOnly(serviceKeytab);
+    createAndExport(serviceKeytab, user + "/localhost", "HTTP/localhost");
     // A ticket cache for the service principal too: its short name is the HDFS superuser, the
     // administrator of the attack tests (e.g. the owner of a shared cache directory).
     storeTicket(kdc.getKrbClient(), kdc.getKrbClient().requestTgt(servicePrincipal, serviceKeytab),
         new File(base, "service.ccache"));
+
+    if (opts.nmHosts) {
+      // As on a production cluster, every NodeManager host has service principals of its own
+      // (<osuser>/nmI.tfyarn.test, HTTP/nmI.tfyarn.test) in a keytab of its own.
+      for (int i = 0; i < opts.nodeManagers; i++) {
+        File keytab = nodeManagerKeytab(base, i);
+        String host = NodeManagers.hostName(i);
+        createAndExport(keytab, user + "/" + host, "HTTP/" + host);
+      }
+    }
 
     userPrincipal = "alice@" + REALM;
     String password = createUser(base, "alice");
@@ -665,6 +682,40 @@ public final class TestCluster {
   }
 
   private long expiredCCacheEnd;
+
+  /**
+   * Creates the principals (random keys) and writes a keytab, owner-only, with theirs alone
+   * (Kerby's createAndExportPrincipals would export every principal of the realm, krbtgt too).
+   */
+  private void createAndExport(File keytab, String... principals) throws Exception {
+    keytab.delete();
+    for (String p : principals) {
+      kdc.createPrincipal(p);
+      kdc.exportPrincipal(p, keytab);
+    }
+    ownerOnly(keytab);
+  }
+
+  /** NodeManager i's own service principal (TC_NM_HOSTS=1): the cluster's user on its host. */
+  private static String nodeManagerPrincipal(int i) {
+    return currentUser() + "/" + NodeManagers.hostName(i) + "@" + REALM;
+  }
+
+  private static File nodeManagerKeytab(File base, int i) {
+    return new File(base, "nm-" + i + ".keytab");
+  }
+
+  /**
+   * NodeManager i's Kerberos identity: its host's principals and keytab, instead of the
+   * cluster-wide service principal that the NameNode, DataNode and ResourceManager share.
+   */
+  private void nodeManagerKerberos(int i, Configuration c) {
+    String keytab = nodeManagerKeytab(opts.dir.getAbsoluteFile(), i).getPath();
+    c.set(YarnConfiguration.NM_PRINCIPAL, nodeManagerPrincipal(i));
+    c.set(YarnConfiguration.NM_KEYTAB, keytab);
+    c.set(YarnConfiguration.NM_WEBAPP_SPNEGO_USER_NAME_KEY, "HTTP/" + NodeManagers.hostName(i) + "@" + REALM);
+    c.set(YarnConfiguration.NM_WEBAPP_SPNEGO_KEYTAB_FILE_KEY, keytab);
+  }
 
   /**
    * Creates NAME@REALM with a random password and writes BASE/NAME.password, BASE/NAME.keytab and
@@ -728,7 +779,8 @@ public final class TestCluster {
         + "  }\n"
         + "\n[domain_realm]\n"
         + "  localhost = " + REALM + "\n"
-        + "  .localhost = " + REALM + "\n";
+        + "  .localhost = " + REALM + "\n"
+        + "  ." + NodeManagers.HOST_DOMAIN + " = " + REALM + "\n";
   }
 
   /**
