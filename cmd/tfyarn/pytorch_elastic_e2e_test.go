@@ -36,8 +36,9 @@ func TestE2EPyTorchElastic(t *testing.T) {
 }
 
 func testElasticLosesAWorker(t *testing.T, c *clustertest.Cluster, bin, python string, local bool) {
-	progress := t.TempDir()
-	require.NoError(t, os.Chmod(progress, 0o777))
+	// The containers write their steps here: as the submitting user
+	// (alice) on a cluster that runs containers as their users.
+	progress := sharedTempDir(t)
 	args := []string{"run", "--framework", "pytorch", "--worker", "3x1c,1536m", "--min-workers", "2", "--python", python, "--output", "json"}
 	if local {
 		args = append(args, "--local")
