@@ -3,10 +3,13 @@
 package main
 
 import (
+	"encoding/json"
+	"net"
 	"os"
 	"os/exec"
 	"os/user"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -17,8 +20,8 @@ import (
 
 // Issue 20: on the cluster whose NodeManagers allow YARN's Docker runtime (LinuxContainerExecutor,
 // the test cluster's helper, its own Docker daemon and the test image), `run --image` runs the
-// tasks in the image as the submitting user on the host network, `--env` ships a venv that runs
-// inside the image, an image from an untrusted registry fails with the helper's reason, and an
+// tasks in the image as the submitting user on the host network (TensorFlow's
+// MultiWorkerMirroredStrategy over three hosts, from a venv `--env` ships into the image), an image from an untrusted registry fails with the helper's reason, and an
 // image name that cannot be valid is refused before anything is submitted.
 //
 //	go test -tags e2e -run '^TestE2EDockerImage$' ./cmd/tfyarn/
@@ -60,17 +63,62 @@ func TestE2EDockerImage(t *testing.T) {
 		stdout, stderr, code := execTfyarnFor(t, c, bin, 5*time.Minute, alice, "run", "--output", "json", "--worker", "1c,256m", "--", "sh", "-c", inImage)
 		require.Equal(t, exitJobFailed, code, "stdout: %s\nstderr: %s", stdout, stderr)
 	})
-	t.Run("env_over_image", func(t *testing.T) {
+	t.Run("mwms_in_image_on_three_hosts", func(t *testing.T) {
 		t.Parallel()
-		// A venv of Debian's python3 (/usr/bin/python3.11 here and in the image): it runs
-		// inside the image, whose interpreter it needs at the same path.
-		venv := filepath.Join(t.TempDir(), "venv")
-		out, err := exec.Command("/usr/bin/python3", "-m", "venv", "--without-pip", venv).CombinedOutput()
+		// TensorFlow MultiWorkerMirroredStrategy, three workers on three hosts, each in the image
+		// (which has no TensorFlow): --env ships the TF venv of Debian's /usr/bin/python3
+		// (scripts/tfenv.sh), which runs on the image's own /usr/bin/python3, the same Python
+		// version (3.11) and path over the same libc. The interpreter the tasks print is the
+		// image's own build (its sys.version, asked of the image directly), not the host's.
+		venv, err := filepath.EvalSymlinks(filepath.Dir(filepath.Dir(tfPython(t, c))))
+		require.NoError(t, err)
+		out, err := exec.Command("/usr/bin/docker", "--host", c.DockerHost(), "run", "--rm", "--network", "none", image,
+			"/usr/bin/python3", "-c", "import sys; print(sys.version)").CombinedOutput()
 		require.NoError(t, err, "%s", out)
-		require.NoError(t, os.WriteFile(filepath.Join(venv, "lib", "python3.11", "site-packages", "tfyarn_docker_probe.py"), []byte("VALUE = 'from-the-env'\n"), 0o644))
-		program := inImage + ` && test -f /etc/tfyarn-test-image && python -c 'import sys, tfyarn_docker_probe; assert tfyarn_docker_probe.VALUE == "from-the-env"; assert sys.prefix.endswith("/env"), sys.prefix'`
-		stdout, stderr, code := execTfyarnFor(t, c, bin, 5*time.Minute, alice, "run", "--output", "json", "--image", image, "--env", venv, "--worker", "1c,256m", "--", "sh", "-c", program)
+		imagePython := strings.TrimSpace(string(out))
+		program := inImage + ` && cat /etc/tfyarn-test-image && python -c 'import sys; assert sys.prefix.endswith("/env"), sys.prefix; print("python", sys.version)'` +
+			` && exec python mwms_keras.py --epochs 1 --steps-per-epoch 3`
+		// Packed once per machine: root's own pack cache (~/.cache/tfyarn/packs), not a new one.
+		start := time.Now()
+		stdout, stderr, code := execTfyarnFor(t, c, bin, 10*time.Minute, []string{"HADOOP_USER_NAME=alice"}, "run", "--output", "json", "--image", image, "--env", venv,
+			"--worker", "3x1c,1g", "--spread", "worker", "--files", filepath.Join(c.Root, "examples", "mwms_keras.py"), "--", "sh", "-c", program)
 		require.Equal(t, exitOK, code, "stdout: %s\nstderr: %s", stdout, stderr)
+		r := runJSON(t, stdout)
+		require.Equal(t, "SUCCEEDED", r.FinalStatus)
+		t.Logf("MWMS in the image: %.1fs; %s", time.Since(start).Seconds(), regexp.MustCompile(`(?m)^packed .*$`).FindString(stderr))
+		hosts := map[string]bool{}
+		for _, task := range r.Tasks {
+			hosts[task.Host] = true
+		}
+		require.Len(t, hosts, 3, "three workers on three hosts: %+v", r.Tasks)
+		m := regexp.MustCompile(`(?m)^\[worker:0\] TF_CONFIG=(\{.*\})$`).FindStringSubmatch(stderr)
+		require.NotNil(t, m, "worker:0's TF_CONFIG in its live output")
+		var tfConfig struct {
+			Cluster map[string][]string `json:"cluster"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(m[1]), &tfConfig))
+		tfHosts := map[string]bool{}
+		for _, addr := range tfConfig.Cluster["worker"] {
+			host, _, err := net.SplitHostPort(addr)
+			require.NoError(t, err, addr)
+			tfHosts[host] = true
+		}
+		require.Equal(t, hosts, tfHosts, "TF_CONFIG names the three workers' hosts")
+		// run's live output (worker:0's) and `tfyarn logs` of another task, once the job ended.
+		require.Contains(t, stderr, "[worker:0] tfyarn test image, Debian bookworm")
+		require.Contains(t, stderr, "[worker:0] python "+imagePython)
+		require.Contains(t, stderr, "[worker:0] worker:0: 3 replicas in sync")
+		var logs string
+		for deadline := time.Now().Add(90 * time.Second); ; time.Sleep(2 * time.Second) {
+			var code int
+			logs, _, code = execTfyarnFor(t, c, bin, time.Minute, alice, "logs", r.AppID, "--task", "worker:2")
+			if code == exitOK && strings.Contains(logs, "final loss") {
+				break
+			}
+			require.True(t, time.Now().Before(deadline), "tfyarn logs --task worker:2 had no final loss within 90 s (exit %d):\n%s", code, logs)
+		}
+		require.Contains(t, logs, "tfyarn test image, Debian bookworm")
+		require.Contains(t, logs, "python "+imagePython)
 	})
 	t.Run("mounts", func(t *testing.T) {
 		t.Parallel()

@@ -124,13 +124,17 @@ var (
 		"NM_PORT=11041", "NM_LOCALIZER_PORT=11040", "NM_WEB_PORT=11042",
 		"TC_NM_HOSTS=1", "TC_NODEMANAGERS=4", "TC_NM_VCORES=32", "TC_NM_EXPIRY_MS=10000",
 	}}
-	// The linux-executor cluster again, with a Docker daemon of its own (Debian's docker.io, no
-	// bridge, no iptables; its socket below the cluster directory) holding the test image built
-	// from Debian packages (testcluster/docker.sh), on ports shifted by 8000.
+	// The production shape with YARN's Docker runtime: NodeManagers each a process on a host of
+	// their own (TC_NM_HOSTS=1; three unlabelled, so that an image job's tasks spread over three
+	// hosts, and the gpu-labelled one) running containers as their users (TC_EXECUTOR=linux), a
+	// Docker daemon of the cluster's own (Debian's docker.io, no bridge, no iptables; its socket
+	// below the cluster directory) holding the test image built from Debian packages
+	// (testcluster/docker.sh), on ports shifted by 8000.
 	dockerProfile = profile{name: "plain", dir: ".testcluster-docker", env: []string{
 		"RM_PORT=16032", "SCHEDULER_PORT=16030", "TRACKER_PORT=16031", "ADMIN_PORT=16033",
 		"RM_WEB_PORT=16088", "NN_PORT=16020", "NN_HTTP_PORT=17870", "TC_EXECUTOR=linux", "TC_DOCKER=1",
 		"NM_PORT=16041", "NM_LOCALIZER_PORT=16040", "NM_WEB_PORT=16042",
+		"TC_NM_HOSTS=1", "TC_NODEMANAGERS=4", "TC_NM_VCORES=16",
 	}}
 
 	mu       sync.Mutex
