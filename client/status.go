@@ -241,7 +241,7 @@ func taskChanges(prev, cur *contract.StatusReport) []Event {
 		if t.ExitCode != nil && p.ExitCode == nil {
 			end := ev
 			end.TaskChange = TaskEnded
-			end.Exit = containerexit.Describe(*t.ExitCode)
+			end.Exit = containerexit.FromFailure(t.Failure, *t.ExitCode)
 			ended = append(ended, end)
 		}
 	}

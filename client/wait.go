@@ -31,7 +31,9 @@ type Event struct {
 	TaskChange string
 	Counts     *TaskCounts
 	// Exit says, for TaskEnded, how the task's container ended, in words:
-	// "exit code 137 (SIGKILL)", "preempted by the scheduler (exit status -102)".
+	// "exit code 137 (SIGKILL)", "preempted by the scheduler (exit status -102)",
+	// and YARN's reason when the task failed with one (a launch the NodeManager
+	// refused: "exit code 40: container-executor: docker image ...").
 	Exit string
 	// TensorBoardURL is, for TaskRegistered of a TensorBoard task, its address.
 	TensorBoardURL string

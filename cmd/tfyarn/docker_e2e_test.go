@@ -213,7 +213,22 @@ func TestE2EDockerImage(t *testing.T) {
 		require.Equal(t, exitJobFailed, code, "stdout: %s\nstderr: %s", stdout, stderr)
 		r := runJSON(t, stdout)
 		require.Equal(t, "FAILED", r.FinalStatus)
-		require.Contains(t, r.Diagnostics, "not among the cluster's trusted registries", "the NodeManager's reason reaches the job's diagnostics")
+		// The helper's own words, not YARN's wrapping of them, in the job's diagnostics, run's
+		// line for the task and the AM's log (read with tfyarn logs once aggregated).
+		reason := "exit code 40: container-executor: docker image registry.example.com/ml/tf:2.15 is from registry registry.example.com, which is not among the cluster's trusted registries (tfyarn.test)"
+		require.Contains(t, r.Diagnostics, "failed: "+reason, "the NodeManager's reason reaches the job's diagnostics")
+		require.NotContains(t, r.Diagnostics, "Exception from container-launch")
+		require.Contains(t, stderr, " worker:0 failed ("+reason)
+		var amLog string
+		for deadline := time.Now().Add(90 * time.Second); ; time.Sleep(2 * time.Second) {
+			var code int
+			amLog, _, code = execTfyarnFor(t, c, bin, time.Minute, alice, "logs", r.AppID, "--task", "am", "--file", "am.stderr")
+			if code == exitOK && strings.Contains(amLog, "job FAILED") {
+				break
+			}
+			require.True(t, time.Now().Before(deadline), "tfyarn logs --task am had no end of the job within 90 s (exit %d):\n%s", code, amLog)
+		}
+		require.Regexp(t, `tfyarn am: worker:0 failed in container_\S+: `+regexp.QuoteMeta(reason), amLog)
 	})
 	t.Run("invalid_image_name", func(t *testing.T) {
 		t.Parallel()

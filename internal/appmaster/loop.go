@@ -533,7 +533,7 @@ func (l *loop) endedContainer(id string) bool {
 
 func (l *loop) logCompleted(id string, exit int32) {
 	if t, ok := l.m.TaskOfContainer(id); ok && t.State.Ended() {
-		l.cfg.Logf("%s %s in %s: %s", t.Task, t.State, id, containerexit.Describe(exit))
+		l.cfg.Logf("%s %s in %s: %s", t.Task, t.State, id, containerexit.FromFailure(t.Failure, exit))
 		return
 	}
 	l.cfg.Logf("container %s completed: %s", id, containerexit.Describe(exit))

@@ -4,7 +4,10 @@
 // diagnostics and the client's `run` lines describe them the same way.
 package containerexit
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // YARN's special container exit statuses; any other is the program's own
 // exit code (128+N for death by signal N).
@@ -53,4 +56,18 @@ func Describe(status int32) string {
 		return fmt.Sprintf("exit code %d (%s)", status, sig)
 	}
 	return fmt.Sprintf("exit code %d", status)
+}
+
+// FromFailure is how a task's container ended, in words, as the AM core's Failure line of the task
+// gives it ("worker:0 (container ... on ...) failed: " then this): the status described as
+// Describe does and, when the core kept one, YARN's reason after it ("exit code 40:
+// container-executor: docker image ... is not among the cluster's trusted registries"). Without
+// such a line (the task succeeded or was stopped) it is Describe's alone. The AM's log and the
+// client's task lines word a task's end this way.
+func FromFailure(failure string, status int32) string {
+	exit := Describe(status)
+	if _, reason, ok := strings.Cut(failure, " failed: "+exit+": "); ok && reason != "" {
+		return exit + ": " + reason
+	}
+	return exit
 }

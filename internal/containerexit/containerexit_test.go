@@ -31,3 +31,28 @@ func TestDescribe(t *testing.T) {
 		require.Equal(t, tt.want, Describe(tt.status))
 	}
 }
+
+func TestFromFailure(t *testing.T) {
+	tests := []struct {
+		name, failure string
+		status        int32
+		want          string
+	}{
+		{"no failure line", "", 0, "exit code 0"},
+		{"a program's exit", "worker:0 (container c on n:1) failed: exit code 3", 3, "exit code 3"},
+		{
+			"a launch the NodeManager refused: its reason follows",
+			"worker:0 (container c on n:1) failed: exit code 40: container-executor: docker image r.example/x:1 is from registry r.example, which is not among the cluster's trusted registries (tfyarn.test)",
+			40, "exit code 40: container-executor: docker image r.example/x:1 is from registry r.example, which is not among the cluster's trusted registries (tfyarn.test)",
+		},
+		{
+			"YARN's kill with its figures",
+			"worker:1 (container c on n:1) failed: killed for exceeding its physical memory limit; ask for more memory (exit status -104): Container [pid=1] is running beyond",
+			-104, "killed for exceeding its physical memory limit; ask for more memory (exit status -104): Container [pid=1] is running beyond",
+		},
+		{"a line of another status says nothing of this one", "worker:0 (container c on n:1) failed: exit code 3: why", 4, "exit code 4"},
+	}
+	for _, tt := range tests {
+		require.Equal(t, tt.want, FromFailure(tt.failure, tt.status), tt.name)
+	}
+}

@@ -78,6 +78,7 @@ func ContainerDiagnostics(s string) string {
 	if len(parts) == 0 && len(classOnly) > 0 {
 		parts = classOnly[:1]
 	}
+	parts = launchFailure(parts)
 	out := strings.Join(parts, " | ")
 	if len(out) > maxContainerDiagnostics {
 		out = strings.ToValidUTF8(out[:maxContainerDiagnostics], "") + "…"
@@ -128,4 +129,40 @@ func plainUnpack(msg string) string {
 		return fmt.Sprintf("%s could not be unpacked (gzip -dc | tar -x exited with code %s: not a gzip-compressed tar archive?)", m[1], m[2])
 	}
 	return msg
+}
+
+// launchFailure reduces the report of the NodeManager's LinuxContainerExecutor on a container whose
+// launch failed ("Exception from container-launch.", the container's id, the exit code, "Exception
+// message: Launch container failed", then the helper's "Shell error output:" and "Shell output:")
+// to the helper's own words: the id and the exit code are in the task's line already, and the
+// helper often writes its reason to both of its outputs. Other reports pass unchanged.
+func launchFailure(parts []string) []string {
+	if len(parts) == 0 || parts[0] != "Exception from container-launch." {
+		return parts
+	}
+	var message, errOut, out string
+	var rest []string
+	for _, p := range parts[1:] {
+		switch {
+		case strings.HasPrefix(p, "Container id: "), strings.HasPrefix(p, "Exit code: "):
+		case strings.HasPrefix(p, "Exception message: "):
+			message = strings.TrimPrefix(p, "Exception message: ")
+		case strings.HasPrefix(p, "Shell error output: "):
+			errOut = strings.TrimPrefix(p, "Shell error output: ")
+		case strings.HasPrefix(p, "Shell output: "):
+			out = strings.TrimPrefix(p, "Shell output: ")
+		default:
+			rest = append(rest, p)
+		}
+	}
+	var reason []string
+	switch {
+	case errOut != "":
+		reason = append(reason, errOut)
+	case out != "":
+		reason = append(reason, out)
+	case message != "" && message != "Launch container failed":
+		reason = append(reason, message)
+	}
+	return append(reason, rest...)
 }

@@ -19,6 +19,26 @@ func TestContainerDiagnostics(t *testing.T) {
 			in:   "[2026-11-23 18:55:09.601]Failed to download resource { { hdfs://localhost:8020/user/root/.tfyarn/cache/40b5/data-df2f18ca.tar.gz, 1795460107760, ARCHIVE, null },pending,[(container_1795458681784_0073_01_000002)],10887412355320,DOWNLOADING} org.apache.hadoop.yarn.exceptions.YarnException: Download and unpack failed\n",
 			want: "Download and unpack failed: data-df2f18ca.tar.gz (ARCHIVE) could not be localized by the NodeManager",
 		},
+		{
+			// Hadoop 3.4.2's LinuxContainerExecutor, our helper refusing a Docker launch (it writes
+			// its reason to both outputs).
+			name: "a launch the helper refused: its own words only",
+			in: "[2026-11-26 06:52:23.390]Exception from container-launch.\nContainer id: container_1795675320121_0010_01_000002\nExit code: 40\nException message: Launch container failed\n" +
+				"Shell error output: container-executor: docker image r.example/x:1 is from registry r.example, which is not among the cluster's trusted registries (tfyarn.test)\n" +
+				"Shell output: container-executor: docker image r.example/x:1 is from registry r.example, which is not among the cluster's trusted registries (tfyarn.test)\n\n" +
+				"[2026-11-26 06:52:23.391]Container exited with a non-zero exit code 40. \n",
+			want: "container-executor: docker image r.example/x:1 is from registry r.example, which is not among the cluster's trusted registries (tfyarn.test) | Container exited with a non-zero exit code 40.",
+		},
+		{
+			name: "a launch failure with no output: the exception's message unless it is the generic one",
+			in:   "Exception from container-launch.\nContainer id: c\nExit code: 7\nException message: Launch container failed\n",
+			want: "",
+		},
+		{
+			name: "a launch failure with standard output only",
+			in:   "Exception from container-launch.\nContainer id: c\nExit code: 7\nException message: Launch container failed\nShell output: docker: image not found\n",
+			want: "docker: image not found",
+		},
 		{"blank lines and timestamps only", "\n[2026-11-23 09:19:10.852]\n  \n[2026-11-23 09:19:10.853]\n", ""},
 		{
 			// Hadoop 3.4 NodeManager, a container over its physical memory.
@@ -107,8 +127,9 @@ func TestUnregisteredExitCarriesTheNodeManagersReason(t *testing.T) {
 	step(m, Allocated{Containers: []Container{ctr(1, 1)}}, ContainerStarted{ID: cid(1)})
 	rd := step(m, ContainerCompleted{ID: cid(1), ExitStatus: 40, Diagnostics: diag})
 	require.Equal(t, Failed, rd.Finish.Status)
-	require.Contains(t, rd.Finish.Diagnostics, "exit code 40: ")
-	require.Contains(t, rd.Finish.Diagnostics, "not among the cluster's trusted registries")
+	require.Contains(t, rd.Finish.Diagnostics, "exit code 40: container-executor: docker image registry.example.com/x:1 is from registry registry.example.com, which is not among the cluster's trusted registries")
+	require.NotContains(t, rd.Finish.Diagnostics, "Exception from container-launch", "the helper's words, not YARN's wrapping")
+	require.NotContains(t, rd.Finish.Diagnostics, "Container id")
 
 	m = newMachine(t, nil, grp("worker", 1, small))
 	step(m, Registered{})
