@@ -65,6 +65,8 @@ TC_NM_EXPIRY_MS=${TC_NM_EXPIRY_MS:-30000}
 TC_EXECUTOR=${TC_EXECUTOR:-default}
 TC_DOCKER=${TC_DOCKER:-0}
 export TC_DOCKER # the NodeManagers allow the Docker runtime when 1 (LinuxExecutor.java)
+# With TC_DOCKER=1, NodeManager 1 (gpu-labelled) discovers its GPU with this stand-in (LinuxExecutor.java).
+export TC_GPU_DISCOVERY=$TC_HOME/gpu/nvidia-smi
 
 pidfile=$TC_DIR/cluster.pid
 die() { echo "testcluster: $*" >&2; exit 2; }

@@ -2,7 +2,8 @@
 # starts a Docker daemon of its own (Debian's docker.io) and loads the test image into it:
 #   - the daemon: no bridge, no iptables rules, no masquerading (containers use host or no
 #     networking only, and nothing but loopback is reachable here); its data and run directories
-#     and its socket below $TC_DIR/docker; started by `up`, stopped by `down`.
+#     and its socket below $TC_DIR/docker; a runtime named nvidia (runc here: no GPU); started by
+#     `up`, stopped by `down`.
 #   - the test image: a Debian root filesystem (bash, python3, the marker /etc/tfyarn-test-image)
 #     built by dockerimage.sh, imported as $DOCKER_TEST_IMAGE under the trusted registry
 #     $DOCKER_TRUSTED_REGISTRY. The root filesystem is cached in $TFYARN_CACHE_DIR (default
@@ -10,6 +11,10 @@
 DOCKER_BIN=${DOCKER_BIN:-/usr/bin/docker}
 DOCKERD_BIN=${DOCKERD_BIN:-/usr/sbin/dockerd}
 DOCKER_TRUSTED_REGISTRY=tfyarn.test
+# The OCI runtime registered as "nvidia", which YARN's GPU plugin (nvidia-docker-v2) asks docker
+# run for: on a GPU machine NVIDIA's nvidia-container-runtime, which gives the container the GPUs
+# NVIDIA_VISIBLE_DEVICES names; here, with no GPU, plain runc under that name.
+DOCKER_NVIDIA_RUNTIME=${DOCKER_NVIDIA_RUNTIME:-/usr/bin/runc}
 
 docker_recipe_hash() { sha256sum "$TC_HOME/dockerimage.sh" | cut -c1-12; }
 
@@ -50,7 +55,7 @@ docker_up() {
   # No container networks: no bridge, no iptables or masquerading rules on this machine.
   setsid "$DOCKERD_BIN" --host "$DOCKER_HOST_URL" --data-root "$DOCKER_DIR/data" --exec-root "$DOCKER_DIR/run" \
     --pidfile "$DOCKER_DIR/dockerd.pid" --bridge=none --iptables=false --ip-masq=false --ip6tables=false \
-    --userland-proxy=false --group root --log-level warn \
+    --userland-proxy=false --group root --log-level warn --add-runtime nvidia="$DOCKER_NVIDIA_RUNTIME" \
     </dev/null >"$TC_DIR/logs/dockerd.log" 2>&1 &
   local i
   for i in $(seq 1 120); do

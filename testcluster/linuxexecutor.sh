@@ -36,12 +36,15 @@ lce_install() {
   chmod 6050 "$LCE_EXE.new"
   mv -f "$LCE_EXE.new" "$LCE_EXE"
   LCE_CGROUPS=none
-  local hier why="" c
+  local hier why="" c controllers=(cpu memory)
+  # YARN's GPU plugin (the docker profile's GPU NodeManager) keeps each container's devices in a
+  # devices cgroup of its own.
+  [ "${TC_DOCKER:-0}" = 1 ] && controllers+=(devices)
   hier=$(lce_hierarchy)
   if [ "${TC_CGROUPS:-}" = none ]; then
     why="TC_CGROUPS=none"
   else
-    for c in cpu memory; do
+    for c in "${controllers[@]}"; do
       if [ ! -d "/sys/fs/cgroup/$c" ]; then why="no cgroup v1 $c controller mounted at /sys/fs/cgroup/$c"; break; fi
       mkdir -p "/sys/fs/cgroup/$c/$hier" 2>/dev/null || { why="cannot create /sys/fs/cgroup/$c/$hier"; break; }
     done
@@ -53,7 +56,7 @@ lce_install() {
     echo "testcluster: containers run without cgroups: $why"
   fi
   local cgdirs=""
-  [ "$LCE_CGROUPS" != none ] && cgdirs="/sys/fs/cgroup/cpu/$hier,/sys/fs/cgroup/memory/$hier"
+  [ "$LCE_CGROUPS" != none ] && for c in "${controllers[@]}"; do cgdirs+="${cgdirs:+,}/sys/fs/cgroup/$c/$hier"; done
   # The NodeManagers' local and log directories, the only places the helper touches: below
   # data/yarn/tfyarn for MiniYARNCluster's NodeManagers, data/nm-I/{local,logs} for NodeManager
   # processes of their own.
@@ -74,7 +77,8 @@ CFG
   if [ "${TC_DOCKER:-0}" = 1 ]; then
     # YARN's Docker runtime (testcluster/docker.sh): the cluster's own daemon, images from the
     # trusted registry only, host networking only, read-write mounts of the NodeManagers' own
-    # directories, read-only mounts below $TC_DIR/docker-mounts, Docker's default capabilities.
+    # directories, read-only mounts below $TC_DIR/docker-mounts, Docker's default capabilities,
+    # and the OCI runtime nvidia that YARN's GPU plugin asks for (nvidia-docker-v2).
     mkdir -p "$TC_DIR/docker-mounts"
     chmod 0755 "$TC_DIR/docker-mounts"
     cat >> "$etc/container-executor.cfg.new" <<CFG
@@ -85,6 +89,7 @@ docker.allowed.networks=host
 docker.allowed.rw-mounts=$localdirs,$logdirs
 docker.allowed.ro-mounts=$TC_DIR/docker-mounts
 docker.allowed.capabilities=CHOWN,DAC_OVERRIDE,FSETID,FOWNER,MKNOD,NET_RAW,SETGID,SETUID,SETFCAP,SETPCAP,NET_BIND_SERVICE,SYS_CHROOT,KILL,AUDIT_WRITE
+docker.allowed.runtimes=nvidia
 CFG
   fi
   chmod 0644 "$etc/container-executor.cfg.new"
@@ -117,7 +122,7 @@ lce_remove_cgroups() {
   [ -f "$TC_DIR/etc/cgroups" ] || return 0
   hier=$(cat "$TC_DIR/etc/cgroups")
   [[ "$hier" =~ ^tfyarn-[0-9a-f]{8}$ ]] || return 0
-  for c in cpu memory; do
+  for c in cpu memory devices; do
     d=/sys/fs/cgroup/$c/$hier
     [ -d "$d" ] || continue
     find "$d" -mindepth 1 -depth -type d -exec rmdir {} + 2>/dev/null || true

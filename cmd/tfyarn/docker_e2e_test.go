@@ -4,7 +4,9 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"os/user"
@@ -85,7 +87,7 @@ func TestE2EDockerImage(t *testing.T) {
 		require.Equal(t, exitOK, code, "stdout: %s\nstderr: %s", stdout, stderr)
 		r := runJSON(t, stdout)
 		require.Equal(t, "SUCCEEDED", r.FinalStatus)
-		t.Logf("MWMS in the image: %.1fs; %s", time.Since(start).Seconds(), regexp.MustCompile(`(?m)^packed .*$`).FindString(stderr))
+		t.Logf("MWMS in the image: %.1fs; %s", time.Since(start).Seconds(), strings.SplitN(stderr, "\n", 2)[0])
 		hosts := map[string]bool{}
 		for _, task := range r.Tasks {
 			hosts[task.Host] = true
@@ -119,6 +121,63 @@ func TestE2EDockerImage(t *testing.T) {
 		}
 		require.Contains(t, logs, "tfyarn test image, Debian bookworm")
 		require.Contains(t, logs, "python "+imagePython)
+	})
+	t.Run("gpu_in_image", func(t *testing.T) {
+		t.Parallel()
+		// The gpu-labelled NodeManager runs YARN's GPU plugin (its GPU discovered from real
+		// nvidia-smi output of one H100) with nvidia-docker-v2: a task that asks for a GPU in an
+		// image runs with the runtime nvidia and NVIDIA_VISIBLE_DEVICES naming the GPU the
+		// NodeManager assigned it (its REST API says which), tfyarn setting nothing of it. The
+		// task waits for the test's go-ahead (a file in a read-only mount) while the test looks.
+		gate := filepath.Join(c.Dir, "docker-mounts", "gpu-"+filepath.Base(t.TempDir()))
+		require.NoError(t, os.MkdirAll(gate, 0o755))
+		t.Cleanup(func() { os.RemoveAll(gate) })
+		program := inImage + ` && echo "visible=$NVIDIA_VISIBLE_DEVICES cuda=$CUDA_VISIBLE_DEVICES" && i=0 && while [ ! -e /gate/go ] && [ $i -lt 600 ]; do sleep 0.2; i=$((i+1)); done`
+		type result struct {
+			stdout, stderr string
+			code           int
+		}
+		done := make(chan result, 1)
+		go func() {
+			stdout, stderr, code := execTfyarnFor(t, c, bin, 5*time.Minute, alice, "run", "--output", "json", "--image", image, "--mount", gate+":/gate:ro",
+				"--queue", "ml-gpu", "--node-label", "gpu", "--worker", "1c,256m,1gpu", "--", "sh", "-c", program)
+			done <- result{stdout, stderr, code}
+		}()
+		var assigned struct {
+			AssignedGpuDevices []struct {
+				Index       int    `json:"index"`
+				MinorNumber int    `json:"minorNumber"`
+				ContainerID string `json:"containerId"`
+			} `json:"assignedGpuDevices"`
+		}
+		nmWeb := "http://" + c.Facts["nm1.web"] + "/ws/v1/node/resources/yarn.io%2Fgpu"
+		httpc := &http.Client{Timeout: 10 * time.Second}
+		for deadline := time.Now().Add(2 * time.Minute); len(assigned.AssignedGpuDevices) == 0; time.Sleep(250 * time.Millisecond) {
+			require.True(t, time.Now().Before(deadline), "the GPU NodeManager (%s) assigned no GPU within 2 minutes", nmWeb)
+			resp, err := httpc.Get(nmWeb)
+			require.NoError(t, err)
+			require.NoError(t, json.NewDecoder(resp.Body).Decode(&assigned))
+			resp.Body.Close()
+		}
+		gpu := assigned.AssignedGpuDevices[0]
+		require.Len(t, assigned.AssignedGpuDevices, 1)
+		var inspect string
+		for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(250 * time.Millisecond) {
+			out, err := exec.Command("/usr/bin/docker", "--host", c.DockerHost(), "inspect", "--format", "{{.HostConfig.Runtime}} {{json .Config.Env}}", gpu.ContainerID).CombinedOutput()
+			if err == nil {
+				inspect = string(out)
+				break
+			}
+			require.True(t, time.Now().Before(deadline), "GPU container %s not in Docker within 2 minutes: %s", gpu.ContainerID, out)
+		}
+		require.True(t, strings.HasPrefix(inspect, "nvidia "), "docker ran the GPU task with the runtime nvidia: %s", inspect)
+		require.Contains(t, inspect, fmt.Sprintf(`"NVIDIA_VISIBLE_DEVICES=%d"`, gpu.Index))
+		require.NoError(t, os.WriteFile(filepath.Join(gate, "go"), nil, 0o644))
+		r := <-done
+		require.Equal(t, exitOK, r.code, "stdout: %s\nstderr: %s", r.stdout, r.stderr)
+		res := runJSON(t, r.stdout)
+		require.Equal(t, gpu.ContainerID, res.Tasks[0].ContainerID)
+		require.Contains(t, r.stderr, fmt.Sprintf("[worker:0] visible=%d cuda=\n", gpu.Index), "the task sees the GPU the NodeManager assigned; tfyarn set no CUDA_VISIBLE_DEVICES")
 	})
 	t.Run("mounts", func(t *testing.T) {
 		t.Parallel()

@@ -21,10 +21,14 @@ const (
 )
 
 // gpuArgs are nvidia-smi's arguments, limited to the container's GPUs
-// when YARN's GPU plugin (NVIDIA_VISIBLE_DEVICES, with Docker) or the user
-// (CUDA_VISIBLE_DEVICES) named them: nvidia-smi itself sees every GPU of
-// the node.
-func gpuArgs(env []string) []string {
+// when YARN's GPU plugin (NVIDIA_VISIBLE_DEVICES) or the user
+// (CUDA_VISIBLE_DEVICES) named them: on the host nvidia-smi itself sees
+// every GPU of the node. In a Docker image (inImage) YARN's GPU plugin
+// (nvidia-docker-v2) has the runtime nvidia give the container the GPUs
+// NVIDIA_VISIBLE_DEVICES names, and only those: nvidia-smi there sees
+// them alone, numbered from 0, so the node's numbers must not be asked
+// for again.
+func gpuArgs(env []string, inImage bool) []string {
 	args := []string{"--query-gpu=" + gpuQuery, "--format=csv"}
 	for _, name := range []string{"NVIDIA_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES"} {
 		v, ok := lookupEnv(env, name)
@@ -34,6 +38,9 @@ func gpuArgs(env []string) []string {
 		}
 		if v == "none" || v == "void" || v == "-1" {
 			return nil // no GPU for this container: nothing to sample
+		}
+		if inImage && name == "NVIDIA_VISIBLE_DEVICES" {
+			continue // the runtime's choice: every GPU nvidia-smi sees is the container's
 		}
 		return append(args, "--id="+v)
 	}
@@ -57,9 +64,9 @@ func sampleGPU(ctx context.Context, smi string, args []string) ([]contract.GPUSa
 // nvidia-smi on the program's PATH it returns at once; a failing one is
 // logged once and sampling stops (a broken driver does not heal while the
 // task runs, and the task must not be disturbed).
-func sampleGPUs(ctx context.Context, env []string, interval time.Duration, send func(context.Context, []contract.GPUSample) error, log *logger) {
+func sampleGPUs(ctx context.Context, env []string, inImage bool, interval time.Duration, send func(context.Context, []contract.GPUSample) error, log *logger) {
 	smi, ok := lookPathIn("nvidia-smi", env)
-	args := gpuArgs(env)
+	args := gpuArgs(env, inImage)
 	if !ok || args == nil {
 		return
 	}

@@ -74,11 +74,17 @@ func FuzzParseGPUCSV(f *testing.F) {
 
 func TestGPUArgs(t *testing.T) {
 	base := []string{"--query-gpu=" + gpuQuery, "--format=csv"}
-	require.Equal(t, base, gpuArgs(nil))
-	require.Equal(t, base, gpuArgs([]string{"NVIDIA_VISIBLE_DEVICES=all"}))
-	require.Equal(t, append(base, "--id=1,3"), gpuArgs([]string{"NVIDIA_VISIBLE_DEVICES=1,3", "CUDA_VISIBLE_DEVICES=0"}))
-	require.Equal(t, append(base, "--id=GPU-799fbb62"), gpuArgs([]string{"CUDA_VISIBLE_DEVICES=GPU-799fbb62"}))
-	require.Nil(t, gpuArgs([]string{"NVIDIA_VISIBLE_DEVICES=none"}), "no GPU: nothing to sample")
+	require.Equal(t, base, gpuArgs(nil, false))
+	require.Equal(t, base, gpuArgs([]string{"NVIDIA_VISIBLE_DEVICES=all"}, false))
+	require.Equal(t, append(base, "--id=1,3"), gpuArgs([]string{"NVIDIA_VISIBLE_DEVICES=1,3", "CUDA_VISIBLE_DEVICES=0"}, false))
+	require.Equal(t, append(base, "--id=GPU-799fbb62"), gpuArgs([]string{"CUDA_VISIBLE_DEVICES=GPU-799fbb62"}, false))
+	require.Nil(t, gpuArgs([]string{"NVIDIA_VISIBLE_DEVICES=none"}, false), "no GPU: nothing to sample")
+	// In a Docker image the runtime nvidia gave the container GPUs 1 and 3 of the node, which its
+	// nvidia-smi numbers 0 and 1: every GPU it sees is the container's, the node's numbers mean
+	// nothing there; the user's own CUDA_VISIBLE_DEVICES (the container's numbers) still applies.
+	require.Equal(t, base, gpuArgs([]string{"NVIDIA_VISIBLE_DEVICES=1,3"}, true))
+	require.Equal(t, append(base, "--id=0"), gpuArgs([]string{"NVIDIA_VISIBLE_DEVICES=1,3", "CUDA_VISIBLE_DEVICES=0"}, true))
+	require.Nil(t, gpuArgs([]string{"NVIDIA_VISIBLE_DEVICES=void"}, true), "no GPU: nothing to sample")
 }
 
 // TestSampleGPUs runs a stand-in nvidia-smi, found on the program's PATH,
@@ -98,7 +104,7 @@ func TestSampleGPUs(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		sampleGPUs(ctx, env, 10*time.Millisecond, func(_ context.Context, g []contract.GPUSample) error {
+		sampleGPUs(ctx, env, false, 10*time.Millisecond, func(_ context.Context, g []contract.GPUSample) error {
 			mu.Lock()
 			defer mu.Unlock()
 			if sent = append(sent, g); len(sent) == 2 {
@@ -116,7 +122,7 @@ func TestSampleGPUs(t *testing.T) {
 
 	// Without nvidia-smi on the PATH: nothing is sent, at once.
 	var log bytes.Buffer
-	sampleGPUs(context.Background(), []string{"PATH=/nonexistent"}, time.Millisecond, func(context.Context, []contract.GPUSample) error {
+	sampleGPUs(context.Background(), []string{"PATH=/nonexistent"}, false, time.Millisecond, func(context.Context, []contract.GPUSample) error {
 		t.Fatal("sent without nvidia-smi")
 		return nil
 	}, &logger{w: &log})

@@ -206,7 +206,7 @@ func Run(ctx context.Context, cfg Config) (exitCode int, err error) {
 		close(refreshing)
 	}
 	go watchPreemption(runCtx, &cfg, client.WaitPreemption, warningFile, prog.signal, log)
-	go sampleGPUs(runCtx, env, gpuInterval, func(ctx context.Context, gpus []contract.GPUSample) error {
+	go sampleGPUs(runCtx, env, cfg.DockerImage != "", gpuInterval, func(ctx context.Context, gpus []contract.GPUSample) error {
 		return client.ReportMetrics(ctx, rendezvous.MetricsReport{Task: cfg.Task, ContainerID: cfg.ContainerID, GPUs: gpus})
 	}, log)
 	progress := newProgressReporter(progressFile, func(ctx context.Context, p contract.Progress) error {

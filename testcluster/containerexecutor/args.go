@@ -46,10 +46,11 @@ const (
 	opList
 	opLaunchDocker
 	opRunDocker
+	opModuleGPU
 )
 
 func (k opKind) String() string {
-	return [...]string{"checksetup", "initialize", "launch", "signal", "delete", "list", "launch-docker", "run-docker"}[k]
+	return [...]string{"checksetup", "initialize", "launch", "signal", "delete", "list", "launch-docker", "run-docker", "module-gpu"}[k]
 }
 
 // request is one parsed command line; which fields are set depends on Op.
@@ -78,6 +79,8 @@ type request struct {
 	Dir      string
 
 	DockerFile string // launch-docker, run-docker: the NodeManager's docker command file
+
+	ExcludedGPUs []int // module-gpu: minor numbers of the GPUs the container must not open
 }
 
 // failure is an error with the exit code the NodeManager should see.
@@ -119,6 +122,9 @@ func parseArgs(args []string) (*request, error) {
 				return nil, fail(exitUsage, "--run-docker needs one docker command file, got %d arguments", len(args)-1)
 			}
 			return &request{Op: opRunDocker, DockerFile: args[1]}, nil
+		}
+		if args[0] == "--module-gpu" {
+			return parseModuleGPU(args[1:])
 		}
 		return nil, fail(exitUnsupported, "operation %q is not supported by the test cluster's container-executor", clip(args[0]))
 	}
@@ -272,4 +278,30 @@ func clip(s string) string {
 		return s[:80] + "..."
 	}
 	return s
+}
+
+// maxGPUMinor bounds a GPU's minor number (/dev/nvidiaN, N < 256 with NVIDIA's driver).
+const maxGPUMinor = 255
+
+// parseModuleGPU reads YARN's GPU plugin's request for a container that runs on the host (not in
+// a Docker image): --container_id CID [--excluded_gpus MINOR,MINOR...], the GPUs of the node the
+// container was not given, which its devices cgroup must deny.
+func parseModuleGPU(rest []string) (*request, error) {
+	if (len(rest) != 2 && len(rest) != 4) || rest[0] != "--container_id" || (len(rest) == 4 && rest[2] != "--excluded_gpus") {
+		return nil, fail(exitUsage, "--module-gpu needs --container_id CID [--excluded_gpus MINOR,...], got %q", clip(strings.Join(rest, " ")))
+	}
+	r := &request{Op: opModuleGPU, ContainerID: rest[1]}
+	if len(rest) == 4 {
+		for _, m := range strings.Split(rest[3], ",") {
+			n, err := strconv.Atoi(m)
+			if err != nil || n < 0 || n > maxGPUMinor || len(m) > 3 {
+				return nil, fail(exitUsage, "--excluded_gpus: %q is not a GPU minor number (0 to %d)", clip(m), maxGPUMinor)
+			}
+			r.ExcludedGPUs = append(r.ExcludedGPUs, n)
+		}
+		if len(r.ExcludedGPUs) > maxListLen {
+			return nil, fail(exitUsage, "--excluded_gpus names %d GPUs, more than %d", len(r.ExcludedGPUs), maxListLen)
+		}
+	}
+	return r, nil
 }

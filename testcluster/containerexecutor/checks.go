@@ -191,6 +191,10 @@ func validate(c *config, lookup userLookup, r *request) (*account, error) {
 	if r.Op == opCheckSetup {
 		return nil, nil
 	}
+	if r.Op == opModuleGPU {
+		_, err := gpuDenyFile(c, r.ContainerID)
+		return nil, err
+	}
 	if r.Op == opRunDocker {
 		if c.DockerBinary == "" {
 			return nil, fail(exitUnsupported, "docker commands are not enabled in this container-executor's configuration (docker.binary)")
@@ -328,4 +332,18 @@ func checkDockerFile(c *config, p, private string) error {
 		return fail(exitInvalidPath, "docker command file %s is not a .cmd file in the NodeManager's private directory of a container (LOCALDIR/nmPrivate/APPID/CONTAINERID)", clip(p))
 	}
 	return nil
+}
+
+// gpuDenyFile is the devices.deny file of the container's devices cgroup, which the NodeManager
+// made below the cluster's devices hierarchy (a cgroups.dirs entry under a "devices" mount).
+func gpuDenyFile(c *config, containerID string) (string, error) {
+	if !containerIDPattern.MatchString(containerID) {
+		return "", fail(exitUsage, "--module-gpu: %q is not a YARN container id", clip(containerID))
+	}
+	for _, h := range c.CgroupDirs {
+		if filepath.Base(filepath.Dir(h)) == "devices" {
+			return filepath.Join(h, containerID, "devices.deny"), nil
+		}
+	}
+	return "", fail(exitUnsupported, "--module-gpu: the configuration names no devices cgroup (cgroups.dirs)")
 }

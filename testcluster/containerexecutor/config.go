@@ -35,6 +35,7 @@ type config struct {
 	DockerROMounts          []string // docker.allowed.ro-mounts: roots a read-only mount's source must lie in
 	DockerRWMounts          []string // docker.allowed.rw-mounts: roots a read-write mount's source must lie in
 	DockerCapabilities      []string // docker.allowed.capabilities
+	DockerRuntimes          []string // docker.allowed.runtimes: OCI runtimes a run may name (the NodeManager's GPU plugin asks for nvidia)
 }
 
 // parseConfig reads the configuration text; every root must be absolute
@@ -96,6 +97,8 @@ func parseConfig(b []byte) (*config, error) {
 			c.DockerRWMounts = splitList(v)
 		case "docker.allowed.capabilities":
 			c.DockerCapabilities = splitList(v)
+		case "docker.allowed.runtimes":
+			c.DockerRuntimes = splitList(v)
 		default:
 			return nil, fail(exitInvalidConfig, "unknown configuration key %q", clip(k))
 		}

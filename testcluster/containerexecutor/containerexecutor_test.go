@@ -387,3 +387,53 @@ func FuzzParseConfig(f *testing.F) {
 		}
 	})
 }
+
+// YARN's GPU plugin asks, for a container on the host, that the node's other GPUs be denied in the
+// container's devices cgroup: NVIDIA's character devices (major 195), one line each.
+func TestModuleGPU(t *testing.T) {
+	r, err := parseArgs([]string{"--module-gpu", "--container_id", cont, "--excluded_gpus", "0,3"})
+	if err != nil || r.Op != opModuleGPU || r.ContainerID != cont || len(r.ExcludedGPUs) != 2 || r.ExcludedGPUs[1] != 3 {
+		t.Fatalf("parsed %+v %v", r, err)
+	}
+	if r, err := parseArgs([]string{"--module-gpu", "--container_id", cont}); err != nil || len(r.ExcludedGPUs) != 0 {
+		t.Fatalf("nothing to exclude: %+v %v", r, err)
+	}
+	for _, bad := range [][]string{
+		{"--module-gpu"},
+		{"--module-gpu", "--container_id"},
+		{"--module-gpu", "--excluded_gpus", "0", "--container_id", cont},
+		{"--module-gpu", "--container_id", cont, "--excluded_gpus", "256"},
+		{"--module-gpu", "--container_id", cont, "--excluded_gpus", "-1"},
+		{"--module-gpu", "--container_id", cont, "--excluded_gpus", "0,,1"},
+		{"--module-gpu", "--container_id", cont, "--excluded_gpus", "0", "x"},
+	} {
+		if _, err := parseArgs(bad); err == nil {
+			t.Errorf("%q: accepted", bad)
+		}
+	}
+	c := testConfig("/l", "/g")
+	if _, err := validate(c, fakeUsers, r); err == nil {
+		t.Error("accepted without a devices cgroup in cgroups.dirs")
+	}
+	root := t.TempDir()
+	devices := filepath.Join(root, "devices", "tfyarn-x")
+	c.CgroupDirs = append(c.CgroupDirs, devices)
+	if _, err := validate(c, fakeUsers, &request{Op: opModuleGPU, ContainerID: "../../etc"}); err == nil {
+		t.Error("a container id that is a path was accepted")
+	}
+	if err := os.MkdirAll(filepath.Join(devices, cont), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	deny := filepath.Join(devices, cont, "devices.deny")
+	if err := os.WriteFile(deny, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, _ = parseArgs([]string{"--module-gpu", "--container_id", cont, "--excluded_gpus", "0,3"})
+	if err := runModuleGPU(c, r); err != nil {
+		t.Fatal(err)
+	}
+	// A real devices.deny takes each write as one rule; a plain file keeps the last.
+	if b, _ := os.ReadFile(deny); string(b) != "c 195:3 rwm\n" {
+		t.Errorf("devices.deny: %q", b)
+	}
+}

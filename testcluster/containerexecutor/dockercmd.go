@@ -258,6 +258,7 @@ type runSpec struct {
 	Mounts     []dockerMount
 	EnvFile    string
 	CgroupPrnt string
+	Runtime    string // an OCI runtime of docker.allowed.runtimes (the GPU plugin's nvidia), or Docker's default
 	Command    []string
 }
 
@@ -267,7 +268,7 @@ type runSpec struct {
 func checkRun(c *config, d *dockerCommand, r *request, a *account, resolve func(string) (string, error)) (*runSpec, error) {
 	if err := d.onlyKeys("name", "user", "image", "net", "workdir", "hostname", "launch-command", "detach",
 		"rm", "cap-drop", "cap-add", "group-add", "mounts", "environ", "cgroup-parent", "privileged", "log-dir",
-		"use-entry-point"); err != nil {
+		"use-entry-point", "runtime"); err != nil {
 		return nil, err
 	}
 	s := &runSpec{}
@@ -294,6 +295,7 @@ func checkRun(c *config, d *dockerCommand, r *request, a *account, resolve func(
 	rm := get("rm", false)
 	s.EnvFile = get("environ", false)
 	s.CgroupPrnt = get("cgroup-parent", false)
+	s.Runtime = get("runtime", false)
 	logDir := get("log-dir", false)
 	if err != nil {
 		return nil, err
@@ -334,6 +336,9 @@ func checkRun(c *config, d *dockerCommand, r *request, a *account, resolve func(
 	}
 	if entry != "" && entry != "false" {
 		return nil, fail(exitInvalidDocker, "docker run with the image's entry point is not allowed by the test cluster's container-executor")
+	}
+	if s.Runtime != "" && !slices.Contains(c.DockerRuntimes, s.Runtime) {
+		return nil, fail(exitInvalidDocker, "docker runtime %q is not allowed by the cluster (docker.allowed.runtimes: %s)", clip(s.Runtime), strings.Join(c.DockerRuntimes, ","))
 	}
 	if drop := d.Args["cap-drop"]; drop != nil && !slices.Equal(drop, []string{"ALL"}) {
 		return nil, fail(exitInvalidDocker, "docker run's cap-drop %q is not ALL", clip(strings.Join(drop, ",")))
@@ -417,6 +422,9 @@ func (s *runSpec) argv() []string {
 	}
 	if s.CgroupPrnt != "" {
 		a = append(a, "--cgroup-parent", s.CgroupPrnt)
+	}
+	if s.Runtime != "" {
+		a = append(a, "--runtime", s.Runtime)
 	}
 	a = append(a, "--", s.Image)
 	return append(a, s.Command...)

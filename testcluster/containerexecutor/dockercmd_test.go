@@ -145,6 +145,8 @@ func TestCheckRun(t *testing.T) {
 		"devices":                set(goodRun(local, logs), "devices", "/dev/sda:/dev/sda"),
 		"pid host":               set(goodRun(local, logs), "pid", "host"),
 		"runtime":                set(goodRun(local, logs), "runtime", "nvidia"),
+		"runtime runc":           set(goodRun(local, logs), "runtime", "runc"),
+		"runtime option":         set(goodRun(local, logs), "runtime", "--privileged"),
 		"entry point":            set(goodRun(local, logs), "use-entry-point", "true"),
 		"other name":             set(goodRun(local, logs), "name", "container_1764110000000_0007_01_000003"),
 		"other workdir":          set(goodRun(local, logs), "workdir", "/"),
@@ -164,6 +166,21 @@ func TestCheckRun(t *testing.T) {
 		if err == nil {
 			t.Errorf("%s: accepted", name)
 		}
+	}
+	// The runtime the NodeManager's GPU plugin (nvidia-docker-v2) asks for, once the cluster allows
+	// it (docker.allowed.runtimes), and no other.
+	gpu := *c
+	gpu.DockerRuntimes = []string{"nvidia"}
+	d, err = parseDockerCommand([]byte(set(goodRun(local, logs), "runtime", "nvidia")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, err := checkRun(&gpu, d, r, aliceWithGroups(), noLinks); err != nil || !strings.Contains(strings.Join(s.argv(), " "), "--runtime nvidia -- tfyarn.test/") {
+		t.Errorf("a run with the allowed runtime nvidia: %v", err)
+	}
+	d, _ = parseDockerCommand([]byte(set(goodRun(local, logs), "runtime", "runc")))
+	if _, err := checkRun(&gpu, d, r, aliceWithGroups(), noLinks); err == nil {
+		t.Error("a run with runtime runc, not among docker.allowed.runtimes, was accepted")
 	}
 	// A link planted in a mounted directory is followed before the check.
 	d, _ = parseDockerCommand([]byte(set(goodRun(local, logs), "mounts", work+"/link:/x:rw")))

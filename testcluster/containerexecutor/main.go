@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"os/user"
+	"path/filepath"
 	"strconv"
 	"syscall"
 )
@@ -72,6 +73,8 @@ func dispatch(args []string, stdout io.Writer) (int, error) {
 		return runLaunchDocker(c, r, a, nmGID)
 	case opRunDocker:
 		return runRunDocker(c, r, stdout)
+	case opModuleGPU:
+		return 0, runModuleGPU(c, r)
 	}
 	return 0, fail(exitUnsupported, "operation %v", r.Op)
 }
@@ -128,4 +131,23 @@ func inGroup(gid int) bool {
 		}
 	}
 	return false
+}
+
+// runModuleGPU denies a container that runs on the host the node's GPUs it was not given: "c
+// 195:MINOR rwm" (NVIDIA's character devices, /dev/nvidiaMINOR) into its devices cgroup, which
+// the NodeManager created. The container's own GPUs stay allowed.
+func runModuleGPU(c *config, r *request) error {
+	deny, err := gpuDenyFile(c, r.ContainerID)
+	if err != nil {
+		return err
+	}
+	if _, err := checkPath(filepath.Dir(deny), c.CgroupDirs); err != nil {
+		return err
+	}
+	for _, m := range r.ExcludedGPUs {
+		if err := os.WriteFile(deny, []byte(fmt.Sprintf("c 195:%d rwm\n", m)), 0); err != nil {
+			return fail(exitCgroupWriteFailed, "denying GPU %d to %s: %v", m, r.ContainerID, err)
+		}
+	}
+	return nil
 }

@@ -20,6 +20,31 @@ final class LinuxExecutor {
 
   private LinuxExecutor() {}
 
+  /** Set when the NodeManagers run with cgroups: YARN's GPU plugin needs the devices cgroup. */
+  private static final String GPU_HIERARCHY_KEY = YarnConfiguration.NM_LINUX_CONTAINER_CGROUPS_HIERARCHY;
+
+  /**
+   * YARN's GPU plugin on the docker profile's GPU NodeManager (TC_DOCKER=1, TC_NM_HOSTS=1, cgroups):
+   * it discovers the node's GPUs with nvidia-smi (testcluster/gpu/nvidia-smi prints real output of
+   * one H100: $TC_GPU_DISCOVERY), declares them as yarn.io/gpu, gives each GPU container its own
+   * and, for a container in a Docker image, has docker run it with the runtime nvidia and
+   * NVIDIA_VISIBLE_DEVICES naming its GPUs (nvidia-docker-v2), as production GPU nodes do.
+   *
+   * @return whether the plugin is on
+   */
+  static boolean configureGpu(Configuration conf) {
+    String discovery = System.getenv("TC_GPU_DISCOVERY");
+    if (!"1".equals(System.getenv("TC_DOCKER")) || discovery == null || discovery.isEmpty()
+        || conf.get(GPU_HIERARCHY_KEY) == null) {
+      return false;
+    }
+    conf.set("yarn.nodemanager.resource-plugins", "yarn.io/gpu");
+    conf.set("yarn.nodemanager.resource-plugins.gpu.allowed-gpu-devices", "auto");
+    conf.set("yarn.nodemanager.resource-plugins.gpu.path-to-discovery-executables", discovery);
+    conf.set("yarn.nodemanager.resource-plugins.gpu.docker-plugin", "nvidia-docker-v2");
+    return true;
+  }
+
   /**
    * @param executable the installed helper (root-owned, setuid)
    * @param cgroupHierarchy the NodeManagers' cgroup hierarchy below each controller's mount

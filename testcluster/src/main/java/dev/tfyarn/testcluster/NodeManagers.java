@@ -130,6 +130,9 @@ final class NodeManagers implements NodeManagerSet {
     // Permissions of localized files set in-process, as with production's native library.
     LocalPermissions.configure(c);
     hostKeys.accept(i, c);
+    if (i == 1) {
+      LinuxExecutor.configureGpu(c); // the gpu-labelled node (docker profile only)
+    }
     return c;
   }
 

@@ -506,13 +506,15 @@ public final class TestCluster {
           try {
             List<NodeReport> nodes = yc.getNodeReports(NodeState.RUNNING);
             List<String> labelled = new ArrayList<>();
+            long declaredGpus = -1; // an unlabelled node's (the gpu node's may come from discovery)
             for (NodeReport n : nodes) {
               if (n.getNodeLabels().contains(GPU_LABEL)) {
                 labelled.add(n.getNodeId().toString());
+              } else {
+                declaredGpus = n.getCapability().getResourceValue(GPU);
               }
             }
-            if (nodes.size() == opts.nodeManagers && labelled.size() == 1
-                && nodes.get(0).getCapability().getResourceValue(GPU) == opts.nmGpus) {
+            if (nodes.size() == opts.nodeManagers && labelled.size() == 1 && declaredGpus == opts.nmGpus) {
               return;
             }
             last = nodes.size() + " RUNNING nodes, labelled " + labelled;
