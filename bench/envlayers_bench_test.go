@@ -312,9 +312,9 @@ func envLayersMarkdown(r envLayersResult) string {
 	return b.String()
 }
 
-// envLayersReading is what the run of 2026-11-26 06:48 showed (the figures
-// in it are that run's and the runs it names; a new run rewrites the tables
-// above, not this text).
+// envLayersReading is what the run of 2026-11-26 06:48 showed, with the
+// runs it names (the figures in it are theirs; a new run rewrites the
+// tables above, not this text).
 const envLayersReading = `
 ## Reading, against issue 25's goals
 
@@ -346,4 +346,45 @@ benchmark on the same env, run just before that change (06:37, load 21 → 45), 
   its own would save at most the 1.6 s of permissions and is not done; a distribution is still never
   split, since the dynamic loader resolves ` + "`" + `$ORIGIN` + "`" + ` from the real path of a linked directory
   (libtensorflow_cc.so.2, 539 MB, must sit beside tensorflow/python's extensions).
+
+## What the first job's time goes to now, and what was tried
+
+- **Reruns vary with the machine's load, the split does not.** The same benchmark on the same code
+  at 07:28 (load 20 → 61): layered 57.7 s wall (pack 37.9 s; localization 12.7 s, the tensorflow
+  layer 11.9 s of which 2.0 s permissions), one archive 47.8 s (+27.6 s pack beforehand; localization
+  12.5 s). Packing and uploading are most of the layered wall; the tensorflow layer's download and
+  unpack are most of the localization.
+- **The NodeManager's fetch threads** (` + "`" + `yarn.nodemanager.localizer.fetch.thread-count` + "`" + `): not
+  changed. The test cluster keeps Hadoop's default, 4, which is also what a production NodeManager
+  uses unless its administrator sets it. The public localizer already unpacks four layers at a time
+  on two cores, CPU-bound (gzip -dc); the tensorflow layer, one 235 MiB stream, is the longest
+  alone and more threads cannot split it.
+- **Data-only directories as layers of their own** (tensorflow/include: 9,899 files): not done.
+  Permissions now cost 1.6-2.6 s of the tensorflow layer's 10-20 s over the runs, the most such a
+  split could save; its bytes stay.
+- **Uploading each layer while the next ones are packed** (largest first): tried, not landed.
+  Interleaved A/B of the first job of a new layered env (a fresh copy with new files in every
+  package directory each time; six pairs, loads 25-42; a one-off script, not part of ` + "`" + `make bench` + "`" + `,
+  alternating two client binaries: "sequential" is the code above, packing every layer, then
+  uploading):
+
+| pair (first run) | pack (s) seq / overlapped | to submission (s) seq / overlapped | wall (s) seq / overlapped |
+|---|---:|---:|---:|
+| 1 (sequential) | 25.2 / 33.8 | 29.5 / 35.6 | 43.1 / 51.7 |
+| 2 (sequential) | 33.0 / 25.9 | 36.1 / 28.9 | 52.2 / 42.5 |
+| 3 (sequential) | 32.0 / 31.0 | 35.2 / 34.7 | 47.3 / 46.2 |
+| 4 (overlapped) | 39.6 / 25.7 | 43.6 / 28.0 | 59.6 / 40.1 |
+| 5 (overlapped) | 17.6 / 23.4 | 20.7 / 25.7 | 34.7 / 38.2 |
+| 6 (overlapped) | 7.1 / 11.4 | 8.7 / 12.5 | 19.6 / 22.6 |
+
+  The time from the end of packing to the submission (the upload, or what is left of it, and the
+  submission itself) fell from a median 3.2 s to 2.3 s, but the paired walls differ by -19.5 to
+  +8.6 s (median +1.0 s): on two cores the parallel gzip and the uploads (the client's checksums,
+  the DataNode on the same machine) compete for the same CPUs, and uploading 349 MB over loopback
+  takes only 2-4 s to begin with. Not worth a second goroutine in the submission path on this
+  evidence; on a cluster whose uploads cross a network to three DataNodes the overlap could hide
+  more, which this machine cannot show.
+- **The 20 s goal** is within reach only when the machine is not saturated: in pair 6, at a falling
+  load, the sequential client's first job of the new layered env took 19.6 s wall (packed in 7.1 s,
+  submitted at 8.7 s); at loads of 20-60 the same job takes 38-58 s.
 `
