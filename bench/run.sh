@@ -17,6 +17,7 @@ cd "$(dirname "$0")/.."
 # machine alone at up to 10,000 tasks (core_bench_test.go → results/core.*), and a 2x2 PyTorch job's
 # start to every rank inside init_process_group beside plain torchrun (pytorch_bench_test.go →
 # results/pytorch-init.*), and a one-task job with and without a Docker image on the docker
-# profile's cluster (docker_bench_test.go → results/docker.*).
+# profile's cluster (docker_bench_test.go → results/docker.*), and there a TensorFlow
+# MultiWorkerMirroredStrategy job in the image and on the hosts (→ results/docker-mwms.*).
 bash bench/peers/setup.sh
 exec go test -tags bench -run '^TestBench' -count=1 -timeout 60m -v ./bench/ "$@"

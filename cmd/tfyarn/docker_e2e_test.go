@@ -211,7 +211,7 @@ func TestE2EDockerImage(t *testing.T) {
 		// Not parallel: it runs while the parallel subtests wait, so that the only new task
 		// containers in the cluster's Docker daemon are this job's. tfyarn kill stops them (the
 		// NodeManager's docker stop and kill through the helper's --run-docker), not only the
-		// application.
+		// application; before, tfyarn status and tfyarn logs show the running tasks.
 		names := func(all bool) []string {
 			args := []string{"--host", c.DockerHost(), "ps", "--format", "{{.Names}}"}
 			if all {
@@ -248,6 +248,21 @@ func TestE2EDockerImage(t *testing.T) {
 		parts := strings.Split(ours[0], "_") // container_<cluster>_<app>_<attempt>_<id>
 		require.Len(t, parts, 5, ours[0])
 		app := "application_" + parts[1] + "_" + parts[2]
+		// While the tasks run in their images: tfyarn status shows the AM's live report of them,
+		// and tfyarn logs reads a task's logs live from its NodeManager (the launcher's lines).
+		status, errOut, code := execTfyarnFor(t, c, bin, time.Minute, alice, "status", app, "--output", "json")
+		require.Equal(t, exitOK, code, errOut)
+		require.Contains(t, status, `"live"`, status)
+		for _, id := range ours {
+			require.Contains(t, status, id, "tfyarn status names the task's container")
+		}
+		for deadline := time.Now().Add(time.Minute); ; time.Sleep(time.Second) {
+			logs, _, code := execTfyarnFor(t, c, bin, time.Minute, alice, "logs", app, "--task", "worker:0")
+			if code == exitOK && strings.Contains(logs, "tfyarn task worker:0: worker:0 at ") {
+				break
+			}
+			require.True(t, time.Now().Before(deadline), "tfyarn logs --task worker:0 had no launcher line within a minute (exit %d):\n%s", code, logs)
+		}
 		_, stderr, code := execTfyarnFor(t, c, bin, time.Minute, alice, "kill", app)
 		require.Equal(t, exitOK, code, stderr)
 		r := <-done
