@@ -29,7 +29,8 @@ func TestE2EEnvConcurrentSubmissions(t *testing.T) {
 	conf, err := hadoopconf.LoadDir(c.ConfDir)
 	require.NoError(t, err)
 	venv := filepath.Join(t.TempDir(), "venv")
-	out, err := exec.Command("python3", "-m", "venv", "--without-pip", venv).CombinedOutput()
+	// The system's interpreter: the task runs as its user, who may not run another.
+	out, err := exec.Command("/usr/bin/python3", "-m", "venv", "--without-pip", venv).CombinedOutput()
 	require.NoError(t, err, "%s", out)
 	sites, err := filepath.Glob(filepath.Join(venv, "lib", "python3*", "site-packages"))
 	require.NoError(t, err)

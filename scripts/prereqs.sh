@@ -15,10 +15,11 @@ command -v flock >/dev/null 2>&1 || need+=(util-linux)
 [ -x /usr/bin/python3 ] || need+=(python3)
 /usr/bin/python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || need+=(python3-venv)
 command -v make >/dev/null 2>&1 || need+=(make)
+# The test cluster runs containers as their users: it creates users alice and bob (and the tests
+# theirs) with useradd.
+command -v useradd >/dev/null 2>&1 || need+=(passwd)
 if [ "$what" = test ]; then
   command -v chromium >/dev/null 2>&1 || need+=(chromium) # the web UI's headless-browser test
-  # The cluster whose containers run as their users (TestE2ELinuxExecutor) creates users alice, bob.
-  command -v useradd >/dev/null 2>&1 || need+=(passwd)
   # The cluster with YARN's Docker runtime (TC_DOCKER=1): its own daemon from Debian's docker.io
   # and a test image built from Debian packages by mmdebstrap.
   { [ -x /usr/sbin/dockerd ] && [ -x /usr/bin/docker ]; } || { command -v dockerd && command -v docker; } >/dev/null 2>&1 || need+=(docker.io)

@@ -22,29 +22,57 @@ if ! bash testcluster/cluster.sh status >/dev/null 2>&1; then
   bash testcluster/cluster.sh up "${PROFILE:-plain}"
   started=1
 fi
+logs=$(mktemp -d /tmp/tfyarn-make-test.XXXXXX)
 cleanup() {
+  wait 2>/dev/null || true # the lanes (an interrupt reaches their go test processes too)
   [ "$started" = 1 ] && bash testcluster/cluster.sh down || true
-  # The privacy-profile cluster is only ever started by the tests themselves (clustertest).
+  # The other clusters are only ever started by the tests themselves (clustertest).
   TC_DIR="$PWD/.testcluster-privacy" bash testcluster/cluster.sh down >/dev/null 2>&1 || true
   TC_DIR="$PWD/.testcluster-kerberos" bash testcluster/cluster.sh down >/dev/null 2>&1 || true
   TC_DIR="$PWD/.testcluster-faults" bash testcluster/cluster.sh down >/dev/null 2>&1 || true
-  TC_DIR="$PWD/.testcluster-lce" bash testcluster/cluster.sh down >/dev/null 2>&1 || true
-  TC_DIR="$PWD/.testcluster-hosts" bash testcluster/cluster.sh down >/dev/null 2>&1 || true
   TC_DIR="$PWD/.testcluster-docker" bash testcluster/cluster.sh down >/dev/null 2>&1 || true
+  rm -rf "$logs"
 }
 trap cleanup EXIT
 
+# The shell acts as the test user alice from here (env.sh: the cluster's containers run as their
+# users, and LinuxContainerExecutor refuses root).
 source .testcluster/env.sh
-# cmd/tfyarn's end-to-end tests came close to their 25-minute package limit on a loaded machine
-# (982 s of it in a CI run of this wave): two groups of its tests run as a second invocation with a
-# limit of its own instead of growing that one. The attacks of another user (TestE2EAttack*, issue
-# 18), the tests on the fault suite's own cluster (faults, preemption, placement constraints), and
-# those on the clusters that run containers as their users (LinuxContainerExecutor) and whose
-# NodeManagers run each on a host of its own (TestE2ENode*), and the tasks in Docker images.
+# cmd/tfyarn's end-to-end tests would not fit one 25-minute package limit on a loaded machine, nor
+# the three invocations below the 30-minute budget of `make test` one after the other: they run
+# as two lanes at once, each test binary with its own limit, most of their time being spent
+# waiting for YARN rather than computing.
+# Lane 1: every package's end-to-end tests but those below.
+# Lane 2: the attacks of another user (TestE2EAttack*, issue 18), the tests on the fault suite's
+# own cluster (faults, preemption, placement constraints, NodeManager processes killed or frozen,
+# jobs over its three unlabelled hosts), the containers-as-their-users checks and the tasks in
+# Docker images; then the PyTorch and JAX jobs (torch imports take seconds per process; about 4
+# minutes together on this machine) as an invocation of their own.
 second='^TestE2EAttack|^TestE2EFaults$|^TestE2EPreemption|^TestE2ESpread$|^TestE2EAffinity$|^TestE2ELinuxExecutor$|^TestE2ENode|^TestE2EDockerImage$'
-# The PyTorch and JAX jobs (torch imports take seconds per process; about 4 minutes together on
-# this machine) have a third invocation of their own.
 frameworks='^TestE2EPyTorch$|^TestE2EPyTorchElastic$|^TestE2EJAX$'
-go test -tags e2e -count=1 -p 2 -timeout 25m -skip "$second|$frameworks" ./...
-go test -tags e2e -count=1 -timeout 25m -run "$second" ./cmd/tfyarn
-go test -tags e2e -count=1 -timeout 25m -run "$frameworks" ./cmd/tfyarn
+lane() { # NAME COMMAND...: runs it with its output in a file of its own, then prints that file
+  local name=$1 start=$SECONDS rc=0
+  shift
+  "$@" >"$logs/$name.log" 2>&1 || rc=$?
+  {
+    echo "=== make test: $name: exit $rc after $((SECONDS - start)) s"
+    cat "$logs/$name.log"
+  } >"$logs/$name.done"
+  return "$rc"
+}
+lane1() { lane "e2e (all packages)" go test -tags e2e -count=1 -p 2 -timeout 25m -skip "$second|$frameworks" ./...; }
+lane2() {
+  local rc=0
+  lane "e2e (attacks, faults, nodes)" go test -tags e2e -count=1 -timeout 25m -run "$second" ./cmd/tfyarn || rc=$?
+  lane "e2e (frameworks)" go test -tags e2e -count=1 -timeout 25m -run "$frameworks" ./cmd/tfyarn || rc=$?
+  return "$rc"
+}
+start=$SECONDS
+lane1 & one=$!
+lane2 & two=$!
+rc=0
+wait "$one" || rc=1
+wait "$two" || rc=1
+for f in "$logs"/*.done; do cat "$f"; done
+echo "make test: the end-to-end lanes took $((SECONDS - start)) s; exit $rc"
+exit "$rc"

@@ -6,7 +6,8 @@
 # Idempotent: a stamp holding the requirements' hash makes a complete environment a fast no-op;
 # any change to the requirements reinstalls.
 # PyTorch's and JAX's environments (GBs: PyPI's Linux torch brings the CUDA libraries) live in a
-# per-machine cache, $TFYARN_VENV_CACHE (default ~/.cache/tfyarn/venvs), keyed by the
+# per-machine cache, $TFYARN_VENV_CACHE (default /var/cache/tfyarn/venvs for root, whose home the
+# test cluster's container users cannot enter, else ~/.cache/tfyarn/venvs), keyed by the
 # requirements' hash, and .venv-pytorch/.venv-jax are links to it: a second clone on the same
 # machine (CI's fresh clone) links in a second instead of installing again.
 # Works without a terminal (CI=true, no stdin). Override the interpreter with PYTHON=...
@@ -38,7 +39,19 @@ command -v "$PYTHON" >/dev/null 2>&1 || fail "$PYTHON not found: install Python 
 # The stamp names the interpreter too: a venv made from another Python is made again.
 want="$(sha256sum "$REQ" | cut -d' ' -f1) $("$PYTHON" -c 'import os, sys; print("%d.%d %s" % (sys.version_info[:2] + (os.path.realpath(sys.executable),)))')"
 
-complete() { [ -x "$VENV/bin/python" ] && [ "$(cat "$STAMP" 2>/dev/null)" = "$want" ]; }
+cached=""
+if [ "$kind" != tensorflow ]; then
+  # The environment itself is in the machine's cache; $VENV links to it. Root's cache is outside
+  # its home: the test cluster's containers run as their users and reach the environment by its
+  # path (--python), so it must be readable by all.
+  if [ -n "${TFYARN_VENV_CACHE:-}" ]; then cache=$TFYARN_VENV_CACHE
+  elif [ "$(id -u)" = 0 ]; then cache=/var/cache/tfyarn/venvs
+  else cache=${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/tfyarn/venvs
+  fi
+  key="$kind-$(echo "$want" | sha256sum | cut -c1-16)"
+  cached="$cache/$key"
+fi
+complete() { [ -x "$VENV/bin/python" ] && [ "$(cat "$STAMP" 2>/dev/null)" = "$want" ] && { [ -z "$cached" ] || [ "$(readlink "$VENV")" = "$cached" ]; }; }
 complete && exit 0
 
 # One installer at a time (parallel CI steps); the loser finds the work done.
@@ -50,9 +63,13 @@ fi
 
 start=$(date +%s)
 if [ "$kind" != tensorflow ]; then
-  # The environment itself is in the machine's cache; $VENV links to it.
-  cached="${TFYARN_VENV_CACHE:-${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/tfyarn/venvs}/$kind-$(echo "$want" | sha256sum | cut -c1-16)"
-  mkdir -p "$(dirname "$cached")"
+  mkdir -p "$cache"
+  [ "$cache" = /var/cache/tfyarn/venvs ] && chmod 0755 /var/cache/tfyarn "$cache"
+  # One made before in root's home (the earlier default): hard links, no copy and no download.
+  old=${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/tfyarn/venvs/$key
+  if [ ! -e "$cached" ] && [ "$old" != "$cached" ] && [ -x "$old/bin/python" ] && [ "$(cat "$old/.tfenv-stamp" 2>/dev/null)" = "$want" ]; then
+    rm -rf "$cached.tmp" && cp -al "$old" "$cached.tmp" && mv "$cached.tmp" "$cached"
+  fi
   if [ -x "$cached/bin/python" ] && [ "$(cat "$cached/.tfenv-stamp" 2>/dev/null)" = "$want" ]; then
     rm -rf "$VENV" && ln -s "$cached" "$VENV"
     echo "tfenv: $VENV linked to $cached (cached)" >&2

@@ -18,21 +18,24 @@
 # NN_PORT, NN_HTTP_PORT, and for kerberos KDC_PORT); the readiness wait from CLUSTER_TIMEOUT (seconds,
 # default 180). Kerberos only: TOKEN_RENEW_MS and TOKEN_MAX_LIFETIME_MS, the HDFS delegation
 # tokens' renew interval and maximum lifetime (default 20000 and 90000).
-# NodeManagers: by default MiniYARNCluster's, in the cluster's JVM, all named localhost. With
-# TC_NM_HOSTS=1 each is a JVM of its own on a loopback address of its own, NodeManager I on
-# 127.0.1.(10+I), named nmI.tfyarn.test (this script maps the names in /etc/hosts when it runs as
-# root; otherwise the NodeManagers are named by their addresses), every one on NM_PORT (RPC),
-# NM_LOCALIZER_PORT and NM_WEB_PORT of its own address; only then can `nm freeze|thaw` work.
-# Scale: TC_NODEMANAGERS (default 2, at least 2; NodeManager 1 carries the gpu label),
+# NodeManagers (the production shape, the default): each a JVM of its own (Hadoop's NodeManager
+# main class) on a loopback "host" of its own, NodeManager I on 127.0.1.(10+I), named
+# nmI.tfyarn.test (this script maps the names in /etc/hosts when it runs as root; otherwise the
+# NodeManagers are named by their addresses), every one on NM_PORT (RPC), NM_LOCALIZER_PORT and
+# NM_WEB_PORT of its own address. TC_NM_HOSTS=0: MiniYARNCluster's NodeManagers instead, in the
+# cluster's JVM, all named localhost (no `nm freeze|thaw`).
+# Scale: TC_NODEMANAGERS (default 3, at least 2; NodeManager 1 carries the gpu label),
 # TC_NM_MEMORY_MB (default 8192) and TC_NM_VCORES (default 8) per NodeManager. TC_NM_EXPIRY_MS:
 # how long a silent NodeManager stays RUNNING before the RM declares it LOST (default 30000:
 # short for tests, yet no busy 2-core machine delays a heartbeat that long).
-# Profile kerberos defaults to TC_NM_HOSTS=1, TC_EXECUTOR=linux and 3 NodeManagers (each with a
-# service principal of its host, <you>/nmI.tfyarn.test, in a keytab of its own, DIR/nm-I.keytab).
-# TC_EXECUTOR=linux (root only): containers run as the user who submitted them, under YARN's
-# LinuxContainerExecutor with the test cluster's own setuid helper (testcluster/containerexecutor,
-# built and installed as $TC_DIR/bin/container-executor), test users alice and bob, and cgroups
-# (cpu, memory) when the machine lets us create them (TC_CGROUPS=none: without).
+# Containers (TC_EXECUTOR=linux, the default; root only): each runs as the user who submitted it,
+# under YARN's LinuxContainerExecutor with the test cluster's own setuid helper
+# (testcluster/containerexecutor, built and installed as $TC_DIR/bin/container-executor), test
+# users alice and bob, and cgroups (cpu, memory) when the machine lets us create them
+# (TC_CGROUPS=none: without). It refuses root: env.sh makes the shell that sources it act as alice.
+# TC_EXECUTOR=default: every container runs as the cluster's own user (DefaultContainerExecutor).
+# Profile kerberos: also each NodeManager with a service principal of its host,
+# <you>/nmI.tfyarn.test, in a keytab of its own, DIR/nm-I.keytab.
 # TC_DOCKER=1 (with TC_EXECUTOR=linux): also a Docker daemon of the cluster's own and the test image
 # in it (testcluster/docker.sh); env.sh exports the image's name as TFYARN_TEST_IMAGE.
 set -euo pipefail
@@ -57,12 +60,12 @@ CLUSTER_TIMEOUT=${CLUSTER_TIMEOUT:-180}
 asked_nodemanagers=${TC_NODEMANAGERS:-}
 asked_nm_hosts=${TC_NM_HOSTS:-}
 asked_executor=${TC_EXECUTOR:-}
-TC_NODEMANAGERS=${TC_NODEMANAGERS:-2}
-TC_NM_HOSTS=${TC_NM_HOSTS:-0}
+TC_NODEMANAGERS=${TC_NODEMANAGERS:-3}
+TC_NM_HOSTS=${TC_NM_HOSTS:-1}
 TC_NM_MEMORY_MB=${TC_NM_MEMORY_MB:-8192}
 TC_NM_VCORES=${TC_NM_VCORES:-8}
 TC_NM_EXPIRY_MS=${TC_NM_EXPIRY_MS:-30000}
-TC_EXECUTOR=${TC_EXECUTOR:-default}
+TC_EXECUTOR=${TC_EXECUTOR:-linux}
 TC_DOCKER=${TC_DOCKER:-0}
 export TC_DOCKER # the NodeManagers allow the Docker runtime when 1 (LinuxExecutor.java)
 # With TC_DOCKER=1, NodeManager 1 (gpu-labelled) discovers its GPU with this stand-in (LinuxExecutor.java).
@@ -171,7 +174,7 @@ up() {
   if healthy; then
     local have_nms; have_nms=$(sed -n 's/^nodemanagers=//p' "$TC_DIR/ready")
     if [ -n "$asked_nodemanagers" ] && [ "$have_nms" != "$asked_nodemanagers" ]; then
-      die "a cluster with ${have_nms:-2} NodeManagers is running and TC_NODEMANAGERS=$asked_nodemanagers; run 'make cluster-down' first"
+      die "a cluster with ${have_nms:-?} NodeManagers is running and TC_NODEMANAGERS=$asked_nodemanagers; run 'make cluster-down' first"
     fi
     local have_hosts; have_hosts=$(sed -n 's/^nodemanager-hosts=//p' "$TC_DIR/ready")
     if [ "$TC_NM_HOSTS" = 1 ] && [ "$have_hosts" != true ]; then
@@ -222,6 +225,9 @@ up() {
   # The cluster's processes (and the containers they start) must not borrow the caller's Kerberos
   # ticket: a task proves it works with its delegation tokens alone.
   unset KRB5CCNAME
+  # Nor act as the caller's HADOOP_USER_NAME (env.sh sets alice): the cluster's own user, the one
+  # who starts it, is the HDFS superuser and runs the daemons.
+  unset HADOOP_USER_NAME
   local servercp=""
   if [ "$profile" = kerberos ]; then
     mkdir -p "$TC_DIR/server-conf"

@@ -6,7 +6,7 @@ LCE_GROUP=tfyarnnm
 LCE_USERS=(alice bob)
 
 lce_install() {
-  [ "$(id -u)" = 0 ] || die "TC_EXECUTOR=linux installs a setuid helper and creates the users ${LCE_USERS[*]}: run it as root"
+  [ "$(id -u)" = 0 ] || die "the test cluster runs containers as their users (TC_EXECUTOR=linux, the default), which installs a setuid helper and creates the users ${LCE_USERS[*]}: run it as root, or set TC_EXECUTOR=default (every container as you)"
   command -v go >/dev/null || die "TC_EXECUTOR=linux builds its helper with Go: install Go 1.26 or newer"
   getent group "$LCE_GROUP" >/dev/null || groupadd --system "$LCE_GROUP"
   local u
@@ -27,6 +27,16 @@ lce_install() {
       ?????w????|????????w?) [ -k "$d" ] || die "TC_EXECUTOR=linux: $d is writable by group or others; put the cluster directory (TC_DIR) below directories only root may write" ;;
     esac
     [ "$d" = / ] && break
+    d=$(dirname "$d")
+  done
+  # The containers' users run this checkout's environments and examples by their paths (.venv's
+  # python, --python): every directory down to it must let them through.
+  d=$TC_ROOT
+  while [ "$d" != / ]; do
+    case "$(stat -c %A "$d")" in
+      ?????????[xt]) ;;
+      *) die "the cluster runs containers as their users (alice, bob, ...), who cannot enter $d (mode $(stat -c %a "$d")) to reach this checkout's environments: clone it below directories others may enter (chmod o+x $d), or set TC_EXECUTOR=default" ;;
+    esac
     d=$(dirname "$d")
   done
   LCE_EXE=$bin/container-executor

@@ -47,12 +47,13 @@ func TestE2EAlloc(t *testing.T) {
 // now (another job holds the node) ends the job at --alloc-timeout, naming
 // the task, its shape and what the cluster offers.
 func testAllocDeadline(t *testing.T, c *clustertest.Cluster, bin string) {
-	// The blocker holds 6 GiB of the 8 GiB node without a label.
-	marker := filepath.Join(t.TempDir(), "blocker-running")
+	// The blocker's two workers hold 7 GiB of each of the two 8 GiB nodes without a label (its
+	// AM 256 MiB more of one): no 2 GiB left anywhere.
+	marker := filepath.Join(clustertest.ContainerDir(t), "blocker-running")
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	blocker := exec.CommandContext(ctx, bin, "run", "--worker", "1c,6g", "--name", "e2e-alloc-blocker", "--output", "json",
-		"--", "sh", "-c", "touch "+marker+"; sleep 200")
+	blocker := exec.CommandContext(ctx, bin, "run", "--worker", "2x1c,7g", "--name", "e2e-alloc-blocker", "--output", "json",
+		"--", "sh", "-c", "touch "+marker+".$TFYARN_TASK_INDEX; sleep 200")
 	blocker.Env = c.Env()
 	var bout, berr bytes.Buffer
 	blocker.Stdout, blocker.Stderr = &bout, &berr
@@ -66,7 +67,9 @@ func testAllocDeadline(t *testing.T, c *clustertest.Cluster, bin string) {
 		t.Logf("blocker: %s %s", bout.String(), berr.String())
 	}()
 	for start := time.Now(); ; time.Sleep(500 * time.Millisecond) {
-		if _, err := os.Stat(marker); err == nil {
+		_, err0 := os.Stat(marker + ".0")
+		_, err1 := os.Stat(marker + ".1")
+		if err0 == nil && err1 == nil {
 			break
 		}
 		require.Less(t, time.Since(start), 2*time.Minute, "the blocker never ran: %s", berr.String())
@@ -237,7 +240,7 @@ func testAllocLocalizationFailure(t *testing.T, c *clustertest.Cluster, bin stri
 // the idle node without a label) and who holds the GPUs; the deadline's
 // diagnostics name the gpu node's offer.
 func testAllocGPUWait(t *testing.T, c *clustertest.Cluster, bin string) {
-	marker := filepath.Join(t.TempDir(), "holder-running")
+	marker := filepath.Join(clustertest.ContainerDir(t), "holder-running")
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	holder := exec.CommandContext(ctx, bin, "run", "--queue", "ml-gpu", "--worker", "1c,256m,2gpu", "--name", "e2e-gpu-holder", "--output", "json",

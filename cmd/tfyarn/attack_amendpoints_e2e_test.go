@@ -48,7 +48,7 @@ func TestE2EAttackAMEndpoints(t *testing.T) {
 // asBob is what makes tfyarn run as bob, bobRM his ResourceManager client.
 func attackAMEndpoints(t *testing.T, c *clustertest.Cluster, asBob []string, bobRM func(*hadoopconf.Config) *yarn.ApplicationClient) {
 	bin := clustertest.BuildTfyarn(t)
-	release := filepath.Join(t.TempDir(), "release")
+	release := filepath.Join(clustertest.ContainerDir(t), "release")
 	marker := "alice-private-" + randomHex(t)
 	name := "e2e-attack-am-" + randomHex(t)
 	run := startHeldRun(t, c, 3*time.Minute, release, bin, "run", "--name", name, "--worker", "1c,256m", "--output", "json", "--",

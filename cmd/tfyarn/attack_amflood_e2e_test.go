@@ -47,23 +47,23 @@ func TestE2EAttackAMFlood(t *testing.T) {
 	bin := clustertest.BuildTfyarn(t)
 	raiseOpenFileLimit(t, 4*(floodSlowConns+floodPosts)+1024)
 
-	dir := t.TempDir()
+	dir := clustertest.ContainerDir(t)
 	release := filepath.Join(dir, "release")
 	name := "e2e-attack-flood-" + randomHex(t)
 	run := startHeldRun(t, c, 4*time.Minute, release, bin, "run", "--name", name, "--worker", "2x1c,256m", "--output", "json", "--",
 		"sh", "-c", fmt.Sprintf(`touch %s/up.$TFYARN_TASK_INDEX; while [ ! -e %s ]; do sleep 0.2; done`, dir, release))
 	appID := waitForRunning(t, c, bin, name)
 	pid := amPID(t, appID)
-	ports := listeningPorts(t, pid)
-	require.NotEmpty(t, ports, "the AM (pid %d) listens on no TCP port", pid)
-	t.Logf("AM of %s: pid %d, ports %v", appID, pid, ports)
+	addrs := listeningAddrs(t, pid)
+	require.NotEmpty(t, addrs, "the AM (pid %d) listens on no TCP port", pid)
+	t.Logf("AM of %s: pid %d, listening on %v", appID, pid, addrs)
 
 	ctx, stop := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
-	stats := make([]*floodStats, len(ports))
-	for i, p := range ports {
+	stats := make([]*floodStats, len(addrs))
+	for i, a := range addrs {
 		stats[i] = &floodStats{}
-		floodPort(ctx, &wg, net.JoinHostPort("127.0.0.1", strconv.Itoa(p)), stats[i])
+		floodPort(ctx, &wg, a, stats[i])
 	}
 	defer func() { stop(); wg.Wait() }()
 
@@ -89,18 +89,18 @@ func TestE2EAttackAMFlood(t *testing.T) {
 		}
 	}
 	time.Sleep(15 * time.Second)
-	for i, p := range ports {
-		require.GreaterOrEqual(t, stats[i].slowOpened.Load(), int64(floodSlowConns), "slow connections opened to port %d", p)
-		require.GreaterOrEqual(t, stats[i].postsSent.Load(), int64(floodPosts), "60 KiB bodies sent to port %d", p)
+	for i, a := range addrs {
+		require.GreaterOrEqual(t, stats[i].slowOpened.Load(), int64(floodSlowConns), "slow connections opened to %s", a)
+		require.GreaterOrEqual(t, stats[i].postsSent.Load(), int64(floodPosts), "60 KiB bodies sent to %s", a)
 	}
 	err := run.finish()
 	stop()
 	wg.Wait()
 	<-sampling
 
-	for i, p := range ports {
+	for i, a := range addrs {
 		s := stats[i]
-		t.Logf("port %d: %d slow connections opened, %d unsigned 60 KiB POSTs sent, answers %s", p, s.slowOpened.Load(), s.postsSent.Load(), s.answers())
+		t.Logf("%s: %d slow connections opened, %d unsigned 60 KiB POSTs sent, answers %s", a, s.slowOpened.Load(), s.postsSent.Load(), s.answers())
 	}
 	t.Logf("the AM's peak RSS (VmHWM): %d KiB", peak.kib())
 	require.NoError(t, err, "tfyarn run under the flood")
@@ -186,6 +186,43 @@ func listeningPorts(t *testing.T, pid int) []int {
 		}
 	}
 	return ports
+}
+
+// listeningAddrs is listeningPorts with the address each port listens on, to dial: the AM
+// listens on its NodeManager's host (127.0.1.x on the test cluster), 127.0.0.1 for a wildcard.
+func listeningAddrs(t *testing.T, pid int) []string {
+	t.Helper()
+	ports := map[int]bool{}
+	for _, p := range listeningPorts(t, pid) {
+		ports[p] = true
+	}
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/net/tcp", pid))
+	require.NoError(t, err)
+	var addrs []string
+	for _, line := range strings.Split(string(data), "\n")[1:] {
+		fields := strings.Fields(line)
+		if len(fields) < 10 || fields[3] != "0A" {
+			continue
+		}
+		hexIP, hexPort, _ := strings.Cut(fields[1], ":")
+		p, err := strconv.ParseInt(hexPort, 16, 32)
+		require.NoError(t, err)
+		ip, err := strconv.ParseUint(hexIP, 16, 32)
+		require.NoError(t, err)
+		if !ports[int(p)] {
+			continue
+		}
+		host := net.IPv4(byte(ip), byte(ip>>8), byte(ip>>16), byte(ip>>24)).String() // /proc lists it in host (little-endian) order
+		if host == "0.0.0.0" {
+			host = "127.0.0.1"
+		}
+		addrs = append(addrs, net.JoinHostPort(host, strconv.Itoa(int(p))))
+		delete(ports, int(p))
+	}
+	for p := range ports { // an IPv6 socket
+		addrs = append(addrs, net.JoinHostPort("127.0.0.1", strconv.Itoa(p)))
+	}
+	return addrs
 }
 
 // peakRSS follows a process's VmHWM until it exits.

@@ -101,7 +101,7 @@ func attackSharedCacheRewrite(t *testing.T, c *clustertest.Cluster, bin string, 
 
 	// What bob's bytes do when they run: touch a file in a directory
 	// that any container user can write.
-	markers := sharedTempDir(t)
+	markers := clustertest.ContainerDir(t)
 	marker := filepath.Join(markers, "bob-ran")
 	goodScript := []byte("echo alice-ok-" + id + "\n")
 	evilScript := samePadded("touch "+marker+"\n", len(goodScript)+len(marker))
@@ -326,7 +326,9 @@ func attackPrivateCache(t *testing.T, c *clustertest.Cluster, bin string, admin,
 	// Localized PRIVATE (alice's own NodeManager cache), but the launcher PUBLIC.
 	require.Zero(t, publicDownloads(t, c, scriptPath))
 	require.Zero(t, publicDownloads(t, c, secretPath))
-	require.Equal(t, 1, publicDownloads(t, c, binPath))
+	// Once per node that ran one of the job's containers (the AM's and the task's may differ).
+	require.Positive(t, publicDownloads(t, c, binPath))
+	require.LessOrEqual(t, publicDownloads(t, c, binPath), 2)
 
 	// tfyarn status: the history for alice, its privacy for bob.
 	status := func(u attackUser) statusView {

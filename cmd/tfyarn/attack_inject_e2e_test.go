@@ -38,7 +38,7 @@ echo "DATA $(cat data.csv)" >>"$out"`
 func TestE2EAttackNodeManagerInjection(t *testing.T) {
 	c := clustertest.Require(t)
 	bin := clustertest.BuildTfyarn(t)
-	dir := t.TempDir()
+	dir := clustertest.ContainerDir(t) // an injected touch would succeed there, whoever the task runs as
 	marker := func(name string) string { return filepath.Join(dir, "pwned-"+name) }
 	hostile := []string{
 		"{{(touch " + marker("braces") + ")}}", "<CPS>", "<LOG_DIR>/x", "$(touch " + marker("dollar") + ")",

@@ -78,7 +78,7 @@ func hadoopAs(t *testing.T, c *clustertest.Cluster, env []string, args ...string
 func TestE2EAttackKerberosAMEndpoints(t *testing.T) {
 	c := clustertest.RequireKerberos(t)
 	bin := clustertest.BuildTfyarn(t)
-	release := filepath.Join(sharedTempDir(t), "release")
+	release := filepath.Join(clustertest.ContainerDir(t), "release")
 	marker := "alice-private-" + randomHex(t)
 	name := "e2e-attack-krb-am-" + randomHex(t)
 	run := startHeldRun(t, c, 3*time.Minute, release, bin, "run", "--name", name, "--worker", "1c,256m", "--output", "json", "--",
@@ -169,7 +169,7 @@ func TestE2EAttackKerberosNodeManagerInjection(t *testing.T) {
 	t.Parallel()
 	c := clustertest.RequireKerberos(t)
 	bin := clustertest.BuildTfyarn(t)
-	dir := sharedTempDir(t)
+	dir := clustertest.ContainerDir(t)
 	marker := func(name string) string { return filepath.Join(dir, "pwned-"+name) }
 	hostile := []string{"{{(touch " + marker("braces") + ")}}", "<CPS>", "<LOG_DIR>/x", "$(touch " + marker("dollar") + ")",
 		"`touch " + marker("backquote") + "`", `'"\`, "\xff\xfe not UTF-8"}

@@ -47,7 +47,7 @@ func TestE2EAttackKerberosSniffRendezvous(t *testing.T) {
 	c := clustertest.RequireKerberos(t)
 	bin := clustertest.BuildTfyarn(t)
 	k := c.Kerberos
-	dir := sharedTempDir(t)
+	dir := clustertest.ContainerDir(t)
 	release := filepath.Join(dir, "release")
 	stderrMarker := "stderr-tail-" + randomHex(t)
 	name := "e2e-attack-krb-sniff-" + randomHex(t)

@@ -4,7 +4,6 @@ package main
 
 import (
 	"context"
-	"net"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -33,16 +32,16 @@ import (
 func TestE2EAttackRendezvousBlame(t *testing.T) {
 	c := clustertest.Require(t)
 	bin := clustertest.BuildTfyarn(t)
-	dir := t.TempDir()
+	dir := clustertest.ContainerDir(t)
 	release := filepath.Join(dir, "release")
 	name := "e2e-attack-blame-" + randomHex(t)
 	run := startHeldRun(t, c, 3*time.Minute, release, bin, "run", "--name", name, "--worker", "2x1c,256m", "--output", "json", "--",
 		"sh", "-c", `touch `+dir+`/up.$TFYARN_TASK_INDEX; while [ ! -e `+release+` ]; do sleep 0.2; done`)
 	appID := waitForRunning(t, c, bin, name)
 	pid := amPID(t, appID)
-	ports := listeningPorts(t, pid)
-	require.Len(t, ports, 1, "the AM's one port")
-	am := net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[0]))
+	addrs := listeningAddrs(t, pid)
+	require.Len(t, addrs, 1, "the AM's one port")
+	am := addrs[0]
 
 	// Both workers run; their containers, from run's progress lines.
 	containers := map[int]string{}

@@ -78,7 +78,7 @@ func TestE2EAttackTensorFlowGRPC(t *testing.T) {
 	c := clustertest.Require(t)
 	bin := clustertest.BuildTfyarn(t)
 	python := tfPython(t, c)
-	dir := t.TempDir()
+	dir := clustertest.ContainerDir(t) // the task waits for its release file
 	server, reader := filepath.Join(dir, "server.py"), filepath.Join(dir, "reader.py")
 	require.NoError(t, os.WriteFile(server, []byte(tfServer), 0o644))
 	require.NoError(t, os.WriteFile(reader, []byte(tfReader), 0o644))

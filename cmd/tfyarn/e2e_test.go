@@ -72,8 +72,8 @@ func TestE2EClusterMatchesJava(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(stdout), &v))
 
 	java := parseJavaNodes(t, c.Hadoop(t, "yarn", "node", "-list", "-showDetails"))
-	require.Len(t, v.Nodes, 2)
-	require.Len(t, java, 2)
+	require.Len(t, v.Nodes, c.NodeManagers(t))
+	require.Len(t, java, c.NodeManagers(t))
 	var gpuNodes []string
 	for _, n := range v.Nodes {
 		j := java[n.ID]
@@ -92,7 +92,7 @@ func TestE2EClusterMatchesJava(t *testing.T) {
 		}
 	}
 	require.Len(t, gpuNodes, 1, "label gpu on exactly one node")
-	require.EqualValues(t, 2, v.NodeManagers.Active)
+	require.EqualValues(t, c.NodeManagers(t), v.NodeManagers.Active)
 
 	require.Equal(t, []client.NodeLabel{{Name: "gpu", Exclusive: true}}, v.NodeLabels)
 	var typeNames []string
@@ -321,7 +321,7 @@ func TestE2EUnknownAndMalformedIDs(t *testing.T) {
 	for _, cmd := range []string{"status", "kill"} {
 		_, stderr, code := runCLI(t, "--conf-dir", c.ConfDir, cmd, "application_1_0001")
 		require.Equal(t, exitUsage, code)
-		require.Equal(t, "tfyarn: application application_1_0001 not found (the ResourceManager at localhost:8032 does not know it)\n", stderr)
+		require.Equal(t, "tfyarn: application application_1_0001 not found (the ResourceManager at "+c.Facts["rm"]+" does not know it)\n", stderr)
 
 		_, stderr, code = runCLI(t, "--conf-dir", c.ConfDir, cmd, "application_1")
 		require.Equal(t, exitUsage, code)

@@ -83,7 +83,9 @@ func testEnvLayersChange(t *testing.T, c *clustertest.Cluster, bin string) {
 	time.Sleep(1600 * time.Millisecond) // settled: the pack cache remembers it
 
 	xdg := "XDG_CACHE_HOME=" + t.TempDir()
-	args := []string{"run", "--worker", "1c,256m", "--name", "e2e-env-layers", "--env", venv, "--output", "json",
+	// Queue ml-gpu: both jobs' tasks on the one gpu node, whose NodeManager keeps the layers it
+	// localized for the first (another node would download every layer).
+	args := []string{"run", "--queue", "ml-gpu", "--worker", "1c,256m", "--name", "e2e-env-layers", "--env", venv, "--output", "json",
 		"--", "python", "-c", "import sys, os, bigpkg, smallpkg, tfyarn_probe; print('SIZE', bigpkg.SIZE); print('VERSION', smallpkg.VERSION); " +
 			"print('SITE', [p for p in sys.path if p.endswith('site-packages')]); print('CWD', os.getcwd())"}
 	layerRE := regexp.MustCompile(`packed ` + regexp.QuoteMeta(venv) + ` \(venv, Python 3\.\d+\.\d+\): .* in (\d+) layers(?: \((\d+) changed\))? in `)
@@ -171,8 +173,7 @@ func localPermissionCounts(t *testing.T, nodeHTTP string) (inProcess, byHadoop i
 // layer (by HDFS path) so far.
 func layerDownloads(t *testing.T, c *clustertest.Cluster) map[string]int {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(c.Dir, "logs", "cluster.log"))
-	require.NoError(t, err)
+	b := c.NodeManagerLogs(t)
 	out := map[string]int{}
 	for _, m := range regexp.MustCompile(`Downloading public resource: \{ hdfs://[^/]+(/\S+/env-layer\.\S+\.tar\.gz),`).FindAllStringSubmatch(string(b), -1) {
 		out[strings.TrimSpace(m[1])]++
@@ -184,8 +185,7 @@ func layerDownloads(t *testing.T, c *clustertest.Cluster) map[string]int {
 // first task container of appID: the resources it asked for.
 func localizingLine(t *testing.T, c *clustertest.Cluster, appID string) string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(c.Dir, "logs", "cluster.log"))
-	require.NoError(t, err)
+	b := c.NodeManagerLogs(t)
 	task := "container_" + strings.TrimPrefix(appID, "application_") + "_01_000002"
 	for _, line := range strings.Split(string(b), "\n") {
 		if strings.Contains(line, "Container "+task+" is localizing: [") {

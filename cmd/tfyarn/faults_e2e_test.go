@@ -618,7 +618,7 @@ func startFaultJob(t *testing.T, c *clustertest.Cluster, bin string, args ...str
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	t.Cleanup(cancel)
 	j := &faultJob{t: t, c: c, more: make(chan struct{}), done: make(chan struct{}), exited: make(chan struct{})}
-	j.dir = sharedTempDir(t) // the tasks write there: as alice on the Kerberos cluster (LinuxContainerExecutor)
+	j.dir = clustertest.ContainerDir(t) // the tasks write there, as their users
 	j.cmd = exec.CommandContext(ctx, bin, append([]string{"run", "--name", "e2e-" + t.Name(), "--output", "json", "--setenv", "TFYARN_FAULT_DIR=" + j.dir}, args...)...)
 	j.cmd.Env = c.Env()
 	j.cmd.Stdout = &j.stdout

@@ -420,17 +420,6 @@ func localContainerLog(t *testing.T, c *clustertest.Cluster, appID, file string)
 	return b.String()
 }
 
-// sharedTempDir is a temporary directory that the job's tasks may use too: on the
-// Kerberos cluster they run as alice (LinuxContainerExecutor), and
-// t.TempDir() and its parent are root's alone (0700).
-func sharedTempDir(t *testing.T) string {
-	t.Helper()
-	dir := t.TempDir()
-	require.NoError(t, os.Chmod(filepath.Dir(dir), 0o755))
-	require.NoError(t, os.Chmod(dir, 0o1777))
-	return dir
-}
-
 // containerLog returns one log file of one container of appID, from the
 // NodeManager's local disk (log aggregation is off under Kerberos).
 func containerLog(t *testing.T, c *clustertest.Cluster, appID, containerID, file string) string {

@@ -27,7 +27,7 @@ import (
 //	go test -tags e2e -run '^TestE2ELinuxExecutor$' ./cmd/tfyarn/
 func TestE2ELinuxExecutor(t *testing.T) {
 	bin := clustertest.BuildTfyarn(t)
-	c := clustertest.RequireLinuxExecutor(t)
+	c := clustertest.Require(t) // every test cluster runs containers as their users
 	require.Equal(t, "linux", c.Facts["executor"], "the cluster's NodeManagers use LinuxContainerExecutor")
 	alice := attackUser{Name: "alice", Env: []string{"HADOOP_USER_NAME=alice", "XDG_CACHE_HOME=" + t.TempDir()}}
 
@@ -118,11 +118,14 @@ func lceUserAndPrivacy(t *testing.T, c *clustertest.Cluster, bin string, alice a
 		default:
 		}
 	}
-	secret := waitGlob(t, ended, filepath.Join(c.Dir, "data", "yarn", "*", "*", "*localDir*", "usercache", "alice", "appcache", "application_*", "container_*", "secret-"+token))
+	// NodeManager processes of their own keep data/nm-I/{local,logs}; MiniYARNCluster's, theirs below data/yarn.
+	secret := waitGlob(t, ended, filepath.Join(c.Dir, "data", "nm-*", "local", "usercache", "alice", "appcache", "application_*", "container_*", "secret-"+token),
+		filepath.Join(c.Dir, "data", "yarn", "*", "*", "*localDir*", "usercache", "alice", "appcache", "application_*", "container_*", "secret-"+token))
 	workDir := filepath.Dir(secret)
 	appDir := filepath.Dir(workDir)
 	container, app := filepath.Base(workDir), filepath.Base(appDir)
-	logFile := waitGlob(t, ended, filepath.Join(c.Dir, "data", "yarn", "*", "*", "*logDir*", app, container, "stdout"))
+	logFile := waitGlob(t, ended, filepath.Join(c.Dir, "data", "nm-*", "logs", app, container, "stdout"),
+		filepath.Join(c.Dir, "data", "yarn", "*", "*", "*logDir*", app, container, "stdout"))
 	var logged string
 	for deadline := time.Now().Add(3 * time.Minute); !strings.Contains(logged, "logged-"+token); time.Sleep(200 * time.Millisecond) {
 		ended()
@@ -250,6 +253,12 @@ func lceHostileInput(t *testing.T, c *clustertest.Cluster) {
 	require.NoError(t, err)
 	t.Cleanup(func() { os.Remove(link) })
 
+	// The log directory beside it: data/nm-I/logs beside data/nm-I/local; MiniYARNCluster's
+	// NodeManagers keep both below one directory.
+	logs := local
+	if filepath.Base(local) == "local" {
+		logs = filepath.Join(filepath.Dir(local), "logs")
+	}
 	app := "application_1764110000000_0001"
 	cont := "container_1764110000000_0001_01_000002"
 	priv := filepath.Join(local, "nmPrivate", app, cont)
@@ -266,11 +275,11 @@ func lceHostileInput(t *testing.T, c *clustertest.Cluster) {
 		{"list as a system user", []string{"daemon", "daemon", "5", local}, 2},
 		{"list outside", []string{"alice", "alice", "5", "/root"}, 4},
 		{"launch in bob's directory", []string{"alice", "alice", "1", app, cont, filepath.Join(local, "usercache", "bob", "appcache", app, cont),
-			filepath.Join(priv, "x.sh"), filepath.Join(priv, "x.tokens"), "--http", filepath.Join(priv, "x.pid"), local, local, "cgroups=none"}, 4},
+			filepath.Join(priv, "x.sh"), filepath.Join(priv, "x.tokens"), "--http", filepath.Join(priv, "x.pid"), local, logs, "cgroups=none"}, 4},
 		{"launch joining a foreign cgroup", []string{"alice", "alice", "1", app, cont, filepath.Join(local, "usercache", "alice", "appcache", app, cont),
-			filepath.Join(priv, "x.sh"), filepath.Join(priv, "x.tokens"), "--http", filepath.Join(priv, "x.pid"), local, local, "cgroups=/sys/fs/cgroup/memory/tasks"}, 27},
+			filepath.Join(priv, "x.sh"), filepath.Join(priv, "x.tokens"), "--http", filepath.Join(priv, "x.pid"), local, logs, "cgroups=/sys/fs/cgroup/memory/tasks"}, 27},
 		{"launch with another container's tokens", []string{"alice", "alice", "1", app, cont, filepath.Join(local, "usercache", "alice", "appcache", app, cont),
-			filepath.Join(priv, "x.sh"), filepath.Join(local, "nmPrivate", app, "container_1764110000000_0001_01_000003", "x.tokens"), "--http", filepath.Join(priv, "x.pid"), local, local, "cgroups=none"}, 4},
+			filepath.Join(priv, "x.sh"), filepath.Join(local, "nmPrivate", app, "container_1764110000000_0001_01_000003", "x.tokens"), "--http", filepath.Join(priv, "x.pid"), local, logs, "cgroups=none"}, 4},
 		{"docker", []string{"--run-docker", "/tmp/x"}, 3},
 	} {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -288,16 +297,20 @@ func lceHostileInput(t *testing.T, c *clustertest.Cluster) {
 
 // waitGlob waits up to 3 minutes (a loaded 2-core machine: each localization starts a JVM) for
 // pattern to match exactly one path, calling check between tries.
-func waitGlob(t *testing.T, check func(), pattern string) string {
+func waitGlob(t *testing.T, check func(), patterns ...string) string {
 	t.Helper()
 	for deadline := time.Now().Add(3 * time.Minute); ; time.Sleep(200 * time.Millisecond) {
 		check()
-		m, err := filepath.Glob(pattern)
-		require.NoError(t, err)
+		var m []string
+		for _, pattern := range patterns {
+			more, err := filepath.Glob(pattern)
+			require.NoError(t, err)
+			m = append(m, more...)
+		}
 		if len(m) == 1 {
 			return m[0]
 		}
-		require.True(t, time.Now().Before(deadline), "waited 3 minutes for one %s, found %v", pattern, m)
+		require.True(t, time.Now().Before(deadline), "waited 3 minutes for one of %v, found %v", patterns, m)
 	}
 }
 

@@ -40,18 +40,18 @@ func clusterHosts(t *testing.T, c *clustertest.Cluster) []string {
 	return hosts
 }
 
-// On the cluster whose NodeManagers each run as a process on a host of their own
-// (clustertest.RequireHosts: three unlabelled, one gpu-labelled, 32 vcores each), a running job's tasks on every
+// On the fault suite's cluster, whose NodeManagers each run as a process on a host of their own like
+// every test cluster's (clustertest.RequireFaults: three unlabelled, one gpu-labelled, 32 vcores each), a running job's tasks on every
 // one of them: three in the default queue spread over its three nodes, one in ml-gpu on the gpu
 // node. `tfyarn logs --task` reads each running task's output from its own NodeManager; TF_CONFIG
 // names each task by its node's host, a different one per node; `run` shows the decider's output
 // live, with no "cannot show" line.
 func TestE2ENodeHosts(t *testing.T) {
 	bin := clustertest.BuildTfyarn(t)
-	c := clustertest.RequireHosts(t)
+	c := clustertest.RequireFaults(t)
 	want := clusterHosts(t, c)
-	require.Len(t, want, 4, "the hosts cluster runs four NodeManagers")
-	stop := filepath.Join(t.TempDir(), "stop")
+	require.Len(t, want, 4, "the fault suite's cluster runs four NodeManagers")
+	stop := filepath.Join(clustertest.ContainerDir(t), "stop")
 	spread := startTfyarn(t, c, bin, 4*time.Minute, "run", "--name", "e2e-node-hosts", "--worker", "3x1c,128m",
 		"--spread", "worker", "--", "sh", "-c", nodesJob, stop)
 	gpu := startTfyarn(t, c, bin, 4*time.Minute, "run", "--name", "e2e-node-hosts-gpu", "--queue", "ml-gpu",
@@ -119,11 +119,11 @@ func TestE2ENodeHosts(t *testing.T) {
 }
 
 // A MultiWorkerMirroredStrategy job whose three workers run on three different NodeManagers
-// (hosts) of the hosts cluster trains and succeeds: the workers find each other by the host
+// (hosts) of the fault suite's cluster trains and succeeds: the workers find each other by the host
 // names TF_CONFIG gives them.
 func TestE2ENodesMWMS(t *testing.T) {
 	bin := clustertest.BuildTfyarn(t)
-	c := clustertest.RequireHosts(t)
+	c := clustertest.RequireFaults(t)
 	python := tfPython(t, c)
 	r, _, code := execTF(t, c, bin, "--name", "e2e-nodes-mwms", "--worker", "3x1c,1g", "--spread", "worker",
 		"--python", python, filepath.Join(c.Root, "examples", "mwms_keras.py"), "--", "--epochs", "1", "--steps-per-epoch", "3")
@@ -159,7 +159,7 @@ func TestE2ENodesMWMS(t *testing.T) {
 // One after the other: each takes a node away.
 func TestE2ENodeFaults(t *testing.T) {
 	bin := clustertest.BuildTfyarn(t)
-	c := clustertest.RequireHosts(t)
+	c := clustertest.RequireFaults(t)
 	t.Run("killed", func(t *testing.T) {
 		r := testFaultNodeManagerLost(t, c, bin)
 		t.Logf("%s: %s in %s (recovered in %s)", "nodemanager-killed", r.Outcome, r.End, r.Recovery)

@@ -316,7 +316,7 @@ func TestE2EPreemptionExamples(t *testing.T) {
 	bin := clustertest.BuildTfyarn(t)
 	t.Run("loop", func(t *testing.T) {
 		t.Parallel()
-		ck := t.TempDir()
+		ck := clustertest.ContainerDir(t)
 		j := startFaultJob(t, c, bin, "--max-restarts", "0", "--worker", "1c,256m", "--",
 			"python3", filepath.Join(c.Root, "examples", "preemption_loop.py"), "--checkpoint-dir", ck, "--steps", "200")
 		fault := preemptOnceRunning(t, c, j, "worker:0", "worker:0: starting at step 0 of 200 (restart 0)")
@@ -332,7 +332,7 @@ func TestE2EPreemptionExamples(t *testing.T) {
 	t.Run("keras", func(t *testing.T) {
 		t.Parallel()
 		python := tfPython(t, c)
-		backup := t.TempDir()
+		backup := clustertest.ContainerDir(t)
 		j := startFaultJob(t, c, bin, "--max-restarts", "0", "--worker", "2x1c,1g", "--python", python,
 			filepath.Join(c.Root, "examples", "preemption_keras.py"), "--",
 			"--backup-dir", backup, "--epochs", "1", "--steps-per-epoch", "40", "--step-seconds", "0.25")

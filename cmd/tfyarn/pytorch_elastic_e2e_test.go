@@ -38,7 +38,7 @@ func TestE2EPyTorchElastic(t *testing.T) {
 func testElasticLosesAWorker(t *testing.T, c *clustertest.Cluster, bin, python string, local bool) {
 	// The containers write their steps here: as the submitting user
 	// (alice) on a cluster that runs containers as their users.
-	progress := sharedTempDir(t)
+	progress := clustertest.ContainerDir(t)
 	args := []string{"run", "--framework", "pytorch", "--worker", "3x1c,1536m", "--min-workers", "2", "--python", python, "--output", "json"}
 	if local {
 		args = append(args, "--local")

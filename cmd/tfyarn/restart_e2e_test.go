@@ -73,7 +73,7 @@ func TestE2ERestarts(t *testing.T) {
 		r, _, code := execTF(t, c, bin, "--name", "e2e-restart-pss", "--max-restarts", "1",
 			"--chief", "1c,1g", "--worker", "2x1c,1g", "--ps", "1c,1g",
 			"--python", python, filepath.Join(c.Root, "examples", "ps_strategy.py"), "--",
-			"--model-dir", t.TempDir(), "--epochs", "40", "--steps-per-epoch", "20", "--fail-worker-once")
+			"--model-dir", clustertest.ContainerDir(t), "--epochs", "40", "--steps-per-epoch", "20", "--fail-worker-once")
 		require.Equal(t, exitOK, code, r.Diagnostics)
 		require.Equal(t, "SUCCEEDED", r.FinalStatus)
 		require.Equal(t, 1, r.Restarts)
@@ -98,7 +98,7 @@ func TestE2ERestarts(t *testing.T) {
 		python := tfPython(t, c)
 		// The test cluster is one machine: a local directory is storage
 		// every task reaches, as HDFS or NFS would be on a real cluster.
-		backup := t.TempDir()
+		backup := clustertest.ContainerDir(t)
 		r, _, code := execTF(t, c, bin, "--name", "e2e-restart-keras", "--max-restarts", "1", "--chief", "1c,1g", "--worker", "1c,1g",
 			"--python", python, filepath.Join(c.Root, "examples", "mwms_keras.py"), "--",
 			"--epochs", "3", "--steps-per-epoch", "5", "--backup-dir", backup, "--fail-once-after-epoch", "2")

@@ -52,8 +52,9 @@ func testRobustRefused(t *testing.T, c *clustertest.Cluster, bin string) {
 		args []string
 		want string
 	}{
-		{"8g beside the AM (issue case 1)", []string{"--worker", "1c,8g"},
-			"tfyarn: the job can never run: its containers on nodes without a label (worker 1 vcores, 8 GiB, the ApplicationMaster 1 vcores, 256 MiB) must all run at once and need 8448 MiB of memory, but those nodes have 8 GiB in all (1 node, the largest with 8 vcores, 8 GiB, 2 GPUs); ask for fewer or smaller tasks, or run the ApplicationMaster elsewhere (--am-node-label)"},
+		// The cluster's two 8 GiB nodes without a label are full with two 8 GiB workers: no room for the AM.
+		{"8g workers beside the AM (issue case 1)", []string{"--worker", "2x1c,8g"},
+			"tfyarn: the job can never run: its containers on nodes without a label (worker 2 × 1 vcores, 8 GiB, the ApplicationMaster 1 vcores, 256 MiB) must all run at once and need 16640 MiB of memory, but those nodes have 16 GiB in all (2 nodes, the largest with 8 vcores, 8 GiB, 2 GPUs); ask for fewer or smaller tasks, or run the ApplicationMaster elsewhere (--am-node-label)"},
 		{"label without capacity (issue case 2)", []string{"--worker", "1c,256m", "--node-label", "gpu"},
 			"tfyarn: queue default has no capacity on nodes labelled gpu, where worker would run; use a queue with capacity there (--queue) or change --node-label"},
 		{"AM label without capacity", []string{"--worker", "1c,256m", "--am-node-label", "gpu"},

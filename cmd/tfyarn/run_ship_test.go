@@ -106,7 +106,9 @@ func TestRunHelpShowsShipping(t *testing.T) {
 func makeVenv(t *testing.T) string {
 	t.Helper()
 	venv := filepath.Join(t.TempDir(), "venv")
-	out, err := exec.Command("python3", "-m", "venv", "--without-pip", venv).CombinedOutput()
+	// The system's interpreter, as the test environments' (scripts/tfenv.sh): every Unix user can
+	// run it, so the venv works in a container that runs as its user (LinuxContainerExecutor).
+	out, err := exec.Command("/usr/bin/python3", "-m", "venv", "--without-pip", venv).CombinedOutput()
 	require.NoError(t, err, "%s", out)
 	sites, err := filepath.Glob(filepath.Join(venv, "lib", "python3*", "site-packages"))
 	require.NoError(t, err)

@@ -46,7 +46,7 @@ func TestE2ESharedCache(t *testing.T) {
 	c.Hadoop(t, "hdfs", "dfs", "-mkdir", "-p", hdfs.HomeDir(alice), hdfs.HomeDir(bob))
 	// The administrator (the cluster's superuser) makes the directory, twice: the second is a no-op.
 	for range 2 {
-		stdout, stderr, code := execTfyarn(t, c, bin, nil, "cache", "init", shared)
+		stdout, stderr, code := execTfyarn(t, c, bin, []string{"HADOOP_USER_NAME=" + c.Superuser()}, "cache", "init", shared)
 		require.Equal(t, exitOK, code, stderr)
 		require.Equal(t, shared+" is a shared cache directory (mode 1777): use it with tfyarn run --cache-dir "+shared+
 			", or set tfyarn.cache.dir="+shared+" in the client configuration\n", stdout)
@@ -70,7 +70,9 @@ func TestE2ESharedCache(t *testing.T) {
 
 	home := t.TempDir() // each user's local caches (packs, verifications) under home/<user>
 	run := func(user string, extra ...string) (stdout, stderr string, code int) {
-		args := append([]string{"run", "--worker", "1c,256m", "--name", "e2e-shared-cache", "--cache-dir", shared,
+		// Queue ml-gpu: every task on the one gpu node, where the NodeManager's one localized
+		// copy serves alice and bob alike.
+		args := append([]string{"run", "--queue", "ml-gpu", "--worker", "1c,256m", "--name", "e2e-shared-cache", "--cache-dir", shared,
 			"--env", venv, "--output", "json"}, extra...)
 		args = append(args, "--", "sh", "-c", `echo "ENV $(readlink -f env.layer00)"; test ! -e data.txt || echo "DATA $(cat data.txt)"`)
 		return execTfyarn(t, c, bin, []string{"HADOOP_USER_NAME=" + user, "XDG_CACHE_HOME=" + filepath.Join(home, user)}, args...)
@@ -116,7 +118,7 @@ func TestE2ESharedCache(t *testing.T) {
 	// The administrator adopts what alice uploaded; mallory's planted file
 	// is not adopted (its content is not its name's) and left alone.
 	admin := currentOSUser(t)
-	stdout, stderr, code = execTfyarn(t, c, bin, nil, "cache", "adopt", shared)
+	stdout, stderr, code = execTfyarn(t, c, bin, []string{"HADOOP_USER_NAME=" + admin}, "cache", "adopt", shared)
 	t.Logf("adopt: %s\n%s", stdout, stderr)
 	require.Equal(t, exitJobFailed, code)
 	require.Regexp(t, `^(adopted `+regexp.QuoteMeta(shared)+`/[0-9a-f]{64}-(env-layer\.(base|group-00)\.tar\.gz|tfyarn) \(was `+alice+`'s, \d+ bytes\): now `+admin+`'s, used by everyone\n){3}`+
@@ -223,8 +225,7 @@ func TestE2ESharedCache(t *testing.T) {
 // publicDownloads counts the NodeManagers' public downloads of an HDFS path.
 func publicDownloads(t *testing.T, c *clustertest.Cluster, p string) int {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(c.Dir, "logs", "cluster.log"))
-	require.NoError(t, err)
+	b := c.NodeManagerLogs(t)
 	return len(regexp.MustCompile(`Downloading public resource: \{ hdfs://[^/]+`+regexp.QuoteMeta(p)+`,`).FindAll(b, -1))
 }
 

@@ -29,7 +29,7 @@ func TestE2ETensorBoard(t *testing.T) {
 	c := clustertest.Require(t)
 	bin := clustertest.BuildTfyarn(t)
 	python := tfPython(t, c)
-	dir := t.TempDir()
+	dir := clustertest.ContainerDir(t)
 	logDir, release := filepath.Join(dir, "logs"), filepath.Join(dir, "release")
 	program := fmt.Sprintf(`"$0" mwms_keras.py --epochs 2 --steps-per-epoch 5 --log-dir %s || exit; `+
 		`if [ "$TFYARN_TASK" = chief:0 ]; then while [ ! -e %s ]; do sleep 0.2; done; fi`, logDir, release)

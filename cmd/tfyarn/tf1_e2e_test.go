@@ -35,7 +35,7 @@ func testTF1BetweenGraph(t *testing.T, c *clustertest.Cluster, bin, python strin
 	// The interpreter is the venv's, behind a wrapper that first prints the
 	// arguments it was given, after the launcher's substitution: the
 	// example itself prints only its TF_CONFIG.
-	wrapper := filepath.Join(t.TempDir(), "python")
+	wrapper := filepath.Join(clustertest.ContainerDir(t), "python") // the tasks run it
 	require.NoError(t, os.WriteFile(wrapper, []byte(fmt.Sprintf("#!/bin/sh\necho \"TF1_ARGV=$*\"\nexec %s \"$@\"\n", python)), 0o755))
 
 	r, _, code := execTF(t, c, bin, "--name", "e2e-tf1", "--worker", "2x1c,1g", "--ps", "1c,1g",

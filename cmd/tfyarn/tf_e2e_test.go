@@ -47,7 +47,7 @@ func TestE2ETF(t *testing.T) {
 // the evaluator, which would sleep for 10 minutes, are stopped and the
 // application ends within 30 s of the chief's exit.
 func testChiefDecides(t *testing.T, c *clustertest.Cluster, bin string) {
-	dir := t.TempDir()
+	dir := clustertest.ContainerDir(t)
 	program := `echo "TF_CONFIG=$TF_CONFIG"; env | grep '^TFYARN_' | sed 's/^/ENV /';` +
 		` cp "$HADOOP_TOKEN_FILE_LOCATION" ` + dir + `/$TFYARN_TASK_TYPE$TFYARN_TASK_INDEX.tokens;` +
 		` cp container_tokens ` + dir + `/$TFYARN_TASK_TYPE$TFYARN_TASK_INDEX.yarn-tokens;` +
@@ -203,7 +203,7 @@ func testPSS(t *testing.T, c *clustertest.Cluster, bin, python string) {
 	r, _, code := execTF(t, c, bin, "--name", "e2e-tf-pss", "--queue", "ml-gpu",
 		"--chief", "1c,1g", "--worker", "2x1c,1g", "--ps", "1c,1g", "--evaluator", "1c,1g",
 		"--python", python, filepath.Join(c.Root, "examples", "ps_strategy.py"), "--",
-		"--model-dir", t.TempDir(), "--epochs", "1", "--steps-per-epoch", "5")
+		"--model-dir", clustertest.ContainerDir(t), "--epochs", "1", "--steps-per-epoch", "5")
 	require.Equal(t, exitOK, code, r.Diagnostics)
 	require.Equal(t, "SUCCEEDED", r.FinalStatus)
 	require.Contains(t, r.Diagnostics, "chief:0 succeeded; stopped ")

@@ -38,7 +38,7 @@ func TestE2EWebUIHistoryGPU(t *testing.T) {
 	bin := clustertest.BuildTfyarn(t)
 	chromium := chromiumPath(t)
 
-	dir := t.TempDir()
+	dir := clustertest.ContainerDir(t) // the tasks run its nvidia-smi and wait for its release file
 	fixture, err := os.ReadFile(filepath.Join(c.Root, "internal", "executor", "testdata", "h100-query-gpu.csv"))
 	require.NoError(t, err)
 	smi := filepath.Join(dir, "nvidia-smi")

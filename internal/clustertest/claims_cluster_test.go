@@ -91,11 +91,11 @@ func freeLoopbackPort(t *testing.T) int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
-// TestClaimsClusterProfiles: README "a second, privacy cluster on ports
-// shifted by 10000", "on ports shifted by 20000 (KDC 28090)", "ports
-// shifted by 4000, two more NodeManagers", "ports shifted by 3000, three unlabelled
-// NodeManagers and the gpu one" (TC_NM_HOSTS=1), and "the ResourceManager declares
-// it LOST after TC_NM_EXPIRY_MS, 30 s, 10 s on the suite's cluster".
+// TestClaimsClusterProfiles: README "a second, privacy cluster on ports shifted by 10000", "on
+// ports shifted by 20000 (KDC 28090)", "ports shifted by 4000, one more NodeManager", "ports
+// shifted by 8000", "3 NodeManagers", "each NodeManager a process on a host of its own",
+// "containers as their users" (the defaults of cluster.sh), and "the ResourceManager declares it
+// LOST after TC_NM_EXPIRY_MS, 30 s, 10 s on the suite's cluster".
 func TestClaimsClusterProfiles(t *testing.T) {
 	script, err := os.ReadFile(filepath.Join(RepoRoot(), "testcluster", "cluster.sh"))
 	require.NoError(t, err)
@@ -104,13 +104,15 @@ func TestClaimsClusterProfiles(t *testing.T) {
 		defaults[m[1]], _ = strconv.Atoi(m[2])
 	}
 	require.Equal(t, 30000, defaults["TC_NM_EXPIRY_MS"])
-	require.Equal(t, 2, defaults["TC_NODEMANAGERS"])
+	require.Equal(t, 3, defaults["TC_NODEMANAGERS"])
+	require.Equal(t, 1, defaults["TC_NM_HOSTS"], "one NodeManager per host by default")
+	require.Regexp(t, `(?m)^TC_EXECUTOR=\$\{TC_EXECUTOR:-linux\}$`, string(script), "containers as their users by default")
 	require.Equal(t, 8090, defaults["KDC_PORT"])
 
 	for _, c := range []struct {
 		p     profile
 		shift int
-	}{{privacyProfile, 10000}, {kerberosProfile, 20000}, {faultsProfile, 4000}, {hostsProfile, 3000}, {dockerProfile, 8000}} {
+	}{{privacyProfile, 10000}, {kerberosProfile, 20000}, {faultsProfile, 4000}, {dockerProfile, 8000}} {
 		env := envOf(c.p)
 		for _, k := range []string{"RM_PORT", "SCHEDULER_PORT", "TRACKER_PORT", "ADMIN_PORT", "RM_WEB_PORT", "NN_PORT", "NN_HTTP_PORT", "NM_PORT", "NM_LOCALIZER_PORT", "NM_WEB_PORT"} {
 			require.Equal(t, strconv.Itoa(defaults[k]+c.shift), env[k], "%s %s", c.p.dir, k)
@@ -118,16 +120,16 @@ func TestClaimsClusterProfiles(t *testing.T) {
 		if c.p.name == "kerberos" {
 			require.Equal(t, "28090", env["KDC_PORT"])
 		}
+		require.NotEqual(t, "0", env["TC_NM_HOSTS"], "%s: the production shape like every cluster", c.p.dir)
+		require.NotEqual(t, "default", env["TC_EXECUTOR"], "%s: containers as their users like every cluster", c.p.dir)
 	}
-	require.Equal(t, "4", envOf(faultsProfile)["TC_NODEMANAGERS"], "two more NodeManagers")
+	require.Equal(t, "4", envOf(faultsProfile)["TC_NODEMANAGERS"], "one more NodeManager")
 	require.Equal(t, "10000", envOf(faultsProfile)["TC_NM_EXPIRY_MS"])
-	// "One NodeManager per host": RPC 8041, localizer 8040, web 8042 on each NodeManager's own
-	// address; the hosts cluster's "three unlabelled NodeManagers and the gpu one".
+	require.Equal(t, "8", envOf(scaleProfile)["TC_NODEMANAGERS"], "the scale profile keeps 8")
+	// "One NodeManager per host": RPC 8041, localizer 8040, web 8042 on each NodeManager's own address.
 	require.Equal(t, 8041, defaults["NM_PORT"])
 	require.Equal(t, 8040, defaults["NM_LOCALIZER_PORT"])
 	require.Equal(t, 8042, defaults["NM_WEB_PORT"])
-	require.Equal(t, "1", envOf(hostsProfile)["TC_NM_HOSTS"])
-	require.Equal(t, "4", envOf(hostsProfile)["TC_NODEMANAGERS"])
 	// "Profile kerberos ... in the production shape (... the defaults TC_NM_HOSTS=1,
 	// TC_EXECUTOR=linux, TC_NODEMANAGERS=3 of this profile)", and the tests' kerberos cluster.
 	for _, want := range []string{"TC_NM_HOSTS=${asked_nm_hosts:-1}", "TC_EXECUTOR=${asked_executor:-linux}", "TC_NODEMANAGERS=${asked_nodemanagers:-3}"} {

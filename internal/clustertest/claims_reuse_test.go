@@ -44,7 +44,7 @@ func TestClaimsClusterUpReusesAHealthyCluster(t *testing.T) {
 		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644))
 	}
 	write("cluster.pid", fmt.Sprintf("%d\n", jvm.Process.Pid))
-	write("ready", fmt.Sprintf("profile=plain\nnodemanagers=2\nrm=%s\nfs.defaultFS=hdfs://%s\n", rm.Addr(), nn.Addr()))
+	write("ready", fmt.Sprintf("profile=plain\nnodemanagers=3\nexecutor=linux\nnodemanager-hosts=true\nrm=%s\nfs.defaultFS=hdfs://%s\n", rm.Addr(), nn.Addr()))
 	write("health", fmt.Sprintf("ok %d\n", time.Now().Unix()))
 
 	var stdout, stderr bytes.Buffer

@@ -98,33 +98,16 @@ var (
 	}}
 	// A fourth, plain cluster of its own for the fault-injection suite (ports +4000): stopping
 	// a NodeManager there kills no other test's containers. Its NodeManagers count 32 vcores
-	// each (accounting only) so that the suite's jobs run side by side, and a third and fourth
-	// (unlabelled, like the first) take over when one is lost; a silent one is LOST after 10 s.
-	// Every cluster's NodeManager I listens on 127.0.1.(10+I) (see testcluster/cluster.sh): its
-	// NodeManager ports differ between clusters like the others.
+	// each (accounting only) so that the suite's jobs run side by side, and a fourth
+	// (unlabelled, like the first and third) takes over when one is lost; a silent one is LOST
+	// after 10 s. With three unlabelled NodeManagers, a job's tasks spread over three hosts there
+	// too (TestE2ENode*). Every cluster's NodeManager I listens on 127.0.1.(10+I) (see
+	// testcluster/cluster.sh): its NodeManager ports differ between clusters like the others.
 	faultsProfile = profile{name: "plain", dir: ".testcluster-faults", env: []string{
 		"RM_PORT=12032", "SCHEDULER_PORT=12030", "TRACKER_PORT=12031", "ADMIN_PORT=12033",
 		"RM_WEB_PORT=12088", "NN_PORT=12020", "NN_HTTP_PORT=13870", "TC_NM_VCORES=32", "TC_NODEMANAGERS=4",
 		"NM_PORT=12041", "NM_LOCALIZER_PORT=12040", "NM_WEB_PORT=12042",
 		"TC_NM_EXPIRY_MS=10000",
-	}}
-	// A plain cluster whose NodeManagers run every container as the Unix user who submitted it
-	// (LinuxContainerExecutor with testcluster/containerexecutor; users alice and bob; cgroups
-	// when the machine allows), on ports shifted by 2000. Root only: it installs a setuid helper.
-	linuxProfile = profile{name: "plain", dir: ".testcluster-lce", env: []string{
-		"RM_PORT=10032", "SCHEDULER_PORT=10030", "TRACKER_PORT=10031", "ADMIN_PORT=10033",
-		"RM_WEB_PORT=10088", "NN_PORT=10020", "NN_HTTP_PORT=11870", "TC_EXECUTOR=linux",
-		"NM_PORT=10041", "NM_LOCALIZER_PORT=10040", "NM_WEB_PORT=10042",
-	}}
-
-	// A plain cluster whose NodeManagers are each a process on a host of their own (TC_NM_HOSTS=1,
-	// see testcluster/cluster.sh), ports shifted by 3000: three unlabelled and one gpu-labelled, so
-	// that a job's tasks spread over three hosts; a silent one is LOST after 10 s.
-	hostsProfile = profile{name: "plain", dir: ".testcluster-hosts", env: []string{
-		"RM_PORT=11032", "SCHEDULER_PORT=11030", "TRACKER_PORT=11031", "ADMIN_PORT=11033",
-		"RM_WEB_PORT=11088", "NN_PORT=11020", "NN_HTTP_PORT=12870",
-		"NM_PORT=11041", "NM_LOCALIZER_PORT=11040", "NM_WEB_PORT=11042",
-		"TC_NM_HOSTS=1", "TC_NODEMANAGERS=4", "TC_NM_VCORES=32", "TC_NM_EXPIRY_MS=10000",
 	}}
 	// The production shape with YARN's Docker runtime: NodeManagers each a process on a host of
 	// their own (TC_NM_HOSTS=1; three unlabelled, so that an image job's tasks spread over three
@@ -178,20 +161,6 @@ func RequireScale(t testing.TB) *Cluster {
 func RequireFaults(t testing.TB) *Cluster {
 	t.Helper()
 	return requireProfile(t, faultsProfile)
-}
-
-// RequireLinuxExecutor returns the cluster whose containers run as their submitting Unix users
-// (see linuxProfile), starting it if needed. `make test` stops it at the end.
-func RequireLinuxExecutor(t testing.TB) *Cluster {
-	t.Helper()
-	return requireProfile(t, linuxProfile)
-}
-
-// RequireHosts returns the cluster whose NodeManagers each run as a process on a host of their
-// own (see hostsProfile), starting it if needed. `make test` stops it at the end.
-func RequireHosts(t testing.TB) *Cluster {
-	t.Helper()
-	return requireProfile(t, hostsProfile)
 }
 
 // RequireDocker returns the linux-executor cluster with its own Docker daemon and the test image

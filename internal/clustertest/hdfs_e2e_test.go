@@ -8,6 +8,7 @@ import (
 	"io"
 	"os/user"
 	"path"
+	"strings"
 	"testing"
 	"time"
 
@@ -23,7 +24,7 @@ func TestHDFSRoundTrip(t *testing.T) {
 	conf, err := colinconf.Load(c.ConfDir)
 	require.NoError(t, err)
 	opts := hdfs.ClientOptionsFromConf(conf)
-	require.Equal(t, []string{"localhost:8020"}, opts.Addresses, "fs.defaultFS from .testcluster/conf")
+	require.Equal(t, []string{strings.TrimPrefix(c.Facts["fs.defaultFS"], "hdfs://")}, opts.Addresses, "fs.defaultFS from .testcluster/conf")
 	u, err := user.Current()
 	require.NoError(t, err)
 	opts.User = u.Username

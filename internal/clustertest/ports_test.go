@@ -35,7 +35,7 @@ func TestClusterPortsAvoidEphemeralRange(t *testing.T) {
 	}
 
 	owner := map[int]string{}
-	for _, p := range []profile{mainProfile, privacyProfile, kerberosProfile, scaleProfile, faultsProfile, linuxProfile, hostsProfile} {
+	for _, p := range []profile{mainProfile, privacyProfile, kerberosProfile, scaleProfile, faultsProfile, dockerProfile} {
 		ports := map[string]string{}
 		for k, v := range defaults {
 			ports[k] = v

@@ -5,6 +5,8 @@ import (
 	"os"
 	"os/exec"
 	"os/user"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -61,4 +63,52 @@ func actAsTestUser(c *Cluster) {
 	if c.RunsAsUsers() && strings.TrimSpace(os.Getenv("HADOOP_USER_NAME")) == "" && c.Kerberos == nil {
 		_ = os.Setenv("HADOOP_USER_NAME", TestUser)
 	}
+}
+
+// NodeManagers is how many NodeManagers the cluster runs (its ready file's nodemanagers=).
+func (c *Cluster) NodeManagers(t testing.TB) int {
+	t.Helper()
+	n, err := strconv.Atoi(c.Facts["nodemanagers"])
+	if err != nil || n < 1 {
+		t.Fatalf("clustertest: the cluster in %s has no NodeManager count in its facts (nodemanagers=%q)", c.Dir, c.Facts["nodemanagers"])
+	}
+	return n
+}
+
+// ContainerDir is a temporary directory (removed when the test ends) that every container on this
+// machine may write, whichever user it runs as: t.TempDir() is its test process's alone (0700),
+// so under LinuxContainerExecutor a task could neither create a marker file there nor, when an
+// attack test checks that an injected command never ran, prove anything by its absence.
+func ContainerDir(t testing.TB) string {
+	t.Helper()
+	dir := t.TempDir()
+	// t.TempDir() is <per-test directory>/<NNN>; both are 0700.
+	for _, d := range []string{filepath.Dir(dir), dir} {
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatalf("clustertest: opening %s to the containers' users: %v", d, err)
+		}
+	}
+	if err := os.Chmod(dir, 0o1777); err != nil {
+		t.Fatalf("clustertest: opening %s to the containers' users: %v", dir, err)
+	}
+	return dir
+}
+
+// NodeManagerLogs is what the cluster's NodeManagers logged so far: each NodeManager process's
+// logs/nm-I.log, after logs/cluster.log (where MiniYARNCluster's NodeManagers, TC_NM_HOSTS=0, log).
+func (c *Cluster) NodeManagerLogs(t testing.TB) []byte {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(c.Dir, "logs", "nm-*.log"))
+	if err != nil {
+		t.Fatalf("clustertest: %v", err)
+	}
+	var all []byte
+	for _, f := range append([]string{filepath.Join(c.Dir, "logs", "cluster.log")}, files...) {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatalf("clustertest: reading the NodeManagers' logs: %v", err)
+		}
+		all = append(append(all, b...), '\n')
+	}
+	return all
 }

@@ -14,6 +14,7 @@ import (
 	"os/user"
 	"path"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -84,7 +85,7 @@ func TestE2EUploadCached(t *testing.T) {
 	require.Equal(t, CachePath(fs.User(), digest, "env.tar.gz"), r.Path)
 	require.Equal(t, "hdfs", r.Scheme)
 	require.Equal(t, "localhost", r.Host)
-	require.EqualValues(t, 8020, r.Port)
+	require.Equal(t, "hdfs://localhost:"+strconv.Itoa(int(r.Port)), c.Facts["fs.defaultFS"])
 	require.EqualValues(t, len(data), r.Size)
 	require.Equal(t, hadoopyarn.LocalResourceTypeProto_ARCHIVE, r.Type)
 	require.Equal(t, hadoopyarn.LocalResourceVisibilityProto_PUBLIC, r.Visibility, "the test cluster's home directories are open to others")

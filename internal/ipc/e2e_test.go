@@ -4,32 +4,33 @@ package ipc
 
 import (
 	"context"
-	"os"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/tfyarn/tfyarn/internal/clustertest"
 	"github.com/tfyarn/tfyarn/internal/yarnpb/hadoopyarn"
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/types/known/emptypb"
 )
 
-// These run against the real cluster from `make cluster-up` (plain profile):
+// These run against the real cluster of `make cluster-up` (started when it is not up):
 //
 //	go test -tags e2e -run E2E ./internal/ipc/
 
-func envOr(key, def string) string {
-	if v := os.Getenv(key); v != "" {
-		return v
-	}
-	return def
+// rmAddress and nnAddress are the main test cluster's ResourceManager and NameNode RPC addresses.
+func rmAddress(t *testing.T) string { return clustertest.Require(t).Facts["rm"] }
+
+func nnAddress(t *testing.T) string {
+	return strings.TrimPrefix(clustertest.Require(t).Facts["fs.defaultFS"], "hdfs://")
 }
 
 func TestE2EResourceManagerClusterMetrics(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	c, err := Dial(ctx, Config{
-		Addresses: []string{envOr("TFYARN_RM_ADDRESS", "localhost:8032")},
+		Addresses: []string{rmAddress(t)},
 		Protocol:  "org.apache.hadoop.yarn.api.ApplicationClientProtocolPB",
 	})
 	require.NoError(t, err)
@@ -37,7 +38,7 @@ func TestE2EResourceManagerClusterMetrics(t *testing.T) {
 
 	resp := &hadoopyarn.GetClusterMetricsResponseProto{}
 	require.NoError(t, c.Call(ctx, "getClusterMetrics", &hadoopyarn.GetClusterMetricsRequestProto{}, resp))
-	require.EqualValues(t, 2, resp.GetClusterMetrics().GetNumNodeManagers(), "%v", resp)
+	require.EqualValues(t, clustertest.Require(t).NodeManagers(t), resp.GetClusterMetrics().GetNumNodeManagers(), "%v", resp)
 
 	// An unknown method comes back as a remote error on a still-usable connection.
 	err = c.Call(ctx, "noSuchMethod", &emptypb.Empty{}, &emptypb.Empty{})
@@ -51,7 +52,7 @@ func TestE2ENameNodeFsStats(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	c, err := Dial(ctx, Config{
-		Addresses: []string{envOr("TFYARN_NN_ADDRESS", "localhost:8020")},
+		Addresses: []string{nnAddress(t)},
 		Protocol:  "org.apache.hadoop.hdfs.protocol.ClientProtocol",
 	})
 	require.NoError(t, err)
@@ -89,12 +90,12 @@ func TestE2ERefusedAddressFailsOver(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	c, err := NewClient(Config{
-		Addresses: []string{refusedAddr(t), envOr("TFYARN_RM_ADDRESS", "localhost:8032")},
+		Addresses: []string{refusedAddr(t), rmAddress(t)},
 		Protocol:  "org.apache.hadoop.yarn.api.ApplicationClientProtocolPB",
 	})
 	require.NoError(t, err)
 	defer c.Close()
 	resp := &hadoopyarn.GetClusterMetricsResponseProto{}
 	require.NoError(t, c.Call(ctx, "getClusterMetrics", &hadoopyarn.GetClusterMetricsRequestProto{}, resp))
-	require.Equal(t, envOr("TFYARN_RM_ADDRESS", "localhost:8032"), c.Addr())
+	require.Equal(t, rmAddress(t), c.Addr())
 }

@@ -37,30 +37,30 @@ func TestE2EHAFailover(t *testing.T) {
 	conf.Set("yarn.resourcemanager.ha.enabled", "true")
 	conf.Set("yarn.resourcemanager.ha.rm-ids", "rm1,rm2")
 	conf.Set("yarn.resourcemanager.address.rm1", dead)
-	conf.Set("yarn.resourcemanager.address.rm2", "localhost:8032")
+	conf.Set("yarn.resourcemanager.address.rm2", c.Facts["rm"])
 
 	rm, err := yarn.NewApplicationClient(conf, yarn.ClientOptions{})
 	require.NoError(t, err)
 	defer rm.Close()
-	require.Equal(t, []string{dead, "localhost:8032"}, rm.Addrs())
+	require.Equal(t, []string{dead, c.Facts["rm"]}, rm.Addrs())
 
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
 	start := time.Now()
 	m, err := rm.GetClusterMetrics(ctx)
 	require.NoError(t, err)
-	require.EqualValues(t, 2, m.GetNumNodeManagers())
-	t.Logf("failover from %s to localhost:8032 took %s", dead, time.Since(start).Round(time.Millisecond))
+	require.EqualValues(t, c.NodeManagers(t), m.GetNumNodeManagers())
+	t.Logf("failover from %s to %s took %s", dead, c.Facts["rm"], time.Since(start).Round(time.Millisecond))
 
 	nodes, err := rm.GetClusterNodes(ctx)
 	require.NoError(t, err)
-	require.Len(t, nodes, 2)
+	require.Len(t, nodes, c.NodeManagers(t))
 }
 
 // TestE2EHAFailoverFromFiles is the same with the HA keys in yarn-site.xml,
 // the way users configure it.
 func TestE2EHAFailoverFromFiles(t *testing.T) {
-	clustertest.Require(t)
+	c := clustertest.Require(t)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	deadPort := l.Addr().(*net.TCPAddr).Port
@@ -72,7 +72,7 @@ func TestE2EHAFailoverFromFiles(t *testing.T) {
 <property><name>yarn.resourcemanager.ha.rm-ids</name><value>rm1,rm2</value></property>
 <property><name>yarn.resourcemanager.hostname.rm1</name><value>127.0.0.1</value></property>
 <property><name>yarn.resourcemanager.address.rm1</name><value>${yarn.resourcemanager.hostname.rm1}:` + strconv.Itoa(deadPort) + `</value></property>
-<property><name>yarn.resourcemanager.address.rm2</name><value>localhost:8032</value></property>
+<property><name>yarn.resourcemanager.address.rm2</name><value>` + c.Facts["rm"] + `</value></property>
 </configuration>`
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "yarn-site.xml"), []byte(site), 0o644))
 	conf, err := hadoopconf.LoadDir(dir)
@@ -84,5 +84,5 @@ func TestE2EHAFailoverFromFiles(t *testing.T) {
 	defer cancel()
 	m, err := rm.GetClusterMetrics(ctx)
 	require.NoError(t, err)
-	require.EqualValues(t, 2, m.GetNumNodeManagers())
+	require.EqualValues(t, c.NodeManagers(t), m.GetNumNodeManagers())
 }
