@@ -179,6 +179,22 @@ func TestE2EDockerImage(t *testing.T) {
 		require.Equal(t, gpu.ContainerID, res.Tasks[0].ContainerID)
 		require.Contains(t, r.stderr, fmt.Sprintf("[worker:0] visible=%d cuda=\n", gpu.Index), "the task sees the GPU the NodeManager assigned; tfyarn set no CUDA_VISIBLE_DEVICES")
 	})
+	t.Run("am_attempt_adopts_tasks_in_images", func(t *testing.T) {
+		t.Parallel()
+		// The AM (on the host) is killed with --am-attempts 2; attempt 2 adopts both tasks, which
+		// run on in their images and find it through their launchers' control ports. The tasks
+		// count their runs in a directory they mount read-write (the cluster allows such mounts
+		// below the NodeManagers' own directories only).
+		dir := filepath.Join(c.Dir, "data", "nm-0", "local", "e2e-am-attempt-"+filepath.Base(t.TempDir()))
+		require.NoError(t, os.MkdirAll(dir, 0o755))
+		require.NoError(t, os.Chmod(dir, 0o1777))
+		t.Cleanup(func() { os.RemoveAll(dir) })
+		fc := amKilledWithAttemptsOn([]string{"--image", image, "--mount", dir + ":" + dir + ":rw"})
+		j := startFaultJobIn(t, c, bin, dir, fc.args...)
+		fault := fc.inject(t, c, j)
+		r := fc.check(t, c, j, fault)
+		t.Logf("%s in images: %s", fc.name, r.Outcome)
+	})
 	t.Run("mounts", func(t *testing.T) {
 		t.Parallel()
 		// The cluster allows read-only mounts from below its docker-mounts directory only.

@@ -615,10 +615,17 @@ type faultJob struct {
 
 func startFaultJob(t *testing.T, c *clustertest.Cluster, bin string, args ...string) *faultJob {
 	t.Helper()
+	return startFaultJobIn(t, c, bin, clustertest.ContainerDir(t), args...) // the tasks write there, as their users
+}
+
+// startFaultJobIn is startFaultJob with the tasks' TFYARN_FAULT_DIR given (one a Docker image
+// can mount).
+func startFaultJobIn(t *testing.T, c *clustertest.Cluster, bin, dir string, args ...string) *faultJob {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	t.Cleanup(cancel)
 	j := &faultJob{t: t, c: c, more: make(chan struct{}), done: make(chan struct{}), exited: make(chan struct{})}
-	j.dir = clustertest.ContainerDir(t) // the tasks write there, as their users
+	j.dir = dir
 	j.cmd = exec.CommandContext(ctx, bin, append([]string{"run", "--name", "e2e-" + t.Name(), "--output", "json", "--setenv", "TFYARN_FAULT_DIR=" + j.dir}, args...)...)
 	j.cmd.Env = c.Env()
 	j.cmd.Stdout = &j.stdout
