@@ -292,14 +292,19 @@ func (ff *fileFollower) poll(ctx context.Context, tail int, last bool, notes fun
 // finish polls one container's files a last time and flushes them.
 func (s *followSet) finish(ctx context.Context, container string) {
 	var tc *taskContainer
-	known := false
+	known, warned := false, false
 	for _, ff := range s.list() {
 		if ff.tc.container == container {
 			ff.poll(ctx, s.tail, true, s.notes)
 			tc, known = &ff.tc, known || ff.known
+			ff.mu.Lock()
+			warned = warned || ff.warned
+			ff.mu.Unlock()
 		}
 	}
-	if tc != nil && !known && s.notes != nil {
+	// A follower that already said why it could not read (a secure NodeManager without Hadoop's
+	// native library, say) said it: "never served" would blame a NodeManager that answered.
+	if tc != nil && !known && !warned && s.notes != nil {
 		s.notes(fmt.Sprintf("cannot show %s's output: the NodeManager of %s never served its logs", tc.task, tc.container))
 	}
 }

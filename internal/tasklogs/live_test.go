@@ -67,3 +67,21 @@ func TestFollowerSaysWhenItNeverSawTheContainer(t *testing.T) {
 	require.Len(t, notes, 1)
 	require.Equal(t, "cannot show worker:0's output: the NodeManager of c9 never served its logs", notes[0])
 }
+
+// A NodeManager that answered with a reason (secure mode without Hadoop's native library) gets
+// that reason, once per file, and no second note saying it never served the container.
+func TestFollowerGivesTheNodeManagersReasonOnce(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, `{"RemoteException":{"exception":"NoClassDefFoundError","message":"Could not initialize class org.apache.hadoop.io.SecureIOUtils"}}`, http.StatusInternalServerError)
+	}))
+	defer srv.Close()
+	var notes []string
+	set := newFollowSet(nodemanager.New("alice"), []string{"stdout"}, 0, func(task, file string) io.Writer { return io.Discard }, func(s string) { notes = append(notes, s) })
+	set.add(taskContainer{task: "worker:0", container: "c9", node: "n:1"}, strings.TrimPrefix(srv.URL, "http://"))
+	set.poll(context.Background())
+	set.poll(context.Background())
+	set.finish(context.Background(), "c9")
+	require.Len(t, notes, 1, "%q", notes)
+	require.Contains(t, notes[0], "cannot read worker:0's stdout (c9) from its NodeManager")
+	require.Contains(t, notes[0], "without Hadoop's native library")
+}
