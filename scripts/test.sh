@@ -40,9 +40,10 @@ trap cleanup EXIT
 source .testcluster/env.sh
 # cmd/tfyarn's end-to-end tests would not fit one 25-minute package limit on a loaded machine, nor
 # the three invocations below the 30-minute budget of `make test` one after the other: they run
-# as two lanes at once, each test binary with its own limit, most of their time being spent
+# as three lanes at once, each test binary with its own limit, most of their time being spent
 # waiting for YARN rather than computing.
 # Lane 1: every package's end-to-end tests but those below.
+# Lane 3: every package's Kerberos tests but lane 2's (their own cluster; about 500 s together).
 # Lane 2: the attacks of another user (TestE2EAttack*, issue 18), the tests on the fault suite's
 # own cluster (faults, preemption, placement constraints, NodeManager processes killed or frozen,
 # jobs over its three unlabelled hosts), the containers-as-their-users checks and the tasks in
@@ -60,7 +61,8 @@ lane() { # NAME COMMAND...: runs it with its output in a file of its own, then p
   } >"$logs/$name.done"
   return "$rc"
 }
-lane1() { lane "e2e (all packages)" go test -tags e2e -count=1 -p 2 -timeout 25m -skip "$second|$frameworks" ./...; }
+lane1() { lane "e2e (all packages)" go test -tags e2e -count=1 -p 2 -timeout 25m -skip "$second|$frameworks|Kerberos" ./...; }
+lane3() { lane "e2e (Kerberos)" go test -tags e2e -count=1 -p 2 -timeout 25m -run Kerberos -skip "$second|$frameworks" ./...; }
 lane2() {
   local rc=0
   lane "e2e (attacks, faults, nodes)" go test -tags e2e -count=1 -timeout 25m -run "$second" ./cmd/tfyarn || rc=$?
@@ -70,9 +72,11 @@ lane2() {
 start=$SECONDS
 lane1 & one=$!
 lane2 & two=$!
+lane3 & three=$!
 rc=0
 wait "$one" || rc=1
 wait "$two" || rc=1
+wait "$three" || rc=1
 for f in "$logs"/*.done; do cat "$f"; done
 echo "make test: the end-to-end lanes took $((SECONDS - start)) s; exit $rc"
 exit "$rc"
