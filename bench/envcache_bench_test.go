@@ -76,9 +76,9 @@ func TestBenchEnvCache(t *testing.T) {
 	env := append(c.Env(), "XDG_CACHE_HOME="+filepath.Join(work, "cache"))
 	res := envCacheResult{machine: newMachine(t, c.Root, "envcache"), Env: name + ", hard-linked copy + 1 MiB random file"}
 	res.LoadAvg[0] = loadAvg()
-	logPath := filepath.Join(c.Dir, "logs", "cluster.log")
+	logs := logsOf(t, c)
 	for _, what := range []string{"first application of a new env", "second application, same env", "third application, after Python wrote bytecode into the env"} {
-		r := envApp(t, bin, env, venv, logPath)
+		r := envApp(t, bin, env, venv, logs)
 		r.What = what
 		t.Logf("%+v", r)
 		res.Runs = append(res.Runs, r)
@@ -94,10 +94,12 @@ func TestBenchEnvCache(t *testing.T) {
 	writeResults(t, c, "envcache", res, envCacheMarkdown(res))
 }
 
-func envApp(t *testing.T, bin string, env []string, venv, logPath string, extra ...string) envAppRun {
+func envApp(t *testing.T, bin string, env []string, venv string, logs clusterLogs, extra ...string) envAppRun {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	args := append([]string{"run", "--env", venv, "--worker", "1c,1g", "--name", "bench-envcache"}, extra...)
+	// Queue ml-gpu: every application's task on the one gpu node, whose NodeManager keeps what it
+	// localized before (another of the cluster's NodeManagers would download the env again).
+	args := append([]string{"run", "--queue", "ml-gpu", "--env", venv, "--worker", "1c,1g", "--name", "bench-envcache"}, extra...)
 	cmd := exec.CommandContext(ctx, bin, append(args, "--", "python", "-c", "pass")...)
 	cmd.Env = env
 	o := timedRun(t, cmd)
@@ -105,8 +107,8 @@ func envApp(t *testing.T, bin string, env []string, venv, logPath string, extra 
 	for _, l := range cacheLineRE.FindAllString(o.Stderr, -1) {
 		r.CacheLines = append(r.CacheLines, strings.TrimSpace(l))
 	}
-	r.SubmittedS = waitTimeline(t, logPath, r.AppID, o.Start).Submitted
-	r.LocalizingS, r.PublicDownload = localizing(t, logPath, r.AppID, o.Start)
+	r.SubmittedS = waitTimeline(t, logs, r.AppID, o.Start).Submitted
+	r.LocalizingS, r.PublicDownload = localizing(t, logs, r.AppID, o.Start)
 	return r
 }
 
@@ -142,25 +144,24 @@ func timedRun(t *testing.T, cmd *exec.Cmd) runOutput {
 
 // waitTimeline waits up to 30 s for appID's timeline in the cluster's log
 // (the log is written a moment after the application ends).
-func waitTimeline(t *testing.T, logPath, appID string, start time.Time) timeline {
+func waitTimeline(t *testing.T, logs clusterLogs, appID string, start time.Time) timeline {
 	t.Helper()
 	var tl timeline
 	var ok bool
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
-		if tl, ok = readTimeline(t, logPath, appID, start); ok || time.Now().After(deadline) {
+		if tl, ok = readTimeline(t, logs, appID, start); ok || time.Now().After(deadline) {
 			break
 		}
 	}
-	require.True(t, ok, "no timeline for %s in %s within 30s", appID, logPath)
+	require.True(t, ok, "no timeline for %s in %s within 30s", appID, logs)
 	return tl
 }
 
 // localizing reads the task container's LOCALIZING → SCHEDULED from the
 // NodeManager's log, and whether the public localizer downloaded an env
 // archive meanwhile.
-func localizing(t *testing.T, logPath, appID string, start time.Time) (float64, bool) {
-	data, err := os.ReadFile(logPath)
-	require.NoError(t, err)
+func localizing(t *testing.T, logs clusterLogs, appID string, start time.Time) (float64, bool) {
+	data := logs.read(t)
 	task := "container_" + strings.TrimPrefix(appID, "application_") + "_01_000002"
 	var from, to float64 = -1, -1
 	public := false
@@ -194,7 +195,7 @@ func localizing(t *testing.T, logPath, appID string, start time.Time) (float64, 
 func envCacheMarkdown(r envCacheResult) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# A new environment: first and later applications\n\n")
-	fmt.Fprintf(&b, "`bin/tfyarn run --env DIR --worker 1c,1g -- python -c pass` three times in a row with a new environment:\n"+
+	fmt.Fprintf(&b, "`bin/tfyarn run --queue ml-gpu --env DIR --worker 1c,1g -- python -c pass` three times in a row with a new environment:\n"+
 		"%s. Produced by `make bench` (bench/run.sh → bench/envcache_bench_test.go; alone:\n"+
 		"`go test -tags bench -run TestBenchEnvCache -v ./bench/`).\n\n", r.Env)
 	fmt.Fprintf(&b, "%s- Load average (1 min) before / after: %s / %s (shared machine)\n\n", r.machine.markdown(""), r.LoadAvg[0], r.LoadAvg[1])
@@ -207,7 +208,7 @@ func envCacheMarkdown(r envCacheResult) string {
 		fmt.Fprintf(&b, "| %s | %.2f | %s | %.2f | %s | %.2f |\n", run.What, run.SubmittedS, "`"+run.PackLine+"`", run.LocalizingS, dl, run.WallS)
 	}
 	fmt.Fprintf(&b, "\n- **client work before submission**: from `tfyarn run`'s start to the RM's NEW → NEW_SAVING for the application\n"+
-		"  (cluster.log): packing or recognising the env, finding or uploading it, connecting, checks, staging.\n"+
+		"  (logs/cluster.log): packing or recognising the env, finding or uploading it, connecting, checks, staging.\n"+
 		"- **localization**: the NodeManager's LOCALIZING → SCHEDULED for the task container: download and unpack of\n"+
 		"  the env archive when its cache lacks it.\n"+
 		"- The env is a PUBLIC resource (its HDFS cache path is open to others, hdfs.cacheVisibility): the NodeManager keeps\n"+
@@ -258,7 +259,7 @@ func TestBenchEnvCacheShared(t *testing.T) {
 
 	res := envCacheSharedResult{machine: newMachine(t, c.Root, "envcache-shared"), Env: name + ", hard-linked copy + 1 MiB random file", SharedDir: shared}
 	res.LoadAvg[0] = loadAvg()
-	logPath := filepath.Join(c.Dir, "logs", "cluster.log")
+	logs := logsOf(t, c)
 	for _, step := range []struct{ who, what string }{
 		{"A", "user A, first application of a new env (shared dir)"},
 		{"admin", ""},
@@ -283,7 +284,7 @@ func TestBenchEnvCacheShared(t *testing.T) {
 		if step.who != "C" {
 			extra = []string{"--cache-dir", shared}
 		}
-		r := envApp(t, bin, env, venv, logPath, extra...)
+		r := envApp(t, bin, env, venv, logs, extra...)
 		r.What, r.User = step.what, step.who
 		t.Logf("%+v", r)
 		res.Runs = append(res.Runs, r)
@@ -305,7 +306,7 @@ func TestBenchEnvCacheShared(t *testing.T) {
 func envCacheSharedMarkdown(r envCacheSharedResult) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# A new environment shared between users: first and later applications\n\n")
-	fmt.Fprintf(&b, "`bin/tfyarn run --env DIR --cache-dir %s --worker 1c,1g -- python -c pass` by user A; then the\n"+
+	fmt.Fprintf(&b, "`bin/tfyarn run --queue ml-gpu --env DIR --cache-dir %s --worker 1c,1g -- python -c pass` by user A; then the\n"+
 		"administrator's `tfyarn cache adopt %s`; then user B, and A again, with a new environment: %s.\n"+
 		"Each user has their own HADOOP_USER_NAME and local caches (XDG_CACHE_HOME), so B packs the venv again (to the\n"+
 		"same bytes). Baseline in the same run: user C, same env, without --cache-dir (their own /user/C/.tfyarn/cache).\n"+
@@ -334,7 +335,7 @@ func envCacheSharedMarkdown(r envCacheSharedResult) string {
 		}
 		fmt.Fprintf(&b, "| %s | %.2f | %d | %s | %.2f | %s | %.2f |\n", run.What, run.SubmittedS, run.UploadedBytes, said, run.LocalizingS, dl, run.WallS)
 	}
-	fmt.Fprintf(&b, "\n- **client work before submission**: from `tfyarn run`'s start to the RM's NEW → NEW_SAVING (cluster.log):\n"+
+	fmt.Fprintf(&b, "\n- **client work before submission**: from `tfyarn run`'s start to the RM's NEW → NEW_SAVING (logs/cluster.log):\n"+
 		"  packing or recognising the env, finding or uploading it and the launcher, connecting, staging.\n"+
 		"- **localization**: the NodeManager's LOCALIZING → SCHEDULED for the task container.\n"+
 		"- Another user's entry is never used (its owner could rewrite it in place at any time): B uses A's uploads\n"+

@@ -76,7 +76,7 @@ func TestBenchEnvFormats(t *testing.T) {
 	packS := round2(time.Since(start).Seconds())
 
 	formats := []string{"tar.gz", "tar", "zip", "jar"}
-	logPath := filepath.Join(c.Dir, "logs", "cluster.log")
+	logs := logsOf(t, c)
 	for round := 1; round <= envFormatRounds; round++ {
 		for _, f := range formats {
 			archive := filepath.Join(work, fmt.Sprintf("env-%s-%d.%s", strings.ReplaceAll(f, ".", ""), round, f))
@@ -89,7 +89,7 @@ func TestBenchEnvFormats(t *testing.T) {
 			st, err := os.Stat(archive)
 			require.NoError(t, err)
 			run.ArchiveBytes = st.Size()
-			shipArchive(t, bin, c.Env(), archive, logPath, &run)
+			shipArchive(t, bin, c.Env(), archive, logs, &run)
 			t.Logf("%+v", run)
 			res.Runs = append(res.Runs, run)
 			require.NoError(t, os.Remove(archive))
@@ -186,7 +186,7 @@ func rewriteArchive(t *testing.T, packed, out, f string) {
 	}
 }
 
-func shipArchive(t *testing.T, bin string, env []string, archive, logPath string, run *envFormatRun) {
+func shipArchive(t *testing.T, bin string, env []string, archive string, logs clusterLogs, run *envFormatRun) {
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, "run", "--archives", archive+"#envx", "--worker", "1c,1g", "--name", "bench-envformat",
@@ -194,8 +194,8 @@ func shipArchive(t *testing.T, bin string, env []string, archive, logPath string
 	cmd.Env = env
 	o := timedRun(t, cmd)
 	run.WallS, run.AppID, run.UploadedBytes = o.WallS, o.AppID, o.UploadedBytes
-	run.SubmittedS = waitTimeline(t, logPath, run.AppID, o.Start).Submitted
-	run.LocalizingS, _ = localizing(t, logPath, run.AppID, o.Start)
+	run.SubmittedS = waitTimeline(t, logs, run.AppID, o.Start).Submitted
+	run.LocalizingS, _ = localizing(t, logs, run.AppID, o.Start)
 }
 
 func envFormatMarkdown(r envFormatResult) string {

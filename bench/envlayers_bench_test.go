@@ -105,7 +105,7 @@ func TestBenchEnvLayers(t *testing.T) {
 	res := envLayersResult{machine: newMachine(t, c.Root, "envlayers"), FetchCount: "4 (Hadoop's default; the test cluster does not set it)",
 		Env: name + ", hard-linked copy + random files in every package directory", Changed: "six.py (one line added)"}
 	res.LoadAvg[0] = loadAvg()
-	logPath := filepath.Join(c.Dir, "logs", "cluster.log")
+	logs, localDirs := logsOf(t, c), nodeLocalDirs(t, c.Dir)
 	archive := filepath.Join(work, "env.tar.gz")
 
 	mono := func(what string) envLayersRun {
@@ -116,12 +116,12 @@ func TestBenchEnvLayers(t *testing.T) {
 		st, err := os.Stat(archive)
 		require.NoError(t, err)
 		res.EnvBytes = st.Size()
-		r := layersApp(t, bin, env, archive, logPath)
+		r := layersApp(t, bin, env, archive, logs, localDirs)
 		r.What, r.Mode, r.PackS = what, "monolithic", packS
 		return r
 	}
 	layered := func(what string) envLayersRun {
-		r := layersApp(t, bin, env, venv, logPath)
+		r := layersApp(t, bin, env, venv, logs, localDirs)
 		r.What, r.Mode = what, "layered"
 		if m := packTookRE.FindStringSubmatch(r.PackLine); m != nil {
 			r.PackS, _ = strconv.ParseFloat(m[1], 64)
@@ -164,16 +164,18 @@ func TestBenchEnvLayers(t *testing.T) {
 
 // layersApp runs `tfyarn run --env ENV` with a trivial Python program and
 // reads what it and the NodeManager did.
-func layersApp(t *testing.T, bin string, env []string, envArg, logPath string) envLayersRun {
+func layersApp(t *testing.T, bin string, env []string, envArg string, logs clusterLogs, localDirs []string) envLayersRun {
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "run", "--env", envArg, "--worker", "1c,1g", "--name", "bench-envlayers", "--", "python", "-c", "import six")
+	// Queue ml-gpu: every application's task on the one gpu node, whose NodeManager keeps the layers
+	// it localized before (another of the cluster's NodeManagers would download every layer).
+	cmd := exec.CommandContext(ctx, bin, "run", "--queue", "ml-gpu", "--env", envArg, "--worker", "1c,1g", "--name", "bench-envlayers", "--", "python", "-c", "import six")
 	cmd.Env = env
 	o := timedRun(t, cmd)
 	r := envLayersRun{WallS: o.WallS, AppID: o.AppID, PackLine: o.PackLine, UploadedBytes: o.UploadedBytes}
-	r.SubmittedS = waitTimeline(t, logPath, r.AppID, o.Start).Submitted
-	r.LocalizingS, _ = localizing(t, logPath, r.AppID, o.Start)
-	r.Downloads = envDownloads(t, logPath, filepath.Join(filepath.Dir(logPath), "..", "data"), r.AppID, o.Start, time.Now())
+	r.SubmittedS = waitTimeline(t, logs, r.AppID, o.Start).Submitted
+	r.LocalizingS, _ = localizing(t, logs, r.AppID, o.Start)
+	r.Downloads = envDownloads(t, logs, localDirs, r.AppID, o.Start, time.Now())
 	return r
 }
 
@@ -182,9 +184,8 @@ func layersApp(t *testing.T, bin string, env []string, envArg, logPath string) e
 // NodeManager's file cache (FSDownload unpacks into filecache/<n>_tmp, sets
 // every entry's permissions, then renames it to filecache/<n>: the rename
 // is that directory's last change, its ctime).
-func envDownloads(t *testing.T, logPath, dataDir, appID string, from, to time.Time) []layerDownload {
-	data, err := os.ReadFile(logPath)
-	require.NoError(t, err)
+func envDownloads(t *testing.T, logs clusterLogs, localDirs []string, appID string, from, to time.Time) []layerDownload {
+	data := logs.read(t)
 	// What the task container asked for: other applications' downloads
 	// meanwhile (the cluster is shared) are not its own.
 	task := "container_" + strings.TrimPrefix(appID, "application_") + "_01_000002"
@@ -195,8 +196,12 @@ func envDownloads(t *testing.T, logPath, dataDir, appID string, from, to time.Ti
 		}
 	}
 	require.NotEmpty(t, wanted, "no localizing line for %s", task)
-	localized, err := filepath.Glob(filepath.Join(dataDir, "yarn", "*", "*", "*localDir*", "filecache", "*", "env*.tar.gz"))
-	require.NoError(t, err)
+	var localized []string
+	for _, dir := range localDirs {
+		m, err := filepath.Glob(filepath.Join(dir, "filecache", "*", "env*.tar.gz"))
+		require.NoError(t, err)
+		localized = append(localized, m...)
+	}
 	var out []layerDownload
 	for _, line := range strings.Split(string(data), "\n") {
 		m := publicDLRE.FindStringSubmatch(line)
@@ -267,7 +272,7 @@ func firstFileCtime(dir string) time.Time {
 func envLayersMarkdown(r envLayersResult) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# A new environment in layers vs one archive\n\n")
-	fmt.Fprintf(&b, "The environment %s, shipped by `bin/tfyarn run --env ENV --worker 1c,1g -- python -c 'import six'`:\n"+
+	fmt.Fprintf(&b, "The environment %s, shipped by `bin/tfyarn run --queue ml-gpu --env ENV --worker 1c,1g -- python -c 'import six'`:\n"+
 		"monolithic is `tfyarn pack DIR -o env.tar.gz` then `--env env.tar.gz` (one archive, as before layers);\n"+
 		"layered is `--env DIR` (envpack.PackLayers: one PUBLIC archive per large distribution, the rest in groups,\n"+
 		"assembled into ./env by the task launcher). In this order, in one run: monolithic new, layered new, layered\n"+
@@ -304,7 +309,7 @@ func envLayersMarkdown(r envLayersResult) string {
 		}
 		b.WriteString("\n")
 	}
-	fmt.Fprintf(&b, "\n- **client work before submission**: `tfyarn run`'s start to the RM's NEW → NEW_SAVING (cluster.log):\n"+
+	fmt.Fprintf(&b, "\n- **client work before submission**: `tfyarn run`'s start to the RM's NEW → NEW_SAVING (logs/cluster.log):\n"+
 		"  layered includes packing (changed layers only) and uploading (layers the cache lacks); monolithic packs\n"+
 		"  beforehand (pack column) and uploads here.\n"+
 		"- **localization**: the NodeManager's LOCALIZING → SCHEDULED for the task container.\n")

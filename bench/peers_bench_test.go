@@ -317,16 +317,16 @@ func runPeersEnv(t *testing.T, c *clustertest.Cluster, systems []peerSystem, env
 	res.LoadAvg[0] = loadAvg()
 	sampler := startRSSSampler()
 	defer sampler.stop()
-	logPath := filepath.Join(c.Dir, "logs", "cluster.log")
+	logs := logsOf(t, c)
 	for round := 0; round < rounds; round++ {
 		for i := range systems {
 			s := systems[(i+round)%len(systems)]
-			run, retry := runPeer(t, s, envs[s.Name], round, logPath, sampler)
+			run, retry := runPeer(t, s, envs[s.Name], round, logs, sampler)
 			for attempt := 1; retry != nil; attempt++ {
 				t.Logf("%s round %d: known failure, repeated: %+v", s.Name, round, *retry)
 				res.Retried = append(res.Retried, *retry)
 				require.Less(t, attempt, 3, "%s failed %d times in a row", s.Name, attempt)
-				run, retry = runPeer(t, s, envs[s.Name], round, logPath, sampler)
+				run, retry = runPeer(t, s, envs[s.Name], round, logs, sampler)
 			}
 			t.Logf("%s round %d: %+v", s.Name, round, run)
 			res.Runs = append(res.Runs, run)
@@ -336,7 +336,7 @@ func runPeersEnv(t *testing.T, c *clustertest.Cluster, systems []peerSystem, env
 	res.Summary = summarizePeers(res.Runs, systems)
 }
 
-func runPeer(t *testing.T, s peerSystem, env []string, round int, logPath string, sampler *rssSampler) (peerRun, *peerRetry) {
+func runPeer(t *testing.T, s peerSystem, env []string, round int, logs clusterLogs, sampler *rssSampler) (peerRun, *peerRetry) {
 	argv := s.Cmd("")
 	ctx, cancel := context.WithTimeout(context.Background(), peerDeadline(s.Name))
 	defer cancel()
@@ -362,9 +362,9 @@ func runPeer(t *testing.T, s peerSystem, env []string, round int, logPath string
 	// The RM logs FINISHED a moment after the client may have exited.
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		tl, ok := readTimeline(t, logPath, run.AppID, start)
+		tl, ok := readTimeline(t, logs, run.AppID, start)
 		if ok || time.Now().After(deadline) {
-			require.True(t, ok, "no complete timeline for %s in %s", run.AppID, logPath)
+			require.True(t, ok, "no complete timeline for %s in %s", run.AppID, logs)
 			tl.YARNFloor = round2(floorOf(tl))
 			tl.Overhead = round2(run.WallS - tl.YARNFloor)
 			run.Timeline = tl
@@ -407,12 +407,9 @@ func amContainerID(appID string) string {
 	return "container_" + strings.TrimPrefix(appID, "application_") + "_01_000001"
 }
 
-// readTimeline scans cluster.log for the application's events; ok once
+// readTimeline scans the cluster's logs (the RM's, the NodeManagers') for the application's events; ok once
 // every event of a finished application is there.
-func readTimeline(t *testing.T, logPath, appID string, start time.Time) (timeline, bool) {
-	f, err := os.Open(logPath)
-	require.NoError(t, err)
-	defer f.Close()
+func readTimeline(t *testing.T, logs clusterLogs, appID string, start time.Time) (timeline, bool) {
 	ctrPrefix := "container_" + strings.TrimPrefix(appID, "application_") + "_"
 	attempt := "appattempt_" + strings.TrimPrefix(appID, "application_") + "_000001"
 	at := func(line string) float64 {
@@ -447,7 +444,7 @@ func readTimeline(t *testing.T, logPath, appID string, start time.Time) (timelin
 		}
 		return tasks[m]
 	}
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(bytes.NewReader(logs.read(t)))
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
 		line := sc.Text()
@@ -694,7 +691,7 @@ func peersMarkdown(r peersResult, title, test string) string {
 		fmt.Fprintf(&b, "| %s | %.2f | %.2f | %.1f | %.2f | %.1f | %.2f | %.2f | %.2f | %.2f | %.2f |\n", s.System, s.WallS, s.TasksRunningS,
 			s.AMPeakRSSMiB, s.ClientCPUS, s.ClientRSSMiB, s.YARNFloorS, s.OverheadS, s.WallVsTfyarn, s.AMRSSVsTfyarn, s.CPUVsTfyarn)
 	}
-	fmt.Fprintf(&b, "\nMedian timeline from the client's start (s), from the RM's and NodeManagers' own log (cluster.log):\n\n")
+	fmt.Fprintf(&b, "\nMedian timeline from the client's start (s), from the RM's and NodeManagers' own logs (logs/cluster.log, logs/nm-I.log):\n\n")
 	fmt.Fprintf(&b, "| system | submitted | AM container running | AM registered | task containers allocated | all task containers running | application FINISHED | client exit |\n|---|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, s := range r.Summary {
 		fmt.Fprintf(&b, "| %s | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f |\n", s.System, s.SubmittedS, s.AMRunningS, s.RegisteredS, s.TasksAllocS, s.TasksRunningS, s.FinishedS, s.WallS)

@@ -10,7 +10,6 @@ import (
 	"io"
 	"net/http"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -34,7 +33,7 @@ type scaleResult struct {
 	// AllStartedS is the AM's own figure: RM submit time to the last
 	// startContainers answered ("all N tasks started" in its log).
 	AllStartedS float64 `json:"am_all_started_after_submission_s"`
-	// Timeline is the RM's and NMs' view (cluster.log), from the client's start.
+	// Timeline is the RM's and NMs' view (their logs), from the client's start.
 	Timeline timeline `json:"timeline"`
 	// AMPeakRSSMiB is the AM's own VmHWM (its log); AMCPUS the AM
 	// container's processes' utime+stime, sampled from /proc.
@@ -81,10 +80,10 @@ func TestBenchScale(t *testing.T) {
 	require.Equal(t, "SUCCEEDED", res.Final)
 	res.AMCPUS = round2(sampler.cpuSeconds(amContainerID(res.AppID)))
 
-	logPath := filepath.Join(c.Dir, "logs", "cluster.log")
+	logs := logsOf(t, c)
 	var ok bool
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(500 * time.Millisecond) {
-		if res.Timeline, ok = readTimeline(t, logPath, res.AppID, start); ok || time.Now().After(deadline) {
+		if res.Timeline, ok = readTimeline(t, logs, res.AppID, start); ok || time.Now().After(deadline) {
 			break
 		}
 	}

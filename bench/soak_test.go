@@ -111,7 +111,7 @@ func TestSoakMWMS(t *testing.T) {
 	c := clustertest.Require(t)
 	python := soakPython(t, c)
 	script := filepath.Join(c.Root, "examples", "mwms_keras.py")
-	modelDir := t.TempDir()
+	modelDir := clustertest.ContainerDir(t) // the tasks (alice under LinuxContainerExecutor) write it
 
 	res := soakResult{
 		Benchmark: "soak-mwms", Date: time.Now().UTC().Format(time.RFC3339),
