@@ -179,6 +179,7 @@ func RunAM(ctx context.Context, opts AMOptions) (LoopResult, error) {
 		Observe:           observe,
 		Adopt:             adopt,
 		Attempt:           attempt,
+		Attempts:          adopting,
 		Resume:            resumedRecord(saved),
 		NodeRacks:         clusterRacks(jf),
 		LaunchContext: func(ln core.Launch) *hadoopyarn.ContainerLaunchContextProto {
@@ -188,12 +189,16 @@ func RunAM(ctx context.Context, opts AMOptions) (LoopResult, error) {
 			}
 			return clc
 		},
-		BeforeUnregister: func(ctx context.Context, _ core.Finish) {
+		BeforeUnregister: func(ctx context.Context, f core.Finish) {
 			stopRefresh()
 			if err := sec.writeHistory(ctx, rv.FinalReport()); err != nil {
 				logf("writing the job's history: %v", err)
 			} else {
 				logf("history written to %s", hdfs.HistoryPath(jf.User, jf.AppID))
+			}
+			if f.HandOver {
+				logf("keeping the staging directory for the next attempt")
+				return
 			}
 			if err := sec.removeStaging(ctx); err != nil {
 				logf("removing the staging directory: %v", err)

@@ -70,6 +70,10 @@ type LoopConfig struct {
 	// Attempt is this AM's attempt number (0 or 1: the first); a later
 	// attempt that adopts nothing counts a cluster restart.
 	Attempt int
+	// Attempts is how many AM attempts the job allows (--am-attempts; 0 or
+	// 1: one): a SIGTERM before the last hands the application over
+	// (core.Finish.HandOver).
+	Attempts int
 	// Resume, if set, is the restarts a previous AM attempt recorded
 	// (saved with its task table): --max-restarts holds per job.
 	Resume *core.RestartRecord
@@ -328,7 +332,7 @@ func (l *loop) interrupted(ctx context.Context, doing string) bool {
 		l.killed = true
 		l.cfg.Logf("terminating: %v", ctx.Err())
 		l.tick()
-		l.m.Step(core.KillRequested{Reason: doing})
+		l.m.Step(core.KillRequested{Reason: doing, LaterAttempt: max(l.cfg.Attempt, 1) < l.cfg.Attempts})
 	}
 	return true
 }

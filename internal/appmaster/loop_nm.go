@@ -103,6 +103,10 @@ func (l *loop) finish(ctx context.Context, f core.Finish) (LoopResult, error) {
 	if l.cfg.BeforeUnregister != nil {
 		l.cfg.BeforeUnregister(fctx, f)
 	}
+	if f.HandOver {
+		l.cfg.Logf("attempt %d of %d stopped from outside: not unregistering, so that YARN may start the next attempt (preemption, a NodeManager shutting down; after a kill YARN ends the application itself)", max(l.cfg.Attempt, 1), l.cfg.Attempts)
+		return l.out, nil
+	}
 	if err := l.cfg.RM.Finish(fctx, finalStatusProto(f.Status), f.Diagnostics, ""); err != nil {
 		return l.out, fmt.Errorf("appmaster: unregistering: %w", err)
 	}

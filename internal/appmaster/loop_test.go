@@ -193,6 +193,40 @@ func TestLoopCancelledStillUnregisters(t *testing.T) {
 	require.Equal(t, hadoopyarn.FinalApplicationStatusProto_APP_KILLED, f.finished.GetFinalApplicationStatus())
 }
 
+// A SIGTERM to attempt 1 of a job that allows 2 (a preemption of the AM looks the same as a
+// kill): the job is decided KILLED and the tasks stopped, but the AM does not unregister, so
+// that YARN may start attempt 2; BeforeUnregister hears the hand-over (am.go keeps the staging
+// directory then).
+func TestLoopCancelledWithAttemptsLeftHandsOver(t *testing.T) {
+	f := &fakeCluster{noAlloc: true}
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(20*time.Millisecond, cancel)
+	g, err := taskspec.ParseSpec(taskspec.Worker, "1c,256m")
+	require.NoError(t, err)
+	var before []core.Finish
+	res, err := Loop(ctx, LoopConfig{
+		Job: taskspec.Job{Tasks: []taskspec.TaskGroup{g}, Command: "true"},
+		RM:  f,
+		NM:  f,
+		LaunchContext: func(core.Launch) *hadoopyarn.ContainerLaunchContextProto {
+			return &hadoopyarn.ContainerLaunchContextProto{}
+		},
+		BeforeUnregister: func(_ context.Context, fin core.Finish) { before = append(before, fin) },
+		Attempt:          1,
+		Attempts:         2,
+		Heartbeat:        time.Millisecond,
+		FastHeartbeat:    time.Millisecond,
+		MaxRMFailures:    3,
+	})
+	require.NoError(t, err)
+	require.Equal(t, core.Killed, res.Finish.Status)
+	require.True(t, res.Finish.HandOver)
+	require.False(t, res.Unregistered)
+	require.Nil(t, f.finished, "no unregister: YARN decides whether attempt 2 follows")
+	require.Len(t, before, 1)
+	require.True(t, before[0].HandOver)
+}
+
 func TestShellJoin(t *testing.T) {
 	require.Equal(t, `sh -c 'exit 0'`, ShellJoin([]string{"sh", "-c", "exit 0"}))
 	require.Equal(t, `echo 'it'\''s' '' a=b,c`, ShellJoin([]string{"echo", "it's", "", "a=b,c"}))

@@ -179,11 +179,24 @@ func (s FinalStatus) String() string {
 type Finish struct {
 	Status      FinalStatus
 	Diagnostics string
+	// HandOver: the AM was stopped from outside (KillRequested) while the job allows YARN
+	// another attempt. A SIGTERM is all an AM hears of a preemption of its container or its
+	// NodeManager shutting down as well as of a user's kill: for the first two YARN starts the
+	// next attempt, which needs the application registered and its staging directory (the job
+	// file, the saved task table). So the AM neither unregisters nor removes the staging
+	// directory; after a user's kill YARN ends the application itself, and `tfyarn
+	// clean-staging` removes what is left.
+	HandOver bool
 }
 
 // String is the finish as logs and transcripts show it: "finish
 // SUCCEEDED: chief:0 succeeded".
-func (f Finish) String() string { return fmt.Sprintf("finish %s: %s", f.Status, f.Diagnostics) }
+func (f Finish) String() string {
+	if f.HandOver {
+		return fmt.Sprintf("finish %s, handed over to the next attempt: %s", f.Status, f.Diagnostics)
+	}
+	return fmt.Sprintf("finish %s: %s", f.Status, f.Diagnostics)
+}
 
 // AskBuffer holds ask changes and releases until an allocate call has
 // carried them to the RM. A later Ask for the same group replaces an unsent

@@ -98,9 +98,12 @@ type Tick struct {
 // the kill and is no failure of the job: the loop steps KillRequested
 // before anything such a call returned, and the machine ignores every
 // later event. The job ends KILLED; Reason, optional, says what the AM was
-// doing.
+// doing. LaterAttempt says the job allows YARN another AM attempt
+// (--am-attempts above this attempt's number): the finish then hands the
+// application over (Finish.HandOver).
 type KillRequested struct {
-	Reason string
+	Reason       string
+	LaterAttempt bool
 }
 
 // KilledDiagnostics starts the diagnostics of a job ended by KillRequested.

@@ -265,6 +265,7 @@ func (m *Machine) Step(ev Event) {
 			diag += " " + e.Reason
 		}
 		m.finish(Killed, diag)
+		m.ready.Finish.HandOver = e.LaterAttempt
 	case ShutdownRequested:
 		m.finish(Killed, "the ApplicationMaster was told to shut down: "+orDefault(e.Reason, "no reason given"))
 	case RMFailed:

@@ -91,7 +91,11 @@ func (h *harness) do(t *testing.T, c transcript.Cmd) string {
 	case "preempt-warning":
 		h.preemptWarning(t, c)
 	case "kill":
-		h.m.Step(KillRequested{Reason: strings.Join(c.Args, " ")})
+		later := len(c.Args) > 0 && c.Args[0] == "later-attempt"
+		if later {
+			c.Args = c.Args[1:]
+		}
+		h.m.Step(KillRequested{Reason: strings.Join(c.Args, " "), LaterAttempt: later})
 	case "shutdown":
 		h.m.Step(ShutdownRequested{Reason: strings.Join(c.Args, " ")})
 	case "rendezvous-failed":
