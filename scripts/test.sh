@@ -43,12 +43,14 @@ source .testcluster/env.sh
 # as three lanes at once, each test binary with its own limit, most of their time being spent
 # waiting for YARN rather than computing.
 # Lane 1: every package's end-to-end tests but those below.
-# Lane 3: every package's Kerberos tests but lane 2's (their own cluster; about 500 s together).
 # Lane 2: the attacks of another user (TestE2EAttack*, issue 18), the tests on the fault suite's
 # own cluster (faults, preemption, placement constraints, NodeManager processes killed or frozen,
 # jobs over its three unlabelled hosts), the containers-as-their-users checks and the tasks in
-# Docker images; then the PyTorch and JAX jobs (torch imports take seconds per process; about 4
-# minutes together on this machine) as an invocation of their own.
+# Docker images.
+# Lane 3: every package's Kerberos tests but lane 2's (their own cluster; about 500 s together),
+# then the PyTorch and JAX jobs (torch imports take seconds per process; about 4 minutes
+# together on this machine), then cmd/tfyarn's TensorFlow jobs (below), each an invocation of
+# its own.
 second='^TestE2EAttack|^TestE2EFaults$|^TestE2EPreemption|^TestE2ESpread$|^TestE2EAffinity$|^TestE2ELinuxExecutor$|^TestE2ENode|^TestE2EDockerImage$'
 frameworks='^TestE2EPyTorch$|^TestE2EPyTorchElastic$|^TestE2EJAX$'
 lane() { # NAME COMMAND...: runs it with its output in a file of its own, then prints that file
@@ -61,12 +63,17 @@ lane() { # NAME COMMAND...: runs it with its output in a file of its own, then p
   } >"$logs/$name.done"
   return "$rc"
 }
-lane1() { lane "e2e (all packages)" go test -tags e2e -count=1 -p 2 -timeout 25m -skip "$second|$frameworks|Kerberos" ./...; }
-lane3() { lane "e2e (Kerberos)" go test -tags e2e -count=1 -p 2 -timeout 25m -run Kerberos -skip "$second|$frameworks" ./...; }
-lane2() {
+# cmd/tfyarn's TensorFlow jobs, the web UI and TensorBoard (TF imports take seconds of CPU per
+# process) run after the frameworks in lane 3, which is the shortest: lane 1 had come to 1456 s of
+# its 1500 s limit at load 30 with them (bench/results/maketest-shape.md).
+tensorflow='^TestE2ETF$|^TestE2ETF1$|^TestE2ETensorBoard$|^TestE2EWebUIHistoryGPU$|^TestE2EProgressKeras$'
+lane1() { lane "e2e (all packages)" go test -tags e2e -count=1 -p 2 -timeout 25m -skip "$second|$frameworks|$tensorflow|Kerberos" ./...; }
+lane2() { lane "e2e (attacks, faults, nodes)" go test -tags e2e -count=1 -timeout 25m -run "$second" ./cmd/tfyarn; }
+lane3() {
   local rc=0
-  lane "e2e (attacks, faults, nodes)" go test -tags e2e -count=1 -timeout 25m -run "$second" ./cmd/tfyarn || rc=$?
+  lane "e2e (Kerberos)" go test -tags e2e -count=1 -p 2 -timeout 25m -run Kerberos -skip "$second|$frameworks" ./... || rc=$?
   lane "e2e (frameworks)" go test -tags e2e -count=1 -timeout 25m -run "$frameworks" ./cmd/tfyarn || rc=$?
+  lane "e2e (TensorFlow)" go test -tags e2e -count=1 -timeout 25m -run "$tensorflow" ./cmd/tfyarn || rc=$?
   return "$rc"
 }
 start=$SECONDS
