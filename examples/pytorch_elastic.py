@@ -24,6 +24,7 @@ def main():
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--step-seconds", type=float, default=0.5)
     parser.add_argument("--progress-dir", default=".", help="where each worker task keeps its step")
+    parser.add_argument("--stop-file", default="", help="every rank ends at the next step once this file exists")
     args = parser.parse_args()
 
     dist.init_process_group("gloo")
@@ -47,6 +48,12 @@ def main():
     opt = torch.optim.SGD(model.parameters(), lr=0.05)
     gen = torch.Generator().manual_seed(1000 + rank)
     while step < args.steps:
+        if args.stop_file:
+            # Every rank must end at the same step: the flag is all-reduced.
+            stop = torch.tensor([1 if os.path.exists(args.stop_file) else 0])
+            dist.all_reduce(stop, op=dist.ReduceOp.MAX)
+            if stop.item():
+                break
         x = torch.randn(16, 8, generator=gen)
         loss = torch.nn.functional.mse_loss(model(x), x.sum(dim=1, keepdim=True))
         opt.zero_grad()

@@ -45,11 +45,13 @@ func testElasticLosesAWorker(t *testing.T, c *clustertest.Cluster, bin, python s
 	} else {
 		args = append(args, "--name", "e2e-pytorch-elastic")
 	}
-	// Long enough (100 s of steps) for worker:2 to join, and later the
-	// replacement: the survivors step on as a world of 2 while each comes
-	// (at load 30 on 2 cores the replacement trained at steps 43-109).
-	const steps = 200
-	args = append(args, filepath.Join(c.Root, "examples", "pytorch_elastic.py"), "--", "--steps", strconv.Itoa(steps), "--step-seconds", "0.5", "--progress-dir", progress)
+	// At most 500 s of steps: the survivors step on as a world of 2 while
+	// worker:2 and later the replacement come (at load 30 on 2 cores the
+	// replacement trained at steps 43-109), and once the job has grown back
+	// the test ends it with the stop file: every rank ends at the next step.
+	const steps = 1000
+	stopFile := filepath.Join(progress, "stop")
+	args = append(args, filepath.Join(c.Root, "examples", "pytorch_elastic.py"), "--", "--steps", strconv.Itoa(steps), "--step-seconds", "0.5", "--progress-dir", progress, "--stop-file", stopFile)
 	run := startTfyarn(t, c, bin, 8*time.Minute, args...)
 	started := time.Now()
 
@@ -140,6 +142,7 @@ func testElasticLosesAWorker(t *testing.T, c *clustertest.Cluster, bin, python s
 		require.True(t, time.Since(killed) < 4*time.Minute, "worker:0's replacement did not train within 4 minutes of the kill")
 		time.Sleep(250 * time.Millisecond)
 	}
+	require.NoError(t, os.WriteFile(stopFile, nil, 0o644))
 
 	code := run.wait(t, 6*time.Minute)
 	stdout := run.stdout.String()
@@ -159,19 +162,22 @@ func testElasticLosesAWorker(t *testing.T, c *clustertest.Cluster, bin, python s
 	// The survivors started again, two of them, then grew back to three
 	// with the replacement (their processes started again in a world of
 	// 3: a member joining is no restart to torchrun's count) and all three
-	// finished every step.
+	// finished together, at the same step, past the one worker:0 was lost at.
 	require.Regexp(t, `rank [01] of 2 \(restart [1-9]\)`, logs)
 	require.Regexp(t, `rank [012] of 3 \(restart [1-9]\)`, logs)
-	finished := regexp.MustCompile(`rank ([012]) of 3 finished at step `+strconv.Itoa(steps)+` \(restart [0-9]+\)`).FindAllStringSubmatch(logs, -1)
-	ranks := map[string]bool{}
+	finished := regexp.MustCompile(`rank ([012]) of 3 finished at step ([0-9]+) \(restart [0-9]+\)`).FindAllStringSubmatch(logs, -1)
+	ranks, at := map[string]bool{}, map[string]bool{}
 	for _, m := range finished {
-		ranks[m[1]] = true
+		ranks[m[1]], at[m[2]] = true, true
 	}
 	require.Len(t, ranks, 3, "the survivors and the replacement finished:\n%s", logs)
+	require.Len(t, at, 1, "every rank finished at the same step:\n%s", logs)
+	last, _, _, _ := readStep(filepath.Join(progress, "worker-1.local0.step"))
+	require.Greater(t, last, killedAt, "the job trained on past the loss")
 	for _, w := range []string{"worker-0", "worker-1", "worker-2"} {
 		step, p, _, ok := readStep(filepath.Join(progress, w+".local0.step"))
 		require.True(t, ok)
-		require.Equal(t, steps, step, w)
+		require.Equal(t, last, step, w)
 		if w == "worker-0" {
 			require.NotEqual(t, pid, p, "worker:0's last step is its replacement's")
 		}
