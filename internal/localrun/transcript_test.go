@@ -126,7 +126,12 @@ func (h *localHarness) do(t *testing.T, c transcript.Cmd) string {
 		h.now = h.now.Add(d)
 		h.d.step(core.Tick{Now: h.now})
 	case "kill":
-		h.d.step(core.KillRequested{Reason: strings.Join(c.Args, " ")})
+		// "kill later-attempt": the job allows another AM attempt (the transcripts' hand-over).
+		later := len(c.Args) > 0 && c.Args[0] == "later-attempt"
+		if later {
+			c.Args = c.Args[1:]
+		}
+		h.d.step(core.KillRequested{Reason: strings.Join(c.Args, " "), LaterAttempt: later})
 	case "rendezvous-failed":
 		h.d.step(core.RendezvousFailed{Reason: strings.Join(c.Args, " ")})
 	default:
