@@ -58,7 +58,11 @@ func TestE2EAffinity(t *testing.T) {
 		t.Parallel()
 		// worker:1 fails once: a worker that carries the ps's tag is not
 		// replaced alone, so the cluster restarts and the same requests
-		// place the ps beside a worker again.
+		// place the ps beside a worker again: a worker of the new run, as
+		// the restart asks only once the RM has reported the first run's
+		// containers complete (their tfyarn-worker tags gone; before that,
+		// a loaded NodeManager's late report let the ps land beside an
+		// old worker that was ending).
 		stdout, stderr, code := execTfyarn(t, c, bin, nil,
 			"run", "--colocate", "ps=worker", "--max-restarts", "1", "--worker", "2x1c,128m", "--ps", "1c,128m", "--output", "json", "--",
 			"sh", "-c", `if [ "${TFYARN_RESTART:-0}" = 0 ] && [ "$TFYARN_TASK_TYPE" = worker ] && [ "$TFYARN_TASK_INDEX" = 1 ]; then exit 3; fi; sleep 1`)

@@ -55,7 +55,7 @@ func TestTaskRendezvous(t *testing.T) {
 	}, rv.Drain())
 
 	require.NoError(t, c.ReportExit(ctx, rendezvous.ExitReport{Task: chief0, ContainerID: "container_1_0001_01_000002", ExitCode: 1, StderrTail: []string{"boom"}}))
-	require.Equal(t, []core.Event{core.ContainerCompleted{ID: "container_1_0001_01_000002", ExitStatus: 1, Diagnostics: "the program exited with code 1"}}, rv.Drain())
+	require.Equal(t, []core.Event{core.ContainerCompleted{ID: "container_1_0001_01_000002", ExitStatus: 1, Diagnostics: "the program exited with code 1", ByLauncher: true}}, rv.Drain())
 	require.Equal(t, []string{"boom"}, rv.StderrTail(chief0, "container_1_0001_01_000002"))
 
 	// The status page: the tasks, their addresses and exits, never the secret.

@@ -15,6 +15,9 @@ import (
 type containerRecord struct {
 	container Container
 	task      *TaskStatus // nil for surplus containers
+	// gone: the RM reported it complete, or we released it; until then
+	// the RM counts its allocation tags on its node.
+	gone bool
 }
 
 // allocated gives a new container to the first task its ask is for
@@ -28,6 +31,7 @@ func (m *Machine) allocated(c Container) {
 	g := m.groupFor(c)
 	if g == nil {
 		m.ready.Release = append(m.ready.Release, c.ID)
+		rec.gone = true
 		return
 	}
 	if g.rmOutstanding > 0 {
@@ -36,6 +40,7 @@ func (m *Machine) allocated(c Container) {
 	t := m.firstPending(g)
 	if t == nil || m.restarting != nil {
 		m.ready.Release = append(m.ready.Release, c.ID)
+		rec.gone = true
 		return
 	}
 	rec.task = t
@@ -131,6 +136,9 @@ func (m *Machine) launchingTask(id string) *TaskStatus {
 }
 
 func (m *Machine) completed(e ContainerCompleted) {
+	if rec := m.containers[e.ID]; rec != nil && !e.ByLauncher {
+		rec.gone = true
+	}
 	t := m.taskOf(e.ID)
 	if t == nil && m.unwatchedEnded(e) {
 		return
@@ -182,6 +190,14 @@ func (m *Machine) yarnReasonDeadline() {
 		}
 		e := *t.signalled
 		e.Diagnostics += fmt.Sprintf(" (no report from YARN within %s)", taskspec.YarnReasonWait)
-		m.completed(ContainerCompleted(e))
+		m.completed(ContainerCompleted{ID: e.ID, ExitStatus: e.ExitStatus, Diagnostics: e.Diagnostics, ByLauncher: true})
+	}
+}
+
+// released marks a container we give back: the allocate call that
+// carries the release takes its allocation tags off its node.
+func (m *Machine) released(id string) {
+	if rec := m.containers[id]; rec != nil {
+		rec.gone = true
 	}
 }

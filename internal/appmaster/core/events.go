@@ -73,6 +73,10 @@ type ContainerCompleted struct {
 	ID          string
 	ExitStatus  int32
 	Diagnostics string
+	// ByLauncher: the task's launcher reported its program's exit, ahead
+	// of the RM, which still holds the container (and its allocation
+	// tags) until the NodeManager reports it.
+	ByLauncher bool
 }
 
 // TaskRegistered: a task's launcher reported the address its TensorFlow

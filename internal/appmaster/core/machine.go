@@ -230,6 +230,7 @@ func (m *Machine) Step(ev Event) {
 		if t := m.launchingTask(e.ID); t != nil {
 			m.end(t, ExitInvalid, e.Reason, "failed to start: "+firstLine(e.Reason))
 			m.ready.Release = append(m.ready.Release, e.ID) // the RM still counts it as ours
+			m.released(e.ID)
 		}
 	case ContainerCompleted:
 		m.completed(e)

@@ -229,9 +229,15 @@ func (m *Machine) beginClusterRestart(failed []*TaskStatus, why string) {
 }
 
 // continueRestart starts the cluster again once no task is live, or once
-// the stopped ones had RestartStopWait past their escalation.
+// the stopped ones had RestartStopWait past their escalation. A job with
+// placed tasks (--spread, --colocate, --apart) also waits, within the
+// same bound, for the RM to report its tasks' containers complete: a
+// launcher reports its program's exit first, and until the NodeManager
+// tells the RM, the old container's allocation tag stays on its node, so
+// a new --colocate ask could be placed beside an old task that is ending
+// (and a --spread or --apart one kept off its node).
 func (m *Machine) continueRestart() {
-	if m.inStates(TaskLaunching, TaskRunning) > 0 && m.now.Sub(m.restarting.since) < m.stopGrace+taskspec.RestartStopWait {
+	if (m.inStates(TaskLaunching, TaskRunning) > 0 || m.tagsHeld()) && m.now.Sub(m.restarting.since) < m.stopGrace+taskspec.RestartStopWait {
 		return
 	}
 	m.restarting = nil
@@ -243,4 +249,22 @@ func (m *Machine) continueRestart() {
 		m.requeue(t)
 	}
 	m.ready.Restart = &Restart{Number: m.generation}
+}
+
+// tagsHeld reports whether a placed job's task has a container the RM
+// has not yet reported complete (nor we released).
+func (m *Machine) tagsHeld() bool {
+	placed := false
+	for _, g := range m.groups {
+		placed = placed || g.placed()
+	}
+	if !placed {
+		return false
+	}
+	for _, t := range m.tasks {
+		if rec := m.containers[t.Container.ID]; t.Container.ID != "" && rec != nil && !rec.gone {
+			return true
+		}
+	}
+	return false
 }

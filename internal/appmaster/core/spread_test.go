@@ -100,3 +100,40 @@ func TestAllocDeadlineNamesAffinity(t *testing.T) {
 	require.Equal(t, Finish{Status: Failed, Diagnostics: `ps:0 (1 vcores, 256 MiB, label "") was not allocated within 5m0s: ` + offerDefault +
 		`; placement constraint each ps task on a node running a worker task (--colocate ps=worker): each needs a node with room that runs a worker task; ask for less, drop --colocate or raise --alloc-timeout`}, *rd.Finish)
 }
+
+// A placed job's cluster restart asks again only once the RM has reported
+// the old containers complete: until then their allocation tags stay on
+// their nodes, and a --colocate ps could be placed beside an old worker
+// that is ending. The launchers' reports end the tasks first.
+func TestRestartWaitsForTagsReleased(t *testing.T) {
+	r := taskspec.Resources{VCores: 1, MemoryMiB: 1}
+	m, err := New(Config{Job: taskspec.Job{Command: "true", Restarts: taskspec.RestartPolicy{Max: 1},
+		Affinities: taskspec.Affinities{{Type: taskspec.PS, Other: taskspec.Worker}},
+		Tasks:      []taskspec.TaskGroup{grp(taskspec.Worker, 2, r), grp(taskspec.PS, 1, r)}}})
+	require.NoError(t, err)
+	rd := step(m, Tick{Now: at0}, Registered{})
+	require.Len(t, rd.Asks, 2)
+	var cs []Container
+	for i, a := range rd.Asks {
+		for j := 0; j < a.Count; j++ {
+			cs = append(cs, ctr(len(cs)+1, rd.Asks[i].AllocationRequestID))
+		}
+	}
+	rd = step(m, Allocated{Containers: cs})
+	require.Len(t, rd.Launch, 3)
+	for _, c := range cs {
+		step(m, ContainerStarted{ID: c.ID})
+	}
+	// worker:1's program fails; the others end on the restart's stop. All
+	// three launchers report before the RM does.
+	rd = step(m, ContainerCompleted{ID: cs[1].ID, ExitStatus: 3, ByLauncher: true})
+	require.Len(t, rd.Stop, 2)
+	rd = step(m, ContainerCompleted{ID: cs[0].ID, ExitStatus: 143, ByLauncher: true}, ContainerCompleted{ID: cs[2].ID, ExitStatus: 143, ByLauncher: true})
+	require.Nil(t, rd.Restart, "no restart while the RM holds the old containers")
+	require.Empty(t, rd.Asks)
+	rd = step(m, ContainerCompleted{ID: cs[0].ID, ExitStatus: 143}, ContainerCompleted{ID: cs[1].ID, ExitStatus: 3})
+	require.Nil(t, rd.Restart, "ps:0's container is still the RM's")
+	rd = step(m, ContainerCompleted{ID: cs[2].ID, ExitStatus: 143})
+	require.Equal(t, &Restart{Number: 1}, rd.Restart)
+	require.Len(t, rd.Asks, 2)
+}

@@ -14,6 +14,7 @@ func (m *Machine) stop(t *TaskStatus, reason string, hard bool) {
 		m.lastStopAt = m.now
 		if m.dropPendingLaunch(t.Container.ID) {
 			m.ready.Release = append(m.ready.Release, t.Container.ID)
+			m.released(t.Container.ID)
 			m.end(t, ExitKilledByAppMaster, "stopped before launch: "+reason, "")
 			return
 		}
