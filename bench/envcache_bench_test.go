@@ -245,7 +245,8 @@ func TestBenchEnvCacheShared(t *testing.T) {
 	defer os.RemoveAll(work)
 
 	id := fmt.Sprintf("%x", nonce[:4])
-	users := map[string]string{"A": "tfyarn-bench-a-" + id, "B": "tfyarn-bench-b-" + id, "C": "tfyarn-bench-c-" + id}
+	// Unix users too: LinuxContainerExecutor runs each one's containers as that user.
+	users := map[string]string{"A": c.User(t, "tfyarn-bench-a-"+id), "B": c.User(t, "tfyarn-bench-b-"+id), "C": c.User(t, "tfyarn-bench-c-"+id)}
 	shared := "/tmp/tfyarn-bench-shared-" + id
 	c.Hadoop(t, "hdfs", "dfs", "-mkdir", "-p", shared)
 	c.Hadoop(t, "hdfs", "dfs", "-chmod", "1777", shared)
@@ -271,7 +272,7 @@ func TestBenchEnvCacheShared(t *testing.T) {
 			// The cluster's superuser (the OS user that started it) adopts.
 			start := time.Now()
 			cmd := exec.Command(bin, "cache", "adopt", shared)
-			cmd.Env = c.Env()
+			cmd.Env = c.Env("HADOOP_USER_NAME=" + c.Superuser()) // not the tests' alice
 			out, err := cmd.CombinedOutput()
 			require.NoError(t, err, "%s", out)
 			res.AdoptS = round2(time.Since(start).Seconds())
