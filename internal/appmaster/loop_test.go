@@ -131,9 +131,19 @@ func (f *fakeCluster) StopContainers(_ context.Context, _ string, ids []*hadoopy
 
 func runFakeLoop(t *testing.T, ctx context.Context, f *fakeCluster, workers int) LoopResult {
 	t.Helper()
+	res, err := Loop(ctx, fakeLoopConfig(t, f, workers))
+	require.NoError(t, err)
+	require.True(t, res.Unregistered)
+	require.NotNil(t, f.finished)
+	return res
+}
+
+// fakeLoopConfig runs workers one-vcore workers of "true" against f, heartbeating every ms.
+func fakeLoopConfig(t *testing.T, f *fakeCluster, workers int) LoopConfig {
+	t.Helper()
 	g, err := taskspec.ParseSpec(taskspec.Worker, fmt.Sprintf("%dx1c,256m", workers))
 	require.NoError(t, err)
-	res, err := Loop(ctx, LoopConfig{
+	return LoopConfig{
 		Job: taskspec.Job{Tasks: []taskspec.TaskGroup{g}, Command: "true"},
 		RM:  f,
 		NM:  f,
@@ -143,11 +153,7 @@ func runFakeLoop(t *testing.T, ctx context.Context, f *fakeCluster, workers int)
 		Heartbeat:     time.Millisecond,
 		FastHeartbeat: time.Millisecond,
 		MaxRMFailures: 3,
-	})
-	require.NoError(t, err)
-	require.True(t, res.Unregistered)
-	require.NotNil(t, f.finished)
-	return res
+	}
 }
 
 func TestLoopAllSucceed(t *testing.T) {
@@ -201,23 +207,11 @@ func TestLoopCancelledWithAttemptsLeftHandsOver(t *testing.T) {
 	f := &fakeCluster{noAlloc: true}
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(20*time.Millisecond, cancel)
-	g, err := taskspec.ParseSpec(taskspec.Worker, "1c,256m")
-	require.NoError(t, err)
 	var before []core.Finish
-	res, err := Loop(ctx, LoopConfig{
-		Job: taskspec.Job{Tasks: []taskspec.TaskGroup{g}, Command: "true"},
-		RM:  f,
-		NM:  f,
-		LaunchContext: func(core.Launch) *hadoopyarn.ContainerLaunchContextProto {
-			return &hadoopyarn.ContainerLaunchContextProto{}
-		},
-		BeforeUnregister: func(_ context.Context, fin core.Finish) { before = append(before, fin) },
-		Attempt:          1,
-		Attempts:         2,
-		Heartbeat:        time.Millisecond,
-		FastHeartbeat:    time.Millisecond,
-		MaxRMFailures:    3,
-	})
+	cfg := fakeLoopConfig(t, f, 1)
+	cfg.BeforeUnregister = func(_ context.Context, fin core.Finish) { before = append(before, fin) }
+	cfg.Attempt, cfg.Attempts = 1, 2
+	res, err := Loop(ctx, cfg)
 	require.NoError(t, err)
 	require.Equal(t, core.Killed, res.Finish.Status)
 	require.True(t, res.Finish.HandOver)
