@@ -12,6 +12,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -234,6 +236,24 @@ func TestRendezvousBoundsStrangers(t *testing.T) {
 		require.NoError(t, err)
 		idle[i] = c
 	}
+	lastDial := time.Now()
+	// Every stranger is read at once, until 3 s after the last one came: the AM closes the oldest
+	// as each newcomer arrives, and the others only once their headers run out of time
+	// (rendezvous.HTTPServer: 5 s), so what is closed by then was made room for. (Reading them one
+	// after another took over 5 s under a full suite's load: the header timeout had closed them
+	// all, the newest too.)
+	closed := make([]bool, crowd)
+	var readers sync.WaitGroup
+	for i, conn := range idle {
+		readers.Add(1)
+		go func() {
+			defer readers.Done()
+			_ = conn.SetReadDeadline(lastDial.Add(3 * time.Second))
+			_, err := conn.Read(make([]byte, 1))
+			closed[i] = errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET)
+		}()
+	}
+	// A launcher registers while the strangers hold their places.
 	w0 := taskspec.TaskID{Type: taskspec.Worker}
 	rv.Assign(w0, "container_1_0001_01_000002")
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -242,22 +262,11 @@ func TestRendezvousBoundsStrangers(t *testing.T) {
 	require.NoError(t, c.Register(ctx, rendezvous.Registration{Task: w0, Host: "127.0.0.1", Port: 2222, ContainerID: "container_1_0001_01_000002"}))
 	_, err = c.WaitSpec(ctx, w0)
 	require.NoError(t, err)
-
-	// The evictions are closes the AM makes as each newcomer arrives: on a loaded machine some
-	// reach this side late (one pass over the crowd takes 2.5 s at least: 20 ms per open
-	// connection), so the crowd is read again until they all came or 20 s passed.
-	closed := make([]bool, crowd)
+	readers.Wait()
 	n := 0
-	for deadline := time.Now().Add(20 * time.Second); n < crowd-rendezvous.MaxUnauthenticatedConns && time.Now().Before(deadline); {
-		for i, conn := range idle {
-			if closed[i] {
-				continue
-			}
-			_ = conn.SetReadDeadline(time.Now().Add(20 * time.Millisecond))
-			if _, err := conn.Read(make([]byte, 1)); errors.Is(err, io.EOF) {
-				closed[i] = true
-				n++
-			}
+	for _, c := range closed {
+		if c {
+			n++
 		}
 	}
 	require.GreaterOrEqual(t, n, crowd-rendezvous.MaxUnauthenticatedConns, "strangers' connections the AM closed")
