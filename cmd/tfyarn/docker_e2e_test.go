@@ -329,18 +329,24 @@ func TestE2EDockerImage(t *testing.T) {
 	})
 }
 
-// Issue 20: on NodeManagers without YARN's Docker runtime (the plain cluster's
-// DefaultContainerExecutor ignores YARN_CONTAINER_RUNTIME_TYPE), a task asked to run in an image
-// fails saying so instead of running on the host.
+// Issue 20: on NodeManagers without YARN's Docker runtime a task asked to run in an image fails
+// instead of running on the host. The plain cluster's LinuxContainerExecutor does not allow the
+// docker runtime: the NodeManager refuses the container before anything of it runs (exit status
+// -1000), so the program never ran and its task never registered. (A DefaultContainerExecutor
+// ignores the runtime and runs the launcher on the host, which then refuses: TestCheckInImage.)
 //
 //	go test -tags e2e -run '^TestE2EDockerImageIgnored$' ./cmd/tfyarn/
 func TestE2EDockerImageIgnored(t *testing.T) {
 	bin := clustertest.BuildTfyarn(t)
 	c := clustertest.Require(t)
+	marker := filepath.Join(clustertest.ContainerDir(t), "ran")
 	stdout, stderr, code := execTfyarnFor(t, c, bin, 5*time.Minute, nil, "run", "--output", "json", "--image", "tfyarn.test/tfyarn-test-image:1",
-		"--worker", "1c,256m", "--", "true")
+		"--worker", "1c,256m", "--", "touch", marker)
 	require.Equal(t, exitJobFailed, code, "stdout: %s\nstderr: %s", stdout, stderr)
 	r := runJSON(t, stdout)
 	require.Equal(t, "FAILED", r.FinalStatus)
-	require.Contains(t, r.Diagnostics, "does not run in a container of its own (PID 1 is not YARN's launch script)", r.Diagnostics)
+	require.Contains(t, r.Diagnostics, "worker:0", r.Diagnostics)
+	require.Contains(t, r.Diagnostics, "exit status -1000", r.Diagnostics)
+	require.NotContains(t, stderr, "worker:0 registered", "the NodeManager refused the container: no launcher ran")
+	require.NoFileExists(t, marker, "the program never ran on the host")
 }

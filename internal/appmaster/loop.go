@@ -268,7 +268,9 @@ func (l *loop) run(ctx context.Context) (LoopResult, error) {
 		l.logAsks(rd.Asks)
 		l.launch(ctx, rd.Launch)
 		l.warn(rd.Warn)
-		l.stop(ctx, rd.Stop, rd.Finish != nil)
+		// A hand-over ends this attempt, not the job: the launchers keep their programs running
+		// for the next attempt to adopt.
+		l.stop(ctx, rd.Stop, rd.Finish != nil && !rd.Finish.HandOver)
 		if rd.Finish != nil {
 			return l.finish(ctx, *rd.Finish)
 		}

@@ -182,10 +182,10 @@ type Finish struct {
 	// HandOver: the AM was stopped from outside (KillRequested) while the job allows YARN
 	// another attempt. A SIGTERM is all an AM hears of a preemption of its container or its
 	// NodeManager shutting down as well as of a user's kill: for the first two YARN starts the
-	// next attempt, which needs the application registered and its staging directory (the job
-	// file, the saved task table). So the AM neither unregisters nor removes the staging
-	// directory; after a user's kill YARN ends the application itself, and `tfyarn
-	// clean-staging` removes what is left.
+	// next attempt, which adopts the tasks still running and needs the application registered
+	// and its staging directory (the job file, the saved task table). So the AM stops no task,
+	// neither unregisters nor removes the staging directory; after a user's kill YARN ends the
+	// application and its containers itself, and `tfyarn clean-staging` removes what is left.
 	HandOver bool
 }
 

@@ -265,8 +265,11 @@ func (m *Machine) Step(ev Event) {
 		if e.Reason != "" {
 			diag += " " + e.Reason
 		}
-		m.finish(Killed, diag)
-		m.ready.Finish.HandOver = e.LaterAttempt
+		if e.LaterAttempt {
+			m.handOver(diag)
+		} else {
+			m.finish(Killed, diag)
+		}
 	case ShutdownRequested:
 		m.finish(Killed, "the ApplicationMaster was told to shut down: "+orDefault(e.Reason, "no reason given"))
 	case RMFailed:
