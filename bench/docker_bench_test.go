@@ -41,14 +41,7 @@ func TestBenchDockerImage(t *testing.T) {
 	env := c.Env("HADOOP_USER_NAME=alice", "XDG_CACHE_HOME="+t.TempDir())
 	plainArgs := []string{"run", "--worker", "1c,256m", "--", "true"}
 	imageArgs := []string{"run", "--image", image, "--worker", "1c,256m", "--", "true"}
-	timeRun := func(args []string) float64 {
-		start := time.Now()
-		cmd := exec.Command(bin, args...)
-		cmd.Env = env
-		out, err := cmd.CombinedOutput()
-		require.NoError(t, err, "tfyarn %s: %s", strings.Join(args, " "), out)
-		return float64(time.Since(start).Microseconds()) / 1000
-	}
+	timeRun := func(args []string) float64 { return timeTfyarn(t, bin, env, args) }
 	// One unmeasured run each: the launcher's upload, the daemon's first container.
 	timeRun(plainArgs)
 	timeRun(imageArgs)
@@ -109,14 +102,7 @@ func TestBenchDockerMWMS(t *testing.T) {
 		"--", "python", "mwms_keras.py", "--epochs", "1", "--steps-per-epoch", "3"}
 	hostArgs := append([]string{"run"}, job...)
 	imageArgs := append([]string{"run", "--image", image}, job...)
-	timeRun := func(args []string) float64 {
-		start := time.Now()
-		cmd := exec.Command(bin, args...)
-		cmd.Env = env
-		out, err := cmd.CombinedOutput()
-		require.NoError(t, err, "tfyarn %s: %s", strings.Join(args, " "), out)
-		return float64(time.Since(start).Microseconds()) / 1000
-	}
+	timeRun := func(args []string) float64 { return timeTfyarn(t, bin, env, args) }
 	timeRun(hostArgs)
 	timeRun(imageArgs)
 	r := dockerMWMSResult{machine: newMachine(t, c.Root, "docker-mwms"), Image: image}
@@ -147,4 +133,16 @@ func TestBenchDockerMWMS(t *testing.T) {
 	}
 	fmt.Fprintf(&md, "\nIn the image over on the hosts: %.2f× (median).\n", r.ImageOverHostMedian)
 	writeResults(t, c, "docker-mwms", r, md.String())
+}
+
+// timeTfyarn runs bin with args and env, requires it to succeed, and returns its wall time in
+// milliseconds.
+func timeTfyarn(t *testing.T, bin string, env, args []string) float64 {
+	t.Helper()
+	start := time.Now()
+	cmd := exec.Command(bin, args...)
+	cmd.Env = env
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "tfyarn %s: %s", strings.Join(args, " "), out)
+	return float64(time.Since(start).Microseconds()) / 1000
 }
