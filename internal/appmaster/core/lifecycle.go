@@ -53,30 +53,30 @@ func (m *Machine) registered(e Registered) {
 // finish decides the job: whatever still runs is stopped hard (a graceful
 // stop under way included), asks no longer matter (unregistering drops
 // them), and nothing happens after.
-// handOver ends this attempt without ending the job (Finish.HandOver): the tasks are left
-// running for the next attempt to adopt, as a dead attempt's would be; after a user's kill YARN
-// stops them itself.
-func (m *Machine) handOver(diagnostics string) {
-	m.ready.Asks = nil
-	m.ready.Warn = nil
-	if len(m.causes) > 0 {
-		diagnostics += "; " + strings.Join(m.causes, "; ")
-	}
-	m.ready.Finish = &Finish{Status: Killed, Diagnostics: diagnostics, HandOver: true}
-	m.phase = PhaseFinished
-}
-
 func (m *Machine) finish(status FinalStatus, diagnostics string) {
 	for _, t := range m.tasks {
 		if t.State.Live() && !t.HardStopped {
 			m.stop(t, "the job is "+status.String(), true)
 		}
 	}
+	m.decide(&Finish{Status: status, Diagnostics: diagnostics})
+}
+
+// handOver ends this attempt without ending the job (Finish.HandOver): the tasks are left
+// running for the next attempt to adopt, as a dead attempt's would be; after a user's kill YARN
+// stops them itself.
+func (m *Machine) handOver(diagnostics string) {
+	m.decide(&Finish{Status: Killed, Diagnostics: diagnostics, HandOver: true})
+}
+
+// decide is what finish and handOver share: asks and warnings no longer matter (a stop says more),
+// the diagnostics gain the restarts' causes, and nothing happens after.
+func (m *Machine) decide(f *Finish) {
 	m.ready.Asks = nil
-	m.ready.Warn = nil // the stops above say more
+	m.ready.Warn = nil
 	if len(m.causes) > 0 {
-		diagnostics += "; " + strings.Join(m.causes, "; ")
+		f.Diagnostics += "; " + strings.Join(m.causes, "; ")
 	}
-	m.ready.Finish = &Finish{Status: status, Diagnostics: diagnostics}
+	m.ready.Finish = f
 	m.phase = PhaseFinished
 }
