@@ -317,13 +317,38 @@ func envLayersMarkdown(r envLayersResult) string {
 	return b.String()
 }
 
-// envLayersReading is what the run of 2026-11-26 06:48 showed, with the
-// runs it names (the figures in it are theirs; a new run rewrites the
-// tables above, not this text).
+// envLayersReading is what the runs of 2026-11-26 showed, with the runs
+// it names (the figures in it are theirs; a new run rewrites the tables
+// above, not this text).
 const envLayersReading = `
 ## Reading, against issue 25's goals
 
-The test cluster's NodeManagers now set the permissions of localized files in-process, as production
+The tables above are the fourth of four runs in a row on a quiet machine (2026-11-26 09:59-10:07 UTC,
+load average 0.4-3, AMD EPYC, 2 cores, nothing else running but the main test cluster). All four:
+
+| run | new env, first job: layered / one archive (s) | unchanged env, layered (s) | one small package changed: layered / one archive (s) | uploaded after the change, layered |
+|---|---:|---:|---:|---:|
+| 1 (load 3.0) | 17.42 / 21.00 | 3.26 | 4.03 / 17.94 | 0.28 MB |
+| 2 (load 1.3) | 16.88 / 17.21 | 3.20 | 3.41 / 17.22 | 0.28 MB |
+| 3 (load 0.9) | 15.53 / 19.02 | 3.68 | 3.43 / 16.93 | 0.28 MB |
+| 4 (load 0.4) | 17.10 / 17.51 | 3.20 | 3.95 / 16.57 | 0.28 MB |
+
+- **First job of a new TensorFlow env** (goal: at most 20 s wall): met on a quiet machine, 15.5-17.4 s
+  layered against 17.2-21.0 s for one archive (whose pack, 3.3-5.3 s, is not even in its wall). Of
+  the layered job's time: packing 3.9-4.1 s, submitted 5.5-6.1 s after the start, the NodeManager's
+  localization 7.3-7.9 s (15 layers fetched together; the tensorflow layer alone 7.1-7.7 s, 0.6-0.7 s
+  of it permissions), the rest YARN's container start and the program.
+- **One small package changed** (goals: at most 5% uploaded, only that part localized, the job within
+  2 s of an unchanged env's): met in every run: 0.28 MB of 349.2 MB uploaded (0.08%), one layer
+  localized (0.04-0.07 s on the NodeManager), 3.4-4.0 s wall against 3.2-3.7 s for the unchanged env.
+  One archive: everything again, 16.6-17.9 s.
+- **On a saturated machine the 20 s goal is not met**: the same benchmark at 06:48 (load 21 → 26,
+  another CPU, Intel Xeon) took 46.7 s layered vs 58.2 s one archive (pack 18.8 s, localization
+  20.3 s): packing (gzip) on the client and unpacking (gzip -dc | tar) on the NodeManager are CPU, and
+  with the cluster's five JVMs and other tests on two cores both stretch 3-5x. Layers stay ahead of
+  one archive at every load measured.
+
+The test cluster's NodeManagers set the permissions of localized files in-process, as production
 NodeManagers do with Hadoop's native library (README, "The test cluster": LocalPermissions). The same
 benchmark on the same env, run just before that change (06:37, load 21 → 45), for comparison:
 
@@ -334,23 +359,16 @@ benchmark on the same env, run just before that change (06:37, load 21 → 45), 
 | after one small package changed, forked chmod | layered | 0.71 | 4.22 |
 | after one small package changed, forked chmod | monolithic | 81.75 | 108.34 |
 
-- **One small package changed** (goals: at most 5% uploaded, only that part localized, the job within
-  2 s of an unchanged env's): met. 0.28 MB of 349.2 MB uploaded (0.08%), one layer localized
-  (0.05 s on the NodeManager), 2.84 s wall against 2.96 s for the unchanged env. One archive:
-  everything again, 17.3 s.
-- **First job of a new TensorFlow env** (goal: at most 20 s wall): not met, 46.7 s layered (was
-  100.6 s with forked chmods) vs 58.2 s monolithic (was 119.7 s; its 39.3 s pack is not in its wall).
-  Where the layered 46.7 s go now: packing 18.8 s, uploading about 5 s (client work before
-  submission 23.7 s), the NodeManager's localization 20.3 s. The NodeManager's time now goes per
-  byte, not per file: the tensorflow layer (234.8 MiB of the env's 333.1 MiB, 10,243 files) took
-  20.0 s, of which 1.6 s setting permissions (the earliest ctime among its localized files to the
-  rename of its directory) and 18.3 s downloading and unpacking (one stream through gzip -dc and tar,
-  sharing two busy cores with the other 14 layers fetched at once); the monolithic archive's
-  14,342 files took 3.5 s of permissions. So splitting the data-only tensorflow/include (9,899
-  files, but 172 MB of the distribution's 930 MB and little of its compressed bytes) into a layer of
-  its own would save at most the 1.6 s of permissions and is not done; a distribution is still never
-  split, since the dynamic loader resolves ` + "`" + `$ORIGIN` + "`" + ` from the real path of a linked directory
-  (libtensorflow_cc.so.2, 539 MB, must sit beside tensorflow/python's extensions).
+At 06:48 (load 21-26), with in-process permissions, the NodeManager's time went per byte, not per
+file: the tensorflow layer (234.8 MiB of the env's 333.1 MiB, 10,243 files) took 20.0 s, of which
+1.6 s setting permissions (the earliest ctime among its localized files to the rename of its
+directory) and 18.3 s downloading and unpacking (one stream through gzip -dc and tar, sharing two
+busy cores with the other 14 layers fetched at once); the monolithic archive's 14,342 files took
+3.5 s of permissions. So splitting the data-only tensorflow/include (9,899 files, but 172 MB of the
+distribution's 930 MB and little of its compressed bytes) into a layer of its own would save at most
+the 1.6 s of permissions and is not done; a distribution is still never split, since the dynamic
+loader resolves ` + "`$ORIGIN`" + ` from the real path of a linked directory (libtensorflow_cc.so.2, 539 MB,
+must sit beside tensorflow/python's extensions).
 
 ## What the first job's time goes to now, and what was tried
 
