@@ -218,17 +218,17 @@ func envFormatMarkdown(r envFormatResult) string {
 		"- zip and jar cannot carry symlinks (java.util.zip): a venv's bin/python would arrive as a file holding\n"+
 		"  its target's path, so they could not ship an env as is even if faster.\n\n"+
 		"## Reading\n\n"+
-		"No format is clearly faster, and localization takes far longer than unpacking the same archive here\n"+
-		"(`gzip -dc | tar -x` of the tar.gz: 14 s wall on the same busy machine). The NodeManager's time goes per\n"+
-		"entry, not per byte: after unpacking, FSDownload.changePermissions sets the permissions of every file and\n"+
-		"directory one by one (RawLocalFileSystem.setPermission), and without Hadoop's native library (the test\n"+
-		"cluster has no libhadoop.so, like any Maven-launched cluster) each call forks a `chmod` process: ~23,000\n"+
-		"entries in this venv (seen during a localization: children of the NodeManager's JVM such as\n"+
-		"`chmod 0555 .../filecache/129_tmp/env-layer.group-03.tar.gz/lib/python3.11/site-packages/pip/...`,\n"+
-		"from three layers at once). So tfyarn keeps tar.gz (a third of tar's upload, symlinks kept, one stream to\n"+
-		"pack in parallel) and gains on the NodeManager by shipping fewer entries per archive at once (layers:\n"+
-		"the public localizer works on several at a time) and by never localizing an unchanged layer again.\n"+
-		"An earlier run of this benchmark on a quieter machine (load 5 to 15) gave tar.gz 86.7 s, tar 101.4 s,\n"+
-		"zip 86.4 s of localization (jar not reached: a stored zip entry failed to unpack, since fixed).\n")
+		"With the NodeManagers setting permissions in-process (the test cluster's LocalPermissions, as production\n"+
+		"NodeManagers do with Hadoop's native library), localization goes per byte, not per entry. On a quiet\n"+
+		"machine (2026-11-26 10:07, load 1.6-2.0) plain tar localized fastest (7.2 s, no gunzip) against tar.gz\n"+
+		"11.1 s, jar 9.8 s and zip 12.5 s, but tar uploads 3.4 times the bytes (1,174 MB vs 342 MB): over\n"+
+		"loopback that costs nothing here, on a real cluster every byte crosses the network three times to the\n"+
+		"DataNodes and again to each NodeManager. zip and jar cannot carry a venv's symlinks and pack 5-6 times\n"+
+		"slower. So tfyarn keeps tar.gz (a third of tar's upload, symlinks kept, one stream to pack in\n"+
+		"parallel) and gains on the NodeManager by shipping layers (the public localizer unpacks several at a\n"+
+		"time) and by never localizing an unchanged layer again (bench/results/envlayers.md).\n"+
+		"Before LocalPermissions each localized file forked a `chmod` (RawLocalFileSystem.setPermission without\n"+
+		"libhadoop.so: ~23,000 entries in this venv) and no format was clearly faster: tar.gz 103 s, tar 77 s,\n"+
+		"zip 86 s, jar 178 s of localization (2026-11-25, load 16 to 73; an earlier quieter run: 87 / 101 / 86 s).\n")
 	return b.String()
 }
