@@ -332,7 +332,9 @@ func TestE2EDockerImage(t *testing.T) {
 // Issue 20: on NodeManagers without YARN's Docker runtime a task asked to run in an image fails
 // instead of running on the host. The plain cluster's LinuxContainerExecutor does not allow the
 // docker runtime: the NodeManager refuses the container before anything of it runs (exit status
-// -1000), so the program never ran and its task never registered. (A DefaultContainerExecutor
+// -1000) with no reason to YARN ("Requested runtime not allowed" is in its log only), so the
+// program never ran and its task never registered; the AM asks the NodeManager's configuration
+// (/conf) and says why. (A DefaultContainerExecutor
 // ignores the runtime and runs the launcher on the host, which then refuses: TestCheckInImage.)
 //
 //	go test -tags e2e -run '^TestE2EDockerImageIgnored$' ./cmd/tfyarn/
@@ -347,6 +349,10 @@ func TestE2EDockerImageIgnored(t *testing.T) {
 	require.Equal(t, "FAILED", r.FinalStatus)
 	require.Contains(t, r.Diagnostics, "worker:0", r.Diagnostics)
 	require.Contains(t, r.Diagnostics, "exit status -1000", r.Diagnostics)
+	// YARN gives no reason for it; the AM reads the NodeManager's configuration and says why.
+	reason := `refused to run the container in an image before anything of it ran: its allowed runtimes (yarn.nodemanager.runtime.linux.allowed-runtimes) are "default", without docker`
+	require.Contains(t, r.Diagnostics, reason)
+	require.Regexp(t, `worker:0 failed \(exit status unknown to YARN \(exit status -1000\): the NodeManager on nm\d\.tfyarn\.test `+regexp.QuoteMeta(reason), stderr)
 	require.NotContains(t, stderr, "worker:0 registered", "the NodeManager refused the container: no launcher ran")
 	require.NoFileExists(t, marker, "the program never ran on the host")
 }

@@ -182,6 +182,7 @@ func RunAM(ctx context.Context, opts AMOptions) (LoopResult, error) {
 		Attempts:          adopting,
 		Resume:            resumedRecord(saved),
 		NodeRacks:         clusterRacks(jf),
+		RefusalReason:     imageRefusalReason(jf),
 		LaunchContext: func(ln core.Launch) *hadoopyarn.ContainerLaunchContextProto {
 			clc := TaskLaunchContext(jf, ln, rv.Address(), sec.taskTokens(rendezvous.ContainerKey(secret, ln.Container.ID)))
 			if len(taskEnv) > 0 {

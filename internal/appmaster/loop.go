@@ -82,6 +82,11 @@ type LoopConfig struct {
 	// ask for their node's real rack (core.Ask.Localities). Allocate's
 	// updated_nodes add to it either way.
 	NodeRacks func(context.Context) (map[string]string, error)
+	// RefusalReason, if set, explains a task's container that YARN ended
+	// with exit status -1000 and no diagnostics (a NodeManager that refuses
+	// the container's runtime says why only in its log), given the
+	// container's NodeManager web address; "" when it has nothing to say.
+	RefusalReason func(ctx context.Context, task taskspec.TaskID, nodeHTTP string) string
 	// Logf logs one line; nil discards.
 	Logf func(format string, args ...any)
 	// Now is the clock; nil means time.Now.
@@ -494,7 +499,7 @@ func (l *loop) heartbeat(ctx context.Context) {
 		l.fastUntil = l.cfg.Now().Add(fastWindow)
 		id := yarn.FormatContainerID(st.GetContainerId())
 		reported := l.endedContainer(id) // its launcher already told
-		l.m.Step(core.ContainerCompleted{ID: id, ExitStatus: st.GetExitStatus(), Diagnostics: st.GetDiagnostics()})
+		l.m.Step(core.ContainerCompleted{ID: id, ExitStatus: st.GetExitStatus(), Diagnostics: l.diagnostics(ctx, id, st)})
 		if !reported {
 			l.logCompleted(id, st.GetExitStatus())
 		}
@@ -528,6 +533,20 @@ func (l *loop) logAsks(asks []core.Ask) {
 	for _, a := range asks {
 		l.cfg.Logf("asking for %d %s containers (%s)", a.Count, a.TaskType, a.Resource)
 	}
+}
+
+// diagnostics are YARN's of a completed container or, when YARN gave none
+// for a container it ended with exit status -1000, RefusalReason's.
+func (l *loop) diagnostics(ctx context.Context, id string, st *hadoopyarn.ContainerStatusProto) string {
+	if d := st.GetDiagnostics(); d != "" || st.GetExitStatus() != containerexit.Invalid || l.cfg.RefusalReason == nil {
+		return d
+	}
+	t, ok := l.m.TaskOfContainer(id)
+	c := l.containers[id]
+	if !ok || c == nil {
+		return ""
+	}
+	return l.cfg.RefusalReason(ctx, t.Task, c.GetNodeHttpAddress())
 }
 
 // endedContainer reports whether id is a task's container that already
