@@ -119,15 +119,24 @@ func (m *Machine) previousAttempt(e PreviousAttempt) {
 	m.ready.Release = append(m.ready.Release, release...)
 	ad := &Adoption{Released: release}
 	m.ready.Adoption = ad
-	if len(adopt) == 0 {
-		if e.Attempt > 1 {
-			if !m.elastic {
-				// An elastic job's worker ending unwatched is a lost
-				// worker, not a failure that could count as a restart.
-				ad.Unwatched = unwatchedTasks(e.Saved, running)
-			}
-			m.attemptRestarted(e.Attempt, ad.Unwatched...)
+	if !adoptsCluster(adopt) && m.hasCluster() && e.Attempt > 1 {
+		// No chief, worker or ps was adopted: the cluster starts afresh,
+		// also when a task outside it (the evaluator, TensorBoard) runs
+		// on. That is a cluster restart like any other: recorded, its
+		// tasks launched with the next TFYARN_RESTART, and counted
+		// against --max-restarts once YARN shows a program behind it
+		// failed. Were it left out because the evaluator was adopted, a
+		// job that keeps losing its ApplicationMaster and its cluster
+		// would start again and again with no restart on record and no
+		// failure ever judged.
+		if !m.elastic {
+			// An elastic job's worker ending unwatched is a lost
+			// worker, not a failure that could count as a restart.
+			ad.Unwatched = unwatchedTasks(e.Saved, running)
 		}
+		m.attemptRestarted(e.Attempt, adoptedNames(adopt), ad.Unwatched...)
+	}
+	if len(adopt) == 0 {
 		return
 	}
 	for _, a := range adopt {
@@ -143,6 +152,36 @@ func (m *Machine) previousAttempt(e PreviousAttempt) {
 	for _, g := range m.groups {
 		g.rmOutstanding = -1
 	}
+}
+
+// adoptsCluster reports whether adopt holds the cluster's tasks (the
+// chief, worker and ps groups go all together, or none of them).
+func adoptsCluster(adopt []adoptee) bool {
+	for _, a := range adopt {
+		if a.task.Task.Type.InCluster() {
+			return true
+		}
+	}
+	return false
+}
+
+// hasCluster reports whether the job has chief, worker or ps tasks.
+func (m *Machine) hasCluster() bool {
+	for _, typ := range m.typeOrder {
+		if typ.InCluster() {
+			return true
+		}
+	}
+	return false
+}
+
+// adoptedNames are the adopted tasks' names, for the restart's cause.
+func adoptedNames(adopt []adoptee) []taskspec.TaskID {
+	ids := make([]taskspec.TaskID, len(adopt))
+	for i, a := range adopt {
+		ids[i] = a.task.Task
+	}
+	return ids
 }
 
 // adoptee is a task adoptionPlan takes over, and what was saved of it.

@@ -63,11 +63,17 @@ type unwatchedRestart struct {
 // container): past --max-restarts, or for an exit code --retry-exit-codes
 // leaves out, the job fails naming it. It runs before any container, after
 // resumeRestarts.
-func (m *Machine) attemptRestarted(attempt int, unwatched ...Unwatched) {
+// adopted are the tasks outside the cluster (evaluator, TensorBoard)
+// adopted all the same: the cause names them.
+func (m *Machine) attemptRestarted(attempt int, adopted []taskspec.TaskID, unwatched ...Unwatched) {
 	m.uncounted++
 	n := m.counted + m.uncounted
-	m.causes = append(m.causes, fmt.Sprintf("restart %d after ApplicationMaster attempt %d ended and its tasks could not be adopted (not counted: not the program's fault)",
-		n, attempt-1))
+	what := "its tasks could not be adopted"
+	if len(adopted) > 0 {
+		what = fmt.Sprintf("its chief, worker and ps tasks could not be adopted (%s could)", joinIDs(adopted))
+	}
+	m.causes = append(m.causes, fmt.Sprintf("restart %d after ApplicationMaster attempt %d ended and %s (not counted: not the program's fault)",
+		n, attempt-1, what))
 	m.generation++
 	if len(unwatched) > 0 {
 		r := &unwatchedRestart{attempt: attempt - 1, number: n, cause: len(m.causes) - 1, tasks: map[string]Unwatched{}}
