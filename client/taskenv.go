@@ -9,7 +9,8 @@ import (
 )
 
 // Validate is taskspec's check of the job, plus its environment against
-// the variables tfyarn sets in every task (shipplan.CheckTaskEnv).
+// the variables tfyarn and the job's framework set in every task
+// (shipplan.CheckTaskEnv, frameworks.CheckEnv).
 func (j Job) Validate(limits taskspec.ClusterLimits) error {
 	if err := j.Job.Validate(limits); err != nil {
 		return err
@@ -21,6 +22,9 @@ func (j Job) Validate(limits taskspec.ClusterLimits) error {
 		return invalidf("priority %d: give a whole number >= 0", j.Priority)
 	}
 	if err := shipplan.CheckTaskEnv(j.Env); err != nil {
+		return err
+	}
+	if err := frameworks.CheckEnv(j.Job, j.SecretEnv, "--secret-env"); err != nil {
 		return err
 	}
 	return shipplan.CheckSecretEnv(j.Env, j.SecretEnv)

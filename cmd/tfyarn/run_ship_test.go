@@ -201,6 +201,45 @@ func TestRunRefusesTfyarnsVariables(t *testing.T) {
 	require.Contains(t, stdout, "[worker:0] x")
 }
 
+// A variable the job's framework sets in its tasks cannot be given with
+// --setenv or --secret-env either: exit 2, one line naming it, the
+// framework and what to do, before any RPC (the configuration names a dead
+// RM), on YARN and with --local. Another framework's variable passes.
+func TestRunRefusesTheFrameworksVariables(t *testing.T) {
+	conf := deadConf(t)
+	script := filepath.Join(t.TempDir(), "train.py")
+	require.NoError(t, os.WriteFile(script, []byte("print('ran')\n"), 0o644))
+	for _, tc := range []struct {
+		framework, name, want string
+	}{
+		{"jax", "JAX_PROCESS_ID", "JAX_PROCESS_ID is set by --framework jax in each task (the worker's index); drop it from the environment"},
+		{"jax", "JAX_COORDINATOR_ADDRESS", "JAX_COORDINATOR_ADDRESS is set by --framework jax in each task (worker:0's address); drop it from the environment"},
+		{"pytorch", "MASTER_ADDR", "MASTER_ADDR is set by --framework pytorch in each task (torchrun sets it in each process); drop it from the environment"},
+		{"tensorflow", "TF_CONFIG", "TF_CONFIG is set by --framework tensorflow in each task (the cluster and the task's place in it); drop it from the environment"},
+	} {
+		for _, local := range []bool{false, true} {
+			args := []string{"--conf-dir", conf, "run"}
+			if local {
+				args = []string{"run", "--local"}
+			}
+			args = append(args, "--worker", "2x1c", "--framework", tc.framework)
+			stdout, stderr, code := runCLI(t, append(args, "--setenv", tc.name+"=x", script)...)
+			require.Equal(t, exitUsage, code, stderr)
+			require.Empty(t, stdout)
+			require.Equal(t, "tfyarn: "+tc.want+"\n", stderr)
+		}
+		t.Setenv(tc.name, "x")
+		stdout, stderr, code := runCLI(t, "--conf-dir", conf, "run", "--worker", "2x1c", "--framework", tc.framework, "--secret-env", tc.name, script)
+		require.Equal(t, exitUsage, code, stderr)
+		require.Empty(t, stdout)
+		require.Equal(t, "tfyarn: --secret-env "+tc.name+strings.TrimSuffix(strings.TrimPrefix(tc.want, tc.name), "drop it from the environment")+"pick another name\n", stderr)
+	}
+	// TF_CONFIG is no JAX job's business: it reaches the program.
+	stdout, stderr, code := runCLI(t, "run", "--local", "--worker", "1c", "--framework", "jax", "--setenv", "TF_CONFIG=mine", "--", "sh", "-c", `echo "$TF_CONFIG"`)
+	require.Equal(t, exitOK, code, stderr)
+	require.Contains(t, stdout, "[worker:0] mine")
+}
+
 func TestRunPriority(t *testing.T) {
 	job, err := parseRun(t, "--worker", "1c", "--", "true")
 	require.NoError(t, err)

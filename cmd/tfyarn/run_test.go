@@ -28,7 +28,7 @@ func TestRunUsageErrors(t *testing.T) {
 		{[]string{"run", "--", "true"}, "the job has no tasks"},
 		{[]string{"run", "--ps", "1c", "--", "true"}, "the job has no chief and no worker"},
 		{[]string{"run", "--worker", "1c", "--setenv", "NOEQUALS", "--", "true"}, `--setenv "NOEQUALS": expected KEY=VALUE`},
-		{[]string{"run", "--worker", "1c", "--setenv", "TF_CONFIG=x", "--", "true"}, "TF_CONFIG is set by tfyarn"},
+		{[]string{"run", "--worker", "1c", "--setenv", "TF_CONFIG=x", "--", "true"}, "TF_CONFIG is set by --framework tensorflow in each task"},
 		{[]string{"run", "--worker", "1c,256m", "--worker", "3x1c,256m", "--", "true"}, `--worker is given 2 times ("1c,256m", "3x1c,256m"); give it once with the whole group, e.g. --worker 3x1c,256m`},
 		{[]string{"run", "--chief", "1c", "--worker", "1c", "--chief", "1c", "--", "true"}, `--chief is given 2 times`},
 		{[]string{"run", "--worker", "1c", "--setenv", "A=1", "--setenv", "A=2", "--", "true"}, "--setenv A is given twice; give each variable once"},

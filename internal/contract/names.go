@@ -1,7 +1,5 @@
 package contract
 
-import "github.com/tfyarn/tfyarn/internal/frameworks"
-
 // Files in a container's working directory.
 const (
 	// BinaryName is the tfyarn binary's name in every container's working
@@ -105,9 +103,9 @@ const EnvTaskPort = "TFYARN_TASK_PORT"
 const SecretEnvAliasPrefix = "tfyarn.secret-env."
 
 // SetForTasks reports whether tfyarn sets the variable name in every
-// task's environment itself (the names above, the token file, the user,
-// and what a framework sets: frameworks.SetsForTasks): a job's own
-// environment cannot replace it.
+// task's environment itself (the names above, the token file, the user):
+// a job's own environment cannot replace it. What the job's framework sets
+// is the framework's to say (frameworks.SetsForTasks).
 func SetForTasks(name string) bool {
 	switch name {
 	case EnvTask, EnvTaskType, EnvTaskIndex, EnvTaskAttempt, EnvRestart, EnvRetakePort, EnvAppID,
@@ -115,7 +113,7 @@ func SetForTasks(name string) bool {
 		EnvTokenFile, "HADOOP_USER_NAME":
 		return true
 	}
-	return frameworks.SetsForTasks(name)
+	return false
 }
 
 // EnvAMControl is set by an AM that allows later attempts (--am-attempts

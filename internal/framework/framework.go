@@ -33,9 +33,11 @@ type Framework interface {
 	// Launch is what the launcher of one task runs. It is a pure function
 	// of t: the same task, the same launch.
 	Launch(t Task) (Launch, error)
-	// Reserved are the variables its launches set in every task whatever
-	// the job's environment says: a job may not name them.
-	Reserved() []string
+	// Reserved are the variables that reach job's program with the
+	// framework's value whatever the job's environment says, each with how
+	// the framework sets it (for messages): a job may not name them, since
+	// its value would be lost without a word.
+	Reserved(job taskspec.Job) map[string]string
 	// Abilities are what its jobs may ask beyond one process per task.
 	Abilities() Abilities
 }

@@ -51,7 +51,8 @@ func Lookup(name string) (framework.Framework, error) {
 }
 
 // CheckJob reports why job cannot run under its framework: a task type the
-// framework does not have, processes per node where it takes none.
+// framework does not have, processes per node where it takes none, a
+// variable of the job's environment the framework sets itself (CheckEnv).
 func CheckJob(job taskspec.Job) error {
 	f, err := Lookup(job.Framework)
 	if err != nil {
@@ -95,7 +96,7 @@ func CheckJob(job taskspec.Job) error {
 	if job.ProcsPerNode > maxProcsPerNode {
 		return &taskspec.ValidationError{Message: fmt.Sprintf("--nproc-per-node %d is more than %d; give fewer processes per container", job.ProcsPerNode, maxProcsPerNode)}
 	}
-	return nil
+	return CheckEnv(job, job.Env, "")
 }
 
 // able names the frameworks with an ability (those for which of gives a
@@ -113,17 +114,41 @@ func able(of func(framework.Abilities) string) (names, how string) {
 // maxProcsPerNode bounds --nproc-per-node: a container's processes.
 const maxProcsPerNode = 1024
 
-// SetsForTasks reports whether a framework sets the variable name in its
-// tasks itself (Framework.Reserved), so that a job may not set it.
-func SetsForTasks(name string) bool {
-	for _, f := range all {
-		for _, r := range f.Reserved() {
-			if r == name {
-				return true
+// SetsForTasks reports whether job's framework sets the variable name in
+// its tasks itself (Framework.Reserved), so that the job may not set it,
+// and how, for messages. Only the job's own framework counts: a variable
+// another framework sets (TF_CONFIG in a PyTorch job) reaches the
+// program with the job's value, since no launch sets it there.
+func SetsForTasks(job taskspec.Job, name string) (how string, ok bool) {
+	f, err := Lookup(job.Framework)
+	if err != nil {
+		return "", false
+	}
+	how, ok = f.Reserved(job)[name]
+	return how, ok
+}
+
+// CheckEnv refuses a variable of env (the job's environment, or its
+// secret one: flag names it in the message) that job's framework sets in
+// its tasks itself: the job's value would be lost without a word.
+func CheckEnv(job taskspec.Job, env map[string]string, flag string) error {
+	names := make([]string, 0, len(env))
+	for k := range env {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		if how, ok := SetsForTasks(job, k); ok {
+			f, _ := Lookup(job.Framework)
+			todo := "drop it from the environment"
+			if flag != "" {
+				todo = "pick another name"
+				k = flag + " " + k
 			}
+			return &taskspec.ValidationError{Message: fmt.Sprintf("%s is set by --framework %s in each task (%s); %s", k, f.Name(), how, todo)}
 		}
 	}
-	return false
+	return nil
 }
 
 // SuccessOf is the rule of a job whose user named none: its framework's,

@@ -184,3 +184,84 @@ func TestSuccessOf(t *testing.T) {
 	require.Equal(t, taskspec.SuccessAll, SuccessOf(taskspec.Job{Tasks: workers, Command: "sh"}))
 	require.True(t, strings.HasPrefix(pytorch.TorchRunModule, "torch."))
 }
+
+// A job may not set what its own framework sets in its tasks (the value
+// would be lost without a word): one line naming the variable, the
+// framework and what to do. What another framework sets is the job's.
+func TestCheckEnv(t *testing.T) {
+	job := func(fw string, minWorkers int, env map[string]string) taskspec.Job {
+		return taskspec.Job{Framework: fw, MinWorkers: minWorkers, Env: env, Script: "train.py",
+			Tasks: []taskspec.TaskGroup{{Type: taskspec.Worker, Instances: 2}}}
+	}
+	for _, tc := range []struct {
+		name string
+		job  taskspec.Job
+		want string // "" passes
+	}{
+		{"tensorflow TF_CONFIG", job("", 0, map[string]string{"A": "1", "TF_CONFIG": "{}"}),
+			"TF_CONFIG is set by --framework tensorflow in each task (the cluster and the task's place in it); drop it from the environment"},
+		{"jax coordinator", job(jax.Name, 0, map[string]string{"JAX_COORDINATOR_ADDRESS": "h:1"}),
+			"JAX_COORDINATOR_ADDRESS is set by --framework jax in each task (worker:0's address); drop it from the environment"},
+		{"jax process count", job(jax.Name, 0, map[string]string{"JAX_NUM_PROCESSES": "4"}),
+			"JAX_NUM_PROCESSES is set by --framework jax in each task (the number of workers); drop it from the environment"},
+		{"jax process id, first of two in name order", job(jax.Name, 0, map[string]string{"JAX_PROCESS_ID": "0", "JAX_NUM_PROCESSES": "1"}),
+			"JAX_NUM_PROCESSES is set by --framework jax in each task (the number of workers); drop it from the environment"},
+		{"pytorch MASTER_ADDR", job(pytorch.Name, 0, map[string]string{"MASTER_ADDR": "h"}),
+			"MASTER_ADDR is set by --framework pytorch in each task (torchrun sets it in each process); drop it from the environment"},
+		{"pytorch RANK", job(pytorch.Name, 0, map[string]string{"RANK": "0"}),
+			"RANK is set by --framework pytorch in each task (torchrun sets it in each process); drop it from the environment"},
+		{"pytorch LOCAL_RANK", job(pytorch.Name, 0, map[string]string{"LOCAL_RANK": "0"}), "LOCAL_RANK is set by --framework pytorch"},
+		{"pytorch WORLD_SIZE", job(pytorch.Name, 0, map[string]string{"WORLD_SIZE": "2"}), "WORLD_SIZE is set by --framework pytorch"},
+		{"pytorch torchrun option default", job(pytorch.Name, 0, map[string]string{"PET_NPROC_PER_NODE": "4"}),
+			"PET_NPROC_PER_NODE is set by --framework pytorch in each task (tfyarn passes torchrun --nproc-per-node, tfyarn's own --nproc-per-node); drop it from the environment"},
+		{"elastic pytorch store switch", job(pytorch.Name, 1, map[string]string{"TORCH_DISABLE_SHARE_RDZV_TCP_STORE": "0"}),
+			"TORCH_DISABLE_SHARE_RDZV_TCP_STORE is set by --framework pytorch in each task (an elastic job's agents need a new store each round); drop it from the environment"},
+		// What torchrun keeps, and what only an elastic job sets.
+		{"pytorch keeps OMP_NUM_THREADS and NCCL's switch", job(pytorch.Name, 0, map[string]string{"OMP_NUM_THREADS": "4", "TORCH_NCCL_ASYNC_ERROR_HANDLING": "0", "CUDA_VISIBLE_DEVICES": "0"}), ""},
+		{"non-elastic pytorch: store switch is the job's", job(pytorch.Name, 0, map[string]string{"TORCH_DISABLE_SHARE_RDZV_TCP_STORE": "1"}), ""},
+		// Only the job's own framework counts.
+		{"pytorch job's TF_CONFIG", job(pytorch.Name, 0, map[string]string{"TF_CONFIG": "{}"}), ""},
+		{"jax job's RANK", job(jax.Name, 0, map[string]string{"RANK": "0", "TF_CONFIG": "{}"}), ""},
+		{"tensorflow job's JAX and torch variables", job(tensorflow.Name, 0, map[string]string{"JAX_PROCESS_ID": "0", "MASTER_PORT": "1", "RANK": "0"}), ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := CheckEnv(tc.job, tc.job.Env, "")
+			require.Equal(t, err, CheckJob(tc.job), "CheckJob checks the environment too")
+			if tc.want == "" {
+				require.NoError(t, err)
+				return
+			}
+			require.ErrorContains(t, err, tc.want)
+			var ve *taskspec.ValidationError
+			require.ErrorAs(t, err, &ve, "a validation error: exit 2")
+			require.NotContains(t, err.Error(), "\n")
+		})
+	}
+	err := CheckEnv(job(jax.Name, 0, nil), map[string]string{"JAX_PROCESS_ID": "x"}, "--secret-env")
+	require.EqualError(t, err, "--secret-env JAX_PROCESS_ID is set by --framework jax in each task (the worker's index); pick another name")
+}
+
+// Every variable a framework's launch sets is one it reserves: otherwise
+// the job's value of it would be replaced without a word.
+func TestLaunchSetsOnlyReserved(t *testing.T) {
+	py := []string{"python3", "train.py"}
+	for _, tc := range []struct {
+		job  taskspec.Job
+		task framework.Task
+	}{
+		{taskspec.Job{}, framework.Task{ID: w(0), Cluster: twoWorkers, Port: 100, Argv: py}},
+		{taskspec.Job{Framework: jax.Name}, framework.Task{ID: w(1), Cluster: twoWorkers, Port: 200, Argv: py}},
+		{taskspec.Job{Framework: pytorch.Name}, framework.Task{ID: w(0), Cluster: twoWorkers, Port: 100, Argv: py, RunID: "r"}},
+		{taskspec.Job{Framework: pytorch.Name, MinWorkers: 1}, framework.Task{ID: w(1), Cluster: twoWorkers, Port: 200, Argv: py, RunID: "r", MinNodes: 1, Store: "am:1"}},
+	} {
+		f, err := Lookup(tc.job.Framework)
+		require.NoError(t, err)
+		l, err := f.Launch(tc.task)
+		require.NoError(t, err)
+		reserved := f.Reserved(tc.job)
+		for k := range l.Set {
+			require.Contains(t, reserved, k, "%s sets %s", f.Name(), k)
+		}
+	}
+	require.NotEmpty(t, all[jax.Name].Reserved(taskspec.Job{}), "jax sets its variables")
+}

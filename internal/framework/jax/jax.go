@@ -46,8 +46,14 @@ func (jax) TaskTypes() []taskspec.TaskType { return []taskspec.TaskType{taskspec
 // Success: every process must exit 0.
 func (jax) Success() taskspec.SuccessRule { return taskspec.SuccessAll }
 
-// Reserved: none (the JAX_* variables a job sets are replaced in its tasks).
-func (jax) Reserved() []string { return nil }
+// Reserved: the variables Launch sets, which replace the job's.
+func (jax) Reserved(taskspec.Job) map[string]string {
+	return map[string]string{
+		EnvJAXCoordinator:  "worker:0's address",
+		EnvJAXNumProcesses: "the number of workers",
+		EnvJAXProcessID:    "the worker's index",
+	}
+}
 
 // Abilities: one process per task, every worker needed.
 func (jax) Abilities() framework.Abilities { return framework.Abilities{} }

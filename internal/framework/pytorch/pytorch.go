@@ -38,8 +38,48 @@ func (pyTorch) TaskTypes() []taskspec.TaskType { return []taskspec.TaskType{task
 // soon as one of its processes fails, and the job fails with it.
 func (pyTorch) Success() taskspec.SuccessRule { return taskspec.SuccessAll }
 
-// Reserved: none (torchrun sets its processes' variables itself).
-func (pyTorch) Reserved() []string { return nil }
+// Reserved: what torchrun (torch 2.13, LocalElasticAgent and
+// start_processes) sets in each process it starts, replacing the
+// environment's; the PET_* defaults of the torchrun options Launch passes,
+// which the options override; and, for an elastic job, the switch Launch
+// sets. torchrun keeps a user's OMP_NUM_THREADS, TORCH_NCCL_ASYNC_ERROR_HANDLING
+// and CUDA_VISIBLE_DEVICES (unless told to renumber the GPUs, which
+// tfyarn does not): those are the job's.
+func (pyTorch) Reserved(job taskspec.Job) map[string]string {
+	out := map[string]string{}
+	for _, name := range torchrunSets {
+		out[name] = "torchrun sets it in each process"
+	}
+	for name, option := range torchrunOptions {
+		out[name] = "tfyarn passes torchrun " + option
+	}
+	if job.MinWorkers > 0 {
+		out[EnvTorchNoSharedStore] = "an elastic job's agents need a new store each round"
+	}
+	return out
+}
+
+// torchrunSets are the variables torchrun's agent gives each process.
+var torchrunSets = []string{
+	"MASTER_ADDR", "MASTER_PORT",
+	"RANK", "LOCAL_RANK", "GROUP_RANK", "ROLE_RANK", "ROLE_NAME",
+	"WORLD_SIZE", "LOCAL_WORLD_SIZE", "GROUP_WORLD_SIZE", "ROLE_WORLD_SIZE",
+	"TORCHELASTIC_RESTART_COUNT", "TORCHELASTIC_MAX_RESTARTS", "TORCHELASTIC_RUN_ID",
+	"TORCHELASTIC_USE_AGENT_STORE", "TORCHELASTIC_ERROR_FILE",
+}
+
+// torchrunOptions are the variables torchrun reads an option from when the
+// command line lacks it (PET_<option>), for the options Launch always
+// passes.
+var torchrunOptions = map[string]string{
+	"PET_NNODES":         "--nnodes",
+	"PET_NPROC_PER_NODE": "--nproc-per-node, tfyarn's own --nproc-per-node",
+	"PET_RDZV_BACKEND":   "--rdzv-backend",
+	"PET_RDZV_ENDPOINT":  "--rdzv-endpoint",
+	"PET_RDZV_ID":        "--rdzv-id",
+	"PET_RDZV_CONF":      "--rdzv-conf",
+	"PET_MAX_RESTARTS":   "--max-restarts",
+}
 
 func (pyTorch) Abilities() framework.Abilities {
 	return framework.Abilities{ScriptOnly: "runs a script under torchrun", ProcsPerNode: "torchrun's processes per container", Elastic: "elastic torchrun"}

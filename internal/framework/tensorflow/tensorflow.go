@@ -34,7 +34,9 @@ func (tensorFlow) TaskTypes() []taskspec.TaskType { return taskspec.TaskTypes() 
 func (tensorFlow) Success() taskspec.SuccessRule { return "" }
 
 // Reserved: every task's TF_CONFIG is tfyarn's.
-func (tensorFlow) Reserved() []string { return []string{EnvTFConfig} }
+func (tensorFlow) Reserved(taskspec.Job) map[string]string {
+	return map[string]string{EnvTFConfig: "the cluster and the task's place in it"}
+}
 
 // Abilities: a script or a command, one process per task, every task
 // needed.
