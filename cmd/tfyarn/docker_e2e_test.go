@@ -18,6 +18,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/tfyarn/tfyarn/internal/clustertest"
+	"github.com/tfyarn/tfyarn/internal/contract"
 )
 
 // Issue 20: on the cluster whose NodeManagers allow YARN's Docker runtime (LinuxContainerExecutor,
@@ -227,7 +228,7 @@ func TestE2EDockerImage(t *testing.T) {
 		// Not parallel: it runs while the parallel subtests wait, so that the only new task
 		// containers in the cluster's Docker daemon are this job's. tfyarn kill stops them (the
 		// NodeManager's docker stop and kill through the helper's --run-docker), not only the
-		// application; before, tfyarn status and tfyarn logs show the running tasks.
+		// application; before, tfyarn status, the web UI and tfyarn logs show the running tasks.
 		names := func(all bool) []string {
 			args := []string{"--host", c.DockerHost(), "ps", "--format", "{{.Names}}"}
 			if all {
@@ -271,6 +272,30 @@ func TestE2EDockerImage(t *testing.T) {
 		require.Contains(t, status, `"live"`, status)
 		for _, id := range ours {
 			require.Contains(t, status, id, "tfyarn status names the task's container")
+		}
+		// The web UI at the tracking URL (the RM's web proxy to the AM) lists both tasks in their
+		// images as running, each with its container and a link to its NodeManager's live log.
+		var view appView
+		require.NoError(t, json.Unmarshal([]byte(status), &view), status)
+		require.Regexp(t, `^http://[^/]+/proxy/`+app+`/$`, view.TrackingURL)
+		rep := proxyStatus(t, view.TrackingURL+strings.TrimPrefix(contract.StatusPath, "/"))
+		require.Len(t, rep.Tasks, 2)
+		page := httpGet(t, view.TrackingURL)
+		for _, task := range rep.Tasks {
+			require.Contains(t, ours, task.ContainerID)
+			row := taskRow(t, page, task.Task)
+			require.Contains(t, row, `data-state="running"`)
+			require.Contains(t, row, task.ContainerID)
+			logs := fmt.Sprintf("http://%s/node/containerlogs/%s/%s/stdout", task.NodeHTTP, task.ContainerID, rep.User)
+			require.Contains(t, row, `href="`+logs+`"`)
+			stderrLog := strings.TrimSuffix(logs, "stdout") + "stderr"
+			for deadline := time.Now().Add(time.Minute); ; time.Sleep(time.Second) {
+				body, err := tryGet(stderrLog)
+				if err == nil && strings.Contains(body, "tfyarn task "+task.Task+": ") {
+					break
+				}
+				require.True(t, time.Now().Before(deadline), "%s's NodeManager served no launcher line at %s within a minute: %v\n%s", task.Task, stderrLog, err, body)
+			}
 		}
 		for deadline := time.Now().Add(time.Minute); ; time.Sleep(time.Second) {
 			logs, _, code := execTfyarnFor(t, c, bin, time.Minute, alice, "logs", app, "--task", "worker:0")

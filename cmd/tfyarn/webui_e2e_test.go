@@ -46,10 +46,8 @@ func TestE2EWebUIHistoryGPU(t *testing.T) {
 	release := filepath.Join(dir, "release")
 
 	name := "e2e-webui-" + randomHex(t)
-	// The tasks go to the gpu-labelled NodeManager: the test cluster's
-	// NodeManagers share one JVM, where YARN's web apps share Guice's static
-	// filter, so every NodeManager's web port serves the last one's
-	// containers (the gpu one); on a real cluster each node serves its own.
+	// The tasks go to the gpu-labelled NodeManager through the ml-gpu queue,
+	// so that the page has a queue and a node label to show.
 	run := startHeldRun(t, c, 4*time.Minute, release, bin, "run", "--name", name, "--worker", "2x1c,256m", "--success", "all",
 		"--queue", "ml-gpu", "--node-label", "gpu",
 		"--setenv", "PATH="+dir+":/usr/local/bin:/usr/bin:/bin", "--output", "json", "--",
