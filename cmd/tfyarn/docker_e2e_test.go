@@ -345,6 +345,18 @@ func TestE2EDockerImage(t *testing.T) {
 		}
 		require.Regexp(t, `tfyarn am: worker:0 failed in container_\S+: `+regexp.QuoteMeta(reason), amLog)
 	})
+	t.Run("missing_image", func(t *testing.T) {
+		t.Parallel()
+		// An image of a trusted registry the node does not have (no registry is reachable here;
+		// the helper runs docker with --pull=never): the task fails with docker's own reason.
+		missing := "tfyarn.test/no-such-image:" + randomHex(t)
+		stdout, stderr, code := execTfyarnFor(t, c, bin, 5*time.Minute, alice, "run", "--output", "json", "--image", missing, "--worker", "1c,256m", "--", "true")
+		require.Equal(t, exitJobFailed, code, "stdout: %s\nstderr: %s", stdout, stderr)
+		r := runJSON(t, stdout)
+		require.Equal(t, "FAILED", r.FinalStatus)
+		require.Contains(t, r.Diagnostics, "docker run failed: Error response from daemon: No such image: "+missing, r.Diagnostics)
+		require.NotContains(t, r.Diagnostics, "--help")
+	})
 	t.Run("invalid_image_name", func(t *testing.T) {
 		t.Parallel()
 		_, stderr, code := execTfyarnFor(t, c, bin, time.Minute, alice, "run", "--image", "Registry/UPPER case", "--worker", "1c,256m", "--", "true")

@@ -383,3 +383,21 @@ func TestResolveExisting(t *testing.T) {
 		t.Fatalf("got %q, %v", got, err)
 	}
 }
+
+// Docker's reason is its error, not its advice to read the help.
+func TestDockerReason(t *testing.T) {
+	for in, want := range map[string]string{
+		"docker: Error response from daemon: No such image: tfyarn.test/x:1\n\nSee 'docker run --help'.\n": "Error response from daemon: No such image: tfyarn.test/x:1",
+		"Error: No such container: c1\n":                            "Error: No such container: c1",
+		"unknown flag: --bogus\nRun 'docker run --help' for more\n": "unknown flag: --bogus",
+		"See 'docker run --help'.\n":                                "",
+		"":                                                          "",
+	} {
+		if got := dockerReason(in); got != want {
+			t.Errorf("dockerReason(%q) = %q, want %q", in, got, want)
+		}
+	}
+	if got := dockerReason(strings.Repeat("x", 400)); len(got) != 303 {
+		t.Errorf("a long reason is not shortened: %d bytes", len(got))
+	}
+}

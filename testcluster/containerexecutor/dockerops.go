@@ -36,7 +36,7 @@ func dockerCLI(c *config, timeout time.Duration, args ...string) (string, error)
 		return "", fail(exitDockerFailed, "docker %s did not finish within %v", args[0], timeout)
 	}
 	if err != nil {
-		why := lastLine(stderr.String())
+		why := dockerReason(stderr.String())
 		if why == "" {
 			why = err.Error()
 		}
@@ -45,14 +45,23 @@ func dockerCLI(c *config, timeout time.Duration, args ...string) (string, error)
 	return stdout.String(), nil
 }
 
-// lastLine is the last non-empty line of s, shortened: docker's reason.
-func lastLine(s string) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
-	l := strings.TrimSpace(lines[len(lines)-1])
-	if len(l) > 300 {
-		l = l[:300] + "..."
+// dockerReason is docker's reason in its stderr: the last line that is not
+// its advice to read the help ("See 'docker run --help'."), shortened, and
+// without the "docker: " before it.
+func dockerReason(stderr string) string {
+	lines := strings.Split(strings.TrimSpace(stderr), "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		l := strings.TrimSpace(lines[i])
+		if l == "" || strings.HasPrefix(l, "See 'docker ") || strings.HasPrefix(l, "Run 'docker ") {
+			continue
+		}
+		l = strings.TrimPrefix(l, "docker: ")
+		if len(l) > 300 {
+			l = l[:300] + "..."
+		}
+		return l
 	}
-	return l
+	return ""
 }
 
 // readDockerFile reads a command file of root's from the NodeManager's
