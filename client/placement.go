@@ -167,7 +167,14 @@ func checkPlacement(job Job, cs clusterState) error {
 		byLabel[label] = append(byLabel[label], d)
 	}
 	for _, g := range job.Tasks {
-		add(job.NodeLabelFor(g), demand{what: string(g.Type), typ: g.Type, count: int64(g.Instances), res: g.Resources})
+		n := g.Instances
+		if job.MinWorkers > 0 && g.Type == taskspec.Worker {
+			// An elastic job trains once --min-workers run; the others may
+			// wait for room that never comes (the AM's deadline goes on
+			// without them, core/elastic_alloc.go).
+			n = min(n, job.MinWorkers)
+		}
+		add(job.NodeLabelFor(g), demand{what: string(g.Type), typ: g.Type, count: int64(n), res: g.Resources})
 	}
 	amMem, amVC := job.AMMemoryMiB, job.AMVCores
 	if amMem <= 0 {

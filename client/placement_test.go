@@ -105,6 +105,19 @@ func TestCheckPlacementBigOnes(t *testing.T) {
 	require.NoError(t, checkPlacement(Job{Job: taskspec.Job{Tasks: []taskspec.TaskGroup{g}}}, cs))
 }
 
+// An elastic job is placeable when --min-workers of its workers are: the
+// others may wait while it trains.
+func TestCheckPlacementElastic(t *testing.T) {
+	g, err := taskspec.ParseSpec(taskspec.Worker, "3x1c,1g,1gpu")
+	require.NoError(t, err)
+	job := Job{Job: taskspec.Job{Tasks: []taskspec.TaskGroup{g}, Queue: "ml-gpu", Framework: "pytorch"}}
+	require.ErrorContains(t, checkPlacement(job, testCluster("ml-gpu")), "need 3 GPUs, but those nodes have 2 in all")
+	job.MinWorkers = 2
+	require.NoError(t, checkPlacement(job, testCluster("ml-gpu")))
+	job.MinWorkers = 3
+	require.ErrorContains(t, checkPlacement(job, testCluster("ml-gpu")), "need 3 GPUs, but those nodes have 2 in all")
+}
+
 func TestClusterOffers(t *testing.T) {
 	require.Equal(t, map[string]string{
 		"":    "queue default on nodes without a label: 1 node, the largest with 8 vcores, 8 GiB, 0 GPUs; the queue's capacity there 60% (max 100%)",

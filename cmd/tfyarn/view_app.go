@@ -127,6 +127,9 @@ func addJobKeys(kv *cliout.KeyValues, h *client.JobReport) {
 		kv.Add("Training", progressText(h.Progress))
 	}
 	kv.Add("Restarts", strconv.Itoa(h.Restarts))
+	for _, w := range h.Waiting {
+		kv.Add("Waiting", w)
+	}
 	if h.TensorBoardURL != "" {
 		kv.Add("TensorBoard", h.TensorBoardURL)
 	}

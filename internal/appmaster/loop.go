@@ -269,6 +269,9 @@ func (l *loop) run(ctx context.Context) (LoopResult, error) {
 		if rd.Adoption != nil {
 			l.adopted(*rd.Adoption)
 		}
+		for _, n := range rd.Notes {
+			l.cfg.Logf("%s", n)
+		}
 		l.buf.Add(rd)
 		l.logAsks(rd.Asks)
 		l.launch(ctx, rd.Launch)

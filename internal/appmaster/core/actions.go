@@ -36,11 +36,15 @@ type Ready struct {
 	Warn     []Warning
 	Stop     []Stop
 	Finish   *Finish
+	// Notes are lines for the ApplicationMaster's log about a decision
+	// that changes no container: an elastic job going on without a worker
+	// still waiting for one (elastic_alloc.go). Any time, in any order.
+	Notes []string
 }
 
 // Empty reports whether there is nothing to do.
 func (r Ready) Empty() bool {
-	return r.Restart == nil && r.Adoption == nil && len(r.Asks) == 0 && len(r.Release) == 0 && len(r.Launch) == 0 && len(r.Warn) == 0 && len(r.Stop) == 0 && r.Finish == nil
+	return r.Restart == nil && r.Adoption == nil && len(r.Asks) == 0 && len(r.Release) == 0 && len(r.Launch) == 0 && len(r.Warn) == 0 && len(r.Stop) == 0 && r.Finish == nil && len(r.Notes) == 0
 }
 
 // Ask is one ResourceRequest: the absolute number of containers still

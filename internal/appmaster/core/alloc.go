@@ -33,7 +33,7 @@ func (m *Machine) allocDeadline() {
 	m.allocScan, m.allocNext = false, time.Time{}
 	var fatal, sideCars []*TaskStatus
 	for _, t := range m.tasks {
-		if t.State != TaskPending || t.RequestedAt.IsZero() {
+		if t.State != TaskPending || t.RequestedAt.IsZero() || t.overdue {
 			continue
 		}
 		if m.now.Sub(t.RequestedAt) < m.allocTimeout {
@@ -48,8 +48,15 @@ func (m *Machine) allocDeadline() {
 			sideCars = append(sideCars, t)
 		}
 	}
+	if len(fatal) > 0 && m.elastic {
+		fatal = m.elasticLate(fatal)
+	}
 	if len(fatal) > 0 {
-		m.finish(Failed, m.startAfterNote(fatal, m.spreadNote(fatal, UnallocatedDiagnostics(m.groupSpecs(), statuses(fatal), m.allocTimeout, m.clusterOffers))))
+		diag := UnallocatedDiagnostics(m.groupSpecs(), statuses(fatal), m.allocTimeout, m.clusterOffers)
+		if m.elastic {
+			diag = m.elasticShort() + diag
+		}
+		m.finish(Failed, m.startAfterNote(fatal, m.spreadNote(fatal, diag)))
 		return
 	}
 	for _, t := range sideCars {
@@ -147,16 +154,24 @@ func (m *Machine) Waiting() []string {
 		return nil
 	}
 	waiting := map[taskspec.TaskType]int{}
+	var overdue []*TaskStatus
 	for _, t := range m.tasks {
-		if t.State == TaskPending && !t.RequestedAt.IsZero() && m.now.Sub(t.RequestedAt) >= WaitNotice {
+		switch {
+		case t.State != TaskPending || t.RequestedAt.IsZero():
+		case t.overdue:
+			overdue = append(overdue, t)
+		case m.now.Sub(t.RequestedAt) >= WaitNotice:
 			waiting[t.Task.Type]++
 		}
 	}
-	if len(waiting) == 0 {
+	if len(waiting) == 0 && len(overdue) == 0 {
 		return nil
 	}
 	shapes := m.groupSpecs()
 	var out []string
+	for _, t := range overdue {
+		out = append(out, m.overdueWaiting(t, shapes[t.Task.Type]))
+	}
 	for _, typ := range taskspec.TaskTypes() {
 		n := waiting[typ]
 		if n == 0 {
@@ -168,15 +183,24 @@ func (m *Machine) Waiting() []string {
 		}
 		sh := shapes[typ]
 		line := fmt.Sprintf("waiting for %d %s %s (%s)", n, typ, noun, Shape(sh.Resources, sh.NodeLabel))
-		if offer := strings.TrimSpace(m.clusterOffers[sh.NodeLabel]); offer != "" {
-			line += ": " + strings.TrimRight(offer, ".")
+		if offer := trimOffer(m.clusterOffers[sh.NodeLabel]); offer != "" {
+			line += ": " + offer
 		}
-		if m.allocTimeout > 0 {
+		switch {
+		case m.allocTimeout <= 0:
+		case m.elastic && typ == taskspec.Worker:
+			line += fmt.Sprintf("; the job fails if fewer than --min-workers %d workers have a container when its wait reaches %s (--alloc-timeout), else goes on without it", m.minWorkers, m.allocTimeout)
+		default:
 			line += fmt.Sprintf("; the job fails if it is not allocated within %s (--alloc-timeout)", m.allocTimeout)
 		}
 		out = append(out, line)
 	}
 	return out
+}
+
+// trimOffer is a ClusterOffers entry to quote mid-sentence.
+func trimOffer(offer string) string {
+	return strings.TrimRight(strings.TrimSpace(offer), ".")
 }
 
 func statuses(ts []*TaskStatus) []TaskStatus {
@@ -224,8 +248,8 @@ func UnallocatedDiagnostics(shapes map[taskspec.TaskType]groupShape, late []Task
 			verb = "were"
 		}
 		part := unallocatedSentence(shapes, ofType, fmt.Sprintf("%s not allocated within %s", verb, timeout))
-		if offer := strings.TrimSpace(offers[shapes[typ].NodeLabel]); offer != "" {
-			part += ": " + strings.TrimRight(offer, ".")
+		if offer := trimOffer(offers[shapes[typ].NodeLabel]); offer != "" {
+			part += ": " + offer
 		}
 		parts = append(parts, part)
 	}

@@ -45,6 +45,7 @@ func (m *Machine) allocated(c Container) {
 	}
 	rec.task = t
 	m.setState(t, TaskLaunching)
+	t.overdue = false
 	t.Container = c
 	t.LaunchedAt = m.now
 	m.ready.Launch = append(m.ready.Launch, Launch{Task: t.Task, Attempt: t.Attempt, Restart: m.generation, Port: t.WantPort, Container: c})

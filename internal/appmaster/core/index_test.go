@@ -88,7 +88,7 @@ func indexError(m *Machine) error {
 	}
 	if m.allocTimeout > 0 && !m.now.IsZero() && !m.allocScan {
 		for _, t := range m.tasks {
-			if t.State == TaskPending && !t.RequestedAt.IsZero() && m.now.Sub(t.RequestedAt) >= m.allocTimeout &&
+			if t.State == TaskPending && !t.overdue && !t.RequestedAt.IsZero() && m.now.Sub(t.RequestedAt) >= m.allocTimeout &&
 				(m.allocNext.IsZero() || m.now.Before(m.allocNext)) && m.restarting == nil && m.phase == PhaseRunning {
 				return fmt.Errorf("%s is past its allocation deadline, which allocDeadline would skip", t.Task)
 			}

@@ -99,6 +99,7 @@ type Machine struct {
 	generation         int               // cluster restarts: the rendezvous generation
 	replaced           int               // lost workers replaced alone (Verdict.Replace), in every attempt
 	elastic            bool              // --min-workers: no adoption by a later attempt (previousAttempt)
+	minWorkers         int               // --min-workers: what an elastic job must hold past --alloc-timeout (elastic_alloc.go)
 	causes             []string          // every failure that caused a restart, for the diagnostics
 	restarting         *restartState     // a cluster restart's stops are out
 	unwatched          *unwatchedRestart // a later attempt's restart, its cause awaited
@@ -152,6 +153,7 @@ func New(cfg Config) (*Machine, error) {
 		// its others go on without it (ElasticPolicy), whatever ended it.
 		m.restartPolicy = taskspec.RestartPolicy{NoInfraRestarts: true}
 		m.elastic = true
+		m.minWorkers = cfg.Job.MinWorkers
 	}
 	if m.allocTimeout == 0 {
 		m.allocTimeout = taskspec.DefaultAllocTimeout
@@ -303,6 +305,9 @@ func (m *Machine) Step(ev Event) {
 	}
 	if m.phase == PhaseRunning {
 		m.applyRestarts()
+	}
+	if m.phase == PhaseRunning && m.elastic {
+		m.elasticFinishing()
 	}
 	if m.phase == PhaseRunning && m.restarting == nil {
 		m.consultPolicy()

@@ -3,6 +3,7 @@ package core
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/tfyarn/tfyarn/internal/framework/pytorch"
 	"github.com/tfyarn/tfyarn/taskspec"
@@ -23,9 +24,12 @@ import (
 //     finishing: a newcomer would find no round to join), nor a worker
 //     that never got a container (its failure is the cluster's answer),
 //     nor past MaxElasticReplacements.
+//   - A worker still waiting for a container past --alloc-timeout
+//     (overdue: the job held Min at its deadline, elastic_alloc.go) does
+//     not count among the workers that remain either.
 //   - The job fails once fewer than Min remain, and succeeds when every
-//     worker has ended (or waits, unreplaced, for a container), at least
-//     Min of them with exit 0.
+//     worker has ended (or waits, unreplaced or overdue, for a
+//     container), at least Min of them with exit 0.
 //
 // The diagnostics name the workers it lost on the way; the machine adds
 // the ones it replaced.
@@ -43,12 +47,17 @@ const MaxElasticReplacements = pytorch.ElasticAgentRestarts
 func (p ElasticPolicy) Verdict(v View) Verdict {
 	live, succeeded, replacements := 0, 0, v.Replaced
 	var replaceable []taskspec.TaskID
+	var overdue []string
 	for _, t := range v.Tasks {
 		switch {
 		case t.State == TaskSucceeded:
 			succeeded++
 		case t.State == TaskFailed && !t.unallocated:
 			replaceable = append(replaceable, t.Task)
+		case t.State == TaskPending && t.overdue:
+			// Past --alloc-timeout, still asked for (elastic_alloc.go):
+			// not a worker that remains.
+			overdue = append(overdue, fmt.Sprintf("%s waiting for a container for %s", t.Task, v.Now.Sub(t.RequestedAt).Round(time.Second)))
 		case t.State == TaskPending && t.Attempt > 0:
 			// A replacement without a container yet: not a worker that remains.
 		case !t.State.Ended():
@@ -57,7 +66,11 @@ func (p ElasticPolicy) Verdict(v View) Verdict {
 	}
 	lost := Failures(v.Tasks)
 	if live+succeeded < p.Min {
-		return Verdict{Outcome: JobFailed, Diagnostics: fmt.Sprintf("%d of %d workers left, fewer than --min-workers %d: %s", live+succeeded, len(v.Tasks), p.Min, lost)}
+		d := fmt.Sprintf("%d of %d workers left, fewer than --min-workers %d: %s", live+succeeded, len(v.Tasks), p.Min, lost)
+		if len(overdue) > 0 {
+			d = strings.TrimSuffix(d+"; "+strings.Join(overdue, ", "), ": ; ")
+		}
+		return Verdict{Outcome: JobFailed, Diagnostics: d}
 	}
 	if live > 0 && succeeded == 0 && len(replaceable) > 0 {
 		if n := MaxElasticReplacements - replacements; len(replaceable) > n {

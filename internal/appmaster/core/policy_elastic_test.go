@@ -53,7 +53,8 @@ func TestPolicyForElastic(t *testing.T) {
 // An elastic job's preempted worker restarts nothing else, not even the
 // uncounted restart of YARN's exits: the others go on and decide the job;
 // the lost worker alone is replaced (a new ask, no cluster restart), and
-// the job may end before its replacement came.
+// the job may end before its replacement came: once a worker succeeded,
+// the replacement is no longer asked for (elastic_alloc.go).
 func TestElasticJobGoesOnWithoutALostWorker(t *testing.T) {
 	job := taskspec.Job{Command: "python3", Framework: "pytorch", MinWorkers: 2, Tasks: []taskspec.TaskGroup{grp(taskspec.Worker, 3, small)}}
 	policy, err := PolicyFor("", job)
@@ -74,9 +75,14 @@ func TestElasticJobGoesOnWithoutALostWorker(t *testing.T) {
 	require.Empty(t, rd.Stop, "the others go on")
 	require.Equal(t, 0, m.Restarts())
 
-	step(m, ContainerCompleted{ID: cid(1), ExitStatus: 0})
+	rd = step(m, ContainerCompleted{ID: cid(1), ExitStatus: 0})
+	require.Nil(t, rd.Finish)
+	require.Len(t, rd.Asks, 1)
+	require.Zero(t, rd.Asks[0].Count, "the replacement's ask withdrawn once a worker succeeded")
 	rd = step(m, ContainerCompleted{ID: cid(3), ExitStatus: 0})
 	require.NotNil(t, rd.Finish)
 	require.Equal(t, Succeeded, rd.Finish.Status)
-	require.Contains(t, rd.Finish.Diagnostics, "2 of 3 workers succeeded; replaced after "+lost.String()+" (container "+cid(2))
+	require.Contains(t, rd.Finish.Diagnostics, "2 of 3 workers succeeded; lost on the way: "+lost.String()+" (1 vcores, ")
+	require.Contains(t, rd.Finish.Diagnostics, "got no container before worker:0 succeeded")
+	require.Contains(t, rd.Finish.Diagnostics, "; replaced after "+lost.String()+" (container "+cid(2))
 }

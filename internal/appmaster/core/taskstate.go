@@ -90,6 +90,10 @@ type TaskStatus struct {
 	// unallocated: failed for never getting a container (allocDeadline),
 	// which no restart would change.
 	unallocated bool
+	// overdue: an elastic job's worker still waiting for a container past
+	// --alloc-timeout while the job holds --min-workers (elastic_alloc.go):
+	// still asked for, no longer one of the workers that remain.
+	overdue bool
 	// PreemptionDeadline is set once the task was warned that YARN will
 	// preempt its container (preemption.go): the earliest kill.
 	PreemptionDeadline time.Time

@@ -111,6 +111,9 @@ func (h *harness) do(t *testing.T, c transcript.Cmd) string {
 		h.m.Step(ContainerCompleted{ID: c.Args[0], ExitStatus: int32(code), Diagnostics: strings.Join(c.Args[2:], " ")})
 	case "tasks":
 		return h.tasks()
+	case "waiting":
+		// What status pages and run's live line say waits for a container.
+		return strings.Join(h.m.Waiting(), "\n")
 	case "restarts":
 		out := fmt.Sprintf("restarts=%d cluster=%d", h.m.Restarts(), h.m.ClusterRestarts())
 		if r := h.m.RestartRecord(); r.Replaced > 0 {
@@ -338,6 +341,9 @@ func (h *harness) ready() string {
 	}
 	for _, s := range rd.Stop {
 		lines = append(lines, s.String())
+	}
+	for _, n := range rd.Notes {
+		lines = append(lines, "note "+n)
 	}
 	if rd.Finish != nil {
 		lines = append(lines, rd.Finish.String())

@@ -23,6 +23,7 @@ func TestPage(t *testing.T) {
 			Groups: []contract.GroupInfo{{Type: "chief", Spec: "1c,1g"}, {Type: "worker", Spec: "2x1c,1g", NodeLabel: "gpu"}},
 			Spread: "no two worker tasks on one node (--spread worker)", Affinity: "no ps task on a node running a worker task (--apart ps=worker)"},
 		TensorBoardURL: "http://node1:6006/",
+		Waiting:        []string{`worker:2 waiting for a container (1 vcores, 256 MiB, label "") since 03:04:05 UTC, past --alloc-timeout 5m0s; the job goes on without it (--min-workers 2) and keeps asking`},
 		Diagnostics:    "worker:1 <failed> & more",
 		Tasks: []contract.TaskReport{
 			{Task: "chief:0", Type: "chief", State: "succeeded", Host: "node1", Port: 2222, ContainerID: "container_1_0007_01_000002",
@@ -47,6 +48,7 @@ func TestPage(t *testing.T) {
 		`href="http://node1:6006/"`, "python train.py --epochs 3", "--worker 2x1c,1g (label gpu)", "ml-gpu",
 		`href="status"`, `href="static/style.css"`, `src="static/app.js"`,
 		"worker:1 &lt;failed&gt; &amp; more", // escaped, never markup
+		`<td id="waiting"><div class="waiting">worker:2 waiting for a container (1 vcores, 256 MiB, label &#34;&#34;) since 03:04:05 UTC, past --alloc-timeout 5m0s; the job goes on without it (--min-workers 2) and keeps asking</div></td>`,
 		`<td id="spread">no two worker tasks on one node (--spread worker); no ps task on a node running a worker task (--apart ps=worker)</td>`,
 	} {
 		require.Contains(t, body, want)
