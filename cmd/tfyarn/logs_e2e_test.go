@@ -177,13 +177,13 @@ func TestE2ELogs(t *testing.T) {
 // SecureIOUtils, which needs Hadoop's native library, absent from the test
 // cluster (the reason aggregation is off there too). So tfyarn logs says
 // that in one line, run --output json keeps stdout for the JSON and says
-// once on stderr why the tasks' output is not shown, and an ended
-// application's logs are refused with the reason.
+// once on stderr, for all its tasks and files, why their output is not
+// shown, and an ended application's logs are refused with the reason.
 func TestE2ELogsKerberos(t *testing.T) {
 	bin := clustertest.BuildTfyarn(t)
 	c := clustertest.RequireKerberos(t)
 	run := startTfyarn(t, c, bin, 4*time.Minute, "run", "--name", "e2e-krb-logs", "--queue", "ml-gpu", "--node-label", "gpu",
-		"--worker", "1c,256m", "--logs", "all", "--output", "json", "--", "sh", "-c", logsJob)
+		"--worker", "2x1c,256m", "--logs", "all", "--output", "json", "--", "sh", "-c", logsJob)
 	appID := run.waitStderr(t, regexp.MustCompile(`(application_\d+_\d+) submitted`), time.Minute)[1]
 	run.waitStderr(t, regexp.MustCompile(`worker:0 registered at`), 2*time.Minute)
 	_, stderr, code := execTfyarn(t, c, bin, nil, "logs", appID, "--task", "worker:0", "--file", "stdout")
@@ -194,7 +194,10 @@ func TestE2ELogsKerberos(t *testing.T) {
 	require.Equal(t, exitOK, run.wait(t, 3*time.Minute), "stderr: %s", &run.stderr)
 	r := runJSON(t, run.stdout.String())
 	require.Equal(t, appID, r.AppID)
-	require.Equal(t, 1, strings.Count(run.stderr.String(), "cannot read worker:0's stdout"), "said once: %s", &run.stderr)
+	require.Equal(t, 1, strings.Count(run.stderr.String(), "cannot show the tasks' output live ("), "said once for the run: %s", &run.stderr)
+	require.Regexp(t, appID+`: cannot show the tasks' output live \([1-4] files? of [12] tasks? so far: worker:\d.*\): the NodeManager cannot read container logs in secure mode without Hadoop's native library; their logs will be in the application's aggregated logs once it ends`, run.stderr.String())
+	require.NotContains(t, run.stderr.String(), "cannot read worker:", "not once per task and file")
+	require.NotContains(t, run.stderr.String(), "never served", "the NodeManager answered")
 
 	_, stderr, code = execTfyarn(t, c, bin, nil, "logs", appID)
 	require.Equal(t, exitUsage, code)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -212,6 +213,9 @@ type followSet struct {
 	mu   sync.Mutex
 	seen map[string]bool // containers added
 	fs   []*fileFollower
+	// nativeSaid: the one note about NodeManagers that cannot read logs
+	// without Hadoop's native library was given.
+	nativeSaid bool
 }
 
 type fileFollower struct {
@@ -224,6 +228,9 @@ type fileFollower struct {
 	known  bool // the NodeManager served the file once
 	done   bool
 	warned bool
+	// noNative: its NodeManager cannot read it without Hadoop's native
+	// library, which the follow set says once for all its files.
+	noNative bool
 }
 
 func newFollowSet(nm *nodemanager.Client, files []string, tail int, out FollowOutput, notes func(string)) *followSet {
@@ -251,6 +258,57 @@ func (s *followSet) poll(ctx context.Context) {
 	for _, ff := range s.list() {
 		ff.poll(ctx, s.tail, false, s.notes)
 	}
+	s.sayNoNative()
+}
+
+// sayNoNative gives, once, the note that NodeManagers cannot read the
+// followed files without Hadoop's native library: every task's every
+// file fails so, and one line per file would bury the run's output. It
+// counts the files seen failing so far (the round that first saw it polled
+// every container known then).
+func (s *followSet) sayNoNative() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.nativeSaid || s.notes == nil {
+		return
+	}
+	var tasks []string
+	files := 0
+	for _, ff := range s.fs {
+		ff.mu.Lock()
+		if ff.noNative {
+			files++
+			if !slices.Contains(tasks, ff.tc.task) {
+				tasks = append(tasks, ff.tc.task)
+			}
+		}
+		ff.mu.Unlock()
+	}
+	if files == 0 {
+		return
+	}
+	s.nativeSaid = true
+	s.notes(noNativeNote(tasks, files))
+}
+
+// noNativeNote is the one line saying which tasks' output cannot be shown
+// live, why, and where it will be.
+func noNativeNote(tasks []string, files int) string {
+	const listed = 4
+	names := strings.Join(tasks, ", ")
+	if len(tasks) > listed {
+		names = strings.Join(tasks[:listed], ", ") + fmt.Sprintf(" and %d more", len(tasks)-listed)
+	}
+	return fmt.Sprintf("cannot show the tasks' output live (%s of %s so far: %s, and any later task's): %s; "+
+		"their logs will be in the application's aggregated logs once it ends (tfyarn logs <application id>, on a cluster that aggregates logs)",
+		plural(files, "file"), plural(len(tasks), "task"), names, nodemanager.NoNativeLibrary)
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
 }
 
 func (s *followSet) list() []*fileFollower {
@@ -279,7 +337,11 @@ func (ff *fileFollower) poll(ctx context.Context, tail int, last bool, notes fun
 	}
 	if err != nil && !nodemanager.UnknownContainer(err) && !ff.warned && notes != nil && ctx.Err() == nil {
 		ff.warned = true // once: the follower keeps trying
-		notes(fmt.Sprintf("cannot read %s's %s (%s) from its NodeManager: %v", ff.tc.task, ff.file, ff.tc.container, nodemanager.Explain(err)))
+		if nodemanager.NeedsNativeLibrary(err) {
+			ff.noNative = true // the set says it, once for every file
+		} else {
+			notes(fmt.Sprintf("cannot read %s's %s (%s) from its NodeManager: %v", ff.tc.task, ff.file, ff.tc.container, nodemanager.Explain(err)))
+		}
 	}
 	// A NodeManager does not know a container that has not started yet:
 	// unknown is the end only for one it knew.
@@ -302,6 +364,8 @@ func (s *followSet) finish(ctx context.Context, container string) {
 			ff.mu.Unlock()
 		}
 	}
+	// A short task's first poll may be this last one.
+	s.sayNoNative()
 	// A follower that already said why it could not read (a secure NodeManager without Hadoop's
 	// native library, say) said it: "never served" would blame a NodeManager that answered.
 	if tc != nil && !known && !warned && s.notes != nil {

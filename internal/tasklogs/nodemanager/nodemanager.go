@@ -260,15 +260,26 @@ func parsePiece(body []byte, max int64) (Piece, error) {
 	return Piece{}, errors.New("nodemanager: answer without LogContents header")
 }
 
-// Explain adds what a NodeManager's known failures mean: in secure mode it
-// reads logs through SecureIOUtils, which needs Hadoop's native library.
-func Explain(err error) error {
+// NoNativeLibrary is what NeedsNativeLibrary's failures mean.
+const NoNativeLibrary = "the NodeManager cannot read container logs in secure mode without Hadoop's native library"
+
+// NeedsNativeLibrary reports whether err is a secure NodeManager's failure
+// to read a log file without Hadoop's native library (SecureIOUtils needs
+// libhadoop.so): it fails so for every container's every file.
+func NeedsNativeLibrary(err error) bool {
 	var e *Error
 	// The first read after the NodeManager starts fails in SecureIOUtils'
 	// static initialiser (ExceptionInInitializerError, the class not named
 	// in the answer); every later one says it could not initialise the class.
-	if errors.As(err, &e) && e.Status == 500 && (strings.Contains(e.Msg, "SecureIOUtils") || strings.Contains(e.Msg, "ExceptionInInitializerError")) {
-		return fmt.Errorf("%w (the NodeManager cannot read container logs in secure mode without Hadoop's native library)", err)
+	return errors.As(err, &e) && e.Status == 500 && (strings.Contains(e.Msg, "SecureIOUtils") || strings.Contains(e.Msg, "ExceptionInInitializerError"))
+}
+
+// Explain adds what a NodeManager's known failures mean: in secure mode it
+// reads logs through SecureIOUtils, which needs Hadoop's native library.
+func Explain(err error) error {
+	var e *Error
+	if NeedsNativeLibrary(err) {
+		return fmt.Errorf("%w (%s)", err, NoNativeLibrary)
 	}
 	if errors.As(err, &e) && e.Status == 401 {
 		return fmt.Errorf("%w (the NodeManager's web services want SPNEGO authentication, hadoop.http.authentication.type=kerberos, which tfyarn does not speak)", err)
