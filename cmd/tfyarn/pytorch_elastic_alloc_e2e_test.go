@@ -75,7 +75,10 @@ func TestE2EPyTorchElasticAllocTimeout(t *testing.T) {
 
 	// The two train on; then they end, and the job with them.
 	before, _, _, _ := readStep(filepath.Join(progress, "worker-1.local0.step"))
-	require.Eventually(t, func() bool { s, _, _, _ := readStep(filepath.Join(progress, "worker-1.local0.step")); return s > before+2 },
+	require.Eventually(t, func() bool {
+		s, _, _, _ := readStep(filepath.Join(progress, "worker-1.local0.step"))
+		return s > before+2
+	},
 		2*time.Minute, 250*time.Millisecond, "worker:1 trained on past the deadline")
 	require.NoError(t, os.WriteFile(stopFile, nil, 0o644))
 	code = run.wait(t, 4*time.Minute)
