@@ -253,7 +253,11 @@ func (l *loop) run(ctx context.Context) (LoopResult, error) {
 		return l.out, fmt.Errorf("appmaster: registering with the ResourceManager: %w", err)
 	}
 	limits := yarn.LimitsFrom(reg.MaxCapability, reg.ResourceTypes)
-	l.cfg.Logf("registered in queue %s (max container %d MiB, %d vcores); tasks without a container after %s fail the job", reg.Queue, limits.MaxMemoryMiB, limits.MaxVCores, orDuration(l.cfg.AllocTimeout, taskspec.DefaultAllocTimeout))
+	deadline := "tasks without a container after %s fail the job"
+	if n := l.cfg.Job.MinWorkers; n > 0 {
+		deadline = fmt.Sprintf("fewer than --min-workers %d workers with a container after %%s fail the job", n)
+	}
+	l.cfg.Logf("registered in queue %s (max container %d MiB, %d vcores); "+deadline, reg.Queue, limits.MaxMemoryMiB, limits.MaxVCores, orDuration(l.cfg.AllocTimeout, taskspec.DefaultAllocTimeout))
 	l.m.Step(core.Registered{Limits: limits})
 	l.adopt(ctx, reg.ContainersFromPreviousAttempts)
 	l.fetchRacks(ctx)
