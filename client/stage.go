@@ -50,6 +50,18 @@ func (p PackInfo) withManifest(m *envpack.Manifest) PackInfo {
 	return p
 }
 
+// packed notes what was packed (or found packed): the environment's base
+// interpreter goes into the job file, for the ApplicationMaster's words
+// when a node's user cannot reach it; the callback hears of it.
+func (s *Submission) packed(info PackInfo) {
+	if info.manifest != nil && info.manifest.BaseInterpreter != "" {
+		s.envBase = info.manifest.BaseInterpreter
+	}
+	if s.cb.OnPacked != nil {
+		s.cb.OnPacked(info)
+	}
+}
+
 // upload puts one local file into the cache, with the job's progress hook.
 func (s *Submission) upload(ctx context.Context, local, name, digest string, access hdfs.Access) (hdfs.Resource, int64, error) {
 	opts := hdfs.UploadOptions{SHA256: digest, Access: access}
@@ -122,10 +134,8 @@ func (s *Submission) shipItem(ctx context.Context, it *shipplan.Item) (hdfs.Reso
 		}
 		if ok {
 			it.OwnCopy = shipplan.NeedsOwnCopy(known.entry.Manifest)
-			if s.cb.OnPacked != nil {
-				s.cb.OnPacked(PackInfo{Dir: it.Local, Link: it.Link,
-					Bytes: known.entry.ArchiveBytes, SHA256: known.entry.SHA256, Took: time.Since(start), Cached: true}.withManifest(known.entry.Manifest))
-			}
+			s.packed(PackInfo{Dir: it.Local, Link: it.Link,
+				Bytes: known.entry.ArchiveBytes, SHA256: known.entry.SHA256, Took: time.Since(start), Cached: true}.withManifest(known.entry.Manifest))
 			return r, 0, nil
 		}
 	}
@@ -169,9 +179,7 @@ func (s *Submission) pack(ctx context.Context, it shipplan.Item) (string, PackIn
 		info.Bytes = st.Size()
 	}
 	info.Took = time.Since(start)
-	if s.cb.OnPacked != nil {
-		s.cb.OnPacked(info)
-	}
+	s.packed(info)
 	return f.Name(), info, nil
 }
 
@@ -190,10 +198,8 @@ func (s *Submission) shipLayers(ctx context.Context, it shipplan.Item) ([]hdfs.R
 			return nil, 0, err
 		}
 		if ok {
-			if s.cb.OnPacked != nil {
-				s.cb.OnPacked(PackInfo{Dir: it.Local, Link: it.Link, Bytes: known.entry.ArchiveBytes,
-					SHA256: known.entry.SHA256, Took: time.Since(start), Cached: true, Layers: len(rs)}.withManifest(known.entry.Manifest))
-			}
+			s.packed(PackInfo{Dir: it.Local, Link: it.Link, Bytes: known.entry.ArchiveBytes,
+				SHA256: known.entry.SHA256, Took: time.Since(start), Cached: true, Layers: len(rs)}.withManifest(known.entry.Manifest))
 			return rs, 0, nil
 		}
 	}
@@ -234,11 +240,9 @@ func (s *Submission) shipLayers(ctx context.Context, it shipplan.Item) ([]hdfs.R
 			packed++
 		}
 	}
-	if s.cb.OnPacked != nil {
-		m := l.Manifest
-		s.cb.OnPacked(PackInfo{Dir: it.Local, Link: it.Link, Bytes: l.Manifest.ArchiveBytes, SHA256: digest,
-			Took: time.Since(start), Layers: len(l.Layers), LayersPacked: packed}.withManifest(&m))
-	}
+	shipped := l.Manifest
+	s.packed(PackInfo{Dir: it.Local, Link: it.Link, Bytes: l.Manifest.ArchiveBytes, SHA256: digest,
+		Took: time.Since(start), Layers: len(l.Layers), LayersPacked: packed}.withManifest(&shipped))
 	var rs []hdfs.Resource
 	var uploaded int64
 	for _, layer := range l.Layers {

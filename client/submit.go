@@ -50,6 +50,9 @@ type Submission struct {
 	login     *security.KerberosLogin // nil on an insecure cluster
 	// envLayers are the link names of a layered env's layers (ship).
 	envLayers []string
+	// envBase is the venv's base interpreter (ship; "" for none or a
+	// conda env): contract.JobFile.PythonBase.
+	envBase string
 }
 
 // Submit validates the job and its local files, checks it against the
@@ -183,6 +186,7 @@ func (s *Submission) submit(ctx context.Context, bin string, plan shipplan.Plan)
 		jf.TaskResources = shipped
 		jf.PythonEnv, jf.PythonPath = plan.PythonEnv, plan.PythonPath
 		jf.PythonEnvLayers = s.envLayers
+		jf.PythonBase = s.envBase
 		jf.Success = job.Success
 		jf.RendezvousTimeout = job.RendezvousTimeout
 		jf.AllocTimeout = job.AllocTimeout

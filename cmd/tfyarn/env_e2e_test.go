@@ -210,3 +210,47 @@ func testEnvMissingBase(t *testing.T, c *clustertest.Cluster, bin string) {
 		"a venv runs only where its base interpreter is installed at the same path")
 	require.NotContains(t, r.Diagnostics, "\n")
 }
+
+// A venv made from a Python in a directory only root may enter (pyenv's
+// under /root, say), submitted by root as alice: the NodeManager's launch
+// script, running as alice, cannot follow the venv's bin/python into it and
+// fails before tfyarn's launcher starts, leaving YARN only "find: ...
+// Permission denied" from prelaunch.err. The task's failure (the job's
+// diagnostics, run's task line) says which interpreter, which user, which
+// node and what to do.
+//
+//	go test -tags e2e -run '^TestE2EEnvInterpreterClosedToUser$' ./cmd/tfyarn/
+func TestE2EEnvInterpreterClosedToUser(t *testing.T) {
+	bin := clustertest.BuildTfyarn(t)
+	c := clustertest.Require(t)
+	require.Equal(t, "linux", c.Facts["executor"], "containers run as their users")
+	require.Zero(t, os.Geteuid(), "the test runs as root, who may enter the closed directory")
+	dir := clustertest.ContainerDir(t)
+	closed := filepath.Join(dir, "closed")
+	require.NoError(t, os.Mkdir(closed, 0o700))
+	require.NoError(t, os.Chmod(closed, 0o700)) // whatever the umask
+	python := filepath.Join(closed, "python3")
+	require.NoError(t, os.Symlink("/usr/bin/python3", python))
+	venv := filepath.Join(dir, "venv")
+	out, err := exec.Command(python, "-m", "venv", "--without-pip", venv).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	link, err := os.Readlink(filepath.Join(venv, "bin", "python3"))
+	require.NoError(t, err)
+	require.Equal(t, python, link, "the venv's interpreter is the closed directory's")
+
+	stdout, stderr, code := execTfyarnFor(t, c, bin, 4*time.Minute, []string{"HADOOP_USER_NAME=alice", "XDG_CACHE_HOME=" + t.TempDir()},
+		"run", "--worker", "1c,256m", "--name", "e2e-env-closed", "--env", venv, "--output", "json", "--", "python", "-c", "print('never')")
+	t.Logf("stdout: %s\nstderr: %s", stdout, stderr)
+	require.Equal(t, exitJobFailed, code)
+	r := runJSON(t, stdout)
+	require.Equal(t, "FAILED", r.FinalStatus)
+	require.Len(t, r.Tasks, 1)
+	host, _, ok := strings.Cut(r.Tasks[0].Node, ":")
+	require.True(t, ok, "node %q", r.Tasks[0].Node)
+	want := "the job's Python environment links bin/python3 to " + python + ", which user alice cannot reach on " + host +
+		" (a directory on its path is closed to alice: permission denied); make the environment from an interpreter every user can run, e.g. /usr/bin/python3 -m venv"
+	require.Contains(t, r.Tasks[0].Failure, want)
+	require.Contains(t, r.Diagnostics, want)
+	require.NotContains(t, r.Diagnostics, "find:", "YARN's words replaced")
+	require.Regexp(t, `worker:0 failed \(exit code 1: `+regexp.QuoteMeta(want), stderr, "run's task line")
+}

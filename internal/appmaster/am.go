@@ -169,6 +169,7 @@ func RunAM(ctx context.Context, opts AMOptions) (LoopResult, error) {
 		ClusterOffers:     jf.ClusterOffers,
 		QueueDefaultLabel: jf.QueueDefaultLabel,
 		PreemptionWait:    PreemptionWait(conf),
+		Python:            pythonFacts(jf),
 		RM:                rm,
 		NM:                nm,
 		Host:              host,
@@ -228,6 +229,17 @@ func statusKey(creds *security.Credentials, logf func(string, ...any)) []byte {
 		return nil
 	}
 	return key
+}
+
+// pythonFacts are the job's Python environment as the core words a task
+// that could not reach it: its link names, a venv's base interpreter, the
+// user the containers run as.
+func pythonFacts(jf contract.JobFile) core.PythonFacts {
+	if jf.PythonEnv == "" {
+		return core.PythonFacts{}
+	}
+	links := append([]string{jf.PythonEnv}, jf.PythonEnvLayers...)
+	return core.PythonFacts{Links: links, Base: jf.PythonBase, User: jf.User}
 }
 
 func groupSpecs(jf contract.JobFile) string {

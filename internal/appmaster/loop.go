@@ -103,6 +103,9 @@ type LoopConfig struct {
 	// a preemption and the kill (PreemptionWait of the client's
 	// configuration); 0 means taskspec.DefaultPreemptionWait.
 	PreemptionWait time.Duration
+	// Python is what the core knows of the job's Python environment
+	// (core.Config.Python).
+	Python core.PythonFacts
 	// ContainerStopGrace is how long a task the job no longer needs has, once its
 	// launcher was asked to end the program, before the AM stops its
 	// container through the NodeManager (12 s: the launcher's own SIGTERM
@@ -223,7 +226,7 @@ func newLoop(cfg LoopConfig) (*loop, error) {
 	if cfg.MaxRMFailures <= 0 {
 		cfg.MaxRMFailures = 10
 	}
-	mcfg := core.Config{Job: cfg.Job, Policy: cfg.Policy, AllocTimeout: cfg.AllocTimeout, ClusterOffers: cfg.ClusterOffers, QueueDefaultLabel: cfg.QueueDefaultLabel, PreemptionWait: cfg.PreemptionWait}
+	mcfg := core.Config{Job: cfg.Job, Policy: cfg.Policy, AllocTimeout: cfg.AllocTimeout, ClusterOffers: cfg.ClusterOffers, QueueDefaultLabel: cfg.QueueDefaultLabel, PreemptionWait: cfg.PreemptionWait, Python: cfg.Python}
 	if cfg.Launchers != nil {
 		mcfg.ContainerStopGrace = cfg.ContainerStopGrace
 	}

@@ -41,6 +41,10 @@ type JobFile struct {
 	// the layers of PythonEnv (ARCHIVEs, base first), which is then not a
 	// resource itself: every task's launcher assembles it from them.
 	PythonEnvLayers []string `json:"python_env_layers,omitempty"`
+	// PythonBase is the base interpreter a venv PythonEnv links to, an
+	// absolute path every node must have and let the job's user run ("" when
+	// unknown or a conda env): the AM names it when a task cannot reach it.
+	PythonBase string `json:"python_base,omitempty"`
 	// PythonPath are link names among TaskResources (unpacked source
 	// directories) put first on every task's PYTHONPATH, in order.
 	PythonPath []string `json:"python_path,omitempty"`

@@ -5,8 +5,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
+	"os/user"
 	"path/filepath"
 	"strings"
 	"time"
@@ -64,10 +66,16 @@ func checkVenv(ctx context.Context, root string) error {
 	}
 	advice := "a venv runs only where its base interpreter is installed at the same path: install it on every node, or pack a conda env"
 	if _, err := os.Stat(base); base == "" || err != nil {
+		if errors.Is(err, fs.ErrPermission) {
+			return closedTo(what, err)
+		}
 		return &RuntimeError{Msg: fmt.Sprintf("env: %s not found on this node; %s", what, advice), Err: err}
 	}
 	got, err := probe(ctx, filepath.Join(root, "bin", "python"))
 	if err != nil {
+		if errors.Is(err, fs.ErrPermission) {
+			return closedTo(what, err)
+		}
 		return &RuntimeError{Msg: fmt.Sprintf("env: %s does not start on this node: %v; %s", what, err, advice), Err: err}
 	}
 	if version != "" && majorMinor(got) != majorMinor(version) {
@@ -75,6 +83,22 @@ func checkVenv(ctx context.Context, root string) error {
 			base, got, version, advice)}
 	}
 	return nil
+}
+
+// closedTo is the error of an interpreter this process's user may not run
+// (it, or a directory on its path, is closed to them: a Python under
+// /root, say), naming the user and the node.
+func closedTo(what string, err error) error {
+	who := "this user"
+	if u, uerr := user.Current(); uerr == nil {
+		who = "user " + u.Username
+	}
+	where := "this node"
+	if h, herr := os.Hostname(); herr == nil {
+		where = h
+	}
+	return &RuntimeError{Msg: fmt.Sprintf("env: %s cannot be run by %s on %s (permission denied: it or a directory on its path is closed to them); "+
+		"make the environment from an interpreter every user can run, e.g. /usr/bin/python3 -m venv", what, who, where), Err: err}
 }
 
 func checkConda(ctx context.Context, root string) error {

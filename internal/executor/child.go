@@ -4,8 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
+	"os/user"
 	"syscall"
 	"time"
 
@@ -72,6 +74,26 @@ func (c *child) exitCode() int {
 		return 128 + int(ws.Signal())
 	}
 	return st.ExitCode()
+}
+
+// startError is the launcher's one line about a program that did not
+// start. A program the container's user may not run (a --python under
+// /root, where only root may enter) names the user and the node, and what
+// to do.
+func startError(program string, err error) error {
+	if !errors.Is(err, fs.ErrPermission) {
+		return fmt.Errorf("task launcher: starting %q: %w", program, err)
+	}
+	who := "this user"
+	if u, uerr := user.Current(); uerr == nil {
+		who = "user " + u.Username
+	}
+	where := "this node"
+	if h, herr := os.Hostname(); herr == nil {
+		where = h
+	}
+	return fmt.Errorf("task launcher: %s cannot be run by %s on %s (permission denied: it is not executable, or a directory on its path is closed to them); "+
+		"use an interpreter every user can run, e.g. /usr/bin/python3: %w", program, who, where, err)
 }
 
 // startFailureCode follows the shell: 127 when the program is not found,

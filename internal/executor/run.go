@@ -185,7 +185,7 @@ func Run(ctx context.Context, cfg Config) (exitCode int, err error) {
 	prog, err := startChild(argv, env, cfg.Dir, cfg.Stdout, teeWriter{cfg.Stderr, tail})
 	if err != nil {
 		code := startFailureCode(err)
-		err = fmt.Errorf("task launcher: starting %q: %w", argv[0], err)
+		err = startError(argv[0], err)
 		log.printf("%v", err)
 		report(&cfg, client, log, rendezvous.ExitReport{Task: cfg.Task, ContainerID: cfg.ContainerID, ExitCode: code, StderrTail: []string{err.Error()}})
 		return code, err

@@ -3,7 +3,9 @@ package executor
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
+	"os/user"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -108,4 +110,23 @@ func TestCheckInImage(t *testing.T) {
 	require.NoError(t, checkInImage(cfg))
 	cfg.PIDs = func() [2]int { return [2]int{7, 1} } // ... or bash -c, whose child it is
 	require.NoError(t, checkInImage(cfg))
+}
+
+// A program the container's user may not run says so, with the user and
+// the node (a file without execute bits: root too is refused).
+func TestStartErrorNamesTheUserAndNode(t *testing.T) {
+	prog := filepath.Join(t.TempDir(), "python3")
+	require.NoError(t, os.WriteFile(prog, []byte("#!/bin/sh\n"), 0o644))
+	_, err := startChild([]string{prog}, nil, "", io.Discard, io.Discard)
+	require.Error(t, err)
+	require.Equal(t, 126, startFailureCode(err))
+	me, uerr := user.Current()
+	require.NoError(t, uerr)
+	host, herr := os.Hostname()
+	require.NoError(t, herr)
+	require.ErrorContains(t, startError(prog, err), "task launcher: "+prog+" cannot be run by user "+me.Username+" on "+host+" (permission denied")
+	require.ErrorContains(t, startError(prog, err), "use an interpreter every user can run, e.g. /usr/bin/python3")
+	_, err = startChild([]string{filepath.Join(t.TempDir(), "none")}, nil, "", io.Discard, io.Discard)
+	require.Equal(t, 127, startFailureCode(err))
+	require.ErrorContains(t, startError("none", err), `task launcher: starting "none": `)
 }

@@ -155,7 +155,9 @@ func (m *Machine) completed(e ContainerCompleted) {
 		// mostly launch boilerplate, unless the task's launcher never
 		// registered: then the NodeManager's own reason (its helper's
 		// refusal, an image it could not run) is all there is.
-		if reason := ContainerDiagnostics(e.Diagnostics); reason != "" {
+		if reason, ok := m.python.unreachable(e.Diagnostics, t.Container.NodeID); ok {
+			why += ": " + reason
+		} else if reason := ContainerDiagnostics(e.Diagnostics); reason != "" {
 			why += ": " + reason
 		}
 	}

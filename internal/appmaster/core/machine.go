@@ -68,6 +68,9 @@ type Config struct {
 	// a preemption and the kill (preemption.go); 0 means
 	// taskspec.DefaultPreemptionWait.
 	PreemptionWait time.Duration
+	// Python is what the machine knows of the job's Python environment,
+	// for the words of a task whose container could not reach it.
+	Python PythonFacts
 }
 
 // Machine is the AM's state. It is not safe for concurrent use: the loop
@@ -89,6 +92,7 @@ type Machine struct {
 	stopGrace     time.Duration
 	// preemptionWait: Config.PreemptionWait.
 	preemptionWait time.Duration
+	python         PythonFacts
 	// job is Config.Job, for its spread (--spread); spreadText says it
 	// in words, "" when nothing is spread.
 	job        taskspec.Job
@@ -146,6 +150,7 @@ func New(cfg Config) (*Machine, error) {
 		restartPolicy: cfg.Job.Restarts,
 		job:           taskspec.Job{Spread: cfg.Job.Spread, Tasks: cfg.Job.Tasks, StartAfter: cfg.Job.StartAfter, Affinities: cfg.Job.Affinities},
 		spreadText:    cfg.Job.SpreadText(),
+		python:        cfg.Python,
 		nextRequestID: 1000, // above the groups' own
 	}
 	if cfg.Job.MinWorkers > 0 {

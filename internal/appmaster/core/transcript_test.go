@@ -192,7 +192,13 @@ func (h *harness) newMachine(t *testing.T, c transcript.Cmd) {
 		tf.WorkerGrace, tf.StopTimeout = dur("worker-grace"), dur("stop-timeout")
 		policy = tf
 	}
-	m, err := New(Config{Job: job, Policy: policy, AllocTimeout: dur("alloc-timeout"), ContainerStopGrace: dur("stop-grace"), PreemptionWait: dur("preemption-wait")})
+	// python-links=env,env.layer00 python-base=/x/python3 user=alice:
+	// the job's Python environment (PythonFacts).
+	var py PythonFacts
+	if links := c.Get("python-links", ""); links != "" {
+		py = PythonFacts{Links: strings.Split(links, ","), Base: c.Get("python-base", ""), User: c.Get("user", "")}
+	}
+	m, err := New(Config{Job: job, Policy: policy, AllocTimeout: dur("alloc-timeout"), ContainerStopGrace: dur("stop-grace"), PreemptionWait: dur("preemption-wait"), Python: py})
 	if err != nil {
 		t.Fatalf("%s: %v", c.Pos, err)
 	}
