@@ -21,8 +21,15 @@ type rawStream struct {
 	w *bufio.Writer
 }
 
+// rawBufferSize is each direction's buffer on a connection, the size of
+// Hadoop's own client's (BufferedInputStream/BufferedOutputStream defaults).
+// A connection lives as long as its client: the AM keeps one to every
+// NodeManager its tasks run on, so 64 KiB a direction cost it 128 KiB per
+// node; frames larger than the buffer pass through it all the same.
+const rawBufferSize = 8 << 10
+
 func newRawStream(nc net.Conn) *rawStream {
-	return &rawStream{r: bufio.NewReaderSize(nc, 64<<10), w: bufio.NewWriterSize(nc, 64<<10)}
+	return &rawStream{r: bufio.NewReaderSize(nc, rawBufferSize), w: bufio.NewWriterSize(nc, rawBufferSize)}
 }
 
 func (s *rawStream) Read(p []byte) (int, error)  { return s.r.Read(p) }
