@@ -211,7 +211,8 @@ func RunAM(ctx context.Context, opts AMOptions) (LoopResult, error) {
 	if ms, perr := strconv.ParseInt(opts.Getenv(contract.EnvAppSubmitTime), 10, 64); perr == nil && !res.AllStartedAt.IsZero() {
 		logf("all %d tasks started %.3fs after submission", jf.Job.TaskCount(), res.AllStartedAt.Sub(time.UnixMilli(ms)).Seconds())
 	}
-	logf("peak RSS %d KiB", PeakRSSKiB())
+	mem := ReadMemoryStats()
+	logf("peak RSS %d KiB (at exit %d KiB anonymous, %d KiB of mapped files: the tfyarn binary)", mem.PeakKiB, mem.AnonKiB, mem.FileKiB)
 	return res, err
 }
 
