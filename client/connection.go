@@ -134,6 +134,11 @@ func (c *Client) kerberos() (*security.KerberosLogin, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), c.conn.CallTimeout)
 		defer cancel()
 		c.login, c.loginErr = connect.Login(ctx, c.conf, c.conn.Principal, c.conn.Keytab)
+		var ke *security.KerberosError
+		if c.loginErr != nil && !errors.As(c.loginErr, &ke) {
+			// Not the login itself: the configuration (auth_to_local).
+			c.loginErr = &configError{c.loginErr}
+		}
 		c.loggedIn = true
 	}
 	return c.login, c.loginErr

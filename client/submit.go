@@ -97,7 +97,7 @@ func (c *Client) Submit(ctx context.Context, job Job, cb Callbacks) (*Submission
 		return nil, err
 	}
 	if login != nil {
-		job.user = login.ShortName()
+		job.user = login.User
 	}
 	rm, err := connect.RM(job.conf, login, yarn.ClientOptions{User: job.user, DialTimeout: c.conn.CallTimeout / 3})
 	if err != nil {

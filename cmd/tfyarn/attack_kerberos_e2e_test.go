@@ -204,7 +204,7 @@ func kerberosAttackUsers(t *testing.T, c *clustertest.Cluster) (admin, alice, bo
 	k := c.Kerberos
 	local := t.TempDir()
 	as := func(u clustertest.KerberosUser) attackUser {
-		name := security.ShortName(u.Principal)
+		name, _, _ := strings.Cut(u.Principal, "@") // DEFAULT: the test users' principals have one component
 		return attackUser{
 			Name: name,
 			Env:  []string{"KRB5CCNAME=FILE:" + u.CCache, "XDG_CACHE_HOME=" + filepath.Join(local, name)},
@@ -231,7 +231,7 @@ func kerberosHDFSClient(t *testing.T, c *clustertest.Cluster, u clustertest.Kerb
 	nn := strings.TrimPrefix(c.Facts["fs.defaultFS"], "hdfs://")
 	cl, err := gohdfs.NewClient(gohdfs.ClientOptions{
 		Addresses:                    []string{nn},
-		User:                         login.ShortName(),
+		User:                         login.User,
 		KerberosClient:               login.Client,
 		KerberosServicePrincipleName: spn,
 		DataTransferProtection:       conf.DataTransferProtection(),

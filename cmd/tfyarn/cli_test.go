@@ -138,3 +138,32 @@ func TestRMTimeoutHintNamesTheGlobalFlag(t *testing.T) {
 	require.Contains(t, stderr, "(raise the limit with tfyarn --timeout DURATION before the command)")
 	require.Equal(t, 1, strings.Count(stderr, "\n"), stderr)
 }
+
+// TestAuthToLocalErrorsAreOneLine: auth_to_local rules Hadoop would refuse,
+// or that tfyarn cannot evaluate as Java does, are one line naming the
+// setting, its file and the rule, exit code 2, before any login or RPC.
+func TestAuthToLocalErrorsAreOneLine(t *testing.T) {
+	for _, tc := range []struct{ rules, mechanism, want string }{
+		{`RULE:[1:$1@$0](.*@CORP\.COM)s/@.*//` + "\n  RULE:[2:$1]s/(a)\\1/x/\n  DEFAULT", "",
+			`core-site.xml): auth_to_local rule "RULE:[2:$1]s/(a)\\1/x/": s/(a)\1/: \1 is a backreference or an octal escape in Java; RE2 has neither; fix the rule`},
+		{`RULE:[1:$1]s/a/b`, "", `auth_to_local rule "s/a/b": not DEFAULT nor RULE:[n:format](regex)s/pattern/replacement/[g][/L] (Hadoop: Invalid rule); it follows the rule "RULE:[1:$1]", whose s/pattern/replacement/ needs its three '/'`},
+		{`DEFAULT`, "kerberos", `hadoop.security.auth_to_local.mechanism = "kerberos" is neither hadoop nor mit`},
+	} {
+		t.Run(tc.want, func(t *testing.T) {
+			dir := deadConf(t)
+			core := `<configuration>
+<property><name>hadoop.security.authentication</name><value>kerberos</value></property>
+<property><name>hadoop.security.auth_to_local</name><value>` + tc.rules + `</value></property>
+<property><name>hadoop.security.auth_to_local.mechanism</name><value>` + tc.mechanism + `</value></property>
+</configuration>`
+			require.NoError(t, os.WriteFile(filepath.Join(dir, "core-site.xml"), []byte(core), 0o644))
+			t.Setenv("KRB5CCNAME", "FILE:/nonexistent/tfyarn-test-ccache")
+			stdout, stderr, code := runCLI(t, "--conf-dir", dir, "list")
+			require.Equal(t, exitUsage, code)
+			require.Empty(t, stdout)
+			require.True(t, strings.HasPrefix(stderr, "tfyarn: hadoop.security.auth_to_local"), stderr)
+			require.Contains(t, stderr, tc.want)
+			require.Equal(t, 1, strings.Count(stderr, "\n"), "one line: %q", stderr)
+		})
+	}
+}

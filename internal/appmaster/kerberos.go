@@ -56,7 +56,12 @@ func newAMSecurity(ctx context.Context, jf contract.JobFile, creds *security.Cre
 		return nil, fmt.Errorf("appmaster: the job was submitted with a keytab, but the AM's credentials hold no secret %q", k.KeytabSecret)
 	}
 	creds.RemoveSecret(k.KeytabSecret)
+	rules, err := s.conf.AuthToLocal()
+	if err != nil {
+		return nil, err
+	}
 	login, err := security.LoginKerberos(ctx, security.KerberosOptions{
+		AuthToLocal:  rules,
 		Principal:    k.Principal,
 		KeytabData:   kt,
 		KeytabSource: "from the AM's credentials",

@@ -28,6 +28,7 @@ var layers = []struct {
 	name string
 	pkgs []string
 }{
+	{"rule languages of Hadoop's configuration, pure (auth_to_local)", []string{"internal/authtolocal"}},
 	{"foundations: the job model, Hadoop configuration and credentials, generated messages, small single-purpose packages", []string{
 		"taskspec", "internal/hadoopconf", "internal/security", "internal/yarnpb", "internal/yarnpb/hadoopcommon",
 		"internal/atomicfile", "internal/connlimit", "internal/pause", "internal/torchstore", "internal/cliout", "internal/progressbar",

@@ -1,6 +1,7 @@
 package authtolocal
 
 import (
+	"errors"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -55,9 +56,11 @@ type Rules struct {
 	Source string
 }
 
-// Default is what a Kerberized cluster without KeyRules uses: DEFAULT,
-// evaluated the hadoop way.
-func Default() *Rules { return &Rules{list: []rule{{isDefault: true, text: "DEFAULT"}}} }
+// Default is what a Kerberized cluster without KeyRules uses: DEFAULT
+// (evaluated as mechanism says, MechanismHadoop unless KeyMechanism is set).
+func Default(mechanism Mechanism) *Rules {
+	return &Rules{list: []rule{{isDefault: true, text: "DEFAULT"}}, mechanism: mechanism}
+}
 
 // Mechanism says how r is evaluated.
 func (r *Rules) Mechanism() Mechanism { return r.mechanism }
@@ -104,6 +107,12 @@ func Parse(text string, mechanism Mechanism) (*Rules, error) {
 	for rest != "" {
 		r, n, err := parseOne(rest)
 		if err != nil {
+			var pe *ParseError
+			if errors.As(err, &pe) && n < 0 && len(out.list) > 0 {
+				// What a rule could not take is not a rule of its own: say
+				// which rule it follows (RULE:[1:$1]s/a/b leaves "s/a/b").
+				pe.Reason += fmt.Sprintf("; it follows the rule %q, whose s/pattern/replacement/ needs its three '/' and whose (regex) cannot hold ')'", out.list[len(out.list)-1].text)
+			}
 			return nil, err
 		}
 		out.list = append(out.list, r)
@@ -136,7 +145,11 @@ func parseOne(s string) (rule, int, error) {
 	}
 	start := i
 	invalid := func() (rule, int, error) {
-		return rule{}, 0, &ParseError{Rule: s, Reason: "not DEFAULT nor RULE:[n:format](regex)s/pattern/replacement/[g][/L] (Hadoop: Invalid rule)"}
+		text := strings.TrimSpace(s)
+		if len(text) > 80 {
+			text = text[:80] + "..."
+		}
+		return rule{}, -1, &ParseError{Rule: text, Reason: "not DEFAULT nor RULE:[n:format](regex)s/pattern/replacement/[g][/L] (Hadoop: Invalid rule)"}
 	}
 	var r rule
 	switch {
@@ -251,7 +264,7 @@ func compileJava(src string, full bool) (*javaRegexp, error) {
 		expr = `\A(?:` + norm + `)\z`
 	}
 	if j.re, err = regexp.Compile(expr); err != nil {
-		return nil, fmt.Errorf("Go's regexp (RE2) cannot compile it: %v", unwrapSyntax(err))
+		return nil, fmt.Errorf("RE2 (Go's regexp) cannot compile it: %v", unwrapSyntax(err))
 	}
 	if !full {
 		j.anchoredAfterOne = regexp.MustCompile(`\A(?s:.)(?:` + norm + `)`)

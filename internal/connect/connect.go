@@ -19,7 +19,8 @@ import (
 // kerberos in conf) needs: from keytab as principal when keytab is set, else
 // from the user's ticket cache (KRB5CCNAME, else the default cache; krb5.conf
 // from KRB5_CONFIG, else /etc/krb5.conf). On an insecure cluster it returns
-// nil, and refuses a keytab, which could only be a mistake.
+// nil, and refuses a keytab, which could only be a mistake. The login's
+// User is the principal mapped by the cluster's auth_to_local rules.
 func Login(ctx context.Context, conf *hadoopconf.Config, principal, keytab string) (*security.KerberosLogin, error) {
 	if !conf.SecurityEnabled() {
 		if keytab != "" || principal != "" {
@@ -31,11 +32,13 @@ func Login(ctx context.Context, conf *hadoopconf.Config, principal, keytab strin
 		}
 		return nil, nil
 	}
-	if keytab == "" && principal != "" {
-		// A principal alone picks the ticket cache's identity: it must match.
-		return security.LoginKerberos(ctx, security.KerberosOptions{Principal: principal})
+	rules, err := conf.AuthToLocal()
+	if err != nil {
+		return nil, err
 	}
-	return security.LoginKerberos(ctx, security.KerberosOptions{Principal: principal, Keytab: keytab})
+	// Without a keytab, a principal alone picks the ticket cache's
+	// identity: it must match.
+	return security.LoginKerberos(ctx, security.KerberosOptions{Principal: principal, Keytab: keytab, AuthToLocal: rules})
 }
 
 // RMOptions are opts plus what the login needs: SASL GSSAPI to the
@@ -64,7 +67,7 @@ func RMOptions(conf *hadoopconf.Config, login *security.KerberosLogin, opts yarn
 	}
 	// The RM names users by their short name (list filters, reports); the
 	// connection itself announces the full principal (ipc.Kerberos).
-	opts.User = login.ShortName()
+	opts.User = login.User
 	opts.SASL = []ipc.SaslMechanism{ipc.KerberosAuth(login.Client, principals, protection)}
 	opts.RequireSASL = true
 	return opts, nil
@@ -85,7 +88,7 @@ func RM(conf *hadoopconf.Config, login *security.KerberosLogin, opts yarn.Client
 func HDFS(ctx context.Context, conf *hadoopconf.Config, login *security.KerberosLogin, opts hdfs.Options) (*hdfs.FS, error) {
 	opts.Kerberos = login
 	if login != nil {
-		opts.User = login.ShortName()
+		opts.User = login.User
 	}
 	return hdfs.ConnectOptions(ctx, conf, opts)
 }

@@ -34,6 +34,7 @@ func TestRMOptionsHAPrincipals(t *testing.T) {
 	login := &security.KerberosLogin{
 		Client:    krbclient.NewWithPassword("alice", "EXAMPLE.COM", "unused", krbconfig.New()),
 		Principal: "alice@EXAMPLE.COM",
+		User:      "alice",
 	}
 	opts, err := RMOptions(conf, login, yarn.ClientOptions{})
 	require.NoError(t, err)

@@ -5,6 +5,8 @@ import (
 	"net"
 	"os"
 	"strings"
+
+	"github.com/tfyarn/tfyarn/internal/authtolocal"
 )
 
 // RPC protection levels (hadoop.rpc.protection), mapping to SASL QOP
@@ -151,4 +153,35 @@ func IPTokenService(hostport string) string {
 		}
 	}
 	return net.JoinHostPort(host, port)
+}
+
+// AuthToLocal returns the rules that map Kerberos principals to user names
+// (hadoop.security.auth_to_local, evaluated as
+// hadoop.security.auth_to_local.mechanism says). Unset or empty means
+// DEFAULT, as on a Kerberized Hadoop cluster. An error names the setting,
+// its file and the rule Hadoop would refuse (or tfyarn cannot evaluate).
+func (c *Config) AuthToLocal() (*authtolocal.Rules, error) {
+	mechText, _, err := c.Lookup(authtolocal.KeyMechanism)
+	if err != nil {
+		return nil, err
+	}
+	mech, err := authtolocal.ParseMechanism(mechText)
+	if err != nil {
+		return nil, fmt.Errorf("hadoopconf: %v (from %s); use hadoop or mit", err, c.where(authtolocal.KeyMechanism))
+	}
+	text, _, err := c.Lookup(authtolocal.KeyRules)
+	if err != nil {
+		return nil, err
+	}
+	if text == "" {
+		rules := authtolocal.Default(mech)
+		rules.Source = authtolocal.KeyRules + " is unset: DEFAULT"
+		return rules, nil
+	}
+	rules, err := authtolocal.Parse(text, mech)
+	if err != nil {
+		return nil, fmt.Errorf("hadoopconf: %s (from %s): %v; fix the rule", authtolocal.KeyRules, c.where(authtolocal.KeyRules), err)
+	}
+	rules.Source = authtolocal.KeyRules + " from " + c.where(authtolocal.KeyRules)
+	return rules, nil
 }

@@ -43,7 +43,7 @@ func nameNodeAuth(conf *hadoopconf.Config, target hadoopconf.HDFSTarget, opts Op
 		pattern, _ := conf.NameNodePrincipal()
 		spn, _, _ := strings.Cut(strings.TrimSpace(pattern), "@")
 		mech := ipc.KerberosAuth(opts.Kerberos.Client, principals, protection)
-		return nnAuth{user: opts.Kerberos.ShortName(), effective: opts.Kerberos.Principal, sasl: []ipc.SaslMechanism{mech}, spn: spn}, nil
+		return nnAuth{user: opts.Kerberos.User, effective: opts.Kerberos.Principal, sasl: []ipc.SaslMechanism{mech}, spn: spn}, nil
 	}
 	toks := tokensFor(opts.Tokens, target)
 	if len(toks) == 0 {

@@ -34,6 +34,7 @@ func TestNameNodeAuthHAPrincipals(t *testing.T) {
 	login := &security.KerberosLogin{
 		Client:    krbclient.NewWithPassword("alice", "EXAMPLE.COM", "unused", krbconfig.New()),
 		Principal: "alice@EXAMPLE.COM",
+		User:      "alice",
 	}
 	auth, err := nameNodeAuth(conf, target, Options{Kerberos: login})
 	require.NoError(t, err)

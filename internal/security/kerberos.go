@@ -17,6 +17,8 @@ import (
 	"github.com/jcmturner/gokrb5/v8/iana/nametype"
 	"github.com/jcmturner/gokrb5/v8/keytab"
 	"github.com/jcmturner/gokrb5/v8/types"
+
+	"github.com/tfyarn/tfyarn/internal/authtolocal"
 )
 
 // Environment variables MIT Kerberos (and Hadoop's JDK clients) read.
@@ -52,6 +54,9 @@ type KerberosOptions struct {
 	Krb5Conf string
 	// Timeout bounds the exchange with the KDC (DefaultKDCTimeout).
 	Timeout time.Duration
+	// AuthToLocal maps the principal to its user name (the cluster's
+	// hadoop.security.auth_to_local); nil means DEFAULT.
+	AuthToLocal *authtolocal.Rules
 
 	Getenv func(string) string // tests; os.Getenv
 	Now    func() time.Time    // tests; time.Now
@@ -71,18 +76,32 @@ type KerberosLogin struct {
 	// Expires is when a ticket cache's ticket-granting ticket ends; zero
 	// for a keytab login, which can always log in again.
 	Expires time.Time
+	// User is the user name the cluster's auth_to_local rules map
+	// Principal to ("alice" of "alice@EXAMPLE.COM" under DEFAULT): what
+	// Hadoop's servers call this user (HDFS owner, /user/<User>, job user).
+	User string
 }
 
-// ShortName is the principal's first component ("alice" of
-// "alice@EXAMPLE.COM", "nn" of "nn/host@REALM"): the user name Hadoop's
-// default auth_to_local rule gives it.
-func (l *KerberosLogin) ShortName() string { return ShortName(l.Principal) }
-
-// ShortName is the first component of a principal name.
-func ShortName(principal string) string {
-	name, _, _ := strings.Cut(principal, "@")
-	name, _, _ = strings.Cut(name, "/")
-	return name
+// mapUser sets l.User as rules (nil: DEFAULT) map l.Principal, with
+// krb5.conf's default realm for DEFAULT.
+func (l *KerberosLogin) mapUser(rules *authtolocal.Rules, defaultRealm string) error {
+	if rules == nil {
+		rules = authtolocal.Default(authtolocal.MechanismHadoop)
+		rules.Source = authtolocal.KeyRules + " is unset: DEFAULT"
+	}
+	user, err := rules.Map(l.Principal, defaultRealm)
+	if err != nil {
+		hint := "add a rule for it to " + authtolocal.KeyRules + " in the cluster's core-site.xml, or log in as a principal the rules map"
+		if defaultRealm == "" {
+			hint += " (krb5.conf has no default_realm, so DEFAULT maps no principal)"
+		}
+		return &KerberosError{Op: err.Error(), Hint: hint}
+	}
+	if user == "" {
+		return &KerberosError{Op: fmt.Sprintf("the auth_to_local rules (%s) map the principal %s to an empty user name", rules.Source, l.Principal), Hint: "fix " + authtolocal.KeyRules + " in the cluster's core-site.xml"}
+	}
+	l.User = user
+	return nil
 }
 
 // KerberosError is a Kerberos login that did not work: Op says which step,
@@ -123,10 +142,19 @@ func LoginKerberos(ctx context.Context, opts KerberosOptions) (*KerberosLogin, e
 	if err != nil {
 		return nil, err
 	}
+	var login *KerberosLogin
 	if opts.Keytab != "" || opts.KeytabData != nil {
-		return loginKeytab(ctx, opts, cfg)
+		login, err = loginKeytab(ctx, opts, cfg)
+	} else {
+		login, err = loginCCache(opts, cfg)
 	}
-	return loginCCache(opts, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := login.mapUser(opts.AuthToLocal, cfg.LibDefaults.DefaultRealm); err != nil {
+		return nil, err
+	}
+	return login, nil
 }
 
 func loadKrb5Conf(opts KerberosOptions) (*krbconfig.Config, error) {

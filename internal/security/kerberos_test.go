@@ -19,6 +19,8 @@ import (
 	"github.com/jcmturner/gokrb5/v8/keytab"
 	"github.com/jcmturner/gokrb5/v8/messages"
 	"github.com/jcmturner/gokrb5/v8/types"
+
+	"github.com/tfyarn/tfyarn/internal/authtolocal"
 )
 
 func writeKrb5Conf(t *testing.T, kdc string) string {
@@ -201,15 +203,71 @@ func TestLoginKerberosErrors(t *testing.T) {
 	}
 }
 
-func TestShortName(t *testing.T) {
-	for in, want := range map[string]string{
-		"alice@EXAMPLE.COM":          "alice",
-		"nn/host.example.com@REALM":  "nn",
-		"bob":                        "bob",
-		"root/localhost@EXAMPLE.COM": "root",
-	} {
-		if got := ShortName(in); got != want {
-			t.Errorf("ShortName(%q) = %q, want %q", in, got, want)
+// TestLoginMapsUser: a login's User is its principal mapped by the
+// cluster's auth_to_local rules (DEFAULT when none are given), and a
+// principal they do not map is a one-line error naming it and the setting.
+func TestLoginMapsUser(t *testing.T) {
+	ccache := filepath.Join(t.TempDir(), "krb5cc")
+	if err := os.WriteFile(ccache, syntheticCCache(t, 2), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	krb5 := writeKrb5Conf(t, closedPort(t))
+	otherRealm := filepath.Join(t.TempDir(), "krb5-other.conf")
+	b, err := os.ReadFile(krb5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(otherRealm, []byte(strings.Replace(string(b), "default_realm = EXAMPLE.COM", "default_realm = OTHER.COM", 1)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	parse := func(text string) *authtolocal.Rules {
+		r, err := authtolocal.Parse(text, authtolocal.MechanismHadoop)
+		if err != nil {
+			t.Fatal(err)
 		}
+		r.Source = "hadoop.security.auth_to_local from core-site.xml"
+		return r
+	}
+	for _, tc := range []struct {
+		name     string
+		krb5     string
+		rules    *authtolocal.Rules
+		want     string
+		wantErrs []string
+	}{
+		{name: "no rules: DEFAULT", krb5: krb5, want: "alice"},
+		{name: "a rule renames", krb5: krb5, rules: parse(`RULE:[1:$1@$0](alice@EXAMPLE\.COM)s/@.*/-ml/` + "\n DEFAULT"), want: "alice-ml"},
+		{name: "lower case", krb5: krb5, rules: parse(`RULE:[1:$1]s/a/A/g/L`), want: "alice"},
+		{name: "DEFAULT in another default realm", krb5: otherRealm,
+			wantErrs: []string{"no auth_to_local rule maps the principal alice@EXAMPLE.COM", "hadoop.security.auth_to_local is unset: DEFAULT", "add a rule for it"}},
+		{name: "no rule applies", krb5: krb5, rules: parse(`RULE:[2:$1]`),
+			wantErrs: []string{"no auth_to_local rule maps the principal alice@EXAMPLE.COM", "from core-site.xml"}},
+		{name: "a non-simple result", krb5: krb5, rules: parse(`RULE:[1:$1@$0]`),
+			wantErrs: []string{"RULE:[1:$1@$0] cannot map the principal alice@EXAMPLE.COM", "holds '/' or '@'"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l, err := LoginKerberos(context.Background(), KerberosOptions{
+				Krb5Conf: tc.krb5, CCache: ccache, AuthToLocal: tc.rules,
+				Getenv: func(string) string { return "" }, Now: func() time.Time { return fuzzNow },
+			})
+			if tc.wantErrs == nil {
+				if err != nil || l.User != tc.want {
+					t.Fatalf("want user %q, got %+v, %v", tc.want, l, err)
+				}
+				return
+			}
+			var ke *KerberosError
+			if !errors.As(err, &ke) {
+				t.Fatalf("want a KerberosError, got %+v, %v", l, err)
+			}
+			for _, want := range tc.wantErrs {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("error %q does not say %q", err, want)
+				}
+			}
+			if strings.Contains(err.Error(), "\n") {
+				t.Errorf("error %q is not one line", err)
+			}
+		})
 	}
 }
