@@ -14,22 +14,30 @@ func envOf(m map[string]string) func(string) string {
 }
 
 // TestClaimsCCacheDefaultPath: README "the ticket cache kinit wrote
-// (KRB5CCNAME, else /tmp/krb5cc_<uid>; FILE: caches only)".
+// (KRB5CCNAME, else default_ccache_name of krb5.conf's [libdefaults], else
+// /tmp/krb5cc_<uid>)"; a type tfyarn cannot read is one line naming it.
 func TestClaimsCCacheDefaultPath(t *testing.T) {
+	plain := filepath.Join(t.TempDir(), "krb5.conf")
+	require.NoError(t, os.WriteFile(plain, []byte("[libdefaults]\n  default_realm = EXAMPLE.COM\n"), 0o600))
+	rhel := filepath.Join(t.TempDir(), "krb5.conf")
+	require.NoError(t, os.WriteFile(rhel, []byte("[libdefaults]\n  default_realm = EXAMPLE.COM\n  default_ccache_name = KEYRING:persistent:%{uid}\n"), 0o600))
 	for _, c := range []struct {
 		env  map[string]string
+		conf string
 		want string
 	}{
-		{nil, fmt.Sprintf("/tmp/krb5cc_%d", os.Getuid())},
-		{map[string]string{EnvKrb5CCName: "FILE:/tmp/alice.cc"}, "/tmp/alice.cc"},
-		{map[string]string{EnvKrb5CCName: "/tmp/bob.cc"}, "/tmp/bob.cc"},
+		{nil, plain, fmt.Sprintf("FILE:/tmp/krb5cc_%d", os.Getuid())},
+		{map[string]string{EnvKrb5CCName: "FILE:/tmp/alice.cc"}, plain, "FILE:/tmp/alice.cc"},
+		{map[string]string{EnvKrb5CCName: "/tmp/bob.cc"}, plain, "FILE:/tmp/bob.cc"},
+		{nil, rhel, fmt.Sprintf("KEYRING:persistent:%d", os.Getuid())},
+		{map[string]string{EnvKrb5CCName: "FILE:/tmp/alice.cc"}, rhel, "FILE:/tmp/alice.cc"},
 	} {
-		got, err := ccachePath(KerberosOptions{Getenv: envOf(c.env)})
+		got, err := resolveCCacheName(KerberosOptions{Getenv: envOf(c.env)}, c.conf)
 		require.NoError(t, err, "%v", c.env)
-		require.Equal(t, c.want, got, "%v", c.env)
+		require.Equal(t, c.want, got.String(), "%v %s", c.env, c.conf)
 	}
-	_, err := ccachePath(KerberosOptions{Getenv: envOf(map[string]string{EnvKrb5CCName: "KCM:"})})
-	require.ErrorContains(t, err, "is of type KCM")
+	_, err := openCCache(KerberosOptions{Getenv: envOf(map[string]string{EnvKrb5CCName: "KCM:"})}, plain, "alice")
+	require.EqualError(t, err, "the ticket cache KCM: is of type KCM, which tfyarn cannot read; use a file or kernel keyring cache (export KRB5CCNAME=FILE:/tmp/krb5cc_$(id -u) and run kinit again) or pass --keytab")
 }
 
 // TestClaimsKrb5ConfDefault: README "krb5.conf from KRB5_CONFIG, else
@@ -38,12 +46,12 @@ func TestClaimsKrb5ConfDefault(t *testing.T) {
 	require.Equal(t, "/etc/krb5.conf", DefaultKrb5Config)
 
 	missing := filepath.Join(t.TempDir(), "krb5.conf")
-	_, err := loadKrb5Conf(KerberosOptions{Getenv: envOf(map[string]string{EnvKrb5Config: missing})})
+	_, _, err := loadKrb5Conf(KerberosOptions{Getenv: envOf(map[string]string{EnvKrb5Config: missing})})
 	require.ErrorContains(t, err, "no Kerberos configuration at "+missing+" (from "+EnvKrb5Config+")")
 
 	// Without KRB5_CONFIG the default location is read: named in the
 	// error when it is absent, loaded when it is there.
-	_, err = loadKrb5Conf(KerberosOptions{Getenv: envOf(nil)})
+	_, _, err = loadKrb5Conf(KerberosOptions{Getenv: envOf(nil)})
 	if _, statErr := os.Stat("/etc/krb5.conf"); statErr != nil {
 		require.ErrorContains(t, err, "no Kerberos configuration at /etc/krb5.conf (from the default location)")
 	} else if err != nil {

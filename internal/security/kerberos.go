@@ -46,8 +46,9 @@ type KerberosOptions struct {
 	// KeytabSource names it in messages. It takes the place of Keytab.
 	KeytabData   []byte
 	KeytabSource string
-	// CCache is the ticket cache path; empty means KRB5CCNAME, else
-	// /tmp/krb5cc_<uid> (MIT's default). Only FILE caches can be read.
+	// CCache is the ticket cache name (FILE:path, a path, KEYRING:...);
+	// empty means KRB5CCNAME, else krb5.conf's default_ccache_name, else
+	// /tmp/krb5cc_<uid> (MIT's order). FILE and KEYRING caches can be read.
 	CCache string
 	// Krb5Conf is krb5.conf's path; empty means KRB5_CONFIG, else
 	// /etc/krb5.conf.
@@ -71,7 +72,8 @@ type KerberosLogin struct {
 	// servers see as the user).
 	Principal string
 	// Source says where the credentials came from, for messages:
-	// "ticket cache /tmp/krb5cc_0" or "keytab /path/alice.keytab".
+	// "ticket cache /tmp/krb5cc_0", "ticket cache KEYRING:session:a:a"
+	// or "keytab /path/alice.keytab".
 	Source string
 	// Expires is when a ticket cache's ticket-granting ticket ends; zero
 	// for a keytab login, which can always log in again.
@@ -138,7 +140,7 @@ func LoginKerberos(ctx context.Context, opts KerberosOptions) (*KerberosLogin, e
 	if opts.Timeout <= 0 {
 		opts.Timeout = DefaultKDCTimeout
 	}
-	cfg, err := loadKrb5Conf(opts)
+	cfg, krb5Conf, err := loadKrb5Conf(opts)
 	if err != nil {
 		return nil, err
 	}
@@ -146,7 +148,7 @@ func LoginKerberos(ctx context.Context, opts KerberosOptions) (*KerberosLogin, e
 	if opts.Keytab != "" || opts.KeytabData != nil {
 		login, err = loginKeytab(ctx, opts, cfg)
 	} else {
-		login, err = loginCCache(opts, cfg)
+		login, err = loginCCache(opts, cfg, krb5Conf)
 	}
 	if err != nil {
 		return nil, err
@@ -157,7 +159,7 @@ func LoginKerberos(ctx context.Context, opts KerberosOptions) (*KerberosLogin, e
 	return login, nil
 }
 
-func loadKrb5Conf(opts KerberosOptions) (*krbconfig.Config, error) {
+func loadKrb5Conf(opts KerberosOptions) (*krbconfig.Config, string, error) {
 	path := opts.Krb5Conf
 	from := "--krb5-conf"
 	if path == "" {
@@ -167,44 +169,88 @@ func loadKrb5Conf(opts KerberosOptions) (*krbconfig.Config, error) {
 		path, from = DefaultKrb5Config, "the default location"
 	}
 	if _, err := os.Stat(path); err != nil {
-		return nil, &KerberosError{
+		return nil, "", &KerberosError{
 			Op:   fmt.Sprintf("no Kerberos configuration at %s (from %s)", path, from),
 			Hint: "install your cluster's krb5.conf there or point " + EnvKrb5Config + " at it",
 		}
 	}
 	cfg, err := safeCall(func() (*krbconfig.Config, error) { return krbconfig.Load(path) })
 	if err != nil {
-		return nil, &KerberosError{Op: "reading the Kerberos configuration " + path, Err: err, Hint: "fix the file or point " + EnvKrb5Config + " at a valid one"}
+		return nil, "", &KerberosError{Op: "reading the Kerberos configuration " + path, Err: err, Hint: "fix the file or point " + EnvKrb5Config + " at a valid one"}
 	}
-	return cfg, nil
+	return cfg, path, nil
 }
 
-// ccachePath resolves the ticket cache like MIT's libkrb5 for FILE caches.
-func ccachePath(opts KerberosOptions) (string, error) {
-	name := opts.CCache
-	if name == "" {
-		name = opts.Getenv(EnvKrb5CCName)
+// ccacheSource says where a ticket cache comes from (for messages) and
+// reads its bytes in MIT's FILE format, version 1 to 4.
+type ccacheSource struct {
+	Name string // "/tmp/krb5cc_0", "KEYRING:persistent:0:krb_ccache_x"
+	Read func() ([]byte, error)
+}
+
+// openCCache resolves the ticket cache (resolveCCacheName) and, for the
+// types tfyarn reads (FILE and KEYRING), says how to read it. A cache that
+// does not exist is a no-ticket error naming it.
+func openCCache(opts KerberosOptions, krb5Conf, who string) (ccacheSource, error) {
+	name, err := resolveCCacheName(opts, krb5Conf)
+	if err != nil {
+		return ccacheSource{}, err
 	}
-	if name == "" {
-		return fmt.Sprintf("/tmp/krb5cc_%d", os.Getuid()), nil
-	}
-	if kind, rest, ok := strings.Cut(name, ":"); ok && !strings.Contains(kind, "/") {
-		if strings.ToUpper(kind) != "FILE" {
-			return "", &KerberosError{
-				Op:   fmt.Sprintf("the ticket cache %s is of type %s, which tfyarn cannot read", name, kind),
-				Hint: "use a file cache (export " + EnvKrb5CCName + "=FILE:/tmp/krb5cc_$(id -u) and run kinit again) or pass --keytab",
+	switch name.Type {
+	case "FILE":
+		path := name.Residual
+		if _, err := os.Stat(path); err != nil {
+			return ccacheSource{}, &KerberosError{
+				Op:   fmt.Sprintf("no Kerberos ticket for %s (no ticket cache at %s)", who, path),
+				Hint: "run kinit or pass --keytab",
 			}
 		}
-		name = rest
+		return ccacheSource{Name: path, Read: func() ([]byte, error) { return os.ReadFile(path) }}, nil
+	case "KEYRING":
+		c, full, err := readKeyringCCache(name.Residual)
+		switch {
+		case errors.Is(err, errNoKeyringCache):
+			return ccacheSource{}, &KerberosError{
+				Op:   fmt.Sprintf("no Kerberos ticket for %s (no ticket cache %s%s)", who, full, keyringScopeNote(full)),
+				Hint: "run kinit or pass --keytab",
+			}
+		case errors.Is(err, errKeyringExpired):
+			return ccacheSource{}, &KerberosError{
+				Op:   fmt.Sprintf("the Kerberos ticket cache %s has expired (the kernel removes a cache keyring when its tickets end)", full),
+				Hint: "run kinit again or pass --keytab",
+			}
+		case errors.Is(err, errBadKeyringName):
+			return ccacheSource{}, &KerberosError{
+				Op:   fmt.Sprintf("the ticket cache name %s (from %s): %v", name, name.From, err),
+				Hint: "set " + EnvKrb5CCName + " to the cache kinit writes, e.g. KEYRING:persistent:$(id -u)",
+			}
+		case err != nil:
+			return ccacheSource{}, &KerberosError{Op: "reading the ticket cache " + full.String(), Err: err, Hint: "run kinit again or pass --keytab"}
+		}
+		return ccacheSource{Name: full.String(), Read: c.fileFormat}, nil
 	}
-	return name, nil
+	from := ""
+	if name.From != EnvKrb5CCName && name.From != "KerberosOptions.CCache" {
+		from = " (from " + name.From + ")"
+	}
+	return ccacheSource{}, &KerberosError{
+		Op:   fmt.Sprintf("the ticket cache %s%s is of type %s, which tfyarn cannot read", name, from, name.Type),
+		Hint: "use a file or kernel keyring cache (export " + EnvKrb5CCName + "=FILE:/tmp/krb5cc_$(id -u) and run kinit again) or pass --keytab",
+	}
 }
 
-func loginCCache(opts KerberosOptions, cfg *krbconfig.Config) (*KerberosLogin, error) {
-	path, err := ccachePath(opts)
-	if err != nil {
-		return nil, err
+// keyringScopeNote explains why a process or thread keyring cache is never
+// there for tfyarn: those keyrings belong to the process (thread) that ran
+// kinit and end with it.
+func keyringScopeNote(name keyringResidual) string {
+	switch name.Anchor {
+	case "process", "thread":
+		return fmt.Sprintf(": a %s keyring belongs to the %s that ran kinit, so no other program sees it; use KEYRING:session: or KEYRING:persistent:", name.Anchor, name.Anchor)
 	}
+	return ""
+}
+
+func loginCCache(opts KerberosOptions, cfg *krbconfig.Config, krb5Conf string) (*KerberosLogin, error) {
 	who := "the current user"
 	if u, err := user.Current(); err == nil {
 		who = u.Username
@@ -212,14 +258,13 @@ func loginCCache(opts KerberosOptions, cfg *krbconfig.Config) (*KerberosLogin, e
 	if opts.Principal != "" {
 		who = opts.Principal
 	}
-	if _, err := os.Stat(path); err != nil {
-		return nil, &KerberosError{
-			Op:   fmt.Sprintf("no Kerberos ticket for %s (no ticket cache at %s)", who, path),
-			Hint: "run kinit or pass --keytab",
-		}
+	src, err := openCCache(opts, krb5Conf, who)
+	if err != nil {
+		return nil, err
 	}
+	path := src.Name
 	cc, err := safeCall(func() (*credentials.CCache, error) {
-		b, err := os.ReadFile(path)
+		b, err := src.Read()
 		if err != nil {
 			return nil, err
 		}

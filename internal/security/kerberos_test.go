@@ -136,15 +136,18 @@ func TestLoginKerberosErrors(t *testing.T) {
 		{"no ticket cache", func() KerberosOptions {
 			return KerberosOptions{Krb5Conf: writeKrb5Conf(t, closedPort(t)), CCache: "/nonexistent/cc", Principal: "alice@EXAMPLE.COM", Getenv: noEnv}
 		}, []string{"no Kerberos ticket for alice@EXAMPLE.COM", "run kinit or pass --keytab"}},
-		{"KRB5CCNAME names a keyring", func() KerberosOptions {
+		{"KRB5CCNAME names a KCM cache", func() KerberosOptions {
 			env := func(k string) string {
 				if k == EnvKrb5CCName {
-					return "KEYRING:persistent:0"
+					return "KCM:0"
 				}
 				return ""
 			}
 			return KerberosOptions{Krb5Conf: writeKrb5Conf(t, closedPort(t)), Getenv: env}
-		}, []string{"is of type KEYRING", "pass --keytab"}},
+		}, []string{"the ticket cache KCM:0 is of type KCM, which tfyarn cannot read", "pass --keytab"}},
+		{"no keyring cache", func() KerberosOptions {
+			return KerberosOptions{Krb5Conf: writeKrb5Conf(t, closedPort(t)), CCache: "KEYRING:session:tfyarn-absent-" + randomName(t), Getenv: noEnv}
+		}, []string{"no Kerberos ticket for ", "(no ticket cache KEYRING:session:tfyarn-absent-", "run kinit or pass --keytab"}},
 		{"corrupt ticket cache", func() KerberosOptions {
 			return KerberosOptions{Krb5Conf: writeKrb5Conf(t, closedPort(t)), CCache: "FILE:" + garbage, Getenv: noEnv}
 		}, []string{"reading the ticket cache " + garbage}},
