@@ -24,6 +24,8 @@ if [ "$what" = test ]; then
   # and a test image built from Debian packages by mmdebstrap.
   { [ -x /usr/sbin/dockerd ] && [ -x /usr/bin/docker ]; } || { command -v dockerd && command -v docker; } >/dev/null 2>&1 || need+=(docker.io)
   command -v mmdebstrap >/dev/null 2>&1 || need+=(mmdebstrap)
+  # MIT's kinit, kswitch and kdestroy: the KEYRING ticket cache tests write real caches with them.
+  { command -v kinit && command -v kswitch && command -v kdestroy; } >/dev/null 2>&1 || need+=(krb5-user)
 fi
 
 if [ ${#need[@]} -gt 0 ]; then

@@ -49,15 +49,17 @@ func TestClaimsPrereqsNameWhatIsMissing(t *testing.T) {
 	require.Equal(t, 2, code, out)
 	require.Equal(t, 1, strings.Count(strings.TrimSpace(out), "\n")+1, "one line: %q", out)
 	require.Contains(t, out, "apt-get install maven chromium")
+	require.Contains(t, out, " krb5-user", "MIT's kinit for the KEYRING ticket cache tests")
 
 	out, code = run("demo")
 	require.Equal(t, 2, code, out)
 	require.Contains(t, out, "apt-get install maven'")
 	require.NotContains(t, out, "chromium")
+	require.NotContains(t, out, "krb5-user")
 
 	stub("mvn", "exit 0")
 	stub("chromium", "exit 0")
-	for _, tool := range []string{"dockerd", "docker", "mmdebstrap"} {
+	for _, tool := range []string{"dockerd", "docker", "mmdebstrap", "kinit", "kswitch", "kdestroy"} {
 		stub(tool, "exit 0")
 	}
 	out, code = run("test")
