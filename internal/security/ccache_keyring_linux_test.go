@@ -122,3 +122,33 @@ func TestKeyringCacheErrors(t *testing.T) {
 	_, err = LoginKerberos(t.Context(), keyringLoginOptions(t, "KEYRING:persistent:alice"))
 	require.EqualError(t, err, `the ticket cache name KEYRING:persistent:alice (from KerberosOptions.CCache): not a KEYRING cache name: KEYRING:persistent: takes a numeric uid, not "alice"; set KRB5CCNAME to the cache kinit writes, e.g. KEYRING:persistent:$(id -u)`)
 }
+
+// TestKeyringReadCreatesNothing: looking for a KEYRING cache that is not
+// there leaves no collection behind (MIT's libkrb5 would create an empty
+// one with its primary name), and reading one changes none of its keys.
+func TestKeyringReadCreatesNothing(t *testing.T) {
+	for _, anchor := range []struct {
+		name string
+		ring int
+	}{{"session", unix.KEY_SPEC_SESSION_KEYRING}, {"user", unix.KEY_SPEC_USER_KEYRING}, {"process", unix.KEY_SPEC_PROCESS_KEYRING}} {
+		coll := "tfyarn-absent-" + randomName(t)
+		_, err := LoginKerberos(t.Context(), keyringLoginOptions(t, "KEYRING:"+anchor.name+":"+coll))
+		require.ErrorContains(t, err, "(no ticket cache KEYRING:"+anchor.name+":"+coll)
+		_, err = unix.KeyctlSearch(anchor.ring, "keyring", keyringCollectionPrefix+coll, 0)
+		require.ErrorIs(t, err, unix.ENOKEY, "reading KEYRING:%s:%s made its collection", anchor.name, coll)
+	}
+
+	coll := "tfyarn-" + randomName(t)
+	collection, cache := buildKeyringCCache(t, unix.KEY_SPEC_SESSION_KEYRING, coll, coll, splitFileCCache(t, syntheticCCache(t, 0)))
+	before := [2][]byte{}
+	for i, ring := range []int{collection, cache} {
+		before[i], _ = readKey(ring, 1<<16)
+	}
+	_, err := LoginKerberos(t.Context(), keyringLoginOptions(t, "KEYRING:session:"+coll))
+	require.NoError(t, err)
+	for i, ring := range []int{collection, cache} {
+		after, err := readKey(ring, 1<<16)
+		require.NoError(t, err)
+		require.Equal(t, before[i], after, "the keys of keyring %d", ring)
+	}
+}
