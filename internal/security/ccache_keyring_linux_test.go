@@ -42,6 +42,29 @@ func buildKeyringCCache(t *testing.T, anchor int, coll, sub string, c keyringCCa
 	return collection, cache
 }
 
+// sessionWriteAnchor is where a test writes a session-anchored cache, as
+// MIT does: a process without a session keyring of its own reads the user
+// session keyring as KEY_SPEC_SESSION_KEYRING, but writing there would make
+// a new session keyring, for the writing thread alone.
+func sessionWriteAnchor(t *testing.T) int {
+	s, err := unix.KeyctlGetKeyringID(unix.KEY_SPEC_SESSION_KEYRING, false)
+	require.NoError(t, err)
+	u, err := unix.KeyctlGetKeyringID(unix.KEY_SPEC_USER_SESSION_KEYRING, false)
+	require.NoError(t, err)
+	if s == u {
+		return unix.KEY_SPEC_USER_SESSION_KEYRING
+	}
+	return unix.KEY_SPEC_SESSION_KEYRING
+}
+
+// lockThread keeps the test on one OS thread: Linux keeps the process
+// keyring in each thread's credentials, so a Go program's process keyring
+// is, in effect, its thread's (tfyarn reads a keyring cache on one thread).
+func lockThread(t *testing.T) {
+	runtime.LockOSThread()
+	t.Cleanup(runtime.UnlockOSThread)
+}
+
 func keyringLoginOptions(t *testing.T, name string) KerberosOptions {
 	return KerberosOptions{
 		Krb5Conf: writeKrb5Conf(t, closedPort(t)),
@@ -56,6 +79,7 @@ func keyringLoginOptions(t *testing.T, name string) KerberosOptions {
 // collection's primary cache when the name has no subsidiary part; another
 // thread sees no thread cache, and the error says why.
 func TestKeyringProcessAndThreadCaches(t *testing.T) {
+	lockThread(t)
 	c := splitFileCCache(t, syntheticCCache(t, 0))
 	c.TimeOffsets = make([]byte, 8)
 
@@ -67,8 +91,6 @@ func TestKeyringProcessAndThreadCaches(t *testing.T) {
 	require.Equal(t, "ticket cache KEYRING:process:"+coll+":"+sub, l.Source)
 	require.Equal(t, fuzzNow.Add(9*time.Hour).Unix(), l.Expires.Unix())
 
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
 	coll = "tfyarn-" + randomName(t)
 	buildKeyringCCache(t, unix.KEY_SPEC_THREAD_KEYRING, coll, coll, c)
 	l, err = LoginKerberos(t.Context(), keyringLoginOptions(t, "KEYRING:thread:"+coll))
@@ -92,6 +114,7 @@ func TestKeyringProcessAndThreadCaches(t *testing.T) {
 // timeout to the tickets' end), a credential key that is not one, and a
 // name MIT would refuse are each one line saying what to do.
 func TestKeyringCacheErrors(t *testing.T) {
+	lockThread(t)
 	c := splitFileCCache(t, syntheticCCache(t, 0))
 
 	coll := "tfyarn-" + randomName(t)
@@ -127,6 +150,7 @@ func TestKeyringCacheErrors(t *testing.T) {
 // there leaves no collection behind (MIT's libkrb5 would create an empty
 // one with its primary name), and reading one changes none of its keys.
 func TestKeyringReadCreatesNothing(t *testing.T) {
+	lockThread(t)
 	for _, anchor := range []struct {
 		name string
 		ring int
@@ -139,7 +163,7 @@ func TestKeyringReadCreatesNothing(t *testing.T) {
 	}
 
 	coll := "tfyarn-" + randomName(t)
-	collection, cache := buildKeyringCCache(t, unix.KEY_SPEC_SESSION_KEYRING, coll, coll, splitFileCCache(t, syntheticCCache(t, 0)))
+	collection, cache := buildKeyringCCache(t, sessionWriteAnchor(t), coll, coll, splitFileCCache(t, syntheticCCache(t, 0)))
 	before := [2][]byte{}
 	for i, ring := range []int{collection, cache} {
 		before[i], _ = readKey(ring, 1<<16)
