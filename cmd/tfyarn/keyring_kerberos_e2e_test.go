@@ -8,7 +8,9 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -61,6 +63,10 @@ func TestE2EKerberosKeyringCCache(t *testing.T) {
 
 	me, err := user.Current()
 	require.NoError(t, err)
+	t.Run("as the Unix user alice with RHEL's default_ccache_name", func(t *testing.T) {
+		testKeyringPersistentAsUser(t, c, bin, r.AppID)
+	})
+
 	absent := "KEYRING:session:tfyarn-e2e-absent-" + randomHex(t)
 	for _, tc := range []struct {
 		env  []string
@@ -107,4 +113,82 @@ func kinitKeyringE2E(t *testing.T, c *clustertest.Cluster, ccname, collection st
 		_, err = unix.KeyctlInt(unix.KEYCTL_UNLINK, id, unix.KEY_SPEC_SESSION_KEYRING, 0, 0)
 		require.NoError(t, err)
 	})
+}
+
+// testKeyringPersistentAsUser: the Unix user alice (not root: her own
+// persistent keyring, possessed only through this process's keyring), with
+// RHEL's krb5.conf line default_ccache_name = KEYRING:persistent:%{uid} and
+// no KRB5CCNAME, runs kinit and then tfyarn list, which sees her job appID.
+func testKeyringPersistentAsUser(t *testing.T, c *clustertest.Cluster, bin, appID string) {
+	u, err := user.Lookup(c.User(t, clustertest.TestUser))
+	require.NoError(t, err)
+	uid, err := strconv.Atoi(u.Uid)
+	require.NoError(t, err)
+	gid, err := strconv.Atoi(u.Gid)
+	require.NoError(t, err)
+
+	// Her own copies of what she needs, in a directory she can read.
+	// (t.TempDir's parent is root's alone, so a directory of its own.)
+	dir, err := os.MkdirTemp("", "tfyarn-e2e-keyring-")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	require.NoError(t, os.Chmod(dir, 0o755))
+	base, err := os.ReadFile(c.Kerberos.Krb5Config)
+	require.NoError(t, err)
+	conf := filepath.Join(dir, "krb5.conf")
+	require.NoError(t, os.WriteFile(conf, []byte(strings.Replace(string(base), "[libdefaults]\n", "[libdefaults]\n  default_ccache_name = KEYRING:persistent:%{uid}\n", 1)), 0o644))
+	keytab, err := os.ReadFile(c.Kerberos.Keytab)
+	require.NoError(t, err)
+	copies := map[string][]byte{"alice.keytab": keytab}
+	confFiles, err := os.ReadDir(c.ConfDir)
+	require.NoError(t, err)
+	require.NoError(t, os.Mkdir(filepath.Join(dir, "conf"), 0o755))
+	for _, f := range confFiles {
+		if f.Type().IsRegular() {
+			b, err := os.ReadFile(filepath.Join(c.ConfDir, f.Name()))
+			require.NoError(t, err)
+			copies[filepath.Join("conf", f.Name())] = b
+		}
+	}
+	tfyarn, err := os.ReadFile(bin)
+	require.NoError(t, err)
+	copies["tfyarn"] = tfyarn
+	for name, b := range copies {
+		p := filepath.Join(dir, name)
+		mode := os.FileMode(0o644)
+		if name == "tfyarn" {
+			mode = 0o755
+		}
+		if name == "alice.keytab" {
+			mode = 0o600
+		}
+		require.NoError(t, os.WriteFile(p, b, mode))
+		require.NoError(t, os.Chown(p, uid, gid))
+	}
+
+	run := func(args ...string) string {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, args[0], args[1:]...)
+		cmd.Dir = dir
+		cmd.Env = []string{"PATH=/usr/bin:/bin", "LANG=C", "HOME=" + dir, "KRB5_CONFIG=" + conf,
+			"HADOOP_CONF_DIR=" + filepath.Join(dir, "conf"), "HADOOP_USER_NAME=" + u.Username}
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}}
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, ctx.Err(), "%v as %s did not end within 2m", args, u.Username)
+		require.NoError(t, err, "%v as %s: %s", args, u.Username, out)
+		return string(out)
+	}
+	kinit, err := exec.LookPath("kinit")
+	require.NoError(t, err, "MIT's kinit is not installed: apt-get install krb5-user (scripts/prereqs.sh test does)")
+	run(kinit, "-kt", filepath.Join(dir, "alice.keytab"), c.Kerberos.Principal)
+	t.Cleanup(func() {
+		if kdestroy, err := exec.LookPath("kdestroy"); err == nil {
+			run(kdestroy)
+		}
+	})
+	require.Contains(t, run("klist"), "Ticket cache: KEYRING:persistent:"+u.Uid+":")
+	out := run(filepath.Join(dir, "tfyarn"), "list", "--state", "FINISHED")
+	require.Contains(t, out, appID)
 }
