@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -36,8 +37,11 @@ func TestClaimsCCacheDefaultPath(t *testing.T) {
 		require.NoError(t, err, "%v", c.env)
 		require.Equal(t, c.want, got.String(), "%v %s", c.env, c.conf)
 	}
-	_, err := openCCache(KerberosOptions{Getenv: envOf(map[string]string{EnvKrb5CCName: "KCM:"})}, plain, "alice")
-	require.EqualError(t, err, "the ticket cache KCM: is of type KCM, which tfyarn cannot read; use a file or kernel keyring cache (export KRB5CCNAME=FILE:/tmp/krb5cc_$(id -u) and run kinit again) or pass --keytab")
+	for _, name := range []string{"KCM:", "DIR:/run/user/1000/krb5cc", "MEMORY:x", "API:x"} {
+		_, err := openCCache(KerberosOptions{Getenv: envOf(map[string]string{EnvKrb5CCName: name})}, plain, "alice")
+		kind, _, _ := strings.Cut(name, ":")
+		require.EqualError(t, err, "the ticket cache "+name+" is of type "+kind+", which tfyarn cannot read; use a file or kernel keyring cache (export KRB5CCNAME=FILE:/tmp/krb5cc_$(id -u) and run kinit again) or pass --keytab")
+	}
 }
 
 // TestClaimsKrb5ConfDefault: README "krb5.conf from KRB5_CONFIG, else
