@@ -3,12 +3,14 @@ package executor
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"strconv"
 	"time"
 
 	"github.com/tfyarn/tfyarn/internal/contract"
 	"github.com/tfyarn/tfyarn/internal/pause"
+	"github.com/tfyarn/tfyarn/internal/rendezvous"
 )
 
 // Process sampling: while the program runs, the launcher reads its whole
@@ -147,7 +149,8 @@ func parseHWM(status []byte) int64 {
 
 // sampleProcesses reports the program's tree after first, then every
 // interval, until ctx ends. A failing report is logged once (the AM may be
-// an older one, or busy); sampling goes on.
+// busy); sampling goes on. An AM that takes no metrics (an older one, or
+// --local's rendezvous) ends the sampling without a word.
 func sampleProcesses(ctx context.Context, s *treeSampler, first, interval time.Duration, send func(context.Context, contract.ProcessSample) error, log *logger) {
 	wait := first
 	sentErr := false
@@ -158,10 +161,14 @@ func sampleProcesses(ctx context.Context, s *treeSampler, first, interval time.D
 		wait = interval
 		sample := s.sample(time.Now())
 		sctx, cancel := context.WithTimeout(ctx, gpuQueryTimeout)
-		if err := send(sctx, sample); err != nil && ctx.Err() == nil && !sentErr {
+		err := send(sctx, sample)
+		cancel()
+		if errors.Is(err, rendezvous.ErrNotServed) {
+			return
+		}
+		if err != nil && ctx.Err() == nil && !sentErr {
 			sentErr = true
 			log.printf("could not report CPU and memory metrics to the AM: %v", err)
 		}
-		cancel()
 	}
 }
