@@ -35,7 +35,8 @@
 # (TC_CGROUPS=none: without). It refuses root: env.sh makes the shell that sources it act as alice.
 # TC_EXECUTOR=default: every container runs as the cluster's own user (DefaultContainerExecutor).
 # Profile kerberos: also each NodeManager with a service principal of its host,
-# <you>/nmI.tfyarn.test, in a keytab of its own, DIR/nm-I.keytab.
+# <you>/nmI.tfyarn.test, in a keytab of its own, DIR/nm-I.keytab; and auth_to_local rules on
+# every server and in the client configuration that make Alice.ML@EXAMPLE.COM the user alice.
 # TC_DOCKER=1 (with TC_EXECUTOR=linux): also a Docker daemon of the cluster's own and the test image
 # in it (testcluster/docker.sh); env.sh exports the image's name as TFYARN_TEST_IMAGE.
 set -euo pipefail

@@ -49,6 +49,21 @@ type KerberosInfo struct {
 	// Admin is ServicePrincipal with a ticket cache and keytab (no password): its short name
 	// is the HDFS superuser, the administrator of the attack tests.
 	Admin KerberosUser
+	// Mapped is Alice.ML@EXAMPLE.COM, whom the cluster's hadoop.security.auth_to_local rules
+	// (the servers' and the client configuration's) map to alice. Its Principal is empty on a
+	// cluster started before the rules existed: RequireMappedUser says to restart it.
+	Mapped KerberosUser
+}
+
+// RequireMappedUser returns the Kerberos cluster's user whose principal the cluster's
+// auth_to_local rules map to another name (alice), or fails the test when the running cluster
+// predates it.
+func (k *KerberosInfo) RequireMappedUser(t testing.TB, c *Cluster) KerberosUser {
+	t.Helper()
+	if k.Mapped.Principal == "" || k.Mapped.CCache == "" || k.Mapped.Keytab == "" {
+		t.Fatalf("the Kerberos cluster in %s was started before it had a user mapped by auth_to_local (no mapped.principal in its facts): restart it (TC_DIR=%s bash testcluster/cluster.sh down) and run the test again", c.Dir, c.Dir)
+	}
+	return k.Mapped
 }
 
 // KerberosUser is one user principal of the test realm with its own credentials, each file
@@ -301,6 +316,12 @@ func kerberosInfo(facts map[string]string) (*KerberosInfo, error) {
 			Principal: facts["service.principal"],
 			CCache:    facts["service.ccache"],
 			Keytab:    facts["service.keytab"],
+		},
+		Mapped: KerberosUser{
+			Principal:    facts["mapped.principal"],
+			CCache:       facts["mapped.ccache"],
+			Keytab:       facts["mapped.keytab"],
+			PasswordFile: facts["mapped.password.file"],
 		},
 	}
 	for key, d := range map[string]*time.Duration{"token.renew.ms": &k.TokenRenew, "token.max-lifetime.ms": &k.TokenMaxLifetime} {

@@ -202,6 +202,10 @@ public final class TestCluster {
       facts.put("bob.keytab", new File(base, "bob.keytab").getPath());
       facts.put("bob.password.file", new File(base, "bob.password").getPath());
       facts.put("bob.ccache", new File(base, "bob.ccache").getPath());
+      facts.put("mapped.principal", MAPPED_USER + "@" + REALM);
+      facts.put("mapped.keytab", new File(base, MAPPED_USER + ".keytab").getPath());
+      facts.put("mapped.password.file", new File(base, MAPPED_USER + ".password").getPath());
+      facts.put("mapped.ccache", new File(base, MAPPED_USER + ".ccache").getPath());
       facts.put("service.principal", servicePrincipal);
       facts.put("service.keytab", serviceKeytab.getPath());
       facts.put("service.ccache", new File(base, "service.ccache").getPath());
@@ -407,6 +411,7 @@ public final class TestCluster {
       // Written as production clusters write them: _HOST is the server's canonical host name.
       String hostPrincipal = currentUser() + "/_HOST@" + REALM;
       c.set("hadoop.security.authentication", "kerberos");
+      c.set("hadoop.security.auth_to_local", AUTH_TO_LOCAL);
       c.set("hadoop.rpc.protection", "privacy");
       c.set("dfs.namenode.kerberos.principal", hostPrincipal);
       c.set("dfs.datanode.kerberos.principal", hostPrincipal);
@@ -609,6 +614,13 @@ public final class TestCluster {
   // ---- Kerberos profile --------------------------------------------------------------------
 
   static final String REALM = "EXAMPLE.COM";
+  /**
+   * A user whose principal's first component is not its user name, as on clusters with
+   * hadoop.security.auth_to_local rules of their own: Alice.ML@EXAMPLE.COM is alice.
+   */
+  static final String MAPPED_USER = "Alice.ML";
+  /** Every server's and the client's rules: Alice.ML@EXAMPLE.COM to alice, the rest DEFAULT. */
+  static final String AUTH_TO_LOCAL = "\n    RULE:[1:$1@$0](.*\\.ML@EXAMPLE\\.COM)s/\\.ML@.*//L\n    DEFAULT\n  ";
   private static final String ENCTYPES = "aes256-cts-hmac-sha1-96 aes128-cts-hmac-sha1-96";
 
   /**
@@ -670,6 +682,7 @@ public final class TestCluster {
     // attack tests (another principal attacking alice's job on the same cluster).
     bobPrincipal = "bob@" + REALM;
     createUser(base, "bob");
+    createUser(base, MAPPED_USER);
 
     KrbClient client = kdc.getKrbClient();
     // A ticket with a lifetime of 2 s: expired long before the cluster is ready.
@@ -795,6 +808,7 @@ public final class TestCluster {
     String keytab = serviceKeytab.getPath();
     String http = "HTTP/localhost@" + REALM;
     conf.set("hadoop.security.authentication", "kerberos");
+    conf.set("hadoop.security.auth_to_local", AUTH_TO_LOCAL);
     conf.set("hadoop.security.authorization", "false");
     conf.set("hadoop.http.authentication.type", "simple");
     conf.set("dfs.namenode.kerberos.principal", servicePrincipal);
