@@ -85,18 +85,24 @@ func checkVenv(ctx context.Context, root string) error {
 	return nil
 }
 
+// RunnerAndNode name, for a message about a program this process may not
+// run, who it runs as ("user alice") and where (the host's name).
+func RunnerAndNode() (who, where string) {
+	who, where = "this user", "this node"
+	if u, err := user.Current(); err == nil {
+		who = "user " + u.Username
+	}
+	if h, err := os.Hostname(); err == nil {
+		where = h
+	}
+	return who, where
+}
+
 // closedTo is the error of an interpreter this process's user may not run
 // (it, or a directory on its path, is closed to them: a Python under
 // /root, say), naming the user and the node.
 func closedTo(what string, err error) error {
-	who := "this user"
-	if u, uerr := user.Current(); uerr == nil {
-		who = "user " + u.Username
-	}
-	where := "this node"
-	if h, herr := os.Hostname(); herr == nil {
-		where = h
-	}
+	who, where := RunnerAndNode()
 	return &RuntimeError{Msg: fmt.Sprintf("env: %s cannot be run by %s on %s (permission denied: it or a directory on its path is closed to them); "+
 		"make the environment from an interpreter every user can run, e.g. /usr/bin/python3 -m venv", what, who, where), Err: err}
 }

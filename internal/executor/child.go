@@ -7,11 +7,12 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
-	"os/user"
 	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/tfyarn/tfyarn/internal/envpack"
 )
 
 // child is the user's program, the leader of its own process group so
@@ -84,14 +85,7 @@ func startError(program string, err error) error {
 	if !errors.Is(err, fs.ErrPermission) {
 		return fmt.Errorf("task launcher: starting %q: %w", program, err)
 	}
-	who := "this user"
-	if u, uerr := user.Current(); uerr == nil {
-		who = "user " + u.Username
-	}
-	where := "this node"
-	if h, herr := os.Hostname(); herr == nil {
-		where = h
-	}
+	who, where := envpack.RunnerAndNode()
 	return fmt.Errorf("task launcher: %s cannot be run by %s on %s (permission denied: it is not executable, or a directory on its path is closed to them); "+
 		"use an interpreter every user can run, e.g. /usr/bin/python3: %w", program, who, where, err)
 }
