@@ -7,6 +7,14 @@ cd "$(dirname "$0")/.."
 
 bash scripts/prereqs.sh test
 
+# /dev/null must stay the null device: every container's launch script and Hadoop's own scripts
+# write to it. Once, on a shared development machine, something running beside the tests replaced
+# it with a regular file owned by alice, and every later job failed in ways that named nothing of
+# it ("/dev/null: Permission denied" in a task's stderr). Checked before and after the tests, so
+# that a test that does it is named by the run that catches it.
+null_device() { [ "$(stat -c %t:%T:%F /dev/null 2>/dev/null)" = "1:3:character special file" ]; }
+null_device || { echo "make test: /dev/null is not the null device ($(stat -c '%F, owner %U, mode %a' /dev/null 2>&1)); restore it as root (rm -f /dev/null && mknod -m 666 /dev/null c 1 3), then run make test again" >&2; exit 2; }
+
 make --no-print-directory lint
 make --no-print-directory build
 go test -count=1 ./...
@@ -85,5 +93,9 @@ wait "$one" || rc=1
 wait "$two" || rc=1
 wait "$three" || rc=1
 for f in "$logs"/*.done; do cat "$f"; done
+if ! null_device; then
+  echo "make test: a test replaced /dev/null ($(stat -c '%F, owner %U, mode %a, since %w' /dev/null 2>&1)): find it in the lanes' output above; restore it as root (rm -f /dev/null && mknod -m 666 /dev/null c 1 3)" >&2
+  rc=1
+fi
 echo "make test: the end-to-end lanes took $((SECONDS - start)) s; exit $rc"
 exit "$rc"
