@@ -38,7 +38,11 @@ const (
 // any other task (its ending keeps YARN's words alone).
 func imageRefusalReason(jf contract.JobFile) func(context.Context, taskspec.TaskID, string) string {
 	hc := &http.Client{Timeout: nodeConfTimeout}
-	said := map[string]string{} // by node: its NodeManagers' answer does not change within a job
+	// One question per node and job, its answer kept whatever it was: a
+	// NodeManager's configuration does not change within a job, and one
+	// that did not answer in time must not stall the AM's loop (which alone
+	// calls this) again for each of its other refused containers.
+	said := map[string]string{}
 	return func(ctx context.Context, task taskspec.TaskID, nodeHTTP string) string {
 		if jf.Job.ImageFor(task.Type) == "" {
 			return ""
