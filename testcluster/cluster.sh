@@ -172,6 +172,18 @@ up() {
     TC_NODEMANAGERS=${asked_nodemanagers:-3}
   fi
   mkdir -p "$TC_DIR/logs"
+  # A cluster whose process runs but whose health stamp is late (its JVM starved on a loaded
+  # machine) is waited for, not restarted: a restart kills every job of the tests using it (seen:
+  # three e2e lanes' applications ended "Container released on a *lost* node"). Only a cluster
+  # still unhealthy after a minute, or whose process is gone, is started again.
+  if ! healthy && alive && [ -f "$TC_DIR/ready" ]; then
+    echo "testcluster: running but not reporting healthy; waiting up to 60 s before restarting it ($(head -c 200 "$TC_DIR/health" 2>/dev/null))" >&2
+    local waited
+    for waited in $(seq 1 60); do
+      healthy && break
+      sleep 1
+    done
+  fi
   if healthy; then
     local have_nms; have_nms=$(sed -n 's/^nodemanagers=//p' "$TC_DIR/ready")
     if [ -n "$asked_nodemanagers" ] && [ "$have_nms" != "$asked_nodemanagers" ]; then
