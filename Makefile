@@ -4,7 +4,7 @@ GO ?= go
 PROFILE ?= plain
 GOFILES = $(shell git ls-files --cached --others --exclude-standard '*.go' | grep -v '^internal/yarnpb/hadoop')
 
-.PHONY: build test unit e2e faults cluster-up cluster-down cluster-status demo proto bench soak fmt lint clean
+.PHONY: build test check clean-machine unit e2e faults cluster-up cluster-down cluster-status demo proto bench soak fmt lint clean
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -o bin/tfyarn ./cmd/tfyarn
@@ -12,6 +12,14 @@ build:
 # Unit tests, then the end-to-end tests against one shared start of the real cluster.
 test:
 	bash scripts/test.sh
+
+# The inner loop: lint and unit tests, no cluster (about 2 minutes on a 2-core machine).
+check:
+	bash scripts/check.sh
+
+# Removes what the test clusters installed on this machine (root): see scripts/clean-machine.sh.
+clean-machine:
+	bash scripts/clean-machine.sh
 
 unit:
 	$(GO) test -count=1 ./...

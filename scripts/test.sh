@@ -15,16 +15,24 @@ bash scripts/prereqs.sh test
 null_device() { [ "$(stat -c %t:%T:%F /dev/null 2>/dev/null)" = "1:3:character special file" ]; }
 null_device || { echo "make test: /dev/null is not the null device ($(stat -c '%F, owner %U, mode %a' /dev/null 2>&1)); restore it as root (rm -f /dev/null && mknod -m 666 /dev/null c 1 3), then run make test again" >&2; exit 2; }
 
-make --no-print-directory lint
-make --no-print-directory build
-go test -count=1 ./...
+step() { # NAME COMMAND...: runs it and says how long it took
+  local name=$1 t=$SECONDS
+  shift
+  "$@"
+  echo "make test: $name took $((SECONDS - t)) s" >&2
+}
+step lint make --no-print-directory lint
+step build make --no-print-directory build
+step "unit tests" go test -count=1 ./...
 
 # The examples' end-to-end tests need the pinned environments: .venv (tensorflow-cpu), and
 # .venv-pytorch and .venv-jax (--framework pytorch|jax), links into a per-machine cache.
-bash scripts/tfenv.sh
-bash scripts/tfenv.sh pytorch
-bash scripts/tfenv.sh jax
+step "the Python environments" bash -c 'bash scripts/tfenv.sh && bash scripts/tfenv.sh pytorch && bash scripts/tfenv.sh jax'
 
+# The Unix users the tests make (tfyarn-e2e-<random>, see internal/clustertest/users.go) are
+# removed at the end with their files; alice and bob, the cluster's own, stay (make clean-machine).
+source testcluster/users.sh
+users_before=$(test_users_made '^tfyarn-' | sort)
 started=0
 if ! bash testcluster/cluster.sh status >/dev/null 2>&1; then
   bash testcluster/cluster.sh up "${PROFILE:-plain}"
@@ -40,59 +48,69 @@ cleanup() {
   TC_DIR="$PWD/.testcluster-faults" bash testcluster/cluster.sh down >/dev/null 2>&1 || true
   TC_DIR="$PWD/.testcluster-docker" bash testcluster/cluster.sh down >/dev/null 2>&1 || true
   rm -rf "$logs"
+  if [ "$(id -u)" = 0 ]; then
+    local name
+    for name in $(comm -13 <(printf '%s\n' "$users_before") <(test_users_made '^tfyarn-' | sort)); do
+      remove_test_user "$name" || true
+    done
+  fi
 }
 trap cleanup EXIT
 
 # The shell acts as the test user alice from here (env.sh: the cluster's containers run as their
 # users, and LinuxContainerExecutor refuses root).
 source .testcluster/env.sh
-# cmd/tfyarn's end-to-end tests would not fit one 25-minute package limit on a loaded machine, nor
-# the three invocations below the 30-minute budget of `make test` one after the other: they run
-# as three lanes at once, each test binary with its own limit, most of their time being spent
-# waiting for YARN rather than computing.
-# Lane 1: every package's end-to-end tests but those below.
-# Lane 2: the attacks of another user (TestE2EAttack*, issue 18), the tests on the fault suite's
-# own cluster (faults, preemption, placement constraints, NodeManager processes killed or frozen,
-# jobs over its three unlabelled hosts), the containers-as-their-users checks and the tasks in
-# Docker images.
-# Lane 3: every package's Kerberos tests but lane 2's (their own cluster; about 500 s together),
-# then the PyTorch and JAX jobs (torch imports take seconds per process; about 4 minutes
-# together on this machine), then cmd/tfyarn's TensorFlow jobs (below), each an invocation of
-# its own.
-second='^TestE2EAttack|^TestE2EFaults$|^TestE2EPreemption|^TestE2ESpread$|^TestE2EAffinity$|^TestE2ELinuxExecutor$|^TestE2ENode|^TestE2EDockerImage$'
-frameworks='^TestE2EPyTorch$|^TestE2EPyTorchElastic$|^TestE2EJAX$'
-lane() { # NAME COMMAND...: runs it with its output in a file of its own, then prints that file
-  local name=$1 start=$SECONDS rc=0
-  shift
-  "$@" >"$logs/$name.log" 2>&1 || rc=$?
-  {
-    echo "=== make test: $name: exit $rc after $((SECONDS - start)) s"
-    cat "$logs/$name.log"
-  } >"$logs/$name.done"
+# The end-to-end tests run in lanes at once, most of their time being spent waiting for YARN
+# rather than computing. `testlanes plan` deals them to the lanes by their measured times
+# (bench/results/maketest-times.tsv, rewritten by every run in .maketest/times.tsv): each lane is
+# a sequence of go test invocations of one package each, every one measured at most 300 s here,
+# so that each binary ends far inside its 25-minute limit on a slower or busier machine; the
+# tests of a side cluster (Kerberos, faults, Docker, privacy) run together in one lane, and that
+# cluster is stopped as soon as they are done. Only end-to-end tests run here: the unit tests ran
+# above. TFYARN_TEST_LANES sets how many lanes (default 3).
+step_limit=25m
+run_step() { # NAME DIR PATTERN: go test -json into files of its own, read by testlanes at the end
+  local name=$1 dir=$2 pattern=$3 start=$SECONDS rc=0 count
+  count=$(($(tr -cd '|' <<<"$pattern" | wc -c) + 1))
+  go test -json -tags e2e -count=1 -timeout "$step_limit" -run "$pattern" "$dir" >"$logs/$name.json" 2>"$logs/$name.stderr" || rc=$?
+  echo "=== make test: step $name: $dir ($count tests): exit $rc after $((SECONDS - start)) s" >"$logs/$name.summary"
   return "$rc"
 }
-# cmd/tfyarn's TensorFlow jobs, the web UI and TensorBoard (TF imports take seconds of CPU per
-# process) run after the frameworks in lane 3, which is the shortest: lane 1 had come to 1456 s of
-# its 1500 s limit at load 30 with them (bench/results/maketest-shape.md).
-tensorflow='^TestE2ETF$|^TestE2ETF1$|^TestE2ETensorBoard$|^TestE2EWebUIHistoryGPU$|^TestE2EProgressKeras$'
-lane1() { lane "e2e (all packages)" go test -tags e2e -count=1 -p 2 -timeout 25m -skip "$second|$frameworks|$tensorflow|Kerberos" ./...; }
-lane2() { lane "e2e (attacks, faults, nodes)" go test -tags e2e -count=1 -timeout 25m -run "$second" ./cmd/tfyarn; }
-lane3() {
-  local rc=0
-  lane "e2e (Kerberos)" go test -tags e2e -count=1 -p 2 -timeout 25m -run Kerberos -skip "$second|$frameworks" ./... || rc=$?
-  lane "e2e (frameworks)" go test -tags e2e -count=1 -timeout 25m -run "$frameworks" ./cmd/tfyarn || rc=$?
-  lane "e2e (TensorFlow)" go test -tags e2e -count=1 -timeout 25m -run "$tensorflow" ./cmd/tfyarn || rc=$?
+run_lane() { # N: the plan's steps of lane N, one after the other
+  local n=$1 rc=0 i=0 start=$SECONDS step kind dir pattern secs
+  while IFS=$'\t' read -r step kind dir pattern secs; do
+    [ "$step" = "$n" ] || continue
+    case $kind in
+      run)
+        i=$((i + 1))
+        run_step "$(printf '%d.%02d' "$n" "$i")" "$dir" "$pattern" || rc=1
+        ;;
+      stop)
+        TC_DIR="$PWD/$dir" bash testcluster/cluster.sh down >/dev/null 2>&1 || true
+        echo "make test: lane $n stopped $dir after $((SECONDS - start)) s: none of its tests is left" >&2
+        ;;
+    esac
+  done <"$logs/plan"
+  echo "make test: lane $n: exit $rc after $((SECONDS - start)) s" >&2
   return "$rc"
 }
+go build -o "$logs/testlanes" ./internal/testlanes
+lanes=${TFYARN_TEST_LANES:-3}
+"$logs/testlanes" plan -lanes "$lanes" >"$logs/plan"
 start=$SECONDS
-lane1 & one=$!
-lane2 & two=$!
-lane3 & three=$!
+pids=()
+for n in $(seq 1 "$lanes"); do
+  run_lane "$n" &
+  pids+=($!)
+done
 rc=0
-wait "$one" || rc=1
-wait "$two" || rc=1
-wait "$three" || rc=1
-for f in "$logs"/*.done; do cat "$f"; done
+for pid in "${pids[@]}"; do wait "$pid" || rc=1; done
+cat "$logs"/*.summary
+cat "$logs"/*.stderr
+mkdir -p .maketest
+rm -f .maketest/*.json
+"$logs/testlanes" report -times .maketest/times.tsv -limit "$step_limit" "$logs"/*.json || rc=1
+cp "$logs"/*.json .maketest/ 2>/dev/null || true
 if ! null_device; then
   echo "make test: a test replaced /dev/null ($(stat -c '%F, owner %U, mode %a, since %w' /dev/null 2>&1)): find it in the lanes' output above; restore it as root (rm -f /dev/null && mknod -m 666 /dev/null c 1 3)" >&2
   rc=1

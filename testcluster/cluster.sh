@@ -158,6 +158,8 @@ stop() {
   pkill -KILL -f -- "$TC_DIR/data" 2>/dev/null || true
   docker_down
   lce_remove_cgroups
+  # The setuid helper lives no longer than the cluster that needs it (every start builds it anew).
+  rm -f "$TC_DIR/bin/container-executor"
   rm -f "$pidfile" "$TC_DIR/ready" "$TC_DIR/health" "$TC_DIR/env.sh"
 }
 

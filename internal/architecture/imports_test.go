@@ -57,7 +57,7 @@ var layers = []struct {
 	{"run --local", []string{"internal/localrun"}},
 	{"the public Go API", []string{"client"}},
 	{"programs and tests of the whole", []string{
-		"cmd/tfyarn", "examples/go/runonyarn", "bench", "bench/uploadwin", "testcluster/containerexecutor",
+		"cmd/tfyarn", "examples/go/runonyarn", "bench", "bench/uploadwin", "testcluster/containerexecutor", "internal/testlanes",
 		"internal/architecture",
 	}},
 }

@@ -1,0 +1,78 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+// A lane's stream as go test -json writes it: one package passed, one whose limit ran out while
+// a test waited for a job, one with a failed subtest, and a build error printed as plain text.
+const stream = `{"Action":"start","Package":"a"}
+{"Action":"run","Package":"a","Test":"TestQuick"}
+{"Action":"output","Package":"a","Test":"TestQuick","Output":"=== RUN   TestQuick\n"}
+{"Action":"pass","Package":"a","Test":"TestQuick","Elapsed":1.5}
+{"Action":"pass","Package":"a","Elapsed":2}
+{"Action":"run","Package":"b","Test":"TestSlow"}
+{"Action":"output","Package":"b","Test":"TestSlow","Output":"    slow_test.go:10: submitted application_1_0001\n"}
+{"Action":"output","Package":"b","Test":"TestSlow","Output":"    slow_test.go:12: waiting for worker:0 to run\n"}
+{"Action":"run","Package":"b","Test":"TestDone"}
+{"Action":"pass","Package":"b","Test":"TestDone","Elapsed":30}
+{"Action":"output","Package":"b","Output":"panic: test timed out after 25m0s\n"}
+{"Action":"fail","Package":"b","Elapsed":1500}
+{"Action":"run","Package":"c","Test":"TestParent"}
+{"Action":"run","Package":"c","Test":"TestParent/child"}
+{"Action":"output","Package":"c","Test":"TestParent/child","Output":"    c_test.go:5: exit 1, want 0\n"}
+{"Action":"fail","Package":"c","Test":"TestParent/child","Elapsed":3}
+{"Action":"fail","Package":"c","Test":"TestParent","Elapsed":4}
+{"Action":"fail","Package":"c","Elapsed":5}
+# d
+d/d.go:3:1: syntax error
+`
+
+func TestReportSaysWhatFailedAndWhere(t *testing.T) {
+	l, err := readLane("lane1", strings.NewReader(stream))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	l.report(&out)
+	got := out.String()
+	for _, want := range []string{
+		"# d\nd/d.go:3:1: syntax error\n",
+		"ok   a (2.0 s, 1 tests)",
+		"FAIL b: its time limit ran out after 1500 s with 1 test(s) still running: TestSlow",
+		"--- TestSlow was running; its last lines (the step it was in):\n        slow_test.go:10: submitted application_1_0001\n        slow_test.go:12: waiting for worker:0 to run\n",
+		"c_test.go:5: exit 1, want 0",
+		"FAIL c (5.0 s)",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("report lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "TestDone") {
+		t.Errorf("a passed test of a timed-out package is listed:\n%s", got)
+	}
+}
+
+func TestSlowestOrdersByTime(t *testing.T) {
+	l, err := readLane("lane1", strings.NewReader(stream))
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := timings([]*lane{l})
+	if len(all) != 4 || all[0].test != "TestDone" || all[1].test != "TestParent" || all[2].test != "TestQuick" {
+		t.Fatalf("timings = %+v", all)
+	}
+	var out strings.Builder
+	writeSlowest(&out, []*lane{l}, 2)
+	if !strings.Contains(out.String(), "the 2 slowest of 4 tests") || strings.Contains(out.String(), "TestQuick") {
+		t.Errorf("slowest:\n%s", out.String())
+	}
+}
+
+func TestLastLinesSkipsBlankAndRunLines(t *testing.T) {
+	got := lastLines([]string{"one\n", "=== RUN   TestX/y\n", "\n", "two\n"}, 5)
+	if strings.Join(got, "|") != "one|two" {
+		t.Errorf("lastLines = %q", got)
+	}
+}

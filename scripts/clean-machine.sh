@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# `make clean-machine`: removes what the test clusters and `make test` put on this machine outside
+# the build (root only), saying each thing it removed:
+#   - every test cluster of this checkout (.testcluster*): stopped, then its directory with the
+#     setuid helper, the HDFS and NodeManager data and the cluster's Docker daemon's images;
+#   - the Unix users the clusters made (alice, bob, tfyarn-*) with their files, and the group
+#     tfyarnnm; the lines mapping nmI.tfyarn.test in /etc/hosts;
+#   - the caches: the Python environments (/var/cache/tfyarn/venvs, and the links .venv*), the
+#     test image's root filesystem and the client's pack cache (~/.cache/tfyarn).
+# Debian's packages that scripts/prereqs.sh installed stay (they are the prerequisites the README
+# names); so do Go's module and build caches and Maven's ~/.m2.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+[ "$(id -u)" = 0 ] || { echo "clean-machine: run as root: what it removes (users, /etc/hosts lines, the setuid helper) is root's" >&2; exit 2; }
+source testcluster/users.sh
+
+removed=0
+said() { echo "clean-machine: $*"; removed=$((removed + 1)); }
+
+for dir in "$root"/.testcluster*; do
+  [ -d "$dir" ] || continue
+  TC_DIR="$dir" bash testcluster/cluster.sh down >/dev/null 2>&1 || true
+  rm -rf "$dir"
+  said "removed the test cluster $dir (stopped first; its setuid helper, data and Docker images with it)"
+done
+rm -f "$root"/.testcluster*.lock
+
+for name in $(test_users_made '^(alice|bob|tfyarn-.*)$'); do
+  line=$(remove_test_user "$name") && said "${line#testcluster: }"
+done
+if getent group tfyarnnm >/dev/null; then
+  groupdel tfyarnnm && said "removed the group tfyarnnm"
+fi
+
+if grep -q ' nm[0-9]*\.tfyarn\.test$' /etc/hosts 2>/dev/null; then
+  n=$(grep -c ' nm[0-9]*\.tfyarn\.test$' /etc/hosts)
+  # /etc/hosts may be a bind mount (containers): rewrite it in place rather than replace it.
+  kept=$(grep -v ' nm[0-9]*\.tfyarn\.test$' /etc/hosts || true)
+  printf '%s\n' "$kept" > /etc/hosts
+  said "removed $n line(s) mapping nmI.tfyarn.test from /etc/hosts"
+fi
+
+for cache in /var/cache/tfyarn "${HOME:-/root}/.cache/tfyarn"; do
+  [ -d "$cache" ] || continue
+  size=$(du -sh "$cache" 2>/dev/null | cut -f1)
+  rm -rf "$cache"
+  said "removed the cache $cache ($size: Python environments, the test image's root filesystem, packed environments)"
+done
+for venv in "$root"/.venv "$root"/.venv-*; do
+  [ -e "$venv" ] || [ -L "$venv" ] || continue
+  rm -rf "$venv"
+  said "removed $venv"
+done
+rm -f /tmp/tfyarn-testcluster-*.lock
+
+[ "$removed" = 0 ] && echo "clean-machine: nothing of the test clusters was on this machine"
+exit 0
