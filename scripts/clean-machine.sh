@@ -9,11 +9,19 @@
 #     test image's root filesystem and the client's pack cache (~/.cache/tfyarn).
 # Debian's packages that scripts/prereqs.sh installed stay (they are the prerequisites the README
 # names); so do Go's module and build caches and Maven's ~/.m2.
+#
+# Its test (internal/clustertest) points it at a sandbox through CLEAN_ROOT (the checkout whose
+# clusters go), CLEAN_HOSTS, CLEAN_CACHES, CLEAN_USERS (a regular expression) and CLEAN_GROUP.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-root=$PWD
-[ "$(id -u)" = 0 ] || { echo "clean-machine: run as root: what it removes (users, /etc/hosts lines, the setuid helper) is root's" >&2; exit 2; }
 source testcluster/users.sh
+root=${CLEAN_ROOT:-$PWD}
+hosts=${CLEAN_HOSTS:-/etc/hosts}
+read -r -a caches <<<"${CLEAN_CACHES:-/var/cache/tfyarn ${HOME:-/root}/.cache/tfyarn}"
+users=${CLEAN_USERS:-'^(alice|bob|tfyarn-.*)$'}
+group=${CLEAN_GROUP:-tfyarnnm}
+export TFYARN_REPO_ROOT=$root
+[ "$(id -u)" = 0 ] || { echo "clean-machine: run as root: what it removes (users, /etc/hosts lines, the setuid helper) is root's" >&2; exit 2; }
 
 removed=0
 said() { echo "clean-machine: $*"; removed=$((removed + 1)); }
@@ -26,22 +34,22 @@ for dir in "$root"/.testcluster*; do
 done
 rm -f "$root"/.testcluster*.lock
 
-for name in $(test_users_made '^(alice|bob|tfyarn-.*)$'); do
+for name in $(test_users_made "$users"); do
   line=$(remove_test_user "$name") && said "${line#testcluster: }"
 done
-if getent group tfyarnnm >/dev/null; then
-  groupdel tfyarnnm && said "removed the group tfyarnnm"
+if getent group "$group" >/dev/null; then
+  groupdel "$group" && said "removed the group $group"
 fi
 
-if grep -q ' nm[0-9]*\.tfyarn\.test$' /etc/hosts 2>/dev/null; then
-  n=$(grep -c ' nm[0-9]*\.tfyarn\.test$' /etc/hosts)
+if grep -q ' nm[0-9]*\.tfyarn\.test$' "$hosts" 2>/dev/null; then
+  n=$(grep -c ' nm[0-9]*\.tfyarn\.test$' "$hosts")
   # /etc/hosts may be a bind mount (containers): rewrite it in place rather than replace it.
-  kept=$(grep -v ' nm[0-9]*\.tfyarn\.test$' /etc/hosts || true)
-  printf '%s\n' "$kept" > /etc/hosts
-  said "removed $n line(s) mapping nmI.tfyarn.test from /etc/hosts"
+  kept=$(grep -v ' nm[0-9]*\.tfyarn\.test$' "$hosts" || true)
+  printf '%s\n' "$kept" >"$hosts"
+  said "removed $n line(s) mapping nmI.tfyarn.test from $hosts"
 fi
 
-for cache in /var/cache/tfyarn "${HOME:-/root}/.cache/tfyarn"; do
+for cache in "${caches[@]}"; do
   [ -d "$cache" ] || continue
   size=$(du -sh "$cache" 2>/dev/null | cut -f1)
   rm -rf "$cache"
@@ -52,7 +60,7 @@ for venv in "$root"/.venv "$root"/.venv-*; do
   rm -rf "$venv"
   said "removed $venv"
 done
-rm -f /tmp/tfyarn-testcluster-*.lock
+[ -n "${CLEAN_ROOT:-}" ] || rm -f /tmp/tfyarn-testcluster-*.lock
 
 [ "$removed" = 0 ] && echo "clean-machine: nothing of the test clusters was on this machine"
 exit 0

@@ -15,7 +15,7 @@ remove_test_user() {
   uid=$(id -u "$name" 2>/dev/null) || return 0
   [ "$uid" -ge 2000 ] || { echo "testcluster: not removing user $name: uid $uid is below 2000, so the test cluster did not make it" >&2; return 1; }
   pkill -KILL -u "$uid" 2>/dev/null || true
-  local root; root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+  local root=${TFYARN_REPO_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
   local places=(/tmp /var/tmp /dev/shm) d
   for d in "$root"/.testcluster*; do [ -d "$d" ] && places+=("$d"); done
   local files; files=$(find "${places[@]}" -xdev -uid "$uid" 2>/dev/null | wc -l)

@@ -626,6 +626,7 @@ func startFaultJobIn(t *testing.T, c *clustertest.Cluster, bin, dir string, args
 	t.Cleanup(cancel)
 	j := &faultJob{t: t, c: c, more: make(chan struct{}), done: make(chan struct{}), exited: make(chan struct{})}
 	j.dir = dir
+	t.Logf("step: started tfyarn run %s (fault dir %s, at most 4m)", strings.Join(args, " "), dir)
 	j.cmd = exec.CommandContext(ctx, bin, append([]string{"run", "--name", "e2e-" + t.Name(), "--output", "json", "--setenv", "TFYARN_FAULT_DIR=" + j.dir}, args...)...)
 	j.cmd.Env = c.Env()
 	j.cmd.Stdout = &j.stdout

@@ -29,6 +29,7 @@ func startTfyarn(t *testing.T, c *clustertest.Cluster, bin string, limit time.Du
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	b := &bgTfyarn{done: make(chan struct{})}
+	t.Logf("step: started tfyarn %s (at most %s)", strings.Join(args, " "), limit)
 	b.cmd = exec.CommandContext(ctx, bin, args...)
 	b.cmd.Env = c.Env()
 	b.cmd.Stdout, b.cmd.Stderr = &b.stdout, &b.stderr

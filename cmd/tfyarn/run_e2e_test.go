@@ -50,6 +50,7 @@ func execTfyarnFor(t *testing.T, c *clustertest.Cluster, bin string, limit time.
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
+	t.Logf("step: tfyarn %s (at most %s)", strings.Join(args, " "), limit)
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Env = c.Env(env...)
 	var o, e bytes.Buffer

@@ -175,6 +175,7 @@ func execTF(t *testing.T, c *clustertest.Cluster, bin string, args ...string) (c
 	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	defer cancel()
 	start := time.Now()
+	t.Logf("step: tfyarn run --output json %s (at most 6m)", strings.Join(args, " "))
 	cmd := exec.CommandContext(ctx, bin, append([]string{"run", "--output", "json"}, args...)...)
 	cmd.Env = c.Env()
 	var o, e strings.Builder

@@ -61,3 +61,18 @@ func TestClaimsClusterUpReusesAHealthyCluster(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, strings.Contains(string(env), `export HADOOP_CONF_DIR="`+dir+`/conf"`), "env.sh rewritten: %s", env)
 }
+
+// TestClaimsDownRemovesTheSetuidHelper: README "the setuid helper lives no longer than its
+// cluster": `cluster.sh down` removes the cluster's container-executor (every start builds it anew).
+func TestClaimsDownRemovesTheSetuidHelper(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "tc")
+	helper := filepath.Join(dir, "bin", "container-executor")
+	require.NoError(t, os.MkdirAll(filepath.Dir(helper), 0o755))
+	require.NoError(t, os.WriteFile(helper, []byte("#!/bin/sh\n"), 0o755))
+	cmd := exec.Command("bash", filepath.Join(RepoRoot(), "testcluster", "cluster.sh"), "down")
+	cmd.Env = append(os.Environ(), "TC_DIR="+dir)
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	_, err = os.Stat(helper)
+	require.True(t, os.IsNotExist(err), "the helper is still there after down: %v", err)
+}

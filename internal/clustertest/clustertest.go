@@ -387,6 +387,7 @@ func (c *Cluster) Env(extra ...string) []string {
 // c.Hadoop(t, "yarn", "node", "-list"), and returns its standard output.
 func (c *Cluster) Hadoop(t testing.TB, args ...string) string {
 	t.Helper()
+	t.Logf("step: hadoop.sh %s", strings.Join(args, " "))
 	stdout, stderr, err := c.TryHadoop(args...)
 	if err != nil {
 		t.Fatalf("hadoop.sh %s: %v\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), err, stdout, stderr)
