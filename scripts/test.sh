@@ -15,19 +15,17 @@ bash scripts/prereqs.sh test
 null_device() { [ "$(stat -c %t:%T:%F /dev/null 2>/dev/null)" = "1:3:character special file" ]; }
 null_device || { echo "make test: /dev/null is not the null device ($(stat -c '%F, owner %U, mode %a' /dev/null 2>&1)); restore it as root (rm -f /dev/null && mknod -m 666 /dev/null c 1 3), then run make test again" >&2; exit 2; }
 
-step() { # NAME COMMAND...: runs it and says how long it took
-  local name=$1 t=$SECONDS
-  shift
-  "$@"
-  echo "make test: $name took $((SECONDS - t)) s" >&2
-}
-step lint make --no-print-directory lint
-step build make --no-print-directory build
-step "unit tests" go test -count=1 ./...
+# make check first: lint and unit tests, each timed.
+bash scripts/check.sh
+make --no-print-directory build
 
 # The examples' end-to-end tests need the pinned environments: .venv (tensorflow-cpu), and
 # .venv-pytorch and .venv-jax (--framework pytorch|jax), links into a per-machine cache.
-step "the Python environments" bash -c 'bash scripts/tfenv.sh && bash scripts/tfenv.sh pytorch && bash scripts/tfenv.sh jax'
+t=$SECONDS
+bash scripts/tfenv.sh
+bash scripts/tfenv.sh pytorch
+bash scripts/tfenv.sh jax
+echo "make test: the Python environments took $((SECONDS - t)) s" >&2
 
 # The Unix users the tests make (tfyarn-e2e-<random>, see internal/clustertest/users.go) are
 # removed at the end with their files; alice and bob, the cluster's own, stay (make clean-machine).

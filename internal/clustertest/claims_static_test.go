@@ -50,6 +50,7 @@ func TestClaimsMakeCheckAndMakeTest(t *testing.T) {
 	}
 	test := read("scripts/test.sh")
 	for _, want := range []string{
+		"\nbash scripts/check.sh\n",
 		`lanes=${TFYARN_TEST_LANES:-3}`,
 		`"$logs/testlanes" plan -lanes "$lanes"`,
 		`"$logs/testlanes" report -times .maketest/times.tsv`,
