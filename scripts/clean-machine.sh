@@ -29,8 +29,13 @@ said() { echo "clean-machine: $*"; removed=$((removed + 1)); }
 for dir in "$root"/.testcluster*; do
   [ -d "$dir" ] || continue
   TC_DIR="$dir" bash testcluster/cluster.sh down >/dev/null 2>&1 || true
-  rm -rf "$dir"
-  said "removed the test cluster $dir (stopped first; its setuid helper, data and Docker images with it)"
+  # The cluster's Docker daemon leaves its network namespace mounted below the directory.
+  awk '{print $2}' /proc/self/mounts | grep -F "$dir/" | sort -r | while read -r mnt; do umount -l "$mnt" 2>/dev/null || true; done || true
+  if rm -rf "$dir"; then
+    said "removed the test cluster $dir (stopped first; its setuid helper, data and Docker images with it)"
+  else
+    echo "clean-machine: could not remove all of $dir (above); remove what is left by hand" >&2
+  fi
 done
 rm -f "$root"/.testcluster*.lock
 
