@@ -349,7 +349,7 @@ load average 0.4-3, AMD EPYC, 2 cores, nothing else running but the main test cl
   one archive at every load measured.
 
 The test cluster's NodeManagers set the permissions of localized files in-process, as production
-NodeManagers do with Hadoop's native library (README, "The test cluster": LocalPermissions). The same
+NodeManagers do with Hadoop's native library (docs/test-cluster.md: LocalPermissions). The same
 benchmark on the same env, run just before that change (06:37, load 21 → 45), for comparison:
 
 | application | mode | task container localization (s) | client wall (s) |

@@ -20,10 +20,8 @@ import (
 // TestSpreadWorkerNotInPlace the deadline and restart sentences;
 // TestRefusalDiagnosticsPlacementHandler the disabled handler's).
 func TestClaimsSpreadREADME(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join(clustertest.RepoRoot(), "README.md"))
-	require.NoError(t, err)
-	readme := string(data)
-	section := strings.ReplaceAll(clustertest.READMESection(t, "### Spreading tasks over nodes (`--spread`)"), "\n", " ")
+	readme := clustertest.DocsText(t)
+	section := strings.ReplaceAll(clustertest.DocSection(t, "## Spreading tasks over nodes (`--spread`)"), "\n", " ")
 
 	worker := taskspec.Job{Spread: "worker"}
 	all := taskspec.Job{Spread: taskspec.SpreadAll}
@@ -46,10 +44,8 @@ func TestClaimsSpreadREADME(t *testing.T) {
 // constraint per type), the Go API's field, --local ignoring the flags
 // and the comparison row.
 func TestClaimsAffinityREADME(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join(clustertest.RepoRoot(), "README.md"))
-	require.NoError(t, err)
-	readme := string(data)
-	section := strings.ReplaceAll(clustertest.READMESection(t, "### Spreading tasks over nodes (`--spread`)"), "\n", " ")
+	readme := clustertest.DocsText(t)
+	section := strings.ReplaceAll(clustertest.DocSection(t, "## Spreading tasks over nodes (`--spread`)"), "\n", " ")
 
 	require.Contains(t, section, "(`"+taskspec.AffinityTag(taskspec.Worker)+"`)")
 	require.Contains(t, section, "`in,node,tfyarn-worker`")

@@ -23,7 +23,7 @@ import (
 // behaviour itself is TestE2EPreemptionWarning's, TestE2EPreemptionExamples',
 // executor's TestPreemption* and the core's preemption_warning transcripts.
 func TestClaimsPreemptionWarningREADME(t *testing.T) {
-	section := clustertest.READMESection(t, "### Preemption warning")
+	section := clustertest.DocSection(t, "## Preemption warning")
 
 	require.Contains(t, section, "`"+contract.EnvPreemptionFile+"`")
 	require.Contains(t, section, "gets `"+contract.PreemptionSignal+"`")

@@ -22,7 +22,7 @@ import (
 // TestE2EProgressKeras', executor's TestProgress*, the core's
 // TestJobProgress and TestProgressRateAndETA, TestStatusPageProgress.
 func TestClaimsProgressREADME(t *testing.T) {
-	section := clustertest.READMESection(t, "### Training progress")
+	section := clustertest.DocSection(t, "## Training progress")
 	flat := strings.Join(strings.Fields(section), " ")
 
 	require.Contains(t, flat, "`"+contract.EnvProgressFile+"`")

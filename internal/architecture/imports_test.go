@@ -248,7 +248,7 @@ func TestImportsGoDownTheLayers(t *testing.T) {
 			}
 		}
 	}
-	report(t, "packages in no layer (give each a place in layers, and a row in README's Layout table)", unplaced)
+	report(t, "packages in no layer (give each a place in layers, and a row in docs/development.md's Layout table)", unplaced)
 	report(t, "layers name packages that do not exist", gone)
 	report(t, "imports that do not go to an earlier layer", upward)
 }

@@ -12,13 +12,13 @@ import (
 // its first cell names (module-relative, each in backquotes with a trailing slash).
 func layoutRows(t *testing.T) [][]string {
 	t.Helper()
-	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	readme, err := os.ReadFile(filepath.Join("..", "..", "docs", "development.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, section, ok := strings.Cut(string(readme), "\n## Layout\n")
 	if !ok {
-		t.Fatal(`README.md has no "## Layout" section`)
+		t.Fatal(`docs/development.md has no "## Layout" section`)
 	}
 	section, _, _ = strings.Cut(section, "\n## ")
 	dir := regexp.MustCompile("`([^`]+)/`")
@@ -37,12 +37,12 @@ func layoutRows(t *testing.T) [][]string {
 		}
 	}
 	if len(rows) < 10 {
-		t.Fatalf("README's Layout table has %d rows naming directories: the check reads nothing", len(rows))
+		t.Fatalf("docs/development.md's Layout table has %d rows naming directories: the check reads nothing", len(rows))
 	}
 	return rows
 }
 
-// TestLayoutTableIsTrue: every package is named in README's Layout table, once; every directory
+// TestLayoutTableIsTrue: every package is named in docs/development.md's Layout table, once; every directory
 // the table names exists.
 func TestLayoutTableIsTrue(t *testing.T) {
 	pkgs := goList(t)
@@ -51,7 +51,7 @@ func TestLayoutTableIsTrue(t *testing.T) {
 		for _, d := range row {
 			named[d]++
 			if st, err := os.Stat(filepath.Join("..", "..", filepath.FromSlash(d))); err != nil || !st.IsDir() {
-				t.Errorf("README's Layout table names %s/, which is not a directory of the repository", d)
+				t.Errorf("docs/development.md's Layout table names %s/, which is not a directory of the repository", d)
 			}
 		}
 	}
@@ -61,10 +61,10 @@ func TestLayoutTableIsTrue(t *testing.T) {
 		}
 		switch named[p] {
 		case 0:
-			t.Errorf("package %s is not in README's Layout table: add a row (or name it in its parent's row) saying what it is for", p)
+			t.Errorf("package %s is not in docs/development.md's Layout table: add a row (or name it in its parent's row) saying what it is for", p)
 		case 1:
 		default:
-			t.Errorf("README's Layout table names %s/ %d times", p, named[p])
+			t.Errorf("docs/development.md's Layout table names %s/ %d times", p, named[p])
 		}
 	}
 }

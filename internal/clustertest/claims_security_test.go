@@ -12,7 +12,7 @@ import (
 // that would fail if it were false, and that this test checks each named test exists. A row
 // without a test, or a test renamed or deleted, fails here.
 func TestClaimsSecurityModelNamesRealTests(t *testing.T) {
-	section := READMESection(t, "## Security model")
+	section := DocSection(t, "# Security model")
 
 	testName := regexp.MustCompile("`((?:Test|Fuzz)[A-Za-z0-9_]+)`")
 	named := map[string]bool{}

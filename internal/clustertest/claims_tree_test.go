@@ -57,7 +57,7 @@ func TestClaimsNoTestSkips(t *testing.T) {
 // packages that have `func Fuzz...` targets, and every package holding a
 // hand-written binary decoder (byte-order reads) must be on it.
 func TestClaimsWireDecodersAreFuzzed(t *testing.T) {
-	readme, err := os.ReadFile(filepath.Join(RepoRoot(), "README.md"))
+	readme, err := os.ReadFile(filepath.Join(RepoRoot(), "docs", "development.md"))
 	require.NoError(t, err)
 	sentence := regexp.MustCompile(`(?s)has a fuzz target \((.*?)\); a test`).FindSubmatch(readme)
 	require.NotNil(t, sentence, "README's Development section no longer has the fuzz sentence this test reads")

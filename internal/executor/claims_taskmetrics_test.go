@@ -15,7 +15,7 @@ import (
 // TestClaimsTaskMetricsREADME: README's "CPU and memory" paragraph names
 // the sampling's times and the status fields as they are.
 func TestClaimsTaskMetricsREADME(t *testing.T) {
-	data, err := os.ReadFile("../../README.md")
+	data, err := os.ReadFile("../../docs/logs-and-ui.md")
 	require.NoError(t, err)
 	readme := strings.Join(strings.Fields(string(data)), " ")
 	require.Contains(t, readme, "1 s after the start, then every 10 s")

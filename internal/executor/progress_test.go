@@ -128,7 +128,7 @@ func TestProgressReporter(t *testing.T) {
 // TestClaimsProgressInterval: README "reads the file every second".
 func TestClaimsProgressInterval(t *testing.T) {
 	require.Equal(t, time.Second, progressInterval)
-	data, err := os.ReadFile(filepath.Join(clustertest.RepoRoot(), "README.md"))
+	data, err := os.ReadFile(filepath.Join(clustertest.RepoRoot(), "docs", "logs-and-ui.md"))
 	require.NoError(t, err)
 	require.Contains(t, strings.Join(strings.Fields(string(data)), " "), "The task's launcher reads the file every second")
 }

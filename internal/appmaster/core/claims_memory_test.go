@@ -9,7 +9,7 @@ import (
 // TestClaimsNearMemoryREADME: README "A task whose peak reaches 90% of its
 // container's memory is flagged".
 func TestClaimsNearMemoryREADME(t *testing.T) {
-	data, err := os.ReadFile("../../../README.md")
+	data, err := os.ReadFile("../../../docs/logs-and-ui.md")
 	if err != nil {
 		t.Fatal(err)
 	}
