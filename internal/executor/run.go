@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/tfyarn/tfyarn/internal/contract"
+	"github.com/tfyarn/tfyarn/internal/framework"
 	"github.com/tfyarn/tfyarn/internal/rendezvous"
 )
 
@@ -73,22 +74,25 @@ func Run(ctx context.Context, cfg Config) (exitCode int, err error) {
 		return ExitBadConfig, fmt.Errorf("task launcher: %w", err)
 	}
 	defer client.Close()
+	// fail says why the program cannot run, tells the AM (the task's exit, the reason as its
+	// stderr tail) and returns what Run returns.
+	fail := func(code int, err error) (int, error) {
+		log.printf("%v", err)
+		report(&cfg, client, log, rendezvous.ExitReport{Task: cfg.Task, ContainerID: cfg.ContainerID, ExitCode: code, StderrTail: []string{err.Error()}})
+		return code, err
+	}
 
 	// A NodeManager without YARN's Docker runtime (DefaultContainerExecutor)
 	// ignores the image it was asked for: fail rather than run on the host.
 	if err := checkInImage(&cfg); err != nil {
-		log.printf("%v", err)
-		report(&cfg, client, log, rendezvous.ExitReport{Task: cfg.Task, ContainerID: cfg.ContainerID, ExitCode: ExitLauncherFailed, StderrTail: []string{err.Error()}})
-		return ExitLauncherFailed, err
+		return fail(ExitLauncherFailed, err)
 	}
 
 	// The environment is checked before registering: a task that cannot
 	// run fails at once, saying why, instead of after the rendezvous.
 	pyDirs, err := preparePython(ctx, &cfg)
 	if err != nil {
-		log.printf("%v", err)
-		report(&cfg, client, log, rendezvous.ExitReport{Task: cfg.Task, ContainerID: cfg.ContainerID, ExitCode: ExitLauncherFailed, StderrTail: []string{err.Error()}})
-		return ExitLauncherFailed, err
+		return fail(ExitLauncherFailed, err)
 	}
 
 	// The program's token file is written before registering, so a
@@ -96,10 +100,7 @@ func Run(ctx context.Context, cfg Config) (exitCode int, err error) {
 	var tokens *tokenFile
 	if cfg.Credentials != nil {
 		if tokens, err = prepareTokenFile(&cfg, log); err != nil {
-			err = fmt.Errorf("task launcher: %w", err)
-			log.printf("%v", err)
-			report(&cfg, client, log, rendezvous.ExitReport{Task: cfg.Task, ContainerID: cfg.ContainerID, ExitCode: ExitLauncherFailed, StderrTail: []string{err.Error()}})
-			return ExitLauncherFailed, err
+			return fail(ExitLauncherFailed, fmt.Errorf("task launcher: %w", err))
 		}
 	}
 
@@ -111,52 +112,14 @@ func Run(ctx context.Context, cfg Config) (exitCode int, err error) {
 	if err != nil {
 		return ExitLauncherFailed, fmt.Errorf("task launcher: %w", err)
 	}
-	command, baseEnv, err := programOf(&cfg, ts.Program)
+	start, err := prepareProgram(&cfg, ts, res.Port, pyDirs, tokens)
 	if err != nil {
-		log.printf("%v", err)
-		report(&cfg, client, log, rendezvous.ExitReport{Task: cfg.Task, ContainerID: cfg.ContainerID, ExitCode: ExitLauncherFailed, StderrTail: []string{err.Error()}})
-		return ExitLauncherFailed, err
+		return fail(ExitLauncherFailed, err)
 	}
-	baseEnv = pyDirs.environ(baseEnv)
-	launch, err := launchOf(cfg.Task, ts.Cluster, res.Port, command, baseEnv)
-	if err != nil {
-		err = fmt.Errorf("task launcher: %w", err)
-		log.printf("%v", err)
-		report(&cfg, client, log, rendezvous.ExitReport{Task: cfg.Task, ContainerID: cfg.ContainerID, ExitCode: ExitLauncherFailed, StderrTail: []string{err.Error()}})
-		return ExitLauncherFailed, err
+	if start.hookDir != "" {
+		defer os.RemoveAll(start.hookDir)
 	}
-	argv := launch.Argv
-	env := childEnv(baseEnv, launch, res.Port)
-	if launch.PythonHook != "" {
-		dir, err := writePythonHook(cfg.Dir, launch.PythonHook)
-		if err != nil {
-			err = fmt.Errorf("task launcher: %w", err)
-			log.printf("%v", err)
-			report(&cfg, client, log, rendezvous.ExitReport{Task: cfg.Task, ContainerID: cfg.ContainerID, ExitCode: ExitLauncherFailed, StderrTail: []string{err.Error()}})
-			return ExitLauncherFailed, err
-		}
-		defer os.RemoveAll(dir)
-		env = prependPath(env, "PYTHONPATH", dir)
-	}
-	if tokens != nil {
-		env = setEnv(env, contract.EnvTokenFile, tokens.path, true)
-	}
-	warningFile, err := preemptionFilePath(&cfg)
-	if err != nil {
-		err = fmt.Errorf("task launcher: %w", err)
-		log.printf("%v", err)
-		report(&cfg, client, log, rendezvous.ExitReport{Task: cfg.Task, ContainerID: cfg.ContainerID, ExitCode: ExitLauncherFailed, StderrTail: []string{err.Error()}})
-		return ExitLauncherFailed, err
-	}
-	env = setEnv(env, contract.EnvPreemptionFile, warningFile, true)
-	progressFile, err := progressFilePath(&cfg)
-	if err != nil {
-		err = fmt.Errorf("task launcher: %w", err)
-		log.printf("%v", err)
-		report(&cfg, client, log, rendezvous.ExitReport{Task: cfg.Task, ContainerID: cfg.ContainerID, ExitCode: ExitLauncherFailed, StderrTail: []string{err.Error()}})
-		return ExitLauncherFailed, err
-	}
-	env = setEnv(env, contract.EnvProgressFile, progressFile, true)
+	launch, argv, env, warningFile, progressFile := start.launch, start.launch.Argv, start.env, start.warningFile, start.progressFile
 	log.printf("%s at %s, %s", cfg.Task, reg.Addr(), launch.Describe)
 
 	hold := launch.HoldPort && !cfg.ReleasePortBeforeExec
@@ -166,10 +129,7 @@ func Run(ctx context.Context, cfg Config) (exitCode int, err error) {
 		// The store listens on the reserved socket itself: the port never
 		// leaves this process, and outlives the program's processes.
 		if err := serveStore(storeCtx, res, log); err != nil {
-			err = fmt.Errorf("task launcher: %w", err)
-			log.printf("%v", err)
-			report(&cfg, client, log, rendezvous.ExitReport{Task: cfg.Task, ContainerID: cfg.ContainerID, ExitCode: ExitLauncherFailed, StderrTail: []string{err.Error()}})
-			return ExitLauncherFailed, err
+			return fail(ExitLauncherFailed, fmt.Errorf("task launcher: %w", err))
 		}
 	} else if !hold {
 		_ = res.Release()
@@ -184,11 +144,7 @@ func Run(ctx context.Context, cfg Config) (exitCode int, err error) {
 	tail := newTailBuffer(stderrTailLines, rendezvous.MaxStderrLineLen)
 	prog, err := startChild(argv, env, cfg.Dir, cfg.Stdout, teeWriter{cfg.Stderr, tail})
 	if err != nil {
-		code := startFailureCode(err)
-		err = startError(argv[0], err)
-		log.printf("%v", err)
-		report(&cfg, client, log, rendezvous.ExitReport{Task: cfg.Task, ContainerID: cfg.ContainerID, ExitCode: code, StderrTail: []string{err.Error()}})
-		return code, err
+		return fail(startFailureCode(err), startError(argv[0], err))
 	}
 
 	runCtx, cancel := context.WithCancel(ctx)
@@ -240,6 +196,53 @@ func Run(ctx context.Context, cfg Config) (exitCode int, err error) {
 	report(&cfg, client, log, rendezvous.ExitReport{Task: cfg.Task, ContainerID: cfg.ContainerID, ExitCode: code, Stopped: stopped, Signal: signal, StderrTail: tail.Lines()})
 	log.printf("the program exited with code %d", code)
 	return code, nil
+}
+
+// programStart is what the program is started with once the cluster spec is known.
+type programStart struct {
+	launch                    framework.Launch
+	env                       []string
+	warningFile, progressFile string // where the preemption warning and the program's progress go
+	hookDir                   string // the framework's Python hook, removed after the program; "" for none
+}
+
+// prepareProgram builds the program's command line and environment from the task spec: the
+// framework's launch contract, the Python environment, the token, warning and progress files.
+func prepareProgram(cfg *Config, ts rendezvous.TaskSpec, port int, pyDirs pythonDirs, tokens *tokenFile) (programStart, error) {
+	command, baseEnv, err := programOf(cfg, ts.Program)
+	if err != nil {
+		return programStart{}, err
+	}
+	baseEnv = pyDirs.environ(baseEnv)
+	launch, err := launchOf(cfg.Task, ts.Cluster, port, command, baseEnv)
+	if err != nil {
+		return programStart{}, fmt.Errorf("task launcher: %w", err)
+	}
+	start := programStart{launch: launch, env: childEnv(baseEnv, launch, port)}
+	if launch.PythonHook != "" {
+		if start.hookDir, err = writePythonHook(cfg.Dir, launch.PythonHook); err != nil {
+			return programStart{}, fmt.Errorf("task launcher: %w", err)
+		}
+		start.env = prependPath(start.env, "PYTHONPATH", start.hookDir)
+	}
+	failed := func(err error) (programStart, error) {
+		if start.hookDir != "" {
+			os.RemoveAll(start.hookDir)
+		}
+		return programStart{}, fmt.Errorf("task launcher: %w", err)
+	}
+	if tokens != nil {
+		start.env = setEnv(start.env, contract.EnvTokenFile, tokens.path, true)
+	}
+	if start.warningFile, err = preemptionFilePath(cfg); err != nil {
+		return failed(err)
+	}
+	start.env = setEnv(start.env, contract.EnvPreemptionFile, start.warningFile, true)
+	if start.progressFile, err = progressFilePath(cfg); err != nil {
+		return failed(err)
+	}
+	start.env = setEnv(start.env, contract.EnvProgressFile, start.progressFile, true)
+	return start, nil
 }
 
 // programOf is what the launcher runs: Config.Command when it was given
