@@ -316,6 +316,25 @@ func TestNeverLinks(t *testing.T) {
 	report(t, "what must never be linked", bad)
 }
 
+// TestOnlyTheRegistryImportsAFramework: every package asks the frameworks' registry
+// (internal/frameworks) about a job's framework; none but the registry imports one framework's
+// package, so that a new framework is one package and a line in the registry.
+func TestOnlyTheRegistryImportsAFramework(t *testing.T) {
+	var bad []string
+	for p, pkg := range goList(t) {
+		if p == "internal/frameworks" {
+			continue
+		}
+		for _, imp := range pkg.Imports {
+			if rest, ok := strings.CutPrefix(imp, module+"/internal/framework/"); ok && rest != "" {
+				bad = append(bad, p+" imports "+imp)
+			}
+		}
+	}
+	sort.Strings(bad)
+	report(t, "a framework's package imported beside the registry", bad)
+}
+
 // TestCoreIsPure walks the core's imports and those of the module's packages it builds on.
 func TestCoreIsPure(t *testing.T) {
 	pkgs := goList(t)

@@ -54,6 +54,9 @@ type Abilities struct {
 	// Elastic: a job that goes on with fewer workers, --min-workers
 	// ("elastic torchrun").
 	Elastic string
+	// ElasticReplacements bounds how many lost workers an elastic job replaces (with Elastic):
+	// past that its surviving processes could not meet again.
+	ElasticReplacements int
 }
 
 // Task is what a launcher knows of its task once every task has reported

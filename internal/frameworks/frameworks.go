@@ -151,6 +151,15 @@ func CheckEnv(job taskspec.Job, env map[string]string, flag string) error {
 	return nil
 }
 
+// ElasticReplacementsOf is how many lost workers the job's framework lets an elastic job
+// replace (framework.Abilities.ElasticReplacements); 0 for a framework without elastic jobs.
+func ElasticReplacementsOf(job taskspec.Job) int {
+	if f, err := Lookup(job.Framework); err == nil {
+		return f.Abilities().ElasticReplacements
+	}
+	return 0
+}
+
 // SuccessOf is the rule of a job whose user named none: its framework's,
 // else what the job's shape says (taskspec.DefaultSuccessRule).
 func SuccessOf(job taskspec.Job) taskspec.SuccessRule {

@@ -14,7 +14,7 @@ import (
 type RestartRecord struct {
 	Counted, Uncounted int      // restarts, by whether they count toward --max-restarts
 	Cluster            int      // cluster restarts (the rendezvous generation, TFYARN_RESTART)
-	Replaced           int      // lost workers replaced alone (an elastic job's; MaxElasticReplacements holds per job)
+	Replaced           int      // lost workers replaced alone (an elastic job's; ElasticPolicy.MaxReplacements holds per job)
 	Causes             []string // the diagnostics' "restart N after ..." and "replaced after ..." lines
 }
 

@@ -5,7 +5,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tfyarn/tfyarn/internal/framework/pytorch"
 	"github.com/tfyarn/tfyarn/taskspec"
 )
 
@@ -23,7 +22,7 @@ import (
 //   - Nothing is replaced once a worker has succeeded (the others are
 //     finishing: a newcomer would find no round to join), nor a worker
 //     that never got a container (its failure is the cluster's answer),
-//     nor past MaxElasticReplacements.
+//     nor past MaxReplacements.
 //   - A worker still waiting for a container past --alloc-timeout
 //     (overdue: the job held Min at its deadline, elastic_alloc.go) does
 //     not count among the workers that remain either.
@@ -35,13 +34,11 @@ import (
 // the ones it replaced.
 type ElasticPolicy struct {
 	Min int
+	// MaxReplacements bounds how many lost workers the job replaces: the
+	// framework's (framework.Abilities.ElasticReplacements), past which the
+	// survivors could not meet again anyway.
+	MaxReplacements int
 }
-
-// MaxElasticReplacements bounds how many lost workers an elastic job
-// replaces: each loss costs every surviving torchrun agent one of its
-// pytorch.ElasticAgentRestarts (a member joining costs none), so past
-// that the survivors could not meet again anyway.
-const MaxElasticReplacements = pytorch.ElasticAgentRestarts
 
 // Verdict implements Policy.
 func (p ElasticPolicy) Verdict(v View) Verdict {
@@ -73,7 +70,7 @@ func (p ElasticPolicy) Verdict(v View) Verdict {
 		return Verdict{Outcome: JobFailed, Diagnostics: d}
 	}
 	if live > 0 && succeeded == 0 && len(replaceable) > 0 {
-		if n := MaxElasticReplacements - replacements; len(replaceable) > n {
+		if n := p.MaxReplacements - replacements; len(replaceable) > n {
 			replaceable = replaceable[:max(n, 0)]
 		}
 		if len(replaceable) > 0 {

@@ -20,7 +20,7 @@ func elasticView(states ...TaskState) View {
 }
 
 func TestElasticPolicy(t *testing.T) {
-	p := ElasticPolicy{Min: 2}
+	p := ElasticPolicy{Min: 2, MaxReplacements: 10}
 	require.Equal(t, Verdict{}, p.Verdict(elasticView(TaskRunning, TaskRunning, TaskRunning)))
 	require.Equal(t, Verdict{Replace: []taskspec.TaskID{{Type: taskspec.Worker, Index: 2}}}, p.Verdict(elasticView(TaskRunning, TaskRunning, TaskFailed)), "one lost, two go on, the lost one is replaced")
 	require.Equal(t, Verdict{Outcome: JobSucceeded, Diagnostics: "2 of 3 workers succeeded; lost on the way: worker:2 failed: exit code 137"},
@@ -33,9 +33,9 @@ func TestElasticPolicy(t *testing.T) {
 	// The replacements so far (View.Replaced, every AM attempt's) bound
 	// the ones to come.
 	lost2 := elasticView(TaskRunning, TaskRunning, TaskFailed, TaskFailed)
-	lost2.Replaced = MaxElasticReplacements - 1
+	lost2.Replaced = p.MaxReplacements - 1
 	require.Equal(t, Verdict{Replace: []taskspec.TaskID{{Type: taskspec.Worker, Index: 2}}}, p.Verdict(lost2), "one replacement left")
-	lost2.Replaced = MaxElasticReplacements
+	lost2.Replaced = p.MaxReplacements
 	require.Equal(t, Verdict{}, p.Verdict(lost2), "none left: the others go on without them")
 }
 
@@ -43,7 +43,7 @@ func TestPolicyForElastic(t *testing.T) {
 	job := taskspec.Job{Framework: "pytorch", MinWorkers: 2, Script: "t.py", Tasks: []taskspec.TaskGroup{{Type: taskspec.Worker, Instances: 3}}}
 	p, err := PolicyFor("", job)
 	require.NoError(t, err)
-	require.Equal(t, ElasticPolicy{Min: 2}, p)
+	require.Equal(t, ElasticPolicy{Min: 2, MaxReplacements: 10}, p, "torchrun's agents restart 10 times")
 	job.MinWorkers = 0
 	p, err = PolicyFor("", job)
 	require.NoError(t, err)

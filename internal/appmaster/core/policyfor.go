@@ -23,7 +23,7 @@ func PolicyFor(rule taskspec.SuccessRule, job taskspec.Job) (Policy, error) {
 		return nil, fmt.Errorf("appmaster: %w", err)
 	}
 	if rule == taskspec.SuccessAll && job.MinWorkers > 0 {
-		return ElasticPolicy{Min: job.MinWorkers}, nil
+		return ElasticPolicy{Min: job.MinWorkers, MaxReplacements: frameworks.ElasticReplacementsOf(job)}, nil
 	}
 	if rule == taskspec.SuccessAll {
 		return AllSucceed{}, nil

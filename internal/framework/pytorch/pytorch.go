@@ -82,7 +82,9 @@ var torchrunOptions = map[string]string{
 }
 
 func (pyTorch) Abilities() framework.Abilities {
-	return framework.Abilities{ScriptOnly: "runs a script under torchrun", ProcsPerNode: "torchrun's processes per container", Elastic: "elastic torchrun"}
+	// Each loss of a worker costs every surviving torchrun agent one of its
+	// ElasticAgentRestarts (a member joining costs none).
+	return framework.Abilities{ScriptOnly: "runs a script under torchrun", ProcsPerNode: "torchrun's processes per container", Elastic: "elastic torchrun", ElasticReplacements: ElasticAgentRestarts}
 }
 
 // TorchRunModule is how the launcher starts torchrun: as a module of the
