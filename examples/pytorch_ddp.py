@@ -9,6 +9,7 @@ Every process prints "rank R of W"; at the end each prints the checksum of the t
 all-reduced over the ranks, which is the same everywhere when DDP kept the replicas in step.
 """
 import argparse
+import gc
 import os
 
 import torch
@@ -44,7 +45,14 @@ def main():
     total = local.clone()
     dist.all_reduce(total)
     print(f"rank {rank} checksum {total.item():.6f} (local {local.item():.6f})", flush=True)
+    # Tear down while the interpreter is whole: gloo's runloop thread holds tensors, and when it
+    # lets go of one during the interpreter's finalization (Py_FinalizeEx's collection) CPython
+    # exits that thread under C++ frames and the process aborts ("terminate called without an
+    # active exception", SIGABRT; a core dump showed it), now and then, on a busy machine.
+    dist.barrier()
+    del model, opt
     dist.destroy_process_group()
+    gc.collect()
 
 
 if __name__ == "__main__":

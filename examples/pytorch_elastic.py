@@ -11,6 +11,7 @@ in a file per worker task and goes on from there. Every process prints "rank R o
 when it starts and "rank R of W finished" at the end.
 """
 import argparse
+import gc
 import os
 import time
 
@@ -66,6 +67,7 @@ def main():
         time.sleep(args.step_seconds)
     print(f"rank {rank} of {world} finished at step {step} (restart {restart})", flush=True)
     dist.destroy_process_group()
+    gc.collect()  # gloo's threads let go of their tensors now, not in the interpreter's finalization (pytorch_ddp.py)
 
 
 if __name__ == "__main__":
