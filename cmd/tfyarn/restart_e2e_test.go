@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"github.com/tfyarn/tfyarn/internal/clustertest"
@@ -85,10 +86,19 @@ func TestE2ERestarts(t *testing.T) {
 			}
 			require.Equal(t, want, task.Restarts, "only worker:1 restarted: %s", task.Task)
 		}
-		logs := appLogs(t, c, r.AppID, 6)
+		// The AM's two registrations of worker:1, once its log is there in full (a CI check once
+		// read it with neither line: the test now waits for them and shows the AM's log if not).
+		registered := regexp.MustCompile(`tfyarn am: worker:1 registered at (\S+) \(container (\S+),`)
+		var logs string
+		var regs [][]string
+		for deadline := time.Now().Add(time.Minute); ; time.Sleep(2 * time.Second) {
+			logs = appLogs(t, c, r.AppID, 6)
+			if regs = registered.FindAllStringSubmatch(logs, -1); len(regs) >= 2 || time.Now().After(deadline) {
+				break
+			}
+		}
 		require.Contains(t, logs, "worker:1: failing on purpose after the first checkpoint")
-		regs := regexp.MustCompile(`tfyarn am: worker:1 registered at (\S+) \(container (\S+),`).FindAllStringSubmatch(logs, -1)
-		require.Len(t, regs, 2, "worker:1 registered once per container")
+		require.Len(t, regs, 2, "worker:1 registered once per container; the AM's log as aggregated:\n%s", amLogOf(logs))
 		require.Equal(t, regs[0][1], regs[1][1], "worker:1 came back at its address")
 		require.NotEqual(t, regs[0][2], regs[1][2], "in a new container")
 		require.Contains(t, logs, "chief: epoch 40 done")
@@ -113,4 +123,17 @@ func TestE2ERestarts(t *testing.T) {
 			require.Contains(t, logs, task+": training from epoch 3 of 3 (restart 1)", "%s resumed where the backup left off", task)
 		}
 	})
+}
+
+// amLogOf is the ApplicationMaster's part (container ..._000001) of an application's aggregated logs.
+func amLogOf(logs string) string {
+	i := regexp.MustCompile(`(?m)^Container: container_\S+_01_000001 on `).FindStringIndex(logs)
+	if i == nil {
+		return "(no section of the AM's container in the logs)"
+	}
+	rest := logs[i[0]:]
+	if j := regexp.MustCompile(`(?m)^Container: `).FindAllStringIndex(rest, 2); len(j) == 2 {
+		rest = rest[:j[1][0]]
+	}
+	return rest
 }
