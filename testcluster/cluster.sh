@@ -160,6 +160,8 @@ stop() {
   lce_remove_cgroups
   # The setuid helper lives no longer than the cluster that needs it (every start builds it anew).
   rm -f "$TC_DIR/bin/container-executor"
+  # Nor what the cluster's Docker daemon mounted below it (its network namespace).
+  { awk '{print $2}' /proc/self/mounts | grep -F "$TC_DIR/" | sort -r | while read -r mnt; do umount -l "$mnt" 2>/dev/null || true; done; } || true
   rm -f "$pidfile" "$TC_DIR/ready" "$TC_DIR/health" "$TC_DIR/env.sh"
 }
 
