@@ -161,7 +161,11 @@ stop() {
   # The setuid helper lives no longer than the cluster that needs it (every start builds it anew).
   rm -f "$TC_DIR/bin/container-executor"
   # Nor what the cluster's Docker daemon mounted below it (its network namespace).
-  { awk '{print $2}' /proc/self/mounts | grep -F "$TC_DIR/" | sort -r | while read -r mnt; do umount -l "$mnt" 2>/dev/null || true; done; } || true
+  # (awk alone: the last mounted first; the claims tests run this with a PATH of a few tools.)
+  local mnt
+  for mnt in $(awk -v d="$TC_DIR/" 'index($2, d) == 1 { m[n++] = $2 } END { for (i = n - 1; i >= 0; i--) print m[i] }' /proc/self/mounts 2>/dev/null); do
+    umount -l "$mnt" 2>/dev/null || true
+  done
   rm -f "$pidfile" "$TC_DIR/ready" "$TC_DIR/health" "$TC_DIR/env.sh"
 }
 
