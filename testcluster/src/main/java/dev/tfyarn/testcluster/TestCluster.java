@@ -340,10 +340,6 @@ public final class TestCluster {
     // A NodeManager that stops heartbeating is LOST after this long (production: 10 minutes), so
     // that tests of lost nodes end in seconds.
     conf.setLong(YarnConfiguration.RM_NM_EXPIRY_INTERVAL_MS, opts.nmExpiryMs);
-    // NodeManagers heartbeat every 500 ms (production: 1 s): the CapacityScheduler places
-    // containers, and learns of their ends, on a node's heartbeat, so every job of the tests waits
-    // half as long at each of those steps (a test-speed choice; nothing of tfyarn depends on it).
-    conf.setLong(YarnConfiguration.RM_NM_HEARTBEAT_INTERVAL_MS, 500);
 
     conf.set(YarnConfiguration.RESOURCE_TYPES, GPU);
     conf.setInt(YarnConfiguration.NM_RESOURCES_PREFIX + GPU, opts.nmGpus);
