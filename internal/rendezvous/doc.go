@@ -35,7 +35,7 @@
 // random bytes, see NewSecret), which the AM alone holds and hands each
 // container in its credentials under SecretAlias (never on a command line
 // or in the environment: YARN writes the file readable by the container's
-// user only). A request names its container (HeaderContainer) and is
+// user only). A request names its container (reqsign.HeaderSigner) and is
 // signed with that container's key over the method, the request URI, the
 // container, a timestamp, a random nonce and the SHA-256 of the body as
 // sent. Every body, both ways, is sealed (AES-256-GCM under a key derived
