@@ -73,7 +73,7 @@ func NewRequest(purpose, method, target, signer string, now time.Time) (Request,
 // to.
 func (r *Request) Sign(key, body []byte, h http.Header) string {
 	r.Digest = Digest(body)
-	sig := hex.EncodeToString(r.mac(key))
+	sig := r.signature(key)
 	h.Set(HeaderSigner, r.Signer)
 	h.Set(HeaderTimestamp, r.Timestamp)
 	h.Set(HeaderNonce, r.Nonce)
@@ -82,6 +82,10 @@ func (r *Request) Sign(key, body []byte, h http.Header) string {
 	return sig
 }
 
+// signature is r's signature with key, hex.
+func (r Request) signature(key []byte) string { return hex.EncodeToString(r.mac(key)) }
+
+// mac is HMAC-SHA256 with key of r's canonical message.
 func (r Request) mac(key []byte) []byte {
 	m := hmac.New(sha256.New, key)
 	fmt.Fprintf(m, "%s\n%s\n%s\n%s\n%s\n%s\n%s", r.Purpose, r.Method, r.Target, r.Signer, r.Timestamp, r.Nonce, r.Digest)
