@@ -38,7 +38,8 @@
 // user only). A request names its container (reqsign.HeaderSigner) and is
 // signed with that container's key over the method, the request URI, the
 // container, a timestamp, a random nonce and the SHA-256 of the body as
-// sent. Every body, both ways, is sealed (AES-256-GCM under a key derived
+// sent: package reqsign's scheme, the one every request between our
+// processes uses, under the rendezvous's own purposes. Every body, both ways, is sealed (AES-256-GCM under a key derived
 // from the container's) and bound to its request, so refreshed tokens and
 // stderr tails never cross the network in clear.
 //
