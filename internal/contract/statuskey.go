@@ -31,7 +31,7 @@ const (
 	// report can address the page.
 	ProxiedPrefix = "/proxied/"
 	// minStatusKeySize refuses keys too short to resist guessing.
-	minStatusKeySize = 16
+	minStatusKeySize = reqsign.MinKeySize
 )
 
 // NewStatusKey returns StatusKeySize random bytes from the OS's CSPRNG.

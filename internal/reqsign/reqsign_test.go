@@ -98,14 +98,14 @@ func TestVerifyRefuses(t *testing.T) {
 		{"altered body", altered(func(s *sent) { s.body = []byte(`{"attempt":9,"am":"evil:1"}`) }), "does not match its signed digest"},
 		{"altered digest", altered(func(s *sent) { s.header.Set(HeaderContentSHA256, Digest([]byte("other"))) }), "bad signature"},
 		{"another signer", altered(func(s *sent) { s.header.Set(HeaderSigner, "container_1_0001_01_000003") }), "bad signature"},
-		{"altered nonce", altered(func(s *sent) { s.header.Set(HeaderNonce, strings.Repeat("00", NonceBytes)) }), "bad signature"},
+		{"altered nonce", altered(func(s *sent) { s.header.Set(HeaderNonce, strings.Repeat("00", nonceBytes)) }), "bad signature"},
 		{"altered timestamp", altered(func(s *sent) { s.header.Set(HeaderTimestamp, "1") }), "bad signature"},
 		{"stale timestamp", sign(t, testKey, testPurpose, "/x/announce", body, now.Add(-2*time.Minute)), "timestamp off"},
 		{"future timestamp", sign(t, testKey, testPurpose, "/x/announce", body, now.Add(2*time.Minute)), "timestamp off"},
 		{"unsigned", sent{method: http.MethodPost, target: "/x/announce", header: http.Header{}, body: body}, "unsigned request"},
 		{"no signature", altered(func(s *sent) { s.header.Del(HeaderSignature) }), "unsigned request"},
 		{"malformed signer", altered(func(s *sent) { s.header.Set(HeaderSigner, "container 1") }), "malformed container id"},
-		{"signer too long", altered(func(s *sent) { s.header.Set(HeaderSigner, strings.Repeat("c", MaxSignerLen+1)) }), "malformed container id"},
+		{"signer too long", altered(func(s *sent) { s.header.Set(HeaderSigner, strings.Repeat("c", maxSignerLen+1)) }), "malformed container id"},
 		{"malformed nonce", altered(func(s *sent) { s.header.Set(HeaderNonce, "zz") }), "malformed nonce"},
 		{"malformed timestamp", altered(func(s *sent) { s.header.Set(HeaderTimestamp, "soon") }), "malformed timestamp"},
 		{"malformed digest", altered(func(s *sent) { s.header.Set(HeaderContentSHA256, "00") }), "malformed content digest"},
@@ -202,7 +202,7 @@ func FuzzParse(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if checkSigner(s.Signer) != nil || s.Signer == "" || !isHexOf(s.Nonce, NonceBytes) || !isHexOf(s.Digest, 32) || len(s.received) != 32 {
+		if checkSigner(s.Signer) != nil || s.Signer == "" || !isHexOf(s.Nonce, nonceBytes) || !isHexOf(s.Digest, 32) || len(s.received) != 32 {
 			t.Fatalf("parsed a malformed request: %+v", s)
 		}
 		for _, field := range []string{s.Signer, s.Timestamp, s.Nonce, s.Digest} {

@@ -19,7 +19,7 @@ const (
 	// uses to call that launcher), hence the header's name.
 	HeaderSigner    = "X-Tfyarn-Container"
 	HeaderTimestamp = "X-Tfyarn-Timestamp" // Unix milliseconds
-	HeaderNonce     = "X-Tfyarn-Nonce"     // NonceBytes random bytes, hex
+	HeaderNonce     = "X-Tfyarn-Nonce"     // nonceBytes random bytes, hex
 	// HeaderContentSHA256 is the SHA-256 of the body as sent, hex: the
 	// signature covers it, so the receiver checks the signature before it
 	// reads a byte of the body.
@@ -29,10 +29,10 @@ const (
 
 // Bounds of the headers' form.
 const (
-	NonceBytes = 16
-	// MaxSignerLen bounds a signer's name (a YARN container id is about
+	nonceBytes = 16
+	// maxSignerLen bounds a signer's name (a YARN container id is about
 	// 40 bytes).
-	MaxSignerLen       = 128
+	maxSignerLen       = 128
 	maxTimestampDigits = 16
 )
 
@@ -57,7 +57,7 @@ type Request struct {
 // NewRequest starts the signature of a request that signer sends at now,
 // with a fresh nonce; Sign completes it once the body is known.
 func NewRequest(purpose, method, target, signer string, now time.Time) (Request, error) {
-	var nonce [NonceBytes]byte
+	var nonce [nonceBytes]byte
 	if _, err := rand.Read(nonce[:]); err != nil {
 		return Request{}, fmt.Errorf("reqsign: nonce: %w", err)
 	}
@@ -134,7 +134,7 @@ func Parse(purpose string, req *http.Request) (Signed, error) {
 	if checkSigner(s.Signer) != nil {
 		return s, &Error{"malformed container id"}
 	}
-	if !isHexOf(s.Nonce, NonceBytes) {
+	if !isHexOf(s.Nonce, nonceBytes) {
 		return s, &Error{"malformed nonce"}
 	}
 	ms, err := strconv.ParseInt(s.Timestamp, 10, 64)
@@ -154,7 +154,7 @@ func Parse(purpose string, req *http.Request) (Signed, error) {
 // checkSigner allows printable ASCII without spaces, which keeps the
 // signed message unambiguous and a log line readable.
 func checkSigner(s string) error {
-	if len(s) > MaxSignerLen {
+	if len(s) > maxSignerLen {
 		return errors.New("too long")
 	}
 	for _, r := range s {
