@@ -118,6 +118,7 @@ func TestVerifyRefuses(t *testing.T) {
 		})
 	}
 	require.NoError(t, check(NewVerifier(time.Minute, 8), good(), now.Add(59*time.Second)), "inside the window")
+	require.ErrorContains(t, NewVerifier(time.Minute, 8).Verify(Signed{}, testKey, now), "bad signature", "a Signed that Parse did not make")
 }
 
 func TestReplayedNonceRefused(t *testing.T) {
@@ -202,7 +203,7 @@ func FuzzParse(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if checkSigner(s.Signer) != nil || s.Signer == "" || !isHexOf(s.Nonce, nonceBytes) || !isHexOf(s.Digest, 32) || len(s.received) != 32 {
+		if !validSigner(s.Signer) || !isHexOf(s.Nonce, nonceBytes) || !isHexOf(s.Digest, 32) || len(s.received) != 32 {
 			t.Fatalf("parsed a malformed request: %+v", s)
 		}
 		for _, field := range []string{s.Signer, s.Timestamp, s.Nonce, s.Digest} {

@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -131,7 +130,7 @@ func Parse(purpose string, req *http.Request) (Signed, error) {
 	if s.Signer == "" || s.Timestamp == "" || s.Nonce == "" || s.Digest == "" || s.Signature == "" {
 		return s, &Error{"unsigned request (missing " + HeaderSigner + ", " + HeaderTimestamp + ", " + HeaderNonce + ", " + HeaderContentSHA256 + " or " + HeaderSignature + ")"}
 	}
-	if checkSigner(s.Signer) != nil {
+	if !validSigner(s.Signer) {
 		return s, &Error{"malformed container id"}
 	}
 	if !isHexOf(s.Nonce, nonceBytes) {
@@ -151,18 +150,15 @@ func Parse(purpose string, req *http.Request) (Signed, error) {
 	return s, nil
 }
 
-// checkSigner allows printable ASCII without spaces, which keeps the
+// validSigner allows printable ASCII without spaces, which keeps the
 // signed message unambiguous and a log line readable.
-func checkSigner(s string) error {
-	if len(s) > maxSignerLen {
-		return errors.New("too long")
-	}
+func validSigner(s string) bool {
 	for _, r := range s {
 		if r <= ' ' || r >= 0x7f {
-			return errors.New("a character outside printable ASCII")
+			return false
 		}
 	}
-	return nil
+	return s != "" && len(s) <= maxSignerLen
 }
 
 func isHexOf(s string, n int) bool {
@@ -199,9 +195,6 @@ func NewVerifier(skew time.Duration, maxNonces int) *Verifier {
 // against now, then that its nonce is new. The nonce takes a place in the
 // cache only then: a stranger, who cannot sign, cannot fill it.
 func (v *Verifier) Verify(s Signed, key []byte, now time.Time) error {
-	if len(s.received) == 0 {
-		return &Error{"unparsed signature"}
-	}
 	if !hmac.Equal(s.received, s.mac(key)) {
 		return &Error{"bad signature (wrong key, or the request was altered)"}
 	}
