@@ -3,9 +3,7 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"crypto/rand"
 	"encoding/hex"
 	"net"
 	"net/http"
@@ -26,7 +24,7 @@ import (
 // The attack on a launcher's control port (package amattempt): another user on the node reads
 // the port from the launcher's registration or a port scan and tells the launcher that a "new
 // attempt" runs at an address it controls. Unsigned, signed with a key of its own, or aimed at
-// another container, every such call is refused (401/400) and logged on the launcher's stderr
+// another container, every such call is refused (401) and logged on the launcher's stderr
 // without any key; then the real AM is killed, attempt 2 calls the launchers, and they follow
 // it, never the attacker's address (whose listener counts every connection). On the plain
 // cluster:
@@ -64,38 +62,42 @@ func TestE2EAttackLauncherControlPort(t *testing.T) {
 	for _, task := range saved.Tasks {
 		require.NotZero(t, task.Control, "%s's control port is saved", task.Task)
 		url := "http://" + net.JoinHostPort(task.Host, strconv.Itoa(task.Control)) + amattempt.AnnouncePath
-		forge := func(key []byte, container string) []byte {
-			var nonce [16]byte
-			_, err := rand.Read(nonce[:])
+		forge := func(key []byte, container string) *http.Request {
+			req, err := amattempt.NewAnnouncementRequest(context.Background(), url, key,
+				amattempt.Announcement{ContainerID: container, Attempt: 9, AM: trap.Addr().String()}, time.Now())
 			require.NoError(t, err)
-			wire, err := amattempt.EncodeAnnouncement(key, amattempt.Announcement{
-				ContainerID: container, Attempt: 9, AM: trap.Addr().String(), SentUnixMS: time.Now().UnixMilli(), Nonce: hex.EncodeToString(nonce[:])})
+			return req
+		}
+		unsigned := func() *http.Request {
+			req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(`{"attempt":9,"am":"`+trap.Addr().String()+`"}`))
 			require.NoError(t, err)
-			return wire
+			return req
+		}
+		zeroSignature := func() *http.Request {
+			req := forge(strangersKey, task.ContainerID)
+			req.Header.Set("X-Tfyarn-Signature", strings.Repeat("0", 64))
+			return req
 		}
 		other := saved.Tasks[0].ContainerID
 		if other == task.ContainerID {
 			other = saved.Tasks[1].ContainerID
 		}
 		for _, attack := range []struct {
-			name   string
-			wire   []byte
-			status int
+			name string
+			req  *http.Request
 		}{
-			{"unsigned", []byte(`{"container":"` + task.ContainerID + `","attempt":9,"am":"` + trap.Addr().String() + `"}`), http.StatusBadRequest},
-			{"a zero signature", []byte(strings.Repeat("0", 64) + "\n" + `{"container":"` + task.ContainerID + `","attempt":9,"am":"` + trap.Addr().String() + `"}`), http.StatusUnauthorized},
-			{"the stranger's own key", forge(rendezvous.ContainerKey(strangersKey, task.ContainerID), task.ContainerID), http.StatusUnauthorized},
-			{"signed for this container with a key of its own", forge(strangersKey, task.ContainerID), http.StatusUnauthorized},
-			{"the other task's container, with a key of its own", forge(rendezvous.ContainerKey(strangersKey, other), other), http.StatusUnauthorized},
+			{"unsigned", unsigned()},
+			{"a zero signature", zeroSignature()},
+			{"the stranger's own key", forge(rendezvous.ContainerKey(strangersKey, task.ContainerID), task.ContainerID)},
+			{"signed for this container with a key of its own", forge(strangersKey, task.ContainerID)},
+			{"the other task's container, with a key of its own", forge(rendezvous.ContainerKey(strangersKey, other), other)},
 		} {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(attack.wire))
-			require.NoError(t, err)
-			resp, err := http.DefaultClient.Do(req)
+			resp, err := http.DefaultClient.Do(attack.req.WithContext(ctx))
 			require.NoError(t, err, "%s: %s", task.Task, attack.name)
 			resp.Body.Close()
 			cancel()
-			require.Equal(t, attack.status, resp.StatusCode, "%s: %s", task.Task, attack.name)
+			require.Equal(t, http.StatusUnauthorized, resp.StatusCode, "%s: %s", task.Task, attack.name)
 		}
 		// The launcher said so on its stderr, with no key.
 		pid := findLauncher(j.appID, task.Task)
@@ -105,7 +107,7 @@ func TestE2EAttackLauncherControlPort(t *testing.T) {
 		log, err := os.ReadFile(stderrPath)
 		require.NoError(t, err)
 		require.Contains(t, string(log), "refused a call to control port "+net.JoinHostPort(task.Host, strconv.Itoa(task.Control)))
-		require.Contains(t, string(log), "bad signature (wrong key, or the announcement was altered)")
+		require.Contains(t, string(log), "bad signature (wrong key, or the request was altered)")
 		require.NotContains(t, string(log), hex.EncodeToString(strangersKey))
 	}
 

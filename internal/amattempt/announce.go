@@ -3,10 +3,6 @@ package amattempt
 import (
 	"bytes"
 	"context"
-	"crypto/hmac"
-	"crypto/rand"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,101 +14,96 @@ import (
 
 	"github.com/tfyarn/tfyarn/internal/pause"
 	"github.com/tfyarn/tfyarn/internal/rendezvous"
+	"github.com/tfyarn/tfyarn/internal/reqsign"
 )
 
 // The wire form of an announcement (Announce → Listener): one POST to
-// AnnouncePath whose body is the hex HMAC-SHA256 of the payload, a
-// newline, and the payload, a JSON Announcement. The MAC's key is derived
-// from the container's rendezvous key (rendezvous.ContainerKey) under its
-// own domain string, so it is valid for nothing else and a launcher
-// believes only an AM that holds the job's secret.
+// AnnouncePath whose body is the JSON of an Announcement's attempt and
+// address, signed for the container (package reqsign: its headers name
+// the container, a timestamp, a nonce and the body's digest) with a key
+// derived from the container's rendezvous key (rendezvous.ContainerKey)
+// under a purpose of its own, so it is valid for nothing else and a
+// launcher believes only an AM that holds the job's secret.
 const (
-	AnnouncePath   = "/tfyarn/am-attempt"
-	announceDomain = "tfyarn-am-attempt-v1 announce"
+	AnnouncePath = "/tfyarn/am-attempt"
+	// announceKeyPurpose derives the key, announcePurpose is the request
+	// signature's domain.
+	announceKeyPurpose = "tfyarn-am-attempt-v2 key"
+	announcePurpose    = "tfyarn-am-attempt-v2 announce"
 	// MaxAnnouncement bounds the body a launcher reads.
 	MaxAnnouncement = 1024
 	// AnnounceSkew is how far an announcement's time may be from the
 	// launcher's clock: an old message captured and replayed later is
 	// refused even by a launcher that never heard the original.
 	AnnounceSkew = 2 * time.Minute
-	maxHostLen   = 255
-	maxIDLen     = 128
-	nonceBytes   = 16
+	// maxAnnounceNonces bounds the launcher's replay cache: an AM sends
+	// a launcher a few dozen calls at most (Announce's retries) within
+	// the window, and only calls signed with the key take a place.
+	maxAnnounceNonces = 256
+	maxHostLen        = 255
+	maxIDLen          = 128
 )
 
 // Announcement is what a new attempt tells an adopted task's launcher:
 // it now runs at AM. Attempt only grows: a launcher takes no announcement
 // from an attempt older than the newest it heard.
 type Announcement struct {
-	ContainerID string `json:"container"`
-	Attempt     int    `json:"attempt"`
-	AM          string `json:"am"`      // host:port of the new attempt's rendezvous
-	SentUnixMS  int64  `json:"sent_ms"` // by the AM's clock
-	// Nonce makes each message unique, so that two sends of the same
-	// announcement (a retry) never share a MAC with another one.
-	Nonce string `json:"nonce"`
+	// ContainerID is the launcher's container, whose key signs: it
+	// travels as the signer (reqsign.HeaderSigner), not in the body.
+	ContainerID string
+	Attempt     int
+	AM          string // host:port of the new attempt's rendezvous
+}
+
+// announcementBody is an announcement's signed JSON body.
+type announcementBody struct {
+	Attempt int    `json:"attempt"`
+	AM      string `json:"am"`
 }
 
 // announceKey is the MAC key of announcements to the launcher holding
 // containerKey.
 func announceKey(containerKey []byte) []byte {
-	m := hmac.New(sha256.New, containerKey)
-	m.Write([]byte(announceDomain))
-	return m.Sum(nil)
+	return reqsign.DeriveKey(containerKey, announceKeyPurpose)
 }
 
-// EncodeAnnouncement is a's wire form, signed with containerKey.
-func EncodeAnnouncement(containerKey []byte, a Announcement) ([]byte, error) {
-	payload, err := json.Marshal(a)
+// NewAnnouncementRequest is the POST of a to url (a launcher's control
+// port and AnnouncePath), signed at now with containerKey, the key of
+// a.ContainerID.
+func NewAnnouncementRequest(ctx context.Context, url string, containerKey []byte, a Announcement, now time.Time) (*http.Request, error) {
+	body, err := json.Marshal(announcementBody{Attempt: a.Attempt, AM: a.AM})
 	if err != nil {
 		return nil, err
 	}
-	m := hmac.New(sha256.New, announceKey(containerKey))
-	m.Write(payload)
-	out := make([]byte, 0, 2*sha256.Size+1+len(payload))
-	out = hex.AppendEncode(out, m.Sum(nil))
-	out = append(out, '\n')
-	return append(out, payload...), nil
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	r, err := reqsign.NewRequest(announcePurpose, req.Method, req.URL.RequestURI(), a.ContainerID, now)
+	if err != nil {
+		return nil, err
+	}
+	r.Sign(announceKey(containerKey), body, req.Header)
+	req.Header.Set("Content-Type", "application/json")
+	return req, nil
 }
 
-// Why an announcement is refused; none of them quotes the key or a MAC.
-var (
-	ErrMalformed    = errors.New("malformed announcement")
-	ErrBadSignature = errors.New("bad signature (wrong key, or the announcement was altered)")
-)
+// ErrMalformed is why a correctly signed announcement is refused for its
+// form; none of the refusals quotes the key or a MAC.
+var ErrMalformed = errors.New("malformed announcement")
 
-// DecodeAnnouncement checks wire's signature with containerKey before it
-// parses a byte of the payload, then the payload's form and its time
-// against now (AnnounceSkew). It is the launcher's first look at bytes
-// from the network: every length is bounded.
-func DecodeAnnouncement(containerKey, wire []byte, now time.Time) (Announcement, error) {
-	var a Announcement
-	if len(wire) > MaxAnnouncement {
-		return a, fmt.Errorf("%w: %d bytes, at most %d", ErrMalformed, len(wire), MaxAnnouncement)
-	}
-	macHex, payload, ok := bytes.Cut(wire, []byte{'\n'})
-	if !ok || len(macHex) != 2*sha256.Size {
-		return a, fmt.Errorf("%w: no signature line", ErrMalformed)
-	}
-	mac := make([]byte, sha256.Size)
-	if _, err := hex.Decode(mac, macHex); err != nil {
-		return a, fmt.Errorf("%w: signature is not hex", ErrMalformed)
-	}
-	m := hmac.New(sha256.New, announceKey(containerKey))
-	m.Write(payload)
-	if !hmac.Equal(mac, m.Sum(nil)) {
-		return a, ErrBadSignature
-	}
-	dec := json.NewDecoder(bytes.NewReader(payload))
+// decodeAnnouncement parses the body of an announcement to container,
+// whose signature checked out; every length is bounded.
+func decodeAnnouncement(container string, body []byte) (Announcement, error) {
+	var b announcementBody
+	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(&a); err != nil {
+	if err := dec.Decode(&b); err != nil {
 		return Announcement{}, fmt.Errorf("%w: %v", ErrMalformed, err)
 	}
+	a := Announcement{ContainerID: container, Attempt: b.Attempt, AM: b.AM}
 	if err := a.validate(); err != nil {
 		return Announcement{}, fmt.Errorf("%w: %v", ErrMalformed, err)
-	}
-	if d := now.Sub(time.UnixMilli(a.SentUnixMS)); d > AnnounceSkew || d < -AnnounceSkew {
-		return Announcement{}, fmt.Errorf("sent %s from this launcher's clock, more than the allowed %s (a replayed announcement, or clocks out of sync)", d.Round(time.Second), AnnounceSkew)
 	}
 	return a, nil
 }
@@ -133,12 +124,6 @@ func (a Announcement) validate() error {
 	}
 	if p, err := strconv.Atoi(port); err != nil || p < 1 || p > 65535 {
 		return fmt.Errorf("AM port %q", port)
-	}
-	if len(a.Nonce) != 2*nonceBytes {
-		return errors.New("nonce")
-	}
-	if _, err := hex.DecodeString(a.Nonce); err != nil {
-		return errors.New("nonce")
 	}
 	return nil
 }
@@ -191,19 +176,9 @@ func (e *refusedError) Error() string {
 }
 
 func announceOnce(ctx context.Context, hc *http.Client, url string, key []byte, a Announcement) error {
-	var nonce [nonceBytes]byte
-	if _, err := rand.Read(nonce[:]); err != nil {
-		return err
-	}
-	a.Nonce = hex.EncodeToString(nonce[:])
-	a.SentUnixMS = time.Now().UnixMilli()
-	body, err := EncodeAnnouncement(key, a)
-	if err != nil {
-		return err
-	}
 	ctx, cancel := context.WithTimeout(ctx, announceCallTimeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	req, err := NewAnnouncementRequest(ctx, url, key, a, time.Now())
 	if err != nil {
 		return err
 	}

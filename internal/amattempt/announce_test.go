@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"strings"
 	"testing"
@@ -13,6 +15,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/tfyarn/tfyarn/internal/rendezvous"
+	"github.com/tfyarn/tfyarn/internal/reqsign"
 	"github.com/tfyarn/tfyarn/internal/syncbuf"
 )
 
@@ -40,13 +43,20 @@ func secretOf(t *testing.T) []byte {
 	return s
 }
 
-// post sends wire to l's control port as anyone on the network could.
-func post(t *testing.T, l *Listener, wire []byte) (int, string) {
+// call is an announcement as it crosses the wire: headers and body.
+type call struct {
+	header http.Header
+	body   []byte
+}
+
+// post sends c to l's control port as anyone on the network could.
+func post(t *testing.T, l *Listener, c call) (int, string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://127.0.0.1:"+strconv.Itoa(l.Port())+AnnouncePath, bytes.NewReader(wire))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://127.0.0.1:"+strconv.Itoa(l.Port())+AnnouncePath, bytes.NewReader(c.body))
 	require.NoError(t, err)
+	req.Header = c.header.Clone()
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
 	defer resp.Body.Close()
@@ -55,17 +65,24 @@ func post(t *testing.T, l *Listener, wire []byte) (int, string) {
 	return resp.StatusCode, body.String()
 }
 
-func signed(t *testing.T, key []byte, a Announcement) []byte {
+// signed is a, signed at `at` with key as the AM signs it.
+func signed(t testing.TB, key []byte, a Announcement, at time.Time) call {
 	t.Helper()
-	if a.Nonce == "" {
-		a.Nonce = strings.Repeat("ab", nonceBytes)
+	if a.ContainerID == "" {
+		a.ContainerID = testContainer
 	}
-	if a.SentUnixMS == 0 {
-		a.SentUnixMS = time.Now().UnixMilli()
-	}
-	wire, err := EncodeAnnouncement(key, a)
+	req, err := NewAnnouncementRequest(context.Background(), "http://launcher:1"+AnnouncePath, key, a, at)
 	require.NoError(t, err)
-	return wire
+	body, err := io.ReadAll(req.Body)
+	require.NoError(t, err)
+	return call{header: req.Header, body: body}
+}
+
+// with returns c with header name set to value.
+func (c call) with(name, value string) call {
+	c.header = c.header.Clone()
+	c.header.Set(name, value)
+	return c
 }
 
 // The new attempt names its address on the launcher's control port, with
@@ -102,36 +119,59 @@ func TestStrangersCannotRedirectTheLauncher(t *testing.T) {
 	key := rendezvous.ContainerKey(secret, testContainer)
 	now := time.Now()
 	l, log := launcherPort(t, secret, func() time.Time { return now })
-	genuine := signed(t, key, Announcement{ContainerID: testContainer, Attempt: 2, AM: "node2:4321", SentUnixMS: now.UnixMilli()})
+	genuine := signed(t, key, Announcement{Attempt: 2, AM: "node2:4321"}, now)
 	status, _ := post(t, l, genuine)
 	require.Equal(t, http.StatusNoContent, status)
 
+	otherPurpose := func(purpose string, key []byte) call {
+		body := []byte(`{"attempt":9,"am":"evil:1"}`)
+		r, err := reqsign.NewRequest(purpose, http.MethodPost, AnnouncePath, testContainer, now)
+		require.NoError(t, err)
+		h := http.Header{}
+		r.Sign(key, body, h)
+		return call{header: h, body: body}
+	}
+	evil := Announcement{Attempt: 9, AM: "evil:1"}
 	attacks := []struct {
 		name   string
-		wire   []byte
+		call   call
 		status int
 	}{
-		{"no key at all", []byte(strings.Repeat("0", 64) + "\n" + `{"container":"` + testContainer + `","attempt":9,"am":"evil:1","sent_ms":1,"nonce":"` + strings.Repeat("ab", 16) + `"}`), http.StatusUnauthorized},
-		{"a guessed key", signed(t, []byte("guess"), Announcement{ContainerID: testContainer, Attempt: 9, AM: "evil:1"}), http.StatusUnauthorized},
-		{"another job's secret", signed(t, rendezvous.ContainerKey(secretOf(t), testContainer), Announcement{ContainerID: testContainer, Attempt: 9, AM: "evil:1"}), http.StatusUnauthorized},
-		{"another container's key (a task of the same job)", signed(t, rendezvous.ContainerKey(secret, "container_1_0001_01_000003"), Announcement{ContainerID: testContainer, Attempt: 9, AM: "evil:1"}), http.StatusUnauthorized},
-		{"the container's own raw rendezvous MAC domain", append(append([]byte(nil), genuine[:64]...), []byte("\n"+`{"container":"`+testContainer+`","attempt":9,"am":"evil:1"}`)...), http.StatusUnauthorized},
-		{"a genuine message, replayed", genuine, http.StatusNoContent}, // same attempt, same address: nothing changes
-		{"an older attempt's genuine message", signed(t, key, Announcement{ContainerID: testContainer, Attempt: 1, AM: "evil:1", SentUnixMS: now.UnixMilli()}), http.StatusConflict},
-		{"the same attempt, another address", signed(t, key, Announcement{ContainerID: testContainer, Attempt: 2, AM: "evil:1", SentUnixMS: now.UnixMilli()}), http.StatusConflict},
-		{"a genuine message captured long ago", signed(t, key, Announcement{ContainerID: testContainer, Attempt: 5, AM: "evil:1", SentUnixMS: now.Add(-time.Hour).UnixMilli()}), http.StatusBadRequest},
-		{"a message for another container", signed(t, key, Announcement{ContainerID: "container_1_0001_01_000003", Attempt: 5, AM: "evil:1", SentUnixMS: now.UnixMilli()}), http.StatusBadRequest},
-		{"too large", append(signed(t, key, Announcement{ContainerID: testContainer, Attempt: 5, AM: "evil:1"}), bytes.Repeat([]byte(" "), MaxAnnouncement)...), http.StatusRequestEntityTooLarge},
+		{"no signature at all", call{header: http.Header{}, body: []byte(`{"attempt":9,"am":"evil:1"}`)}, http.StatusUnauthorized},
+		{"a zero signature", signed(t, key, evil, now).with(reqsign.HeaderSignature, strings.Repeat("0", 64)), http.StatusUnauthorized},
+		{"a guessed key", signed(t, []byte("guess"), evil, now), http.StatusUnauthorized},
+		{"another job's secret", signed(t, rendezvous.ContainerKey(secretOf(t), testContainer), evil, now), http.StatusUnauthorized},
+		{"another container's key (a task of the same job)", signed(t, rendezvous.ContainerKey(secret, "container_1_0001_01_000003"), evil, now), http.StatusUnauthorized},
+		{"the container's key itself, not the announcements' key", otherPurpose(announcePurpose, key), http.StatusUnauthorized},
+		{"the announcements' key under another purpose", otherPurpose("tfyarn-rendezvous-v2 request", announceKey(key)), http.StatusUnauthorized},
+		{"a genuine message, replayed", genuine, http.StatusUnauthorized},
+		{"an older attempt's genuine message", signed(t, key, Announcement{Attempt: 1, AM: "evil:1"}, now), http.StatusConflict},
+		{"the same attempt, another address", signed(t, key, Announcement{Attempt: 2, AM: "evil:1"}, now), http.StatusConflict},
+		{"a genuine message captured long ago", signed(t, key, Announcement{Attempt: 5, AM: "evil:1"}, now.Add(-time.Hour)), http.StatusUnauthorized},
+		{"a message sent from the future", signed(t, key, Announcement{Attempt: 5, AM: "evil:1"}, now.Add(time.Hour)), http.StatusUnauthorized},
+		{"a message for another container", signed(t, key, Announcement{ContainerID: "container_1_0001_01_000003", Attempt: 5, AM: "evil:1"}, now), http.StatusBadRequest},
+		{"a genuine message with another body", func() call {
+			c := signed(t, key, Announcement{Attempt: 5, AM: "node5:1"}, now)
+			c.body = []byte(`{"attempt":5,"am":"evil:1"}`)
+			return c
+		}(), http.StatusUnauthorized},
+		{"too large", func() call {
+			c := signed(t, key, Announcement{Attempt: 5, AM: "evil:1"}, now)
+			c.body = append(c.body, bytes.Repeat([]byte(" "), MaxAnnouncement)...)
+			return c
+		}(), http.StatusRequestEntityTooLarge},
 	}
 	for _, a := range attacks {
-		status, _ := post(t, l, a.wire)
+		status, _ := post(t, l, a.call)
 		require.Equal(t, a.status, status, a.name)
 		addr, err := l.Locate(context.Background())
 		require.NoError(t, err)
 		require.Equal(t, "node2:4321", addr, "after %s the launcher still follows the AM's announcement", a.name)
 	}
 	require.NotContains(t, log.String(), string(key))
-	require.NotContains(t, log.String(), string(genuine[:64]), "no MAC in the log")
+	require.NotContains(t, log.String(), genuine.header.Get(reqsign.HeaderSignature), "no MAC in the log")
+	require.Contains(t, log.String(), "bad signature (wrong key, or the request was altered)")
+	require.Contains(t, log.String(), "replayed request")
 
 	// A GET, or another path, is nothing.
 	resp, err := http.Get("http://127.0.0.1:" + strconv.Itoa(l.Port()) + AnnouncePath)
@@ -159,29 +199,46 @@ func TestIdleConnectionsDoNotLockOutTheAM(t *testing.T) {
 	require.NoError(t, Announce(ctx, secret, 2, "node2:4321", Task{Task: "worker:0", ContainerID: testContainer, Host: "127.0.0.1", Control: l.Port()}))
 }
 
-// Whatever arrives, the decoder returns a valid announcement signed with
-// the key, or an error; it never panics.
+// Whatever arrives, a launcher takes only a valid announcement signed
+// with its key, and never panics: the body is fuzzed under a correct
+// signature (what reaches the decoder), and with signature headers from
+// the fuzzer (what a stranger can send; the headers' parser has its own
+// target, reqsign's FuzzParse).
 func FuzzDecodeAnnouncement(f *testing.F) {
 	key := rendezvous.ContainerKey([]byte("0123456789abcdef0123456789abcdef"), testContainer)
 	now := time.UnixMilli(1_800_000_000_000)
-	good, _ := EncodeAnnouncement(key, Announcement{ContainerID: testContainer, Attempt: 2, AM: "node2:4321", SentUnixMS: now.UnixMilli(), Nonce: strings.Repeat("0f", nonceBytes)})
-	f.Add(good)
-	f.Add([]byte("\n{}"))
-	f.Add(append([]byte(strings.Repeat("a", 64)+"\n"), good[65:]...))
-	f.Fuzz(func(t *testing.T, wire []byte) {
-		a, err := DecodeAnnouncement(key, wire, now)
-		if err != nil {
-			return
-		}
-		if a.validate() != nil {
-			t.Fatalf("accepted an invalid announcement %+v", a)
-		}
-		again, err := EncodeAnnouncement(key, a)
+	good := signed(f, key, Announcement{Attempt: 2, AM: "node2:4321"}, now)
+	f.Add(good.body, "")
+	f.Add([]byte(`{"attempt":2,"am":"[::1]:1"}`), "")
+	f.Add([]byte(`{"attempt":2,"am":"node2:4321","x":1}`), "")
+	f.Add(good.body, good.header.Get(reqsign.HeaderSignature))
+	f.Add([]byte("{}"), strings.Repeat("0", 64))
+	f.Fuzz(func(t *testing.T, body []byte, sig string) {
+		l := &Listener{containerID: testContainer, key: announceKey(key), attempt: 1,
+			verifier: reqsign.NewVerifier(AnnounceSkew, maxAnnounceNonces), now: func() time.Time { return now }}
+		req := httptest.NewRequest(http.MethodPost, AnnouncePath, bytes.NewReader(body))
+		r, err := reqsign.NewRequest(announcePurpose, http.MethodPost, AnnouncePath, testContainer, now)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := DecodeAnnouncement(key, again, now); err != nil {
-			t.Fatalf("re-encoded %+v does not decode: %v", a, err)
+		genuine := r.Sign(announceKey(key), body, req.Header)
+		forged := sig != "" && !strings.EqualFold(sig, genuine) // hex: either case
+		if sig != "" {
+			req.Header.Set(reqsign.HeaderSignature, sig)
+		}
+		status, err := l.take(httptest.NewRecorder(), req)
+		if forged && status != http.StatusUnauthorized {
+			t.Fatalf("a forged signature answered %d (%v)", status, err)
+		}
+		if status != http.StatusNoContent {
+			return
+		}
+		a, err := decodeAnnouncement(testContainer, body)
+		if err != nil || a.validate() != nil || a.Attempt < 2 {
+			t.Fatalf("accepted %q: %v", body, err)
+		}
+		if addr, err := l.Locate(context.Background()); err != nil || addr != a.AM {
+			t.Fatalf("accepted %+v, locates %q (%v)", a, addr, err)
 		}
 	})
 }

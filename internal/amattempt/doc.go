@@ -26,17 +26,19 @@
 // travels the same way as everything else: from the AM to the task.
 //
 // An announcement is a single POST (AnnouncePath) of at most
-// MaxAnnouncement bytes, MAC'd with a key derived from the container's
-// rendezvous key (rendezvous.ContainerKey of the job's secret, which every
-// attempt shares and which only the AM and that container hold) under a
-// domain string of its own. The launcher checks the MAC before it parses
-// anything, then that the message names its own container, that it was
-// sent within AnnounceSkew of its clock, and that its attempt is newer
-// than any it heard (its own AM's at first): another user on the node,
-// who has no key, cannot redirect a launcher, and a captured announcement
-// replayed later is refused. The port's connections, headers, bodies and
-// times are bounded (connlimit and the server's timeouts); refusals are
-// logged without the key, and only the first few of them one by one.
+// MaxAnnouncement bytes, signed like every request between our processes
+// (package reqsign) with a key derived from the container's rendezvous
+// key (rendezvous.ContainerKey of the job's secret, which every attempt
+// shares and which only the AM and that container hold) under a purpose
+// of its own. The launcher checks the signature before it reads the body:
+// the MAC, a time within AnnounceSkew of its clock, a nonce it never saw;
+// then that the call names its own container and that its attempt is
+// newer than any it heard (its own AM's at first): another user on the
+// node, who has no key, cannot redirect a launcher, and a captured
+// announcement replayed is refused. The port's connections, headers,
+// bodies and times are bounded (connlimit and the server's timeouts);
+// refusals are logged without the key, and only the first few of them
+// one by one.
 // Even a launcher sent to a wrong address would gain nothing: every answer
 // of the rendezvous server is signed with the container's key.
 //

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/tfyarn/tfyarn/internal/connlimit"
+	"github.com/tfyarn/tfyarn/internal/reqsign"
 )
 
 // Bounds of a launcher's control port: a handful of announcements in its
@@ -29,7 +30,8 @@ const (
 // hands to the launcher's rendezvous client once its AM stops answering.
 type Listener struct {
 	containerID string
-	key         []byte // the container's rendezvous key; never logged
+	key         []byte // the announcements' key (announceKey); never logged
+	verifier    *reqsign.Verifier
 	ln          net.Listener
 	hs          *http.Server
 	where       string
@@ -81,9 +83,10 @@ func Listen(cfg ListenConfig) (*Listener, error) {
 		}
 	}
 	l := &Listener{
-		containerID: cfg.ContainerID, key: cfg.Key, logf: cfg.Logf, now: cfg.Now,
-		attempt: cfg.Attempt,
-		ln:      connlimit.NewListener(ln, controlMaxConns, controlMaxConns),
+		containerID: cfg.ContainerID, key: announceKey(cfg.Key), logf: cfg.Logf, now: cfg.Now,
+		verifier: reqsign.NewVerifier(AnnounceSkew, maxAnnounceNonces),
+		attempt:  cfg.Attempt,
+		ln:       connlimit.NewListener(ln, controlMaxConns, controlMaxConns),
 	}
 	l.where = "control port " + net.JoinHostPort(cfg.Host, strconv.Itoa(l.Port()))
 	mux := http.NewServeMux()
@@ -131,12 +134,7 @@ func (l *Listener) serveAnnouncement(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "POST only", http.StatusMethodNotAllowed)
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxAnnouncement))
-	if err != nil {
-		l.refuse(w, r, http.StatusRequestEntityTooLarge, fmt.Errorf("%w: %v", ErrMalformed, err))
-		return
-	}
-	status, err := l.take(body)
+	status, err := l.take(w, r)
 	if status != http.StatusUnauthorized {
 		connlimit.Trust(r.Context()) // signed by the AM
 	}
@@ -147,18 +145,30 @@ func (l *Listener) serveAnnouncement(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
-// take applies an announcement: the status to answer and why it was
-// refused.
-func (l *Listener) take(body []byte) (int, error) {
-	a, err := DecodeAnnouncement(l.key, body, l.now())
-	if errors.Is(err, ErrBadSignature) {
+// take checks and applies an announcement: the status to answer and why
+// it was refused. The signature (package reqsign: form, MAC, time, nonce)
+// is checked before a byte of the body is read.
+func (l *Listener) take(w http.ResponseWriter, r *http.Request) (int, error) {
+	signed, err := reqsign.Parse(announcePurpose, r)
+	if err != nil {
 		return http.StatusUnauthorized, err
 	}
+	if err := l.verifier.Verify(signed, l.key, l.now()); err != nil {
+		return http.StatusUnauthorized, err
+	}
+	if signed.Signer != l.containerID {
+		return http.StatusBadRequest, fmt.Errorf("the announcement is for container %s, not this one", signed.Signer)
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxAnnouncement))
+	if err != nil {
+		return http.StatusRequestEntityTooLarge, fmt.Errorf("%w: %v", ErrMalformed, err)
+	}
+	if err := signed.CheckBody(body); err != nil {
+		return http.StatusUnauthorized, err
+	}
+	a, err := decodeAnnouncement(signed.Signer, body)
 	if err != nil {
 		return http.StatusBadRequest, err
-	}
-	if a.ContainerID != l.containerID {
-		return http.StatusBadRequest, fmt.Errorf("the announcement is for container %s, not this one", a.ContainerID)
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()

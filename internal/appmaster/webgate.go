@@ -2,7 +2,6 @@ package appmaster
 
 import (
 	"context"
-	"crypto/subtle"
 	"net"
 	"net/http"
 	"net/netip"
@@ -102,7 +101,6 @@ const proxyAddrRefresh = 5 * time.Minute
 type webGate struct {
 	owner    string
 	access   WebAccess
-	bearer   []byte
 	uiPrefix string // /proxied/<token>/
 	status   http.Handler
 	ui       http.Handler
@@ -117,7 +115,6 @@ type webGate struct {
 func newWebGate(owner string, access WebAccess, status, ui http.Handler, logf func(string, ...any)) *webGate {
 	return &webGate{
 		owner: owner, access: access,
-		bearer:   []byte(contract.StatusBearer(access.StatusKey)),
 		uiPrefix: contract.ProxiedPrefix + contract.WebPathToken(access.StatusKey) + "/",
 		status:   status, ui: ui,
 		lookup: net.DefaultResolver.LookupHost,
@@ -128,8 +125,7 @@ func newWebGate(owner string, access WebAccess, status, ui http.Handler, logf fu
 func (g *webGate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case r.URL.Path == contract.StatusPath:
-		got := []byte(r.Header.Get(contract.HeaderStatusAuth))
-		if subtle.ConstantTimeCompare(got, g.bearer) != 1 {
+		if !contract.StatusBearerMatches(g.access.StatusKey, r.Header.Get(contract.HeaderStatusAuth)) {
 			http.Error(w, "the job's status needs its owner's status key (tfyarn status as the job's owner)", http.StatusUnauthorized)
 			return
 		}

@@ -33,7 +33,7 @@ var layers = []struct {
 		"taskspec", "internal/hadoopconf", "internal/security", "internal/yarnpb", "internal/yarnpb/hadoopcommon",
 		"internal/atomicfile", "internal/connlimit", "internal/pause", "internal/torchstore", "internal/cliout", "internal/progressbar",
 		"internal/tasklogs/aggregated", "internal/tasklogs/nodemanager", "internal/tasklogs/prefix",
-		"internal/syncbuf", "internal/procio", "internal/clustertest", "internal/containerexit",
+		"internal/syncbuf", "internal/procio", "internal/clustertest", "internal/containerexit", "internal/reqsign",
 	}},
 	{"the RPC client, the other generated messages, the framework seam", []string{
 		"internal/ipc", "internal/yarnpb/hadoophdfs", "internal/yarnpb/hadoopyarn", "internal/framework", "internal/transcript",

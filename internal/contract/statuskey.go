@@ -1,12 +1,11 @@
 package contract
 
 import (
-	"crypto/hmac"
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/base64"
-	"encoding/hex"
 	"fmt"
+
+	"github.com/tfyarn/tfyarn/internal/reqsign"
 )
 
 // The job's status key: a random secret the client makes at submission.
@@ -32,7 +31,7 @@ const (
 	// report can address the page.
 	ProxiedPrefix = "/proxied/"
 	// minStatusKeySize refuses keys too short to resist guessing.
-	minStatusKeySize = 16
+	minStatusKeySize = reqsign.MinKeySize
 )
 
 // NewStatusKey returns StatusKeySize random bytes from the OS's CSPRNG.
@@ -53,18 +52,27 @@ func CheckStatusKey(key []byte) error {
 	return nil
 }
 
-// StatusBearer is what a client sends in HeaderStatusAuth.
+// The purposes (package reqsign) of what the AM's endpoints take from the
+// status key.
+const (
+	statusBearerPurpose = "tfyarn status page v1"
+	webPathPurpose      = "tfyarn web ui v1"
+)
+
+// StatusBearer is what a client sends in HeaderStatusAuth: a bearer
+// (reqsign.Bearer), not a signed request, since the client may be another
+// tfyarn version than the job's AM.
 func StatusBearer(key []byte) string {
-	return hex.EncodeToString(derive(key, "tfyarn status page v1"))
+	return reqsign.Bearer(key, statusBearerPurpose)
+}
+
+// StatusBearerMatches reports, in constant time, whether got is
+// StatusBearer(key).
+func StatusBearerMatches(key []byte, got string) bool {
+	return reqsign.BearerMatches(got, StatusBearer(key))
 }
 
 // WebPathToken is the web UI's path element after ProxiedPrefix.
 func WebPathToken(key []byte) string {
-	return base64.RawURLEncoding.EncodeToString(derive(key, "tfyarn web ui v1"))
-}
-
-func derive(key []byte, purpose string) []byte {
-	m := hmac.New(sha256.New, key)
-	m.Write([]byte(purpose))
-	return m.Sum(nil)
+	return base64.RawURLEncoding.EncodeToString(reqsign.DeriveKey(key, webPathPurpose))
 }

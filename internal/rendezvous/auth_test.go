@@ -2,13 +2,13 @@ package rendezvous
 
 import (
 	"bytes"
-	"encoding/hex"
 	"net/http"
 	"net/http/httptest"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/tfyarn/tfyarn/internal/reqsign"
 )
 
 // serverSide turns a client request into what the server sees.
@@ -27,11 +27,11 @@ func testKeys(t testing.TB, secret []byte, container string) keys {
 
 // verifyRequest is the server's check of a request's signed headers.
 func verifyRequest(t testing.TB, secret []byte, req *http.Request, now time.Time) error {
-	h, err := parseSignedHeaders(req.Header)
+	h, err := reqsign.Parse(requestPurpose, req)
 	if err != nil {
 		return err
 	}
-	return testKeys(t, secret, h.container).verify(req, h, now, 5*time.Minute)
+	return reqsign.NewVerifier(5*time.Minute, 10).Verify(h, testKeys(t, secret, h.Signer).mac, now)
 }
 
 func TestSignVerifyRoundTrip(t *testing.T) {
@@ -45,12 +45,12 @@ func TestSignVerifyRoundTrip(t *testing.T) {
 	require.NotContains(t, string(wire), "worker:0", "the body is sealed")
 	in := serverSide(req, wire)
 	require.NoError(t, verifyRequest(t, secret, in, now))
-	h, err := parseSignedHeaders(in.Header)
+	h, err := reqsign.Parse(requestPurpose, in)
 	require.NoError(t, err)
-	plain, err := k.open(wire, requestAD("POST", in.RequestURI, testContainer, h.ts, h.nonce))
+	plain, err := k.open(wire, requestAD(h.Request))
 	require.NoError(t, err)
 	require.Equal(t, body, plain)
-	require.Equal(t, digestHex(wire), h.digest)
+	require.NoError(t, h.CheckBody(wire))
 }
 
 func TestContainerKeysDiffer(t *testing.T) {
@@ -84,28 +84,28 @@ func TestVerifyRefuses(t *testing.T) {
 		"unsigned":     {func() *http.Request { r, _ := http.NewRequest("POST", "http://am:1/x", nil); return r }(), "unsigned"},
 		"tampered nonce": {func() *http.Request {
 			r := signed(k, now)
-			r.Header.Set(HeaderNonce, "00000000000000000000000000000000")
+			r.Header.Set(reqsign.HeaderNonce, "00000000000000000000000000000000")
 			return r
 		}(), "bad signature"},
-		"bad nonce": {func() *http.Request { r := signed(k, now); r.Header.Set(HeaderNonce, "zz"); return r }(), "malformed nonce"},
+		"bad nonce": {func() *http.Request { r := signed(k, now); r.Header.Set(reqsign.HeaderNonce, "zz"); return r }(), "malformed nonce"},
 		"tampered time": {func() *http.Request {
 			r := signed(k, now)
-			r.Header.Set(HeaderTimestamp, "1")
+			r.Header.Set(reqsign.HeaderTimestamp, "1")
 			return r
 		}(), "bad signature"},
 		"tampered digest": {func() *http.Request {
 			r := signed(k, now)
-			r.Header.Set(HeaderContentSHA256, digestHex([]byte("another body")))
+			r.Header.Set(reqsign.HeaderContentSHA256, reqsign.Digest([]byte("another body")))
 			return r
 		}(), "bad signature"},
 		"another container": {func() *http.Request {
 			r := signed(k, now)
-			r.Header.Set(HeaderContainer, "container_1_0001_01_000009")
+			r.Header.Set(reqsign.HeaderSigner, "container_1_0001_01_000009")
 			return r
 		}(), "bad signature"},
 		"bad container": {func() *http.Request {
 			r := signed(k, now)
-			r.Header.Set(HeaderContainer, "container 1")
+			r.Header.Set(reqsign.HeaderSigner, "container 1")
 			return r
 		}(), "malformed container"},
 	}
@@ -121,19 +121,6 @@ func TestVerifyRefuses(t *testing.T) {
 	})
 }
 
-func TestReplayCache(t *testing.T) {
-	c := newReplayCache(2)
-	now := time.Now()
-	require.NoError(t, c.add("a", now, now.Add(time.Minute)))
-	require.ErrorIs(t, c.add("a", now, now.Add(time.Minute)), errReplay)
-	require.NoError(t, c.add("b", now, now.Add(time.Minute)))
-	require.ErrorIs(t, c.add("c", now, now.Add(time.Minute)), errCacheFull)
-	// Once the window has passed, old nonces are forgotten (the timestamp
-	// check refuses their requests by then) and room frees up.
-	later := now.Add(2 * time.Minute)
-	require.NoError(t, c.add("c", later, later.Add(time.Minute)))
-}
-
 func TestResponseSignature(t *testing.T) {
 	k := testKeys(t, testSecret(t), testContainer)
 	body := []byte(`{"cluster":{}}`)
@@ -141,7 +128,7 @@ func TestResponseSignature(t *testing.T) {
 	require.NoError(t, err)
 	require.NotContains(t, string(wire), "cluster")
 	h := http.Header{}
-	h.Set(HeaderSignature, hexOf(k.responseMAC("s1", 200, digestHex(wire))))
+	h.Set(reqsign.HeaderSignature, k.signResponse("s1", 200, wire))
 	got, err := k.checkResponse(signed{sig: "s1"}, 200, h, wire)
 	require.NoError(t, err)
 	require.Equal(t, body, got)
@@ -156,12 +143,10 @@ func TestResponseSignature(t *testing.T) {
 	// Signed but sealed for another request: refused all the same.
 	other, err := k.seal(body, responseAD("s2", 200))
 	require.NoError(t, err)
-	h.Set(HeaderSignature, hexOf(k.responseMAC("s1", 200, digestHex(other))))
+	h.Set(reqsign.HeaderSignature, k.signResponse("s1", 200, other))
 	_, err = k.checkResponse(signed{sig: "s1"}, 200, h, other)
 	require.ErrorIs(t, err, errBadResponseSignature)
 }
-
-func hexOf(b []byte) string { return hex.EncodeToString(b) }
 
 func TestShortSecretRefused(t *testing.T) {
 	_, err := NewServer(make([]byte, 8), nil)

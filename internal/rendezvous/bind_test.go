@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/tfyarn/tfyarn/internal/reqsign"
 
 	"github.com/tfyarn/tfyarn/internal/security"
 	"github.com/tfyarn/tfyarn/taskspec"
@@ -205,7 +206,7 @@ func TestOnPathAttackerGetsNoSigned404(t *testing.T) {
 	req.URL.Path = PathPrefix + "credentials" // signed for another path
 	status, h, _ := sendRaw(t, req.Request)
 	require.Equal(t, http.StatusUnauthorized, status)
-	require.Empty(t, h.Get(HeaderSignature))
+	require.Empty(t, h.Get(reqsign.HeaderSignature))
 }
 
 // Issue 18.3: a stranger's POST is refused on its headers: the AM answers
@@ -223,7 +224,7 @@ func TestServerAnswersBeforeTheBody(t *testing.T) {
 	require.NoError(t, err, "an answer without the body")
 	defer resp.Body.Close()
 	require.Equal(t, http.StatusUnauthorized, resp.StatusCode)
-	require.Empty(t, resp.Header.Get(HeaderSignature))
+	require.Empty(t, resp.Header.Get(reqsign.HeaderSignature))
 	require.True(t, resp.Close, "the connection closes")
 	body, _ := io.ReadAll(resp.Body)
 	require.True(t, strings.Contains(string(body), "unsigned request"), "%s", body)

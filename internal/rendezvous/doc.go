@@ -35,10 +35,11 @@
 // random bytes, see NewSecret), which the AM alone holds and hands each
 // container in its credentials under SecretAlias (never on a command line
 // or in the environment: YARN writes the file readable by the container's
-// user only). A request names its container (HeaderContainer) and is
+// user only). A request names its container (reqsign.HeaderSigner) and is
 // signed with that container's key over the method, the request URI, the
 // container, a timestamp, a random nonce and the SHA-256 of the body as
-// sent. Every body, both ways, is sealed (AES-256-GCM under a key derived
+// sent: package reqsign's scheme, the one every request between our
+// processes uses, under the rendezvous's own purposes. Every body, both ways, is sealed (AES-256-GCM under a key derived
 // from the container's) and bound to its request, so refreshed tokens and
 // stderr tails never cross the network in clear.
 //

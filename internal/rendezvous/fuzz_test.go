@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/tfyarn/tfyarn/internal/contract"
+	"github.com/tfyarn/tfyarn/internal/reqsign"
 	"github.com/tfyarn/tfyarn/taskspec"
 )
 
@@ -81,10 +82,10 @@ func FuzzServerRequest(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	f.Add("POST", "register", testContainer, "1700000000000", "00112233445566778899aabbccddeeff", digestHex(nil), "00", []byte(`{}`))
+	f.Add("POST", "register", testContainer, "1700000000000", "00112233445566778899aabbccddeeff", reqsign.Digest(nil), "00", []byte(`{}`))
 	f.Add("GET", "spec?task=worker:0&wait=1", "", "", "", "", "", []byte(nil))
 	f.Add("POST", "exit", "c 1", "-1", "zz", "x", "not hex", []byte(`{"task":"ps:0"}`))
-	f.Add("GET", "nope", testContainer, "1", "00112233445566778899aabbccddeeff", digestHex(nil), digestHex(nil), []byte(nil))
+	f.Add("GET", "nope", testContainer, "1", "00112233445566778899aabbccddeeff", reqsign.Digest(nil), reqsign.Digest(nil), []byte(nil))
 	f.Fuzz(func(t *testing.T, method, path, container, ts, nonce, digest, sig string, body []byte) {
 		req, err := http.NewRequest(method, "http://am"+PathPrefix+path, &unreadable{t: t, r: bytes.NewReader(body)})
 		if err != nil {
@@ -92,17 +93,17 @@ func FuzzServerRequest(f *testing.F) {
 		}
 		req.ContentLength = int64(len(body))
 		req.RequestURI = req.URL.RequestURI()
-		req.Header.Set(HeaderContainer, container)
-		req.Header.Set(HeaderTimestamp, ts)
-		req.Header.Set(HeaderNonce, nonce)
-		req.Header.Set(HeaderContentSHA256, digest)
-		req.Header.Set(HeaderSignature, sig)
+		req.Header.Set(reqsign.HeaderSigner, container)
+		req.Header.Set(reqsign.HeaderTimestamp, ts)
+		req.Header.Set(reqsign.HeaderNonce, nonce)
+		req.Header.Set(reqsign.HeaderContentSHA256, digest)
+		req.Header.Set(reqsign.HeaderSignature, sig)
 		w := httptest.NewRecorder()
 		srv.ServeHTTP(w, req)
 		if w.Code == http.StatusOK || w.Code == http.StatusNoContent {
 			t.Fatalf("unsigned request accepted: %d", w.Code)
 		}
-		if w.Header().Get(HeaderSignature) != "" {
+		if w.Header().Get(reqsign.HeaderSignature) != "" {
 			t.Fatalf("a refusal of an unsigned request was signed (%d)", w.Code)
 		}
 		if w.Header().Get("Connection") != "close" {
@@ -170,7 +171,7 @@ func FuzzSignedRequest(f *testing.F) {
 		if _, err := k.checkResponse(sent, w.Code, w.Header(), w.Body.Bytes()); err == nil {
 			return // the AM's signed answer, which the launcher can open
 		}
-		if w.Header().Get(HeaderSignature) != "" {
+		if w.Header().Get(reqsign.HeaderSignature) != "" {
 			t.Fatalf("a signed answer (%d) that does not open", w.Code)
 		}
 		if h.calls.Load() != 0 {

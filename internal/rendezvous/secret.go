@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"fmt"
 
+	"github.com/tfyarn/tfyarn/internal/reqsign"
 	"github.com/tfyarn/tfyarn/internal/security"
 )
 
@@ -14,9 +15,8 @@ const SecretAlias = "tfyarn.rendezvous.secret"
 // SecretSize is the length of the secrets NewSecret makes.
 const SecretSize = 32
 
-// minSecretSize refuses secrets too short to resist guessing; a truncated
-// or empty secret would otherwise silently weaken every signature.
-const minSecretSize = 16
+// minSecretSize refuses secrets too short to resist guessing.
+const minSecretSize = reqsign.MinKeySize
 
 // NewSecret returns SecretSize random bytes from the OS's CSPRNG.
 func NewSecret() ([]byte, error) {

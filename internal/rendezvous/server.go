@@ -2,7 +2,6 @@ package rendezvous
 
 import (
 	"context"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"github.com/tfyarn/tfyarn/internal/connlimit"
+	"github.com/tfyarn/tfyarn/internal/reqsign"
 	"github.com/tfyarn/tfyarn/taskspec"
 )
 
@@ -62,9 +62,9 @@ type Server struct {
 	h       Handler
 	log     *slog.Logger
 	maxWait time.Duration
-	skew    time.Duration
 	now     func() time.Time
-	nonces  *replayCache
+	// verifier checks each request's signature, time and nonce.
+	verifier *reqsign.Verifier
 	// programs, when set, gives each task its program with the spec.
 	programs func(taskspec.TaskID) (Program, bool)
 	keys     keyCache // of containers that signed a request
@@ -115,8 +115,8 @@ func NewServer(secret []byte, h Handler, opts ...Option) (*Server, error) {
 	s := &Server{
 		secret: append([]byte(nil), secret...), h: h,
 		log:     slog.New(slog.NewTextHandler(io.Discard, nil)),
-		maxWait: DefaultMaxWait, skew: DefaultClockSkew, now: time.Now,
-		nonces: newReplayCache(maxNonces),
+		maxWait: DefaultMaxWait, now: time.Now,
+		verifier: reqsign.NewVerifier(DefaultClockSkew, maxNonces),
 	}
 	for _, o := range opts {
 		o(s)
@@ -180,7 +180,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// From here on the request is the container's own: its connection may
 	// stay, and every answer is signed for it.
 	connlimit.Trust(r.Context())
-	resp := responder{w: w, keys: c.keys, sig: c.sig}
+	resp := responder{w: w, keys: c.keys, sig: c.request.Signature}
 	method, known := routes[name]
 	if !known || name == "credentials" && !s.servesCredentials() || name == "metrics" && !s.servesMetrics() || name == "preemption" && !s.servesPreemption() {
 		resp.fail(http.StatusNotFound, "not_found", "no such endpoint")
@@ -244,41 +244,36 @@ var routes = map[string]string{
 type caller struct {
 	container string
 	keys      keys
-	sig       string // the request's signature, which the answer is bound to
-	ad        string // the sealed body's associated data
-	digest    string
+	request   reqsign.Signed // its signature binds the answer
+	ad        string         // the sealed body's associated data
 }
 
-// authenticate checks the signed headers: form, signature under the
-// named container's key, timestamp, then the nonce against replays.
+// authenticate checks the signed headers (package reqsign): form,
+// signature under the named container's key, timestamp, then the nonce
+// against replays.
 func (s *Server) authenticate(r *http.Request) (caller, error) {
-	h, err := parseSignedHeaders(r.Header)
+	h, err := reqsign.Parse(requestPurpose, r)
 	if err != nil {
 		return caller{}, err
 	}
-	k, cached := s.keys.get(h.container)
+	k, cached := s.keys.get(h.Signer)
 	var ck []byte
 	if !cached {
 		// A stranger costs three HMACs here: the cipher is set up only for
 		// a container whose signature checks out.
-		ck = ContainerKey(s.secret, h.container)
-		k = keys{mac: deriveKey(ck, macKeyDomain)}
+		ck = ContainerKey(s.secret, h.Signer)
+		k = keys{mac: macKey(ck)}
 	}
-	now := s.now()
-	if err := k.verify(r, h, now, s.skew); err != nil {
+	if err := s.verifier.Verify(h, k.mac, s.now()); err != nil {
 		return caller{}, err
 	}
 	if !cached {
 		if k, err = keysWithMAC(ck, k.mac); err != nil {
 			return caller{}, err
 		}
-		s.keys.put(h.container, k)
+		s.keys.put(h.Signer, k)
 	}
-	if err := s.nonces.add(h.nonce, now, h.at.Add(s.skew+time.Second)); err != nil {
-		return caller{}, err
-	}
-	return caller{container: h.container, keys: k, sig: h.sig, digest: h.digest,
-		ad: requestAD(r.Method, r.RequestURI, h.container, h.ts, h.nonce)}, nil
+	return caller{container: h.Signer, keys: k, request: h, ad: requestAD(h.Request)}, nil
 }
 
 var errTooLarge = errors.New("body over the size limit")
@@ -290,25 +285,25 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request, c caller) ([]b
 	n := r.ContentLength
 	switch {
 	case n < 0:
-		return nil, &authError{"a body without Content-Length"}
+		return nil, &reqsign.Error{Reason: "a body without Content-Length"}
 	case n > MaxBodyBytes+sealOverhead:
 		return nil, fmt.Errorf("%w: %d bytes, more than %d sealed", errTooLarge, n, MaxBodyBytes)
 	case n == 0:
-		if c.digest != digestHex(nil) {
-			return nil, &authError{"body shorter than signed"}
+		if c.request.CheckBody(nil) != nil {
+			return nil, &reqsign.Error{Reason: "body shorter than signed"}
 		}
 		return nil, nil
 	}
 	wire := make([]byte, n)
 	if _, err := io.ReadFull(http.MaxBytesReader(w, r.Body, n), wire); err != nil {
-		return nil, &authError{"reading the body: " + err.Error()}
+		return nil, &reqsign.Error{Reason: "reading the body: " + err.Error()}
 	}
-	if digestHex(wire) != c.digest {
-		return nil, &authError{"body does not match its signed digest (altered in transit)"}
+	if err := c.request.CheckBody(wire); err != nil {
+		return nil, err
 	}
 	plain, err := c.keys.open(wire, c.ad)
 	if err != nil {
-		return nil, &authError{err.Error()}
+		return nil, &reqsign.Error{Reason: err.Error()}
 	}
 	return plain, nil
 }
@@ -507,7 +502,7 @@ func (r responder) ok(status int, body []byte) {
 		}
 		h.Set("Content-Type", "application/octet-stream")
 	}
-	h.Set(HeaderSignature, hex.EncodeToString(r.keys.responseMAC(r.sig, status, digestHex(wire))))
+	h.Set(reqsign.HeaderSignature, r.keys.signResponse(r.sig, status, wire))
 	r.w.WriteHeader(status)
 	_, _ = r.w.Write(wire)
 }

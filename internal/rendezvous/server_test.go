@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/tfyarn/tfyarn/internal/reqsign"
 
 	"github.com/tfyarn/tfyarn/taskspec"
 )
@@ -22,7 +23,7 @@ func TestServerRefusesWrongSecretAndLogsWithoutIt(t *testing.T) {
 
 	wrong := testSecret(t)
 	req := signedRequest(t, wrong, "POST", registerURL(srv.addr), encodeRegistration(reg(taskspec.Worker, 0, 2222)))
-	sig := req.Header.Get(HeaderSignature)
+	sig := req.Header.Get(reqsign.HeaderSignature)
 	status, body, signed := sendSigned(t, req)
 	require.Equal(t, http.StatusUnauthorized, status)
 	require.False(t, signed)

@@ -1,4 +1,4 @@
-package rendezvous
+package reqsign
 
 import (
 	"sync"
@@ -19,15 +19,16 @@ func newReplayCache(max int) *replayCache {
 	return &replayCache{seen: map[string]time.Time{}, max: max}
 }
 
-// errCacheFull and errReplay are the two ways add refuses a nonce.
+// ErrReplay and ErrCacheFull are the two ways a correctly signed, timely
+// request is refused for its nonce.
 var (
-	errReplay    = &authError{"replayed request (nonce already used)"}
-	errCacheFull = &authError{"too many requests in the replay window; try again"}
+	ErrReplay    error = &Error{"replayed request (nonce already used)"}
+	ErrCacheFull error = &Error{"too many requests in the replay window; try again"}
 )
 
 // add records nonce until forgetAt. It refuses a nonce it holds, and a new
-// one when full: refusing is safe (the launcher retries), forgetting early
-// would let a replay through.
+// one when full: refusing is safe (the signer retries with a new nonce),
+// forgetting early would let a replay through.
 func (c *replayCache) add(nonce string, now, forgetAt time.Time) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -36,10 +37,10 @@ func (c *replayCache) add(nonce string, now, forgetAt time.Time) error {
 		c.nextPrune = now.Add(time.Minute)
 	}
 	if _, ok := c.seen[nonce]; ok {
-		return errReplay
+		return ErrReplay
 	}
 	if len(c.seen) >= c.max {
-		return errCacheFull
+		return ErrCacheFull
 	}
 	c.seen[nonce] = forgetAt
 	return nil
