@@ -113,7 +113,8 @@ type Machine struct {
 	// Indexes kept in step with the tasks, so that an event costs what it
 	// touches rather than a pass over every task (bench/core_test.go: 10,000
 	// tasks). Each scan they replace still runs, unchanged, whenever they
-	// say it could act; checkStep (tests) holds them to the scans.
+	// say it could act; the tests hold them to the scans after every Step
+	// (checkedStep).
 	types             map[taskspec.TaskType]*typeIndex
 	stateCounts       [numTaskStates]int  // tasks per state, all types together (the types' counts summed)
 	typeOrder         []taskspec.TaskType // the groups' types, in job order
@@ -126,10 +127,6 @@ type Machine struct {
 
 	ready Ready
 }
-
-// checkStep, set by tests, checks the machine before every consultation
-// of the policy and after every Step.
-var checkStep func(*Machine)
 
 // New builds a machine for cfg.Job, in PhaseUnregistered.
 func New(cfg Config) (*Machine, error) {
@@ -234,9 +231,6 @@ func (m *Machine) Step(ev Event) {
 	}
 	if m.phase == PhaseRunning {
 		m.syncAsks()
-	}
-	if checkStep != nil {
-		checkStep(m)
 	}
 }
 
