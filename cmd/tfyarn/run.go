@@ -308,19 +308,8 @@ func runJob(c *cli.Context) (client.Job, error) {
 	if job.RendezvousTimeout <= 0 {
 		return client.Job{}, usagef("--rendezvous-timeout %s: give a positive duration, e.g. 10m", job.RendezvousTimeout)
 	}
-	for _, t := range taskFlags {
-		specs := c.Generic(string(t)).(*multiValue).values
-		if len(specs) == 0 {
-			continue
-		}
-		if len(specs) > 1 {
-			return client.Job{}, usagef("--%s is given %d times (%s); give it once with the whole group, e.g. --%s %s", t, len(specs), quoteList(specs), t, specs[len(specs)-1])
-		}
-		g, err := taskspec.ParseSpec(t, specs[0])
-		if err != nil {
-			return client.Job{}, err
-		}
-		job.Tasks = append(job.Tasks, g)
+	if err := applyTaskGroups(c, &job); err != nil {
+		return client.Job{}, err
 	}
 	if c.IsSet("start-after") {
 		order, err := taskspec.ParseStartAfter(c.String("start-after"))
@@ -329,54 +318,11 @@ func runJob(c *cli.Context) (client.Job, error) {
 		}
 		job.StartAfter = order
 	}
-	for _, v := range c.Generic("image").(*multiValue).values {
-		t, img, err := taskspec.ParseImage(v)
-		if err != nil {
-			return client.Job{}, err
-		}
-		if _, dup := job.Images[string(t)]; dup {
-			return client.Job{}, usagef("--image %q: an image for %s is given twice; give it once", v, map[bool]string{true: "every task type", false: string(t)}[t == taskspec.AllTypes])
-		}
-		if job.Images == nil {
-			job.Images = map[string]string{}
-		}
-		job.Images[string(t)] = img
+	if err := applyImagesAndMounts(c, &job); err != nil {
+		return client.Job{}, err
 	}
-	for _, v := range c.Generic("mount").(*multiValue).values {
-		m, err := taskspec.ParseMount(v)
-		if err != nil {
-			return client.Job{}, err
-		}
-		job.Mounts = append(job.Mounts, m)
-	}
-	for _, kv := range c.Generic("setenv").(*multiValue).values {
-		k, v, ok := strings.Cut(kv, "=")
-		if !ok || k == "" {
-			return client.Job{}, usagef("--setenv %q: expected KEY=VALUE", kv)
-		}
-		if _, dup := job.Env[k]; dup {
-			return client.Job{}, usagef("--setenv %s is given twice; give each variable once", k)
-		}
-		if job.Env == nil {
-			job.Env = map[string]string{}
-		}
-		job.Env[k] = v
-	}
-	for _, name := range c.Generic("secret-env").(*multiValue).values {
-		v, ok := os.LookupEnv(name)
-		switch {
-		case !taskspec.ValidEnvName(name):
-			return client.Job{}, usagef("--secret-env %q: give the name of a variable of this environment (letters, digits and _)", name)
-		case !ok:
-			return client.Job{}, usagef("--secret-env %s: %s is not set in this environment; export it first", name, name)
-		}
-		if _, dup := job.SecretEnv[name]; dup {
-			return client.Job{}, usagef("--secret-env %s is given twice; give each variable once", name)
-		}
-		if job.SecretEnv == nil {
-			job.SecretEnv = map[string]string{}
-		}
-		job.SecretEnv[name] = v
+	if err := applyEnv(c, &job); err != nil {
+		return client.Job{}, err
 	}
 	if err := applyTensorBoard(c, &job); err != nil {
 		return client.Job{}, err
@@ -385,18 +331,8 @@ func runJob(c *cli.Context) (client.Job, error) {
 		return client.Job{}, err
 	}
 	job.Spread = strings.ToLower(strings.TrimSpace(c.String("spread")))
-	for _, flag := range []string{"colocate", "apart"} {
-		for _, v := range c.Generic(flag).(*multiValue).values {
-			pairs, err := taskspec.ParseAffinities(v, flag == "apart")
-			if err != nil {
-				return client.Job{}, usagef("%v", err)
-			}
-			for _, p := range pairs {
-				if !slices.Contains(job.Affinities, p) {
-					job.Affinities = append(job.Affinities, p)
-				}
-			}
-		}
+	if err := applyAffinities(c, &job); err != nil {
+		return client.Job{}, err
 	}
 	job.Framework = strings.ToLower(strings.TrimSpace(c.String("framework")))
 	job.ProcsPerNode = c.Int("nproc-per-node")
@@ -412,20 +348,129 @@ func runJob(c *cli.Context) (client.Job, error) {
 		job.Success = rule
 	}
 	job.Tags = c.Generic("tag").(*multiValue).values
-	mem, err := parseMiB(c.String("am-memory"))
-	if err != nil {
-		return client.Job{}, usagef("--am-memory %q: %v", c.String("am-memory"), err)
-	}
-	job.AMMemoryMiB = mem
-	if v := c.Int("am-vcores"); v < 1 {
-		return client.Job{}, usagef("--am-vcores %d: give at least 1", v)
-	} else {
-		job.AMVCores = int32(v)
+	if err := applyAMResources(c, &job); err != nil {
+		return client.Job{}, err
 	}
 	if err := job.Validate(taskspec.ClusterLimits{}); err != nil {
 		return client.Job{}, err
 	}
 	return job, nil
+}
+
+// applyTaskGroups sets the job's task groups from --chief, --worker, --ps and
+// --evaluator, each given at most once.
+func applyTaskGroups(c *cli.Context, job *client.Job) error {
+	for _, t := range taskFlags {
+		specs := c.Generic(string(t)).(*multiValue).values
+		if len(specs) == 0 {
+			continue
+		}
+		if len(specs) > 1 {
+			return usagef("--%s is given %d times (%s); give it once with the whole group, e.g. --%s %s", t, len(specs), quoteList(specs), t, specs[len(specs)-1])
+		}
+		g, err := taskspec.ParseSpec(t, specs[0])
+		if err != nil {
+			return err
+		}
+		job.Tasks = append(job.Tasks, g)
+	}
+	return nil
+}
+
+// applyImagesAndMounts sets the job's Docker images (--image, once per task
+// type or for all) and bind mounts (--mount).
+func applyImagesAndMounts(c *cli.Context, job *client.Job) error {
+	for _, v := range c.Generic("image").(*multiValue).values {
+		t, img, err := taskspec.ParseImage(v)
+		if err != nil {
+			return err
+		}
+		if _, dup := job.Images[string(t)]; dup {
+			return usagef("--image %q: an image for %s is given twice; give it once", v, map[bool]string{true: "every task type", false: string(t)}[t == taskspec.AllTypes])
+		}
+		if job.Images == nil {
+			job.Images = map[string]string{}
+		}
+		job.Images[string(t)] = img
+	}
+	for _, v := range c.Generic("mount").(*multiValue).values {
+		m, err := taskspec.ParseMount(v)
+		if err != nil {
+			return err
+		}
+		job.Mounts = append(job.Mounts, m)
+	}
+	return nil
+}
+
+// applyEnv sets the tasks' environment: --setenv's KEY=VALUE pairs, and
+// --secret-env's variables of this environment, each given once.
+func applyEnv(c *cli.Context, job *client.Job) error {
+	for _, kv := range c.Generic("setenv").(*multiValue).values {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return usagef("--setenv %q: expected KEY=VALUE", kv)
+		}
+		if _, dup := job.Env[k]; dup {
+			return usagef("--setenv %s is given twice; give each variable once", k)
+		}
+		if job.Env == nil {
+			job.Env = map[string]string{}
+		}
+		job.Env[k] = v
+	}
+	for _, name := range c.Generic("secret-env").(*multiValue).values {
+		v, ok := os.LookupEnv(name)
+		switch {
+		case !taskspec.ValidEnvName(name):
+			return usagef("--secret-env %q: give the name of a variable of this environment (letters, digits and _)", name)
+		case !ok:
+			return usagef("--secret-env %s: %s is not set in this environment; export it first", name, name)
+		}
+		if _, dup := job.SecretEnv[name]; dup {
+			return usagef("--secret-env %s is given twice; give each variable once", name)
+		}
+		if job.SecretEnv == nil {
+			job.SecretEnv = map[string]string{}
+		}
+		job.SecretEnv[name] = v
+	}
+	return nil
+}
+
+// applyAffinities sets the job's placement between task types (--colocate,
+// --apart), each pair once.
+func applyAffinities(c *cli.Context, job *client.Job) error {
+	for _, flag := range []string{"colocate", "apart"} {
+		for _, v := range c.Generic(flag).(*multiValue).values {
+			pairs, err := taskspec.ParseAffinities(v, flag == "apart")
+			if err != nil {
+				return usagef("%v", err)
+			}
+			for _, p := range pairs {
+				if !slices.Contains(job.Affinities, p) {
+					job.Affinities = append(job.Affinities, p)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// applyAMResources sets the ApplicationMaster's container (--am-memory,
+// --am-vcores).
+func applyAMResources(c *cli.Context, job *client.Job) error {
+	mem, err := parseMiB(c.String("am-memory"))
+	if err != nil {
+		return usagef("--am-memory %q: %v", c.String("am-memory"), err)
+	}
+	job.AMMemoryMiB = mem
+	if v := c.Int("am-vcores"); v < 1 {
+		return usagef("--am-vcores %d: give at least 1", v)
+	} else {
+		job.AMVCores = int32(v)
+	}
+	return nil
 }
 
 // parseMiB reads 256, 256m or 1g (MiB, MiB, GiB).
