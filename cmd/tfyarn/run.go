@@ -152,9 +152,49 @@ func runAction(c *cli.Context, e *env) error {
 	if c.Bool("local") {
 		return runLocalAction(c, e, job, out)
 	}
-	conn, err := e.connection()
+	cl, err := connectForRun(c, e)
 	if err != nil {
 		return err
+	}
+	defer cl.Close()
+	job.FileSystems = c.StringSlice("file-systems")
+	// Progress and status lines go to stderr: stdout holds the job's
+	// output (the tasks' lines --logs shows) or the JSON result.
+	progress := e.stderr
+	s, err := cl.Submit(c.Context, job, submitCallbacks(e, progress))
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	fmt.Fprintf(progress, "%s submitted (uploaded %d bytes)\n", s.AppID, s.UploadedBytes)
+	live := newRunLogs(c.Context, s, job.Job, mode, out, e)
+	defer live.close()
+	for _, o := range s.OrphansRemoved {
+		fmt.Fprintf(e.stderr, "removed the staging directory %s of %s (%s)\n", o.Path, o.AppID, o.State)
+	}
+	res, err := s.Wait(c.Context, func(ev client.Event) { printRunEvent(c.Context, e, progress, live, ev) })
+	live.close()
+	if res != nil {
+		if out == outputJSON {
+			if jerr := cliout.JSON(e.stdout, res); jerr != nil {
+				return jerr
+			}
+		} else {
+			fmt.Fprintf(progress, "%s %s %s: %s\n", res.AppID, res.State, res.FinalStatus, res.Diagnostics)
+		}
+	}
+	if errors.Is(err, context.Canceled) && res != nil && res.State == "KILLED" {
+		return &client.JobError{Result: res}
+	}
+	return err
+}
+
+// connectForRun connects to the cluster as the global flags and run's own
+// --principal and --keytab say.
+func connectForRun(c *cli.Context, e *env) (*client.Client, error) {
+	conn, err := e.connection()
+	if err != nil {
+		return nil, err
 	}
 	if c.IsSet("principal") {
 		conn.Principal = c.String("principal")
@@ -164,13 +204,14 @@ func runAction(c *cli.Context, e *env) error {
 	}
 	cl, err := client.Connect(conn)
 	if err != nil {
-		return &confError{err}
+		return nil, &confError{err}
 	}
-	defer cl.Close()
-	job.FileSystems = c.StringSlice("file-systems")
-	// Progress and status lines go to stderr: stdout holds the job's
-	// output (the tasks' lines --logs shows) or the JSON result.
-	progress := e.stderr
+	return cl, nil
+}
+
+// submitCallbacks say on progress what the submission packs, finds in the
+// cache and uploads (with a bar on a terminal).
+func submitCallbacks(e *env, progress io.Writer) client.Callbacks {
 	var cb client.Callbacks
 	cb.OnPacked = func(p client.PackInfo) {
 		what := "source directory"
@@ -199,62 +240,41 @@ func runAction(c *cli.Context, e *env) error {
 		bar := progressbar.New(e.stderr, "uploading "+name)
 		return bar.Update, bar.Done
 	}
-	s, err := cl.Submit(c.Context, job, cb)
-	if err != nil {
-		return err
+	return cb
+}
+
+// printRunEvent says what happened to the job while run waits for it: notices
+// on stderr, the rest on progress; a task's change also goes to its live logs.
+func printRunEvent(ctx context.Context, e *env, progress io.Writer, live *runLogs, ev client.Event) {
+	if ev.Notice != "" {
+		fmt.Fprintf(e.stderr, "%s\n", ev.Notice)
+		return
 	}
-	defer s.Close()
-	fmt.Fprintf(progress, "%s submitted (uploaded %d bytes)\n", s.AppID, s.UploadedBytes)
-	live := newRunLogs(c.Context, s, job.Job, mode, out, e)
-	defer live.close()
-	for _, o := range s.OrphansRemoved {
-		fmt.Fprintf(e.stderr, "removed the staging directory %s of %s (%s)\n", o.Path, o.AppID, o.State)
+	if ev.Waiting != "" {
+		fmt.Fprintf(progress, "%s %s (for %s)\n", ev.AppID, ev.Waiting, ev.For.Round(time.Second))
+		return
 	}
-	res, err := s.Wait(c.Context, func(ev client.Event) {
-		if ev.Notice != "" {
-			fmt.Fprintf(e.stderr, "%s\n", ev.Notice)
-			return
-		}
-		if ev.Waiting != "" {
-			fmt.Fprintf(progress, "%s %s (for %s)\n", ev.AppID, ev.Waiting, ev.For.Round(time.Second))
-			return
-		}
-		if ev.Restart != "" {
-			fmt.Fprintf(progress, "%s restarting: %s\n", ev.AppID, ev.Restart)
-			return
-		}
-		if ev.NearMemory != "" {
-			fmt.Fprintf(progress, "%s %s\n", ev.AppID, ev.NearMemory)
-			return
-		}
-		if ev.Task != nil {
-			// A task's last output lines come before its end.
-			live.event(c.Context, ev)
-			printTaskChange(progress, ev)
-			printTensorBoard(progress, ev)
-			return
-		}
-		if ev.StateChanged {
-			fmt.Fprintf(progress, "%s %s\n", ev.AppID, ev.State)
-		}
-		if ev.TrackingURLChanged || ev.StateChanged && ev.State == "RUNNING" && ev.TrackingURL != "" {
-			fmt.Fprintf(progress, "%s tracking URL: %s\n", ev.AppID, ev.TrackingURL)
-		}
-	})
-	live.close()
-	if res != nil {
-		if out == outputJSON {
-			if jerr := cliout.JSON(e.stdout, res); jerr != nil {
-				return jerr
-			}
-		} else {
-			fmt.Fprintf(progress, "%s %s %s: %s\n", res.AppID, res.State, res.FinalStatus, res.Diagnostics)
-		}
+	if ev.Restart != "" {
+		fmt.Fprintf(progress, "%s restarting: %s\n", ev.AppID, ev.Restart)
+		return
 	}
-	if errors.Is(err, context.Canceled) && res != nil && res.State == "KILLED" {
-		return &client.JobError{Result: res}
+	if ev.NearMemory != "" {
+		fmt.Fprintf(progress, "%s %s\n", ev.AppID, ev.NearMemory)
+		return
 	}
-	return err
+	if ev.Task != nil {
+		// A task's last output lines come before its end.
+		live.event(ctx, ev)
+		printTaskChange(progress, ev)
+		printTensorBoard(progress, ev)
+		return
+	}
+	if ev.StateChanged {
+		fmt.Fprintf(progress, "%s %s\n", ev.AppID, ev.State)
+	}
+	if ev.TrackingURLChanged || ev.StateChanged && ev.State == "RUNNING" && ev.TrackingURL != "" {
+		fmt.Fprintf(progress, "%s tracking URL: %s\n", ev.AppID, ev.TrackingURL)
+	}
 }
 
 // runJob turns the flags and arguments into a job, validating the specs
