@@ -23,6 +23,28 @@ import (
 var taskFlags = []taskspec.TaskType{taskspec.Chief, taskspec.Worker, taskspec.PS, taskspec.Evaluator}
 
 func runCommand(e *env) *cli.Command {
+	return &cli.Command{
+		Name:      "run",
+		Usage:     "run a command in YARN containers (or locally with --local) and wait for it",
+		ArgsUsage: "SCRIPT.py [-- ARGS...] | -- COMMAND [ARGS...]",
+		UsageText: "tfyarn run --worker SPEC [--chief SPEC] [--ps SPEC] [--evaluator SPEC] [options] SCRIPT.py [-- ARGS...]\n" +
+			"   tfyarn run --worker SPEC [--chief SPEC] [--ps SPEC] [--evaluator SPEC] [options] -- COMMAND [ARGS...]\n\n" +
+			"   tfyarn run --chief 1c,2g --worker 2x1c,2g train.py -- --epochs 3\n" +
+			"   tfyarn run --worker 3x1c,256m -- sh -c 'echo hello from $TFYARN_TASK'\n" +
+			"   tfyarn run --worker 2x2c,1g --queue ml-gpu --output json -- ./train.sh\n" +
+			"   tfyarn run --local --chief 1c --worker 2x1c --python ./venv/bin/python train.py -- --epochs 1\n" +
+			"   tfyarn run --chief 1c,2g --worker 2x1c,2g --env ./venv --src-dir . --files data.csv \\\n" +
+			"              --archives vocab.zip#vocab train.py -- --data data.csv --vocab vocab/\n" +
+			"   tfyarn run --worker 2x1c,256m --env env.tar.gz -- python -c 'import numpy; print(numpy.__version__)'",
+		Description:  runDescription,
+		Flags:        runFlags(),
+		OnUsageError: onUsageError,
+		Action:       func(c *cli.Context) error { return runAction(c, e) },
+	}
+}
+
+// runFlags are run's flags: the task groups first, in job order.
+func runFlags() []cli.Flag {
 	flags := []cli.Flag{}
 	for _, t := range taskFlags {
 		// A multiValue, so that a second --worker is seen and refused
@@ -71,70 +93,56 @@ func runCommand(e *env) *cli.Command {
 		logsFlag(),
 	)
 	flags = append(flags, tensorBoardFlags()...)
-	return &cli.Command{
-		Name:      "run",
-		Usage:     "run a command in YARN containers (or locally with --local) and wait for it",
-		ArgsUsage: "SCRIPT.py [-- ARGS...] | -- COMMAND [ARGS...]",
-		UsageText: "tfyarn run --worker SPEC [--chief SPEC] [--ps SPEC] [--evaluator SPEC] [options] SCRIPT.py [-- ARGS...]\n" +
-			"   tfyarn run --worker SPEC [--chief SPEC] [--ps SPEC] [--evaluator SPEC] [options] -- COMMAND [ARGS...]\n\n" +
-			"   tfyarn run --chief 1c,2g --worker 2x1c,2g train.py -- --epochs 3\n" +
-			"   tfyarn run --worker 3x1c,256m -- sh -c 'echo hello from $TFYARN_TASK'\n" +
-			"   tfyarn run --worker 2x2c,1g --queue ml-gpu --output json -- ./train.sh\n" +
-			"   tfyarn run --local --chief 1c --worker 2x1c --python ./venv/bin/python train.py -- --epochs 1\n" +
-			"   tfyarn run --chief 1c,2g --worker 2x1c,2g --env ./venv --src-dir . --files data.csv \\\n" +
-			"              --archives vocab.zip#vocab train.py -- --data data.csv --vocab vocab/\n" +
-			"   tfyarn run --worker 2x1c,256m --env env.tar.gz -- python -c 'import numpy; print(numpy.__version__)'",
-		Description: taskspec.SpecHelp + "\n\n" +
-			"A first argument ending in .py is a script: it is shipped with the job and run by --python in\n" +
-			"every task. Anything else is a command run as is.\n" +
-			"Every task runs under tfyarn's launcher, which gathers the tasks' addresses and starts the\n" +
-			"program with TF_CONFIG ({\"cluster\": {...}, \"task\": {\"type\": \"worker\", \"index\": 1}}), the\n" +
-			"placeholders {ps_hosts} {worker_hosts} {job_name} {task_index} in ARGS substituted\n" +
-			"({{task_index}} gives the text {task_index}), ARGS otherwise byte for byte, and\n" +
-			"TFYARN_TASK (e.g. worker:1), TFYARN_TASK_TYPE, TFYARN_TASK_INDEX, TFYARN_TASK_PORT and\n" +
-			"TFYARN_APP_ID set. No program starts before every chief, worker and ps task has registered.\n" +
-			"--start-after worker=ps: a worker's program starts only once every ps task's program has started\n" +
-			"(the types must be in the job; a type waiting for itself or a cycle is refused, exit 2).\n" +
-			"--success chief: the job's outcome is chief:0's (worker:0's without a chief); once it succeeded,\n" +
-			"the ps, evaluator and remaining workers are stopped; a failed chief, worker or ps fails the job.\n" +
-			"--success all: the job succeeds when every task exits 0 and fails as soon as one fails.\n" +
-			"--env DIR|ARCHIVE ships a Python environment: a directory is packed first (as tfyarn pack does);\n" +
-			"it goes to the HDFS cache by sha256 (uploaded only when missing) and YARN unpacks it into ./env/ of\n" +
-			"every task, which runs with env/bin first on PATH and VIRTUAL_ENV (or CONDA_PREFIX) set. A venv\n" +
-			"needs its base interpreter at the same path on every node: each task checks that before starting.\n" +
-			"--files, --archives, --src-dir and the script go through the same cache; uploaded_bytes counts\n" +
-			"what this submission uploaded (0 when the cache had everything). Missing files fail at once.\n" +
-			"--cache-dir DIR (default: tfyarn.cache.dir from the client configuration) uses a directory shared\n" +
-			"by all users instead (mode 1777, see tfyarn cache init): another user's file there is used once its\n" +
-			"content is checked against its sha256 name, one that fails the check goes through your own cache.\n" +
-			"--local runs every task as a process on this machine, with the same rendezvous, TF_CONFIG,\n" +
-			"success rule, exit codes and JSON (app_id \"local\"), and contacts no cluster (no\n" +
-			"HADOOP_CONF_DIR needed); each task's output lines are prefixed with its name, e.g. [worker:1].\n" +
-			"It ignores, with a note, the YARN-only flags --queue, --name, --tag, --am-memory, --am-vcores,\n" +
-			"--node-label, --spread, --colocate, --apart, --am-node-label, --alloc-timeout, --priority and the global --conf-dir and --timeout. With --local, --env DIR uses DIR's python\n" +
-			"and bin/ directly (no packing; an archive is refused), --src-dir goes first on PYTHONPATH, and\n" +
-			"--files and --archives are linked (archives unpacked) into a temporary directory the tasks run in.\n" +
-			"Before anything is created the job is checked against what the cluster can place, per node label\n" +
-			"and counting the ApplicationMaster's container (--am-memory, --am-vcores, --am-node-label): a task\n" +
-			"larger than every node of its label, GPUs where its nodes have none, a label the cluster lacks or\n" +
-			"the queue cannot use or has no capacity on, or tasks that together exceed the label's nodes are\n" +
-			"refused (exit 2). A job that merely does not fit now is submitted; if its chief, worker and ps\n" +
-			"tasks still lack containers --alloc-timeout after the ApplicationMaster started, it fails saying\n" +
-			"which and what the cluster offers. --node-label applies to the tasks only. An --env archive is\n" +
-			"read through first (gzip, tar, bin/python inside). Staging directories of ended applications\n" +
-			"left behind by a crashed client and AM are removed on submission. When the ResourceManager or the\n" +
-			"ApplicationMaster stops answering, run says so on stderr and keeps following.\n" +
-			"While the job runs, the decider's output (chief:0's, or worker:0's) is shown, each line prefixed\n" +
-			"with its task ([chief:0]); --logs all shows every task's, --logs none nothing. Progress and status\n" +
-			"lines go to stderr; stdout holds the tasks' stdout lines, or with --output json only the JSON.\n" +
-			"Exit codes: 0 succeeded, 1 failed or killed, 2 usage, validation or cluster error.\n" +
-			"JSON (--output json): {app_id, final_status, state, diagnostics, tracking_url, uploaded_bytes,\n" +
-			"tasks: [{task, type, index, state, host, port, container_id, node, exit_code}]}.",
-		Flags:        flags,
-		OnUsageError: onUsageError,
-		Action:       func(c *cli.Context) error { return runAction(c, e) },
-	}
+	return flags
 }
+
+// runDescription is run's help text below its usage.
+var runDescription = taskspec.SpecHelp + "\n\n" +
+	"A first argument ending in .py is a script: it is shipped with the job and run by --python in\n" +
+	"every task. Anything else is a command run as is.\n" +
+	"Every task runs under tfyarn's launcher, which gathers the tasks' addresses and starts the\n" +
+	"program with TF_CONFIG ({\"cluster\": {...}, \"task\": {\"type\": \"worker\", \"index\": 1}}), the\n" +
+	"placeholders {ps_hosts} {worker_hosts} {job_name} {task_index} in ARGS substituted\n" +
+	"({{task_index}} gives the text {task_index}), ARGS otherwise byte for byte, and\n" +
+	"TFYARN_TASK (e.g. worker:1), TFYARN_TASK_TYPE, TFYARN_TASK_INDEX, TFYARN_TASK_PORT and\n" +
+	"TFYARN_APP_ID set. No program starts before every chief, worker and ps task has registered.\n" +
+	"--start-after worker=ps: a worker's program starts only once every ps task's program has started\n" +
+	"(the types must be in the job; a type waiting for itself or a cycle is refused, exit 2).\n" +
+	"--success chief: the job's outcome is chief:0's (worker:0's without a chief); once it succeeded,\n" +
+	"the ps, evaluator and remaining workers are stopped; a failed chief, worker or ps fails the job.\n" +
+	"--success all: the job succeeds when every task exits 0 and fails as soon as one fails.\n" +
+	"--env DIR|ARCHIVE ships a Python environment: a directory is packed first (as tfyarn pack does);\n" +
+	"it goes to the HDFS cache by sha256 (uploaded only when missing) and YARN unpacks it into ./env/ of\n" +
+	"every task, which runs with env/bin first on PATH and VIRTUAL_ENV (or CONDA_PREFIX) set. A venv\n" +
+	"needs its base interpreter at the same path on every node: each task checks that before starting.\n" +
+	"--files, --archives, --src-dir and the script go through the same cache; uploaded_bytes counts\n" +
+	"what this submission uploaded (0 when the cache had everything). Missing files fail at once.\n" +
+	"--cache-dir DIR (default: tfyarn.cache.dir from the client configuration) uses a directory shared\n" +
+	"by all users instead (mode 1777, see tfyarn cache init): another user's file there is used once its\n" +
+	"content is checked against its sha256 name, one that fails the check goes through your own cache.\n" +
+	"--local runs every task as a process on this machine, with the same rendezvous, TF_CONFIG,\n" +
+	"success rule, exit codes and JSON (app_id \"local\"), and contacts no cluster (no\n" +
+	"HADOOP_CONF_DIR needed); each task's output lines are prefixed with its name, e.g. [worker:1].\n" +
+	"It ignores, with a note, the YARN-only flags --queue, --name, --tag, --am-memory, --am-vcores,\n" +
+	"--node-label, --spread, --colocate, --apart, --am-node-label, --alloc-timeout, --priority and the global --conf-dir and --timeout. With --local, --env DIR uses DIR's python\n" +
+	"and bin/ directly (no packing; an archive is refused), --src-dir goes first on PYTHONPATH, and\n" +
+	"--files and --archives are linked (archives unpacked) into a temporary directory the tasks run in.\n" +
+	"Before anything is created the job is checked against what the cluster can place, per node label\n" +
+	"and counting the ApplicationMaster's container (--am-memory, --am-vcores, --am-node-label): a task\n" +
+	"larger than every node of its label, GPUs where its nodes have none, a label the cluster lacks or\n" +
+	"the queue cannot use or has no capacity on, or tasks that together exceed the label's nodes are\n" +
+	"refused (exit 2). A job that merely does not fit now is submitted; if its chief, worker and ps\n" +
+	"tasks still lack containers --alloc-timeout after the ApplicationMaster started, it fails saying\n" +
+	"which and what the cluster offers. --node-label applies to the tasks only. An --env archive is\n" +
+	"read through first (gzip, tar, bin/python inside). Staging directories of ended applications\n" +
+	"left behind by a crashed client and AM are removed on submission. When the ResourceManager or the\n" +
+	"ApplicationMaster stops answering, run says so on stderr and keeps following.\n" +
+	"While the job runs, the decider's output (chief:0's, or worker:0's) is shown, each line prefixed\n" +
+	"with its task ([chief:0]); --logs all shows every task's, --logs none nothing. Progress and status\n" +
+	"lines go to stderr; stdout holds the tasks' stdout lines, or with --output json only the JSON.\n" +
+	"Exit codes: 0 succeeded, 1 failed or killed, 2 usage, validation or cluster error.\n" +
+	"JSON (--output json): {app_id, final_status, state, diagnostics, tracking_url, uploaded_bytes,\n" +
+	"tasks: [{task, type, index, state, host, port, container_id, node, exit_code}]}."
 
 func runAction(c *cli.Context, e *env) error {
 	out, err := outputFormat(c)
