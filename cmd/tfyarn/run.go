@@ -23,6 +23,28 @@ import (
 var taskFlags = []taskspec.TaskType{taskspec.Chief, taskspec.Worker, taskspec.PS, taskspec.Evaluator}
 
 func runCommand(e *env) *cli.Command {
+	return &cli.Command{
+		Name:      "run",
+		Usage:     "run a command in YARN containers (or locally with --local) and wait for it",
+		ArgsUsage: "SCRIPT.py [-- ARGS...] | -- COMMAND [ARGS...]",
+		UsageText: "tfyarn run --worker SPEC [--chief SPEC] [--ps SPEC] [--evaluator SPEC] [options] SCRIPT.py [-- ARGS...]\n" +
+			"   tfyarn run --worker SPEC [--chief SPEC] [--ps SPEC] [--evaluator SPEC] [options] -- COMMAND [ARGS...]\n\n" +
+			"   tfyarn run --chief 1c,2g --worker 2x1c,2g train.py -- --epochs 3\n" +
+			"   tfyarn run --worker 3x1c,256m -- sh -c 'echo hello from $TFYARN_TASK'\n" +
+			"   tfyarn run --worker 2x2c,1g --queue ml-gpu --output json -- ./train.sh\n" +
+			"   tfyarn run --local --chief 1c --worker 2x1c --python ./venv/bin/python train.py -- --epochs 1\n" +
+			"   tfyarn run --chief 1c,2g --worker 2x1c,2g --env ./venv --src-dir . --files data.csv \\\n" +
+			"              --archives vocab.zip#vocab train.py -- --data data.csv --vocab vocab/\n" +
+			"   tfyarn run --worker 2x1c,256m --env env.tar.gz -- python -c 'import numpy; print(numpy.__version__)'",
+		Description:  runDescription,
+		Flags:        runFlags(),
+		OnUsageError: onUsageError,
+		Action:       func(c *cli.Context) error { return runAction(c, e) },
+	}
+}
+
+// runFlags are run's flags: the task groups first, in job order.
+func runFlags() []cli.Flag {
 	flags := []cli.Flag{}
 	for _, t := range taskFlags {
 		// A multiValue, so that a second --worker is seen and refused
@@ -71,70 +93,56 @@ func runCommand(e *env) *cli.Command {
 		logsFlag(),
 	)
 	flags = append(flags, tensorBoardFlags()...)
-	return &cli.Command{
-		Name:      "run",
-		Usage:     "run a command in YARN containers (or locally with --local) and wait for it",
-		ArgsUsage: "SCRIPT.py [-- ARGS...] | -- COMMAND [ARGS...]",
-		UsageText: "tfyarn run --worker SPEC [--chief SPEC] [--ps SPEC] [--evaluator SPEC] [options] SCRIPT.py [-- ARGS...]\n" +
-			"   tfyarn run --worker SPEC [--chief SPEC] [--ps SPEC] [--evaluator SPEC] [options] -- COMMAND [ARGS...]\n\n" +
-			"   tfyarn run --chief 1c,2g --worker 2x1c,2g train.py -- --epochs 3\n" +
-			"   tfyarn run --worker 3x1c,256m -- sh -c 'echo hello from $TFYARN_TASK'\n" +
-			"   tfyarn run --worker 2x2c,1g --queue ml-gpu --output json -- ./train.sh\n" +
-			"   tfyarn run --local --chief 1c --worker 2x1c --python ./venv/bin/python train.py -- --epochs 1\n" +
-			"   tfyarn run --chief 1c,2g --worker 2x1c,2g --env ./venv --src-dir . --files data.csv \\\n" +
-			"              --archives vocab.zip#vocab train.py -- --data data.csv --vocab vocab/\n" +
-			"   tfyarn run --worker 2x1c,256m --env env.tar.gz -- python -c 'import numpy; print(numpy.__version__)'",
-		Description: taskspec.SpecHelp + "\n\n" +
-			"A first argument ending in .py is a script: it is shipped with the job and run by --python in\n" +
-			"every task. Anything else is a command run as is.\n" +
-			"Every task runs under tfyarn's launcher, which gathers the tasks' addresses and starts the\n" +
-			"program with TF_CONFIG ({\"cluster\": {...}, \"task\": {\"type\": \"worker\", \"index\": 1}}), the\n" +
-			"placeholders {ps_hosts} {worker_hosts} {job_name} {task_index} in ARGS substituted\n" +
-			"({{task_index}} gives the text {task_index}), ARGS otherwise byte for byte, and\n" +
-			"TFYARN_TASK (e.g. worker:1), TFYARN_TASK_TYPE, TFYARN_TASK_INDEX, TFYARN_TASK_PORT and\n" +
-			"TFYARN_APP_ID set. No program starts before every chief, worker and ps task has registered.\n" +
-			"--start-after worker=ps: a worker's program starts only once every ps task's program has started\n" +
-			"(the types must be in the job; a type waiting for itself or a cycle is refused, exit 2).\n" +
-			"--success chief: the job's outcome is chief:0's (worker:0's without a chief); once it succeeded,\n" +
-			"the ps, evaluator and remaining workers are stopped; a failed chief, worker or ps fails the job.\n" +
-			"--success all: the job succeeds when every task exits 0 and fails as soon as one fails.\n" +
-			"--env DIR|ARCHIVE ships a Python environment: a directory is packed first (as tfyarn pack does);\n" +
-			"it goes to the HDFS cache by sha256 (uploaded only when missing) and YARN unpacks it into ./env/ of\n" +
-			"every task, which runs with env/bin first on PATH and VIRTUAL_ENV (or CONDA_PREFIX) set. A venv\n" +
-			"needs its base interpreter at the same path on every node: each task checks that before starting.\n" +
-			"--files, --archives, --src-dir and the script go through the same cache; uploaded_bytes counts\n" +
-			"what this submission uploaded (0 when the cache had everything). Missing files fail at once.\n" +
-			"--cache-dir DIR (default: tfyarn.cache.dir from the client configuration) uses a directory shared\n" +
-			"by all users instead (mode 1777, see tfyarn cache init): another user's file there is used once its\n" +
-			"content is checked against its sha256 name, one that fails the check goes through your own cache.\n" +
-			"--local runs every task as a process on this machine, with the same rendezvous, TF_CONFIG,\n" +
-			"success rule, exit codes and JSON (app_id \"local\"), and contacts no cluster (no\n" +
-			"HADOOP_CONF_DIR needed); each task's output lines are prefixed with its name, e.g. [worker:1].\n" +
-			"It ignores, with a note, the YARN-only flags --queue, --name, --tag, --am-memory, --am-vcores,\n" +
-			"--node-label, --spread, --colocate, --apart, --am-node-label, --alloc-timeout, --priority and the global --conf-dir and --timeout. With --local, --env DIR uses DIR's python\n" +
-			"and bin/ directly (no packing; an archive is refused), --src-dir goes first on PYTHONPATH, and\n" +
-			"--files and --archives are linked (archives unpacked) into a temporary directory the tasks run in.\n" +
-			"Before anything is created the job is checked against what the cluster can place, per node label\n" +
-			"and counting the ApplicationMaster's container (--am-memory, --am-vcores, --am-node-label): a task\n" +
-			"larger than every node of its label, GPUs where its nodes have none, a label the cluster lacks or\n" +
-			"the queue cannot use or has no capacity on, or tasks that together exceed the label's nodes are\n" +
-			"refused (exit 2). A job that merely does not fit now is submitted; if its chief, worker and ps\n" +
-			"tasks still lack containers --alloc-timeout after the ApplicationMaster started, it fails saying\n" +
-			"which and what the cluster offers. --node-label applies to the tasks only. An --env archive is\n" +
-			"read through first (gzip, tar, bin/python inside). Staging directories of ended applications\n" +
-			"left behind by a crashed client and AM are removed on submission. When the ResourceManager or the\n" +
-			"ApplicationMaster stops answering, run says so on stderr and keeps following.\n" +
-			"While the job runs, the decider's output (chief:0's, or worker:0's) is shown, each line prefixed\n" +
-			"with its task ([chief:0]); --logs all shows every task's, --logs none nothing. Progress and status\n" +
-			"lines go to stderr; stdout holds the tasks' stdout lines, or with --output json only the JSON.\n" +
-			"Exit codes: 0 succeeded, 1 failed or killed, 2 usage, validation or cluster error.\n" +
-			"JSON (--output json): {app_id, final_status, state, diagnostics, tracking_url, uploaded_bytes,\n" +
-			"tasks: [{task, type, index, state, host, port, container_id, node, exit_code}]}.",
-		Flags:        flags,
-		OnUsageError: onUsageError,
-		Action:       func(c *cli.Context) error { return runAction(c, e) },
-	}
+	return flags
 }
+
+// runDescription is run's help text below its usage.
+var runDescription = taskspec.SpecHelp + "\n\n" +
+	"A first argument ending in .py is a script: it is shipped with the job and run by --python in\n" +
+	"every task. Anything else is a command run as is.\n" +
+	"Every task runs under tfyarn's launcher, which gathers the tasks' addresses and starts the\n" +
+	"program with TF_CONFIG ({\"cluster\": {...}, \"task\": {\"type\": \"worker\", \"index\": 1}}), the\n" +
+	"placeholders {ps_hosts} {worker_hosts} {job_name} {task_index} in ARGS substituted\n" +
+	"({{task_index}} gives the text {task_index}), ARGS otherwise byte for byte, and\n" +
+	"TFYARN_TASK (e.g. worker:1), TFYARN_TASK_TYPE, TFYARN_TASK_INDEX, TFYARN_TASK_PORT and\n" +
+	"TFYARN_APP_ID set. No program starts before every chief, worker and ps task has registered.\n" +
+	"--start-after worker=ps: a worker's program starts only once every ps task's program has started\n" +
+	"(the types must be in the job; a type waiting for itself or a cycle is refused, exit 2).\n" +
+	"--success chief: the job's outcome is chief:0's (worker:0's without a chief); once it succeeded,\n" +
+	"the ps, evaluator and remaining workers are stopped; a failed chief, worker or ps fails the job.\n" +
+	"--success all: the job succeeds when every task exits 0 and fails as soon as one fails.\n" +
+	"--env DIR|ARCHIVE ships a Python environment: a directory is packed first (as tfyarn pack does);\n" +
+	"it goes to the HDFS cache by sha256 (uploaded only when missing) and YARN unpacks it into ./env/ of\n" +
+	"every task, which runs with env/bin first on PATH and VIRTUAL_ENV (or CONDA_PREFIX) set. A venv\n" +
+	"needs its base interpreter at the same path on every node: each task checks that before starting.\n" +
+	"--files, --archives, --src-dir and the script go through the same cache; uploaded_bytes counts\n" +
+	"what this submission uploaded (0 when the cache had everything). Missing files fail at once.\n" +
+	"--cache-dir DIR (default: tfyarn.cache.dir from the client configuration) uses a directory shared\n" +
+	"by all users instead (mode 1777, see tfyarn cache init): another user's file there is used once its\n" +
+	"content is checked against its sha256 name, one that fails the check goes through your own cache.\n" +
+	"--local runs every task as a process on this machine, with the same rendezvous, TF_CONFIG,\n" +
+	"success rule, exit codes and JSON (app_id \"local\"), and contacts no cluster (no\n" +
+	"HADOOP_CONF_DIR needed); each task's output lines are prefixed with its name, e.g. [worker:1].\n" +
+	"It ignores, with a note, the YARN-only flags --queue, --name, --tag, --am-memory, --am-vcores,\n" +
+	"--node-label, --spread, --colocate, --apart, --am-node-label, --alloc-timeout, --priority and the global --conf-dir and --timeout. With --local, --env DIR uses DIR's python\n" +
+	"and bin/ directly (no packing; an archive is refused), --src-dir goes first on PYTHONPATH, and\n" +
+	"--files and --archives are linked (archives unpacked) into a temporary directory the tasks run in.\n" +
+	"Before anything is created the job is checked against what the cluster can place, per node label\n" +
+	"and counting the ApplicationMaster's container (--am-memory, --am-vcores, --am-node-label): a task\n" +
+	"larger than every node of its label, GPUs where its nodes have none, a label the cluster lacks or\n" +
+	"the queue cannot use or has no capacity on, or tasks that together exceed the label's nodes are\n" +
+	"refused (exit 2). A job that merely does not fit now is submitted; if its chief, worker and ps\n" +
+	"tasks still lack containers --alloc-timeout after the ApplicationMaster started, it fails saying\n" +
+	"which and what the cluster offers. --node-label applies to the tasks only. An --env archive is\n" +
+	"read through first (gzip, tar, bin/python inside). Staging directories of ended applications\n" +
+	"left behind by a crashed client and AM are removed on submission. When the ResourceManager or the\n" +
+	"ApplicationMaster stops answering, run says so on stderr and keeps following.\n" +
+	"While the job runs, the decider's output (chief:0's, or worker:0's) is shown, each line prefixed\n" +
+	"with its task ([chief:0]); --logs all shows every task's, --logs none nothing. Progress and status\n" +
+	"lines go to stderr; stdout holds the tasks' stdout lines, or with --output json only the JSON.\n" +
+	"Exit codes: 0 succeeded, 1 failed or killed, 2 usage, validation or cluster error.\n" +
+	"JSON (--output json): {app_id, final_status, state, diagnostics, tracking_url, uploaded_bytes,\n" +
+	"tasks: [{task, type, index, state, host, port, container_id, node, exit_code}]}."
 
 func runAction(c *cli.Context, e *env) error {
 	out, err := outputFormat(c)
@@ -152,9 +160,49 @@ func runAction(c *cli.Context, e *env) error {
 	if c.Bool("local") {
 		return runLocalAction(c, e, job, out)
 	}
-	conn, err := e.connection()
+	cl, err := connectForRun(c, e)
 	if err != nil {
 		return err
+	}
+	defer cl.Close()
+	job.FileSystems = c.StringSlice("file-systems")
+	// Progress and status lines go to stderr: stdout holds the job's
+	// output (the tasks' lines --logs shows) or the JSON result.
+	progress := e.stderr
+	s, err := cl.Submit(c.Context, job, submitCallbacks(e, progress))
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	fmt.Fprintf(progress, "%s submitted (uploaded %d bytes)\n", s.AppID, s.UploadedBytes)
+	live := newRunLogs(c.Context, s, job.Job, mode, out, e)
+	defer live.close()
+	for _, o := range s.OrphansRemoved {
+		fmt.Fprintf(e.stderr, "removed the staging directory %s of %s (%s)\n", o.Path, o.AppID, o.State)
+	}
+	res, err := s.Wait(c.Context, func(ev client.Event) { printRunEvent(c.Context, e, progress, live, ev) })
+	live.close()
+	if res != nil {
+		if out == outputJSON {
+			if jerr := cliout.JSON(e.stdout, res); jerr != nil {
+				return jerr
+			}
+		} else {
+			fmt.Fprintf(progress, "%s %s %s: %s\n", res.AppID, res.State, res.FinalStatus, res.Diagnostics)
+		}
+	}
+	if errors.Is(err, context.Canceled) && res != nil && res.State == "KILLED" {
+		return &client.JobError{Result: res}
+	}
+	return err
+}
+
+// connectForRun connects to the cluster as the global flags and run's own
+// --principal and --keytab say.
+func connectForRun(c *cli.Context, e *env) (*client.Client, error) {
+	conn, err := e.connection()
+	if err != nil {
+		return nil, err
 	}
 	if c.IsSet("principal") {
 		conn.Principal = c.String("principal")
@@ -164,13 +212,14 @@ func runAction(c *cli.Context, e *env) error {
 	}
 	cl, err := client.Connect(conn)
 	if err != nil {
-		return &confError{err}
+		return nil, &confError{err}
 	}
-	defer cl.Close()
-	job.FileSystems = c.StringSlice("file-systems")
-	// Progress and status lines go to stderr: stdout holds the job's
-	// output (the tasks' lines --logs shows) or the JSON result.
-	progress := e.stderr
+	return cl, nil
+}
+
+// submitCallbacks say on progress what the submission packs, finds in the
+// cache and uploads (with a bar on a terminal).
+func submitCallbacks(e *env, progress io.Writer) client.Callbacks {
 	var cb client.Callbacks
 	cb.OnPacked = func(p client.PackInfo) {
 		what := "source directory"
@@ -199,62 +248,41 @@ func runAction(c *cli.Context, e *env) error {
 		bar := progressbar.New(e.stderr, "uploading "+name)
 		return bar.Update, bar.Done
 	}
-	s, err := cl.Submit(c.Context, job, cb)
-	if err != nil {
-		return err
+	return cb
+}
+
+// printRunEvent says what happened to the job while run waits for it: notices
+// on stderr, the rest on progress; a task's change also goes to its live logs.
+func printRunEvent(ctx context.Context, e *env, progress io.Writer, live *runLogs, ev client.Event) {
+	if ev.Notice != "" {
+		fmt.Fprintf(e.stderr, "%s\n", ev.Notice)
+		return
 	}
-	defer s.Close()
-	fmt.Fprintf(progress, "%s submitted (uploaded %d bytes)\n", s.AppID, s.UploadedBytes)
-	live := newRunLogs(c.Context, s, job.Job, mode, out, e)
-	defer live.close()
-	for _, o := range s.OrphansRemoved {
-		fmt.Fprintf(e.stderr, "removed the staging directory %s of %s (%s)\n", o.Path, o.AppID, o.State)
+	if ev.Waiting != "" {
+		fmt.Fprintf(progress, "%s %s (for %s)\n", ev.AppID, ev.Waiting, ev.For.Round(time.Second))
+		return
 	}
-	res, err := s.Wait(c.Context, func(ev client.Event) {
-		if ev.Notice != "" {
-			fmt.Fprintf(e.stderr, "%s\n", ev.Notice)
-			return
-		}
-		if ev.Waiting != "" {
-			fmt.Fprintf(progress, "%s %s (for %s)\n", ev.AppID, ev.Waiting, ev.For.Round(time.Second))
-			return
-		}
-		if ev.Restart != "" {
-			fmt.Fprintf(progress, "%s restarting: %s\n", ev.AppID, ev.Restart)
-			return
-		}
-		if ev.NearMemory != "" {
-			fmt.Fprintf(progress, "%s %s\n", ev.AppID, ev.NearMemory)
-			return
-		}
-		if ev.Task != nil {
-			// A task's last output lines come before its end.
-			live.event(c.Context, ev)
-			printTaskChange(progress, ev)
-			printTensorBoard(progress, ev)
-			return
-		}
-		if ev.StateChanged {
-			fmt.Fprintf(progress, "%s %s\n", ev.AppID, ev.State)
-		}
-		if ev.TrackingURLChanged || ev.StateChanged && ev.State == "RUNNING" && ev.TrackingURL != "" {
-			fmt.Fprintf(progress, "%s tracking URL: %s\n", ev.AppID, ev.TrackingURL)
-		}
-	})
-	live.close()
-	if res != nil {
-		if out == outputJSON {
-			if jerr := cliout.JSON(e.stdout, res); jerr != nil {
-				return jerr
-			}
-		} else {
-			fmt.Fprintf(progress, "%s %s %s: %s\n", res.AppID, res.State, res.FinalStatus, res.Diagnostics)
-		}
+	if ev.Restart != "" {
+		fmt.Fprintf(progress, "%s restarting: %s\n", ev.AppID, ev.Restart)
+		return
 	}
-	if errors.Is(err, context.Canceled) && res != nil && res.State == "KILLED" {
-		return &client.JobError{Result: res}
+	if ev.NearMemory != "" {
+		fmt.Fprintf(progress, "%s %s\n", ev.AppID, ev.NearMemory)
+		return
 	}
-	return err
+	if ev.Task != nil {
+		// A task's last output lines come before its end.
+		live.event(ctx, ev)
+		printTaskChange(progress, ev)
+		printTensorBoard(progress, ev)
+		return
+	}
+	if ev.StateChanged {
+		fmt.Fprintf(progress, "%s %s\n", ev.AppID, ev.State)
+	}
+	if ev.TrackingURLChanged || ev.StateChanged && ev.State == "RUNNING" && ev.TrackingURL != "" {
+		fmt.Fprintf(progress, "%s tracking URL: %s\n", ev.AppID, ev.TrackingURL)
+	}
 }
 
 // runJob turns the flags and arguments into a job, validating the specs
@@ -308,19 +336,8 @@ func runJob(c *cli.Context) (client.Job, error) {
 	if job.RendezvousTimeout <= 0 {
 		return client.Job{}, usagef("--rendezvous-timeout %s: give a positive duration, e.g. 10m", job.RendezvousTimeout)
 	}
-	for _, t := range taskFlags {
-		specs := c.Generic(string(t)).(*multiValue).values
-		if len(specs) == 0 {
-			continue
-		}
-		if len(specs) > 1 {
-			return client.Job{}, usagef("--%s is given %d times (%s); give it once with the whole group, e.g. --%s %s", t, len(specs), quoteList(specs), t, specs[len(specs)-1])
-		}
-		g, err := taskspec.ParseSpec(t, specs[0])
-		if err != nil {
-			return client.Job{}, err
-		}
-		job.Tasks = append(job.Tasks, g)
+	if err := applyTaskGroups(c, &job); err != nil {
+		return client.Job{}, err
 	}
 	if c.IsSet("start-after") {
 		order, err := taskspec.ParseStartAfter(c.String("start-after"))
@@ -329,54 +346,11 @@ func runJob(c *cli.Context) (client.Job, error) {
 		}
 		job.StartAfter = order
 	}
-	for _, v := range c.Generic("image").(*multiValue).values {
-		t, img, err := taskspec.ParseImage(v)
-		if err != nil {
-			return client.Job{}, err
-		}
-		if _, dup := job.Images[string(t)]; dup {
-			return client.Job{}, usagef("--image %q: an image for %s is given twice; give it once", v, map[bool]string{true: "every task type", false: string(t)}[t == taskspec.AllTypes])
-		}
-		if job.Images == nil {
-			job.Images = map[string]string{}
-		}
-		job.Images[string(t)] = img
+	if err := applyImagesAndMounts(c, &job); err != nil {
+		return client.Job{}, err
 	}
-	for _, v := range c.Generic("mount").(*multiValue).values {
-		m, err := taskspec.ParseMount(v)
-		if err != nil {
-			return client.Job{}, err
-		}
-		job.Mounts = append(job.Mounts, m)
-	}
-	for _, kv := range c.Generic("setenv").(*multiValue).values {
-		k, v, ok := strings.Cut(kv, "=")
-		if !ok || k == "" {
-			return client.Job{}, usagef("--setenv %q: expected KEY=VALUE", kv)
-		}
-		if _, dup := job.Env[k]; dup {
-			return client.Job{}, usagef("--setenv %s is given twice; give each variable once", k)
-		}
-		if job.Env == nil {
-			job.Env = map[string]string{}
-		}
-		job.Env[k] = v
-	}
-	for _, name := range c.Generic("secret-env").(*multiValue).values {
-		v, ok := os.LookupEnv(name)
-		switch {
-		case !taskspec.ValidEnvName(name):
-			return client.Job{}, usagef("--secret-env %q: give the name of a variable of this environment (letters, digits and _)", name)
-		case !ok:
-			return client.Job{}, usagef("--secret-env %s: %s is not set in this environment; export it first", name, name)
-		}
-		if _, dup := job.SecretEnv[name]; dup {
-			return client.Job{}, usagef("--secret-env %s is given twice; give each variable once", name)
-		}
-		if job.SecretEnv == nil {
-			job.SecretEnv = map[string]string{}
-		}
-		job.SecretEnv[name] = v
+	if err := applyEnv(c, &job); err != nil {
+		return client.Job{}, err
 	}
 	if err := applyTensorBoard(c, &job); err != nil {
 		return client.Job{}, err
@@ -385,18 +359,8 @@ func runJob(c *cli.Context) (client.Job, error) {
 		return client.Job{}, err
 	}
 	job.Spread = strings.ToLower(strings.TrimSpace(c.String("spread")))
-	for _, flag := range []string{"colocate", "apart"} {
-		for _, v := range c.Generic(flag).(*multiValue).values {
-			pairs, err := taskspec.ParseAffinities(v, flag == "apart")
-			if err != nil {
-				return client.Job{}, usagef("%v", err)
-			}
-			for _, p := range pairs {
-				if !slices.Contains(job.Affinities, p) {
-					job.Affinities = append(job.Affinities, p)
-				}
-			}
-		}
+	if err := applyAffinities(c, &job); err != nil {
+		return client.Job{}, err
 	}
 	job.Framework = strings.ToLower(strings.TrimSpace(c.String("framework")))
 	job.ProcsPerNode = c.Int("nproc-per-node")
@@ -412,20 +376,129 @@ func runJob(c *cli.Context) (client.Job, error) {
 		job.Success = rule
 	}
 	job.Tags = c.Generic("tag").(*multiValue).values
-	mem, err := parseMiB(c.String("am-memory"))
-	if err != nil {
-		return client.Job{}, usagef("--am-memory %q: %v", c.String("am-memory"), err)
-	}
-	job.AMMemoryMiB = mem
-	if v := c.Int("am-vcores"); v < 1 {
-		return client.Job{}, usagef("--am-vcores %d: give at least 1", v)
-	} else {
-		job.AMVCores = int32(v)
+	if err := applyAMResources(c, &job); err != nil {
+		return client.Job{}, err
 	}
 	if err := job.Validate(taskspec.ClusterLimits{}); err != nil {
 		return client.Job{}, err
 	}
 	return job, nil
+}
+
+// applyTaskGroups sets the job's task groups from --chief, --worker, --ps and
+// --evaluator, each given at most once.
+func applyTaskGroups(c *cli.Context, job *client.Job) error {
+	for _, t := range taskFlags {
+		specs := c.Generic(string(t)).(*multiValue).values
+		if len(specs) == 0 {
+			continue
+		}
+		if len(specs) > 1 {
+			return usagef("--%s is given %d times (%s); give it once with the whole group, e.g. --%s %s", t, len(specs), quoteList(specs), t, specs[len(specs)-1])
+		}
+		g, err := taskspec.ParseSpec(t, specs[0])
+		if err != nil {
+			return err
+		}
+		job.Tasks = append(job.Tasks, g)
+	}
+	return nil
+}
+
+// applyImagesAndMounts sets the job's Docker images (--image, once per task
+// type or for all) and bind mounts (--mount).
+func applyImagesAndMounts(c *cli.Context, job *client.Job) error {
+	for _, v := range c.Generic("image").(*multiValue).values {
+		t, img, err := taskspec.ParseImage(v)
+		if err != nil {
+			return err
+		}
+		if _, dup := job.Images[string(t)]; dup {
+			return usagef("--image %q: an image for %s is given twice; give it once", v, map[bool]string{true: "every task type", false: string(t)}[t == taskspec.AllTypes])
+		}
+		if job.Images == nil {
+			job.Images = map[string]string{}
+		}
+		job.Images[string(t)] = img
+	}
+	for _, v := range c.Generic("mount").(*multiValue).values {
+		m, err := taskspec.ParseMount(v)
+		if err != nil {
+			return err
+		}
+		job.Mounts = append(job.Mounts, m)
+	}
+	return nil
+}
+
+// applyEnv sets the tasks' environment: --setenv's KEY=VALUE pairs, and
+// --secret-env's variables of this environment, each given once.
+func applyEnv(c *cli.Context, job *client.Job) error {
+	for _, kv := range c.Generic("setenv").(*multiValue).values {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return usagef("--setenv %q: expected KEY=VALUE", kv)
+		}
+		if _, dup := job.Env[k]; dup {
+			return usagef("--setenv %s is given twice; give each variable once", k)
+		}
+		if job.Env == nil {
+			job.Env = map[string]string{}
+		}
+		job.Env[k] = v
+	}
+	for _, name := range c.Generic("secret-env").(*multiValue).values {
+		v, ok := os.LookupEnv(name)
+		switch {
+		case !taskspec.ValidEnvName(name):
+			return usagef("--secret-env %q: give the name of a variable of this environment (letters, digits and _)", name)
+		case !ok:
+			return usagef("--secret-env %s: %s is not set in this environment; export it first", name, name)
+		}
+		if _, dup := job.SecretEnv[name]; dup {
+			return usagef("--secret-env %s is given twice; give each variable once", name)
+		}
+		if job.SecretEnv == nil {
+			job.SecretEnv = map[string]string{}
+		}
+		job.SecretEnv[name] = v
+	}
+	return nil
+}
+
+// applyAffinities sets the job's placement between task types (--colocate,
+// --apart), each pair once.
+func applyAffinities(c *cli.Context, job *client.Job) error {
+	for _, flag := range []string{"colocate", "apart"} {
+		for _, v := range c.Generic(flag).(*multiValue).values {
+			pairs, err := taskspec.ParseAffinities(v, flag == "apart")
+			if err != nil {
+				return usagef("%v", err)
+			}
+			for _, p := range pairs {
+				if !slices.Contains(job.Affinities, p) {
+					job.Affinities = append(job.Affinities, p)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// applyAMResources sets the ApplicationMaster's container (--am-memory,
+// --am-vcores).
+func applyAMResources(c *cli.Context, job *client.Job) error {
+	mem, err := parseMiB(c.String("am-memory"))
+	if err != nil {
+		return usagef("--am-memory %q: %v", c.String("am-memory"), err)
+	}
+	job.AMMemoryMiB = mem
+	if v := c.Int("am-vcores"); v < 1 {
+		return usagef("--am-vcores %d: give at least 1", v)
+	} else {
+		job.AMVCores = int32(v)
+	}
+	return nil
 }
 
 // parseMiB reads 256, 256m or 1g (MiB, MiB, GiB).

@@ -12,6 +12,7 @@ import (
 	"github.com/tfyarn/tfyarn/internal/amattempt"
 	"github.com/tfyarn/tfyarn/internal/contract"
 	"github.com/tfyarn/tfyarn/internal/frameworks"
+	"github.com/tfyarn/tfyarn/internal/hadoopconf"
 	"github.com/tfyarn/tfyarn/internal/hdfs"
 	"github.com/tfyarn/tfyarn/internal/rendezvous"
 	"github.com/tfyarn/tfyarn/internal/security"
@@ -36,34 +37,13 @@ func RunAM(ctx context.Context, opts AMOptions) (LoopResult, error) {
 	if opts.Getenv == nil {
 		opts.Getenv = os.Getenv
 	}
-	logf := func(format string, args ...any) {
-		fmt.Fprintf(opts.Log, "%s tfyarn am: %s\n", time.Now().Format("2006-01-02 15:04:05.000"), fmt.Sprintf(format, args...))
-	}
-	data, err := os.ReadFile(opts.JobFile)
+	logf := amLogf(opts.Log)
+	jf, err := readJobFile(opts.JobFile)
 	if err != nil {
-		return LoopResult{}, fmt.Errorf("appmaster: %w", err)
-	}
-	jf, err := contract.ParseJobFile(data)
-	if err != nil {
-		return LoopResult{}, fmt.Errorf("appmaster: %w", err)
+		return LoopResult{}, err
 	}
 	logf("%s: %d tasks (%s) as %s in %s", jf.AppID, jf.Job.TaskCount(), groupSpecs(jf), jf.User, opts.Getenv(contract.EnvContainerID))
-	creds, err := yarn.LoadContainerCredentials()
-	if err != nil {
-		return LoopResult{}, err
-	}
-	// Every secret tfyarn put into the AM's credentials (the rendezvous
-	// secret, the status key, the keytab, --secret-env values) stays in this
-	// process's memory from here on, not in the token file in the AM's
-	// container directory, which the job's tasks on this node (adopted ones
-	// of an earlier attempt too) could read: one rewrite, before anything
-	// else runs.
-	if err := dropSecretsFromTokenFile(opts.Getenv(contract.EnvTokenFile), amSecretAliases(jf, creds)...); err != nil {
-		return LoopResult{}, err
-	}
-	// --secret-env: taken out of the credentials every task's are made of.
-	secretEnv := takeSecretEnv(creds)
-	sec, err := newAMSecurity(ctx, jf, creds, opts.Getenv)
+	creds, secretEnv, sec, err := loadAMCredentials(ctx, jf, opts.Getenv)
 	if err != nil {
 		return LoopResult{}, err
 	}
@@ -72,25 +52,15 @@ func RunAM(ctx context.Context, opts AMOptions) (LoopResult, error) {
 	if err != nil {
 		return LoopResult{}, err
 	}
-	// With --am-attempts the client put the secret in the application's
-	// credentials: every attempt shares it (adopt.go).
-	secret, err := rendezvous.SecretFrom(creds)
+	secret, err := rendezvousSecret(creds)
 	if err != nil {
-		if secret, err = rendezvous.NewSecret(); err != nil {
-			return LoopResult{}, err
-		}
+		return LoopResult{}, err
 	}
 	host := opts.Getenv(contract.EnvNMHost)
 	adopting, _ := strconv.Atoi(opts.Getenv(contract.EnvAMAttempts))
 	attempt := amattempt.AttemptOf(opts.Getenv(contract.EnvContainerID))
 	store := sec.stateStore()
-	var saved *amattempt.State
-	if adopting > 1 && attempt > 1 {
-		// Nothing read: nothing adopted.
-		if saved, err = store.Load(ctx); err != nil {
-			logf("reading the previous attempt's task table: %v", err)
-		}
-	}
+	saved := loadPreviousAttempt(ctx, store, adopting, attempt, logf)
 	web, err := WebAccessFor(conf, jf.AppID, statusKey(creds, logf))
 	if err != nil {
 		return LoopResult{}, fmt.Errorf("appmaster: the ResourceManager's web proxy: %w", err)
@@ -100,12 +70,7 @@ func RunAM(ctx context.Context, opts AMOptions) (LoopResult, error) {
 		RegistrationTimeout: jf.RendezvousTimeout, Log: opts.Log, Logf: logf,
 		Listen: saved.ReuseListen(host), Web: web, Program: TaskProgram(jf, secretEnv),
 	}
-	rv, err := StartRendezvous(rcfg)
-	if err != nil && rcfg.Listen != "" {
-		logf("the previous attempt's address %s is taken (%v): any port", saved.AM, err)
-		rcfg.Listen = ""
-		rv, err = StartRendezvous(rcfg)
-	}
+	rv, err := startRendezvousOnPreviousAddress(rcfg, saved, logf)
 	if err != nil {
 		return LoopResult{}, err
 	}
@@ -113,26 +78,14 @@ func RunAM(ctx context.Context, opts AMOptions) (LoopResult, error) {
 	defer rv.Close(3 * time.Second)
 	logf("rendezvous and status page at %s (success rule %q)", rv.Address(), orDefault(string(jf.Success), string(frameworks.SuccessOf(jf.Job))))
 	taskEnv := map[string]string{}
-	if jf.Job.MinWorkers > 0 {
-		// An elastic PyTorch job's rendezvous store lives here, where it
-		// outlives any worker.
-		addr, err := serveTorchStore(ctx, host, logf)
-		if err != nil {
-			return LoopResult{}, err
-		}
-		taskEnv[contract.EnvTorchStore] = addr
-		logf("rendezvous store of the elastic PyTorch job at %s", addr)
+	if err := serveElasticTorchStore(ctx, jf, host, taskEnv, logf); err != nil {
+		return LoopResult{}, err
 	}
-	rm, err := yarn.NewAMRMClient(conf, creds, yarn.AMOptions{})
+	rm, nm, err := dialRMAndNM(conf, creds)
 	if err != nil {
 		return LoopResult{}, err
 	}
 	defer rm.Close()
-	protection, err := conf.RPCProtection()
-	if err != nil {
-		return LoopResult{}, err
-	}
-	nm := yarn.NewContainerManager(rm, yarn.NMOptions{Protection: protection})
 	defer nm.Close()
 	refreshCtx, stopRefresh := context.WithCancel(ctx)
 	defer stopRefresh()
@@ -142,25 +95,7 @@ func RunAM(ctx context.Context, opts AMOptions) (LoopResult, error) {
 	if adopting > 1 {
 		// Every task's launcher listens for a later attempt's call.
 		taskEnv[contract.EnvAMControl] = strconv.Itoa(max(attempt, 1))
-		saver := amattempt.NewSaver(refreshCtx, store.Save, logf)
-		observe = func(s Snapshot) {
-			rv.Observe(s)
-			if st, ok := stateToSave(s, rv.Address(), rv.controlPorts()); ok {
-				saver.Offer(st)
-			}
-		}
-		if saved != nil {
-			adopt = func(context.Context) []amattempt.Task { return saved.Tasks }
-			// Each adopted task's launcher hears this attempt's address on
-			// its control port once the board has let it in.
-			rv.AnnounceAdopted(saved.Tasks, func(t amattempt.Task) {
-				if err := amattempt.Announce(refreshCtx, secret, attempt, rv.Address(), t); err != nil {
-					logf("telling %s's launcher where this attempt runs: %v", t.Task, err)
-					return
-				}
-				logf("told %s's launcher (control port %s:%d) that this attempt runs at %s", t.Task, t.Host, t.Control, rv.Address())
-			})
-		}
+		observe, adopt = laterAttempts(refreshCtx, rv, store, saved, secret, attempt, logf)
 	}
 	res, err := Loop(ctx, LoopConfig{
 		Job:               jf.Job,
@@ -184,36 +119,200 @@ func RunAM(ctx context.Context, opts AMOptions) (LoopResult, error) {
 		Resume:            resumedRecord(saved),
 		NodeRacks:         clusterRacks(jf),
 		RefusalReason:     imageRefusalReason(jf),
-		LaunchContext: func(ln core.Launch) *hadoopyarn.ContainerLaunchContextProto {
-			clc := TaskLaunchContext(jf, ln, rv.Address(), sec.taskTokens(rendezvous.ContainerKey(secret, ln.Container.ID)))
-			if len(taskEnv) > 0 {
-				clc.Environment = append(clc.Environment, yarn.EnvProto(taskEnv)...)
-			}
-			return clc
-		},
+		LaunchContext:     launchContextFor(jf, rv, sec, secret, taskEnv),
 		BeforeUnregister: func(ctx context.Context, f core.Finish) {
 			stopRefresh()
-			if err := sec.writeHistory(ctx, rv.FinalReport()); err != nil {
-				logf("writing the job's history: %v", err)
-			} else {
-				logf("history written to %s", hdfs.HistoryPath(jf.User, jf.AppID))
-			}
-			if f.HandOver {
-				logf("keeping the staging directory for the next attempt")
-				return
-			}
-			if err := sec.removeStaging(ctx); err != nil {
-				logf("removing the staging directory: %v", err)
-			}
+			writeHistoryAndRemoveStaging(ctx, sec, rv, jf, f, logf)
 		},
 		Logf: logf,
 	})
-	if ms, perr := strconv.ParseInt(opts.Getenv(contract.EnvAppSubmitTime), 10, 64); perr == nil && !res.AllStartedAt.IsZero() {
+	logStartupAndMemory(opts.Getenv(contract.EnvAppSubmitTime), jf, res, logf)
+	return res, err
+}
+
+// amLogf logs to w one line per event, as the AM's log has them.
+func amLogf(w io.Writer) func(format string, args ...any) {
+	return func(format string, args ...any) {
+		fmt.Fprintf(w, "%s tfyarn am: %s\n", time.Now().Format("2006-01-02 15:04:05.000"), fmt.Sprintf(format, args...))
+	}
+}
+
+// loadAMCredentials loads the AM container's credentials, drops tfyarn's
+// secrets from its token file, takes the --secret-env values out of them, and
+// sets up what the AM does with them (amSecurity).
+func loadAMCredentials(ctx context.Context, jf contract.JobFile, getenv func(string) string) (creds *security.Credentials, secretEnv map[string]string, sec *amSecurity, err error) {
+	creds, err = yarn.LoadContainerCredentials()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	// Every secret tfyarn put into the AM's credentials (the rendezvous
+	// secret, the status key, the keytab, --secret-env values) stays in this
+	// process's memory from here on, not in the token file in the AM's
+	// container directory, which the job's tasks on this node (adopted ones
+	// of an earlier attempt too) could read: one rewrite, before anything
+	// else runs.
+	if err := dropSecretsFromTokenFile(getenv(contract.EnvTokenFile), amSecretAliases(jf, creds)...); err != nil {
+		return nil, nil, nil, err
+	}
+	// --secret-env: taken out of the credentials every task's are made of.
+	secretEnv = takeSecretEnv(creds)
+	sec, err = newAMSecurity(ctx, jf, creds, getenv)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return creds, secretEnv, sec, nil
+}
+
+// rendezvousSecret is the secret the launchers sign their calls with. With
+// --am-attempts the client put it in the application's credentials: every
+// attempt shares it (adopt.go); else this attempt makes one.
+func rendezvousSecret(creds *security.Credentials) ([]byte, error) {
+	secret, err := rendezvous.SecretFrom(creds)
+	if err != nil {
+		if secret, err = rendezvous.NewSecret(); err != nil {
+			return nil, err
+		}
+	}
+	return secret, nil
+}
+
+// serveElasticTorchStore serves an elastic PyTorch job's rendezvous store
+// (--min-workers) here, where it outlives any worker, and tells the tasks its
+// address (taskEnv).
+func serveElasticTorchStore(ctx context.Context, jf contract.JobFile, host string, taskEnv map[string]string, logf func(string, ...any)) error {
+	if jf.Job.MinWorkers > 0 {
+		addr, err := serveTorchStore(ctx, host, logf)
+		if err != nil {
+			return err
+		}
+		taskEnv[contract.EnvTorchStore] = addr
+		logf("rendezvous store of the elastic PyTorch job at %s", addr)
+	}
+	return nil
+}
+
+// dialRMAndNM makes the AM's clients of the ResourceManager and of the
+// NodeManagers.
+func dialRMAndNM(conf *hadoopconf.Config, creds *security.Credentials) (*yarn.AMRMClient, *yarn.ContainerManager, error) {
+	rm, err := yarn.NewAMRMClient(conf, creds, yarn.AMOptions{})
+	if err != nil {
+		return nil, nil, err
+	}
+	protection, err := conf.RPCProtection()
+	if err != nil {
+		rm.Close()
+		return nil, nil, err
+	}
+	return rm, yarn.NewContainerManager(rm, yarn.NMOptions{Protection: protection}), nil
+}
+
+// launchContextFor is how the loop launches a task: its container's launch
+// context, with the environment every task gets (taskEnv).
+func launchContextFor(jf contract.JobFile, rv *TaskRendezvous, sec *amSecurity, secret []byte, taskEnv map[string]string) func(core.Launch) *hadoopyarn.ContainerLaunchContextProto {
+	return func(ln core.Launch) *hadoopyarn.ContainerLaunchContextProto {
+		clc := TaskLaunchContext(jf, ln, rv.Address(), sec.taskTokens(rendezvous.ContainerKey(secret, ln.Container.ID)))
+		if len(taskEnv) > 0 {
+			clc.Environment = append(clc.Environment, yarn.EnvProto(taskEnv)...)
+		}
+		return clc
+	}
+}
+
+// readJobFile reads and parses the job file the client wrote.
+func readJobFile(path string) (contract.JobFile, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return contract.JobFile{}, fmt.Errorf("appmaster: %w", err)
+	}
+	jf, err := contract.ParseJobFile(data)
+	if err != nil {
+		return contract.JobFile{}, fmt.Errorf("appmaster: %w", err)
+	}
+	return jf, nil
+}
+
+// loadPreviousAttempt reads the task table a previous attempt saved, when
+// this is a later attempt of a job with --am-attempts; nil when there is none
+// (nothing read: nothing adopted).
+func loadPreviousAttempt(ctx context.Context, store amattempt.Store, adopting, attempt int, logf func(string, ...any)) *amattempt.State {
+	var saved *amattempt.State
+	if adopting > 1 && attempt > 1 {
+		var err error
+		if saved, err = store.Load(ctx); err != nil {
+			logf("reading the previous attempt's task table: %v", err)
+		}
+	}
+	return saved
+}
+
+// startRendezvousOnPreviousAddress starts the rendezvous on the previous
+// attempt's address when rcfg names one (its launchers call there), else, or
+// when that is taken, on any port.
+func startRendezvousOnPreviousAddress(rcfg RendezvousConfig, saved *amattempt.State, logf func(string, ...any)) (*TaskRendezvous, error) {
+	rv, err := StartRendezvous(rcfg)
+	if err != nil && rcfg.Listen != "" {
+		logf("the previous attempt's address %s is taken (%v): any port", saved.AM, err)
+		rcfg.Listen = ""
+		rv, err = StartRendezvous(rcfg)
+	}
+	return rv, err
+}
+
+// laterAttempts is what a job with --am-attempts does for the attempts after
+// this one and from the one before: observe also saves the task table for the
+// next attempt; adopt hands the loop the previous attempt's tasks (saved),
+// whose launchers are told this attempt's address.
+func laterAttempts(ctx context.Context, rv *TaskRendezvous, store amattempt.Store, saved *amattempt.State, secret []byte, attempt int, logf func(string, ...any)) (observe func(Snapshot), adopt func(context.Context) []amattempt.Task) {
+	adopt = func(context.Context) []amattempt.Task { return nil }
+	saver := amattempt.NewSaver(ctx, store.Save, logf)
+	observe = func(s Snapshot) {
+		rv.Observe(s)
+		if st, ok := stateToSave(s, rv.Address(), rv.controlPorts()); ok {
+			saver.Offer(st)
+		}
+	}
+	if saved != nil {
+		adopt = func(context.Context) []amattempt.Task { return saved.Tasks }
+		// Each adopted task's launcher hears this attempt's address on
+		// its control port once the board has let it in.
+		rv.AnnounceAdopted(saved.Tasks, func(t amattempt.Task) {
+			if err := amattempt.Announce(ctx, secret, attempt, rv.Address(), t); err != nil {
+				logf("telling %s's launcher where this attempt runs: %v", t.Task, err)
+				return
+			}
+			logf("told %s's launcher (control port %s:%d) that this attempt runs at %s", t.Task, t.Host, t.Control, rv.Address())
+		})
+	}
+	return observe, adopt
+}
+
+// writeHistoryAndRemoveStaging is what the AM does before it unregisters:
+// write the job's history, and remove the staging directory unless the job is
+// handed over to the next attempt.
+func writeHistoryAndRemoveStaging(ctx context.Context, sec *amSecurity, rv *TaskRendezvous, jf contract.JobFile, f core.Finish, logf func(string, ...any)) {
+	if err := sec.writeHistory(ctx, rv.FinalReport()); err != nil {
+		logf("writing the job's history: %v", err)
+	} else {
+		logf("history written to %s", hdfs.HistoryPath(jf.User, jf.AppID))
+	}
+	if f.HandOver {
+		logf("keeping the staging directory for the next attempt")
+		return
+	}
+	if err := sec.removeStaging(ctx); err != nil {
+		logf("removing the staging directory: %v", err)
+	}
+}
+
+// logStartupAndMemory logs, as the AM ends, how long after the submission
+// (submitTime, milliseconds since the epoch) every task had started, and the
+// AM's memory.
+func logStartupAndMemory(submitTime string, jf contract.JobFile, res LoopResult, logf func(string, ...any)) {
+	if ms, perr := strconv.ParseInt(submitTime, 10, 64); perr == nil && !res.AllStartedAt.IsZero() {
 		logf("all %d tasks started %.3fs after submission", jf.Job.TaskCount(), res.AllStartedAt.Sub(time.UnixMilli(ms)).Seconds())
 	}
 	mem := ReadMemoryStats()
 	logf("peak RSS %d KiB (at exit %d KiB anonymous, %d KiB of mapped files: the tfyarn binary)", mem.PeakKiB, mem.AnonKiB, mem.FileKiB)
-	return res, err
 }
 
 // statusKey is the status key the client put in the AM's credentials; nil

@@ -49,13 +49,7 @@ func Run(ctx context.Context, cfg Config) (exitCode int, err error) {
 		sigs = ch
 	}
 
-	res, err := ReservePortNumber(cfg.Port)
-	// A port re-taken from a predecessor may still be held a moment by its
-	// closing sockets: retry, bounded.
-	for deadline := time.Now().Add(retakeWait); err != nil && cfg.Port != 0 && time.Now().Before(deadline) && ctx.Err() == nil; {
-		time.Sleep(250 * time.Millisecond)
-		res, err = ReservePortNumber(cfg.Port)
-	}
+	res, err := reservePort(ctx, cfg.Port)
 	if err != nil {
 		return ExitLauncherFailed, fmt.Errorf("task launcher: %w", err)
 	}
@@ -82,26 +76,9 @@ func Run(ctx context.Context, cfg Config) (exitCode int, err error) {
 		return code, err
 	}
 
-	// A NodeManager without YARN's Docker runtime (DefaultContainerExecutor)
-	// ignores the image it was asked for: fail rather than run on the host.
-	if err := checkInImage(&cfg); err != nil {
-		return fail(ExitLauncherFailed, err)
-	}
-
-	// The environment is checked before registering: a task that cannot
-	// run fails at once, saying why, instead of after the rendezvous.
-	pyDirs, err := preparePython(ctx, &cfg)
+	pyDirs, tokens, err := prepareBeforeRegistering(ctx, &cfg, log)
 	if err != nil {
 		return fail(ExitLauncherFailed, err)
-	}
-
-	// The program's token file is written before registering, so a
-	// container that cannot write it fails at once.
-	var tokens *tokenFile
-	if cfg.Credentials != nil {
-		if tokens, err = prepareTokenFile(&cfg, log); err != nil {
-			return fail(ExitLauncherFailed, fmt.Errorf("task launcher: %w", err))
-		}
 	}
 
 	reg := rendezvous.Registration{Task: cfg.Task, Host: cfg.Host, Port: res.Port, ContainerID: cfg.ContainerID, PID: os.Getpid(), ControlPort: cfg.controlPort}
@@ -119,28 +96,16 @@ func Run(ctx context.Context, cfg Config) (exitCode int, err error) {
 	if start.hookDir != "" {
 		defer os.RemoveAll(start.hookDir)
 	}
-	launch, argv, env, warningFile, progressFile := start.launch, start.launch.Argv, start.env, start.warningFile, start.progressFile
+	launch, argv, env := start.launch, start.launch.Argv, start.env
 	log.printf("%s at %s, %s", cfg.Task, reg.Addr(), launch.Describe)
 
 	hold := launch.HoldPort && !cfg.ReleasePortBeforeExec
 	storeCtx, stopStore := context.WithCancel(ctx)
 	defer stopStore()
-	if launch.ServeStore {
-		// The store listens on the reserved socket itself: the port never
-		// leaves this process, and outlives the program's processes.
-		if err := serveStore(storeCtx, res, log); err != nil {
-			return fail(ExitLauncherFailed, fmt.Errorf("task launcher: %w", err))
-		}
-	} else if !hold {
-		_ = res.Release()
+	if err := serveStoreOrReleasePort(storeCtx, launch, hold, res, log); err != nil {
+		return fail(ExitLauncherFailed, err)
 	}
-	// What the program starts and leaves behind is found by this mark, and
-	// comes to this process when orphaned (orphans.go).
-	mark := newLaunchMark()
-	env = setEnv(env, EnvLaunchMark, mark, true)
-	if err := becomeSubreaper(); err != nil {
-		log.printf("processes the program detaches may outlive it: %v", err)
-	}
+	mark, env := markProgramProcesses(env, log)
 	tail := newTailBuffer(stderrTailLines, rendezvous.MaxStderrLineLen)
 	prog, err := startChild(argv, env, cfg.Dir, cfg.Stdout, teeWriter{cfg.Stderr, tail})
 	if err != nil {
@@ -152,36 +117,119 @@ func Run(ctx context.Context, cfg Config) (exitCode int, err error) {
 	if hold {
 		go handOffPort(runCtx, res, prog.done, cfg.PortHandoffTimeout, log)
 	}
-	refreshing := make(chan struct{})
-	if tokens != nil {
-		go func() {
-			defer close(refreshing)
-			refreshTokens(runCtx, tokens, cfg.Task, client.WaitCredentials, log, tokenRetryFirst, tokenRetryMax)
-		}()
-	} else {
-		close(refreshing)
-	}
-	go watchPreemption(runCtx, &cfg, client.WaitPreemption, warningFile, prog.signal, log)
-	go sampleGPUs(runCtx, env, cfg.DockerImage != "", gpuInterval, func(ctx context.Context, gpus []contract.GPUSample) error {
-		return client.ReportMetrics(ctx, rendezvous.MetricsReport{Task: cfg.Task, ContainerID: cfg.ContainerID, GPUs: gpus})
-	}, log)
-	progress := newProgressReporter(progressFile, func(ctx context.Context, p contract.Progress) error {
-		return client.ReportMetrics(ctx, rendezvous.MetricsReport{Task: cfg.Task, ContainerID: cfg.ContainerID, Progress: &p})
-	}, log)
-	go progress.run(runCtx, progressInterval)
-	go sampleProcesses(runCtx, newTreeSampler(mark, prog.pgid, time.Now()), processFirst, processInterval, func(ctx context.Context, p contract.ProcessSample) error {
-		return client.ReportMetrics(ctx, rendezvous.MetricsReport{Task: cfg.Task, ContainerID: cfg.ContainerID, Process: &p})
-	}, log)
+	refreshing, progress := startWatchers(runCtx, &cfg, client, tokens, start, env, mark, prog, log)
 	stopped, signal := supervise(ctx, runCtx, &cfg, client, prog, sigs, log)
 	cancel()
 	<-refreshing // no rewrite of the token file after the program
 	if signal == "" {
 		progress.final(ctx) // not when the NodeManager is stopping the container: no time
 	}
-	// Whatever the program left behind in its group ends with it; what
-	// left the group (setsid, daemons) gets SIGTERM and OrphanGrace, but
-	// none when the NodeManager is stopping the container: its SIGKILL of
-	// the launcher follows within a moment, and would leave them running.
+	endLeftBehind(&cfg, mark, prog, signal, log)
+
+	code := prog.exitCode()
+	report(&cfg, client, log, rendezvous.ExitReport{Task: cfg.Task, ContainerID: cfg.ContainerID, ExitCode: code, Stopped: stopped, Signal: signal, StderrTail: tail.Lines()})
+	log.printf("the program exited with code %d", code)
+	return code, nil
+}
+
+// reservePort reserves the task's port (port, or any when 0). A port re-taken
+// from a predecessor may still be held a moment by its closing sockets: that
+// is retried, bounded by retakeWait.
+func reservePort(ctx context.Context, port int) (*Reservation, error) {
+	res, err := ReservePortNumber(port)
+	for deadline := time.Now().Add(retakeWait); err != nil && port != 0 && time.Now().Before(deadline) && ctx.Err() == nil; {
+		time.Sleep(250 * time.Millisecond)
+		res, err = ReservePortNumber(port)
+	}
+	return res, err
+}
+
+// prepareBeforeRegistering checks the container and prepares what the program
+// needs that does not depend on the cluster spec: a task that cannot run fails
+// at once, saying why, instead of after the rendezvous.
+func prepareBeforeRegistering(ctx context.Context, cfg *Config, log *logger) (pythonDirs, *tokenFile, error) {
+	// A NodeManager without YARN's Docker runtime (DefaultContainerExecutor)
+	// ignores the image it was asked for: fail rather than run on the host.
+	if err := checkInImage(cfg); err != nil {
+		return pythonDirs{}, nil, err
+	}
+	pyDirs, err := preparePython(ctx, cfg)
+	if err != nil {
+		return pythonDirs{}, nil, err
+	}
+	// The program's token file is written before registering, so a
+	// container that cannot write it fails at once.
+	var tokens *tokenFile
+	if cfg.Credentials != nil {
+		if tokens, err = prepareTokenFile(cfg, log); err != nil {
+			return pythonDirs{}, nil, fmt.Errorf("task launcher: %w", err)
+		}
+	}
+	return pyDirs, tokens, nil
+}
+
+// serveStoreOrReleasePort serves the framework's store on the reserved port
+// (launch.ServeStore), or releases the port unless it is held for the program
+// (hold).
+func serveStoreOrReleasePort(storeCtx context.Context, launch framework.Launch, hold bool, res *Reservation, log *logger) error {
+	if launch.ServeStore {
+		// The store listens on the reserved socket itself: the port never
+		// leaves this process, and outlives the program's processes.
+		if err := serveStore(storeCtx, res, log); err != nil {
+			return fmt.Errorf("task launcher: %w", err)
+		}
+	} else if !hold {
+		_ = res.Release()
+	}
+	return nil
+}
+
+// markProgramProcesses marks the program's environment (env) so that what the
+// program starts and leaves behind is found by the mark, and makes this
+// process the one orphaned processes come to (orphans.go).
+func markProgramProcesses(env []string, log *logger) (mark string, marked []string) {
+	mark = newLaunchMark()
+	marked = setEnv(env, EnvLaunchMark, mark, true)
+	if err := becomeSubreaper(); err != nil {
+		log.printf("processes the program detaches may outlive it: %v", err)
+	}
+	return mark, marked
+}
+
+// startWatchers starts, for as long as runCtx lasts, what runs beside the
+// program: the token refresh (refreshing is closed when it is done, at once
+// without tokens), the preemption watch, and the GPU, progress and process
+// samples sent to the AM.
+func startWatchers(runCtx context.Context, cfg *Config, client *rendezvous.Client, tokens *tokenFile, start programStart, env []string, mark string, prog *child, log *logger) (refreshing <-chan struct{}, progress *progressReporter) {
+	refreshed := make(chan struct{})
+	if tokens != nil {
+		go func() {
+			defer close(refreshed)
+			refreshTokens(runCtx, tokens, cfg.Task, client.WaitCredentials, log, tokenRetryFirst, tokenRetryMax)
+		}()
+	} else {
+		close(refreshed)
+	}
+	go watchPreemption(runCtx, cfg, client.WaitPreemption, start.warningFile, prog.signal, log)
+	go sampleGPUs(runCtx, env, cfg.DockerImage != "", gpuInterval, func(ctx context.Context, gpus []contract.GPUSample) error {
+		return client.ReportMetrics(ctx, rendezvous.MetricsReport{Task: cfg.Task, ContainerID: cfg.ContainerID, GPUs: gpus})
+	}, log)
+	progress = newProgressReporter(start.progressFile, func(ctx context.Context, p contract.Progress) error {
+		return client.ReportMetrics(ctx, rendezvous.MetricsReport{Task: cfg.Task, ContainerID: cfg.ContainerID, Progress: &p})
+	}, log)
+	go progress.run(runCtx, progressInterval)
+	go sampleProcesses(runCtx, newTreeSampler(mark, prog.pgid, time.Now()), processFirst, processInterval, func(ctx context.Context, p contract.ProcessSample) error {
+		return client.ReportMetrics(ctx, rendezvous.MetricsReport{Task: cfg.Task, ContainerID: cfg.ContainerID, Process: &p})
+	}, log)
+	return refreshed, progress
+}
+
+// endLeftBehind ends what the program left running. Whatever is left in its
+// group ends with it; what left the group (setsid, daemons) gets SIGTERM and
+// OrphanGrace, but none when the NodeManager is stopping the container
+// (signal, the first signal from outside): its SIGKILL of the launcher
+// follows within a moment, and would leave them running.
+func endLeftBehind(cfg *Config, mark string, prog *child, signal string, log *logger) {
 	left := leftBehind(mark, prog.pgid)
 	_ = prog.signal(syscall.SIGKILL)
 	grace := cfg.OrphanGrace
@@ -191,11 +239,6 @@ func Run(ctx context.Context, cfg Config) (exitCode int, err error) {
 	if n := endOrphans(left, mark, grace); n > 0 {
 		log.printf("ended %d process(es) the program left running (SIGTERM, then SIGKILL after %s)", n, grace)
 	}
-
-	code := prog.exitCode()
-	report(&cfg, client, log, rendezvous.ExitReport{Task: cfg.Task, ContainerID: cfg.ContainerID, ExitCode: code, Stopped: stopped, Signal: signal, StderrTail: tail.Lines()})
-	log.printf("the program exited with code %d", code)
-	return code, nil
 }
 
 // programStart is what the program is started with once the cluster spec is known.

@@ -97,35 +97,11 @@ func Connect(ctx context.Context, conf *hadoopconf.Config, user string) (*FS, er
 
 // ConnectOptions is Connect with tuning and the Kerberos seam.
 func ConnectOptions(ctx context.Context, conf *hadoopconf.Config, opts Options) (*FS, error) {
-	if opts.User == "" {
-		return nil, errors.New("hdfs: no user given")
-	}
-	target, err := conf.DefaultHDFS()
+	fs, err := newFS(conf, opts)
 	if err != nil {
-		return nil, fmt.Errorf("hdfs: %w", err)
+		return nil, err
 	}
-	u, err := url.Parse(target.URI)
-	if err != nil {
-		return nil, fmt.Errorf("hdfs: %s: %w", target.URI, err)
-	}
-	fs := &FS{
-		user:      opts.User,
-		target:    target,
-		urlHost:   u.Hostname(),
-		urlPort:   -1,
-		ioTimeout: opts.IOTimeout,
-		dialErrs:  map[string]error{},
-	}
-	if p := u.Port(); p != "" {
-		n, err := strconv.ParseInt(p, 10, 32)
-		if err != nil {
-			return nil, fmt.Errorf("hdfs: bad port in %s: %w", target.URI, err)
-		}
-		fs.urlPort = int32(n)
-	}
-	if fs.ioTimeout <= 0 {
-		fs.ioTimeout = DefaultIOTimeout
-	}
+	target := fs.target
 	connectTimeout := opts.ConnectTimeout
 	if connectTimeout <= 0 {
 		connectTimeout = DefaultConnectTimeout
@@ -165,22 +141,7 @@ func ConnectOptions(ctx context.Context, conf *hadoopconf.Config, opts Options) 
 		copts.DataTransferProtection = conf.DataTransferProtection()
 	}
 
-	// NewClient dials without a context of its own and, under SIMPLE auth,
-	// sends its handshake without waiting for an answer, so a probe call
-	// (which also caches the server defaults every later write needs, before
-	// concurrent writers would race to fill that cache) proves the NameNode
-	// is really there.
-	client, err := callCtx(ctx, func() (*gohdfs.Client, error) {
-		c, err := gohdfs.NewClient(copts)
-		if err != nil {
-			return nil, err
-		}
-		if _, err := c.ServerDefaults(); err != nil {
-			c.Close()
-			return nil, err
-		}
-		return c, nil
-	}, func(c *gohdfs.Client) { c.Close() })
+	client, err := dialAndProbe(ctx, copts)
 	if err != nil {
 		if opts.Kerberos != nil {
 			if aerr := fs.kerberosAuthError(ctx, auth, connectTimeout); aerr != nil {
@@ -200,6 +161,60 @@ func ConnectOptions(ctx context.Context, conf *hadoopconf.Config, opts Options) 
 		return nil, err
 	}
 	return fs, nil
+}
+
+// newFS is the FS of conf's fs.defaultFS for opts, not yet connected.
+func newFS(conf *hadoopconf.Config, opts Options) (*FS, error) {
+	if opts.User == "" {
+		return nil, errors.New("hdfs: no user given")
+	}
+	target, err := conf.DefaultHDFS()
+	if err != nil {
+		return nil, fmt.Errorf("hdfs: %w", err)
+	}
+	u, err := url.Parse(target.URI)
+	if err != nil {
+		return nil, fmt.Errorf("hdfs: %s: %w", target.URI, err)
+	}
+	fs := &FS{
+		user:      opts.User,
+		target:    target,
+		urlHost:   u.Hostname(),
+		urlPort:   -1,
+		ioTimeout: opts.IOTimeout,
+		dialErrs:  map[string]error{},
+	}
+	if p := u.Port(); p != "" {
+		n, err := strconv.ParseInt(p, 10, 32)
+		if err != nil {
+			return nil, fmt.Errorf("hdfs: bad port in %s: %w", target.URI, err)
+		}
+		fs.urlPort = int32(n)
+	}
+	if fs.ioTimeout <= 0 {
+		fs.ioTimeout = DefaultIOTimeout
+	}
+	return fs, nil
+}
+
+// dialAndProbe makes colinmarc's client and proves the NameNode answers.
+// NewClient dials without a context of its own and, under SIMPLE auth,
+// sends its handshake without waiting for an answer, so a probe call
+// (which also caches the server defaults every later write needs, before
+// concurrent writers would race to fill that cache) proves the NameNode
+// is really there.
+func dialAndProbe(ctx context.Context, copts gohdfs.ClientOptions) (*gohdfs.Client, error) {
+	return callCtx(ctx, func() (*gohdfs.Client, error) {
+		c, err := gohdfs.NewClient(copts)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := c.ServerDefaults(); err != nil {
+			c.Close()
+			return nil, err
+		}
+		return c, nil
+	}, func(c *gohdfs.Client) { c.Close() })
 }
 
 // kerberosAuthError explains a failed Kerberos connect to a NameNode that

@@ -82,8 +82,21 @@ func Run(ctx context.Context, job taskspec.Job, opts Options) (*Result, error) {
 	}
 
 	start := time.Now()
+	p := newProcesses(ctx, job, opts, board, secret, ln.Addr().String(), cmd, env, start)
+	d, err := newDriver(job, opts, p)
+	if err != nil {
+		return nil, err
+	}
+	killed := drive(ctx, d, board, p)
+	return result(d, board, start, killed, p), nil
+}
+
+// newProcesses is how the run starts its tasks' launchers: each calls the
+// rendezvous at amAddress and runs cmd with env, its output prefixed with its
+// task's name.
+func newProcesses(ctx context.Context, job taskspec.Job, opts Options, board *rendezvous.Board, secret []byte, amAddress string, cmd, env []string, start time.Time) *processes {
 	stdout, stderr := prefix.NewSink(opts.Stdout), prefix.NewSink(opts.Stderr)
-	p := &processes{
+	return &processes{
 		board:  board,
 		secret: secret,
 		log:    prefix.NewWriter(stderr, "[tfyarn] "),
@@ -98,7 +111,7 @@ func Run(ctx context.Context, job taskspec.Job, opts Options) (*Result, error) {
 		errs:    map[taskspec.TaskID]string{},
 		ends:    make(chan ended),
 		base: executor.Config{
-			AMAddress:        ln.Addr().String(),
+			AMAddress:        amAddress,
 			Host:             opts.Host,
 			Command:          cmd,
 			Dir:              opts.Dir,
@@ -109,11 +122,12 @@ func Run(ctx context.Context, job taskspec.Job, opts Options) (*Result, error) {
 		},
 		env: env,
 	}
-	d, err := newDriver(job, opts, p)
-	if err != nil {
-		return nil, err
-	}
-	var killed error
+}
+
+// drive feeds the driver what happens (the launchers' ends, the board's
+// events, ticks, ctx's cancellation) until the job is decided and every
+// task has ended. killed is why ctx was cancelled, when that killed the job.
+func drive(ctx context.Context, d *driver, board *rendezvous.Board, p *processes) (killed error) {
 	tick := time.NewTicker(tickEvery)
 	defer tick.Stop()
 	done := ctx.Done()
@@ -139,7 +153,7 @@ func Run(ctx context.Context, job taskspec.Job, opts Options) (*Result, error) {
 			}
 		}
 	}
-	return result(d, board, start, killed, p), nil
+	return killed
 }
 
 // boardEvents turns what the launchers told the rendezvous into core

@@ -232,126 +232,184 @@ func (p Plan) Script() string {
 // archives, source directory) and decides what goes where. Every problem
 // is a *taskspec.ValidationError naming the file.
 func Make(job Inputs) (Plan, error) {
-	var p Plan
 	if err := CheckTaskEnv(job.Env); err != nil {
 		return Plan{}, err
 	}
-	taken := map[string]string{contract.BinaryName: "tfyarn's launcher"}
-	claim := func(link, what string) error {
-		if err := checkLinkName(link); err != nil {
-			return invalidf("%s: %v", what, err)
-		}
-		if other, ok := taken[link]; ok {
-			return invalidf("%s and %s both want the name %q in the container; rename one (PATH#NAME)", what, other, link)
-		}
-		taken[link] = what
+	m := planMaker{taken: map[string]string{contract.BinaryName: "tfyarn's launcher"}}
+	if err := m.addPythonEnv(job); err != nil {
+		return Plan{}, err
+	}
+	srcAbs, err := m.addSrcDir(job)
+	if err != nil {
+		return Plan{}, err
+	}
+	if err := m.addScript(job, srcAbs); err != nil {
+		return Plan{}, err
+	}
+	if err := m.addFilesAndArchives(job); err != nil {
+		return Plan{}, err
+	}
+	if err := m.checkLayerNames(); err != nil {
+		return Plan{}, err
+	}
+	unifyAccess(m.p.Items)
+	return m.p, nil
+}
+
+// planMaker is Make's state: the plan so far and the names it takes in the
+// container, each with what takes it.
+type planMaker struct {
+	p     Plan
+	taken map[string]string
+}
+
+// claim takes the name link in the container for what, or says who has it.
+func (m *planMaker) claim(link, what string) error {
+	if err := checkLinkName(link); err != nil {
+		return invalidf("%s: %v", what, err)
+	}
+	if other, ok := m.taken[link]; ok {
+		return invalidf("%s and %s both want the name %q in the container; rename one (PATH#NAME)", what, other, link)
+	}
+	m.taken[link] = what
+	return nil
+}
+
+// addPythonEnv plans the job's Python environment (--env), if any.
+func (m *planMaker) addPythonEnv(job Inputs) error {
+	if job.PythonEnv == "" {
 		return nil
 	}
+	item, err := envItem(job.PythonEnv)
+	if err != nil {
+		return err
+	}
+	if err := m.claim(item.Link, "env "+job.PythonEnv); err != nil {
+		return err
+	}
+	if item.Kind == EnvLayers {
+		m.taken[layerLinkPrefix] = "the layers of env " + job.PythonEnv
+	}
+	m.p.Items = append(m.p.Items, item)
+	m.p.PythonEnv = item.Link
+	return nil
+}
 
-	if job.PythonEnv != "" {
-		item, err := envItem(job.PythonEnv)
-		if err != nil {
-			return Plan{}, err
-		}
-		if err := claim(item.Link, "env "+job.PythonEnv); err != nil {
-			return Plan{}, err
-		}
-		if item.Kind == EnvLayers {
-			taken[layerLinkPrefix] = "the layers of env " + job.PythonEnv
-		}
-		p.Items = append(p.Items, item)
-		p.PythonEnv = item.Link
+// addSrcDir plans the job's source directory (--src-dir), if any, and returns
+// its absolute path ("" for none).
+func (m *planMaker) addSrcDir(job Inputs) (srcAbs string, err error) {
+	if job.SrcDir == "" {
+		return "", nil
 	}
-	var srcAbs string
-	if job.SrcDir != "" {
-		st, err := os.Stat(job.SrcDir)
-		if err != nil {
-			return Plan{}, invalidf("src dir %s: %v", job.SrcDir, unwrapPathError(err))
-		}
-		if !st.IsDir() {
-			return Plan{}, invalidf("src dir %s is not a directory", job.SrcDir)
-		}
-		if srcAbs, err = filepath.Abs(job.SrcDir); err != nil {
-			return Plan{}, invalidf("src dir %s: %v", job.SrcDir, err)
-		}
-		if err := envpack.CheckDirLinks(job.SrcDir); err != nil {
-			return Plan{}, invalidf("src dir %s: %v", job.SrcDir, unwrapPathError(err))
-		}
-		if err := claim(SrcLinkName, "src dir "+job.SrcDir); err != nil {
-			return Plan{}, err
-		}
-		p.Items = append(p.Items, Item{Link: SrcLinkName, Local: job.SrcDir, Kind: SrcDir, Cache: srcCacheName, Access: hdfs.Private})
-		p.PythonPath = []string{SrcLinkName}
+	st, err := os.Stat(job.SrcDir)
+	if err != nil {
+		return "", invalidf("src dir %s: %v", job.SrcDir, unwrapPathError(err))
 	}
-	if job.Script != "" {
-		if err := checkScript(job.Script); err != nil {
-			return Plan{}, err
-		}
-		scriptArg := ""
-		if srcAbs != "" {
-			if abs, err := filepath.Abs(job.Script); err == nil {
-				if rel, err := filepath.Rel(srcAbs, abs); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
-					// Shipped inside src/: run it from there, so its
-					// siblings and data files are beside it.
-					scriptArg = path.Join(SrcLinkName, filepath.ToSlash(rel))
-				}
+	if !st.IsDir() {
+		return "", invalidf("src dir %s is not a directory", job.SrcDir)
+	}
+	if srcAbs, err = filepath.Abs(job.SrcDir); err != nil {
+		return "", invalidf("src dir %s: %v", job.SrcDir, err)
+	}
+	if err := envpack.CheckDirLinks(job.SrcDir); err != nil {
+		return "", invalidf("src dir %s: %v", job.SrcDir, unwrapPathError(err))
+	}
+	if err := m.claim(SrcLinkName, "src dir "+job.SrcDir); err != nil {
+		return "", err
+	}
+	m.p.Items = append(m.p.Items, Item{Link: SrcLinkName, Local: job.SrcDir, Kind: SrcDir, Cache: srcCacheName, Access: hdfs.Private})
+	m.p.PythonPath = []string{SrcLinkName}
+	return srcAbs, nil
+}
+
+// addScript plans the job's script, if any, and the command that runs it:
+// from src/ when it is inside the source directory (srcAbs), else shipped
+// on its own.
+func (m *planMaker) addScript(job Inputs, srcAbs string) error {
+	if job.Script == "" {
+		return nil
+	}
+	if err := checkScript(job.Script); err != nil {
+		return err
+	}
+	scriptArg := ""
+	if srcAbs != "" {
+		if abs, err := filepath.Abs(job.Script); err == nil {
+			if rel, err := filepath.Rel(srcAbs, abs); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
+				// Shipped inside src/: run it from there, so its
+				// siblings and data files are beside it.
+				scriptArg = path.Join(SrcLinkName, filepath.ToSlash(rel))
 			}
 		}
-		if scriptArg == "" {
-			scriptArg = filepath.Base(job.Script)
-			if err := claim(scriptArg, "script "+job.Script); err != nil {
-				return Plan{}, err
-			}
-			p.Items = append(p.Items, Item{Link: scriptArg, Local: job.Script, Kind: File, Cache: cacheName(job.Script), Access: hdfs.Private})
-		}
-		p.Command, p.Args = job.python(), append([]string{scriptArg}, job.Args...)
 	}
+	if scriptArg == "" {
+		scriptArg = filepath.Base(job.Script)
+		if err := m.claim(scriptArg, "script "+job.Script); err != nil {
+			return err
+		}
+		m.p.Items = append(m.p.Items, Item{Link: scriptArg, Local: job.Script, Kind: File, Cache: cacheName(job.Script), Access: hdfs.Private})
+	}
+	m.p.Command, m.p.Args = job.python(), append([]string{scriptArg}, job.Args...)
+	return nil
+}
+
+// addFilesAndArchives plans the job's --files and --archives.
+func (m *planMaker) addFilesAndArchives(job Inputs) error {
 	for _, f := range job.Files {
 		what := "file " + f.Path
 		if err := checkRegular(f.Path, "file"); err != nil {
-			return Plan{}, err
+			return err
 		}
-		if err := claim(f.fileName(), what); err != nil {
-			return Plan{}, err
+		if err := m.claim(f.fileName(), what); err != nil {
+			return err
 		}
-		p.Items = append(p.Items, Item{Link: f.fileName(), Local: f.Path, Kind: File, Cache: cacheName(f.Path), Access: hdfs.Private})
+		m.p.Items = append(m.p.Items, Item{Link: f.fileName(), Local: f.Path, Kind: File, Cache: cacheName(f.Path), Access: hdfs.Private})
 	}
 	for _, a := range job.Archives {
 		what := "archive " + a.Path
 		if err := checkRegular(a.Path, "archive"); err != nil {
-			return Plan{}, err
+			return err
 		}
 		if archiveSuffix(a.Path, archiveSuffixes) == "" {
-			return Plan{}, invalidf("archive %s: YARN unpacks only .tar.gz, .tgz, .tar, .zip and .jar files; ship other files with --files", a.Path)
+			return invalidf("archive %s: YARN unpacks only .tar.gz, .tgz, .tar, .zip and .jar files; ship other files with --files", a.Path)
 		}
-		if err := claim(a.archiveName(), what); err != nil {
-			return Plan{}, err
+		if err := m.claim(a.archiveName(), what); err != nil {
+			return err
 		}
 		if err := checkArchive(a.Path); err != nil {
-			return Plan{}, err
+			return err
 		}
-		p.Items = append(p.Items, Item{Link: a.archiveName(), Local: a.Path, Kind: Archive, Cache: cacheName(a.Path), Access: hdfs.Private})
+		m.p.Items = append(m.p.Items, Item{Link: a.archiveName(), Local: a.Path, Kind: Archive, Cache: cacheName(a.Path), Access: hdfs.Private})
 	}
-	if owner, ok := taken[layerLinkPrefix]; ok {
-		for name, what := range taken {
+	return nil
+}
+
+// checkLayerNames refuses a name that a layered environment's layers use.
+func (m *planMaker) checkLayerNames() error {
+	if owner, ok := m.taken[layerLinkPrefix]; ok {
+		for name, what := range m.taken {
 			if name != layerLinkPrefix && strings.HasPrefix(name, layerLinkPrefix) {
-				return Plan{}, invalidf("%s wants the name %q in the container, which %s use; rename it (PATH#NAME)", what, name, owner)
+				return invalidf("%s wants the name %q in the container, which %s use; rename it (PATH#NAME)", what, name, owner)
 			}
 		}
 	}
-	// Items of one cache name may be one cache entry: private for all if
-	// for one, or the private one would close the entry after the public
-	// one was described to YARN as PUBLIC (its localization would fail).
+	return nil
+}
+
+// unifyAccess makes items of one cache name, which may be one cache entry,
+// private for all if for one, or the private one would close the entry
+// after the public one was described to YARN as PUBLIC (its localization
+// would fail).
+func unifyAccess(items []Item) {
 	private := map[string]bool{}
-	for _, it := range p.Items {
+	for _, it := range items {
 		private[it.Cache] = private[it.Cache] || it.Access == hdfs.Private
 	}
-	for i := range p.Items {
-		if private[p.Items[i].Cache] {
-			p.Items[i].Access = hdfs.Private
+	for i := range items {
+		if private[items[i].Cache] {
+			items[i].Access = hdfs.Private
 		}
 	}
-	return p, nil
 }
 
 // AccessOf is how a file of the given cache name that is not an item of

@@ -134,116 +134,15 @@ type wake struct {
 	msg []byte
 }
 
+// handle answers one request of c: its reply to c, and the replies it owes
+// other connections waiting for the keys it set (written after the lock is
+// released).
 func (s *Server) handle(c *conn, q Request) error {
-	var reply []byte
 	var wakes []wake
-	err := func() error {
+	reply, err := func() ([]byte, error) {
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		switch q.Cmd {
-		case CmdValidate:
-			// A repeated validation is harmless.
-		case CmdPing:
-			reply = appendU32(nil, uint32(q.Int))
-		case CmdSet:
-			return s.setLocked(q.Keys[0], q.Values[0], &wakes)
-		case CmdMultiSet:
-			for i, k := range q.Keys {
-				if err := s.setLocked(k, q.Values[i], &wakes); err != nil {
-					return err
-				}
-			}
-		case CmdAppend:
-			v := append(append([]byte(nil), s.data[q.Keys[0]]...), q.Values[0]...)
-			if len(v) > MaxValueLen {
-				return fmt.Errorf("append to %q: value over %d bytes", q.Keys[0], MaxValueLen)
-			}
-			return s.setLocked(q.Keys[0], v, &wakes)
-		case CmdCompareSet:
-			k, expected, next := q.Keys[0], q.Values[0], q.Values[1]
-			cur, ok := s.data[k]
-			switch {
-			case !ok && len(expected) == 0:
-				if err := s.setLocked(k, next, &wakes); err != nil {
-					return err
-				}
-				reply = appendBytes(nil, next)
-			case !ok:
-				// torch's server answers the expected value for a key it
-				// does not have: the caller sees its swap did not happen.
-				reply = appendBytes(nil, expected)
-			case string(cur) == string(expected):
-				if err := s.setLocked(k, next, &wakes); err != nil {
-					return err
-				}
-				reply = appendBytes(nil, next)
-			default:
-				reply = appendBytes(nil, cur)
-			}
-		case CmdGet:
-			v, ok := s.data[q.Keys[0]]
-			if !ok {
-				return fmt.Errorf("get of %q, which is not set", q.Keys[0])
-			}
-			reply = appendBytes(nil, v)
-		case CmdMultiGet:
-			for _, k := range q.Keys {
-				v, ok := s.data[k]
-				if !ok {
-					return fmt.Errorf("multi-get of %q, which is not set", k)
-				}
-				reply = appendBytes(reply, v)
-			}
-		case CmdAdd:
-			n := q.Int
-			if cur, ok := s.data[q.Keys[0]]; ok {
-				have, err := strconv.ParseInt(string(cur), 10, 64)
-				if err != nil {
-					return fmt.Errorf("add to %q, whose value is not a number", q.Keys[0])
-				}
-				n += have
-			}
-			if err := s.setLocked(q.Keys[0], []byte(strconv.FormatInt(n, 10)), &wakes); err != nil {
-				return err
-			}
-			reply = appendU64(nil, uint64(n))
-		case CmdCheck:
-			reply = []byte{checkReady}
-			for _, k := range q.Keys {
-				if _, ok := s.data[k]; !ok {
-					reply = []byte{checkNotReady}
-					break
-				}
-			}
-		case CmdWait:
-			s.clearWaitLocked(c)
-			for _, k := range q.Keys {
-				if _, ok := s.data[k]; !ok {
-					s.waiters[k] = append(s.waiters[k], c)
-					c.waitFor = append(c.waitFor, k)
-					c.pending++
-				}
-			}
-			if c.pending == 0 {
-				reply = []byte{waitStop}
-			}
-		case CmdCancelWait:
-			s.clearWaitLocked(c)
-			reply = []byte{waitCanceled}
-		case CmdNumKeys:
-			reply = appendU64(nil, uint64(len(s.data)))
-		case CmdDeleteKey:
-			n := uint64(0)
-			if v, ok := s.data[q.Keys[0]]; ok {
-				s.bytes -= len(q.Keys[0]) + len(v)
-				delete(s.data, q.Keys[0])
-				n = 1
-			}
-			reply = appendU64(nil, n)
-		default:
-			return fmt.Errorf("unknown command %d", q.Cmd)
-		}
-		return nil
+		return s.applyLocked(c, q, &wakes)
 	}()
 	for _, w := range wakes {
 		if w.c.write(w.msg) != nil {
@@ -257,6 +156,148 @@ func (s *Server) handle(c *conn, q Request) error {
 		return c.write(reply)
 	}
 	return nil
+}
+
+// applyLocked carries out request q of c, with s.mu held: the reply to c
+// (nil for none), the replies owed to waiting connections added to wakes.
+func (s *Server) applyLocked(c *conn, q Request, wakes *[]wake) ([]byte, error) {
+	switch q.Cmd {
+	case CmdValidate:
+		// A repeated validation is harmless.
+		return nil, nil
+	case CmdPing:
+		return appendU32(nil, uint32(q.Int)), nil
+	case CmdSet:
+		return nil, s.setLocked(q.Keys[0], q.Values[0], wakes)
+	case CmdMultiSet:
+		for i, k := range q.Keys {
+			if err := s.setLocked(k, q.Values[i], wakes); err != nil {
+				return nil, err
+			}
+		}
+		return nil, nil
+	case CmdAppend:
+		v := append(append([]byte(nil), s.data[q.Keys[0]]...), q.Values[0]...)
+		if len(v) > MaxValueLen {
+			return nil, fmt.Errorf("append to %q: value over %d bytes", q.Keys[0], MaxValueLen)
+		}
+		return nil, s.setLocked(q.Keys[0], v, wakes)
+	case CmdCompareSet:
+		return s.compareSetLocked(q.Keys[0], q.Values[0], q.Values[1], wakes)
+	case CmdGet:
+		v, ok := s.data[q.Keys[0]]
+		if !ok {
+			return nil, fmt.Errorf("get of %q, which is not set", q.Keys[0])
+		}
+		return appendBytes(nil, v), nil
+	case CmdMultiGet:
+		return s.multiGetLocked(q.Keys)
+	case CmdAdd:
+		return s.addLocked(q.Keys[0], q.Int, wakes)
+	case CmdCheck:
+		return s.checkLocked(q.Keys), nil
+	case CmdWait:
+		return s.waitLocked(c, q.Keys), nil
+	case CmdCancelWait:
+		s.clearWaitLocked(c)
+		return []byte{waitCanceled}, nil
+	case CmdNumKeys:
+		return appendU64(nil, uint64(len(s.data))), nil
+	case CmdDeleteKey:
+		return s.deleteLocked(q.Keys[0]), nil
+	default:
+		return nil, fmt.Errorf("unknown command %d", q.Cmd)
+	}
+}
+
+// compareSetLocked sets k to next if it holds expected (or is unset and
+// expected is empty), and answers the value k then holds.
+func (s *Server) compareSetLocked(k string, expected, next []byte, wakes *[]wake) ([]byte, error) {
+	cur, ok := s.data[k]
+	switch {
+	case !ok && len(expected) == 0:
+		if err := s.setLocked(k, next, wakes); err != nil {
+			return nil, err
+		}
+		return appendBytes(nil, next), nil
+	case !ok:
+		// torch's server answers the expected value for a key it
+		// does not have: the caller sees its swap did not happen.
+		return appendBytes(nil, expected), nil
+	case string(cur) == string(expected):
+		if err := s.setLocked(k, next, wakes); err != nil {
+			return nil, err
+		}
+		return appendBytes(nil, next), nil
+	default:
+		return appendBytes(nil, cur), nil
+	}
+}
+
+// multiGetLocked answers the values of keys, every one of which must be set.
+func (s *Server) multiGetLocked(keys []string) ([]byte, error) {
+	var reply []byte
+	for _, k := range keys {
+		v, ok := s.data[k]
+		if !ok {
+			return nil, fmt.Errorf("multi-get of %q, which is not set", k)
+		}
+		reply = appendBytes(reply, v)
+	}
+	return reply, nil
+}
+
+// addLocked adds n to the number k holds (0 when unset) and answers the sum.
+func (s *Server) addLocked(k string, n int64, wakes *[]wake) ([]byte, error) {
+	if cur, ok := s.data[k]; ok {
+		have, err := strconv.ParseInt(string(cur), 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("add to %q, whose value is not a number", k)
+		}
+		n += have
+	}
+	if err := s.setLocked(k, []byte(strconv.FormatInt(n, 10)), wakes); err != nil {
+		return nil, err
+	}
+	return appendU64(nil, uint64(n)), nil
+}
+
+// checkLocked answers whether every one of keys is set.
+func (s *Server) checkLocked(keys []string) []byte {
+	for _, k := range keys {
+		if _, ok := s.data[k]; !ok {
+			return []byte{checkNotReady}
+		}
+	}
+	return []byte{checkReady}
+}
+
+// waitLocked makes c wait for those of keys that are unset; it answers at
+// once (STOP_WAITING) when none is.
+func (s *Server) waitLocked(c *conn, keys []string) []byte {
+	s.clearWaitLocked(c)
+	for _, k := range keys {
+		if _, ok := s.data[k]; !ok {
+			s.waiters[k] = append(s.waiters[k], c)
+			c.waitFor = append(c.waitFor, k)
+			c.pending++
+		}
+	}
+	if c.pending == 0 {
+		return []byte{waitStop}
+	}
+	return nil
+}
+
+// deleteLocked deletes k and answers how many keys it deleted (0 or 1).
+func (s *Server) deleteLocked(k string) []byte {
+	n := uint64(0)
+	if v, ok := s.data[k]; ok {
+		s.bytes -= len(k) + len(v)
+		delete(s.data, k)
+		n = 1
+	}
+	return appendU64(nil, n)
 }
 
 func (s *Server) account(n int) error {

@@ -99,34 +99,11 @@ func fail(code int, format string, args ...any) *failure {
 // name). It checks shapes only; users and paths are checked against the
 // system and the configuration later.
 func parseArgs(args []string) (*request, error) {
-	if len(args) == 0 {
-		return nil, fail(exitUsage, "no operation given")
-	}
-	if len(args) > maxArgs {
-		return nil, fail(exitUsage, "%d arguments, more than %d", len(args), maxArgs)
-	}
-	for i, a := range args {
-		if len(a) > maxArgBytes {
-			return nil, fail(exitUsage, "argument %d is %d bytes, more than %d", i+1, len(a), maxArgBytes)
-		}
-		if strings.IndexByte(a, 0) >= 0 {
-			return nil, fail(exitUsage, "argument %d contains a NUL byte", i+1)
-		}
+	if err := checkArgShapes(args); err != nil {
+		return nil, err
 	}
 	if strings.HasPrefix(args[0], "--") {
-		if args[0] == "--checksetup" && len(args) == 1 {
-			return &request{Op: opCheckSetup}, nil
-		}
-		if args[0] == "--run-docker" {
-			if len(args) != 2 {
-				return nil, fail(exitUsage, "--run-docker needs one docker command file, got %d arguments", len(args)-1)
-			}
-			return &request{Op: opRunDocker, DockerFile: args[1]}, nil
-		}
-		if args[0] == "--module-gpu" {
-			return parseModuleGPU(args[1:])
-		}
-		return nil, fail(exitUnsupported, "operation %q is not supported by the test cluster's container-executor", clip(args[0]))
+		return parseOption(args)
 	}
 	if len(args) < 3 {
 		return nil, fail(exitUsage, "expected RUNAS USER COMMAND ..., got %d arguments", len(args))
@@ -162,19 +139,9 @@ func parseArgs(args []string) (*request, error) {
 			return nil, err
 		}
 	case 2:
-		if len(rest) != 2 {
-			return nil, fail(exitUsage, "signal needs PID SIGNAL, got %d arguments", len(rest))
+		if err := parseSignal(rest, r); err != nil {
+			return nil, err
 		}
-		r.Op = opSignal
-		pid, err := strconv.Atoi(rest[0])
-		if err != nil || pid <= 1 || len(rest[0]) > 10 {
-			return nil, fail(exitUsage, "pid %q is not a process id above 1", clip(rest[0]))
-		}
-		sig, err := strconv.Atoi(rest[1])
-		if err != nil || sig < 0 || sig > 64 || len(rest[1]) > 2 {
-			return nil, fail(exitUsage, "signal %q is not a number from 0 to 64", clip(rest[1]))
-		}
-		r.PID, r.Signal = pid, sig
 	case 3:
 		if len(rest) < 1 || len(rest) > 1+maxListLen {
 			return nil, fail(exitUsage, "delete needs SUBDIR [BASEDIR...] (at most %d), got %d arguments", maxListLen, len(rest))
@@ -201,6 +168,62 @@ func parseArgs(args []string) (*request, error) {
 		return nil, fail(exitUsage, "unknown command %d", cmd)
 	}
 	return r, nil
+}
+
+// checkArgShapes refuses an empty command line, or one with too many or too
+// long arguments, or a NUL byte.
+func checkArgShapes(args []string) error {
+	if len(args) == 0 {
+		return fail(exitUsage, "no operation given")
+	}
+	if len(args) > maxArgs {
+		return fail(exitUsage, "%d arguments, more than %d", len(args), maxArgs)
+	}
+	for i, a := range args {
+		if len(a) > maxArgBytes {
+			return fail(exitUsage, "argument %d is %d bytes, more than %d", i+1, len(a), maxArgBytes)
+		}
+		if strings.IndexByte(a, 0) >= 0 {
+			return fail(exitUsage, "argument %d contains a NUL byte", i+1)
+		}
+	}
+	return nil
+}
+
+// parseOption reads an operation given as an option (--checksetup,
+// --run-docker FILE, --module-gpu ...); others are not supported.
+func parseOption(args []string) (*request, error) {
+	if args[0] == "--checksetup" && len(args) == 1 {
+		return &request{Op: opCheckSetup}, nil
+	}
+	if args[0] == "--run-docker" {
+		if len(args) != 2 {
+			return nil, fail(exitUsage, "--run-docker needs one docker command file, got %d arguments", len(args)-1)
+		}
+		return &request{Op: opRunDocker, DockerFile: args[1]}, nil
+	}
+	if args[0] == "--module-gpu" {
+		return parseModuleGPU(args[1:])
+	}
+	return nil, fail(exitUnsupported, "operation %q is not supported by the test cluster's container-executor", clip(args[0]))
+}
+
+// parseSignal reads a signal request (command 2): PID SIGNAL.
+func parseSignal(rest []string, r *request) error {
+	if len(rest) != 2 {
+		return fail(exitUsage, "signal needs PID SIGNAL, got %d arguments", len(rest))
+	}
+	r.Op = opSignal
+	pid, err := strconv.Atoi(rest[0])
+	if err != nil || pid <= 1 || len(rest[0]) > 10 {
+		return fail(exitUsage, "pid %q is not a process id above 1", clip(rest[0]))
+	}
+	sig, err := strconv.Atoi(rest[1])
+	if err != nil || sig < 0 || sig > 64 || len(rest[1]) > 2 {
+		return fail(exitUsage, "signal %q is not a number from 0 to 64", clip(rest[1]))
+	}
+	r.PID, r.Signal = pid, sig
+	return nil
 }
 
 // parseLaunch reads what a launch (command 1) and a docker launch (command 4)

@@ -215,81 +215,106 @@ func validate(c *config, lookup userLookup, r *request) (*account, error) {
 		return nil, fail(exitInvalidUser, "user name %q is not a valid Unix user name", clip(r.User))
 	}
 	all := append(append([]string(nil), c.LocalDirs...), c.LogDirs...)
+	var opErr error
 	switch r.Op {
 	case opInitialize:
-		if err := checkAppContainer(r.AppID, r.ContainerID); err != nil {
-			return nil, err
-		}
-		if err := checkPaths(r.LocalDirs, c.LocalDirs); err != nil {
-			return nil, err
-		}
-		if err := checkPaths(r.LogDirs, c.LogDirs); err != nil {
-			return nil, err
-		}
-		if _, err := checkPath(r.TokensPath, c.LocalDirs); err != nil {
-			return nil, err
-		}
-		if filepath.Base(filepath.Dir(r.TokensPath)) != "nmPrivate" || !strings.HasPrefix(filepath.Base(r.TokensPath), r.ContainerID) {
-			return nil, fail(exitInvalidPath, "localizer tokens %s are not nmPrivate/%s... of a local directory", clip(r.TokensPath), r.ContainerID)
-		}
-		if len(r.Command) == 0 || !filepath.IsAbs(r.Command[0]) {
-			return nil, fail(exitUsage, "the localizer command must start with an absolute program path")
-		}
+		opErr = checkInitialize(c, r)
 	case opLaunch, opLaunchDocker:
-		if err := checkAppContainer(r.AppID, r.ContainerID); err != nil {
-			return nil, err
-		}
-		if err := checkPaths(r.LocalDirs, c.LocalDirs); err != nil {
-			return nil, err
-		}
-		if err := checkPaths(r.LogDirs, c.LogDirs); err != nil {
-			return nil, err
-		}
-		if err := checkPaths([]string{r.WorkDir, r.ScriptPath, r.TokensPath, r.PIDFile}, c.LocalDirs); err != nil {
-			return nil, err
-		}
-		if err := checkWorkDir(r); err != nil {
-			return nil, err
-		}
-		// The NodeManager's own files for this container, never another's.
-		private := "/nmPrivate/" + r.AppID + "/" + r.ContainerID
-		for _, p := range []string{r.ScriptPath, r.TokensPath, r.PIDFile} {
-			if !strings.HasSuffix(filepath.Dir(p), private) {
-				return nil, fail(exitInvalidPath, "%s is not in the NodeManager's private directory of %s (LOCALDIR%s)", clip(p), r.ContainerID, private)
-			}
-		}
-		for _, f := range r.CgroupTasks {
-			if err := checkCgroupFile(c, f); err != nil {
-				return nil, err
-			}
-		}
-		if r.Op == opLaunchDocker {
-			if c.DockerBinary == "" {
-				return nil, fail(exitUnsupported, "docker launches are not enabled in this container-executor's configuration (docker.binary)")
-			}
-			if err := checkDockerFile(c, r.DockerFile, private); err != nil {
-				return nil, err
-			}
-		}
+		opErr = checkLaunch(c, r)
 	case opDelete:
-		targets, err := deleteTargets(r)
-		if err != nil {
-			return nil, err
-		}
-		if err := checkPaths(targets, all); err != nil {
-			return nil, err
-		}
-		for _, t := range targets {
-			if slices.Contains(all, t) {
-				return nil, fail(exitInvalidPath, "refusing to delete the NodeManager directory %s itself", t)
-			}
-		}
+		opErr = checkDelete(r, all)
 	case opList:
-		if _, err := checkPath(r.Dir, all); err != nil {
-			return nil, err
-		}
+		_, opErr = checkPath(r.Dir, all)
+	}
+	if opErr != nil {
+		return nil, opErr
 	}
 	return a, nil
+}
+
+// checkInitialize checks a localizer's request: its application and
+// container, its directories, its tokens (the NodeManager's private ones of
+// the container) and its command.
+func checkInitialize(c *config, r *request) error {
+	if err := checkAppContainer(r.AppID, r.ContainerID); err != nil {
+		return err
+	}
+	if err := checkPaths(r.LocalDirs, c.LocalDirs); err != nil {
+		return err
+	}
+	if err := checkPaths(r.LogDirs, c.LogDirs); err != nil {
+		return err
+	}
+	if _, err := checkPath(r.TokensPath, c.LocalDirs); err != nil {
+		return err
+	}
+	if filepath.Base(filepath.Dir(r.TokensPath)) != "nmPrivate" || !strings.HasPrefix(filepath.Base(r.TokensPath), r.ContainerID) {
+		return fail(exitInvalidPath, "localizer tokens %s are not nmPrivate/%s... of a local directory", clip(r.TokensPath), r.ContainerID)
+	}
+	if len(r.Command) == 0 || !filepath.IsAbs(r.Command[0]) {
+		return fail(exitUsage, "the localizer command must start with an absolute program path")
+	}
+	return nil
+}
+
+// checkLaunch checks a container's launch (in Docker or not): its
+// application and container, its directories and files (the NodeManager's
+// private ones of the container), its cgroup files and its docker command.
+func checkLaunch(c *config, r *request) error {
+	if err := checkAppContainer(r.AppID, r.ContainerID); err != nil {
+		return err
+	}
+	if err := checkPaths(r.LocalDirs, c.LocalDirs); err != nil {
+		return err
+	}
+	if err := checkPaths(r.LogDirs, c.LogDirs); err != nil {
+		return err
+	}
+	if err := checkPaths([]string{r.WorkDir, r.ScriptPath, r.TokensPath, r.PIDFile}, c.LocalDirs); err != nil {
+		return err
+	}
+	if err := checkWorkDir(r); err != nil {
+		return err
+	}
+	// The NodeManager's own files for this container, never another's.
+	private := "/nmPrivate/" + r.AppID + "/" + r.ContainerID
+	for _, p := range []string{r.ScriptPath, r.TokensPath, r.PIDFile} {
+		if !strings.HasSuffix(filepath.Dir(p), private) {
+			return fail(exitInvalidPath, "%s is not in the NodeManager's private directory of %s (LOCALDIR%s)", clip(p), r.ContainerID, private)
+		}
+	}
+	for _, f := range r.CgroupTasks {
+		if err := checkCgroupFile(c, f); err != nil {
+			return err
+		}
+	}
+	if r.Op == opLaunchDocker {
+		if c.DockerBinary == "" {
+			return fail(exitUnsupported, "docker launches are not enabled in this container-executor's configuration (docker.binary)")
+		}
+		if err := checkDockerFile(c, r.DockerFile, private); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkDelete checks a deletion: what it removes is inside the NodeManager's
+// directories (all), never one of them.
+func checkDelete(r *request, all []string) error {
+	targets, err := deleteTargets(r)
+	if err != nil {
+		return err
+	}
+	if err := checkPaths(targets, all); err != nil {
+		return err
+	}
+	for _, t := range targets {
+		if slices.Contains(all, t) {
+			return fail(exitInvalidPath, "refusing to delete the NodeManager directory %s itself", t)
+		}
+	}
+	return nil
 }
 
 // deleteTargets is what a delete request removes: SUBDIR (absolute) when

@@ -271,7 +271,40 @@ func checkRun(c *config, d *dockerCommand, r *request, a *account, resolve func(
 		"use-entry-point", "runtime"); err != nil {
 		return nil, err
 	}
+	s, o, err := readRun(d)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkRunIdentity(c, d, r, a, s); err != nil {
+		return nil, err
+	}
+	if err := checkRunOptions(c, d, s, o); err != nil {
+		return nil, err
+	}
+	if err := checkRunMounts(c, d, s, resolve); err != nil {
+		return nil, err
+	}
+	if err := checkRunPaths(c, r, s, o.logDir); err != nil {
+		return nil, err
+	}
+	s.Command = d.Args["launch-command"]
+	if !slices.Equal(s.Command, []string{"bash", r.WorkDir + "/launch_container.sh"}) {
+		return nil, fail(exitInvalidDocker, "docker run's command %q is not bash WORKDIR/launch_container.sh", clip(strings.Join(s.Command, " ")))
+	}
+	return s, nil
+}
+
+// runOptions are a docker run's single-valued keys that the run spec does
+// not keep: checkRun only checks them.
+type runOptions struct {
+	hostname, detach, privileged, entry, rm, logDir string
+}
+
+// readRun reads a docker run's single-valued keys, each once, the required
+// ones not empty.
+func readRun(d *dockerCommand) (*runSpec, runOptions, error) {
 	s := &runSpec{}
+	var o runOptions
 	var err error
 	get := func(key string, required bool) string {
 		if err != nil {
@@ -288,96 +321,125 @@ func checkRun(c *config, d *dockerCommand, r *request, a *account, resolve func(
 	s.User = get("user", true)
 	s.Net = get("net", true)
 	s.WorkDir = get("workdir", true)
-	hostname := get("hostname", false)
-	detach := get("detach", false)
-	privileged := get("privileged", false)
-	entry := get("use-entry-point", false)
-	rm := get("rm", false)
+	o.hostname = get("hostname", false)
+	o.detach = get("detach", false)
+	o.privileged = get("privileged", false)
+	o.entry = get("use-entry-point", false)
+	o.rm = get("rm", false)
 	s.EnvFile = get("environ", false)
 	s.CgroupPrnt = get("cgroup-parent", false)
 	s.Runtime = get("runtime", false)
-	logDir := get("log-dir", false)
+	o.logDir = get("log-dir", false)
 	if err != nil {
-		return nil, err
+		return nil, runOptions{}, err
 	}
+	return s, o, nil
+}
+
+// checkRunIdentity checks what the container is and runs as: its name (the
+// launched container's), its image, its user and groups (the account's), its
+// network and working directory.
+func checkRunIdentity(c *config, d *dockerCommand, r *request, a *account, s *runSpec) error {
 	if s.Name != r.ContainerID {
-		return nil, fail(exitInvalidDocker, "docker run names container %q, not the launched %s", clip(s.Name), r.ContainerID)
+		return fail(exitInvalidDocker, "docker run names container %q, not the launched %s", clip(s.Name), r.ContainerID)
 	}
 	if err := checkImage(c, s.Image); err != nil {
-		return nil, err
+		return err
 	}
 	if s.User != strconv.Itoa(a.UID)+":"+strconv.Itoa(a.GID) {
-		return nil, fail(exitInvalidDocker, "docker run as %q, not as user %s (%d:%d)", clip(s.User), a.Name, a.UID, a.GID)
+		return fail(exitInvalidDocker, "docker run as %q, not as user %s (%d:%d)", clip(s.User), a.Name, a.UID, a.GID)
 	}
 	for _, g := range d.Args["group-add"] {
 		id, err := strconv.Atoi(g)
 		if err != nil || (id != a.GID && !slices.Contains(a.Groups, id)) {
-			return nil, fail(exitInvalidDocker, "docker run adds group %q, which is not one of user %s's groups", clip(g), a.Name)
+			return fail(exitInvalidDocker, "docker run adds group %q, which is not one of user %s's groups", clip(g), a.Name)
 		}
 		s.GroupAdd = append(s.GroupAdd, g)
 	}
 	if !slices.Contains(c.DockerNetworks, s.Net) {
-		return nil, fail(exitInvalidDocker, "docker network %q is not allowed by the cluster (allowed: %s)", clip(s.Net), strings.Join(c.DockerNetworks, ","))
+		return fail(exitInvalidDocker, "docker network %q is not allowed by the cluster (allowed: %s)", clip(s.Net), strings.Join(c.DockerNetworks, ","))
 	}
 	if s.WorkDir != r.WorkDir {
-		return nil, fail(exitInvalidDocker, "docker run's working directory %q is not the container's %s", clip(s.WorkDir), r.WorkDir)
+		return fail(exitInvalidDocker, "docker run's working directory %q is not the container's %s", clip(s.WorkDir), r.WorkDir)
 	}
-	if hostname != "" && !hostnamePattern.MatchString(hostname) {
-		return nil, fail(exitInvalidDocker, "docker run's hostname %q is malformed", clip(hostname))
+	return nil
+}
+
+// checkRunOptions checks how the container runs: hostname, detached,
+// removal, no privileges or entry point, an allowed runtime, every
+// capability dropped but the allowed ones.
+func checkRunOptions(c *config, d *dockerCommand, s *runSpec, o runOptions) error {
+	if o.hostname != "" && !hostnamePattern.MatchString(o.hostname) {
+		return fail(exitInvalidDocker, "docker run's hostname %q is malformed", clip(o.hostname))
 	}
-	if detach != "" && detach != "true" {
-		return nil, fail(exitInvalidDocker, "docker run must be detached")
+	if o.detach != "" && o.detach != "true" {
+		return fail(exitInvalidDocker, "docker run must be detached")
 	}
-	if rm != "" && rm != "true" && rm != "false" {
-		return nil, fail(exitInvalidDocker, "docker run's rm %q is neither true nor false", clip(rm))
+	if o.rm != "" && o.rm != "true" && o.rm != "false" {
+		return fail(exitInvalidDocker, "docker run's rm %q is neither true nor false", clip(o.rm))
 	}
-	if privileged != "" && privileged != "false" {
-		return nil, fail(exitInvalidDocker, "privileged docker containers are not allowed by the cluster")
+	if o.privileged != "" && o.privileged != "false" {
+		return fail(exitInvalidDocker, "privileged docker containers are not allowed by the cluster")
 	}
-	if entry != "" && entry != "false" {
-		return nil, fail(exitInvalidDocker, "docker run with the image's entry point is not allowed by the test cluster's container-executor")
+	if o.entry != "" && o.entry != "false" {
+		return fail(exitInvalidDocker, "docker run with the image's entry point is not allowed by the test cluster's container-executor")
 	}
 	if s.Runtime != "" && !slices.Contains(c.DockerRuntimes, s.Runtime) {
-		return nil, fail(exitInvalidDocker, "docker runtime %q is not allowed by the cluster (docker.allowed.runtimes: %s)", clip(s.Runtime), strings.Join(c.DockerRuntimes, ","))
+		return fail(exitInvalidDocker, "docker runtime %q is not allowed by the cluster (docker.allowed.runtimes: %s)", clip(s.Runtime), strings.Join(c.DockerRuntimes, ","))
 	}
 	if drop := d.Args["cap-drop"]; drop != nil && !slices.Equal(drop, []string{"ALL"}) {
-		return nil, fail(exitInvalidDocker, "docker run's cap-drop %q is not ALL", clip(strings.Join(drop, ",")))
+		return fail(exitInvalidDocker, "docker run's cap-drop %q is not ALL", clip(strings.Join(drop, ",")))
 	}
 	for _, cp := range d.Args["cap-add"] {
 		if !slices.Contains(c.DockerCapabilities, cp) {
-			return nil, fail(exitInvalidDocker, "capability %q is not allowed by the cluster (docker.allowed.capabilities)", clip(cp))
+			return fail(exitInvalidDocker, "capability %q is not allowed by the cluster (docker.allowed.capabilities)", clip(cp))
 		}
 		s.CapAdd = append(s.CapAdd, cp)
 	}
-	if mounts, ok := d.Args["mounts"]; ok {
-		for _, ms := range mounts {
-			m, err := parseMount(ms)
-			if err != nil {
-				return nil, err
-			}
-			resolved, err := resolve(m.Src)
-			if err != nil {
-				return nil, fail(exitInvalidDocker, "docker mount source %s: %v", clip(m.Src), err)
-			}
-			if err := checkMountSource(c, m, resolved); err != nil {
-				return nil, err
-			}
-			m.Src = resolved
-			s.Mounts = append(s.Mounts, m)
-		}
+	return nil
+}
+
+// checkRunMounts checks the run's bind mounts, each source resolved (resolve)
+// and allowed by the cluster.
+func checkRunMounts(c *config, d *dockerCommand, s *runSpec, resolve func(string) (string, error)) error {
+	mounts, ok := d.Args["mounts"]
+	if !ok {
+		return nil
 	}
+	for _, ms := range mounts {
+		m, err := parseMount(ms)
+		if err != nil {
+			return err
+		}
+		resolved, err := resolve(m.Src)
+		if err != nil {
+			return fail(exitInvalidDocker, "docker mount source %s: %v", clip(m.Src), err)
+		}
+		if err := checkMountSource(c, m, resolved); err != nil {
+			return err
+		}
+		m.Src = resolved
+		s.Mounts = append(s.Mounts, m)
+	}
+	return nil
+}
+
+// checkRunPaths checks the run's environment file (in the NodeManager's
+// private directory of the container), log directory and cgroup parent
+// (the cluster's hierarchy).
+func checkRunPaths(c *config, r *request, s *runSpec, logDir string) error {
 	private := "/nmPrivate/" + r.AppID + "/" + r.ContainerID
 	if s.EnvFile != "" {
 		if _, err := checkPath(s.EnvFile, c.LocalDirs); err != nil {
-			return nil, err
+			return err
 		}
 		if !strings.HasSuffix(filepath.Dir(s.EnvFile), private) {
-			return nil, fail(exitInvalidPath, "docker environment file %s is not in the NodeManager's private directory of %s", clip(s.EnvFile), r.ContainerID)
+			return fail(exitInvalidPath, "docker environment file %s is not in the NodeManager's private directory of %s", clip(s.EnvFile), r.ContainerID)
 		}
 	}
 	if logDir != "" {
 		if _, err := checkPath(logDir, c.LogDirs); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	if s.CgroupPrnt != "" {
@@ -388,14 +450,10 @@ func checkRun(c *config, d *dockerCommand, r *request, a *account, resolve func(
 			}
 		}
 		if !ok {
-			return nil, fail(exitInvalidDocker, "docker cgroup parent %q is not the cluster's hierarchy", clip(s.CgroupPrnt))
+			return fail(exitInvalidDocker, "docker cgroup parent %q is not the cluster's hierarchy", clip(s.CgroupPrnt))
 		}
 	}
-	s.Command = d.Args["launch-command"]
-	if !slices.Equal(s.Command, []string{"bash", r.WorkDir + "/launch_container.sh"}) {
-		return nil, fail(exitInvalidDocker, "docker run's command %q is not bash WORKDIR/launch_container.sh", clip(strings.Join(s.Command, " ")))
-	}
-	return s, nil
+	return nil
 }
 
 // runArgv is the docker CLI's command line for s (after the global options).

@@ -2,6 +2,10 @@ package core
 
 import (
 	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"testing"
@@ -10,11 +14,16 @@ import (
 	"github.com/tfyarn/tfyarn/taskspec"
 )
 
-// Every test of this package runs with checkIndexes before each
-// consultation of the policy and after each Step: the machine's indexes
-// must say what a pass over every task says, and shortVerdict what the
-// policy says, so the shortcuts they allow change no behaviour.
-func init() { checkStep = checkIndexes }
+// checkedStep is how every test of this package steps a machine: Step, then
+// checkIndexes on the state it leaves. The machine's indexes must say what a
+// pass over every task says, and shortVerdict what the policy says, so the
+// shortcuts they allow change no behaviour. Both are pure functions of the
+// machine's state, so the tests check them from outside and the machine
+// carries no test hook (TestEveryStepIsChecked holds the tests to it).
+func checkedStep(m *Machine, ev Event) {
+	m.Step(ev)
+	checkIndexes(m)
+}
 
 func checkIndexes(m *Machine) {
 	if err := indexError(m); err != nil {
@@ -94,7 +103,9 @@ func indexError(m *Machine) error {
 			}
 		}
 	}
-	if short, ok := m.shortVerdict(); ok && m.phase == PhaseRunning && m.restarting == nil {
+	// In every phase: the Step that finishes a job consulted the policy on
+	// the state it leaves, so a finished machine's verdicts are checked too.
+	if short, ok := m.shortVerdict(); ok && m.restarting == nil {
 		if v := m.policy.Verdict(View{Now: m.now, Tasks: m.Tasks()}); !reflect.DeepEqual(m.effect(v), m.effect(short)) {
 			return fmt.Errorf("shortVerdict says %+v, the policy %+v", short, v)
 		}
@@ -138,8 +149,8 @@ func TestCheckIndexesCatchesDrift(t *testing.T) {
 			t.Fatal(err)
 		}
 		now := time.Unix(1000, 0)
-		m.Step(Tick{Now: now})
-		m.Step(Registered{})
+		checkedStep(m, Tick{Now: now})
+		checkedStep(m, Registered{})
 		if err := indexError(m); err != nil {
 			t.Fatalf("%s: before the drift: %v", name, err)
 		}
@@ -150,6 +161,36 @@ func TestCheckIndexesCatchesDrift(t *testing.T) {
 		drift(m)
 		if err := indexError(m); err == nil {
 			t.Errorf("%s: drift not caught", name)
+		}
+	}
+}
+
+// TestEveryStepIsChecked: the tests of this package step machines only
+// through checkedStep, so that every Step they take is checked.
+func TestEveryStepIsChecked(t *testing.T) {
+	files, err := filepath.Glob("*_test.go")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no test files: %v", err)
+	}
+	fset := token.NewFileSet()
+	for _, name := range files {
+		f, err := parser.ParseFile(fset, name, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, decl := range f.Decls {
+			fn, ok := decl.(*ast.FuncDecl)
+			if !ok || fn.Name.Name == "checkedStep" {
+				continue
+			}
+			ast.Inspect(fn, func(n ast.Node) bool {
+				if call, ok := n.(*ast.CallExpr); ok {
+					if sel, ok := call.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == "Step" {
+						t.Errorf("%s: %s steps a machine unchecked: call checkedStep", fset.Position(call.Pos()), fn.Name.Name)
+					}
+				}
+				return true
+			})
 		}
 	}
 }

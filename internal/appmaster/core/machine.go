@@ -113,7 +113,8 @@ type Machine struct {
 	// Indexes kept in step with the tasks, so that an event costs what it
 	// touches rather than a pass over every task (bench/core_test.go: 10,000
 	// tasks). Each scan they replace still runs, unchanged, whenever they
-	// say it could act; checkStep (tests) holds them to the scans.
+	// say it could act; the tests hold them to the scans after every Step
+	// (checkedStep).
 	types             map[taskspec.TaskType]*typeIndex
 	stateCounts       [numTaskStates]int  // tasks per state, all types together (the types' counts summed)
 	typeOrder         []taskspec.TaskType // the groups' types, in job order
@@ -126,10 +127,6 @@ type Machine struct {
 
 	ready Ready
 }
-
-// checkStep, set by tests, checks the machine before every consultation
-// of the policy and after every Step.
-var checkStep func(*Machine)
 
 // New builds a machine for cfg.Job, in PhaseUnregistered.
 func New(cfg Config) (*Machine, error) {
@@ -209,100 +206,15 @@ func New(cfg Config) (*Machine, error) {
 
 // Step applies one event. Events that do not apply (an unknown or repeated
 // container, anything after Finish) change nothing.
+//
+// The event itself is handled by one small method per event type (handle);
+// what every event is followed by stays here: the deadlines, the restarts, the
+// policy's verdict and the asks, in that order.
 func (m *Machine) Step(ev Event) {
 	if m.phase == PhaseFinished {
 		return
 	}
-	switch e := ev.(type) {
-	case Registered:
-		m.registered(e)
-	case PreviousAttempt:
-		m.previousAttempt(e)
-	case Resynced:
-		for _, g := range m.groups {
-			g.rmOutstanding = -1
-		}
-	case Allocated:
-		if m.phase == PhaseRunning {
-			for _, c := range e.Containers {
-				m.allocated(c)
-			}
-		}
-	case ContainerStarted:
-		if t := m.launchingTask(e.ID); t != nil {
-			m.setState(t, TaskRunning)
-			t.StartedAt = m.now
-		}
-	case StartFailed:
-		if t := m.launchingTask(e.ID); t != nil {
-			m.end(t, ExitInvalid, e.Reason, "failed to start: "+firstLine(e.Reason))
-			m.ready.Release = append(m.ready.Release, e.ID) // the RM still counts it as ours
-			m.released(e.ID)
-		}
-	case ContainerCompleted:
-		m.completed(e)
-	case ProgramSignalled:
-		if t := m.taskOf(e.ID); t != nil && t.State.Live() && t.signalled == nil {
-			t.signalled, t.signalledAt = &e, m.now
-			m.signalled = append(m.signalled, timedTask{t, m.now})
-		}
-	case PreemptionWarned:
-		if m.phase == PhaseRunning {
-			m.preemptionWarned(e)
-		}
-	case TaskRegistered:
-		if t := m.byTask[e.Task]; t != nil && t.State.Live() {
-			t.Host, t.Port = e.Host, e.Port
-		}
-	case Tick:
-		if e.Now.After(m.now) {
-			if m.now.IsZero() {
-				// Waits that began before the first Tick begin now.
-				for _, t := range m.tasks {
-					if t.State == TaskPending && t.RequestedAt.IsZero() && m.phase == PhaseRunning {
-						t.RequestedAt = e.Now
-						m.allocScan = true
-					}
-				}
-			}
-			m.now = e.Now
-		}
-	case KillRequested:
-		diag := KilledDiagnostics
-		if e.Reason != "" {
-			diag += " " + e.Reason
-		}
-		if e.LaterAttempt {
-			m.handOver(diag)
-		} else {
-			m.finish(Killed, diag)
-		}
-	case ShutdownRequested:
-		m.finish(Killed, "the ApplicationMaster was told to shut down: "+orDefault(e.Reason, "no reason given"))
-	case RMFailed:
-		m.finish(Failed, "lost the ResourceManager: "+orDefault(e.Reason, "no reason given"))
-	case NodeRacks:
-		if m.racks == nil {
-			m.racks = map[string]string{}
-		}
-		for host, rack := range e.Racks {
-			if rack != "" {
-				m.racks[host] = rack
-			}
-		}
-	case RendezvousFailed:
-		if m.phase == PhaseRunning {
-			diag := "rendezvous failed: " + orDefault(e.Reason, "no reason given")
-			if never := m.unallocatedAtRendezvous(); never != "" {
-				diag += "; " + never
-			}
-			m.finish(Failed, diag)
-		}
-	case RequestRefused:
-		if m.phase == PhaseRunning {
-			m.finish(Failed, RefusalDiagnostics(e))
-		}
-	}
+	m.handle(ev)
 	if m.phase == PhaseRunning {
 		m.allocDeadline()
 		m.yarnReasonDeadline()
@@ -320,8 +232,160 @@ func (m *Machine) Step(ev Event) {
 	if m.phase == PhaseRunning {
 		m.syncAsks()
 	}
-	if checkStep != nil {
-		checkStep(m)
+}
+
+// handle is the table of events: which method applies each.
+func (m *Machine) handle(ev Event) {
+	switch e := ev.(type) {
+	case Registered:
+		m.registered(e)
+	case PreviousAttempt:
+		m.previousAttempt(e)
+	case Resynced:
+		m.resynced()
+	case Allocated:
+		m.containersAllocated(e)
+	case ContainerStarted:
+		m.containerStarted(e)
+	case StartFailed:
+		m.startFailed(e)
+	case ContainerCompleted:
+		m.completed(e)
+	case ProgramSignalled:
+		m.programSignalled(e)
+	case PreemptionWarned:
+		m.preemptionWarnedWhileRunning(e)
+	case TaskRegistered:
+		m.taskRegistered(e)
+	case Tick:
+		m.tick(e)
+	case KillRequested:
+		m.killRequested(e)
+	case ShutdownRequested:
+		m.finish(Killed, "the ApplicationMaster was told to shut down: "+orDefault(e.Reason, "no reason given"))
+	case RMFailed:
+		m.finish(Failed, "lost the ResourceManager: "+orDefault(e.Reason, "no reason given"))
+	case NodeRacks:
+		m.nodeRacks(e)
+	case RendezvousFailed:
+		m.rendezvousFailed(e)
+	case RequestRefused:
+		m.requestRefused(e)
+	}
+}
+
+// resynced: the new RM knows none of our asks, so each group's outstanding
+// count is unknown and syncAsks states the full ask table again.
+func (m *Machine) resynced() {
+	for _, g := range m.groups {
+		g.rmOutstanding = -1
+	}
+}
+
+// containersAllocated takes the RM's new containers, while the job runs.
+func (m *Machine) containersAllocated(e Allocated) {
+	if m.phase == PhaseRunning {
+		for _, c := range e.Containers {
+			m.allocated(c)
+		}
+	}
+}
+
+// containerStarted: the NodeManager started a launching task's container.
+func (m *Machine) containerStarted(e ContainerStarted) {
+	if t := m.launchingTask(e.ID); t != nil {
+		m.setState(t, TaskRunning)
+		t.StartedAt = m.now
+	}
+}
+
+// startFailed: the NodeManager refused to start a launching task's container.
+func (m *Machine) startFailed(e StartFailed) {
+	if t := m.launchingTask(e.ID); t != nil {
+		m.end(t, ExitInvalid, e.Reason, "failed to start: "+firstLine(e.Reason))
+		m.ready.Release = append(m.ready.Release, e.ID) // the RM still counts it as ours
+		m.released(e.ID)
+	}
+}
+
+// programSignalled records, once, that a live task's program was signalled.
+func (m *Machine) programSignalled(e ProgramSignalled) {
+	if t := m.taskOf(e.ID); t != nil && t.State.Live() && t.signalled == nil {
+		t.signalled, t.signalledAt = &e, m.now
+		m.signalled = append(m.signalled, timedTask{t, m.now})
+	}
+}
+
+// preemptionWarnedWhileRunning: YARN's warnings count only while the job runs.
+func (m *Machine) preemptionWarnedWhileRunning(e PreemptionWarned) {
+	if m.phase == PhaseRunning {
+		m.preemptionWarned(e)
+	}
+}
+
+// taskRegistered records where a live task's program listens.
+func (m *Machine) taskRegistered(e TaskRegistered) {
+	if t := m.byTask[e.Task]; t != nil && t.State.Live() {
+		t.Host, t.Port = e.Host, e.Port
+	}
+}
+
+// tick moves the machine's clock forward (never back).
+func (m *Machine) tick(e Tick) {
+	if e.Now.After(m.now) {
+		if m.now.IsZero() {
+			// Waits that began before the first Tick begin now.
+			for _, t := range m.tasks {
+				if t.State == TaskPending && t.RequestedAt.IsZero() && m.phase == PhaseRunning {
+					t.RequestedAt = e.Now
+					m.allocScan = true
+				}
+			}
+		}
+		m.now = e.Now
+	}
+}
+
+// killRequested ends the job as killed, or hands it over to a later attempt.
+func (m *Machine) killRequested(e KillRequested) {
+	diag := KilledDiagnostics
+	if e.Reason != "" {
+		diag += " " + e.Reason
+	}
+	if e.LaterAttempt {
+		m.handOver(diag)
+	} else {
+		m.finish(Killed, diag)
+	}
+}
+
+// nodeRacks learns the racks of hosts (an empty rack says nothing).
+func (m *Machine) nodeRacks(e NodeRacks) {
+	if m.racks == nil {
+		m.racks = map[string]string{}
+	}
+	for host, rack := range e.Racks {
+		if rack != "" {
+			m.racks[host] = rack
+		}
+	}
+}
+
+// rendezvousFailed fails a running job whose tasks could not meet.
+func (m *Machine) rendezvousFailed(e RendezvousFailed) {
+	if m.phase == PhaseRunning {
+		diag := "rendezvous failed: " + orDefault(e.Reason, "no reason given")
+		if never := m.unallocatedAtRendezvous(); never != "" {
+			diag += "; " + never
+		}
+		m.finish(Failed, diag)
+	}
+}
+
+// requestRefused fails a running job whose request the RM refused.
+func (m *Machine) requestRefused(e RequestRefused) {
+	if m.phase == PhaseRunning {
+		m.finish(Failed, RefusalDiagnostics(e))
 	}
 }
 

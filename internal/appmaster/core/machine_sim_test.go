@@ -78,7 +78,7 @@ func (s *sim) taskCount() int {
 
 func (s *sim) step(ev Event) {
 	s.history = append(s.history, ev)
-	s.m.Step(ev)
+	checkedStep(s.m, ev)
 	s.drain()
 }
 

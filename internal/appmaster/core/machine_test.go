@@ -41,7 +41,7 @@ func ctr(n int, reqID int64) Container {
 
 func step(m *Machine, evs ...Event) Ready {
 	for _, ev := range evs {
-		m.Step(ev)
+		checkedStep(m, ev)
 	}
 	return m.Ready()
 }
@@ -254,7 +254,7 @@ func TestKillAtAnyMoment(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			m := newMachine(t, nil, grp(taskspec.Worker, 3, small))
 			for _, ev := range tt.before {
-				m.Step(ev)
+				checkedStep(m, ev)
 			}
 			m.Ready() // the loop took the launches
 			rd := step(m, KillRequested{})
@@ -446,8 +446,8 @@ func TestCompletionBeforeLaunchDropsTheLaunch(t *testing.T) {
 	m, err := New(Config{Job: taskspec.Job{Command: "true", Tasks: []taskspec.TaskGroup{grp(taskspec.Worker, 2, small)}, Restarts: taskspec.RestartPolicy{NoInfraRestarts: true}}})
 	require.NoError(t, err)
 	step(m, Registered{})
-	m.Step(Allocated{Containers: []Container{ctr(1, 1), ctr(2, 1)}})
-	m.Step(ContainerCompleted{ID: cid(1), ExitStatus: ExitAborted, Diagnostics: "Container released on a *lost* node"})
+	checkedStep(m, Allocated{Containers: []Container{ctr(1, 1), ctr(2, 1)}})
+	checkedStep(m, ContainerCompleted{ID: cid(1), ExitStatus: ExitAborted, Diagnostics: "Container released on a *lost* node"})
 	rd := m.Ready()
 	require.Empty(t, rd.Launch, "neither the dead container nor the one the job no longer needs is launched")
 	require.Equal(t, []string{cid(2)}, rd.Release)

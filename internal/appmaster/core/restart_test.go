@@ -101,8 +101,8 @@ func TestUncountedRestartsAreBounded(t *testing.T) {
 // and new ones asked for.
 func TestLostBeforeLaunchRestartsByDefault(t *testing.T) {
 	m := restartMachine(t, taskspec.RestartPolicy{})
-	m.Step(Allocated{Containers: []Container{ctr(1, 1), ctr(2, 2)}})
-	m.Step(ContainerCompleted{ID: cid(2), ExitStatus: ExitAborted, Diagnostics: "Container released on a *lost* node"})
+	checkedStep(m, Allocated{Containers: []Container{ctr(1, 1), ctr(2, 2)}})
+	checkedStep(m, ContainerCompleted{ID: cid(2), ExitStatus: ExitAborted, Diagnostics: "Container released on a *lost* node"})
 	rd := m.Ready()
 	require.Nil(t, rd.Finish)
 	require.Empty(t, rd.Launch, "neither the dead container nor the one about to be stopped is launched")

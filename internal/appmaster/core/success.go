@@ -13,9 +13,6 @@ import (
 // consultPolicy judges the tasks' states and acts on the Verdict: the
 // job's end, or the stops and restarts that apply.
 func (m *Machine) consultPolicy() {
-	if checkStep != nil {
-		checkStep(m)
-	}
 	v, ok := m.shortVerdict()
 	if !ok {
 		v = m.policy.Verdict(View{Now: m.now, Tasks: m.Tasks(), Replaced: m.replaced})

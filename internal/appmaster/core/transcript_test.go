@@ -50,15 +50,15 @@ func (h *harness) do(t *testing.T, c transcript.Cmd) string {
 	}
 	switch c.Name {
 	case "register":
-		h.m.Step(Registered{})
+		checkedStep(h.m, Registered{})
 	case "allocate":
 		h.allocate(c)
 	case "start":
 		for _, task := range h.tasksOrLaunching(t, c) {
-			h.m.Step(ContainerStarted{ID: task.Container.ID})
+			checkedStep(h.m, ContainerStarted{ID: task.Container.ID})
 		}
 	case "fail-start":
-		h.m.Step(StartFailed{ID: h.task(t, c).Container.ID, Reason: strings.Join(c.Args[1:], " ")})
+		checkedStep(h.m, StartFailed{ID: h.task(t, c).Container.ID, Reason: strings.Join(c.Args[1:], " ")})
 	case "registered":
 		// Every live task (or the one named) registers at 2000 + its
 		// position in the job, or the port it was told to re-take.
@@ -68,7 +68,7 @@ func (h *harness) do(t *testing.T, c transcript.Cmd) string {
 				if task.WantPort != 0 {
 					port = task.WantPort
 				}
-				h.m.Step(TaskRegistered{Task: task.Task, Host: hostOf(task.Container.NodeID), Port: port})
+				checkedStep(h.m, TaskRegistered{Task: task.Task, Host: hostOf(task.Container.NodeID), Port: port})
 			}
 		}
 	case "exit":
@@ -77,17 +77,17 @@ func (h *harness) do(t *testing.T, c transcript.Cmd) string {
 		if err != nil {
 			t.Fatalf("%s: exit code: %v", c.Pos, err)
 		}
-		h.m.Step(ContainerCompleted{ID: task.Container.ID, ExitStatus: int32(code), Diagnostics: strings.Join(c.Args[2:], " ")})
+		checkedStep(h.m, ContainerCompleted{ID: task.Container.ID, ExitStatus: int32(code), Diagnostics: strings.Join(c.Args[2:], " ")})
 	case "tick":
 		d, err := time.ParseDuration(strings.TrimPrefix(c.Args[0], "+"))
 		if err != nil {
 			t.Fatalf("%s: tick: %v", c.Pos, err)
 		}
 		h.now = h.now.Add(d)
-		h.m.Step(Tick{Now: h.now})
+		checkedStep(h.m, Tick{Now: h.now})
 	case "racks":
 		// racks node1=/rack-a ...: the RM's NodeReports.
-		h.m.Step(NodeRacks{Racks: c.KV})
+		checkedStep(h.m, NodeRacks{Racks: c.KV})
 	case "preempt-warning":
 		h.preemptWarning(t, c)
 	case "kill":
@@ -95,20 +95,20 @@ func (h *harness) do(t *testing.T, c transcript.Cmd) string {
 		if later {
 			c.Args = c.Args[1:]
 		}
-		h.m.Step(KillRequested{Reason: strings.Join(c.Args, " "), LaterAttempt: later})
+		checkedStep(h.m, KillRequested{Reason: strings.Join(c.Args, " "), LaterAttempt: later})
 	case "shutdown":
-		h.m.Step(ShutdownRequested{Reason: strings.Join(c.Args, " ")})
+		checkedStep(h.m, ShutdownRequested{Reason: strings.Join(c.Args, " ")})
 	case "rendezvous-failed":
-		h.m.Step(RendezvousFailed{Reason: strings.Join(c.Args, " ")})
+		checkedStep(h.m, RendezvousFailed{Reason: strings.Join(c.Args, " ")})
 	case "previous-attempt":
-		h.m.Step(previousAttempt(t, c))
+		checkedStep(h.m, previousAttempt(t, c))
 	case "completed":
 		// completed c91 137 [diagnostics]: YARN reports a container by id.
 		code, err := strconv.Atoi(c.Args[1])
 		if err != nil {
 			t.Fatalf("%s: exit code: %v", c.Pos, err)
 		}
-		h.m.Step(ContainerCompleted{ID: c.Args[0], ExitStatus: int32(code), Diagnostics: strings.Join(c.Args[2:], " ")})
+		checkedStep(h.m, ContainerCompleted{ID: c.Args[0], ExitStatus: int32(code), Diagnostics: strings.Join(c.Args[2:], " ")})
 	case "tasks":
 		return h.tasks()
 	case "waiting":
@@ -203,7 +203,7 @@ func (h *harness) newMachine(t *testing.T, c transcript.Cmd) {
 		t.Fatalf("%s: %v", c.Pos, err)
 	}
 	*h = harness{m: m, now: transcriptEpoch, outstanding: map[int64]int{}, asks: map[int64]Ask{}}
-	m.Step(Tick{Now: h.now})
+	checkedStep(m, Tick{Now: h.now})
 }
 
 // allocate answers every outstanding ask (or, with type=n, n containers of
@@ -234,7 +234,7 @@ func (h *harness) allocate(c transcript.Cmd) {
 		h.outstanding[id] -= n
 	}
 	if len(got) > 0 {
-		h.m.Step(Allocated{Containers: got})
+		checkedStep(h.m, Allocated{Containers: got})
 	}
 }
 
@@ -296,7 +296,7 @@ func (h *harness) preemptWarning(t *testing.T, c transcript.Cmd) {
 		}
 		ev.Since = h.now.Add(d)
 	}
-	h.m.Step(ev)
+	checkedStep(h.m, ev)
 }
 
 var containerName = regexp.MustCompile(`^c\d+$`)
