@@ -9,6 +9,7 @@ import (
 	"github.com/tfyarn/tfyarn/internal/contract"
 	"github.com/tfyarn/tfyarn/internal/tasklogs"
 	"github.com/tfyarn/tfyarn/internal/yarnpb/hadoopyarn"
+	"github.com/tfyarn/tfyarn/jobreport"
 )
 
 // LogsRequest says which of an application's logs Logs prints, and how.
@@ -113,12 +114,14 @@ func (s *Submission) FollowTaskLogs(ctx context.Context, out FollowOutput, notes
 }
 
 // Add starts following a task's container (once per container).
-func (t *TaskLogs) Add(ctx context.Context, task TaskResult) error {
+func (t *TaskLogs) Add(ctx context.Context, task jobreport.Task) error {
 	return t.f.Add(ctx, task.Task, task.ContainerID, task.Node)
 }
 
 // Finish prints an ended task's last lines.
-func (t *TaskLogs) Finish(ctx context.Context, task TaskResult) { t.f.Finish(ctx, task.ContainerID) }
+func (t *TaskLogs) Finish(ctx context.Context, task jobreport.Task) {
+	t.f.Finish(ctx, task.ContainerID)
+}
 
 // Close stops following and flushes what is left.
 func (t *TaskLogs) Close() { t.f.Close() }

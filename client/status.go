@@ -14,6 +14,7 @@ import (
 	"github.com/tfyarn/tfyarn/internal/containerexit"
 	"github.com/tfyarn/tfyarn/internal/contract"
 	"github.com/tfyarn/tfyarn/internal/yarnpb/hadoopyarn"
+	"github.com/tfyarn/tfyarn/jobreport"
 	"github.com/tfyarn/tfyarn/taskspec"
 )
 
@@ -197,11 +198,11 @@ func nearMemoryLine(t contract.TaskReport) string {
 }
 
 // tasks is the last task table seen, nil if none was.
-func (w *statusWatcher) tasks() []TaskResult {
+func (w *statusWatcher) tasks() []jobreport.Task {
 	if w.last == nil {
 		return nil
 	}
-	return publicReport(w.last).Tasks
+	return w.last.Tasks
 }
 
 // taskChanges compares two reports task by task, launches first, then
@@ -215,7 +216,7 @@ func taskChanges(prev, cur *contract.StatusReport) []Event {
 		}
 	}
 	var launched, registered, ended []Event
-	counts := TaskCounts(cur.Counts)
+	counts := (cur.Counts)
 	for _, t := range cur.Tasks {
 		p := old[t.Task]
 		if p.Attempt != t.Attempt {
@@ -224,7 +225,7 @@ func taskChanges(prev, cur *contract.StatusReport) []Event {
 			// container it failed in.
 			p = contract.TaskReport{ContainerID: p.ContainerID}
 		}
-		task := publicTask(t)
+		task := t
 		ev := Event{Time: time.Now(), Task: &task, Counts: &counts}
 		if t.ContainerID != "" && p.ContainerID != t.ContainerID && t.State != "pending" {
 			ev.TaskChange = TaskLaunched
@@ -246,9 +247,9 @@ func taskChanges(prev, cur *contract.StatusReport) []Event {
 		}
 	}
 	evs := append(append(launched, registered...), ended...)
-	var before TaskCounts
+	var before jobreport.Counts
 	if prev != nil {
-		before = TaskCounts(prev.Counts)
+		before = (prev.Counts)
 	}
 	countsAtEvents(before, counts, evs)
 	return evs

@@ -10,6 +10,7 @@ import (
 
 	"github.com/tfyarn/tfyarn/internal/yarn"
 	"github.com/tfyarn/tfyarn/internal/yarnpb/hadoopyarn"
+	"github.com/tfyarn/tfyarn/jobreport"
 )
 
 // Event is a change in the application's report that Wait observed.
@@ -27,9 +28,9 @@ type Event struct {
 	// Task is set, and the fields above are not, for a task's change seen
 	// on the AM's status page: TaskChange says which (TaskLaunched,
 	// TaskRegistered, TaskEnded), Counts sums up all the tasks then.
-	Task       *TaskResult
+	Task       *jobreport.Task
 	TaskChange string
-	Counts     *TaskCounts
+	Counts     *jobreport.Counts
 	// Exit says, for TaskEnded, how the task's container ended, in words:
 	// "exit code 137 (SIGKILL)", "preempted by the scheduler (exit status -102)",
 	// and YARN's reason when the task failed with one (a launch the NodeManager
@@ -46,7 +47,7 @@ type Event struct {
 
 	// NearMemory is set, and nothing else but Time and AppID, once per
 	// container whose program's peak RSS came near the container's memory
-	// (TaskResult.NearMemoryLimit): one line naming the task, its
+	// (jobreport.Task.NearMemoryLimit): one line naming the task, its
 	// container, the peak and the limit, before YARN kills it.
 	NearMemory string
 
@@ -75,7 +76,7 @@ type Result struct {
 	UploadedBytes int64  `json:"uploaded_bytes"`
 	// Tasks is each task as the AM's status page last showed it; empty
 	// when the page could not be reached.
-	Tasks []TaskResult `json:"tasks,omitempty"`
+	Tasks []jobreport.Task `json:"tasks,omitempty"`
 	// AMAttempts is how many ApplicationMaster attempts YARN started (1
 	// unless one died and Job.AMAttempts allowed another); 0 when no report
 	// named one.

@@ -29,8 +29,8 @@ var layers = []struct {
 	pkgs []string
 }{
 	{"rule languages of Hadoop's configuration, pure (auth_to_local)", []string{"internal/authtolocal"}},
-	{"foundations: the job model, Hadoop configuration and credentials, generated messages, small single-purpose packages", []string{
-		"taskspec", "internal/hadoopconf", "internal/security", "internal/yarnpb", "internal/yarnpb/hadoopcommon",
+	{"foundations: the job model and its report, Hadoop configuration and credentials, generated messages, small single-purpose packages", []string{
+		"taskspec", "jobreport", "internal/hadoopconf", "internal/security", "internal/yarnpb", "internal/yarnpb/hadoopcommon",
 		"internal/atomicfile", "internal/connlimit", "internal/pause", "internal/torchstore", "internal/cliout", "internal/progressbar",
 		"internal/tasklogs/aggregated", "internal/tasklogs/nodemanager", "internal/tasklogs/prefix",
 		"internal/syncbuf", "internal/procio", "internal/clustertest", "internal/containerexit",
