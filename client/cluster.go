@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 
+	"github.com/tfyarn/tfyarn/internal/placement"
 	"github.com/tfyarn/tfyarn/internal/yarn"
 	"github.com/tfyarn/tfyarn/internal/yarnpb/hadoopyarn"
 )
@@ -10,8 +11,8 @@ import (
 // fetchClusterState asks the RM what placement needs: its RUNNING nodes,
 // node labels, and the queue's accessible labels, default label and
 // capacities per label (`tfyarn cluster` shows the same data).
-func fetchClusterState(ctx context.Context, rm *yarn.ApplicationClient, queue string) (clusterState, error) {
-	var cs clusterState
+func fetchClusterState(ctx context.Context, rm *yarn.ApplicationClient, queue string) (placement.Cluster, error) {
+	var cs placement.Cluster
 	nodes, err := rm.GetClusterNodes(ctx, hadoopyarn.NodeStateProto_NS_RUNNING)
 	if err != nil {
 		return cs, err
@@ -25,7 +26,7 @@ func fetchClusterState(ctx context.Context, rm *yarn.ApplicationClient, queue st
 		return cs, err
 	}
 	for _, n := range nodes {
-		cn := clusterNode{ID: yarn.FormatNodeID(n.GetNodeId())}
+		cn := placement.Node{ID: yarn.FormatNodeID(n.GetNodeId())}
 		if l := n.GetNodeLabels(); len(l) > 0 {
 			cn.Label = l[0]
 		}
@@ -40,10 +41,10 @@ func fetchClusterState(ctx context.Context, rm *yarn.ApplicationClient, queue st
 	return cs, nil
 }
 
-// queueOffer reads a queue's report. The capacities per label come from
+// placement.Queue reads a queue's report. The capacities per label come from
 // queueConfigurationsMap (absent from old RMs: no capacity check then).
-func readQueueOffer(name string, q *hadoopyarn.QueueInfoProto) queueOffer {
-	o := queueOffer{Name: name, AccessibleLabels: q.GetAccessibleNodeLabels(), DefaultLabel: q.GetDefaultNodeLabelExpression()}
+func readQueueOffer(name string, q *hadoopyarn.QueueInfoProto) placement.Queue {
+	o := placement.Queue{Name: name, AccessibleLabels: q.GetAccessibleNodeLabels(), DefaultLabel: q.GetDefaultNodeLabelExpression()}
 	if q.GetQueueName() != "" {
 		o.Name = q.GetQueueName()
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/tfyarn/tfyarn/internal/connect"
 	"github.com/tfyarn/tfyarn/internal/contract"
 	"github.com/tfyarn/tfyarn/internal/hdfs"
+	"github.com/tfyarn/tfyarn/internal/placement"
 	"github.com/tfyarn/tfyarn/internal/security"
 	"github.com/tfyarn/tfyarn/internal/shipplan"
 	"github.com/tfyarn/tfyarn/internal/yarn"
@@ -137,10 +138,10 @@ func (s *Submission) submit(ctx context.Context, bin string, plan shipplan.Plan)
 	var offers map[string]string
 	var defaultLabel string
 	if cs, err := fetchClusterState(cctx, s.rm, job.Queue); err == nil {
-		if err := checkPlacement(job, cs); err != nil {
+		if err := placement.Check(job.Job, placement.AM{NodeLabel: job.AMNodeLabel, Resources: taskspec.Resources{VCores: job.AMVCores, MemoryMiB: job.AMMemoryMiB}}, cs); err != nil {
 			return err
 		}
-		offers, defaultLabel = clusterOffers(cs), cs.Queue.DefaultLabel
+		offers, defaultLabel = placement.Offers(cs), cs.Queue.DefaultLabel
 	} else if ctx.Err() != nil {
 		return err
 	}

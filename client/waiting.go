@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tfyarn/tfyarn/internal/placement"
 	"github.com/tfyarn/tfyarn/internal/yarn"
 	"github.com/tfyarn/tfyarn/internal/yarnpb/hadoopyarn"
 )
@@ -46,7 +47,7 @@ func (s *Submission) explainWait(ctx context.Context, line string) string {
 			total += yarn.GPUs(n.GetCapability())
 		}
 	}
-	out := fmt.Sprintf("%d of %d GPUs on %s in use", used, total, labelName(label))
+	out := fmt.Sprintf("%d of %d GPUs on %s in use", used, total, placement.LabelName(label))
 	apps, err := s.rm.GetApplications(cctx, yarn.ApplicationFilter{States: []hadoopyarn.YarnApplicationStateProto{hadoopyarn.YarnApplicationStateProto_RUNNING}})
 	if err != nil {
 		return out

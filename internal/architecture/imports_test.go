@@ -55,6 +55,9 @@ var layers = []struct {
 		"internal/appmaster", "internal/executor",
 	}},
 	{"run --local", []string{"internal/localrun"}},
+	{"the engine behind the public Go API: placement checks, submission, following a job", []string{
+		"internal/placement",
+	}},
 	{"the public Go API", []string{"client"}},
 	{"programs and tests of the whole", []string{
 		"cmd/tfyarn", "examples/go/runonyarn", "bench", "bench/uploadwin", "testcluster/containerexecutor", "internal/testlanes",

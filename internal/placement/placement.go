@@ -1,15 +1,24 @@
-package client
+// Package placement decides, before anything is created, whether the
+// cluster can ever place a job: per node label, counting the
+// ApplicationMaster's container, it refuses labels the cluster lacks or the
+// queue may not use, containers larger than every node, and containers
+// that together exceed the label's nodes, as --spread, --colocate and
+// --apart constrain them. It also words what the cluster offers the job's
+// queue per label, for the AM's diagnostics while tasks wait. Pure: the
+// caller fetches the cluster's state from the ResourceManager.
+package placement
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
 	"github.com/tfyarn/tfyarn/taskspec"
 )
 
-// clusterNode is one RUNNING node as placement sees it.
-type clusterNode struct {
+// Node is one RUNNING node as placement sees it.
+type Node struct {
 	ID        string
 	Label     string // "" for a node without a label (YARN gives a node at most one)
 	MemoryMiB int64
@@ -17,8 +26,8 @@ type clusterNode struct {
 	GPUs      int64
 }
 
-// queueOffer is what the job's queue may use.
-type queueOffer struct {
+// Queue is what the job's queue may use.
+type Queue struct {
 	Name string
 	// AccessibleLabels are the labels the queue may use ("*": all); nodes
 	// without a label are open to every queue.
@@ -33,16 +42,16 @@ type queueOffer struct {
 	MaxCapacity map[string]float64
 }
 
-// clusterState is what the client knows of the cluster at submission: its
+// Cluster is what the client knows of the cluster at submission: its
 // RUNNING nodes, its node labels and the job's queue.
-type clusterState struct {
-	Nodes  []clusterNode
+type Cluster struct {
+	Nodes  []Node
 	Labels []string
-	Queue  queueOffer
+	Queue  Queue
 }
 
 // canUse reports whether the queue may place containers on label.
-func (q queueOffer) canUse(label string) bool {
+func (q Queue) canUse(label string) bool {
 	if label == "" {
 		return true
 	}
@@ -56,7 +65,7 @@ func (q queueOffer) canUse(label string) bool {
 
 // effectiveLabel is the label a request asking label lands on: the queue's
 // default when it asks none.
-func (cs clusterState) effectiveLabel(label string) string {
+func (cs Cluster) effectiveLabel(label string) string {
 	if label == "" {
 		return cs.Queue.DefaultLabel
 	}
@@ -74,8 +83,9 @@ type demand struct {
 
 func (d demand) shape() string { return d.res.String() }
 
-// labelName reads well in messages.
-func labelName(label string) string {
+// LabelName reads well in messages: "nodes labelled gpu", "nodes without
+// a label".
+func LabelName(label string) string {
 	if label == "" {
 		return "nodes without a label"
 	}
@@ -89,7 +99,7 @@ type labelOffer struct {
 	sumMem, sumVC, sumGPU int64
 }
 
-func (cs clusterState) offer(label string) labelOffer {
+func (cs Cluster) offer(label string) labelOffer {
 	var o labelOffer
 	for _, n := range cs.Nodes {
 		if n.Label != label {
@@ -122,18 +132,18 @@ func gpuSuffix(n int64) string {
 	return ""
 }
 
-// clusterOffers describe, per label ("" for nodes without one), what the
+// Offers describe, per label ("" for nodes without one), what the
 // cluster offers the job's queue there, one sentence each: for the AM's
 // diagnostics when tasks cannot be allocated.
-func clusterOffers(cs clusterState) map[string]string {
+func Offers(cs Cluster) map[string]string {
 	out := map[string]string{}
 	for _, label := range append([]string{""}, cs.Labels...) {
 		q := cs.Queue
 		if !q.canUse(label) {
-			out[label] = fmt.Sprintf("queue %s cannot use %s", q.Name, labelName(label))
+			out[label] = fmt.Sprintf("queue %s cannot use %s", q.Name, LabelName(label))
 			continue
 		}
-		s := fmt.Sprintf("queue %s on %s: %s", q.Name, labelName(label), cs.offer(label))
+		s := fmt.Sprintf("queue %s on %s: %s", q.Name, LabelName(label), cs.offer(label))
 		if c, ok := q.Capacity[label]; ok {
 			s += fmt.Sprintf("; the queue's capacity there %s (max %s)", pct(c), pct(q.MaxCapacity[label]))
 		} else if q.Capacity != nil {
@@ -148,15 +158,39 @@ func pct(f float64) string {
 	return strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.2f", f), "0"), ".") + "%"
 }
 
-// checkPlacement refuses, as a *taskspec.ValidationError, a job the cluster
-// can never place: per label (the queue's default for requests without
-// one), counting the ApplicationMaster's container, a label the cluster does
-// not have or the queue may not use, a queue without capacity there, a
+// AM is the ApplicationMaster's container as the job asks it.
+type AM struct {
+	NodeLabel string
+	Resources taskspec.Resources
+}
+
+// Check refuses, as a *taskspec.ValidationError, a job the cluster can
+// never place: per label (the queue's default for requests without one),
+// counting the ApplicationMaster's container, a label the cluster does not
+// have or the queue may not use, a queue without capacity there, a
 // container larger than every node of its label or asking GPUs where there
 // are none, and containers that together exceed the label's nodes (every
 // task of a job runs at once). What merely does not fit now passes: the
 // AM's allocation deadline covers it.
-func checkPlacement(job Job, cs clusterState) error {
+func Check(job taskspec.Job, am AM, cs Cluster) error {
+	order, byLabel := demands(job, am, cs)
+	if err := checkSpread(job, cs); err != nil {
+		return err
+	}
+	if err := checkColocate(job, cs); err != nil {
+		return err
+	}
+	for _, label := range order {
+		if err := checkLabel(cs, label, byLabel[label]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// demands are the containers the job needs, grouped by the label they land
+// on, labels in the order the job first names them; the AM's come last.
+func demands(job taskspec.Job, am AM, cs Cluster) ([]string, map[string][]demand) {
 	byLabel := map[string][]demand{}
 	var order []string
 	add := func(label string, d demand) {
@@ -176,107 +210,94 @@ func checkPlacement(job Job, cs clusterState) error {
 		}
 		add(job.NodeLabelFor(g), demand{what: string(g.Type), typ: g.Type, count: int64(n), res: g.Resources})
 	}
-	amMem, amVC := job.AMMemoryMiB, job.AMVCores
-	if amMem <= 0 {
-		amMem = DefaultAMMemoryMiB
-	}
-	if amVC <= 0 {
-		amVC = DefaultAMVCores
-	}
-	add(job.AMNodeLabel, demand{what: "the ApplicationMaster", count: 1, am: true,
-		res: taskspec.Resources{VCores: amVC, MemoryMiB: amMem}})
+	add(am.NodeLabel, demand{what: "the ApplicationMaster", count: 1, am: true, res: am.Resources})
+	return order, byLabel
+}
 
-	if err := checkSpread(job, cs); err != nil {
-		return err
+// fixFor is the option that moves d elsewhere.
+func fixFor(d demand) string {
+	if d.am {
+		return "--am-node-label"
 	}
-	if err := checkColocate(job, cs); err != nil {
-		return err
+	return "--node-label"
+}
+
+// checkLabel refuses the containers ds on label when the cluster cannot
+// hold them there: the label unknown or closed to the queue, the queue
+// without capacity there, a container larger than every node, or all of
+// them together more than the label's nodes.
+func checkLabel(cs Cluster, label string, ds []demand) error {
+	first, q := ds[0], cs.Queue
+	fail := func(format string, args ...any) error {
+		return &taskspec.ValidationError{TaskType: first.typ, Message: fmt.Sprintf(format, args...)}
 	}
-	known := map[string]bool{"": true}
-	for _, l := range cs.Labels {
-		known[l] = true
+	switch {
+	case label != "" && !slices.Contains(cs.Labels, label):
+		return fail("%s asks node label %q, which the cluster does not have (its labels: %s); use one of them or change %s",
+			first.what, label, listOrNone(cs.Labels), fixFor(first))
+	case !q.canUse(label):
+		return fail("queue %s cannot use node label %q (it may use: %s), which %s asks; use a queue that can (--queue) or change %s",
+			q.Name, label, listOrNone(q.AccessibleLabels), first.what, fixFor(first))
+	case q.Capacity != nil && q.Capacity[label] <= 0:
+		return fail("queue %s has no capacity on %s, where %s would run; use a queue with capacity there (--queue) or change %s",
+			q.Name, LabelName(label), first.what, fixFor(first))
 	}
-	q := cs.Queue
-	for _, label := range order {
-		ds := byLabel[label]
-		first := ds[0]
-		fail := func(format string, args ...any) error {
-			return &taskspec.ValidationError{TaskType: first.typ, Message: fmt.Sprintf(format, args...)}
+	o := cs.offer(label)
+	if o.nodes == 0 {
+		return nil // none running now: the allocation deadline covers it
+	}
+	for _, d := range ds {
+		if d.res.GPUs > 0 && o.maxGPU == 0 {
+			return &taskspec.ValidationError{TaskType: d.typ, Message: fmt.Sprintf(
+				"%s asks %d GPUs per task, but no node %s has any (%s); ask for none, or use a label whose nodes have GPUs (%s, with --queue)",
+				d.what, d.res.GPUs, strings.TrimPrefix(LabelName(label), "nodes "), o, fixFor(d))}
 		}
-		fix := "--node-label"
-		if first.am {
-			fix = "--am-node-label"
+		if !fitsOne(d.res, cs, label) {
+			return &taskspec.ValidationError{TaskType: d.typ, Message: fmt.Sprintf(
+				"%s (%s) is larger than every node %s (%s); ask for less%s",
+				d.what, d.shape(), strings.TrimPrefix(LabelName(label), "nodes "), o, orElsewhere(d, fixFor(d)))}
 		}
-		if !known[label] {
-			return fail("%s asks node label %q, which the cluster does not have (its labels: %s); use one of them or change %s",
-				first.what, label, listOrNone(cs.Labels), fix)
+	}
+	if over, parts := overTheLabel(ds, cs, label, o); over != "" {
+		hint := "ask for fewer or smaller tasks"
+		if len(ds) > 1 && ds[len(ds)-1].am {
+			hint += ", or run the ApplicationMaster elsewhere (--am-node-label)"
 		}
-		if !q.canUse(label) {
-			return fail("queue %s cannot use node label %q (it may use: %s), which %s asks; use a queue that can (--queue) or change %s",
-				q.Name, label, listOrNone(q.AccessibleLabels), first.what, fix)
-		}
-		if q.Capacity != nil && q.Capacity[label] <= 0 {
-			return fail("queue %s has no capacity on %s, where %s would run; use a queue with capacity there (--queue) or change %s",
-				q.Name, labelName(label), first.what, fix)
-		}
-		o := cs.offer(label)
-		if o.nodes == 0 {
-			continue // none running now: the allocation deadline covers it
-		}
-		for _, d := range ds {
-			fix := "--node-label"
-			if d.am {
-				fix = "--am-node-label"
-			}
-			if d.res.GPUs > 0 && o.maxGPU == 0 {
-				return &taskspec.ValidationError{TaskType: d.typ, Message: fmt.Sprintf(
-					"%s asks %d GPUs per task, but no node %s has any (%s); ask for none, or use a label whose nodes have GPUs (%s, with --queue)",
-					d.what, d.res.GPUs, strings.TrimPrefix(labelName(label), "nodes "), o, fix)}
-			}
-			if !fitsOne(d.res, cs, label) {
-				return &taskspec.ValidationError{TaskType: d.typ, Message: fmt.Sprintf(
-					"%s (%s) is larger than every node %s (%s); ask for less%s",
-					d.what, d.shape(), strings.TrimPrefix(labelName(label), "nodes "), o, orElsewhere(d, fix))}
-			}
-		}
-		var mem, vc, gpu int64
-		var parts []string
-		for _, d := range ds {
-			mem += d.count * d.res.MemoryMiB
-			vc += d.count * int64(d.res.VCores)
-			gpu += d.count * d.res.GPUs
-			n := ""
-			if d.count > 1 {
-				n = fmt.Sprintf("%d × ", d.count)
-			}
-			parts = append(parts, fmt.Sprintf("%s %s%s", d.what, n, d.res))
-		}
-		over := ""
-		switch {
-		case mem > o.sumMem:
-			over = fmt.Sprintf("%s of memory, but those nodes have %s in all", memText(mem), memText(o.sumMem))
-		case vc > o.sumVC:
-			over = fmt.Sprintf("%d vcores, but those nodes have %d in all", vc, o.sumVC)
-		case gpu > o.sumGPU:
-			over = fmt.Sprintf("%d GPUs, but those nodes have %d in all", gpu, o.sumGPU)
-		}
-		if over == "" {
-			over = bigOnes(ds, cs, label, o)
-		}
-		if over != "" {
-			hint := "ask for fewer or smaller tasks"
-			if len(ds) > 1 && ds[len(ds)-1].am {
-				hint += ", or run the ApplicationMaster elsewhere (--am-node-label)"
-			}
-			return fail("the job can never run: its containers on %s (%s) must all run at once and need %s (%s); %s",
-				labelName(label), strings.Join(parts, ", "), over, o, hint)
-		}
+		return fail("the job can never run: its containers on %s (%s) must all run at once and need %s (%s); %s",
+			LabelName(label), strings.Join(parts, ", "), over, o, hint)
 	}
 	return nil
 }
 
+// overTheLabel says what ds need together beyond what label's nodes have
+// ("" when they fit), and lists ds in words.
+func overTheLabel(ds []demand, cs Cluster, label string, o labelOffer) (over string, parts []string) {
+	var mem, vc, gpu int64
+	for _, d := range ds {
+		mem += d.count * d.res.MemoryMiB
+		vc += d.count * int64(d.res.VCores)
+		gpu += d.count * d.res.GPUs
+		n := ""
+		if d.count > 1 {
+			n = fmt.Sprintf("%d × ", d.count)
+		}
+		parts = append(parts, fmt.Sprintf("%s %s%s", d.what, n, d.res))
+	}
+	switch {
+	case mem > o.sumMem:
+		over = fmt.Sprintf("%s of memory, but those nodes have %s in all", memText(mem), memText(o.sumMem))
+	case vc > o.sumVC:
+		over = fmt.Sprintf("%d vcores, but those nodes have %d in all", vc, o.sumVC)
+	case gpu > o.sumGPU:
+		over = fmt.Sprintf("%d GPUs, but those nodes have %d in all", gpu, o.sumGPU)
+	default:
+		over = bigOnes(ds, cs, label, o)
+	}
+	return over, parts
+}
+
 // fitsOne reports whether some node of label holds r.
-func fitsOne(r taskspec.Resources, cs clusterState, label string) bool {
+func fitsOne(r taskspec.Resources, cs Cluster, label string) bool {
 	for _, n := range cs.Nodes {
 		if n.Label == label && r.MemoryMiB <= n.MemoryMiB && int64(r.VCores) <= n.VCores && r.GPUs <= n.GPUs {
 			return true
@@ -288,7 +309,7 @@ func fitsOne(r taskspec.Resources, cs clusterState, label string) bool {
 // bigOnes is a second necessary condition: containers larger than half the
 // largest node (in one resource) cannot share a node, so there must be as
 // many nodes able to hold one as there are of them.
-func bigOnes(ds []demand, cs clusterState, label string, o labelOffer) string {
+func bigOnes(ds []demand, cs Cluster, label string, o labelOffer) string {
 	var big int64
 	for _, d := range ds {
 		if 2*d.res.MemoryMiB > o.maxMem || 2*int64(d.res.VCores) > o.maxVC || o.maxGPU > 0 && 2*d.res.GPUs > o.maxGPU {
@@ -326,7 +347,7 @@ func listOrNone(l []string) string {
 // that name none), more of them than RUNNING nodes with that label. With
 // no node running there, the allocation deadline covers it, as for any
 // task.
-func checkSpread(job Job, cs clusterState) error {
+func checkSpread(job taskspec.Job, cs Cluster) error {
 	if job.Spread == "" {
 		return nil
 	}
@@ -357,7 +378,7 @@ func checkSpread(job Job, cs clusterState) error {
 		}
 		return &taskspec.ValidationError{TaskType: taskspec.TaskType(strings.TrimPrefix(job.Spread, taskspec.SpreadAll)), Message: fmt.Sprintf(
 			"the job can never run: placement constraint %s needs a node each for its %d %s on %s, but %s; ask for at most %d, or drop --spread",
-			job.SpreadText(), count[label], what, labelName(label), running, nodes)}
+			job.SpreadText(), count[label], what, LabelName(label), running, nodes)}
 	}
 	return nil
 }
@@ -366,7 +387,7 @@ func checkSpread(job Job, cs clusterState) error {
 // never hold: A's and B's tasks on different node labels (the queue's
 // default for groups that name none), since a node has one label; and an
 // --apart A=B whose spread B tasks take every node of A's label.
-func checkColocate(job Job, cs clusterState) error {
+func checkColocate(job taskspec.Job, cs Cluster) error {
 	labels := map[taskspec.TaskType]string{}
 	for _, g := range job.Tasks {
 		labels[g.Type] = cs.effectiveLabel(job.NodeLabelFor(g))
@@ -383,7 +404,7 @@ func checkColocate(job Job, cs clusterState) error {
 		}
 		return &taskspec.ValidationError{TaskType: a.Type, Message: fmt.Sprintf(
 			"the job can never run: placement constraint %s, but %s tasks run on %s and %s tasks on %s, and a node has one label; give both the same --node-label, or drop --colocate %s=%s",
-			a.Text(), a.Type, labelName(labels[a.Type]), a.Other, labelName(labels[a.Other]), a.Type, a.Other)}
+			a.Text(), a.Type, LabelName(labels[a.Type]), a.Other, LabelName(labels[a.Other]), a.Type, a.Other)}
 	}
 	return nil
 }
@@ -391,7 +412,7 @@ func checkColocate(job Job, cs clusterState) error {
 // checkApart refuses --apart A=B when B is spread (one task per node) over
 // as many tasks as A's label has running nodes: no node is left without a
 // B task. A B that is not spread may share nodes, so it is not refused.
-func checkApart(job Job, cs clusterState, a taskspec.Affinity, labels map[taskspec.TaskType]string) error {
+func checkApart(job taskspec.Job, cs Cluster, a taskspec.Affinity, labels map[taskspec.TaskType]string) error {
 	if !job.Spreads(a.Other) || labels[a.Type] != labels[a.Other] {
 		return nil
 	}
@@ -407,5 +428,5 @@ func checkApart(job Job, cs clusterState, a taskspec.Affinity, labels map[tasksp
 	}
 	return &taskspec.ValidationError{TaskType: a.Type, Message: fmt.Sprintf(
 		"the job can never run: placement constraint %s, but the %d spread %s tasks take every one of the %d running %s; ask for fewer %s tasks, or drop --apart %s=%s",
-		a.Text(), n, a.Other, nodes, labelName(labels[a.Type]), a.Other, a.Type, a.Other)}
+		a.Text(), n, a.Other, nodes, LabelName(labels[a.Type]), a.Other, a.Type, a.Other)}
 }

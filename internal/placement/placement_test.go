@@ -1,4 +1,4 @@
-package client
+package placement
 
 import (
 	"fmt"
@@ -12,9 +12,9 @@ import (
 // testCluster is the test cluster's shape: one 8 GiB, 8 vcore node without
 // a label, one with label gpu and 2 GPUs; queue default may use every label
 // but has capacity only without one, ml-gpu owns gpu (its default label).
-func testCluster(queue string) clusterState {
-	cs := clusterState{
-		Nodes: []clusterNode{
+func testCluster(queue string) Cluster {
+	cs := Cluster{
+		Nodes: []Node{
 			{ID: "n1:1", MemoryMiB: 8192, VCores: 8},
 			{ID: "n2:1", Label: "gpu", MemoryMiB: 8192, VCores: 8, GPUs: 2},
 		},
@@ -22,16 +22,20 @@ func testCluster(queue string) clusterState {
 	}
 	switch queue {
 	case "default":
-		cs.Queue = queueOffer{Name: "default", AccessibleLabels: []string{"*"},
+		cs.Queue = Queue{Name: "default", AccessibleLabels: []string{"*"},
 			Capacity: map[string]float64{"": 60}, MaxCapacity: map[string]float64{"": 100}}
 	case "ml-gpu":
-		cs.Queue = queueOffer{Name: "ml-gpu", AccessibleLabels: []string{"gpu"}, DefaultLabel: "gpu",
+		cs.Queue = Queue{Name: "ml-gpu", AccessibleLabels: []string{"gpu"}, DefaultLabel: "gpu",
 			Capacity: map[string]float64{"": 40, "gpu": 100}, MaxCapacity: map[string]float64{"": 100, "gpu": 100}}
 	case "nolabels":
-		cs.Queue = queueOffer{Name: "nolabels"}
+		cs.Queue = Queue{Name: "nolabels"}
 	}
 	return cs
 }
+
+// smallAM is the ApplicationMaster's container by default (client.Job's
+// DefaultAMMemoryMiB and DefaultAMVCores).
+var smallAM = AM{Resources: taskspec.Resources{VCores: 1, MemoryMiB: 256}}
 
 func TestCheckPlacement(t *testing.T) {
 	spec := func(typ taskspec.TaskType, s, label string) taskspec.TaskGroup {
@@ -79,8 +83,13 @@ func TestCheckPlacement(t *testing.T) {
 			"the ApplicationMaster (1 vcores, 9000 MiB) is larger than every node without a label (1 node, the largest with 8 vcores, 8 GiB, 0 GPUs); ask for less (--am-memory, --am-vcores), or run it elsewhere (--am-node-label)"},
 		{"no capacities reported", "nolabels", []taskspec.TaskGroup{spec("worker", "1c,256m", "")}, "", "", 0, ""},
 	} {
-		job := Job{Job: taskspec.Job{Tasks: tc.tasks, NodeLabel: tc.label, Queue: tc.queue}, AMNodeLabel: tc.amLabel, AMMemoryMiB: tc.amMiB}
-		err := checkPlacement(job, testCluster(tc.queue))
+		job := taskspec.Job{Tasks: tc.tasks, NodeLabel: tc.label, Queue: tc.queue}
+		am := smallAM
+		am.NodeLabel = tc.amLabel
+		if tc.amMiB > 0 {
+			am.Resources.MemoryMiB = tc.amMiB
+		}
+		err := Check(job, am, testCluster(tc.queue))
 		if tc.want == "" {
 			require.NoError(t, err, tc.name)
 			continue
@@ -95,14 +104,14 @@ func TestCheckPlacement(t *testing.T) {
 func TestCheckPlacementBigOnes(t *testing.T) {
 	// 3 × 5 GiB + the AM fit in two 8 GiB nodes' sum, but no two of them
 	// share a node.
-	cs := clusterState{Nodes: []clusterNode{{ID: "a", MemoryMiB: 8192, VCores: 8}, {ID: "b", MemoryMiB: 8192, VCores: 8}},
-		Queue: queueOffer{Name: "default"}}
+	cs := Cluster{Nodes: []Node{{ID: "a", MemoryMiB: 8192, VCores: 8}, {ID: "b", MemoryMiB: 8192, VCores: 8}},
+		Queue: Queue{Name: "default"}}
 	g, err := taskspec.ParseSpec(taskspec.Worker, "3x1c,5g")
 	require.NoError(t, err)
-	err = checkPlacement(Job{Job: taskspec.Job{Tasks: []taskspec.TaskGroup{g}}}, cs)
+	err = Check(taskspec.Job{Tasks: []taskspec.TaskGroup{g}}, smallAM, cs)
 	require.ErrorContains(t, err, "need a node each for 3 containers larger than half a node, but there are 2 such nodes")
 	g.Instances = 2
-	require.NoError(t, checkPlacement(Job{Job: taskspec.Job{Tasks: []taskspec.TaskGroup{g}}}, cs))
+	require.NoError(t, Check(taskspec.Job{Tasks: []taskspec.TaskGroup{g}}, smallAM, cs))
 }
 
 // An elastic job is placeable when --min-workers of its workers are: the
@@ -110,29 +119,29 @@ func TestCheckPlacementBigOnes(t *testing.T) {
 func TestCheckPlacementElastic(t *testing.T) {
 	g, err := taskspec.ParseSpec(taskspec.Worker, "3x1c,1g,1gpu")
 	require.NoError(t, err)
-	job := Job{Job: taskspec.Job{Tasks: []taskspec.TaskGroup{g}, Queue: "ml-gpu", Framework: "pytorch"}}
-	require.ErrorContains(t, checkPlacement(job, testCluster("ml-gpu")), "need 3 GPUs, but those nodes have 2 in all")
+	job := taskspec.Job{Tasks: []taskspec.TaskGroup{g}, Queue: "ml-gpu", Framework: "pytorch"}
+	require.ErrorContains(t, Check(job, smallAM, testCluster("ml-gpu")), "need 3 GPUs, but those nodes have 2 in all")
 	job.MinWorkers = 2
-	require.NoError(t, checkPlacement(job, testCluster("ml-gpu")))
+	require.NoError(t, Check(job, smallAM, testCluster("ml-gpu")))
 	job.MinWorkers = 3
-	require.ErrorContains(t, checkPlacement(job, testCluster("ml-gpu")), "need 3 GPUs, but those nodes have 2 in all")
+	require.ErrorContains(t, Check(job, smallAM, testCluster("ml-gpu")), "need 3 GPUs, but those nodes have 2 in all")
 }
 
 func TestClusterOffers(t *testing.T) {
 	require.Equal(t, map[string]string{
 		"":    "queue default on nodes without a label: 1 node, the largest with 8 vcores, 8 GiB, 0 GPUs; the queue's capacity there 60% (max 100%)",
 		"gpu": "queue default on nodes labelled gpu: 1 node, the largest with 8 vcores, 8 GiB, 2 GPUs; the queue has no capacity there",
-	}, clusterOffers(testCluster("default")))
-	require.Equal(t, "queue nolabels cannot use nodes labelled gpu", clusterOffers(testCluster("nolabels"))["gpu"])
+	}, Offers(testCluster("default")))
+	require.Equal(t, "queue nolabels cannot use nodes labelled gpu", Offers(testCluster("nolabels"))["gpu"])
 }
 
 // A spread needs a node per spread task in the partition each lands on:
 // the queue's default label for groups that name none.
 func TestCheckPlacementSpread(t *testing.T) {
 	cs := testCluster("default")
-	cs.Nodes = append(cs.Nodes, clusterNode{ID: "n3:1", MemoryMiB: 8192, VCores: 8})
-	job := func(spread, label string, groups ...string) Job {
-		var j Job
+	cs.Nodes = append(cs.Nodes, Node{ID: "n3:1", MemoryMiB: 8192, VCores: 8})
+	job := func(spread, label string, groups ...string) taskspec.Job {
+		var j taskspec.Job
 		j.Spread = spread
 		for _, s := range groups {
 			typ, spec, _ := strings.Cut(s, "=")
@@ -143,11 +152,11 @@ func TestCheckPlacementSpread(t *testing.T) {
 		}
 		return j
 	}
-	require.NoError(t, checkPlacement(job("worker", "", "worker=2x1c,256m", "ps=2x1c,256m"), cs), "ps is not spread")
-	require.EqualError(t, checkPlacement(job("worker", "", "worker=3x1c,256m"), cs),
+	require.NoError(t, Check(job("worker", "", "worker=2x1c,256m", "ps=2x1c,256m"), smallAM, cs), "ps is not spread")
+	require.EqualError(t, Check(job("worker", "", "worker=3x1c,256m"), smallAM, cs),
 		"the job can never run: placement constraint no two worker tasks on one node (--spread worker) needs a node each for its 3 worker tasks on nodes without a label, but there are 2 running; ask for at most 2, or drop --spread")
-	require.NoError(t, checkPlacement(job("all", "", "chief=1c,256m", "worker=1x1c,256m", "evaluator=1c,256m"), cs), "an evaluator is not spread")
-	require.EqualError(t, checkPlacement(job("all", "gpu", "chief=1c,256m", "worker=1x1c,256m"), cs),
+	require.NoError(t, Check(job("all", "", "chief=1c,256m", "worker=1x1c,256m", "evaluator=1c,256m"), smallAM, cs), "an evaluator is not spread")
+	require.EqualError(t, Check(job("all", "gpu", "chief=1c,256m", "worker=1x1c,256m"), smallAM, cs),
 		"the job can never run: placement constraint no two chief, worker or ps tasks on one node (--spread all) needs a node each for its 2 tasks on nodes labelled gpu, but there is 1 running; ask for at most 1, or drop --spread")
 }
 
@@ -156,8 +165,8 @@ func TestCheckPlacementSpread(t *testing.T) {
 func TestCheckPlacementColocate(t *testing.T) {
 	cs := testCluster("default")
 	cs.Queue.Capacity["gpu"], cs.Queue.MaxCapacity["gpu"] = 100, 100
-	job := func(apart bool, psLabel string) Job {
-		var j Job
+	job := func(apart bool, psLabel string) taskspec.Job {
+		var j taskspec.Job
 		for _, s := range []string{"worker=1x1c,256m", "ps=1c,256m"} {
 			typ, spec, _ := strings.Cut(s, "=")
 			g, err := taskspec.ParseSpec(taskspec.TaskType(typ), spec)
@@ -170,18 +179,18 @@ func TestCheckPlacementColocate(t *testing.T) {
 		j.Affinities = taskspec.Affinities{{Type: taskspec.PS, Other: taskspec.Worker, Apart: apart}}
 		return j
 	}
-	require.NoError(t, checkPlacement(job(false, ""), cs))
-	require.NoError(t, checkPlacement(job(true, "gpu"), cs), "apart across labels always holds")
-	require.EqualError(t, checkPlacement(job(false, "gpu"), cs),
+	require.NoError(t, Check(job(false, ""), smallAM, cs))
+	require.NoError(t, Check(job(true, "gpu"), smallAM, cs), "apart across labels always holds")
+	require.EqualError(t, Check(job(false, "gpu"), smallAM, cs),
 		"the job can never run: placement constraint each ps task on a node running a worker task (--colocate ps=worker), but ps tasks run on nodes labelled gpu and worker tasks on nodes without a label, and a node has one label; give both the same --node-label, or drop --colocate ps=worker")
 }
 
 // --apart A=B with B spread over every node of A's label leaves A no node.
 func TestCheckPlacementApartSpread(t *testing.T) {
 	cs := testCluster("default")
-	cs.Nodes = append(cs.Nodes, clusterNode{ID: "n3:1", MemoryMiB: 8192, VCores: 8})
-	job := func(spread string, workers int) Job {
-		var j Job
+	cs.Nodes = append(cs.Nodes, Node{ID: "n3:1", MemoryMiB: 8192, VCores: 8})
+	job := func(spread string, workers int) taskspec.Job {
+		var j taskspec.Job
 		j.Spread = spread
 		for _, s := range []string{fmt.Sprintf("worker=%dx1c,256m", workers), "ps=1c,256m"} {
 			typ, spec, _ := strings.Cut(s, "=")
@@ -192,8 +201,8 @@ func TestCheckPlacementApartSpread(t *testing.T) {
 		j.Affinities = taskspec.Affinities{{Type: taskspec.PS, Other: taskspec.Worker, Apart: true}}
 		return j
 	}
-	require.NoError(t, checkPlacement(job("worker", 1), cs), "one of two nodes left")
-	require.NoError(t, checkPlacement(job("", 2), cs), "workers not spread may share a node")
-	require.EqualError(t, checkPlacement(job("worker", 2), cs),
+	require.NoError(t, Check(job("worker", 1), smallAM, cs), "one of two nodes left")
+	require.NoError(t, Check(job("", 2), smallAM, cs), "workers not spread may share a node")
+	require.EqualError(t, Check(job("worker", 2), smallAM, cs),
 		"the job can never run: placement constraint no ps task on a node running a worker task (--apart ps=worker), but the 2 spread worker tasks take every one of the 2 running nodes without a label; ask for fewer worker tasks, or drop --apart ps=worker")
 }
