@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/tfyarn/tfyarn/internal/hdfs"
+	"github.com/tfyarn/tfyarn/internal/submit"
 )
 
 // CacheEntry is one file of the user's content-addressed HDFS cache
@@ -94,7 +95,22 @@ func (c *Client) CleanStaging(ctx context.Context, dryRun bool) ([]OrphanedStagi
 	}
 	ctx, cancel := context.WithTimeout(ctx, max(time.Minute, c.conn.CallTimeout))
 	defer cancel()
-	return findOrphanedStaging(ctx, rm, fs, 0, !dryRun)
+	found, err := submit.FindOrphans(ctx, rm, fs, 0, !dryRun)
+	var out []OrphanedStaging
+	for _, o := range found {
+		out = append(out, OrphanedStaging(o))
+	}
+	return out, err
+}
+
+// OrphanedStaging is the staging directory of an application that ended
+// (the client and the AM that would have removed it died).
+type OrphanedStaging struct {
+	AppID string `json:"app_id"`
+	Path  string `json:"path"`
+	// State is the application's final state per the RM, or "unknown"
+	// (the RM forgot it, or it ran on an earlier incarnation of the RM).
+	State string `json:"state"`
 }
 
 // MakeSharedCache makes dir (and missing parents) a cache directory shared

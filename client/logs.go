@@ -6,9 +6,8 @@ import (
 	"io"
 	"time"
 
-	"github.com/tfyarn/tfyarn/internal/contract"
+	"github.com/tfyarn/tfyarn/internal/follow"
 	"github.com/tfyarn/tfyarn/internal/tasklogs"
-	"github.com/tfyarn/tfyarn/internal/yarnpb/hadoopyarn"
 	"github.com/tfyarn/tfyarn/jobreport"
 )
 
@@ -76,31 +75,19 @@ func (c *Client) Logs(ctx context.Context, appID string, req LogsRequest, out io
 	if err != nil {
 		return err
 	}
-	follow := req.FollowOutput
-	if follow == nil {
-		follow = PrefixedOutput(out, out)
+	followOut := req.FollowOutput
+	if followOut == nil {
+		followOut = PrefixedOutput(out, out)
 	}
-	src := tasklogs.Sources{RM: rm, HDFS: c.hdfsFS, Conf: c.conf, StatusKey: readStatusKey, Status: statusOf}
+	src := tasklogs.Sources{RM: rm, HDFS: c.hdfsFS, Conf: c.conf, StatusKey: follow.ReadStatusKey, Status: follow.StatusOf}
 	treq := tasklogs.Request{AppID: appID, Task: req.Task, Files: req.Files, Tail: req.Tail, Follow: req.Follow,
 		PollInterval: req.PollInterval, CallTimeout: c.conn.CallTimeout}
-	err = tasklogs.Print(ctx, src, treq, out, req.Notes, tasklogs.FollowOutput(follow))
+	err = tasklogs.Print(ctx, src, treq, out, req.Notes, tasklogs.FollowOutput(followOut))
 	var ue *tasklogs.UnavailableError
 	if errors.As(err, &ue) {
 		return &LogsUnavailableError{AppID: ue.AppID, Reason: ue.Reason, Retry: ue.Retry}
 	}
 	return err
-}
-
-// statusOf fetches the AM's status page (contract.StatusPath) once, with the
-// job's status key.
-func statusOf(ctx context.Context, r *hadoopyarn.ApplicationReportProto, key []byte) (*contract.StatusReport, error) {
-	w := newStatusWatcher(key)
-	defer w.close()
-	w.locate(r)
-	if w.url == "" {
-		return nil, errors.New("the ApplicationMaster has not registered yet")
-	}
-	return w.fetch(ctx)
 }
 
 // TaskLogs follows some tasks' stdout and stderr while a Submission runs:
@@ -110,7 +97,8 @@ type TaskLogs struct{ f *tasklogs.TaskFollower }
 // FollowTaskLogs starts following; Add names the tasks (as Wait's events
 // show them), Finish reads an ended task's last lines, Close stops.
 func (s *Submission) FollowTaskLogs(ctx context.Context, out FollowOutput, notes func(string), interval time.Duration) *TaskLogs {
-	return &TaskLogs{f: tasklogs.FollowTasks(ctx, s.rm, s.job.user, s.conn.CallTimeout, tasklogs.FollowOutput(out), notes, interval)}
+	f := s.follow
+	return &TaskLogs{f: tasklogs.FollowTasks(ctx, f.RM, f.User, f.CallTimeout(), tasklogs.FollowOutput(out), notes, interval)}
 }
 
 // Add starts following a task's container (once per container).

@@ -2,11 +2,8 @@ package client
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
-	"os"
 
-	"github.com/tfyarn/tfyarn/internal/hdfs"
+	"github.com/tfyarn/tfyarn/internal/follow"
 	"github.com/tfyarn/tfyarn/internal/yarn"
 	"github.com/tfyarn/tfyarn/jobreport"
 )
@@ -36,41 +33,19 @@ func (c *Client) Status(ctx context.Context, appID string) (_ *Status, err error
 	}
 	st := &Status{Application: *newApplication(r)}
 	if yarn.IsTerminal(r.GetYarnApplicationState()) {
-		st.History, st.HistoryError = c.readHistory(ctx, st.User, st.ID)
+		st.History, st.HistoryError = follow.History(ctx, c.hdfsFS, st.User, st.ID)
 		return st, nil
 	}
 	fs, err := c.hdfsFS(ctx)
 	if err != nil {
 		return st, nil
 	}
-	key, err := readStatusKey(ctx, fs, r)
+	key, err := follow.ReadStatusKey(ctx, fs, r)
 	if err != nil {
 		return st, nil
 	}
-	if live, err := liveStatus(ctx, r, key); err == nil && live.AppID == st.ID {
+	if live, err := follow.StatusOf(ctx, r, key); err == nil && live.AppID == st.ID {
 		st.Live = live
 	}
 	return st, nil
-}
-
-// readHistory reads the history record the application's AM left on HDFS;
-// the error is one line for users (a non-tfyarn application has none).
-func (c *Client) readHistory(ctx context.Context, user, appID string) (*jobreport.Report, string) {
-	var rep jobreport.Report
-	fs, err := c.hdfsFS(ctx)
-	if err == nil {
-		var data []byte
-		if data, err = fs.ReadHistory(ctx, user, appID); err == nil {
-			err = json.Unmarshal(data, &rep)
-		}
-	}
-	switch {
-	case errors.Is(err, os.ErrNotExist):
-		return nil, "no history record at " + hdfs.HistoryPath(user, appID) + " (not a tfyarn application, or its AM did not end normally)"
-	case errors.Is(err, os.ErrPermission):
-		return nil, "the history record at " + hdfs.HistoryPath(user, appID) + " is private to " + user + " (the command line and stderr tails are theirs)"
-	case err != nil:
-		return nil, "reading the history record: " + err.Error()
-	}
-	return &rep, ""
 }

@@ -42,8 +42,8 @@ var layers = []struct {
 		"internal/framework/tensorflow", "internal/framework/pytorch", "internal/framework/jax",
 	}},
 	{"the frameworks' registry", []string{"internal/frameworks"}},
-	{"what client, AM and launcher agree on; the AM's pure core; environment archives", []string{
-		"internal/contract", "internal/appmaster/core", "internal/envpack",
+	{"what client, AM and launcher agree on; the AM's pure core; the placement check; environment archives", []string{
+		"internal/contract", "internal/appmaster/core", "internal/placement", "internal/envpack",
 	}},
 	{"the Hadoop clients and the launcher-AM channel", []string{
 		"internal/yarn", "internal/hdfs", "internal/rendezvous",
@@ -55,8 +55,8 @@ var layers = []struct {
 		"internal/appmaster", "internal/executor",
 	}},
 	{"run --local", []string{"internal/localrun"}},
-	{"the engine behind the public Go API: placement checks, submission, following a job", []string{
-		"internal/placement",
+	{"the engine behind the public Go API: submission, following a job", []string{
+		"internal/submit", "internal/follow",
 	}},
 	{"the public Go API", []string{"client"}},
 	{"programs and tests of the whole", []string{
@@ -97,6 +97,9 @@ var neverLinks = []struct {
 	{"internal/executor", "github.com/colinmarc/hdfs/v2/...", "a task talks only to its AM, never to HDFS"},
 	{"internal/executor", "internal/yarn", "a task talks only to its AM, never to YARN"},
 	{"internal/executor", "internal/ipc", "a task talks only to its AM, never to Hadoop's RPC"},
+	{"client", "internal/localrun", "the shipping plan (internal/shipplan) is what YARN and --local share, also for the engine behind client"},
+	{"client", "internal/appmaster/...", "the client and its engine talk to the AM over the wire only"},
+	{"client", "internal/executor", "the client and its engine talk to the launchers through YARN only"},
 }
 
 // testOnly packages help tests; no package's own code imports them.

@@ -1,4 +1,4 @@
-package client
+package submit
 
 import (
 	"context"
@@ -35,12 +35,12 @@ func (s *Submission) secure(ctx context.Context) (secureParts, error) {
 	if s.login == nil {
 		return secureParts{}, nil
 	}
-	conf := s.job.conf
-	renewer, err := conf.RMPrincipalFor(s.rm.Addrs()[0])
+	conf := s.job.Conf
+	renewer, err := conf.RMPrincipalFor(s.RM.Addrs()[0])
 	if err != nil {
 		return secureParts{}, err
 	}
-	tok, err := s.fs.DelegationToken(ctx, renewer)
+	tok, err := s.FS.DelegationToken(ctx, renewer)
 	if err != nil {
 		return secureParts{}, err
 	}
@@ -56,11 +56,11 @@ func (s *Submission) secure(ctx context.Context) (secureParts, error) {
 	parts := secureParts{
 		job: &contract.JobKerberos{
 			Principal:   s.login.Principal,
-			FileSystems: append([]string{s.fs.Target().URI}, s.job.FileSystems...),
+			FileSystems: append([]string{s.FS.Target().URI}, s.job.FileSystems...),
 		},
 	}
-	if s.conn.Keytab != "" {
-		kt, err := readKeytab(s.conn.Keytab)
+	if s.opts.Keytab != "" {
+		kt, err := readKeytab(s.opts.Keytab)
 		if err != nil {
 			return secureParts{}, err
 		}

@@ -1,4 +1,4 @@
-package client
+package follow
 
 import (
 	"context"
@@ -21,7 +21,7 @@ var waitGPUs = regexp.MustCompile(`, (\d+) GPUs, label "([^"]*)"\)`)
 // ResourceManager's node and application reports: "2 of 2 GPUs on nodes
 // labelled gpu in use; applications holding GPUs: application_1_0001 (2)".
 // "" for a line that awaits no GPU, or when the RM does not answer.
-func (s *Submission) explainWait(ctx context.Context, line string) string {
+func (s *Follower) explainWait(ctx context.Context, line string) string {
 	m := waitGPUs.FindStringSubmatch(line)
 	if m == nil {
 		return ""
@@ -32,7 +32,7 @@ func (s *Submission) explainWait(ctx context.Context, line string) string {
 	label := m[2]
 	cctx, cancel := s.call(ctx)
 	defer cancel()
-	nodes, err := s.rm.GetClusterNodes(cctx, hadoopyarn.NodeStateProto_NS_RUNNING)
+	nodes, err := s.RM.GetClusterNodes(cctx, hadoopyarn.NodeStateProto_NS_RUNNING)
 	if err != nil {
 		return ""
 	}
@@ -48,7 +48,7 @@ func (s *Submission) explainWait(ctx context.Context, line string) string {
 		}
 	}
 	out := fmt.Sprintf("%d of %d GPUs on %s in use", used, total, placement.LabelName(label))
-	apps, err := s.rm.GetApplications(cctx, yarn.ApplicationFilter{States: []hadoopyarn.YarnApplicationStateProto{hadoopyarn.YarnApplicationStateProto_RUNNING}})
+	apps, err := s.RM.GetApplications(cctx, yarn.ApplicationFilter{States: []hadoopyarn.YarnApplicationStateProto{hadoopyarn.YarnApplicationStateProto_RUNNING}})
 	if err != nil {
 		return out
 	}

@@ -1,4 +1,4 @@
-package client
+package submit
 
 import (
 	"context"
@@ -18,14 +18,15 @@ const orphanGrace = 10 * time.Minute
 // orphanBudget bounds the cleanup a submission does on its way.
 const orphanBudget = 10 * time.Second
 
-// OrphanedStaging is the staging directory of an application that ended
-// (the client and the AM that would have removed it died).
-type OrphanedStaging struct {
-	AppID string `json:"app_id"`
-	Path  string `json:"path"`
+// Orphan is the staging directory of an application that ended (the
+// client and the AM that would have removed it died):
+// client.Orphan.
+type Orphan struct {
+	AppID string
+	Path  string
 	// State is the application's final state per the RM, or "unknown"
 	// (the RM forgot it, or it ran on an earlier incarnation of the RM).
-	State string `json:"state"`
+	State string
 }
 
 // stagingOrphaned decides one staging directory: state is the RM's
@@ -43,17 +44,17 @@ func stagingOrphaned(id *hadoopyarn.ApplicationIdProto, known bool, state hadoop
 	return age >= orphanGrace, "unknown"
 }
 
-// findOrphanedStaging lists the user's staging directories whose
+// FindOrphans lists the user's staging directories whose
 // applications have ended, asking the RM about each; rmStart is the RM's
 // cluster timestamp (0 if not known). remove deletes them as well. It
 // never touches the directory of an application the RM reports as
 // running or accepted, nor one it could not ask about.
-func findOrphanedStaging(ctx context.Context, rm *yarn.ApplicationClient, fs *hdfs.FS, rmStart int64, remove bool) ([]OrphanedStaging, error) {
+func FindOrphans(ctx context.Context, rm *yarn.ApplicationClient, fs *hdfs.FS, rmStart int64, remove bool) ([]Orphan, error) {
 	entries, err := fs.ListStaging(ctx)
 	if err != nil {
 		return nil, err
 	}
-	var out []OrphanedStaging
+	var out []Orphan
 	for _, e := range entries {
 		if ctx.Err() != nil {
 			return out, ctx.Err()
@@ -79,7 +80,7 @@ func findOrphanedStaging(ctx context.Context, rm *yarn.ApplicationClient, fs *hd
 				return out, err
 			}
 		}
-		out = append(out, OrphanedStaging{AppID: e.AppID, Path: e.Path, State: state})
+		out = append(out, Orphan{AppID: e.AppID, Path: e.Path, State: state})
 	}
 	return out, nil
 }
@@ -89,5 +90,5 @@ func findOrphanedStaging(ctx context.Context, rm *yarn.ApplicationClient, fs *hd
 func (s *Submission) cleanOrphans(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, orphanBudget)
 	defer cancel()
-	s.OrphansRemoved, _ = findOrphanedStaging(ctx, s.rm, s.fs, s.id.GetClusterTimestamp(), true)
+	s.OrphansRemoved, _ = FindOrphans(ctx, s.RM, s.FS, s.ID.GetClusterTimestamp(), true)
 }

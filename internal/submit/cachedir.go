@@ -1,4 +1,4 @@
-package client
+package submit
 
 import (
 	"context"
@@ -37,9 +37,9 @@ func (j Job) cacheDir() (dir, from string) {
 	if j.CacheDir != "" {
 		return j.CacheDir, ""
 	}
-	if j.conf != nil {
-		if d, ok := j.conf.Get(ConfCacheDir); ok && d != "" {
-			return d, ConfCacheDir + " in " + j.conf.Source(ConfCacheDir)
+	if j.Conf != nil {
+		if d, ok := j.Conf.Get(ConfCacheDir); ok && d != "" {
+			return d, ConfCacheDir + " in " + j.Conf.Source(ConfCacheDir)
 		}
 	}
 	return "", ""
@@ -50,9 +50,9 @@ func (j Job) cacheDir() (dir, from string) {
 func (s *Submission) openCache(ctx context.Context) (cacheStore, error) {
 	dir, from := s.job.cacheDir()
 	if dir == "" {
-		return userCache{s.fs}, nil
+		return userCache{s.FS}, nil
 	}
-	sc, err := s.fs.OpenSharedCache(ctx, dir, hdfs.SharedCacheOptions{Notice: s.cb.OnCacheNotice})
+	sc, err := s.FS.OpenSharedCache(ctx, dir, hdfs.SharedCacheOptions{Notice: s.cb.OnCacheNotice})
 	if err != nil && from != "" {
 		return nil, fmt.Errorf("%w (set by %s)", err, from)
 	}
@@ -66,13 +66,13 @@ func (s *Submission) cachedDigest(p string) (string, bool) {
 			return d, true
 		}
 	}
-	return hdfs.CachedDigest(s.fs.User(), p)
+	return hdfs.CachedDigest(s.FS.User(), p)
 }
 
 // store is the submission's cache: the user's own until openCache chose.
 func (s *Submission) store() cacheStore {
 	if s.cache == nil {
-		return userCache{s.fs}
+		return userCache{s.FS}
 	}
 	return s.cache
 }

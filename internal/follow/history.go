@@ -1,4 +1,4 @@
-package client
+package follow
 
 import (
 	"context"
@@ -19,18 +19,18 @@ const historyTimeout = 10 * time.Second
 // AM wrote (before it unregistered, so before the application is seen
 // ended) is left alone. Best effort: a failure costs the task table of
 // `tfyarn status`, not the job.
-func (s *Submission) keepHistory(ctx context.Context) {
-	if s.fs == nil || s.status == nil || s.status.last == nil || !s.status.last.Final || s.status.last.AppID != s.AppID {
+func (s *Follower) keepHistory(ctx context.Context) {
+	if s.FS == nil || s.status == nil || s.status.last == nil || !s.status.last.Final || s.status.last.AppID != s.AppID {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), historyTimeout)
 	defer cancel()
-	if ok, err := s.fs.Exists(ctx, hdfs.HistoryPath(s.fs.User(), s.AppID)); err != nil || ok {
+	if ok, err := s.FS.Exists(ctx, hdfs.HistoryPath(s.FS.User(), s.AppID)); err != nil || ok {
 		return
 	}
 	data, err := json.MarshalIndent(s.status.last, "", "  ")
 	if err != nil {
 		return
 	}
-	_ = s.fs.WriteHistory(ctx, s.AppID, data)
+	_ = s.FS.WriteHistory(ctx, s.AppID, data)
 }

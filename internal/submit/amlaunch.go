@@ -1,4 +1,4 @@
-package client
+package submit
 
 import (
 	"strconv"
@@ -27,8 +27,8 @@ func amCommand() string {
 func submissionContext(job Job, id *hadoopyarn.ApplicationIdProto, stagingDir string, bin, jobFile hdfs.Resource) *hadoopyarn.ApplicationSubmissionContextProto {
 	env := map[string]string{
 		contract.EnvStagingDir: stagingDir,
-		contract.EnvUser:       job.user,
-		"HADOOP_USER_NAME":     job.user,
+		contract.EnvUser:       job.User,
+		"HADOOP_USER_NAME":     job.User,
 	}
 	if job.AMMemoryMiB > 0 {
 		// The Go runtime collects harder as the AM's heap nears 3/4 of its

@@ -1,4 +1,4 @@
-package client
+package follow
 
 import (
 	"context"
@@ -41,10 +41,10 @@ func (a *attemptWatcher) observe(r *hadoopyarn.ApplicationReportProto, why func(
 
 // attemptDiagnostics is why an ended attempt ended, from its attempt
 // report; "" when the RM does not say.
-func (s *Submission) attemptDiagnostics(ctx context.Context, attempt int32) string {
+func (s *Follower) attemptDiagnostics(ctx context.Context, attempt int32) string {
 	cctx, cancel := s.call(ctx)
 	defer cancel()
-	r, err := s.rm.GetApplicationAttemptReport(cctx, s.id, attempt)
+	r, err := s.RM.GetApplicationAttemptReport(cctx, s.ID, attempt)
 	if err != nil || r.GetDiagnostics() == "N/A" {
 		return ""
 	}

@@ -1,4 +1,4 @@
-package client
+package submit
 
 import (
 	"fmt"
@@ -20,10 +20,10 @@ func checkAttempts(job Job) error {
 	if job.Timeout < 0 {
 		return &taskspec.ValidationError{Message: fmt.Sprintf("--timeout %s: give a positive duration, e.g. 2h", job.Timeout)}
 	}
-	if job.AMAttempts == 1 || job.conf == nil {
+	if job.AMAttempts == 1 || job.Conf == nil {
 		return nil
 	}
-	limit, err := amattempt.RMCap(job.conf)
+	limit, err := amattempt.RMCap(job.Conf)
 	if err != nil {
 		return &taskspec.ValidationError{Message: fmt.Sprintf("--am-attempts: %v", err)}
 	}

@@ -1,6 +1,6 @@
 //go:build e2e
 
-package client
+package submit
 
 import (
 	"context"
@@ -27,7 +27,7 @@ import (
 // it); a file edited in place, even keeping its size and mtime, makes a new
 // archive, and so does an ordinary edit. The same for --files.
 //
-//	go test -tags e2e -run E2EUnchangedEnvNotRepacked ./client/
+//	go test -tags e2e -run E2EUnchangedEnvNotRepacked ./internal/submit/
 func TestE2EUnchangedEnvNotRepacked(t *testing.T) {
 	c := clustertest.Require(t)
 	conf, err := hadoopconf.LoadDir(c.ConfDir)
@@ -54,8 +54,8 @@ func TestE2EUnchangedEnvNotRepacked(t *testing.T) {
 	time.Sleep(1600 * time.Millisecond) // settled: remembered once packed
 
 	var packs []PackInfo
-	s := &Submission{job: Job{user: ipc.DefaultUser()}, cb: Callbacks{OnPacked: func(p PackInfo) { packs = append(packs, p) }}, fs: fs}
-	plan, err := planShipping(Job{PythonEnv: venv, Files: []LocalFile{{Path: data}}})
+	s := &Submission{job: Job{User: ipc.DefaultUser()}, cb: Callbacks{OnPacked: func(p PackInfo) { packs = append(packs, p) }}, FS: fs}
+	plan, err := planShipping(Job{PythonEnv: venv, Files: []shipplan.LocalFile{{Path: data}}})
 	require.NoError(t, err)
 	ship := func() (map[string]hdfs.Resource, int64, PackInfo) {
 		t.Helper()
@@ -80,8 +80,7 @@ func TestE2EUnchangedEnvNotRepacked(t *testing.T) {
 	// A venv ships in layers; the noise is outside site-packages: the base layer.
 	require.True(t, strings.HasSuffix(first[shipplan.LayerLinkName(0)].Path, "/env-layer.base.tar.gz"), first[shipplan.LayerLinkName(0)].Path)
 	require.Positive(t, p.Layers)
-	require.NotNil(t, p.manifest)
-	require.Equal(t, "venv", p.Kind)
+	require.Equal(t, "venv", p.Kind, "the manifest is known on a cached hit")
 	require.Less(t, read, int64(256<<10), "bytes read on a cached hit (the env holds 16 MiB, the file 1 MiB)")
 	t.Logf("cached hit: %v, %d bytes read", took, read)
 

@@ -1,14 +1,26 @@
-package client
+package submit
 
 import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/tfyarn/tfyarn/internal/yarn"
 	"github.com/tfyarn/tfyarn/internal/yarnpb/hadoopyarn"
 	"github.com/tfyarn/tfyarn/taskspec"
 )
+
+// QueueError: the job names a queue the scheduler does not have
+// (client.QueueError).
+type QueueError struct {
+	Queue string
+	Known []string // leaf queues, the ones applications go to
+}
+
+func (e *QueueError) Error() string {
+	return fmt.Sprintf("queue %q does not exist; known queues: %s", e.Queue, strings.Join(e.Known, ", "))
+}
 
 // checkQueue fails with a QueueError naming the known queues when the
 // scheduler has no such queue (the RM answers an unknown name with an empty

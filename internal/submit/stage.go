@@ -1,4 +1,4 @@
-package client
+package submit
 
 import (
 	"context"
@@ -12,13 +12,8 @@ import (
 	"github.com/tfyarn/tfyarn/internal/yarnpb/hadoopyarn"
 )
 
-// UploadFunc is told that a file of the job is about to go to the HDFS
-// cache (name as in the cache, size in bytes). The progress function it
-// returns, if not nil, follows the upload, which happens only when the
-// cache lacks the file; done is called once the file is there (or failed).
-type UploadFunc func(name string, size int64) (progress func(sent, total int64), done func())
-
-// PackInfo describes an environment or source directory packed for a job.
+// PackInfo describes an environment or source directory packed for a job
+// (client.PackInfo, which documents its fields).
 type PackInfo struct {
 	Dir  string
 	Link string // name in the containers: env or src
@@ -37,13 +32,10 @@ type PackInfo struct {
 	// (the others were unchanged since an earlier job). SHA256 is then
 	// envpack.LayersDigest's and Bytes the layers' total.
 	Layers, LayersPacked int
-
-	manifest *envpack.Manifest // the environment's; nil for a source directory
 }
 
 // withManifest is p describing the environment m (nil: a source directory).
 func (p PackInfo) withManifest(m *envpack.Manifest) PackInfo {
-	p.manifest = m
 	if m != nil {
 		p.Kind, p.PythonVersion = string(m.Kind), m.PythonVersion
 	}
@@ -53,9 +45,9 @@ func (p PackInfo) withManifest(m *envpack.Manifest) PackInfo {
 // packed notes what was packed (or found packed): the environment's base
 // interpreter goes into the job file, for the ApplicationMaster's words
 // when a node's user cannot reach it; the callback hears of it.
-func (s *Submission) packed(info PackInfo) {
-	if info.manifest != nil && info.manifest.BaseInterpreter != "" {
-		s.envBase = info.manifest.BaseInterpreter
+func (s *Submission) packed(info PackInfo, m *envpack.Manifest) {
+	if m != nil && m.BaseInterpreter != "" {
+		s.envBase = m.BaseInterpreter
 	}
 	if s.cb.OnPacked != nil {
 		s.cb.OnPacked(info)
@@ -135,36 +127,39 @@ func (s *Submission) shipItem(ctx context.Context, it *shipplan.Item) (hdfs.Reso
 		if ok {
 			it.OwnCopy = shipplan.NeedsOwnCopy(known.entry.Manifest)
 			s.packed(PackInfo{Dir: it.Local, Link: it.Link,
-				Bytes: known.entry.ArchiveBytes, SHA256: known.entry.SHA256, Took: time.Since(start), Cached: true}.withManifest(known.entry.Manifest))
+				Bytes: known.entry.ArchiveBytes, SHA256: known.entry.SHA256, Took: time.Since(start), Cached: true}.withManifest(known.entry.Manifest), known.entry.Manifest)
 			return r, 0, nil
 		}
 	}
-	tmp, info, err := s.pack(ctx, *it)
+	tmp, info, m, err := s.pack(ctx, *it)
 	if err != nil {
 		return hdfs.Resource{}, 0, err
 	}
 	defer os.Remove(tmp)
-	it.OwnCopy = shipplan.NeedsOwnCopy(info.manifest)
+	it.OwnCopy = shipplan.NeedsOwnCopy(m)
 	r, n, err := s.upload(ctx, tmp, it.Cache, info.SHA256, it.Access)
 	if err == nil {
-		known.remember(envpack.Packed{SHA256: info.SHA256, ArchiveBytes: info.Bytes, Manifest: info.manifest})
+		known.remember(envpack.Packed{SHA256: info.SHA256, ArchiveBytes: info.Bytes, Manifest: m})
 	}
 	return r, n, err
 }
 
 // pack writes an environment (envpack.Pack) or a source directory
-// (envpack.PackDir) to a temporary file, the caller removes it.
-func (s *Submission) pack(ctx context.Context, it shipplan.Item) (string, PackInfo, error) {
+// (envpack.PackDir) to a temporary file, the caller removes it; the
+// manifest is the environment's (nil for a source directory).
+func (s *Submission) pack(ctx context.Context, it shipplan.Item) (string, PackInfo, *envpack.Manifest, error) {
 	f, err := os.CreateTemp("", "tfyarn-"+it.Link+"-*.tar.gz")
 	if err != nil {
-		return "", PackInfo{}, fmt.Errorf("client: packing %s: %w", it.Local, err)
+		return "", PackInfo{}, nil, fmt.Errorf("client: packing %s: %w", it.Local, err)
 	}
 	start := time.Now()
 	info := PackInfo{Dir: it.Local, Link: it.Link}
+	var manifest *envpack.Manifest
 	if it.Kind == shipplan.EnvDir {
 		var m envpack.Manifest
 		m, err = envpack.Pack(ctx, it.Local, f, envpack.Options{})
-		info, info.SHA256 = info.withManifest(&m), m.SHA256
+		manifest = &m
+		info, info.SHA256 = info.withManifest(manifest), m.SHA256
 	} else {
 		info.SHA256, err = envpack.PackDir(ctx, it.Local, f)
 	}
@@ -173,14 +168,14 @@ func (s *Submission) pack(ctx context.Context, it shipplan.Item) (string, PackIn
 	}
 	if err != nil {
 		os.Remove(f.Name())
-		return "", PackInfo{}, err
+		return "", PackInfo{}, nil, err
 	}
 	if st, err := os.Stat(f.Name()); err == nil {
 		info.Bytes = st.Size()
 	}
 	info.Took = time.Since(start)
-	s.packed(info)
-	return f.Name(), info, nil
+	s.packed(info, manifest)
+	return f.Name(), info, manifest, nil
 }
 
 // shipLayers ships a venv in layers (envpack.PackLayers), each its own
@@ -199,7 +194,7 @@ func (s *Submission) shipLayers(ctx context.Context, it shipplan.Item) ([]hdfs.R
 		}
 		if ok {
 			s.packed(PackInfo{Dir: it.Local, Link: it.Link, Bytes: known.entry.ArchiveBytes,
-				SHA256: known.entry.SHA256, Took: time.Since(start), Cached: true, Layers: len(rs)}.withManifest(known.entry.Manifest))
+				SHA256: known.entry.SHA256, Took: time.Since(start), Cached: true, Layers: len(rs)}.withManifest(known.entry.Manifest), known.entry.Manifest)
 			return rs, 0, nil
 		}
 	}
@@ -242,7 +237,7 @@ func (s *Submission) shipLayers(ctx context.Context, it shipplan.Item) ([]hdfs.R
 	}
 	shipped := l.Manifest
 	s.packed(PackInfo{Dir: it.Local, Link: it.Link, Bytes: l.Manifest.ArchiveBytes, SHA256: digest,
-		Took: time.Since(start), Layers: len(l.Layers), LayersPacked: packed}.withManifest(&shipped))
+		Took: time.Since(start), Layers: len(l.Layers), LayersPacked: packed}.withManifest(&shipped), &shipped)
 	var rs []hdfs.Resource
 	var uploaded int64
 	for _, layer := range l.Layers {

@@ -1,4 +1,4 @@
-package client
+package submit
 
 import (
 	"github.com/tfyarn/tfyarn/internal/shipplan"
