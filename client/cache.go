@@ -35,7 +35,7 @@ func cacheEntries(entries []hdfs.CacheEntry) []CacheEntry {
 // Cache lists the user's HDFS cache. Only connecting is bounded by
 // CallTimeout: the listing takes as long as it takes, up to ctx.
 func (c *Client) Cache(ctx context.Context) ([]CacheEntry, error) {
-	fs, err := c.hdfsFS(ctx)
+	fs, err := c.session.HDFS(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -52,7 +52,7 @@ func (c *Client) Cache(ctx context.Context) ([]CacheEntry, error) {
 // file an application is still localizing fails that application: keep
 // olderThan well beyond the jobs' run time.
 func (c *Client) CleanCache(ctx context.Context, olderThan time.Duration, dryRun bool) ([]CacheEntry, error) {
-	fs, err := c.hdfsFS(ctx)
+	fs, err := c.session.HDFS(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -85,11 +85,11 @@ func (c *Client) CleanCache(ctx context.Context, olderThan time.Duration, dryRun
 // them; with dryRun it only returns them. The whole is bounded by a minute
 // (or CallTimeout, if longer).
 func (c *Client) CleanStaging(ctx context.Context, dryRun bool) ([]OrphanedStaging, error) {
-	fs, err := c.hdfsFS(ctx)
+	fs, err := c.session.HDFS(ctx)
 	if err != nil {
 		return nil, err
 	}
-	rm, err := c.rmClient()
+	rm, err := c.session.RM()
 	if err != nil {
 		return nil, err
 	}
@@ -119,7 +119,7 @@ type OrphanedStaging struct {
 // way a submission checks Job.CacheDir. A directory that is already one is
 // left as it is.
 func (c *Client) MakeSharedCache(ctx context.Context, dir string) error {
-	fs, err := c.hdfsFS(ctx)
+	fs, err := c.session.HDFS(ctx)
 	if err != nil {
 		return err
 	}
@@ -158,7 +158,7 @@ func (c *Client) AdoptCache(ctx context.Context, target string, each func(CacheA
 	if _, ok := hdfs.SharedDigest(path.Dir(target), target); ok {
 		dir, oneEntry = path.Dir(target), true
 	}
-	fs, err := c.hdfsFS(ctx)
+	fs, err := c.session.HDFS(ctx)
 	if err != nil {
 		return oneEntry, err
 	}

@@ -14,7 +14,7 @@ import (
 // node labels and resource types, and derives the largest container it can
 // give (see MaxAllocation).
 func (c *Client) Cluster(ctx context.Context) (*ClusterInfo, error) {
-	rm, err := c.rmClient()
+	rm, err := c.session.RM()
 	if err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/tfyarn/tfyarn/internal/explain"
 	"github.com/tfyarn/tfyarn/internal/follow"
 	"github.com/tfyarn/tfyarn/internal/tasklogs"
 	"github.com/tfyarn/tfyarn/jobreport"
@@ -68,10 +69,10 @@ func (c *Client) Logs(ctx context.Context, appID string, req LogsRequest, out io
 		// A *LogsUnavailableError names the application itself.
 		var ue *LogsUnavailableError
 		if !errors.As(err, &ue) {
-			aboutApp(&err, appID)
+			explain.AboutApp(&err, appID)
 		}
 	}()
-	rm, err := c.rmClient()
+	rm, err := c.session.RM()
 	if err != nil {
 		return err
 	}
@@ -79,7 +80,7 @@ func (c *Client) Logs(ctx context.Context, appID string, req LogsRequest, out io
 	if followOut == nil {
 		followOut = PrefixedOutput(out, out)
 	}
-	src := tasklogs.Sources{RM: rm, HDFS: c.hdfsFS, Conf: c.conf, StatusKey: follow.ReadStatusKey, Status: follow.StatusOf}
+	src := tasklogs.Sources{RM: rm, HDFS: c.session.HDFS, Conf: c.conf, StatusKey: follow.ReadStatusKey, Status: follow.StatusOf}
 	treq := tasklogs.Request{AppID: appID, Task: req.Task, Files: req.Files, Tail: req.Tail, Follow: req.Follow,
 		PollInterval: req.PollInterval, CallTimeout: c.conn.CallTimeout}
 	err = tasklogs.Print(ctx, src, treq, out, req.Notes, tasklogs.FollowOutput(followOut))

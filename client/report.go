@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 
+	"github.com/tfyarn/tfyarn/internal/explain"
 	"github.com/tfyarn/tfyarn/internal/follow"
 	"github.com/tfyarn/tfyarn/internal/yarn"
 	"github.com/tfyarn/tfyarn/jobreport"
@@ -26,17 +27,17 @@ type Status struct {
 // Status reports an application: the ResourceManager's report, and the
 // history record of an ended one or the live report of a running one.
 func (c *Client) Status(ctx context.Context, appID string) (_ *Status, err error) {
-	defer aboutApp(&err, appID)
+	defer explain.AboutApp(&err, appID)
 	r, err := c.report(ctx, appID)
 	if err != nil {
 		return nil, err
 	}
 	st := &Status{Application: *newApplication(r)}
 	if yarn.IsTerminal(r.GetYarnApplicationState()) {
-		st.History, st.HistoryError = follow.History(ctx, c.hdfsFS, st.User, st.ID)
+		st.History, st.HistoryError = follow.History(ctx, c.session.HDFS, st.User, st.ID)
 		return st, nil
 	}
-	fs, err := c.hdfsFS(ctx)
+	fs, err := c.session.HDFS(ctx)
 	if err != nil {
 		return st, nil
 	}

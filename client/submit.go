@@ -79,7 +79,7 @@ func (c *Client) Submit(ctx context.Context, job Job, cb Callbacks) (*Submission
 	if cb.OnPacked != nil {
 		ecb.OnPacked = func(p submit.PackInfo) { cb.OnPacked(PackInfo(p)) }
 	}
-	opts := submit.Options{CallTimeout: c.conn.CallTimeout, Keytab: c.conn.Keytab, Login: c.kerberos}
+	opts := submit.Options{CallTimeout: c.conn.CallTimeout, Keytab: c.conn.Keytab, Login: c.session.Login}
 	sub, err := submit.Submit(ctx, job.engineJob(c.conf, c.conn.User), opts, ecb)
 	var qe *submit.QueueError
 	if errors.As(err, &qe) {

@@ -55,8 +55,8 @@ var layers = []struct {
 		"internal/appmaster", "internal/executor",
 	}},
 	{"run --local", []string{"internal/localrun"}},
-	{"the engine behind the public Go API: submission, following a job", []string{
-		"internal/submit", "internal/follow",
+	{"the engine behind the public Go API: submission, following a job, errors in words", []string{
+		"internal/submit", "internal/follow", "internal/explain",
 	}},
 	{"the public Go API", []string{"client"}},
 	{"programs and tests of the whole", []string{

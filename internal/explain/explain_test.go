@@ -1,4 +1,4 @@
-package client
+package explain
 
 import (
 	"context"
@@ -18,7 +18,7 @@ import (
 
 // TestExplainError: the lines `tfyarn` prints for errors about the cluster
 // and its configuration (cmd/tfyarn's TestDescribe holds their exit code).
-func TestExplainError(t *testing.T) {
+func TestLine(t *testing.T) {
 	confFrom, timeout := "HADOOP_CONF_DIR=/etc/hadoop", 15*time.Second
 	addrs := []string{"rm1:8032", "rm2:8032"}
 	remote := func(class, msg string) error {
@@ -39,7 +39,7 @@ func TestExplainError(t *testing.T) {
 		want string
 	}{
 		{"malformed id", idErr, `malformed application id "nope": expected ` + yarn.ApplicationIDForm},
-		{"not found", &appError{id: "application_1_0001", err: remote(yarn.ApplicationNotFoundException, "gone")},
+		{"not found", &AppError{ID: "application_1_0001", Err: remote(yarn.ApplicationNotFoundException, "gone")},
 			"application application_1_0001 not found (the ResourceManager at rm2:8032 does not know it)"},
 		{"unreachable", refused,
 			"cannot reach the ResourceManager at rm1:8032, rm2:8032 (from HADOOP_CONF_DIR=/etc/hadoop): connection refused; is the cluster up and HADOOP_CONF_DIR right?"},
@@ -50,12 +50,12 @@ func TestExplainError(t *testing.T) {
 		{"not the client's", errors.New("open x: no such file"), ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			require.Equal(t, tc.want, ExplainError(tc.err, confFrom, timeout))
+			require.Equal(t, tc.want, Line(tc.err, confFrom, timeout))
 		})
 	}
 }
 
 func TestDeadNameNodeIsNamedAsSuch(t *testing.T) {
 	err := fmt.Errorf("upload: %w", &hdfs.ConnectError{Addrs: []string{"nn1:8020"}, Err: syscall.ECONNREFUSED})
-	require.Equal(t, "cannot reach the NameNode at nn1:8020: connection refused", ExplainError(err, "HADOOP_CONF_DIR=/etc/hadoop", 0))
+	require.Equal(t, "cannot reach the NameNode at nn1:8020: connection refused", Line(err, "HADOOP_CONF_DIR=/etc/hadoop", 0))
 }

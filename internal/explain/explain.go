@@ -1,4 +1,7 @@
-package client
+// Package explain words, in the one line a person should read, an error
+// about the cluster or its configuration: the line `tfyarn` prints
+// (client.ExplainError).
+package explain
 
 import (
 	"context"
@@ -8,41 +11,43 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/tfyarn/tfyarn/internal/connect"
+	"github.com/tfyarn/tfyarn/internal/hadoopconf"
 	"github.com/tfyarn/tfyarn/internal/hdfs"
 	"github.com/tfyarn/tfyarn/internal/ipc"
 	"github.com/tfyarn/tfyarn/internal/yarn"
 )
 
-// appError ties an error of Status, Kill or Logs to the application asked
-// about, so that "not found" can name it.
-type appError struct {
-	id  string
-	err error
+// AppError ties an error of client's Status, Kill or Logs to the
+// application asked about, so that "not found" can name it.
+type AppError struct {
+	ID  string
+	Err error
 }
 
-func (e *appError) Error() string { return e.id + ": " + e.err.Error() }
-func (e *appError) Unwrap() error { return e.err }
+func (e *AppError) Error() string { return e.ID + ": " + e.Err.Error() }
+func (e *AppError) Unwrap() error { return e.Err }
 
-// aboutApp makes *err, if any, an *appError about appID (for a deferred call).
-func aboutApp(err *error, appID string) {
+// AboutApp makes *err, if any, an *AppError about appID (for a deferred call).
+func AboutApp(err *error, appID string) {
 	if *err != nil {
-		*err = &appError{id: appID, err: *err}
+		*err = &AppError{ID: appID, Err: *err}
 	}
 }
 
-// ExplainError is the one line a person should read for an error of this
-// package that is about the cluster or its configuration: a malformed or
+// Line is the one line a person should read for an error of client
+// that is about the cluster or its configuration: a malformed or
 // unknown application id, a configuration that cannot be loaded, a
 // ResourceManager or NameNode that cannot be reached, does not answer within
 // callTimeout or refuses, Kerberos on one side only. confFrom says where the
 // configuration came from ("HADOOP_CONF_DIR=/etc/hadoop"). "" for any other
 // error (the job's own failure, a cancelled context, a local file): its
 // Error() is then the best words.
-func ExplainError(err error, confFrom string, callTimeout time.Duration) string {
+func Line(err error, confFrom string, callTimeout time.Duration) string {
 	var (
 		ide *yarn.IDError
-		ae  *appError
-		ce  *configError
+		ae  *AppError
+		ce  *connect.ConfigError
 		rme *yarn.RMError
 		nne *hdfs.ConnectError
 		dte *hdfs.TokenError
@@ -53,7 +58,7 @@ func ExplainError(err error, confFrom string, callTimeout time.Duration) string 
 	case yarn.IsApplicationNotFound(err):
 		id := "?"
 		if errors.As(err, &ae) {
-			id = ae.id
+			id = ae.ID
 		}
 		return fmt.Sprintf("application %s not found (the ResourceManager at %s does not know it)", id, failedRMAddr(err))
 	case errors.As(err, &ce):
@@ -65,10 +70,10 @@ func ExplainError(err error, confFrom string, callTimeout time.Duration) string 
 		return dte.Error()
 	case yarn.IsUnreachable(err):
 		return fmt.Sprintf("cannot reach the ResourceManager at %s (from %s): %s; is the cluster up and %s right?",
-			configuredRMAddrs(err), confFrom, netCause(err), EnvHadoopConfDir)
+			configuredRMAddrs(err), confFrom, netCause(err), hadoopconf.EnvHadoopConfDir)
 	case yarn.IsTimeout(err) && errors.As(err, &rme):
 		return fmt.Sprintf("the ResourceManager at %s (from %s) did not answer within %s; is the cluster up and %s right? (raise the limit with tfyarn --timeout DURATION before the command)",
-			configuredRMAddrs(err), confFrom, callTimeout, EnvHadoopConfDir)
+			configuredRMAddrs(err), confFrom, callTimeout, hadoopconf.EnvHadoopConfDir)
 	case errors.Is(err, context.Canceled):
 		return ""
 	case authMismatch(err, confFrom) != "":
