@@ -29,8 +29,8 @@ var layers = []struct {
 	pkgs []string
 }{
 	{"rule languages of Hadoop's configuration, pure (auth_to_local)", []string{"internal/authtolocal"}},
-	{"foundations: the job model and its report, Hadoop configuration and credentials, generated messages, small single-purpose packages", []string{
-		"taskspec", "jobreport", "internal/hadoopconf", "internal/security", "internal/yarnpb", "internal/yarnpb/hadoopcommon",
+	{"foundations: the job model, the job's and the cluster's reports, Hadoop configuration and credentials, generated messages, small single-purpose packages", []string{
+		"taskspec", "jobreport", "clusterinfo", "internal/hadoopconf", "internal/security", "internal/yarnpb", "internal/yarnpb/hadoopcommon",
 		"internal/atomicfile", "internal/connlimit", "internal/pause", "internal/torchstore", "internal/cliout", "internal/progressbar",
 		"internal/tasklogs/aggregated", "internal/tasklogs/nodemanager", "internal/tasklogs/prefix",
 		"internal/syncbuf", "internal/procio", "internal/clustertest", "internal/containerexit",
@@ -55,8 +55,8 @@ var layers = []struct {
 		"internal/appmaster", "internal/executor",
 	}},
 	{"run --local", []string{"internal/localrun"}},
-	{"the engine behind the public Go API: submission, following a job, errors in words", []string{
-		"internal/submit", "internal/follow", "internal/explain",
+	{"the engine behind the public Go API: submission, following a job, errors in words, the cluster's report", []string{
+		"internal/submit", "internal/follow", "internal/explain", "internal/clusterquery",
 	}},
 	{"the public Go API", []string{"client"}},
 	{"programs and tests of the whole", []string{
