@@ -37,16 +37,6 @@ func (c *Client) Status(ctx context.Context, appID string) (_ *Status, err error
 		st.History, st.HistoryError = follow.History(ctx, c.session.HDFS, st.User, st.ID)
 		return st, nil
 	}
-	fs, err := c.session.HDFS(ctx)
-	if err != nil {
-		return st, nil
-	}
-	key, err := follow.ReadStatusKey(ctx, fs, r)
-	if err != nil {
-		return st, nil
-	}
-	if live, err := follow.StatusOf(ctx, r, key); err == nil && live.AppID == st.ID {
-		st.Live = live
-	}
+	st.Live = follow.Live(ctx, c.session.HDFS, r)
 	return st, nil
 }

@@ -29,6 +29,26 @@ func StatusOf(ctx context.Context, r *hadoopyarn.ApplicationReportProto, key []b
 	return w.fetch(ctx)
 }
 
+// Live is the running application r's report from its AM, read with the
+// status key its owner's staging directory holds; nil when it cannot be
+// read (no AM yet, not a tfyarn application, or another user's job: only
+// its owner holds the key the AM asks for).
+func Live(ctx context.Context, fs func(context.Context) (*hdfs.FS, error), r *hadoopyarn.ApplicationReportProto) *jobreport.Report {
+	hfs, err := fs(ctx)
+	if err != nil {
+		return nil
+	}
+	key, err := ReadStatusKey(ctx, hfs, r)
+	if err != nil {
+		return nil
+	}
+	live, err := StatusOf(ctx, r, key)
+	if err != nil || live.AppID != yarn.FormatApplicationID(r.GetApplicationId()) {
+		return nil
+	}
+	return live
+}
+
 // ReadStatusKey reads the status key of the running application r from its
 // owner's staging directory, where the submitting client left it readable
 // by the owner only (contract.StatusKeyName): another user's client gets a

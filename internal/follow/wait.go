@@ -61,9 +61,6 @@ type Result struct {
 	Restarts      int
 }
 
-// Succeeded reports whether the job succeeded.
-func (r *Result) Succeeded() bool { return r.FinalStatus == "SUCCEEDED" }
-
 // App is the submitted application Wait follows.
 type App struct {
 	AppID string
