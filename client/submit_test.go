@@ -3,9 +3,12 @@ package client
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/tfyarn/tfyarn/internal/follow"
 	"github.com/tfyarn/tfyarn/internal/hadoopconf"
+	"github.com/tfyarn/tfyarn/internal/yarn"
 	"github.com/tfyarn/tfyarn/taskspec"
 )
 
@@ -49,4 +52,21 @@ func TestSubmitRejectsBeforeContactingTheCluster(t *testing.T) {
 		_, err := submitTo(context.Background(), deadConf(), tc.job)
 		require.ErrorContains(t, err, tc.want)
 	}
+}
+
+// Kill names the application when the ResourceManager cannot be asked.
+func TestKillSaysWhichApplication(t *testing.T) {
+	c, err := Connect(Connection{conf: deadConf(), CallTimeout: time.Second})
+	require.NoError(t, err)
+	defer c.Close()
+	rm, err := c.session.RM()
+	require.NoError(t, err)
+	id, err := yarn.ParseApplicationID("application_1_0001")
+	require.NoError(t, err)
+	s := &Submission{AppID: "application_1_0001", follow: follow.New(follow.App{AppID: "application_1_0001", ID: id, RM: rm}, follow.Options{CallTimeout: time.Second})}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	res, err := s.Kill(ctx, "test")
+	require.ErrorContains(t, err, "client: killing application_1_0001: ")
+	require.Equal(t, "application_1_0001", res.AppID)
 }
