@@ -18,7 +18,8 @@ import (
 )
 
 // importablePackages are the module's packages another module can import, as `go list` finds
-// them: every package outside internal/ that is not a program. The Go API.
+// them: every package outside internal/ that is not a program, nor part of the benchmarks
+// (bench/) or the test cluster (testcluster/), which no other module builds on. The Go API.
 func importablePackages(t *testing.T) []string {
 	t.Helper()
 	cmd := exec.Command("go", "list", "-f", "{{.ImportPath}} {{.Name}}", "github.com/tfyarn/tfyarn/...")
@@ -30,7 +31,9 @@ func importablePackages(t *testing.T) []string {
 	var pkgs []string
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 		path, name, _ := strings.Cut(line, " ")
-		if name == "main" || strings.Contains(path+"/", "/internal/") {
+		rel := strings.TrimPrefix(path, "github.com/tfyarn/tfyarn")
+		if name == "main" || strings.Contains(path+"/", "/internal/") ||
+			strings.HasPrefix(rel+"/", "/bench/") || strings.HasPrefix(rel+"/", "/testcluster/") {
 			continue
 		}
 		pkgs = append(pkgs, path)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tfyarn/tfyarn/internal/explain"
 	"github.com/tfyarn/tfyarn/internal/yarn"
 	"github.com/tfyarn/tfyarn/internal/yarnpb/hadoopyarn"
 )
@@ -108,7 +109,7 @@ func (c *Client) List(ctx context.Context, opts ListOptions) ([]Application, err
 		}
 		f.States = append(f.States, s)
 	}
-	rm, err := c.rmClient()
+	rm, err := c.session.RM()
 	if err != nil {
 		return nil, err
 	}
@@ -153,7 +154,7 @@ func (c *Client) report(ctx context.Context, appID string) (*hadoopyarn.Applicat
 	if err != nil {
 		return nil, err
 	}
-	rm, err := c.rmClient()
+	rm, err := c.session.RM()
 	if err != nil {
 		return nil, err
 	}
@@ -166,12 +167,12 @@ func (c *Client) report(ctx context.Context, appID string) (*hadoopyarn.Applicat
 // seen, also with an error when there was one (the application still
 // running when ctx ended).
 func (c *Client) Kill(ctx context.Context, appID, reason string) (_ *Application, err error) {
-	defer aboutApp(&err, appID)
+	defer explain.AboutApp(&err, appID)
 	id, err := yarn.ParseApplicationID(appID)
 	if err != nil {
 		return nil, err
 	}
-	rm, err := c.rmClient()
+	rm, err := c.session.RM()
 	if err != nil {
 		return nil, err
 	}

@@ -7,12 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/tfyarn/tfyarn/internal/amattempt"
-	"github.com/tfyarn/tfyarn/internal/contract"
-	"github.com/tfyarn/tfyarn/internal/rendezvous"
-	"github.com/tfyarn/tfyarn/internal/security"
-	"github.com/tfyarn/tfyarn/internal/yarnpb/hadoopyarn"
 	"github.com/tfyarn/tfyarn/taskspec"
-	"google.golang.org/protobuf/proto"
 )
 
 // Asking for more ApplicationMaster attempts than the RM allows, or for a
@@ -41,48 +36,4 @@ func TestSubmitRefusesAttemptsOverTheRMsCap(t *testing.T) {
 		require.ErrorAs(t, err, &verr, tc.want)
 		require.ErrorContains(t, err, tc.want)
 	}
-	// Within the cap the check passes (and Submit goes on to the dead RM).
-	c := deadConf()
-	c.Set(amattempt.RMMaxAttemptsKey, "4")
-	require.NoError(t, checkAttempts(Job{AMAttempts: 4, conf: c}))
-}
-
-func TestSubmissionContextAttemptsAndLifetime(t *testing.T) {
-	job := Job{Job: taskspec.Job{Name: "n"}, user: "alice", AMAttempts: 2, Timeout: 1500 * time.Millisecond}.withDefaults()
-	app := submissionContext(job, nil, "/user/alice/.tfyarn/application_1_0001", testResource("tfyarn"), testResource("job.json"))
-	require.EqualValues(t, 2, app.GetMaxAppAttempts())
-	// The next attempt adopts the tasks still running: YARN keeps them, the
-	// AM is told to save its task table.
-	require.True(t, app.GetKeepContainersAcrossApplicationAttempts())
-	require.Contains(t, app.GetAmContainerSpec().GetEnvironment(), &hadoopyarn.StringStringMapProto{Key: proto.String(contract.EnvAMAttempts), Value: proto.String("2")})
-	require.Len(t, app.GetApplicationTimeouts(), 1)
-	require.Equal(t, hadoopyarn.ApplicationTimeoutTypeProto_APP_TIMEOUT_LIFETIME, app.GetApplicationTimeouts()[0].GetApplicationTimeoutType())
-	require.EqualValues(t, 2, app.GetApplicationTimeouts()[0].GetTimeout(), "whole seconds, rounded up")
-
-	job = Job{Job: taskspec.Job{Name: "n"}, user: "alice"}.withDefaults()
-	app = submissionContext(job, nil, "/user/alice/.tfyarn/application_1_0001", testResource("tfyarn"), testResource("job.json"))
-	require.EqualValues(t, 1, app.GetMaxAppAttempts())
-	require.False(t, app.GetKeepContainersAcrossApplicationAttempts())
-	require.Empty(t, app.GetApplicationTimeouts())
-}
-
-// With several AM attempts the secret the launchers sign with travels in
-// the application's credentials, beside what was there: every attempt
-// reads the same one.
-func TestShareRendezvousSecret(t *testing.T) {
-	clc := &hadoopyarn.ContainerLaunchContextProto{}
-	require.NoError(t, shareRendezvousSecret(clc, 1))
-	require.Empty(t, clc.GetTokens(), "one attempt: each AM makes its own")
-
-	creds := security.NewCredentials()
-	creds.AddToken("hdfs", security.Token{Kind: security.KindHDFSDelegation, Service: "nn:8020"})
-	clc.Tokens = creds.Marshal()
-	require.NoError(t, shareRendezvousSecret(clc, 2))
-	got, err := security.ParseCredentials(clc.GetTokens())
-	require.NoError(t, err)
-	_, ok := got.Token("hdfs")
-	require.True(t, ok, "the tokens stay")
-	secret, err := rendezvous.SecretFrom(got)
-	require.NoError(t, err)
-	require.Len(t, secret, rendezvous.SecretSize)
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/tfyarn/tfyarn/internal/hdfs"
+	"github.com/tfyarn/tfyarn/internal/submit"
 )
 
 // CacheEntry is one file of the user's content-addressed HDFS cache
@@ -34,7 +35,7 @@ func cacheEntries(entries []hdfs.CacheEntry) []CacheEntry {
 // Cache lists the user's HDFS cache. Only connecting is bounded by
 // CallTimeout: the listing takes as long as it takes, up to ctx.
 func (c *Client) Cache(ctx context.Context) ([]CacheEntry, error) {
-	fs, err := c.hdfsFS(ctx)
+	fs, err := c.session.HDFS(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -51,7 +52,7 @@ func (c *Client) Cache(ctx context.Context) ([]CacheEntry, error) {
 // file an application is still localizing fails that application: keep
 // olderThan well beyond the jobs' run time.
 func (c *Client) CleanCache(ctx context.Context, olderThan time.Duration, dryRun bool) ([]CacheEntry, error) {
-	fs, err := c.hdfsFS(ctx)
+	fs, err := c.session.HDFS(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -84,17 +85,32 @@ func (c *Client) CleanCache(ctx context.Context, olderThan time.Duration, dryRun
 // them; with dryRun it only returns them. The whole is bounded by a minute
 // (or CallTimeout, if longer).
 func (c *Client) CleanStaging(ctx context.Context, dryRun bool) ([]OrphanedStaging, error) {
-	fs, err := c.hdfsFS(ctx)
+	fs, err := c.session.HDFS(ctx)
 	if err != nil {
 		return nil, err
 	}
-	rm, err := c.rmClient()
+	rm, err := c.session.RM()
 	if err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, max(time.Minute, c.conn.CallTimeout))
 	defer cancel()
-	return findOrphanedStaging(ctx, rm, fs, 0, !dryRun)
+	found, err := submit.FindOrphans(ctx, rm, fs, 0, !dryRun)
+	var out []OrphanedStaging
+	for _, o := range found {
+		out = append(out, OrphanedStaging(o))
+	}
+	return out, err
+}
+
+// OrphanedStaging is the staging directory of an application that ended
+// (the client and the AM that would have removed it died).
+type OrphanedStaging struct {
+	AppID string `json:"app_id"`
+	Path  string `json:"path"`
+	// State is the application's final state per the RM, or "unknown"
+	// (the RM forgot it, or it ran on an earlier incarnation of the RM).
+	State string `json:"state"`
 }
 
 // MakeSharedCache makes dir (and missing parents) a cache directory shared
@@ -103,7 +119,7 @@ func (c *Client) CleanStaging(ctx context.Context, dryRun bool) ([]OrphanedStagi
 // way a submission checks Job.CacheDir. A directory that is already one is
 // left as it is.
 func (c *Client) MakeSharedCache(ctx context.Context, dir string) error {
-	fs, err := c.hdfsFS(ctx)
+	fs, err := c.session.HDFS(ctx)
 	if err != nil {
 		return err
 	}
@@ -142,7 +158,7 @@ func (c *Client) AdoptCache(ctx context.Context, target string, each func(CacheA
 	if _, ok := hdfs.SharedDigest(path.Dir(target), target); ok {
 		dir, oneEntry = path.Dir(target), true
 	}
-	fs, err := c.hdfsFS(ctx)
+	fs, err := c.session.HDFS(ctx)
 	if err != nil {
 		return oneEntry, err
 	}

@@ -13,4 +13,11 @@
 // Submission.Wait are the two halves of RunOnYarn for callers that want the
 // application id before the job ends, or progress events; List, Status,
 // Kill, Logs, Cluster and the cache methods are the CLI's other commands.
+//
+// This package is the API only: types and calls, each a thin call into
+// the engine under internal/ (internal/submit stages, ships and submits,
+// internal/placement checks where the job can run, internal/follow follows
+// it, internal/tasklogs reads its logs, internal/clusterquery asks about
+// the cluster). The job's and the cluster's reports are the public packages
+// jobreport and clusterinfo, whose types the internal code fills directly.
 package client

@@ -12,6 +12,7 @@ import (
 	"github.com/tfyarn/tfyarn/internal/clustertest"
 	"github.com/tfyarn/tfyarn/internal/hadoopconf"
 	"github.com/tfyarn/tfyarn/internal/hdfs"
+	"github.com/tfyarn/tfyarn/internal/ipc"
 	"github.com/tfyarn/tfyarn/taskspec"
 )
 
@@ -86,7 +87,7 @@ func testCancelKills(t *testing.T, conf *hadoopconf.Config, bin string) {
 
 func requireGone(t *testing.T, ctx context.Context, conf *hadoopconf.Config, appID string) {
 	t.Helper()
-	fs, err := hdfs.Connect(ctx, conf, (Job{}).withDefaults().user)
+	fs, err := hdfs.Connect(ctx, conf, ipc.DefaultUser())
 	require.NoError(t, err)
 	defer fs.Close()
 	exists, err := fs.Exists(ctx, hdfs.StagingDir(fs.User(), appID))

@@ -1,26 +1,33 @@
 package client
 
 import (
-	"os"
 	"time"
 
-	"github.com/tfyarn/tfyarn/internal/frameworks"
 	"github.com/tfyarn/tfyarn/internal/hadoopconf"
-	"github.com/tfyarn/tfyarn/internal/ipc"
 	"github.com/tfyarn/tfyarn/internal/shipplan"
+	"github.com/tfyarn/tfyarn/internal/submit"
 	"github.com/tfyarn/tfyarn/taskspec"
 )
 
 // Defaults of the submission options.
 const (
-	DefaultAMMemoryMiB  = 256
-	DefaultAMVCores     = 1
-	DefaultQueue        = "default"
+	DefaultAMMemoryMiB  = submit.DefaultAMMemoryMiB
+	DefaultAMVCores     = submit.DefaultAMVCores
+	DefaultQueue        = submit.DefaultQueue
 	DefaultCallTimeout  = 30 * time.Second
 	DefaultPollInterval = 500 * time.Millisecond
 	// DefaultPython runs a job's Script.
 	DefaultPython = shipplan.DefaultPython
+	// DefaultTensorBoardSpec is the TensorBoard task's container when
+	// `run --tensorboard` names none.
+	DefaultTensorBoardSpec = submit.DefaultTensorBoardSpec
 )
+
+// ConfCacheDir is the client configuration key (core-site.xml or
+// yarn-site.xml under HADOOP_CONF_DIR) naming the cluster's shared cache
+// directory, for an administrator to set once for every user; Job.CacheDir
+// (--cache-dir) overrides it.
+const ConfCacheDir = submit.ConfCacheDir
 
 // Job is what to run: a taskspec.Job (tasks, command, environment, name,
 // queue, application type) plus what YARN needs to run it. Where and as
@@ -131,58 +138,34 @@ type Job struct {
 	// (yarn.cluster.max-application-priority) to that maximum; the
 	// application's report says what it got. Negative is refused.
 	Priority int32
-
-	// conf and user are the Connection's, resolved by Submit: the loaded
-	// client configuration and who submits the job and owns its HDFS files.
-	conf *hadoopconf.Config
-	user string
 }
 
-// Callbacks tell the caller of Submit what happens on the way to the
-// cluster; each may be nil.
-type Callbacks struct {
-	// OnCacheNotice is told (one line each) of shared cache entries passed
-	// over.
-	OnCacheNotice func(msg string)
-	// OnPacked is told about each directory packed for the job.
-	OnPacked func(PackInfo)
-	// OnUpload follows each file's way into the HDFS cache (see
-	// UploadFunc); the CLI draws progress bars with it.
-	OnUpload UploadFunc
+// engineJob is the job as the submission engine takes it (submit.Job
+// carries every field; a test keeps the two in step), with the
+// connection's configuration and user.
+func (j Job) engineJob(conf *hadoopconf.Config, user string) submit.Job {
+	ej := submit.Job{Job: j.Job, Tags: j.Tags, AMMemoryMiB: j.AMMemoryMiB, AMVCores: j.AMVCores, AMNodeLabel: j.AMNodeLabel,
+		Binary: j.Binary, Success: j.Success, Python: j.Python, PythonEnv: j.PythonEnv, SrcDir: j.SrcDir,
+		TensorBoardLogDir: j.TensorBoardLogDir, CacheDir: j.CacheDir, RendezvousTimeout: j.RendezvousTimeout,
+		AllocTimeout: j.AllocTimeout, FileSystems: j.FileSystems, SecretEnv: j.SecretEnv, AMAttempts: j.AMAttempts,
+		Timeout: j.Timeout, Priority: j.Priority, Conf: conf, User: user}
+	for _, f := range j.Files {
+		ej.Files = append(ej.Files, shipplan.LocalFile(f))
+	}
+	for _, a := range j.Archives {
+		ej.Archives = append(ej.Archives, shipplan.LocalFile(a))
+	}
+	return ej
 }
 
-// withDefaults fills the zero values that need no I/O.
-func (j Job) withDefaults() Job {
-	if j.Queue == "" {
-		j.Queue = DefaultQueue
-	}
-	if j.AppType == "" {
-		j.AppType = taskspec.DefaultAppType
-	}
-	if j.Name == "" {
-		j.Name = "tfyarn"
-	}
-	if j.AMMemoryMiB <= 0 {
-		j.AMMemoryMiB = DefaultAMMemoryMiB
-	}
-	if j.AMVCores <= 0 {
-		j.AMVCores = DefaultAMVCores
-	}
-	if j.user == "" {
-		j.user = ipc.DefaultUser()
-	}
-	if j.Success == "" {
-		j.Success = frameworks.SuccessOf(j.Job)
-	}
-	if j.AMAttempts == 0 {
-		j.AMAttempts = 1
-	}
-	return j
+// Validate is taskspec's check of the job, plus its environment against
+// the variables tfyarn and the job's framework set in every task
+// (shipplan.CheckTaskEnv, frameworks.CheckEnv).
+func (j Job) Validate(limits taskspec.ClusterLimits) error {
+	return j.engineJob(nil, "").Validate(limits)
 }
 
-func (j Job) binary() (string, error) {
-	if j.Binary != "" {
-		return j.Binary, nil
-	}
-	return os.Executable()
-}
+// CheckFramework reports why the job cannot run under its framework (a
+// task type the framework does not have, processes per node where it takes
+// none): the part of Validate that needs no cluster.
+func (j Job) CheckFramework() error { return j.engineJob(nil, "").CheckFramework() }

@@ -6,9 +6,10 @@ import (
 	"io"
 	"time"
 
-	"github.com/tfyarn/tfyarn/internal/contract"
+	"github.com/tfyarn/tfyarn/internal/explain"
+	"github.com/tfyarn/tfyarn/internal/follow"
 	"github.com/tfyarn/tfyarn/internal/tasklogs"
-	"github.com/tfyarn/tfyarn/internal/yarnpb/hadoopyarn"
+	"github.com/tfyarn/tfyarn/jobreport"
 )
 
 // LogsRequest says which of an application's logs Logs prints, and how.
@@ -68,38 +69,26 @@ func (c *Client) Logs(ctx context.Context, appID string, req LogsRequest, out io
 		// A *LogsUnavailableError names the application itself.
 		var ue *LogsUnavailableError
 		if !errors.As(err, &ue) {
-			aboutApp(&err, appID)
+			explain.AboutApp(&err, appID)
 		}
 	}()
-	rm, err := c.rmClient()
+	rm, err := c.session.RM()
 	if err != nil {
 		return err
 	}
-	follow := req.FollowOutput
-	if follow == nil {
-		follow = PrefixedOutput(out, out)
+	followOut := req.FollowOutput
+	if followOut == nil {
+		followOut = PrefixedOutput(out, out)
 	}
-	src := tasklogs.Sources{RM: rm, HDFS: c.hdfsFS, Conf: c.conf, StatusKey: readStatusKey, Status: statusOf}
+	src := tasklogs.Sources{RM: rm, HDFS: c.session.HDFS, Conf: c.conf, StatusKey: follow.ReadStatusKey, Status: follow.StatusOf}
 	treq := tasklogs.Request{AppID: appID, Task: req.Task, Files: req.Files, Tail: req.Tail, Follow: req.Follow,
 		PollInterval: req.PollInterval, CallTimeout: c.conn.CallTimeout}
-	err = tasklogs.Print(ctx, src, treq, out, req.Notes, tasklogs.FollowOutput(follow))
+	err = tasklogs.Print(ctx, src, treq, out, req.Notes, tasklogs.FollowOutput(followOut))
 	var ue *tasklogs.UnavailableError
 	if errors.As(err, &ue) {
 		return &LogsUnavailableError{AppID: ue.AppID, Reason: ue.Reason, Retry: ue.Retry}
 	}
 	return err
-}
-
-// statusOf fetches the AM's status page (contract.StatusPath) once, with the
-// job's status key.
-func statusOf(ctx context.Context, r *hadoopyarn.ApplicationReportProto, key []byte) (*contract.StatusReport, error) {
-	w := newStatusWatcher(key)
-	defer w.close()
-	w.locate(r)
-	if w.url == "" {
-		return nil, errors.New("the ApplicationMaster has not registered yet")
-	}
-	return w.fetch(ctx)
 }
 
 // TaskLogs follows some tasks' stdout and stderr while a Submission runs:
@@ -109,16 +98,19 @@ type TaskLogs struct{ f *tasklogs.TaskFollower }
 // FollowTaskLogs starts following; Add names the tasks (as Wait's events
 // show them), Finish reads an ended task's last lines, Close stops.
 func (s *Submission) FollowTaskLogs(ctx context.Context, out FollowOutput, notes func(string), interval time.Duration) *TaskLogs {
-	return &TaskLogs{f: tasklogs.FollowTasks(ctx, s.rm, s.job.user, s.conn.CallTimeout, tasklogs.FollowOutput(out), notes, interval)}
+	f := s.follow
+	return &TaskLogs{f: tasklogs.FollowTasks(ctx, f.RM, f.User, f.CallTimeout(), tasklogs.FollowOutput(out), notes, interval)}
 }
 
 // Add starts following a task's container (once per container).
-func (t *TaskLogs) Add(ctx context.Context, task TaskResult) error {
+func (t *TaskLogs) Add(ctx context.Context, task jobreport.Task) error {
 	return t.f.Add(ctx, task.Task, task.ContainerID, task.Node)
 }
 
 // Finish prints an ended task's last lines.
-func (t *TaskLogs) Finish(ctx context.Context, task TaskResult) { t.f.Finish(ctx, task.ContainerID) }
+func (t *TaskLogs) Finish(ctx context.Context, task jobreport.Task) {
+	t.f.Finish(ctx, task.ContainerID)
+}
 
 // Close stops following and flushes what is left.
 func (t *TaskLogs) Close() { t.f.Close() }

@@ -2,9 +2,6 @@ package client
 
 import (
 	"context"
-	"fmt"
-	"os"
-	"path/filepath"
 
 	"github.com/tfyarn/tfyarn/internal/envpack"
 )
@@ -101,57 +98,15 @@ type PackLayer struct {
 // (or, with Layers, into the layers a run ships): the same environment
 // always gives the same bytes. The archive or the layers' directory is
 // written aside and renamed into place, so a failed or interrupted pack
-// never leaves a partial result under the wanted name.
+// never leaves a partial result under the wanted name. The work is
+// internal/envpack's.
 func Pack(ctx context.Context, req PackRequest) (PackResult, error) {
-	if req.Layers {
-		return packLayers(ctx, req)
+	opts := envpack.Options{Level: req.Level}
+	if !req.Layers {
+		m, err := envpack.PackFile(ctx, req.Dir, req.Out, opts)
+		return packResult(m), err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(req.Out), "."+filepath.Base(req.Out)+".*.tmp")
-	if err != nil {
-		return PackResult{}, err
-	}
-	defer os.Remove(tmp.Name()) // no-op after the rename
-	m, err := envpack.Pack(ctx, req.Dir, tmp, envpack.Options{Level: req.Level})
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(tmp.Name(), 0o644)
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), req.Out)
-	}
-	return packResult(m), err
-}
-
-// packLayers writes a venv's layers (envpack.PackLayers) into the new
-// directory req.Out, each under its name in the HDFS cache.
-func packLayers(ctx context.Context, req PackRequest) (PackResult, error) {
-	if !envpack.IsVenv(req.Dir) {
-		return PackResult{}, fmt.Errorf("%s is not a venv (pyvenv.cfg): only a venv ships in layers", req.Dir)
-	}
-	tmp, err := os.MkdirTemp(filepath.Dir(req.Out), "."+filepath.Base(req.Out)+".*.tmp")
-	if err != nil {
-		return PackResult{}, err
-	}
-	defer os.RemoveAll(tmp) // nothing left after the rename
-	l, err := envpack.PackLayers(ctx, req.Dir, tmp, envpack.LayerOptions{Options: envpack.Options{Level: req.Level}})
-	for i := range l.Layers {
-		if err != nil {
-			break
-		}
-		named := filepath.Join(tmp, l.Layers[i].ArchiveName())
-		if err = os.Rename(l.Layers[i].Path, named); err == nil {
-			err = os.Chmod(named, 0o644)
-		}
-		l.Layers[i].Path = filepath.Join(req.Out, l.Layers[i].ArchiveName())
-	}
-	if err == nil {
-		err = os.Chmod(tmp, 0o755)
-	}
-	if err == nil {
-		err = os.Rename(tmp, req.Out)
-	}
+	l, err := envpack.PackLayersDir(ctx, req.Dir, req.Out, opts)
 	res := packResult(l.Manifest)
 	for _, x := range l.Layers {
 		res.Layers = append(res.Layers, PackLayer{Name: x.Name, Roots: x.Roots, Files: x.Files, Bytes: x.Bytes,

@@ -3,10 +3,12 @@ package client
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/tfyarn/tfyarn/internal/follow"
 	"github.com/tfyarn/tfyarn/internal/hadoopconf"
-	"github.com/tfyarn/tfyarn/internal/hdfs"
+	"github.com/tfyarn/tfyarn/internal/yarn"
 	"github.com/tfyarn/tfyarn/taskspec"
 )
 
@@ -52,37 +54,19 @@ func TestSubmitRejectsBeforeContactingTheCluster(t *testing.T) {
 	}
 }
 
-func TestSubmissionContext(t *testing.T) {
-	job := Job{Job: taskspec.Job{Name: "n", NodeLabel: "gpu"}, user: "alice", Tags: []string{"t"}}.withDefaults()
-	app := submissionContext(job, nil, "/user/alice/.tfyarn/application_1_0001", testResource("tfyarn"), testResource("job.json"))
-	require.Equal(t, "default", app.GetQueue())
-	require.Equal(t, taskspec.DefaultAppType, app.GetApplicationType())
-	require.EqualValues(t, 1, app.GetMaxAppAttempts())
-	require.False(t, app.GetKeepContainersAcrossApplicationAttempts())
-	// The job-wide label is the tasks' (issue 10, case 2): the AM's
-	// container gets only --am-node-label.
-	require.Empty(t, app.GetNodeLabelExpression())
-	require.Nil(t, app.NodeLabelExpression)
-	require.Nil(t, app.Priority, "no Priority leaves the queue's default")
-	job.AMNodeLabel = "am"
-	job.Priority = 7
-	app = submissionContext(job, nil, "/user/alice/.tfyarn/application_1_0001", testResource("tfyarn"), testResource("job.json"))
-	require.Equal(t, "am", app.GetNodeLabelExpression())
-	require.EqualValues(t, 7, app.GetPriority().GetPriority())
-	require.EqualValues(t, DefaultAMMemoryMiB, app.GetResource().GetMemory())
-	env := map[string]string{}
-	for _, kv := range app.GetAmContainerSpec().GetEnvironment() {
-		env[kv.GetKey()] = kv.GetValue()
-	}
-	require.Equal(t, "192MiB", env[envGoMemLimit], "the AM's heap is bounded at 3/4 of its container")
-	require.Equal(t, []string{"./tfyarn am --job job.json 1><LOG_DIR>/am.stdout 2><LOG_DIR>/am.stderr"}, app.GetAmContainerSpec().GetCommand())
-	var keys []string
-	for _, r := range app.GetAmContainerSpec().GetLocalResources() {
-		keys = append(keys, r.GetKey())
-	}
-	require.Equal(t, []string{"tfyarn", "job.json"}, keys)
-}
-
-func testResource(name string) hdfs.Resource {
-	return hdfs.Resource{Scheme: "hdfs", Host: "nn", Port: 8020, Path: "/x/" + name, Size: 1, Timestamp: 1}
+// Kill names the application when the ResourceManager cannot be asked.
+func TestKillSaysWhichApplication(t *testing.T) {
+	c, err := Connect(Connection{conf: deadConf(), CallTimeout: time.Second})
+	require.NoError(t, err)
+	defer c.Close()
+	rm, err := c.session.RM()
+	require.NoError(t, err)
+	id, err := yarn.ParseApplicationID("application_1_0001")
+	require.NoError(t, err)
+	s := &Submission{AppID: "application_1_0001", follow: follow.New(follow.App{AppID: "application_1_0001", ID: id, RM: rm}, follow.Options{CallTimeout: time.Second})}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	res, err := s.Kill(ctx, "test")
+	require.ErrorContains(t, err, "client: killing application_1_0001: ")
+	require.Equal(t, "application_1_0001", res.AppID)
 }

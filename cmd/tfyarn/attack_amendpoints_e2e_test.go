@@ -18,12 +18,12 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/tfyarn/tfyarn/client"
 	"github.com/tfyarn/tfyarn/internal/clustertest"
 	"github.com/tfyarn/tfyarn/internal/contract"
 	"github.com/tfyarn/tfyarn/internal/hadoopconf"
 	"github.com/tfyarn/tfyarn/internal/security"
 	"github.com/tfyarn/tfyarn/internal/yarn"
+	"github.com/tfyarn/tfyarn/jobreport"
 )
 
 // TestE2EAttackAMEndpoints: while alice's job runs, bob (another
@@ -56,7 +56,7 @@ func attackAMEndpoints(t *testing.T, c *clustertest.Cluster, asBob []string, bob
 	appID := waitForRunning(t, c, bin, name)
 
 	// alice's status: the live table, her command line, the task's address.
-	var live client.JobReport
+	var live jobreport.Report
 	deadline := time.Now().Add(time.Minute)
 	for {
 		out, errOut, code := execTfyarn(t, c, bin, nil, "status", appID, "--output", "json")

@@ -24,7 +24,6 @@ import (
 	gohdfs "github.com/colinmarc/hdfs/v2"
 	"github.com/stretchr/testify/require"
 
-	"github.com/tfyarn/tfyarn/client"
 	"github.com/tfyarn/tfyarn/internal/clustertest"
 	"github.com/tfyarn/tfyarn/internal/connect"
 	"github.com/tfyarn/tfyarn/internal/contract"
@@ -32,6 +31,7 @@ import (
 	"github.com/tfyarn/tfyarn/internal/hdfs"
 	"github.com/tfyarn/tfyarn/internal/security"
 	"github.com/tfyarn/tfyarn/internal/yarn"
+	"github.com/tfyarn/tfyarn/jobreport"
 )
 
 // The attacks of issue 18 on the Kerberos cluster, where who is who is
@@ -86,7 +86,7 @@ func TestE2EAttackKerberosAMEndpoints(t *testing.T) {
 	appID := waitForRunning(t, c, bin, name)
 
 	// alice's status (her ticket): the live table, her command line, the task's address.
-	var live client.JobReport
+	var live jobreport.Report
 	for deadline := time.Now().Add(time.Minute); ; time.Sleep(300 * time.Millisecond) {
 		out, errOut, code := execTfyarn(t, c, bin, nil, "status", appID, "--output", "json")
 		require.Equal(t, exitOK, code, errOut)

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/tfyarn/tfyarn/client"
+	"github.com/tfyarn/tfyarn/clusterinfo"
 	"github.com/tfyarn/tfyarn/internal/cliout"
 	"github.com/urfave/cli/v2"
 )
@@ -36,7 +37,7 @@ func clusterCommand(e *env) *cli.Command {
 				}
 				// The basis names where the configuration came from as
 				// the user gave it (--conf-dir, HADOOP_CONF_DIR).
-				v.MaxAllocation.Basis = client.MaxAllocationBasis(v.MaxAllocation.Capped, e.confFrom)
+				v.MaxAllocation.Basis = clusterinfo.MaxAllocationBasis(v.MaxAllocation.Capped, e.confFrom)
 				if out == outputJSON {
 					return cliout.JSON(e.stdout, v)
 				}
@@ -47,7 +48,7 @@ func clusterCommand(e *env) *cli.Command {
 }
 
 // clusterView is `tfyarn cluster --output json`'s document.
-type clusterView = client.ClusterInfo
+type clusterView = clusterinfo.Cluster
 
 func writeClusterTables(w io.Writer, v *clusterView) error {
 	nm := v.NodeManagers
@@ -87,7 +88,7 @@ func writeClusterTables(w io.Writer, v *clusterView) error {
 	return err
 }
 
-func frac(u client.Usage) string { return fmt.Sprintf("%d/%d", u.Used, u.Total) }
+func frac(u clusterinfo.Usage) string { return fmt.Sprintf("%d/%d", u.Used, u.Total) }
 
 func pct(p float64) string { return fmt.Sprintf("%g%%", p) }
 

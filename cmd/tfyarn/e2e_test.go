@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"github.com/tfyarn/tfyarn/client"
+	"github.com/tfyarn/tfyarn/clusterinfo"
 	"github.com/tfyarn/tfyarn/internal/clustertest"
 	"github.com/tfyarn/tfyarn/internal/hadoopconf"
 	"github.com/tfyarn/tfyarn/internal/ipc"
@@ -94,14 +94,14 @@ func TestE2EClusterMatchesJava(t *testing.T) {
 	require.Len(t, gpuNodes, 1, "label gpu on exactly one node")
 	require.EqualValues(t, c.NodeManagers(t), v.NodeManagers.Active)
 
-	require.Equal(t, []client.NodeLabel{{Name: "gpu", Exclusive: true}}, v.NodeLabels)
+	require.Equal(t, []clusterinfo.NodeLabel{{Name: "gpu", Exclusive: true}}, v.NodeLabels)
 	var typeNames []string
 	for _, rt := range v.ResourceTypes {
 		typeNames = append(typeNames, rt.Name)
 	}
 	require.Equal(t, []string{"memory-mb", "vcores", "yarn.io/gpu"}, typeNames)
 
-	queues := map[string]client.Queue{}
+	queues := map[string]clusterinfo.Queue{}
 	for _, q := range v.Queues {
 		queues[q.Name] = q
 	}

@@ -31,6 +31,7 @@ import (
 	"github.com/tfyarn/tfyarn/internal/hdfs"
 	"github.com/tfyarn/tfyarn/internal/ipc"
 	"github.com/tfyarn/tfyarn/internal/security"
+	"github.com/tfyarn/tfyarn/jobreport"
 )
 
 // The fault-injection suite: real faults on the real cluster (its own, so that stopping a
@@ -843,7 +844,7 @@ func requireRanOnce(t *testing.T, j *faultJob, tasks ...string) {
 	}
 }
 
-func taskNamed(t *testing.T, r client.Result, task string) client.TaskResult {
+func taskNamed(t *testing.T, r client.Result, task string) jobreport.Task {
 	t.Helper()
 	for _, tr := range r.Tasks {
 		if tr.Task == task {
@@ -851,7 +852,7 @@ func taskNamed(t *testing.T, r client.Result, task string) client.TaskResult {
 		}
 	}
 	t.Fatalf("no %s in the task table: %+v", task, r.Tasks)
-	return client.TaskResult{}
+	return jobreport.Task{}
 }
 
 func firstLine(s string, n int) string {

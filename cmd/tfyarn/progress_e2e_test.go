@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"github.com/tfyarn/tfyarn/client"
 	"github.com/tfyarn/tfyarn/internal/clustertest"
+	"github.com/tfyarn/tfyarn/jobreport"
 )
 
 // progressJob writes i/20 to its progress file every half second (echo
@@ -29,7 +29,7 @@ func TestE2EProgress(t *testing.T) {
 	appID := run.waitStderr(t, regexp.MustCompile(`(application_\d+_\d+) submitted`), time.Minute)[1]
 
 	var rmSeen []float64 // the RM's progress, while RUNNING, strictly between 0 and 1
-	var live *client.JobProgress
+	var live *jobreport.JobProgress
 	deadline := time.Now().Add(90 * time.Second)
 	for time.Now().Before(deadline) {
 		out, errOut, code := runCLI(t, "--conf-dir", c.ConfDir, "status", appID, "--output", "json")
@@ -72,7 +72,7 @@ func TestE2EProgress(t *testing.T) {
 	h := endedStatus(t, c, appID)
 	require.NotNil(t, h.History, h.HistoryError)
 	require.NotNil(t, h.History.Progress)
-	require.Equal(t, client.TaskProgress{Fraction: 1, Step: 20, Total: 20}, h.History.Progress.TaskProgress)
+	require.Equal(t, jobreport.Progress{Fraction: 1, Step: 20, Total: 20}, h.History.Progress.Progress)
 }
 
 // endedStatus is status --output json of an ended application.
@@ -98,6 +98,6 @@ func TestE2EProgressKeras(t *testing.T) {
 	h := endedStatus(t, c, res.AppID)
 	require.NotNil(t, h.History, h.HistoryError)
 	require.NotNil(t, h.History.Progress, "the callback's progress reached the AM")
-	require.Equal(t, client.TaskProgress{Fraction: 1, Step: 60, Total: 60}, h.History.Progress.TaskProgress)
+	require.Equal(t, jobreport.Progress{Fraction: 1, Step: 60, Total: 60}, h.History.Progress.Progress)
 	require.Equal(t, "worker:0", h.History.Progress.Task)
 }

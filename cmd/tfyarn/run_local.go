@@ -16,6 +16,7 @@ import (
 	"github.com/tfyarn/tfyarn/internal/cliout"
 	"github.com/tfyarn/tfyarn/internal/localrun"
 	"github.com/tfyarn/tfyarn/internal/shipplan"
+	"github.com/tfyarn/tfyarn/jobreport"
 	"github.com/urfave/cli/v2"
 )
 
@@ -114,7 +115,7 @@ func localResult(lr *localrun.Result) *client.Result {
 		FinalStatus: string(lr.Status),
 		State:       "FINISHED",
 		Diagnostics: lr.Diagnostics,
-		Tasks:       make([]client.TaskResult, 0, len(lr.Tasks)),
+		Tasks:       make([]jobreport.Task, 0, len(lr.Tasks)),
 		Restarts:    lr.Restarts,
 	}
 	if lr.Status == localrun.StatusKilled {
@@ -122,7 +123,7 @@ func localResult(lr *localrun.Result) *client.Result {
 	}
 	for _, t := range lr.Tasks {
 		code := int32(t.ExitCode)
-		tr := client.TaskResult{
+		tr := jobreport.Task{
 			Task:     t.Task.String(),
 			Type:     string(t.Task.Type),
 			Index:    t.Task.Index,

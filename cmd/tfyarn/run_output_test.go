@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/tfyarn/tfyarn/client"
+	"github.com/tfyarn/tfyarn/jobreport"
 	"github.com/tfyarn/tfyarn/taskspec"
 )
 
@@ -19,7 +20,7 @@ func TestRunLogsNoneFollowsNothing(t *testing.T) {
 	e := &env{}
 	r := newRunLogs(context.Background(), nil, taskspec.Job{}, logsNone, outputTable, e)
 	require.Nil(t, r.logs)
-	r.event(context.Background(), client.Event{Task: &client.TaskResult{Task: "worker:0", ContainerID: "c", Node: "n:1"}, TaskChange: client.TaskLaunched})
+	r.event(context.Background(), client.Event{Task: &jobreport.Task{Task: "worker:0", ContainerID: "c", Node: "n:1"}, TaskChange: client.TaskLaunched})
 	r.close()
 }
 

@@ -11,8 +11,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/tfyarn/tfyarn/client"
 	"github.com/tfyarn/tfyarn/internal/clustertest"
+	"github.com/tfyarn/tfyarn/jobreport"
 )
 
 // Per-task CPU and memory: each task's launcher samples its program's
@@ -43,7 +43,7 @@ func TestE2ETaskMetrics(t *testing.T) {
 		// later's percentage against the CPU seconds that interval added.
 		type sample struct {
 			at time.Time
-			client.TaskResult
+			jobreport.Task
 		}
 		var samples []sample
 		var prev, last *sample

@@ -12,8 +12,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
-	"github.com/tfyarn/tfyarn/client"
 	"github.com/tfyarn/tfyarn/internal/clustertest"
+	"github.com/tfyarn/tfyarn/jobreport"
 )
 
 // The TF1 between-graph example on YARN, TFMesos/Marathon style: the
@@ -49,7 +49,7 @@ func testTF1BetweenGraph(t *testing.T, c *clustertest.Cluster, bin, python strin
 	require.Regexp(t, `^worker:0 succeeded; stopped (worker:1, )?ps:0 after it$`, r.Diagnostics)
 
 	require.Len(t, r.Tasks, 3)
-	tasks := map[string]client.TaskResult{}
+	tasks := map[string]jobreport.Task{}
 	for _, task := range r.Tasks {
 		require.NotEmpty(t, task.Host, task.Task)
 		require.NotZero(t, task.Port, task.Task)

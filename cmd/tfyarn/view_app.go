@@ -9,6 +9,7 @@ import (
 
 	"github.com/tfyarn/tfyarn/client"
 	"github.com/tfyarn/tfyarn/internal/cliout"
+	"github.com/tfyarn/tfyarn/jobreport"
 )
 
 // appView is the JSON shape of one application, in `tfyarn status --output
@@ -102,13 +103,13 @@ func orDash(s *string) string {
 // is none), or while it runs, the AM's live report.
 type statusView struct {
 	appView
-	History      *client.JobReport `json:"history,omitempty"`
-	Live         *client.JobReport `json:"live,omitempty"`
+	History      *jobreport.Report `json:"history,omitempty"`
+	Live         *jobreport.Report `json:"live,omitempty"`
 	HistoryError string            `json:"history_error,omitempty"`
 }
 
 // addJobKeys adds what the history says of the job to status's key-values.
-func addJobKeys(kv *cliout.KeyValues, h *client.JobReport) {
+func addJobKeys(kv *cliout.KeyValues, h *jobreport.Report) {
 	if j := h.Job; j != nil {
 		kv.Add("Command", cliout.Cell(j.Command))
 		groups := make([]string, len(j.Groups))
@@ -136,7 +137,7 @@ func addJobKeys(kv *cliout.KeyValues, h *client.JobReport) {
 }
 
 // taskTable is a report's tasks (history or live), one row each.
-func taskTable(h *client.JobReport) *cliout.Table {
+func taskTable(h *jobreport.Report) *cliout.Table {
 	t := cliout.NewTable("TASK", "STATE", "ADDRESS", "CONTAINER", "NODE", "EXIT", "RESTARTS", "ELAPSED", "CPU/MEMORY", "GPUS")
 	for _, tr := range h.Tasks {
 		addr, exit, elapsed := "-", "-", "-"
@@ -168,7 +169,7 @@ func nonEmpty(s string) *string {
 // The report's cells (cliout's words, as on the AM's page) over the public
 // report's types.
 
-func processText(t client.TaskResult) string {
+func processText(t jobreport.Task) string {
 	p := t.ProcessSample
 	if p == nil {
 		return cliout.ProcessText(nil)
@@ -177,7 +178,7 @@ func processText(t client.TaskResult) string {
 		NearMemoryLimit: t.NearMemoryLimit, MemoryLimitBytes: t.MemoryLimitBytes})
 }
 
-func gpuText(gpus []client.GPUSample) string {
+func gpuText(gpus []jobreport.GPUSample) string {
 	cells := make([]cliout.GPU, len(gpus))
 	for i, g := range gpus {
 		cells[i] = cliout.GPU{Index: g.Index, UtilizationPct: g.UtilizationPct, MemoryUsedMiB: g.MemoryUsedMiB, MemoryTotalMiB: g.MemoryTotalMiB}
@@ -185,7 +186,7 @@ func gpuText(gpus []client.GPUSample) string {
 	return cliout.GPUText(cells)
 }
 
-func progressText(p *client.JobProgress) string {
+func progressText(p *jobreport.JobProgress) string {
 	if p == nil {
 		return cliout.ProgressText(nil)
 	}

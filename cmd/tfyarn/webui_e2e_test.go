@@ -19,9 +19,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/tfyarn/tfyarn/client"
 	"github.com/tfyarn/tfyarn/internal/clustertest"
 	"github.com/tfyarn/tfyarn/internal/contract"
+	"github.com/tfyarn/tfyarn/jobreport"
 )
 
 // TestE2EWebUIHistoryGPU follows one real job through what users look
@@ -124,7 +124,7 @@ func TestE2EWebUIHistoryGPU(t *testing.T) {
 	require.Nil(t, running.History)
 	require.NotNil(t, running.Live, liveJSON)
 	require.Len(t, running.Live.Tasks, 2)
-	require.Equal(t, []client.GPUSample{client.GPUSample(h100)}, running.Live.Tasks[1].GPUs)
+	require.Equal(t, []jobreport.GPUSample{jobreport.GPUSample(h100)}, running.Live.Tasks[1].GPUs)
 
 	require.NoError(t, run.finish())
 	res := runJSON(t, run.stdout.String())
@@ -155,7 +155,7 @@ func TestE2EWebUIHistoryGPU(t *testing.T) {
 		require.Equal(t, int32(0), *task.ExitCode)
 		require.NotNil(t, task.StartedAt)
 		require.NotNil(t, task.EndedAt)
-		require.Equal(t, []client.GPUSample{client.GPUSample(h100)}, task.GPUs)
+		require.Equal(t, []jobreport.GPUSample{jobreport.GPUSample(h100)}, task.GPUs)
 	}
 	requireNoStaging(t, c, appID)
 }

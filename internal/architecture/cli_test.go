@@ -66,5 +66,5 @@ func TestCLIUsesThePublicAPI(t *testing.T) {
 			bad = append(bad, "cmd/tfyarn/"+name+" is named an internal entry point but does not exist: update cliInternalEntryPoints")
 		}
 	}
-	report(t, "the CLI's user-facing commands use the public Go API only (client, taskspec), plus "+strings.Join(cliOutputHelpers, " and "), bad)
+	report(t, "the CLI's user-facing commands use the public Go API only (client, taskspec, jobreport, clusterinfo), plus "+strings.Join(cliOutputHelpers, " and "), bad)
 }

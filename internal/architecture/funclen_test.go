@@ -16,15 +16,6 @@ import (
 // newcomer reads what it does before how.
 const maxFuncLines = 100
 
-// pendingClientSplits names, by function name alone (they may move out of client/ meanwhile), the
-// functions over maxFuncLines that are being split in a separate change: the submission engine's
-// checkPlacement (client/placement.go) and (*Submission).submit (client/submit.go). The lead empties
-// this list once that change is merged; until then these, and only these, may be longer.
-var pendingClientSplits = map[string]bool{
-	"checkPlacement": true,
-	"submit":         true,
-}
-
 // longFunc is one function over maxFuncLines.
 type longFunc struct {
 	name  string // the function's name, without its receiver
@@ -88,24 +79,13 @@ func longFuncs(t *testing.T) (long []longFunc, files int) {
 	return long, files
 }
 
-// TestNoLongFunctions: no hand-written function is over maxFuncLines lines, but for the named
-// pending ones.
+// TestNoLongFunctions: no hand-written function is over maxFuncLines lines.
 func TestNoLongFunctions(t *testing.T) {
 	long, files := longFuncs(t)
 	if files < 100 {
 		t.Fatalf("read %d Go files: the check reads nothing", files)
 	}
-	pending := map[string]bool{}
 	for _, f := range long {
-		if pendingClientSplits[f.name] {
-			pending[f.name] = true
-			continue
-		}
 		t.Errorf("%s: %s is %d lines long (at most %d): split it into named steps", f.where, f.name, f.lines, maxFuncLines)
-	}
-	for name := range pendingClientSplits {
-		if !pending[name] {
-			t.Errorf("pendingClientSplits names %s, which is no longer over %d lines: remove it from the list", name, maxFuncLines)
-		}
 	}
 }

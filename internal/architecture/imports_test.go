@@ -29,8 +29,8 @@ var layers = []struct {
 	pkgs []string
 }{
 	{"rule languages of Hadoop's configuration, pure (auth_to_local)", []string{"internal/authtolocal"}},
-	{"foundations: the job model, Hadoop configuration and credentials, generated messages, small single-purpose packages", []string{
-		"taskspec", "internal/hadoopconf", "internal/security", "internal/yarnpb", "internal/yarnpb/hadoopcommon",
+	{"foundations: the job model, the job's and the cluster's reports, Hadoop configuration and credentials, generated messages, small single-purpose packages", []string{
+		"taskspec", "jobreport", "clusterinfo", "internal/hadoopconf", "internal/security", "internal/yarnpb", "internal/yarnpb/hadoopcommon",
 		"internal/atomicfile", "internal/connlimit", "internal/pause", "internal/torchstore", "internal/cliout", "internal/progressbar",
 		"internal/tasklogs/aggregated", "internal/tasklogs/nodemanager", "internal/tasklogs/prefix",
 		"internal/syncbuf", "internal/procio", "internal/clustertest", "internal/containerexit", "internal/reqsign",
@@ -42,8 +42,8 @@ var layers = []struct {
 		"internal/framework/tensorflow", "internal/framework/pytorch", "internal/framework/jax",
 	}},
 	{"the frameworks' registry", []string{"internal/frameworks"}},
-	{"what client, AM and launcher agree on; the AM's pure core; environment archives", []string{
-		"internal/contract", "internal/appmaster/core", "internal/envpack",
+	{"what client, AM and launcher agree on; the AM's pure core; the placement check; environment archives", []string{
+		"internal/contract", "internal/appmaster/core", "internal/placement", "internal/envpack",
 	}},
 	{"the Hadoop clients and the launcher-AM channel", []string{
 		"internal/yarn", "internal/hdfs", "internal/rendezvous",
@@ -55,6 +55,9 @@ var layers = []struct {
 		"internal/appmaster", "internal/executor",
 	}},
 	{"run --local", []string{"internal/localrun"}},
+	{"the engine behind the public Go API: submission, following a job, errors in words, the cluster's report", []string{
+		"internal/submit", "internal/follow", "internal/explain", "internal/clusterquery",
+	}},
 	{"the public Go API", []string{"client"}},
 	{"programs and tests of the whole", []string{
 		"cmd/tfyarn", "examples/go/runonyarn", "bench", "bench/uploadwin", "testcluster/containerexecutor", "internal/testlanes",
@@ -94,6 +97,9 @@ var neverLinks = []struct {
 	{"internal/executor", "github.com/colinmarc/hdfs/v2/...", "a task talks only to its AM, never to HDFS"},
 	{"internal/executor", "internal/yarn", "a task talks only to its AM, never to YARN"},
 	{"internal/executor", "internal/ipc", "a task talks only to its AM, never to Hadoop's RPC"},
+	{"client", "internal/localrun", "the shipping plan (internal/shipplan) is what YARN and --local share, also for the engine behind client"},
+	{"client", "internal/appmaster/...", "the client and its engine talk to the AM over the wire only"},
+	{"client", "internal/executor", "the client and its engine talk to the launchers through YARN only"},
 }
 
 // testOnly packages help tests; no package's own code imports them.

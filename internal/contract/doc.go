@@ -1,7 +1,8 @@
 // Package contract is what the client, the ApplicationMaster and the task
 // launcher agree on, and nothing else: the job file the client writes and
 // the AM reads (JobFile), the AM's status report the client reads
-// (StatusReport at StatusPath) and the key that guards it (statuskey.go),
+// (StatusReport at StatusPath: aliases of the public package jobreport's
+// types, their one definition) and the key that guards it (statuskey.go),
 // the environment variables (the TFYARN_* names tfyarn sets, and the ones
 // YARN sets in every container that tfyarn reads), the names of the files
 // shipped into containers (BinaryName, JobFileName), the alias of the keytab
@@ -11,7 +12,7 @@
 // file (progress.go). The table of timeouts is taskspec's (timeouts.go).
 //
 // It is a leaf (DESIGN.md §2, floor 1): it imports only the standard
-// library, taskspec, hadoopconf and the generated YARN protobuf types, so
-// that client, appmaster and executor can share it without importing one
-// another.
+// library, taskspec, jobreport, hadoopconf and the generated YARN protobuf
+// types, so that client, appmaster and executor can share it without
+// importing one another.
 package contract

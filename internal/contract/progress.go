@@ -6,7 +6,8 @@ import (
 	"fmt"
 	"math"
 	"strconv"
-	"time"
+
+	"github.com/tfyarn/tfyarn/jobreport"
 )
 
 // Training progress, as a task's program reports it. The launcher sets
@@ -41,12 +42,10 @@ func ProgressFileName(taskType string, index int) string {
 }
 
 // Progress is one task's progress: Fraction always (0..1); Step and Total
-// when the program wrote step/total (Total 0 otherwise).
-type Progress struct {
-	Fraction float64 `json:"fraction"`
-	Step     int64   `json:"step,omitempty"`
-	Total    int64   `json:"total,omitempty"`
-}
+// when the program wrote step/total (Total 0 otherwise). It travels from
+// the launcher to the AM and into the status report as the one type
+// jobreport defines.
+type Progress = jobreport.Progress
 
 // ErrNoProgress is ParseProgress's answer to an empty file: a program that
 // truncates before writing is read in between.
@@ -81,8 +80,8 @@ func ParseProgress(b []byte) (Progress, error) {
 	return Progress{Fraction: f}, nil
 }
 
-// Check validates a progress that came over the wire.
-func (p Progress) Check() error {
+// CheckProgress validates a progress that came over the wire.
+func CheckProgress(p Progress) error {
 	switch {
 	case math.IsNaN(p.Fraction) || p.Fraction < 0 || p.Fraction > 1:
 		return fmt.Errorf("progress fraction %v out of 0..1", p.Fraction)
@@ -96,20 +95,5 @@ func (p Progress) Check() error {
 	return nil
 }
 
-// JobProgress is the job's progress on the AM's status page: the progress
-// of the task that speaks for the job (Task: the chief, else worker:0, else
-// "workers" for the slowest worker), its rate and the time left at that
-// rate.
-type JobProgress struct {
-	Progress
-	Task string `json:"task"`
-	// StepsPerSecond is the rate in steps (step/total progress);
-	// FractionPerSecond in fraction of the whole (either kind). Both are
-	// over the last minute of reports, absent until two reports differ.
-	StepsPerSecond    *float64 `json:"steps_per_second,omitempty"`
-	FractionPerSecond *float64 `json:"fraction_per_second,omitempty"`
-	// ETASeconds is the time left at FractionPerSecond: absent without a
-	// rate or when progress stalled for a minute.
-	ETASeconds *float64   `json:"eta_seconds,omitempty"`
-	UpdatedAt  *time.Time `json:"updated_at,omitempty"`
-}
+// JobProgress is the job's progress on the AM's status page (jobreport's).
+type JobProgress = jobreport.JobProgress

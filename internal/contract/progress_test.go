@@ -24,7 +24,7 @@ func TestParseProgress(t *testing.T) {
 		if err != nil || got != c.want {
 			t.Errorf("ParseProgress(%q) = %+v, %v; want %+v", c.in, got, err, c.want)
 		}
-		if err := got.Check(); err != nil {
+		if err := CheckProgress(got); err != nil {
 			t.Errorf("ParseProgress(%q) = %+v fails its own Check: %v", c.in, got, err)
 		}
 	}
@@ -56,7 +56,7 @@ func FuzzParseProgress(f *testing.F) {
 		if len(b) > MaxProgressFileSize {
 			t.Fatalf("parsed %d bytes", len(b))
 		}
-		if err := p.Check(); err != nil {
+		if err := CheckProgress(p); err != nil {
 			t.Fatalf("ParseProgress(%q) = %+v: %v", b, p, err)
 		}
 	})

@@ -89,7 +89,7 @@ func DecodeMetrics(body []byte) (MetricsReport, error) {
 		}
 	}
 	if w.Progress != nil {
-		if err := w.Progress.Check(); err != nil {
+		if err := contract.CheckProgress(*w.Progress); err != nil {
 			return MetricsReport{}, fmt.Errorf("metrics of %s: %w", task, err)
 		}
 	}

@@ -1,0 +1,276 @@
+package follow
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/tfyarn/tfyarn/internal/containerexit"
+	"github.com/tfyarn/tfyarn/internal/contract"
+	"github.com/tfyarn/tfyarn/internal/yarnpb/hadoopyarn"
+	"github.com/tfyarn/tfyarn/jobreport"
+	"github.com/tfyarn/tfyarn/taskspec"
+)
+
+// Task changes an Event reports (Event.TaskChange).
+const (
+	TaskLaunched   = "launched"   // got a container
+	TaskRegistered = "registered" // its launcher registered its address
+	TaskEnded      = "ended"      // its program or container ended
+)
+
+// statusTimeout bounds one fetch of the AM's status page: it is a local
+// JSON document, and a slow answer only means falling back to the report.
+const statusTimeout = 3 * time.Second
+
+// statusWatcher follows the AM's status page (contract.StatusPath) at the
+// application report's host and rpc_port, the AM's HTTP port. Everything
+// it learns is extra: when the page cannot be reached, Wait goes on with
+// the application report alone.
+type statusWatcher struct {
+	hc   *http.Client
+	key  []byte // the job's status key (contract.StatusBearer)
+	url  string
+	last *contract.StatusReport
+	// notice, if set, is told when the page stops answering (after it
+	// did, silentPolls fetches in a row) and when it answers again.
+	notice   func(string)
+	failures int
+	// explain, if set, adds to a waiting line what the client can learn
+	// of it from the ResourceManager (who holds the GPUs awaited).
+	explain func(line string) string
+	// waits are the waiting lines seen: since when, and when last told.
+	waits map[string]*waitSeen
+	// told are the restart causes told, across AM attempts.
+	told map[string]bool
+	// nearMemory are the containers told near their memory limit.
+	nearMemory map[string]bool
+}
+
+type waitSeen struct{ since, told time.Time }
+
+// waitingEvery is how often a wait still under way is told again.
+const waitingEvery = 30 * time.Second
+
+// tellWaiting emits the waiting lines new since the last poll, and those
+// last told waitingEvery ago; lines no longer listed are forgotten.
+func (w *statusWatcher) tellWaiting(lines []string, emit func(Event)) {
+	now := time.Now()
+	seen := map[string]*waitSeen{}
+	for _, line := range lines {
+		ws := w.waits[line]
+		if ws == nil {
+			ws = &waitSeen{since: now}
+		}
+		seen[line] = ws
+		if !ws.told.IsZero() && now.Sub(ws.told) < waitingEvery {
+			continue
+		}
+		ws.told = now
+		text := line
+		if w.explain != nil {
+			if more := w.explain(line); more != "" {
+				text += "; " + more
+			}
+		}
+		emit(Event{Time: now, Waiting: text, For: now.Sub(ws.since)})
+	}
+	w.waits = seen
+}
+
+func newStatusWatcher(key []byte) *statusWatcher {
+	return &statusWatcher{key: key, hc: &http.Client{
+		Timeout: statusTimeout,
+		// The AM is on the cluster's network, not behind the user's proxy.
+		Transport: &http.Transport{Proxy: nil, DialContext: (&net.Dialer{Timeout: statusTimeout}).DialContext},
+		// The AM sends strangers to the RM's proxy; the client does not
+		// follow (the proxy's page is HTML).
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}}
+}
+
+func (w *statusWatcher) close() { w.hc.CloseIdleConnections() }
+
+// locate learns the status page's address from an application report; the
+// AM registers its HTTP port as its RPC port.
+func (w *statusWatcher) locate(r *hadoopyarn.ApplicationReportProto) {
+	host, port := r.GetHost(), r.GetRpcPort()
+	if host == "" || host == "N/A" || port <= 0 {
+		return
+	}
+	w.url = "http://" + net.JoinHostPort(host, strconv.Itoa(int(port))) + contract.StatusPath
+}
+
+// poll fetches the page and emits an event per task change. Errors are
+// dropped: the page is a bonus over the report.
+func (w *statusWatcher) poll(ctx context.Context, appID string, onEvent func(Event)) {
+	if w.url == "" || (w.last != nil && w.last.Final) {
+		return
+	}
+	rep, err := w.fetch(ctx)
+	if err != nil && w.last != nil && ctx.Err() == nil {
+		if w.failures++; w.failures == silentPolls && w.notice != nil {
+			w.notice(fmt.Sprintf("ApplicationMaster at %s not answering (%s); following the ResourceManager's report", w.host(), shortCause(err)))
+		}
+	}
+	if err != nil || rep.AppID != appID {
+		return
+	}
+	if w.failures >= silentPolls && w.notice != nil {
+		w.notice(fmt.Sprintf("ApplicationMaster at %s answering again", w.host()))
+	}
+	w.failures = 0
+	if onEvent != nil {
+		for _, ev := range taskChanges(w.last, rep) {
+			ev.AppID = appID
+			onEvent(ev)
+		}
+		for _, cause := range newRestarts(w.last, rep) {
+			if w.told[cause] {
+				continue // a later AM attempt lists the earlier ones' again
+			}
+			if w.told == nil {
+				w.told = map[string]bool{}
+			}
+			w.told[cause] = true
+			onEvent(Event{Time: time.Now(), AppID: appID, Restart: cause})
+		}
+		w.tellWaiting(rep.Waiting, func(ev Event) { ev.AppID = appID; onEvent(ev) })
+		for _, line := range w.newNearMemory(rep) {
+			onEvent(Event{Time: time.Now(), AppID: appID, NearMemory: line})
+		}
+	}
+	w.last = rep
+}
+
+func (w *statusWatcher) fetch(ctx context.Context) (*contract.StatusReport, error) {
+	ctx, cancel := context.WithTimeout(ctx, statusTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, w.url, nil)
+	if err != nil {
+		return nil, err
+	}
+	if w.key != nil {
+		req.Header.Set(contract.HeaderStatusAuth, contract.StatusBearer(w.key))
+	}
+	resp, err := w.hc.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("client: %s: %s", w.url, resp.Status)
+	}
+	var rep contract.StatusReport
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 4<<20)).Decode(&rep); err != nil {
+		return nil, fmt.Errorf("client: %s: %w", w.url, err)
+	}
+	return &rep, nil
+}
+
+// newNearMemory are the lines for the containers rep flags near their
+// memory limit that were not told yet.
+func (w *statusWatcher) newNearMemory(rep *contract.StatusReport) []string {
+	var lines []string
+	for _, t := range rep.Tasks {
+		if !t.NearMemoryLimit || t.ProcessSample == nil || t.ContainerID == "" || w.nearMemory[t.ContainerID] {
+			continue
+		}
+		if w.nearMemory == nil {
+			w.nearMemory = map[string]bool{}
+		}
+		w.nearMemory[t.ContainerID] = true
+		lines = append(lines, nearMemoryLine(t))
+	}
+	return lines
+}
+
+// nearMemoryLine tells that t's program came near its container's memory.
+func nearMemoryLine(t contract.TaskReport) string {
+	return fmt.Sprintf("%s (container %s on %s) is near its memory limit: peak RSS %d MiB of the container's %d MiB; YARN kills the container beyond it (give --%s more memory)",
+		t.Task, t.ContainerID, t.Node, t.PeakRSSBytes>>20, t.MemoryLimitBytes>>20, t.Type)
+}
+
+// tasks is the last task table seen, nil if none was.
+func (w *statusWatcher) tasks() []jobreport.Task {
+	if w.last == nil {
+		return nil
+	}
+	return w.last.Tasks
+}
+
+// taskChanges compares two reports task by task, launches first, then
+// registrations, then ends, so a poll that saw several steps tells them in
+// the order they happened.
+func taskChanges(prev, cur *contract.StatusReport) []Event {
+	old := map[string]contract.TaskReport{}
+	if prev != nil {
+		for _, t := range prev.Tasks {
+			old[t.Task] = t
+		}
+	}
+	var launched, registered, ended []Event
+	counts := (cur.Counts)
+	for _, t := range cur.Tasks {
+		p := old[t.Task]
+		if p.Attempt != t.Attempt {
+			// A new attempt: registered and ended anew. Its container is new
+			// only once it has one: a task back to pending still names the
+			// container it failed in.
+			p = contract.TaskReport{ContainerID: p.ContainerID}
+		}
+		task := t
+		ev := Event{Time: time.Now(), Task: &task, Counts: &counts}
+		if t.ContainerID != "" && p.ContainerID != t.ContainerID && t.State != "pending" {
+			ev.TaskChange = TaskLaunched
+			launched = append(launched, ev)
+		}
+		if t.Host != "" && (p.Host != t.Host || p.Port != t.Port) {
+			reg := ev
+			reg.TaskChange = TaskRegistered
+			if t.Type == string(taskspec.TensorBoard) {
+				reg.TensorBoardURL = contract.TensorBoardURL(t.Host, t.Port)
+			}
+			registered = append(registered, reg)
+		}
+		if t.ExitCode != nil && p.ExitCode == nil {
+			end := ev
+			end.TaskChange = TaskEnded
+			end.Exit = containerexit.FromFailure(t.Failure, *t.ExitCode)
+			ended = append(ended, end)
+		}
+	}
+	evs := append(append(launched, registered...), ended...)
+	var before jobreport.Counts
+	if prev != nil {
+		before = (prev.Counts)
+	}
+	countsAtEvents(before, counts, evs)
+	return evs
+}
+
+// newRestarts are the restart causes cur lists beyond those prev did.
+func newRestarts(prev, cur *contract.StatusReport) []string {
+	seen := 0
+	if prev != nil {
+		seen = len(prev.RestartCauses)
+	}
+	if len(cur.RestartCauses) <= seen {
+		return nil
+	}
+	return cur.RestartCauses[seen:]
+}
+
+// host is the status page's host:port.
+func (w *statusWatcher) host() string {
+	if u, err := url.Parse(w.url); err == nil {
+		return u.Host
+	}
+	return w.url
+}

@@ -1,0 +1,195 @@
+package follow
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"github.com/tfyarn/tfyarn/internal/contract"
+)
+
+func TestTaskChangesInTheOrderTheyHappen(t *testing.T) {
+	zero := int32(0)
+	prev := &contract.StatusReport{Tasks: []contract.TaskReport{{Task: "chief:0"}, {Task: "worker:0"}}}
+	cur := &contract.StatusReport{Tasks: []contract.TaskReport{
+		{Task: "chief:0", ContainerID: "c2", Host: "h", Port: 1, ExitCode: &zero},
+		{Task: "worker:0", ContainerID: "c3"},
+	}}
+	var got []string
+	for _, ev := range taskChanges(prev, cur) {
+		got = append(got, ev.Task.Task+" "+ev.TaskChange)
+	}
+	require.Equal(t, []string{"chief:0 launched", "worker:0 launched", "chief:0 registered", "chief:0 ended"}, got)
+	require.Empty(t, taskChanges(cur, cur))
+}
+
+// TestTaskChangesSayExitAndTensorBoard: an end says how the container
+// ended, a TensorBoard task's registration its URL (run prints both).
+func TestTaskChangesSayExitAndTensorBoard(t *testing.T) {
+	killed := int32(137)
+	cur := &contract.StatusReport{Tasks: []contract.TaskReport{
+		{Task: "tensorboard:0", Type: "tensorboard", Host: "nm1", Port: 6006},
+		{Task: "worker:0", Type: "worker", Host: "nm2", Port: 2222, ExitCode: &killed},
+	}}
+	var got []string
+	for _, ev := range taskChanges(&contract.StatusReport{}, cur) {
+		got = append(got, ev.Task.Task+" "+ev.TaskChange+" "+ev.Exit+" "+ev.TensorBoardURL)
+	}
+	require.Equal(t, []string{"tensorboard:0 registered  http://nm1:6006/", "worker:0 registered  ", "worker:0 ended exit code 137 (SIGKILL) "}, got)
+}
+
+// The watcher says once when the AM's page stops answering (after it did)
+// and once when it answers again.
+func TestStatusWatcherNotices(t *testing.T) {
+	var up atomic.Bool
+	up.Store(true)
+	key := []byte("0123456789abcdef0123456789abcdef")
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get(contract.HeaderStatusAuth) != contract.StatusBearer(key) {
+			http.Error(w, "no key", http.StatusUnauthorized)
+			return
+		}
+		if !up.Load() {
+			http.Error(w, "down", http.StatusServiceUnavailable)
+			return
+		}
+		_ = json.NewEncoder(w).Encode(contract.StatusReport{AppID: "application_1_0001"})
+	}))
+	defer srv.Close()
+	var notices []string
+	w := newStatusWatcher(key)
+	w.url = srv.URL + contract.StatusPath
+	w.notice = func(s string) { notices = append(notices, s) }
+	ctx := context.Background()
+	w.poll(ctx, "application_1_0001", nil)
+	up.Store(false)
+	for i := 0; i < 5; i++ {
+		w.poll(ctx, "application_1_0001", nil)
+	}
+	up.Store(true)
+	w.poll(ctx, "application_1_0001", nil)
+	w.poll(ctx, "application_1_0001", nil)
+	host := strings.TrimPrefix(srv.URL, "http://")
+	require.Equal(t, []string{
+		"ApplicationMaster at " + host + " not answering (client: " + srv.URL + contract.StatusPath + ": 503 Service Unavailable); following the ResourceManager's report",
+		"ApplicationMaster at " + host + " answering again",
+	}, notices)
+}
+
+func TestShortCause(t *testing.T) {
+	require.Equal(t, "connection refused", shortCause(fmt.Errorf("dial: %w", syscall.ECONNREFUSED)))
+	require.Equal(t, "no answer in time", shortCause(fmt.Errorf("x: %w", context.DeadlineExceeded)))
+}
+
+// One poll that saw worker:0 launch, register and end, and worker:1 launch:
+// each line carries the counts right after its change.
+func TestTaskChangeCountsAreThoseAtTheEvent(t *testing.T) {
+	zero := int32(0)
+	prev := &contract.StatusReport{Counts: contract.TaskCounts{Total: 2}, Tasks: []contract.TaskReport{{Task: "worker:0"}, {Task: "worker:1"}}}
+	cur := &contract.StatusReport{Counts: contract.TaskCounts{Total: 2, Allocated: 2, Registered: 1, Running: 1, Ended: 1}, Tasks: []contract.TaskReport{
+		{Task: "worker:0", ContainerID: "c2", Host: "h", Port: 1, ExitCode: &zero},
+		{Task: "worker:1", ContainerID: "c3"},
+	}}
+	var got []string
+	for _, ev := range taskChanges(prev, cur) {
+		n := ev.Counts
+		got = append(got, fmt.Sprintf("%s %s %d/%d alloc %d reg %d run %d ended", ev.Task.Task, ev.TaskChange, n.Allocated, n.Total, n.Registered, n.Running, n.Ended))
+	}
+	require.Equal(t, []string{
+		"worker:0 launched 1/2 alloc 0 reg 1 run 0 ended",
+		"worker:1 launched 2/2 alloc 0 reg 2 run 0 ended",
+		"worker:0 registered 2/2 alloc 1 reg 2 run 0 ended",
+		"worker:0 ended 2/2 alloc 1 reg 1 run 1 ended",
+	}, got)
+}
+
+// A restart: the task back to pending still names the container it failed
+// in, which is no new start; its next container is, and the restart's
+// cause is told once, when the page first lists it.
+func TestTaskChangesAcrossARestart(t *testing.T) {
+	running := &contract.StatusReport{Tasks: []contract.TaskReport{{Task: "worker:0", State: "running", ContainerID: "c1", Host: "h", Port: 1}}}
+	cause := "restart 1 after worker:0 (container c1 on n:1) failed: exit code 7"
+	pending := &contract.StatusReport{RestartCauses: []string{cause}, Tasks: []contract.TaskReport{{Task: "worker:0", State: "pending", Attempt: 1, ContainerID: "c1"}}}
+	again := &contract.StatusReport{RestartCauses: []string{cause}, Tasks: []contract.TaskReport{{Task: "worker:0", State: "running", Attempt: 1, ContainerID: "c5", Host: "h", Port: 2}}}
+	require.Empty(t, taskChanges(running, pending), "c1 is the failed container, not a start")
+	require.Equal(t, []string{cause}, newRestarts(running, pending))
+	var got []string
+	for _, ev := range taskChanges(pending, again) {
+		got = append(got, ev.Task.Task+" "+ev.TaskChange+" "+ev.Task.ContainerID)
+	}
+	require.Equal(t, []string{"worker:0 launched c5", "worker:0 registered c5"}, got)
+	require.Empty(t, newRestarts(pending, again), "told once")
+	require.Equal(t, []string{cause}, newRestarts(nil, again), "a client that comes late hears it")
+}
+
+// Each restart is told once, also when a later AM attempt's page lists the
+// earlier attempt's again; a wait is told at once, then not again within
+// waitingEvery.
+func TestStatusWatcherTellsRestartsAndWaitsOnce(t *testing.T) {
+	var rep atomic.Pointer[contract.StatusReport]
+	rep.Store(&contract.StatusReport{AppID: "application_1_0001", RestartCauses: []string{"restart 1 after a"}, Waiting: []string{"waiting for 1 worker container"}})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_ = json.NewEncoder(w).Encode(rep.Load())
+	}))
+	defer srv.Close()
+	w := newStatusWatcher(nil)
+	w.url = srv.URL + contract.StatusPath
+	var told []string
+	on := func(ev Event) {
+		if ev.Restart != "" {
+			told = append(told, ev.Restart)
+		}
+		if ev.Waiting != "" {
+			told = append(told, ev.Waiting)
+		}
+	}
+	ctx := context.Background()
+	w.poll(ctx, "application_1_0001", on)
+	w.poll(ctx, "application_1_0001", on)
+	w.last = nil // a new AM attempt (Wait does this)
+	rep.Store(&contract.StatusReport{AppID: "application_1_0001", RestartCauses: []string{"restart 1 after a", "restart 2 after b"}})
+	w.poll(ctx, "application_1_0001", on)
+	require.Equal(t, []string{"restart 1 after a", "waiting for 1 worker container", "restart 2 after b"}, told)
+}
+
+// A container flagged near its memory limit is told once, however many
+// polls still flag it; the task's next container is told again.
+func TestStatusWatcherTellsNearMemoryOncePerContainer(t *testing.T) {
+	task := func(container string, near bool) contract.TaskReport {
+		return contract.TaskReport{Task: "worker:0", Type: "worker", ContainerID: container, Node: "n1:45454",
+			ProcessSample: &contract.ProcessSample{RSSBytes: 240 << 20, PeakRSSBytes: 245 << 20}, MemoryLimitBytes: 256 << 20, NearMemoryLimit: near}
+	}
+	var rep atomic.Pointer[contract.StatusReport]
+	rep.Store(&contract.StatusReport{AppID: "application_1_0001", Tasks: []contract.TaskReport{task("c1", false)}})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_ = json.NewEncoder(w).Encode(rep.Load())
+	}))
+	defer srv.Close()
+	w := newStatusWatcher(nil)
+	w.url = srv.URL + contract.StatusPath
+	var told []string
+	on := func(ev Event) {
+		if ev.NearMemory != "" {
+			told = append(told, ev.NearMemory)
+		}
+	}
+	ctx := context.Background()
+	w.poll(ctx, "application_1_0001", on)
+	require.Empty(t, told)
+	rep.Store(&contract.StatusReport{AppID: "application_1_0001", Tasks: []contract.TaskReport{task("c1", true)}})
+	w.poll(ctx, "application_1_0001", on)
+	w.poll(ctx, "application_1_0001", on)
+	rep.Store(&contract.StatusReport{AppID: "application_1_0001", Tasks: []contract.TaskReport{task("c2", true)}})
+	w.poll(ctx, "application_1_0001", on)
+	require.Equal(t, []string{
+		"worker:0 (container c1 on n1:45454) is near its memory limit: peak RSS 245 MiB of the container's 256 MiB; YARN kills the container beyond it (give --worker more memory)",
+		"worker:0 (container c2 on n1:45454) is near its memory limit: peak RSS 245 MiB of the container's 256 MiB; YARN kills the container beyond it (give --worker more memory)",
+	}, told)
+}
