@@ -113,15 +113,15 @@ func RunAM(ctx context.Context, opts AMOptions) (LoopResult, error) {
 	defer rv.Close(3 * time.Second)
 	logf("rendezvous and status page at %s (success rule %q)", rv.Address(), orDefault(string(jf.Success), string(frameworks.SuccessOf(jf.Job))))
 	taskEnv := map[string]string{}
-	if jf.Job.MinWorkers > 0 {
-		// An elastic PyTorch job's rendezvous store lives here, where it
-		// outlives any worker.
-		addr, err := serveTorchStore(ctx, host, logf)
+	if svc := frameworks.JobServiceOf(jf.Job); svc != nil {
+		// The framework's service for the whole job lives here, where it
+		// outlives any task.
+		addr, err := serveJobService(ctx, host, svc, logf)
 		if err != nil {
 			return LoopResult{}, err
 		}
-		taskEnv[contract.EnvTorchStore] = addr
-		logf("rendezvous store of the elastic PyTorch job at %s", addr)
+		taskEnv[contract.EnvJobService] = addr
+		logf("the job's side service (%s) at %s", frameworks.NameOf(jf.Job), addr)
 	}
 	rm, err := yarn.NewAMRMClient(conf, creds, yarn.AMOptions{})
 	if err != nil {

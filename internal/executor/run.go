@@ -125,10 +125,10 @@ func Run(ctx context.Context, cfg Config) (exitCode int, err error) {
 	hold := launch.HoldPort && !cfg.ReleasePortBeforeExec
 	storeCtx, stopStore := context.WithCancel(ctx)
 	defer stopStore()
-	if launch.ServeStore {
-		// The store listens on the reserved socket itself: the port never
-		// leaves this process, and outlives the program's processes.
-		if err := serveStore(storeCtx, res, log); err != nil {
+	if launch.Serve != nil {
+		// The side service listens on the reserved socket itself: the port
+		// never leaves this process, and outlives the program's processes.
+		if err := serveSideService(storeCtx, res, launch.Serve, log); err != nil {
 			return fail(ExitLauncherFailed, fmt.Errorf("task launcher: %w", err))
 		}
 	} else if !hold {

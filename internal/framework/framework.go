@@ -10,12 +10,14 @@
 //
 // The launcher (executor), the AM's core, the client's checks and --local
 // ask the registry (internal/frameworks); none of them knows a framework's
-// variables. Adding one is a package here, its tests, and a line in the
-// registry.
+// variables or the protocol of its side services. Adding one is a package
+// here, its tests, and a line in the registry.
 package framework
 
 import (
+	"context"
 	"fmt"
+	"net"
 	"strings"
 
 	"github.com/tfyarn/tfyarn/taskspec"
@@ -40,6 +42,20 @@ type Framework interface {
 	Reserved(job taskspec.Job) map[string]string
 	// Abilities are what its jobs may ask beyond one process per task.
 	Abilities() Abilities
+	// JobService is the side service job needs for its whole life, nil
+	// for none: the ApplicationMaster (or run --local) serves it on a port
+	// of its host, where it outlives any task, and gives its host:port to
+	// every task's Launch as Task.JobService.
+	JobService(job taskspec.Job) SideService
+}
+
+// SideService is a server a framework's tasks need beside their programs:
+// a rendezvous store, a tracker, a coordinator. Its host hands it a
+// listener and a log, and runs it until ctx ends; what it speaks there is
+// its own. Any process that reaches the port may connect, so it must bound
+// what a client can make it hold (connections, memory).
+type SideService interface {
+	Serve(ctx context.Context, ln net.Listener, logf func(format string, args ...any)) error
 }
 
 // Abilities are a framework's answers to the job options that not every
@@ -78,10 +94,11 @@ type Task struct {
 	// RunID names the job's current run, equal in every task of it and new
 	// at each restart of the cluster.
 	RunID string
-	// MinNodes, above 0, is an elastic job's --min-workers, and Store the
-	// address of the rendezvous store the ApplicationMaster serves for it.
+	// MinNodes, above 0, is an elastic job's --min-workers.
 	MinNodes int
-	Store    string
+	// JobService is the host:port of the job's side service
+	// (Framework.JobService), "" when it has none.
+	JobService string
 }
 
 // Launch is a task's program as its launcher starts it.
@@ -96,11 +113,11 @@ type Launch struct {
 	// could take the port. Otherwise the port is freed just before the
 	// program starts.
 	HoldPort bool
-	// ServeStore makes the launcher itself listen on the reserved port and
-	// serve a key-value store in torch's TCPStore protocol there (the
-	// rendezvous of torchrun's c10d backend): the port never leaves the
+	// Serve, when set, is a side service the launcher itself runs on the
+	// task's reserved port for as long as it lives: the reserved socket
+	// becomes the service's listener, so the port never leaves the
 	// launcher.
-	ServeStore bool
+	Serve SideService
 	// PythonHook, when set, is Python source the program's interpreter
 	// runs at start: the launcher writes it as sitecustomize.py into a
 	// directory of its own, first on PYTHONPATH.

@@ -160,6 +160,23 @@ func ElasticReplacementsOf(job taskspec.Job) int {
 	return 0
 }
 
+// JobServiceOf is the side service the job's framework needs for the whole
+// job (framework.Framework.JobService), nil for none.
+func JobServiceOf(job taskspec.Job) framework.SideService {
+	if f, err := Lookup(job.Framework); err == nil {
+		return f.JobService(job)
+	}
+	return nil
+}
+
+// NameOf is the name of the job's framework (Default when it names none).
+func NameOf(job taskspec.Job) string {
+	if job.Framework == "" {
+		return Default
+	}
+	return job.Framework
+}
+
 // SuccessOf is the rule of a job whose user named none: its framework's,
 // else what the job's shape says (taskspec.DefaultSuccessRule).
 func SuccessOf(job taskspec.Job) taskspec.SuccessRule {

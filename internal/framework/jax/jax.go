@@ -58,6 +58,9 @@ func (jax) Reserved(taskspec.Job) map[string]string {
 // Abilities: one process per task, every worker needed.
 func (jax) Abilities() framework.Abilities { return framework.Abilities{} }
 
+// JobService: none.
+func (jax) JobService(taskspec.Job) framework.SideService { return nil }
+
 func (jax) Launch(t framework.Task) (framework.Launch, error) {
 	ws, err := framework.Workers(t)
 	if err != nil {

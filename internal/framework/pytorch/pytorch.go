@@ -3,11 +3,14 @@
 package pytorch
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"net"
 	"strconv"
 
 	"github.com/tfyarn/tfyarn/internal/framework"
+	"github.com/tfyarn/tfyarn/internal/torchstore"
 	"github.com/tfyarn/tfyarn/taskspec"
 )
 
@@ -17,7 +20,7 @@ import (
 // ROLE_RANK, TORCHELASTIC_*: exactly what scripts written for torchrun
 // read, from torchrun itself). The agents meet through the c10d
 // rendezvous backend at worker:0's address, where worker:0's launcher
-// serves the store on the port it reserved (Launch.ServeStore): every
+// serves the store on the port it reserved (Launch.Serve): every
 // agent is a client of it (is_host=false), so the port never changes
 // hands. The first agent of the rendezvous then opens the processes'
 // store on a port the kernel picks for it (port 0), which leaves no window
@@ -87,6 +90,27 @@ func (pyTorch) Abilities() framework.Abilities {
 	return framework.Abilities{ScriptOnly: "runs a script under torchrun", ProcsPerNode: "torchrun's processes per container", Elastic: "elastic torchrun", ElasticReplacements: ElasticAgentRestarts}
 }
 
+// JobService: an elastic job's agents meet on a store the
+// ApplicationMaster serves, which outlives any worker (elasticLaunch).
+func (pyTorch) JobService(job taskspec.Job) framework.SideService {
+	if job.MinWorkers > 0 {
+		return RendezvousStore{}
+	}
+	return nil
+}
+
+// RendezvousStore is the side service of torchrun's c10d rendezvous: a
+// key-value store in torch's TCPStore protocol (package torchstore, which
+// bounds its connections and memory).
+type RendezvousStore struct{}
+
+// Serve implements framework.SideService.
+func (RendezvousStore) Serve(ctx context.Context, ln net.Listener, logf func(string, ...any)) error {
+	s := torchstore.New()
+	s.Logf = logf
+	return s.Serve(ctx, ln)
+}
+
 // TorchRunModule is how the launcher starts torchrun: as a module of the
 // job's Python (the torchrun script's own entry point), so that the
 // interpreter is the one the job names.
@@ -126,10 +150,14 @@ func (pyTorch) Launch(t framework.Task) (framework.Launch, error) {
 		"--max-restarts=0",
 	}
 	args = append(args, t.Argv[1:]...)
+	var serve framework.SideService
+	if t.ID.Index == 0 {
+		serve = RendezvousStore{}
+	}
 	return framework.Launch{
-		Argv:       args,
-		ServeStore: t.ID.Index == 0,
-		Describe:   fmt.Sprintf("torchrun node of %d, %d process(es), rendezvous at %s (%s)", len(ws), nproc, ws[0], runID),
+		Argv:     args,
+		Serve:    serve,
+		Describe: fmt.Sprintf("torchrun node of %d, %d process(es), rendezvous at %s (%s)", len(ws), nproc, ws[0], runID),
 	}, nil
 }
 
@@ -147,7 +175,7 @@ const ElasticAgentRestarts = 10
 // the others' agents meet again without it (at least MIN) and start their
 // processes again, TORCHELASTIC_RESTART_COUNT one higher.
 func elasticLaunch(t framework.Task, nodes, nproc int, runID string) (framework.Launch, error) {
-	if t.Store == "" {
+	if t.JobService == "" {
 		return framework.Launch{}, errors.New("pytorch: an elastic job without the ApplicationMaster's rendezvous store (client and AM binaries differ?)")
 	}
 	args := []string{
@@ -155,7 +183,7 @@ func elasticLaunch(t framework.Task, nodes, nproc int, runID string) (framework.
 		"--nnodes=" + strconv.Itoa(t.MinNodes) + ":" + strconv.Itoa(nodes),
 		"--nproc-per-node=" + strconv.Itoa(nproc),
 		"--rdzv-backend=c10d",
-		"--rdzv-endpoint=" + t.Store,
+		"--rdzv-endpoint=" + t.JobService,
 		"--rdzv-id=" + runID,
 		"--rdzv-conf=is_host=false",
 		"--max-restarts=" + strconv.Itoa(ElasticAgentRestarts),
@@ -173,6 +201,6 @@ func elasticLaunch(t framework.Task, nodes, nproc int, runID string) (framework.
 		// use, which fails the round, and the agents meet again
 		// (ElasticAgentRestarts).
 		Set:      map[string]string{EnvTorchNoSharedStore: "1"},
-		Describe: fmt.Sprintf("elastic torchrun node, %d to %d nodes, %d process(es), rendezvous at %s (%s)", t.MinNodes, nodes, nproc, t.Store, runID),
+		Describe: fmt.Sprintf("elastic torchrun node, %d to %d nodes, %d process(es), rendezvous at %s (%s)", t.MinNodes, nodes, nproc, t.JobService, runID),
 	}, nil
 }

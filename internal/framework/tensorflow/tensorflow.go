@@ -42,6 +42,9 @@ func (tensorFlow) Reserved(taskspec.Job) map[string]string {
 // needed.
 func (tensorFlow) Abilities() framework.Abilities { return framework.Abilities{} }
 
+// JobService: none.
+func (tensorFlow) JobService(taskspec.Job) framework.SideService { return nil }
+
 // Launch gives the task its TF_CONFIG and substitutes the placeholders.
 // The reserved port is held until TensorFlow's gRPC server listens on it:
 // the launcher sets TF_GRPC_REUSE_PORT (unless the user set it), which
