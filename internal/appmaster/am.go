@@ -68,7 +68,7 @@ func RunAM(ctx context.Context, opts AMOptions) (LoopResult, error) {
 		return LoopResult{}, err
 	}
 	conf := jf.Config()
-	policy, err := core.PolicyFor(jf.Success, jf.Job)
+	policy, err := frameworks.PolicyFor(jf.Success, jf.Job)
 	if err != nil {
 		return LoopResult{}, err
 	}

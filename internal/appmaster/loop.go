@@ -30,7 +30,7 @@ type NM interface {
 // LoopConfig is what Loop needs. Zero durations take the defaults below.
 type LoopConfig struct {
 	Job    taskspec.Job
-	Policy core.Policy // nil: core.AllSucceed
+	Policy core.Policy // nil: success.AllSucceed
 	// AllocTimeout and ClusterOffers are the machine's (Config): how long a
 	// task may wait for a container, and what the cluster offers the
 	// queue, by node label.

@@ -35,6 +35,7 @@ var layers = []struct {
 		"internal/tasklogs/aggregated", "internal/tasklogs/nodemanager", "internal/tasklogs/prefix",
 		"internal/syncbuf", "internal/procio", "internal/clustertest", "internal/containerexit",
 	}},
+	{"the success rules' seam: what decides a job, for the frameworks and the AM's core", []string{"internal/success"}},
 	{"the RPC client, the other generated messages, the framework seam", []string{
 		"internal/ipc", "internal/yarnpb/hadoophdfs", "internal/yarnpb/hadoopyarn", "internal/framework", "internal/transcript",
 	}},
@@ -108,21 +109,18 @@ var thirdParty = map[string][]string{
 }
 
 // coreImports is everything the AM's core, and the module's packages it builds on, may import: the
-// standard library's pure parts, taskspec and the frameworks (the seam, each framework, the
-// registry). Purity is what lets every
-// scheduling and restart rule be decided by feeding events (transcript tests), so the compiler's
-// import graph is held to it here rather than by convention. net is allowed for taskspec's
-// host:port helpers (JoinHostPort, SplitHostPort), which do no I/O; embed for the framework seam's
-// file compiled into the binary, no I/O at run time. internal/containerexit is YARN's exit
-// statuses and their words, pure, shared with the client's `run` lines.
+// standard library's pure parts, taskspec and the success rules' seam (internal/success): the
+// core consults whatever Policy it is given, which the AM and run --local get from the frameworks'
+// registry, so it imports no framework nor the registry (whose frameworks carry side services,
+// servers). Purity is what lets every scheduling and restart rule be decided by feeding events
+// (transcript tests), so the compiler's import graph is held to it here rather than by convention.
+// net is allowed for taskspec's host:port helpers (JoinHostPort, SplitHostPort), which do no I/O.
+// internal/containerexit is YARN's exit statuses and their words, pure, shared with the client's
+// `run` lines.
 var coreImports = []string{
-	"cmp", "embed", "encoding/json", "errors", "fmt", "maps", "math", "net", "path", "regexp", "slices",
+	"cmp", "encoding/json", "errors", "fmt", "maps", "math", "net", "path", "regexp", "slices",
 	"sort", "strconv", "strings", "time", "unicode", "unicode/utf8",
-	"taskspec", "internal/framework", "internal/frameworks", "internal/framework/tensorflow",
-	"internal/framework/pytorch", "internal/framework/jax", "internal/containerexit",
-	// Until the core stops importing the registry (the next commit): the
-	// side services the frameworks carry.
-	"context", "bufio", "encoding/binary", "io", "sync", "internal/torchstore",
+	"taskspec", "internal/success", "internal/containerexit",
 }
 
 type goPackage struct {
@@ -370,5 +368,5 @@ func TestCoreIsPure(t *testing.T) {
 	if !seen["taskspec"] {
 		t.Fatal("the walk did not reach taskspec: the check reads nothing")
 	}
-	report(t, "the core must stay pure (the standard library's pure parts, taskspec, the frameworks and internal/containerexit only)", bad)
+	report(t, "the core must stay pure (the standard library's pure parts, taskspec, internal/success and internal/containerexit only)", bad)
 }

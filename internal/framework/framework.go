@@ -20,6 +20,7 @@ import (
 	"net"
 	"strings"
 
+	"github.com/tfyarn/tfyarn/internal/success"
 	"github.com/tfyarn/tfyarn/taskspec"
 )
 
@@ -32,6 +33,11 @@ type Framework interface {
 	// Success is the rule deciding its jobs when the user names none; ""
 	// leaves it to the job's shape (taskspec.DefaultSuccessRule).
 	Success() taskspec.SuccessRule
+	// Rules are the success rules it defines (TensorFlow's "chief"), which
+	// --success may name for a job of any framework. The rules of no
+	// framework (every task succeeds, an elastic job's minimum of
+	// workers: package success) are the registry's.
+	Rules() []Rule
 	// Launch is what the launcher of one task runs. It is a pure function
 	// of t: the same task, the same launch.
 	Launch(t Task) (Launch, error)
@@ -47,6 +53,15 @@ type Framework interface {
 	// of its host, where it outlives any task, and gives its host:port to
 	// every task's Launch as Task.JobService.
 	JobService(job taskspec.Job) SideService
+}
+
+// Rule is a success rule a framework defines.
+type Rule struct {
+	// Name is what --success takes.
+	Name taskspec.SuccessRule
+	// Policy is the rule for job, which the AM's core consults after every
+	// event.
+	Policy func(job taskspec.Job) success.Policy
 }
 
 // SideService is a server a framework's tasks need beside their programs:

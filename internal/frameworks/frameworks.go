@@ -14,6 +14,7 @@ import (
 	"github.com/tfyarn/tfyarn/internal/framework/jax"
 	"github.com/tfyarn/tfyarn/internal/framework/pytorch"
 	"github.com/tfyarn/tfyarn/internal/framework/tensorflow"
+	"github.com/tfyarn/tfyarn/internal/success"
 	"github.com/tfyarn/tfyarn/taskspec"
 )
 
@@ -184,4 +185,35 @@ func SuccessOf(job taskspec.Job) taskspec.SuccessRule {
 		return f.Success()
 	}
 	return taskspec.DefaultSuccessRule(job)
+}
+
+// PolicyFor returns the Policy of a success rule (--success), which the
+// AM's core and run --local consult: "" means the job's (SuccessOf).
+// taskspec.SuccessAll is the rule of no framework: success.AllSucceed
+// (every task must exit 0), or for an elastic job (--min-workers)
+// success.Elastic with its framework's bound on replacements; any other
+// rule is the framework's that defines it (framework.Framework.Rules:
+// taskspec.SuccessChief is TensorFlow's), whatever the job's framework.
+func PolicyFor(rule taskspec.SuccessRule, job taskspec.Job) (success.Policy, error) {
+	if rule == "" {
+		rule = SuccessOf(job)
+	}
+	rule, err := taskspec.SuccessRuleOf(rule, job)
+	if err != nil {
+		return nil, err
+	}
+	if rule == taskspec.SuccessAll {
+		if job.MinWorkers > 0 {
+			return success.Elastic{Min: job.MinWorkers, MaxReplacements: ElasticReplacementsOf(job)}, nil
+		}
+		return success.AllSucceed{}, nil
+	}
+	for _, n := range Names() {
+		for _, r := range all[n].Rules() {
+			if r.Name == rule {
+				return r.Policy(job), nil
+			}
+		}
+	}
+	return nil, fmt.Errorf("success rule %q: no framework defines it", rule)
 }

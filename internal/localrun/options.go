@@ -36,7 +36,7 @@ type Options struct {
 	// SIGKILL (default 10 s).
 	ProgramStopGrace time.Duration
 	// WorkerGrace is how long, under the SuccessChief rule
-	// (core.ChiefPolicy), the tasks let linger after the decider's
+	// (tensorflow.ChiefPolicy), the tasks let linger after the decider's
 	// success (the workers of a job that is not ParameterServerStrategy-
 	// shaped) have to end by themselves before they are stopped (default
 	// taskspec.DefaultWorkerGrace, 10 s). A stopped task's launcher is

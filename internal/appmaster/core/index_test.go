@@ -95,7 +95,7 @@ func indexError(m *Machine) error {
 		}
 	}
 	if short, ok := m.shortVerdict(); ok && m.phase == PhaseRunning && m.restarting == nil {
-		if v := m.policy.Verdict(View{Now: m.now, Tasks: m.Tasks()}); !reflect.DeepEqual(m.effect(v), m.effect(short)) {
+		if v := m.policy.Verdict(m.view()); !reflect.DeepEqual(m.effect(v), m.effect(short)) {
 			return fmt.Errorf("shortVerdict says %+v, the policy %+v", short, v)
 		}
 	}

@@ -6,9 +6,10 @@
 // releases, adoptions, the final status). The machine does no I/O, reads no clock and
 // starts no goroutine, so every scheduling rule is tested by feeding events.
 //
-// The package imports only the standard library's pure parts, taskspec and
-// internal/framework, pure too (internal/architecture's TestCoreIsPure holds
-// it to that).
+// The package imports only the standard library's pure parts, taskspec,
+// internal/success (the Policy it consults, which its driver gets from the
+// frameworks' registry) and internal/containerexit, pure too; no framework
+// (internal/architecture's TestCoreIsPure holds it to that).
 //
 // A driver loop looks like:
 //
@@ -35,6 +36,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/tfyarn/tfyarn/internal/success"
 	"github.com/tfyarn/tfyarn/taskspec"
 )
 
@@ -155,7 +157,7 @@ func New(cfg Config) (*Machine, error) {
 	}
 	if cfg.Job.MinWorkers > 0 {
 		// An elastic job's lost worker is not restarted with the cluster:
-		// its others go on without it (ElasticPolicy), whatever ended it.
+		// its others go on without it (success.Elastic), whatever ended it.
 		m.restartPolicy = taskspec.RestartPolicy{NoInfraRestarts: true}
 		m.elastic = true
 		m.minWorkers = cfg.Job.MinWorkers
@@ -167,7 +169,7 @@ func New(cfg Config) (*Machine, error) {
 		m.preemptionWait = taskspec.DefaultPreemptionWait
 	}
 	if m.policy == nil {
-		m.policy = AllSucceed{}
+		m.policy = success.AllSucceed{}
 	}
 	seen := map[taskspec.TaskType]bool{}
 	for i, g := range groups {

@@ -56,6 +56,9 @@ func (jax) Reserved(taskspec.Job) map[string]string {
 }
 
 // Abilities: one process per task, every worker needed.
+// Rules: none of its own.
+func (jax) Rules() []framework.Rule { return nil }
+
 func (jax) Abilities() framework.Abilities { return framework.Abilities{} }
 
 // JobService: none.

@@ -84,6 +84,9 @@ var torchrunOptions = map[string]string{
 	"PET_MAX_RESTARTS":   "--max-restarts",
 }
 
+// Rules: none of its own.
+func (pyTorch) Rules() []framework.Rule { return nil }
+
 func (pyTorch) Abilities() framework.Abilities {
 	// Each loss of a worker costs every surviving torchrun agent one of its
 	// ElasticAgentRestarts (a member joining costs none).

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/tfyarn/tfyarn/internal/framework"
+	"github.com/tfyarn/tfyarn/internal/success"
 	"github.com/tfyarn/tfyarn/taskspec"
 )
 
@@ -32,6 +33,14 @@ func (tensorFlow) Name() string { return Name }
 func (tensorFlow) TaskTypes() []taskspec.TaskType { return taskspec.TaskTypes() }
 
 func (tensorFlow) Success() taskspec.SuccessRule { return "" }
+
+// Rules: the chief decides (ChiefPolicy), with the stop timeout of
+// TensorFlow's servers.
+func (tensorFlow) Rules() []framework.Rule {
+	return []framework.Rule{{Name: taskspec.SuccessChief, Policy: func(taskspec.Job) success.Policy {
+		return ChiefPolicy{StopTimeout: taskspec.TFStopTimeout}
+	}}}
+}
 
 // Reserved: every task's TF_CONFIG is tfyarn's.
 func (tensorFlow) Reserved(taskspec.Job) map[string]string {
