@@ -9,6 +9,7 @@ import (
 	"github.com/tfyarn/tfyarn/internal/amattempt"
 	"github.com/tfyarn/tfyarn/internal/appmaster/core"
 	"github.com/tfyarn/tfyarn/internal/containerexit"
+	"github.com/tfyarn/tfyarn/internal/frameworks"
 	"github.com/tfyarn/tfyarn/internal/yarn"
 	"github.com/tfyarn/tfyarn/internal/yarnpb/hadoopyarn"
 	"github.com/tfyarn/tfyarn/taskspec"
@@ -226,7 +227,7 @@ func newLoop(cfg LoopConfig) (*loop, error) {
 	if cfg.MaxRMFailures <= 0 {
 		cfg.MaxRMFailures = 10
 	}
-	mcfg := core.Config{Job: cfg.Job, Policy: cfg.Policy, AllocTimeout: cfg.AllocTimeout, ClusterOffers: cfg.ClusterOffers, QueueDefaultLabel: cfg.QueueDefaultLabel, PreemptionWait: cfg.PreemptionWait, Python: cfg.Python}
+	mcfg := core.Config{Job: cfg.Job, Policy: cfg.Policy, WorkersInPlace: frameworks.WorkersReplacedInPlace(cfg.Job), AllocTimeout: cfg.AllocTimeout, ClusterOffers: cfg.ClusterOffers, QueueDefaultLabel: cfg.QueueDefaultLabel, PreemptionWait: cfg.PreemptionWait, Python: cfg.Python}
 	if cfg.Launchers != nil {
 		mcfg.ContainerStopGrace = cfg.ContainerStopGrace
 	}

@@ -30,9 +30,9 @@ type Framework interface {
 	Name() string
 	// TaskTypes are the task types its jobs may have.
 	TaskTypes() []taskspec.TaskType
-	// Success is the rule deciding its jobs when the user names none; ""
-	// leaves it to the job's shape (taskspec.DefaultSuccessRule).
-	Success() taskspec.SuccessRule
+	// Success is the rule deciding job when its user names none (--success):
+	// a rule of Rules, or taskspec.SuccessAll.
+	Success(job taskspec.Job) taskspec.SuccessRule
 	// Rules are the success rules it defines (TensorFlow's "chief"), which
 	// --success may name for a job of any framework. The rules of no
 	// framework (every task succeeds, an elastic job's minimum of
@@ -48,6 +48,11 @@ type Framework interface {
 	Reserved(job taskspec.Job) map[string]string
 	// Abilities are what its jobs may ask beyond one process per task.
 	Abilities() Abilities
+	// WorkersReplacedInPlace reports whether a failed worker of job may be
+	// replaced alone at its address (its node, its port) while the others
+	// wait for it, instead of restarting the whole cluster: workers that
+	// are servers others dispatch to (TensorFlow's ParameterServerStrategy).
+	WorkersReplacedInPlace(job taskspec.Job) bool
 	// JobService is the side service job needs for its whole life, nil
 	// for none: the ApplicationMaster (or run --local) serves it on a port
 	// of its host, where it outlives any task, and gives its host:port to

@@ -170,6 +170,14 @@ func JobServiceOf(job taskspec.Job) framework.SideService {
 	return nil
 }
 
+// WorkersReplacedInPlace reports whether a failed worker of job is replaced
+// alone at its address rather than with the cluster: its framework's say
+// (framework.Framework.WorkersReplacedInPlace).
+func WorkersReplacedInPlace(job taskspec.Job) bool {
+	f, err := Lookup(job.Framework)
+	return err == nil && f.WorkersReplacedInPlace(job)
+}
+
 // NameOf is the name of the job's framework (Default when it names none).
 func NameOf(job taskspec.Job) string {
 	if job.Framework == "" {
@@ -178,11 +186,12 @@ func NameOf(job taskspec.Job) string {
 	return job.Framework
 }
 
-// SuccessOf is the rule of a job whose user named none: its framework's,
-// else what the job's shape says (taskspec.DefaultSuccessRule).
+// SuccessOf is the rule of a job whose user named none: its framework's
+// (framework.Framework.Success). A job naming no known framework (which
+// CheckJob refuses) gets the one of its shape, taskspec.DefaultSuccessRule.
 func SuccessOf(job taskspec.Job) taskspec.SuccessRule {
-	if f, err := Lookup(job.Framework); err == nil && f.Success() != "" {
-		return f.Success()
+	if f, err := Lookup(job.Framework); err == nil {
+		return f.Success(job)
 	}
 	return taskspec.DefaultSuccessRule(job)
 }

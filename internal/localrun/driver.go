@@ -59,6 +59,7 @@ func newDriver(job taskspec.Job, opts Options, p procs) (*driver, error) {
 	m, err := core.New(core.Config{
 		Job:                job,
 		Policy:             policy,
+		WorkersInPlace:     frameworks.WorkersReplacedInPlace(job),
 		AllocTimeout:       -1, // allocation is immediate
 		ContainerStopGrace: opts.ProgramStopGrace + stuckMargin,
 	})

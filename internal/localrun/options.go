@@ -29,8 +29,8 @@ type Options struct {
 	// seconds per process and local tasks share the CPUs).
 	RegistrationTimeout time.Duration
 	// Success is the success rule, taskspec.SuccessChief or
-	// taskspec.SuccessAll; "" picks taskspec.DefaultSuccessRule(job), as the
-	// ApplicationMaster does.
+	// taskspec.SuccessAll; "" picks the job's framework's
+	// (frameworks.SuccessOf), as the ApplicationMaster does.
 	Success taskspec.SuccessRule
 	// ProgramStopGrace is how long a stopped program has between SIGTERM and
 	// SIGKILL (default 10 s).

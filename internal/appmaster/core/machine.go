@@ -73,6 +73,12 @@ type Config struct {
 	// Python is what the machine knows of the job's Python environment,
 	// for the words of a task whose container could not reach it.
 	Python PythonFacts
+	// WorkersInPlace: a failed worker is replaced alone at its address
+	// (its node, its port) while the others wait for it, rather than with
+	// the cluster (restart.go's inPlace): the job's framework's say, which
+	// the driver asks the registry (frameworks.WorkersReplacedInPlace:
+	// TensorFlow's ParameterServerStrategy workers).
+	WorkersInPlace bool
 }
 
 // Machine is the AM's state. It is not safe for concurrent use: the loop
@@ -95,6 +101,7 @@ type Machine struct {
 	// preemptionWait: Config.PreemptionWait.
 	preemptionWait time.Duration
 	python         PythonFacts
+	workersInPlace bool // Config.WorkersInPlace
 	// job is Config.Job, for its spread (--spread); spreadText says it
 	// in words, "" when nothing is spread.
 	job        taskspec.Job
@@ -141,19 +148,20 @@ func New(cfg Config) (*Machine, error) {
 		return nil, fmt.Errorf("appmaster: the job has no tasks")
 	}
 	m := &Machine{
-		policy:        cfg.Policy,
-		byTask:        map[taskspec.TaskID]*TaskStatus{},
-		types:         map[taskspec.TaskType]*typeIndex{},
-		containers:    map[string]*containerRecord{},
-		allocTimeout:  cfg.AllocTimeout,
-		clusterOffers: cfg.ClusterOffers,
-		defaultLabel:  cfg.QueueDefaultLabel,
-		stopGrace:     max(cfg.ContainerStopGrace, 0),
-		restartPolicy: cfg.Job.Restarts,
-		job:           taskspec.Job{Spread: cfg.Job.Spread, Tasks: cfg.Job.Tasks, StartAfter: cfg.Job.StartAfter, Affinities: cfg.Job.Affinities},
-		spreadText:    cfg.Job.SpreadText(),
-		python:        cfg.Python,
-		nextRequestID: 1000, // above the groups' own
+		policy:         cfg.Policy,
+		byTask:         map[taskspec.TaskID]*TaskStatus{},
+		types:          map[taskspec.TaskType]*typeIndex{},
+		containers:     map[string]*containerRecord{},
+		allocTimeout:   cfg.AllocTimeout,
+		clusterOffers:  cfg.ClusterOffers,
+		defaultLabel:   cfg.QueueDefaultLabel,
+		stopGrace:      max(cfg.ContainerStopGrace, 0),
+		restartPolicy:  cfg.Job.Restarts,
+		job:            taskspec.Job{Spread: cfg.Job.Spread, Tasks: cfg.Job.Tasks, StartAfter: cfg.Job.StartAfter, Affinities: cfg.Job.Affinities},
+		spreadText:     cfg.Job.SpreadText(),
+		python:         cfg.Python,
+		workersInPlace: cfg.WorkersInPlace,
+		nextRequestID:  1000, // above the groups' own
 	}
 	if cfg.Job.MinWorkers > 0 {
 		// An elastic job's lost worker is not restarted with the cluster:

@@ -39,7 +39,7 @@ func (pyTorch) TaskTypes() []taskspec.TaskType { return []taskspec.TaskType{task
 
 // Success: every worker process must exit 0; torchrun exits non-zero as
 // soon as one of its processes fails, and the job fails with it.
-func (pyTorch) Success() taskspec.SuccessRule { return taskspec.SuccessAll }
+func (pyTorch) Success(taskspec.Job) taskspec.SuccessRule { return taskspec.SuccessAll }
 
 // Reserved: what torchrun (torch 2.13, LocalElasticAgent and
 // start_processes) sets in each process it starts, replacing the
@@ -86,6 +86,10 @@ var torchrunOptions = map[string]string{
 
 // Rules: none of its own.
 func (pyTorch) Rules() []framework.Rule { return nil }
+
+// WorkersReplacedInPlace: no, a lost worker restarts the cluster (or, in
+// an elastic job, is replaced as a new member).
+func (pyTorch) WorkersReplacedInPlace(taskspec.Job) bool { return false }
 
 func (pyTorch) Abilities() framework.Abilities {
 	// Each loss of a worker costs every surviving torchrun agent one of its

@@ -13,15 +13,16 @@ import (
 // ChiefPolicy is the success rule taskspec.SuccessChief: one task, the
 // decider, decides the job, and the others serve it. It is the convention of
 // distributed TensorFlow (the framework's default for jobs with a chief, ps
-// or evaluator, package internal/framework/tensorflow), written over tfyarn's task types so
-// that any framework whose jobs have that shape may pick it.
+// or evaluator, or a script: successRuleOf), written over tfyarn's task
+// types so that any job of that shape may pick it (--success chief: the
+// registry finds it in Framework.Rules).
 //
 // The decider is chief:0, or worker:0 when the job has no chief (TF1
 // between-graph replication, where worker 0 is the chief). The job's outcome
 // is the decider's:
 //
 //   - The decider exits 0: the job succeeds, once every task still live has
-//     ended. What happens to those is taskspec.SplitAfterDecider: ps tasks,
+//     ended. What happens to those is splitAfterDecider's (shape.go): ps tasks,
 //     the evaluator and TensorBoard never exit on their own (ps runs
 //     server.join(), the evaluator loops over checkpoints) and are stopped
 //     at once, and so are the workers of a ParameterServerStrategy job (a
@@ -127,7 +128,7 @@ func (p ChiefPolicy) afterSuccess(v success.View, decider success.TaskStatus) su
 	}
 	// Without a clock (no Tick ever) there is no grace to wait out.
 	graceOver := grace < 0 || decider.EndedAt.IsZero() || !v.Now.Before(decider.EndedAt.Add(grace))
-	stopNow, linger := taskspec.SplitAfterDecider(types, live)
+	stopNow, linger := splitAfterDecider(types, live)
 	if graceOver {
 		stopNow, linger = live, nil
 	}
@@ -140,7 +141,7 @@ func (p ChiefPolicy) afterSuccess(v success.View, decider success.TaskStatus) su
 	// a TF1 job's ps, once the workers were gone).
 	lingeringWorker := map[taskspec.TaskID]bool{}
 	if grace > 0 {
-		_, mayLinger := taskspec.SplitAfterDecider(types, all)
+		_, mayLinger := splitAfterDecider(types, all)
 		for _, id := range mayLinger {
 			lingeringWorker[id] = id.Type == taskspec.Worker
 		}
@@ -232,8 +233,8 @@ func (p ChiefPolicy) stopsUnderWay(c success.Tally, deciderEndedAt time.Time) bo
 	now := c.Clock()
 	graceOver := grace < 0 || deciderEndedAt.IsZero() || !now.Before(deciderEndedAt.Add(grace))
 	types := c.JobTypes()
-	lingers := map[taskspec.TaskType]bool{} // taskspec.SplitAfterDecider's rule, by type
-	if !graceOver && !taskspec.ParameterServerShaped(types) && c.Live(taskspec.Worker) > 0 {
+	lingers := map[taskspec.TaskType]bool{} // splitAfterDecider's rule, by type
+	if !graceOver && !ParameterServerShaped(types) && c.Live(taskspec.Worker) > 0 {
 		lingers[taskspec.Worker], lingers[taskspec.PS] = true, true
 	}
 	linger, stopNow := 0, 0
