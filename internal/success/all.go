@@ -2,8 +2,8 @@ package success
 
 import "fmt"
 
-// AllSucceed is the rule of generic commands (taskspec.SuccessAll, and
-// PyTorch's and JAX's): the job succeeds when every task exits 0 and fails
+// AllSucceed is the rule taskspec.SuccessAll, of generic commands and of
+// frameworks whose jobs need every task: the job succeeds when every task exits 0 and fails
 // as soon as one task fails, naming it.
 type AllSucceed struct{}
 

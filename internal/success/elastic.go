@@ -8,14 +8,14 @@ import (
 	"github.com/tfyarn/tfyarn/taskspec"
 )
 
-// Elastic is the rule of elastic jobs (--min-workers: elastic PyTorch's,
-// the frameworks with the ability framework.Abilities.Elastic).
+// Elastic is the rule of elastic jobs (--min-workers, for the frameworks
+// with the ability framework.Abilities.Elastic).
 //
 //   - A worker that fails or is lost, whatever ended it, is no failure of
 //     the job while at least Min workers remain (running, or succeeded):
-//     the framework's agents on the others meet again without it and go
-//     on (for PyTorch: torchrun's, on the store the ApplicationMaster
-//     serves as the framework's job service).
+//     the framework's agents on the others meet again without it (on the
+//     framework's job service, which the ApplicationMaster serves) and go
+//     on.
 //   - The lost worker is replaced (Verdict.Replace: a new container, the
 //     same task, the next attempt), no cluster restart: it joins the same
 //     rendezvous, the others meet again with it, and the job grows back.
