@@ -59,6 +59,9 @@ func (c *counts) Total() int { return len(c.tasks) }
 
 func (c *counts) JobTypes() []taskspec.TaskType { return c.typeOrder }
 
+// InState is how many tasks are in state s: the policy's fast path asks
+// on every step, so the machine keeps the totals (stateCounts) rather than
+// walking its types.
 func (c *counts) InState(s TaskState) int { return c.stateCounts[s] }
 
 func (c *counts) TypeCount(typ taskspec.TaskType, s TaskState) int {

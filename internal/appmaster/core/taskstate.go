@@ -145,11 +145,6 @@ func (m *Machine) live(typ taskspec.TaskType) int {
 	return 0
 }
 
-// inState is how many tasks are in state s: the policy's fast path asks
-// on every step, so the machine keeps the totals (stateCounts) rather than
-// walking its types.
-func (m *Machine) inState(s TaskState) int { return m.stateCounts[s] }
-
 // inStates is how many tasks are in one of states.
 func (m *Machine) inStates(states ...TaskState) int {
 	n := 0
