@@ -114,8 +114,8 @@ type Task struct {
 	// RunID names the job's current run, equal in every task of it and new
 	// at each restart of the cluster.
 	RunID string
-	// MinNodes, above 0, is an elastic job's --min-workers.
-	MinNodes int
+	// MinWorkers, above 0, is an elastic job's --min-workers.
+	MinWorkers int
 	// JobService is the host:port of the job's side service
 	// (Framework.JobService), "" when it has none.
 	JobService string

@@ -139,7 +139,7 @@ func (pyTorch) Launch(t framework.Task) (framework.Launch, error) {
 	if runID == "" {
 		runID = "tfyarn"
 	}
-	if t.MinNodes > 0 {
+	if t.MinWorkers > 0 {
 		return elasticLaunch(t, len(ws), nproc, runID)
 	}
 	args := []string{
@@ -187,7 +187,7 @@ func elasticLaunch(t framework.Task, nodes, nproc int, runID string) (framework.
 	}
 	args := []string{
 		t.Argv[0], "-m", TorchRunModule,
-		"--nnodes=" + strconv.Itoa(t.MinNodes) + ":" + strconv.Itoa(nodes),
+		"--nnodes=" + strconv.Itoa(t.MinWorkers) + ":" + strconv.Itoa(nodes),
 		"--nproc-per-node=" + strconv.Itoa(nproc),
 		"--rdzv-backend=c10d",
 		"--rdzv-endpoint=" + t.JobService,
@@ -208,6 +208,6 @@ func elasticLaunch(t framework.Task, nodes, nproc int, runID string) (framework.
 		// use, which fails the round, and the agents meet again
 		// (ElasticAgentRestarts).
 		Set:      map[string]string{EnvTorchNoSharedStore: "1"},
-		Describe: fmt.Sprintf("elastic torchrun node, %d to %d nodes, %d process(es), rendezvous at %s (%s)", t.MinNodes, nodes, nproc, t.JobService, runID),
+		Describe: fmt.Sprintf("elastic torchrun node, %d to %d nodes, %d process(es), rendezvous at %s (%s)", t.MinWorkers, nodes, nproc, t.JobService, runID),
 	}, nil
 }
