@@ -2,16 +2,20 @@
 // it launches: the interface each framework implements (one package each,
 // under internal/framework/: tensorflow, pytorch, jax) and what it is
 // given and gives back. For each framework: the task types its jobs may
-// have, the rule that decides its jobs, the variables it reserves, the job
-// options it takes, and what each task's launcher runs: the program's
-// arguments and environment, built by one pure function from the task's
-// identity and the cluster of reported addresses, and what becomes of the
-// task's reserved port.
+// have, the success rule that decides its jobs and the rules it defines
+// (policies of package success), the variables it reserves, the job
+// options it takes, whether a lost worker is replaced in place, what each
+// task's launcher runs (the program's arguments and environment, built by
+// one pure function from the task's identity and the cluster of reported
+// addresses, and what becomes of the task's reserved port, a side service
+// included), and a side service for the whole job.
 //
-// The launcher (executor), the AM's core, the client's checks and --local
-// ask the registry (internal/frameworks); none of them knows a framework's
-// variables or the protocol of its side services. Adding one is a package
-// here, its tests, and a line in the registry.
+// The launcher (executor), the AM, run --local and the client's checks ask
+// the registry (internal/frameworks), and the AM's core consults the
+// Policy its driver got there; none of them knows a framework's variables,
+// rules or the protocol of its side services. Adding one is a package here,
+// its tests, and a line in the registry (docs/frameworks.md, "Adding a
+// framework").
 package framework
 
 import (
