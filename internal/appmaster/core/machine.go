@@ -148,21 +148,21 @@ func New(cfg Config) (*Machine, error) {
 		return nil, fmt.Errorf("appmaster: the job has no tasks")
 	}
 	m := &Machine{
-		policy:         cfg.Policy,
-		byTask:         map[taskspec.TaskID]*TaskStatus{},
-		types:          map[taskspec.TaskType]*typeIndex{},
-		containers:     map[string]*containerRecord{},
-		allocTimeout:   cfg.AllocTimeout,
-		clusterOffers:  cfg.ClusterOffers,
-		defaultLabel:   cfg.QueueDefaultLabel,
-		stopGrace:      max(cfg.ContainerStopGrace, 0),
-		restartPolicy:  cfg.Job.Restarts,
-		job:            taskspec.Job{Spread: cfg.Job.Spread, Tasks: cfg.Job.Tasks, StartAfter: cfg.Job.StartAfter, Affinities: cfg.Job.Affinities},
-		spreadText:     cfg.Job.SpreadText(),
-		python:         cfg.Python,
-		workersInPlace: cfg.WorkersInPlace,
-		nextRequestID:  1000, // above the groups' own
+		policy:        cfg.Policy,
+		byTask:        map[taskspec.TaskID]*TaskStatus{},
+		types:         map[taskspec.TaskType]*typeIndex{},
+		containers:    map[string]*containerRecord{},
+		allocTimeout:  cfg.AllocTimeout,
+		clusterOffers: cfg.ClusterOffers,
+		defaultLabel:  cfg.QueueDefaultLabel,
+		stopGrace:     max(cfg.ContainerStopGrace, 0),
+		restartPolicy: cfg.Job.Restarts,
+		job:           taskspec.Job{Spread: cfg.Job.Spread, Tasks: cfg.Job.Tasks, StartAfter: cfg.Job.StartAfter, Affinities: cfg.Job.Affinities},
+		spreadText:    cfg.Job.SpreadText(),
+		python:        cfg.Python,
+		nextRequestID: 1000, // above the groups' own
 	}
+	m.workersInPlace = cfg.WorkersInPlace
 	if cfg.Job.MinWorkers > 0 {
 		// An elastic job's lost worker is not restarted with the cluster:
 		// its others go on without it (success.Elastic), whatever ended it.
