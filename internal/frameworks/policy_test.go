@@ -48,3 +48,22 @@ func TestPolicyForElastic(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, success.AllSucceed{}, p)
 }
+
+// Every rule --success takes (taskspec.SuccessRules, against which the CLI and the client check
+// it) has a policy, and every rule a framework defines is among them: a framework's new rule
+// is named there too, or no user could pick it.
+func TestEveryRuleHasAPolicyAndAName(t *testing.T) {
+	workers, _ := taskspec.ParseSpec(taskspec.Worker, "2x1c")
+	job := taskspec.Job{Tasks: []taskspec.TaskGroup{workers}, Command: "sh"}
+	for _, r := range taskspec.SuccessRules {
+		p, err := PolicyFor(r, job)
+		require.NoError(t, err, r)
+		require.NotNil(t, p, r)
+	}
+	for _, n := range Names() {
+		for _, r := range all[n].Rules() {
+			require.Contains(t, taskspec.SuccessRules, r.Name, "%s's rule %q: add it to taskspec.SuccessRules", n, r.Name)
+			require.NotNil(t, r.Policy(job), r.Name)
+		}
+	}
+}
