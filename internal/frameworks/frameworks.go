@@ -1,8 +1,11 @@
 // Package frameworks is the registry of the training frameworks tfyarn
 // launches (each a package under internal/framework/, behind the interface
 // of package framework): which there are, the one a job names, and the
-// checks and defaults that follow from it. The launcher, the AM's core,
-// the client and --local ask here.
+// checks and defaults that follow from it, the Policy of a success rule,
+// the job's side service and whether its workers are replaced in place.
+// The launcher, the AM, the client and --local ask here; the AM's core
+// consults the Policy and the answers its driver got here, and imports no
+// framework nor this registry.
 package frameworks
 
 import (
