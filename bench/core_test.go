@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/tfyarn/tfyarn/internal/appmaster/core"
+	"github.com/tfyarn/tfyarn/internal/frameworks"
 	"github.com/tfyarn/tfyarn/taskspec"
 )
 
@@ -120,7 +121,7 @@ func TestCoreJobDriver(t *testing.T) {
 }
 
 // coreTFEndgame drives the end of a TensorFlow job of n tasks under
-// ChiefPolicy: every task running, chief:0 exits 0, and the tasks it
+// TensorFlow's chief rule: every task running, chief:0 exits 0, and the tasks it
 // stops (ParameterServerStrategy: workers and ps; pss false: a chief and
 // MultiWorkerMirroredStrategy workers, which linger) report their ends
 // perHeartbeat at a time, a Tick 100 ms apart, Ready drained after each
@@ -132,8 +133,12 @@ func coreTFEndgame(tb testing.TB, n, perHeartbeat int, pss bool) (heartbeats int
 		groups[1].Instances = n - 2
 		groups = append(groups, taskspec.TaskGroup{Type: taskspec.PS, Instances: 1, Resources: res})
 	}
-	m, err := core.New(core.Config{Job: taskspec.Job{Command: "true", Tasks: groups},
-		Policy: core.ChiefPolicy{StopTimeout: taskspec.TFStopTimeout}, AllocTimeout: -1, ContainerStopGrace: 12 * time.Second})
+	job := taskspec.Job{Command: "true", Tasks: groups}
+	policy, err := frameworks.PolicyFor(taskspec.SuccessChief, job) // TensorFlow's, with its stop timeout
+	if err != nil {
+		tb.Fatal(err)
+	}
+	m, err := core.New(core.Config{Job: job, Policy: policy, AllocTimeout: -1, ContainerStopGrace: 12 * time.Second})
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -1,9 +1,13 @@
 package taskspec
 
+// TensorFlow's job shapes, kept here, being public Go API, from when the
+// job model held them: tfyarn's own code asks the TensorFlow framework
+// (internal/framework/tensorflow, whose chief rule applies them), and a test
+// there holds these copies equal to its own.
+
 // SplitAfterDecider is what SuccessChief does with the tasks still running
-// when the decider (chief:0, else worker:0) has succeeded; the
-// ApplicationMaster and the local runner both apply it. types are the task
-// types of the whole job (its shape), live the tasks still running.
+// when the decider (chief:0, else worker:0) has succeeded. types are the
+// task types of the whole job (its shape), live the tasks still running.
 //
 //   - ps, evaluator and TensorBoard never end by themselves: stopped at
 //     once;

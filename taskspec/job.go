@@ -197,11 +197,13 @@ type Job struct {
 	// Framework (--framework) names what launches the program in each
 	// task (package framework): "" or "tensorflow", "pytorch", "jax".
 	Framework string `json:",omitempty"`
-	// ProcsPerNode (--nproc-per-node) is how many processes a PyTorch
-	// task's container starts; 0 means one.
+	// ProcsPerNode (--nproc-per-node) is how many processes a task's
+	// container starts, for a framework that takes it (PyTorch's); 0 means
+	// one.
 	ProcsPerNode int `json:",omitempty"`
-	// MinWorkers (--min-workers), above 0, makes a PyTorch job elastic:
-	// it goes on while at least this many workers are left.
+	// MinWorkers (--min-workers), above 0, makes a job elastic, for a
+	// framework that takes it (PyTorch's): it goes on while at least this
+	// many workers are left.
 	MinWorkers int `json:",omitempty"`
 	// Images (--image) run task containers in Docker images through
 	// YARN's Docker runtime: the key AllTypes ("") for every type, a type's

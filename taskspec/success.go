@@ -30,10 +30,14 @@ func ParseSuccessRule(s string) (SuccessRule, error) {
 	return "", &ValidationError{Message: fmt.Sprintf("unknown success rule %q; expected %s or %s", s, SuccessChief, SuccessAll)}
 }
 
-// DefaultSuccessRule is the rule of a job that names none: TensorFlow's
-// when the job is shaped like a TensorFlow job (a chief, ps or evaluator
-// group, or a Python script to run), else every task must succeed, which
-// is what `--worker 3x… -- COMMAND` users of generic commands expect.
+// DefaultSuccessRule is the rule of a TensorFlow job that names none:
+// TensorFlow's when the job is shaped like a TensorFlow job (a chief, ps or
+// evaluator group, or a Python script to run), else every task must
+// succeed, which is what `--worker 3x… -- COMMAND` users of generic
+// commands expect. Each framework names its jobs' default rule (the
+// registry's frameworks.SuccessOf, which the AM and run --local apply);
+// this is TensorFlow's, kept here, being public Go API, and held equal to
+// the framework's by a test in internal/framework/tensorflow.
 func DefaultSuccessRule(job Job) SuccessRule {
 	if job.Script != "" {
 		return SuccessChief

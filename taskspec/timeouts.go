@@ -15,8 +15,8 @@ import "time"
 //	ProgramStopGrace              10s    launcher: its program, between SIGTERM and SIGKILL       executor.Config.ProgramStopGrace, localrun.Options.ProgramStopGrace
 //	OrphanStopGrace               1s     launcher: what the program left running, SIGTERM to KILL  executor.Config.OrphanGrace
 //	ContainerStopGrace            12s    AM: a task it asked to end, before the NM stops it       appmaster.LoopConfig.ContainerStopGrace
-//	DefaultWorkerGrace            10s    SuccessChief: lingering workers ending by themselves      core.ChiefPolicy.WorkerGrace, localrun.Options.WorkerGrace
-//	TFStopTimeout                 15s    SuccessChief: stopped tasks ending, from their stop        core.ChiefPolicy.StopTimeout
+//	DefaultWorkerGrace            10s    SuccessChief: lingering workers ending by themselves      tensorflow.ChiefPolicy.WorkerGrace, localrun.Options.WorkerGrace
+//	TFStopTimeout                 15s    SuccessChief: stopped tasks ending, from their stop        tensorflow.ChiefPolicy.StopTimeout
 //	YarnReasonWait                30s    AM: YARN's report of a container killed from outside       core.Machine (fixed)
 //	InPlaceWait                   1m     AM: a PS-strategy worker's container on its old node       core.Machine (fixed)
 //	RestartStopWait               30s    AM: a restart's stopped tasks ending, after ContainerStopGrace core.Machine (fixed)

@@ -32,7 +32,7 @@ func logsMode(c *cli.Context) (string, error) {
 }
 
 // decider is the task whose output --logs decider shows: the one whose
-// end decides a SuccessChief job (core.ChiefPolicy), chief:0, or worker:0
+// end decides a SuccessChief job (tensorflow.ChiefPolicy), chief:0, or worker:0
 // without a chief; worker:0, rank 0's container, for other jobs.
 func decider(job taskspec.Job) string {
 	for _, g := range job.Tasks {

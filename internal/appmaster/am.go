@@ -48,7 +48,7 @@ func RunAM(ctx context.Context, opts AMOptions) (LoopResult, error) {
 		return LoopResult{}, err
 	}
 	conf := jf.Config()
-	policy, err := core.PolicyFor(jf.Success, jf.Job)
+	policy, err := frameworks.PolicyFor(jf.Success, jf.Job)
 	if err != nil {
 		return LoopResult{}, err
 	}
@@ -78,7 +78,7 @@ func RunAM(ctx context.Context, opts AMOptions) (LoopResult, error) {
 	defer rv.Close(3 * time.Second)
 	logf("rendezvous and status page at %s (success rule %q)", rv.Address(), orDefault(string(jf.Success), string(frameworks.SuccessOf(jf.Job))))
 	taskEnv := map[string]string{}
-	if err := serveElasticTorchStore(ctx, jf, host, taskEnv, logf); err != nil {
+	if err := serveJobServiceOf(ctx, jf, host, taskEnv, logf); err != nil {
 		return LoopResult{}, err
 	}
 	rm, nm, err := dialRMAndNM(conf, creds)
@@ -176,18 +176,20 @@ func rendezvousSecret(creds *security.Credentials) ([]byte, error) {
 	return secret, nil
 }
 
-// serveElasticTorchStore serves an elastic PyTorch job's rendezvous store
-// (--min-workers) here, where it outlives any worker, and tells the tasks its
-// address (taskEnv).
-func serveElasticTorchStore(ctx context.Context, jf contract.JobFile, host string, taskEnv map[string]string, logf func(string, ...any)) error {
-	if jf.Job.MinWorkers > 0 {
-		addr, err := serveTorchStore(ctx, host, logf)
-		if err != nil {
-			return err
-		}
-		taskEnv[contract.EnvTorchStore] = addr
-		logf("rendezvous store of the elastic PyTorch job at %s", addr)
+// serveJobServiceOf serves the job's framework's service for the whole job,
+// if it has one, here where it outlives any task, and hands its address to
+// the tasks (taskEnv).
+func serveJobServiceOf(ctx context.Context, jf contract.JobFile, host string, taskEnv map[string]string, logf func(string, ...any)) error {
+	svc := frameworks.JobServiceOf(jf.Job)
+	if svc == nil {
+		return nil
 	}
+	addr, err := serveJobService(ctx, host, svc, logf)
+	if err != nil {
+		return err
+	}
+	taskEnv[contract.EnvJobService] = addr
+	logf("the job's side service (%s) at %s", frameworks.NameOf(jf.Job), addr)
 	return nil
 }
 

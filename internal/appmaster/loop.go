@@ -9,6 +9,7 @@ import (
 	"github.com/tfyarn/tfyarn/internal/amattempt"
 	"github.com/tfyarn/tfyarn/internal/appmaster/core"
 	"github.com/tfyarn/tfyarn/internal/containerexit"
+	"github.com/tfyarn/tfyarn/internal/frameworks"
 	"github.com/tfyarn/tfyarn/internal/yarn"
 	"github.com/tfyarn/tfyarn/internal/yarnpb/hadoopyarn"
 	"github.com/tfyarn/tfyarn/taskspec"
@@ -30,7 +31,7 @@ type NM interface {
 // LoopConfig is what Loop needs. Zero durations take the defaults below.
 type LoopConfig struct {
 	Job    taskspec.Job
-	Policy core.Policy // nil: core.AllSucceed
+	Policy core.Policy // nil: success.AllSucceed
 	// AllocTimeout and ClusterOffers are the machine's (Config): how long a
 	// task may wait for a container, and what the cluster offers the
 	// queue, by node label.
@@ -226,7 +227,7 @@ func newLoop(cfg LoopConfig) (*loop, error) {
 	if cfg.MaxRMFailures <= 0 {
 		cfg.MaxRMFailures = 10
 	}
-	mcfg := core.Config{Job: cfg.Job, Policy: cfg.Policy, AllocTimeout: cfg.AllocTimeout, ClusterOffers: cfg.ClusterOffers, QueueDefaultLabel: cfg.QueueDefaultLabel, PreemptionWait: cfg.PreemptionWait, Python: cfg.Python}
+	mcfg := core.Config{Job: cfg.Job, Policy: cfg.Policy, WorkersInPlace: frameworks.WorkersReplacedInPlace(cfg.Job), AllocTimeout: cfg.AllocTimeout, ClusterOffers: cfg.ClusterOffers, QueueDefaultLabel: cfg.QueueDefaultLabel, PreemptionWait: cfg.PreemptionWait, Python: cfg.Python}
 	if cfg.Launchers != nil {
 		mcfg.ContainerStopGrace = cfg.ContainerStopGrace
 	}

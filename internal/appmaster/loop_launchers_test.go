@@ -10,7 +10,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/tfyarn/tfyarn/internal/appmaster/core"
+	"github.com/tfyarn/tfyarn/internal/framework/tensorflow"
 	"github.com/tfyarn/tfyarn/internal/hadoopconf"
+	"github.com/tfyarn/tfyarn/internal/success"
 	"github.com/tfyarn/tfyarn/internal/yarnpb/hadoopyarn"
 	"github.com/tfyarn/tfyarn/taskspec"
 )
@@ -145,7 +147,7 @@ func TestLoopStopsGracefullyThenHard(t *testing.T) {
 			l.push(core.ContainerCompleted{ID: l.container(worker0), ExitStatus: 0})
 		}
 	})
-	res, snaps := runLaunchersLoop(t, f, l, core.ChiefPolicy{StopTimeout: 5 * time.Second, WorkerGrace: -1}, 2)
+	res, snaps := runLaunchersLoop(t, f, l, tensorflow.ChiefPolicy{StopTimeout: 5 * time.Second, WorkerGrace: -1}, 2)
 	require.Equal(t, core.Succeeded, res.Finish.Status)
 	require.Equal(t, "worker:0 succeeded; stopped worker:1 after it", res.Finish.Diagnostics)
 	require.Equal(t, []taskspec.TaskID{worker1}, l.stops, "asked through the launcher first")
@@ -168,7 +170,7 @@ func TestLoopQuotesTheFailedTasksStderr(t *testing.T) {
 			l.push(core.ContainerCompleted{ID: id, ExitStatus: 1})
 		}
 	})
-	res, _ := runLaunchersLoop(t, f, l, core.AllSucceed{}, 2)
+	res, _ := runLaunchersLoop(t, f, l, success.AllSucceed{}, 2)
 	require.Equal(t, core.Failed, res.Finish.Status)
 	require.Regexp(t, `^worker:0 \(container \S+ on nm:1\) failed: exit code 1; `+
 		`last stderr of worker:0: Traceback \(most recent call last\): \| File "train.py", line 3, in <module> \| ValueError: boom$`, res.Finish.Diagnostics)
@@ -181,7 +183,7 @@ func TestLoopFailsWhenTheRendezvousFails(t *testing.T) {
 	l := newFakeLaunchers(func(l *fakeLaunchers, task taskspec.TaskID) {
 		l.push(core.RendezvousFailed{Reason: "not every task registered within 10m0s: missing worker:1"})
 	})
-	res, _ := runLaunchersLoop(t, f, l, core.AllSucceed{}, 2)
+	res, _ := runLaunchersLoop(t, f, l, success.AllSucceed{}, 2)
 	require.Equal(t, core.Failed, res.Finish.Status)
 	// worker:1 was still waiting for its container: the diagnostics say so.
 	require.Equal(t, `rendezvous failed: not every task registered within 10m0s: missing worker:1; `+

@@ -4,8 +4,8 @@ import (
 	"context"
 
 	"github.com/tfyarn/tfyarn/internal/contract"
+	"github.com/tfyarn/tfyarn/internal/frameworks"
 	"github.com/tfyarn/tfyarn/internal/yarn"
-	"github.com/tfyarn/tfyarn/taskspec"
 )
 
 // clusterRacks is the AM's LoopConfig.NodeRacks: getClusterNodes on the
@@ -18,11 +18,7 @@ import (
 // from allocate's updated_nodes alone and the others are asked for as
 // core.DefaultRack. Nil when it does not ask.
 func clusterRacks(jf contract.JobFile) func(context.Context) (map[string]string, error) {
-	types := make([]taskspec.TaskType, len(jf.Job.Tasks))
-	for i, g := range jf.Job.Tasks {
-		types[i] = g.Type
-	}
-	if jf.Kerberos != nil || !taskspec.ParameterServerShaped(types) {
+	if jf.Kerberos != nil || !frameworks.WorkersReplacedInPlace(jf.Job) {
 		return nil
 	}
 	return func(ctx context.Context) (map[string]string, error) {

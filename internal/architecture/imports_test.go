@@ -35,6 +35,7 @@ var layers = []struct {
 		"internal/tasklogs/aggregated", "internal/tasklogs/nodemanager", "internal/tasklogs/prefix",
 		"internal/syncbuf", "internal/procio", "internal/clustertest", "internal/containerexit", "internal/reqsign",
 	}},
+	{"the success rules' seam: what decides a job, for the frameworks and the AM's core", []string{"internal/success"}},
 	{"the RPC client, the other generated messages, the framework seam", []string{
 		"internal/ipc", "internal/yarnpb/hadoophdfs", "internal/yarnpb/hadoopyarn", "internal/framework", "internal/transcript",
 	}},
@@ -114,18 +115,18 @@ var thirdParty = map[string][]string{
 }
 
 // coreImports is everything the AM's core, and the module's packages it builds on, may import: the
-// standard library's pure parts, taskspec and the frameworks (the seam, each framework, the
-// registry). Purity is what lets every
-// scheduling and restart rule be decided by feeding events (transcript tests), so the compiler's
-// import graph is held to it here rather than by convention. net is allowed for taskspec's
-// host:port helpers (JoinHostPort, SplitHostPort), which do no I/O; embed for the framework seam's
-// file compiled into the binary, no I/O at run time. internal/containerexit is YARN's exit
-// statuses and their words, pure, shared with the client's `run` lines.
+// standard library's pure parts, taskspec and the success rules' seam (internal/success): the
+// core consults whatever Policy it is given, which the AM and run --local get from the frameworks'
+// registry, so it imports no framework nor the registry (whose frameworks carry side services,
+// servers). Purity is what lets every scheduling and restart rule be decided by feeding events
+// (transcript tests), so the compiler's import graph is held to it here rather than by convention.
+// net is allowed for taskspec's host:port helpers (JoinHostPort, SplitHostPort), which do no I/O.
+// internal/containerexit is YARN's exit statuses and their words, pure, shared with the client's
+// `run` lines.
 var coreImports = []string{
-	"cmp", "embed", "encoding/json", "errors", "fmt", "maps", "math", "net", "path", "regexp", "slices",
+	"cmp", "encoding/json", "errors", "fmt", "maps", "math", "net", "path", "regexp", "slices",
 	"sort", "strconv", "strings", "time", "unicode", "unicode/utf8",
-	"taskspec", "internal/framework", "internal/frameworks", "internal/framework/tensorflow",
-	"internal/framework/pytorch", "internal/framework/jax", "internal/containerexit",
+	"taskspec", "internal/success", "internal/containerexit",
 }
 
 type goPackage struct {
@@ -322,23 +323,90 @@ func TestNeverLinks(t *testing.T) {
 	report(t, "what must never be linked", bad)
 }
 
+// frameworkOwned are packages that belong to one framework (the servers of its side services):
+// only that framework's package imports them, so that the launcher, the AM and run --local run a
+// side service without knowing its protocol.
+var frameworkOwned = map[string]string{
+	"internal/torchstore": "internal/framework/pytorch",
+}
+
+// seam are the packages every side may import about frameworks: the interface and its side
+// services (internal/framework), the success rules (internal/success), the registry
+// (internal/frameworks).
+var seam = []string{"internal/framework", "internal/success", "internal/frameworks"}
+
+// isFramework reports whether module-relative p is one framework's package (under
+// internal/framework/, not the seam itself).
+func isFramework(p string) bool {
+	rest, ok := strings.CutPrefix(p, "internal/framework/")
+	return ok && rest != ""
+}
+
 // TestOnlyTheRegistryImportsAFramework: every package asks the frameworks' registry
 // (internal/frameworks) about a job's framework; none but the registry imports one framework's
-// package, so that a new framework is one package and a line in the registry.
+// package (a framework's package not another's either), none but its framework imports what a
+// framework owns (frameworkOwned), and the registry imports every framework, so that a new
+// framework is one package and a line in the registry. The AM's core imports not even the
+// registry: it consults the Policy it is given (TestCoreIsPure holds the rest of its imports).
 func TestOnlyTheRegistryImportsAFramework(t *testing.T) {
+	pkgs := goList(t)
 	var bad []string
-	for p, pkg := range goList(t) {
-		if p == "internal/frameworks" {
-			continue
+	registered := map[string]bool{}
+	for p, pkg := range pkgs {
+		for _, imp := range moduleImports(pkg.Imports) {
+			switch {
+			case isFramework(imp) && p == "internal/frameworks":
+				registered[imp] = true
+			case isFramework(imp):
+				bad = append(bad, p+" imports "+imp+": ask the registry (internal/frameworks)")
+			case frameworkOwned[imp] != "" && frameworkOwned[imp] != p:
+				bad = append(bad, p+" imports "+imp+": it is "+frameworkOwned[imp]+"'s own (a side service runs behind framework.SideService)")
+			}
 		}
-		for _, imp := range pkg.Imports {
-			if rest, ok := strings.CutPrefix(imp, module+"/internal/framework/"); ok && rest != "" {
-				bad = append(bad, p+" imports "+imp)
+	}
+	for p := range pkgs {
+		if isFramework(p) && !registered[p] {
+			bad = append(bad, p+" is a framework the registry does not import: add its line to internal/frameworks")
+		}
+	}
+	for _, host := range []string{"internal/appmaster/core"} {
+		for _, imp := range moduleImports(pkgs[host].Imports) {
+			if imp == "internal/frameworks" {
+				bad = append(bad, host+" imports "+imp+": its driver asks the registry and hands it the Policy")
 			}
 		}
 	}
 	sort.Strings(bad)
 	report(t, "a framework's package imported beside the registry", bad)
+}
+
+// TestHostsKnowOnlyTheSeam: the programs that launch, decide and submit a job (the AM and its
+// core, the launcher, run --local, the client and the CLI) import, of the frameworks, the seam
+// alone (framework, success, the registry), never a framework's package nor what one owns: a
+// framework added in its package needs no line of theirs. (Their tests may name a framework's
+// policy, e.g. TensorFlow's chief rule with a short stop timeout.)
+func TestHostsKnowOnlyTheSeam(t *testing.T) {
+	hosts := []string{"internal/appmaster/...", "internal/executor", "internal/localrun", "client", "cmd/..."}
+	var bad, seen []string
+	for p, pkg := range goList(t) {
+		isHost := false
+		for _, h := range hosts {
+			isHost = isHost || matches(h, p)
+		}
+		if !isHost {
+			continue
+		}
+		seen = append(seen, p)
+		for _, imp := range moduleImports(pkg.Imports) {
+			if isFramework(imp) || frameworkOwned[imp] != "" {
+				bad = append(bad, p+" imports "+imp)
+			}
+		}
+	}
+	if len(seen) < len(hosts) {
+		t.Fatalf("found %d host packages for %d patterns: the check reads nothing", len(seen), len(hosts))
+	}
+	report(t, "hosts that know a framework beyond the seam ("+strings.Join(seam, ", ")+")", bad)
 }
 
 // TestCoreIsPure walks the core's imports and those of the module's packages it builds on.
@@ -373,5 +441,5 @@ func TestCoreIsPure(t *testing.T) {
 	if !seen["taskspec"] {
 		t.Fatal("the walk did not reach taskspec: the check reads nothing")
 	}
-	report(t, "the core must stay pure (the standard library's pure parts, taskspec, the frameworks and internal/containerexit only)", bad)
+	report(t, "the core must stay pure (the standard library's pure parts, taskspec, internal/success and internal/containerexit only)", bad)
 }

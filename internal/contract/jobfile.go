@@ -49,7 +49,8 @@ type JobFile struct {
 	// directories) put first on every task's PYTHONPATH, in order.
 	PythonPath []string `json:"python_path,omitempty"`
 	// Success is the rule deciding the job (taskspec.SuccessChief,
-	// taskspec.SuccessAll); empty means taskspec.DefaultSuccessRule.
+	// taskspec.SuccessAll); empty means the job's framework's
+	// (frameworks.SuccessOf).
 	Success taskspec.SuccessRule `json:"success,omitempty"`
 	// RendezvousTimeout bounds how long the cluster tasks have to
 	// register once the first one has; 0 means taskspec.DefaultRendezvousTimeout.

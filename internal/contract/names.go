@@ -81,11 +81,11 @@ const (
 	// processes per container (--nproc-per-node).
 	EnvFramework    = "TFYARN_FRAMEWORK"
 	EnvProcsPerNode = "TFYARN_NPROC_PER_NODE"
-	// EnvMinWorkers is an elastic PyTorch job's --min-workers, and
-	// EnvTorchStore the host:port of the rendezvous store the AM serves
-	// for it (package torchstore).
+	// EnvMinWorkers is an elastic job's --min-workers, and EnvJobService
+	// the host:port of the side service the AM serves for the job when its
+	// framework asks for one (framework.Framework.JobService).
 	EnvMinWorkers = "TFYARN_MIN_WORKERS"
-	EnvTorchStore = "TFYARN_TORCH_STORE"
+	EnvJobService = "TFYARN_JOB_SERVICE"
 )
 
 // EnvTaskPort is what the launcher sets in its program's environment: the
@@ -109,7 +109,7 @@ const SecretEnvAliasPrefix = "tfyarn.secret-env."
 func SetForTasks(name string) bool {
 	switch name {
 	case EnvTask, EnvTaskType, EnvTaskIndex, EnvTaskAttempt, EnvRestart, EnvRetakePort, EnvAppID,
-		EnvAMAddress, EnvAMControl, EnvPythonEnv, EnvPythonEnvLayers, EnvPythonPath, EnvFramework, EnvProcsPerNode, EnvMinWorkers, EnvTorchStore, EnvTaskPort, EnvPreemptionFile, EnvProgressFile,
+		EnvAMAddress, EnvAMControl, EnvPythonEnv, EnvPythonEnvLayers, EnvPythonPath, EnvFramework, EnvProcsPerNode, EnvMinWorkers, EnvJobService, EnvTaskPort, EnvPreemptionFile, EnvProgressFile,
 		EnvTokenFile, "HADOOP_USER_NAME":
 		return true
 	}

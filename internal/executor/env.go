@@ -81,18 +81,18 @@ func launchOf(task taskspec.TaskID, cluster taskspec.ClusterSpec, port int, argv
 			return framework.Launch{}, fmt.Errorf("%s=%q is not a number of processes", contract.EnvProcsPerNode, v)
 		}
 	}
-	minNodes := 0
+	minWorkers := 0
 	if v, ok := lookupEnv(env, contract.EnvMinWorkers); ok {
-		if minNodes, err = strconv.Atoi(v); err != nil || minNodes < 0 {
+		if minWorkers, err = strconv.Atoi(v); err != nil || minWorkers < 0 {
 			return framework.Launch{}, fmt.Errorf("%s=%q is not a number of workers", contract.EnvMinWorkers, v)
 		}
 	}
-	store, _ := lookupEnv(env, contract.EnvTorchStore)
+	service, _ := lookupEnv(env, contract.EnvJobService)
 	runID, _ := lookupEnv(env, contract.EnvAppID)
 	if r, ok := lookupEnv(env, contract.EnvRestart); ok {
 		runID += "-" + r
 	}
-	return f.Launch(framework.Task{ID: task, Cluster: cluster, Port: port, Argv: argv, Env: env, ProcsPerNode: procs, RunID: runID, MinNodes: minNodes, Store: store})
+	return f.Launch(framework.Task{ID: task, Cluster: cluster, Port: port, Argv: argv, Env: env, ProcsPerNode: procs, RunID: runID, MinWorkers: minWorkers, JobService: service})
 }
 
 func setEnv(env []string, name, value string, override bool) []string {

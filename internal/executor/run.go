@@ -102,7 +102,7 @@ func Run(ctx context.Context, cfg Config) (exitCode int, err error) {
 	hold := launch.HoldPort && !cfg.ReleasePortBeforeExec
 	storeCtx, stopStore := context.WithCancel(ctx)
 	defer stopStore()
-	if err := serveStoreOrReleasePort(storeCtx, launch, hold, res, log); err != nil {
+	if err := serveSideServiceOrReleasePort(storeCtx, launch, hold, res, log); err != nil {
 		return fail(ExitLauncherFailed, err)
 	}
 	mark, env := markProgramProcesses(env, log)
@@ -168,14 +168,14 @@ func prepareBeforeRegistering(ctx context.Context, cfg *Config, log *logger) (py
 	return pyDirs, tokens, nil
 }
 
-// serveStoreOrReleasePort serves the framework's store on the reserved port
-// (launch.ServeStore), or releases the port unless it is held for the program
+// serveSideServiceOrReleasePort serves the framework's side service on the reserved port
+// (launch.Serve), or releases the port unless it is held for the program
 // (hold).
-func serveStoreOrReleasePort(storeCtx context.Context, launch framework.Launch, hold bool, res *Reservation, log *logger) error {
-	if launch.ServeStore {
-		// The store listens on the reserved socket itself: the port never
-		// leaves this process, and outlives the program's processes.
-		if err := serveStore(storeCtx, res, log); err != nil {
+func serveSideServiceOrReleasePort(storeCtx context.Context, launch framework.Launch, hold bool, res *Reservation, log *logger) error {
+	if launch.Serve != nil {
+		// The side service listens on the reserved socket itself: the port
+		// never leaves this process, and outlives the program's processes.
+		if err := serveSideService(storeCtx, res, launch.Serve, log); err != nil {
 			return fmt.Errorf("task launcher: %w", err)
 		}
 	} else if !hold {

@@ -2,22 +2,29 @@
 // it launches: the interface each framework implements (one package each,
 // under internal/framework/: tensorflow, pytorch, jax) and what it is
 // given and gives back. For each framework: the task types its jobs may
-// have, the rule that decides its jobs, the variables it reserves, the job
-// options it takes, and what each task's launcher runs: the program's
-// arguments and environment, built by one pure function from the task's
-// identity and the cluster of reported addresses, and what becomes of the
-// task's reserved port.
+// have, the success rule that decides its jobs and the rules it defines
+// (policies of package success), the variables it reserves, the job
+// options it takes, whether a lost worker is replaced in place, what each
+// task's launcher runs (the program's arguments and environment, built by
+// one pure function from the task's identity and the cluster of reported
+// addresses, and what becomes of the task's reserved port, a side service
+// included), and a side service for the whole job.
 //
-// The launcher (executor), the AM's core, the client's checks and --local
-// ask the registry (internal/frameworks); none of them knows a framework's
-// variables. Adding one is a package here, its tests, and a line in the
-// registry.
+// The launcher (executor), the AM, run --local and the client's checks ask
+// the registry (internal/frameworks), and the AM's core consults the
+// Policy its driver got there; none of them knows a framework's variables,
+// rules or the protocol of its side services. Adding one is a package here,
+// its tests, and a line in the registry (docs/frameworks.md, "Adding a
+// framework").
 package framework
 
 import (
+	"context"
 	"fmt"
+	"net"
 	"strings"
 
+	"github.com/tfyarn/tfyarn/internal/success"
 	"github.com/tfyarn/tfyarn/taskspec"
 )
 
@@ -27,9 +34,14 @@ type Framework interface {
 	Name() string
 	// TaskTypes are the task types its jobs may have.
 	TaskTypes() []taskspec.TaskType
-	// Success is the rule deciding its jobs when the user names none; ""
-	// leaves it to the job's shape (taskspec.DefaultSuccessRule).
-	Success() taskspec.SuccessRule
+	// Success is the rule deciding job when its user names none (--success):
+	// a rule of Rules, or taskspec.SuccessAll.
+	Success(job taskspec.Job) taskspec.SuccessRule
+	// Rules are the success rules it defines (TensorFlow's "chief"), which
+	// --success may name for a job of any framework. The rules of no
+	// framework (every task succeeds, an elastic job's minimum of
+	// workers: package success) are the registry's.
+	Rules() []Rule
 	// Launch is what the launcher of one task runs. It is a pure function
 	// of t: the same task, the same launch.
 	Launch(t Task) (Launch, error)
@@ -40,6 +52,34 @@ type Framework interface {
 	Reserved(job taskspec.Job) map[string]string
 	// Abilities are what its jobs may ask beyond one process per task.
 	Abilities() Abilities
+	// WorkersReplacedInPlace reports whether a failed worker of job may be
+	// replaced alone at its address (its node, its port) while the others
+	// wait for it, instead of restarting the whole cluster: workers that
+	// are servers others dispatch to (TensorFlow's ParameterServerStrategy).
+	WorkersReplacedInPlace(job taskspec.Job) bool
+	// JobService is the side service job needs for its whole life, nil
+	// for none: the ApplicationMaster (or run --local) serves it on a port
+	// of its host, where it outlives any task, and gives its host:port to
+	// every task's Launch as Task.JobService.
+	JobService(job taskspec.Job) SideService
+}
+
+// Rule is a success rule a framework defines.
+type Rule struct {
+	// Name is what --success takes.
+	Name taskspec.SuccessRule
+	// Policy is the rule for job, which the AM's core consults after every
+	// event.
+	Policy func(job taskspec.Job) success.Policy
+}
+
+// SideService is a server a framework's tasks need beside their programs:
+// a rendezvous store, a tracker, a coordinator. Its host hands it a
+// listener and a log, and runs it until ctx ends; what it speaks there is
+// its own. Any process that reaches the port may connect, so it must bound
+// what a client can make it hold (connections, memory).
+type SideService interface {
+	Serve(ctx context.Context, ln net.Listener, logf func(format string, args ...any)) error
 }
 
 // Abilities are a framework's answers to the job options that not every
@@ -78,10 +118,11 @@ type Task struct {
 	// RunID names the job's current run, equal in every task of it and new
 	// at each restart of the cluster.
 	RunID string
-	// MinNodes, above 0, is an elastic job's --min-workers, and Store the
-	// address of the rendezvous store the ApplicationMaster serves for it.
-	MinNodes int
-	Store    string
+	// MinWorkers, above 0, is an elastic job's --min-workers.
+	MinWorkers int
+	// JobService is the host:port of the job's side service
+	// (Framework.JobService), "" when it has none.
+	JobService string
 }
 
 // Launch is a task's program as its launcher starts it.
@@ -96,11 +137,11 @@ type Launch struct {
 	// could take the port. Otherwise the port is freed just before the
 	// program starts.
 	HoldPort bool
-	// ServeStore makes the launcher itself listen on the reserved port and
-	// serve a key-value store in torch's TCPStore protocol there (the
-	// rendezvous of torchrun's c10d backend): the port never leaves the
+	// Serve, when set, is a side service the launcher itself runs on the
+	// task's reserved port for as long as it lives: the reserved socket
+	// becomes the service's listener, so the port never leaves the
 	// launcher.
-	ServeStore bool
+	Serve SideService
 	// PythonHook, when set, is Python source the program's interpreter
 	// runs at start: the launcher writes it as sitecustomize.py into a
 	// directory of its own, first on PYTHONPATH.

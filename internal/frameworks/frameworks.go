@@ -1,8 +1,11 @@
 // Package frameworks is the registry of the training frameworks tfyarn
 // launches (each a package under internal/framework/, behind the interface
 // of package framework): which there are, the one a job names, and the
-// checks and defaults that follow from it. The launcher, the AM's core,
-// the client and --local ask here.
+// checks and defaults that follow from it, the Policy of a success rule,
+// the job's side service and whether its workers are replaced in place.
+// The launcher, the AM, the client and --local ask here; the AM's core
+// consults the Policy and the answers its driver got here, and imports no
+// framework nor this registry.
 package frameworks
 
 import (
@@ -14,6 +17,7 @@ import (
 	"github.com/tfyarn/tfyarn/internal/framework/jax"
 	"github.com/tfyarn/tfyarn/internal/framework/pytorch"
 	"github.com/tfyarn/tfyarn/internal/framework/tensorflow"
+	"github.com/tfyarn/tfyarn/internal/success"
 	"github.com/tfyarn/tfyarn/taskspec"
 )
 
@@ -160,11 +164,68 @@ func ElasticReplacementsOf(job taskspec.Job) int {
 	return 0
 }
 
-// SuccessOf is the rule of a job whose user named none: its framework's,
-// else what the job's shape says (taskspec.DefaultSuccessRule).
+// JobServiceOf is the side service the job's framework needs for the whole
+// job (framework.Framework.JobService), nil for none.
+func JobServiceOf(job taskspec.Job) framework.SideService {
+	if f, err := Lookup(job.Framework); err == nil {
+		return f.JobService(job)
+	}
+	return nil
+}
+
+// WorkersReplacedInPlace reports whether a failed worker of job is replaced
+// alone at its address rather than with the cluster: its framework's say
+// (framework.Framework.WorkersReplacedInPlace).
+func WorkersReplacedInPlace(job taskspec.Job) bool {
+	f, err := Lookup(job.Framework)
+	return err == nil && f.WorkersReplacedInPlace(job)
+}
+
+// NameOf is the name of the job's framework (Default when it names none).
+func NameOf(job taskspec.Job) string {
+	if job.Framework == "" {
+		return Default
+	}
+	return job.Framework
+}
+
+// SuccessOf is the rule of a job whose user named none: its framework's
+// (framework.Framework.Success). A job naming no known framework (which
+// CheckJob refuses) gets the one of its shape, taskspec.DefaultSuccessRule.
 func SuccessOf(job taskspec.Job) taskspec.SuccessRule {
-	if f, err := Lookup(job.Framework); err == nil && f.Success() != "" {
-		return f.Success()
+	if f, err := Lookup(job.Framework); err == nil {
+		return f.Success(job)
 	}
 	return taskspec.DefaultSuccessRule(job)
+}
+
+// PolicyFor returns the Policy of a success rule (--success), which the
+// AM's core and run --local consult: "" means the job's (SuccessOf).
+// taskspec.SuccessAll is the rule of no framework: success.AllSucceed
+// (every task must exit 0), or for an elastic job (--min-workers)
+// success.Elastic with its framework's bound on replacements; any other
+// rule is the framework's that defines it (framework.Framework.Rules:
+// taskspec.SuccessChief is TensorFlow's), whatever the job's framework.
+func PolicyFor(rule taskspec.SuccessRule, job taskspec.Job) (success.Policy, error) {
+	if rule == "" {
+		rule = SuccessOf(job)
+	}
+	rule, err := taskspec.SuccessRuleOf(rule, job)
+	if err != nil {
+		return nil, err
+	}
+	if rule == taskspec.SuccessAll {
+		if job.MinWorkers > 0 {
+			return success.Elastic{Min: job.MinWorkers, MaxReplacements: ElasticReplacementsOf(job)}, nil
+		}
+		return success.AllSucceed{}, nil
+	}
+	for _, n := range Names() {
+		for _, r := range all[n].Rules() {
+			if r.Name == rule {
+				return r.Policy(job), nil
+			}
+		}
+	}
+	return nil, fmt.Errorf("success rule %q: no framework defines it", rule)
 }

@@ -54,8 +54,8 @@ func TestLaunch(t *testing.T) {
 				Argv: []string{"python3", "-m", "torch.distributed.run", "--nnodes=2", "--nproc-per-node=2",
 					"--rdzv-backend=c10d", "--rdzv-endpoint=h0:100", "--rdzv-id=app_1-0", "--rdzv-conf=is_host=false",
 					"--max-restarts=0", "ddp.py", "--steps", "3"},
-				ServeStore: true,
-				Describe:   "torchrun node of 2, 2 process(es), rendezvous at h0:100 (app_1-0)",
+				Serve:    pytorch.RendezvousStore{},
+				Describe: "torchrun node of 2, 2 process(es), rendezvous at h0:100 (app_1-0)",
 			},
 		},
 		{
@@ -70,7 +70,7 @@ func TestLaunch(t *testing.T) {
 		},
 		{
 			name: "elastic pytorch: every node a client of the AM's store, MIN:MAX nodes, agents restart", framework: pytorch.Name,
-			task: framework.Task{ID: w(0), Cluster: twoWorkers, Port: 100, Argv: []string{"py", "el.py"}, RunID: "r", MinNodes: 1, Store: "am:5000"},
+			task: framework.Task{ID: w(0), Cluster: twoWorkers, Port: 100, Argv: []string{"py", "el.py"}, RunID: "r", MinWorkers: 1, JobService: "am:5000"},
 			want: framework.Launch{
 				Argv: []string{"py", "-m", "torch.distributed.run", "--nnodes=1:2", "--nproc-per-node=1",
 					"--rdzv-backend=c10d", "--rdzv-endpoint=am:5000", "--rdzv-id=r", "--rdzv-conf=is_host=false",
@@ -116,7 +116,7 @@ func TestLaunch(t *testing.T) {
 
 func TestElasticLaunchNeedsTheStore(t *testing.T) {
 	f, _ := Lookup(pytorch.Name)
-	_, err := f.Launch(framework.Task{ID: w(0), Cluster: twoWorkers, Argv: []string{"py", "s.py"}, MinNodes: 1})
+	_, err := f.Launch(framework.Task{ID: w(0), Cluster: twoWorkers, Argv: []string{"py", "s.py"}, MinWorkers: 1})
 	require.ErrorContains(t, err, "an elastic job without the ApplicationMaster's rendezvous store")
 }
 
@@ -252,7 +252,7 @@ func TestLaunchSetsOnlyReserved(t *testing.T) {
 		{taskspec.Job{}, framework.Task{ID: w(0), Cluster: twoWorkers, Port: 100, Argv: py}},
 		{taskspec.Job{Framework: jax.Name}, framework.Task{ID: w(1), Cluster: twoWorkers, Port: 200, Argv: py}},
 		{taskspec.Job{Framework: pytorch.Name}, framework.Task{ID: w(0), Cluster: twoWorkers, Port: 100, Argv: py, RunID: "r"}},
-		{taskspec.Job{Framework: pytorch.Name, MinWorkers: 1}, framework.Task{ID: w(1), Cluster: twoWorkers, Port: 200, Argv: py, RunID: "r", MinNodes: 1, Store: "am:1"}},
+		{taskspec.Job{Framework: pytorch.Name, MinWorkers: 1}, framework.Task{ID: w(1), Cluster: twoWorkers, Port: 200, Argv: py, RunID: "r", MinWorkers: 1, JobService: "am:1"}},
 	} {
 		f, err := Lookup(tc.job.Framework)
 		require.NoError(t, err)

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/tfyarn/tfyarn/internal/appmaster/core"
+	"github.com/tfyarn/tfyarn/internal/frameworks"
+	"github.com/tfyarn/tfyarn/internal/success"
 	"github.com/tfyarn/tfyarn/taskspec"
 )
 
@@ -49,14 +51,15 @@ type driver struct {
 // opts: ProgramStopGrace (the program's SIGTERM-to-SIGKILL grace) plus a
 // margin is how long a stopped task has before its launcher is cancelled.
 func newDriver(job taskspec.Job, opts Options, p procs) (*driver, error) {
-	policy, err := core.PolicyFor(opts.Success, job)
+	policy, err := frameworks.PolicyFor(opts.Success, job)
 	if err != nil {
 		return nil, fmt.Errorf("localrun: %w", err)
 	}
-	policy = core.WithWorkerGrace(policy, opts.WorkerGrace)
+	policy = success.WithWorkerGrace(policy, opts.WorkerGrace)
 	m, err := core.New(core.Config{
 		Job:                job,
 		Policy:             policy,
+		WorkersInPlace:     frameworks.WorkersReplacedInPlace(job),
 		AllocTimeout:       -1, // allocation is immediate
 		ContainerStopGrace: opts.ProgramStopGrace + stuckMargin,
 	})

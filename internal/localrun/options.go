@@ -29,14 +29,14 @@ type Options struct {
 	// seconds per process and local tasks share the CPUs).
 	RegistrationTimeout time.Duration
 	// Success is the success rule, taskspec.SuccessChief or
-	// taskspec.SuccessAll; "" picks taskspec.DefaultSuccessRule(job), as the
-	// ApplicationMaster does.
+	// taskspec.SuccessAll; "" picks the job's framework's
+	// (frameworks.SuccessOf), as the ApplicationMaster does.
 	Success taskspec.SuccessRule
 	// ProgramStopGrace is how long a stopped program has between SIGTERM and
 	// SIGKILL (default 10 s).
 	ProgramStopGrace time.Duration
 	// WorkerGrace is how long, under the SuccessChief rule
-	// (core.ChiefPolicy), the tasks let linger after the decider's
+	// (tensorflow.ChiefPolicy), the tasks let linger after the decider's
 	// success (the workers of a job that is not ParameterServerStrategy-
 	// shaped) have to end by themselves before they are stopped (default
 	// taskspec.DefaultWorkerGrace, 10 s). A stopped task's launcher is

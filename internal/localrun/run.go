@@ -11,9 +11,9 @@ import (
 	"github.com/tfyarn/tfyarn/internal/appmaster/core"
 	"github.com/tfyarn/tfyarn/internal/contract"
 	"github.com/tfyarn/tfyarn/internal/executor"
+	"github.com/tfyarn/tfyarn/internal/frameworks"
 	"github.com/tfyarn/tfyarn/internal/rendezvous"
 	"github.com/tfyarn/tfyarn/internal/tasklogs/prefix"
-	"github.com/tfyarn/tfyarn/internal/torchstore"
 	"github.com/tfyarn/tfyarn/taskspec"
 )
 
@@ -67,18 +67,17 @@ func Run(ctx context.Context, job taskspec.Job, opts Options) (*Result, error) {
 		<-served
 	}()
 
-	// An elastic PyTorch job's rendezvous store, as the AM serves it.
+	// The framework's service for the whole job, as the AM serves it.
 	env := opts.Env
-	if job.MinWorkers > 0 {
+	if svc := frameworks.JobServiceOf(job); svc != nil {
 		storeLn, err := net.Listen("tcp", net.JoinHostPort(opts.Host, "0"))
 		if err != nil {
-			return nil, fmt.Errorf("localrun: the rendezvous store: %w", err)
+			return nil, fmt.Errorf("localrun: the job's side service: %w", err)
 		}
-		store := torchstore.New()
 		storeDone := make(chan error, 1)
-		go func() { storeDone <- store.Serve(srvCtx, storeLn) }()
+		go func() { storeDone <- svc.Serve(srvCtx, storeLn, func(string, ...any) {}) }()
 		defer func() { stopServer(); <-storeDone }()
-		env = append(append([]string(nil), env...), contract.EnvTorchStore+"="+storeLn.Addr().String())
+		env = append(append([]string(nil), env...), contract.EnvJobService+"="+storeLn.Addr().String())
 	}
 
 	start := time.Now()

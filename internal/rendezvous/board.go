@@ -83,14 +83,15 @@ type BoardConfig struct {
 	// launcher waits for stop orders, or reported an exit). The wait is
 	// bounded by RegistrationTimeout from the spec's publication.
 	StartAfter taskspec.StartOrder
-	// MinWorkers is an elastic PyTorch job's --min-workers (0: not
-	// elastic). Its members meet on the ApplicationMaster's store, never
-	// at the spec's addresses, which only count them; so the spec is out
-	// once MinWorkers workers registered, the other workers' addresses
-	// empty, and a worker that registers after it (a late container, a
-	// lost worker's replacement at a new address) gets the spec with its
-	// own address in it: torchrun's rendezvous starts with the first ones
-	// and takes the others in as they come.
+	// MinWorkers is an elastic job's --min-workers (0: not elastic). Its
+	// members meet on the framework's job service in the
+	// ApplicationMaster (elastic PyTorch's store), never at the spec's
+	// addresses, which only count them; so the spec is out once
+	// MinWorkers workers registered, the other workers' addresses empty,
+	// and a worker that registers after it (a late container, a lost
+	// worker's replacement at a new address) gets the spec with its own
+	// address in it: the framework's rendezvous starts with the first
+	// ones and takes the others in as they come.
 	MinWorkers int
 }
 

@@ -41,7 +41,7 @@ func Job(c Cmd) (taskspec.Job, error) {
 		return job, fmt.Errorf("%s: infra-restarts=%s: give on or off", c.Pos, v)
 	}
 	if n := c.Get("min-workers", ""); n != "" {
-		// An elastic PyTorch job (ElasticPolicy): its framework's rule is
+		// An elastic PyTorch job (success.Elastic): its framework's rule is
 		// every worker's success, over the ones that remain.
 		min, err := strconv.Atoi(n)
 		if err != nil {

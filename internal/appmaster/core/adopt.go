@@ -110,10 +110,11 @@ func (m *Machine) previousAttempt(e PreviousAttempt) {
 	}
 	adopt, release := m.adoptionPlan(e.Saved, running)
 	if m.elastic && len(adopt) > 0 {
-		// An elastic job's workers met on the rendezvous store the previous
-		// attempt served, which died with it: their torchrun agents cannot
-		// go on, nor meet on this attempt's empty store. The job starts
-		// afresh, every worker in a new container.
+		// An elastic job's workers met on the framework's job service the
+		// previous attempt served (elastic PyTorch's rendezvous store),
+		// which died with it: they cannot go on, nor meet on this
+		// attempt's new one. The job starts afresh, every worker in a new
+		// container.
 		adopt, release = nil, sortedIDs(running)
 	}
 	m.ready.Release = append(m.ready.Release, release...)

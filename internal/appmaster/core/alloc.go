@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tfyarn/tfyarn/internal/success"
 	"github.com/tfyarn/tfyarn/taskspec"
 )
 
@@ -104,21 +105,22 @@ func (m *Machine) spreadNote(late []*TaskStatus, diagnostics string) string {
 // those whose restart (an in-place replacement's included) had none yet;
 // "" when none waits.
 func (m *Machine) unallocatedAtRendezvous() string {
-	var never, restarting []TaskStatus
+	var never []TaskStatus
+	var restarting []success.TaskStatus
 	for _, t := range m.tasks {
 		switch {
 		case !t.Task.Type.InCluster() || t.State != TaskPending:
 		case t.Attempt == 0:
 			never = append(never, *t)
 		default:
-			restarting = append(restarting, *t)
+			restarting = append(restarting, policyStatus(t))
 		}
 	}
 	var lines []string
 	if len(never) > 0 {
 		lines = append(lines, unallocatedSentence(m.groupSpecs(), never, "never got a container"))
 	}
-	return strings.Join(append(lines, waitingLines(restarting, "")...), "; ")
+	return strings.Join(append(lines, success.WaitingLines(restarting, "")...), "; ")
 }
 
 // groupSpecs are the groups' shapes, each with the label its asks land
@@ -269,7 +271,7 @@ func unallocatedSentence(shapes map[taskspec.TaskType]groupShape, tasks []TaskSt
 		}
 		if len(ids) > 0 {
 			sh := shapes[typ]
-			parts = append(parts, fmt.Sprintf("%s (%s)", joinIDs(ids), Shape(sh.Resources, sh.NodeLabel)))
+			parts = append(parts, fmt.Sprintf("%s (%s)", success.JoinIDs(ids), Shape(sh.Resources, sh.NodeLabel)))
 		}
 	}
 	return strings.Join(parts, ", ") + " " + what

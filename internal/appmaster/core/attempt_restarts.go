@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/tfyarn/tfyarn/internal/containerexit"
+	"github.com/tfyarn/tfyarn/internal/success"
 	"github.com/tfyarn/tfyarn/taskspec"
 )
 
@@ -14,7 +15,7 @@ import (
 type RestartRecord struct {
 	Counted, Uncounted int      // restarts, by whether they count toward --max-restarts
 	Cluster            int      // cluster restarts (the rendezvous generation, TFYARN_RESTART)
-	Replaced           int      // lost workers replaced alone (an elastic job's; ElasticPolicy.MaxReplacements holds per job)
+	Replaced           int      // lost workers replaced alone (an elastic job's; success.Elastic.MaxReplacements holds per job)
 	Causes             []string // the diagnostics' "restart N after ..." and "replaced after ..." lines
 }
 
@@ -70,7 +71,7 @@ func (m *Machine) attemptRestarted(attempt int, adopted []taskspec.TaskID, unwat
 	n := m.counted + m.uncounted
 	what := "its tasks could not be adopted"
 	if len(adopted) > 0 {
-		what = fmt.Sprintf("its chief, worker and ps tasks could not be adopted (%s could)", joinIDs(adopted))
+		what = fmt.Sprintf("its chief, worker and ps tasks could not be adopted (%s could)", success.JoinIDs(adopted))
 	}
 	m.causes = append(m.causes, fmt.Sprintf("restart %d after ApplicationMaster attempt %d ended and %s (not counted: not the program's fault)",
 		n, attempt-1, what))

@@ -8,8 +8,9 @@ import (
 )
 
 // An elastic job's allocation deadline (--min-workers with
-// --alloc-timeout). torchrun's rendezvous trains with any number of
-// workers from --min-workers up, so a worker that waits for a container
+// --alloc-timeout). An elastic job (its framework's rendezvous: elastic
+// PyTorch's torchrun) trains with any number of workers from --min-workers
+// up, so a worker that waits for a container
 // longer than --alloc-timeout is the job's failure only when the job
 // cannot train without it:
 //
@@ -26,8 +27,8 @@ import (
 //     below --min-workers, it fails, naming the workers it lost and the
 //     ones still waiting.
 //   - Once a worker has succeeded the others are finishing and a newcomer
-//     would find no round to join (worse: torchrun's agents that see a node
-//     waiting restart their workers to admit it): every worker still
+//     would find no round to join (worse: agents that see a node waiting
+//     may restart their workers to admit it, as torchrun's do): every worker still
 //     waiting for a container is given up, its ask withdrawn, and recorded
 //     as failed for never getting one, which the job's diagnostics name.
 

@@ -106,7 +106,7 @@ func indexError(m *Machine) error {
 	// In every phase: the Step that finishes a job consulted the policy on
 	// the state it leaves, so a finished machine's verdicts are checked too.
 	if short, ok := m.shortVerdict(); ok && m.restarting == nil {
-		if v := m.policy.Verdict(View{Now: m.now, Tasks: m.Tasks()}); !reflect.DeepEqual(m.effect(v), m.effect(short)) {
+		if v := m.policy.Verdict(m.view()); !reflect.DeepEqual(m.effect(v), m.effect(short)) {
 			return fmt.Errorf("shortVerdict says %+v, the policy %+v", short, v)
 		}
 	}

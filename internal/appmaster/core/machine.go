@@ -6,9 +6,10 @@
 // releases, adoptions, the final status). The machine does no I/O, reads no clock and
 // starts no goroutine, so every scheduling rule is tested by feeding events.
 //
-// The package imports only the standard library's pure parts, taskspec and
-// internal/framework, pure too (internal/architecture's TestCoreIsPure holds
-// it to that).
+// The package imports only the standard library's pure parts, taskspec,
+// internal/success (the Policy it consults, which its driver gets from the
+// frameworks' registry) and internal/containerexit, pure too; no framework
+// (internal/architecture's TestCoreIsPure holds it to that).
 //
 // A driver loop looks like:
 //
@@ -35,6 +36,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/tfyarn/tfyarn/internal/success"
 	"github.com/tfyarn/tfyarn/taskspec"
 )
 
@@ -71,6 +73,12 @@ type Config struct {
 	// Python is what the machine knows of the job's Python environment,
 	// for the words of a task whose container could not reach it.
 	Python PythonFacts
+	// WorkersInPlace: a failed worker is replaced alone at its address
+	// (its node, its port) while the others wait for it, rather than with
+	// the cluster (restart.go's inPlace): the job's framework's say, which
+	// the driver asks the registry (frameworks.WorkersReplacedInPlace:
+	// TensorFlow's ParameterServerStrategy workers).
+	WorkersInPlace bool
 }
 
 // Machine is the AM's state. It is not safe for concurrent use: the loop
@@ -93,6 +101,7 @@ type Machine struct {
 	// preemptionWait: Config.PreemptionWait.
 	preemptionWait time.Duration
 	python         PythonFacts
+	workersInPlace bool // Config.WorkersInPlace
 	// job is Config.Job, for its spread (--spread); spreadText says it
 	// in words, "" when nothing is spread.
 	job        taskspec.Job
@@ -150,9 +159,10 @@ func New(cfg Config) (*Machine, error) {
 		python:        cfg.Python,
 		nextRequestID: 1000, // above the groups' own
 	}
+	m.workersInPlace = cfg.WorkersInPlace
 	if cfg.Job.MinWorkers > 0 {
 		// An elastic job's lost worker is not restarted with the cluster:
-		// its others go on without it (ElasticPolicy), whatever ended it.
+		// its others go on without it (success.Elastic), whatever ended it.
 		m.restartPolicy = taskspec.RestartPolicy{NoInfraRestarts: true}
 		m.elastic = true
 		m.minWorkers = cfg.Job.MinWorkers
@@ -164,7 +174,7 @@ func New(cfg Config) (*Machine, error) {
 		m.preemptionWait = taskspec.DefaultPreemptionWait
 	}
 	if m.policy == nil {
-		m.policy = AllSucceed{}
+		m.policy = success.AllSucceed{}
 	}
 	seen := map[taskspec.TaskType]bool{}
 	for i, g := range groups {

@@ -91,16 +91,3 @@ func TestPolicyRestartsAskForOneMoreContainer(t *testing.T) {
 	require.Contains(t, rd.Finish.Diagnostics, "worker:1 (container "+cid(4))
 	require.Contains(t, rd.Finish.Diagnostics, "exit code 7")
 }
-
-func TestAllSucceedNamesFailuresInOrder(t *testing.T) {
-	v := View{Tasks: []TaskStatus{
-		{Task: worker(0), State: TaskFailed, EndOrder: 2, Failure: "worker:0 second"},
-		{Task: worker(1), State: TaskRunning},
-		{Task: worker(2), State: TaskFailed, EndOrder: 1, Failure: "worker:2 first"},
-	}}
-	require.Equal(t, Verdict{Outcome: JobFailed, Diagnostics: "worker:2 first; worker:0 second"}, AllSucceed{}.Verdict(v))
-
-	v = View{Tasks: []TaskStatus{{Task: worker(0), State: TaskSucceeded}, {Task: worker(1), State: TaskRunning}}}
-	require.Equal(t, Verdict{}, AllSucceed{}.Verdict(v))
-	require.Equal(t, []TaskStatus{v.Tasks[1]}, v.OfType(taskspec.Worker)[1:])
-}

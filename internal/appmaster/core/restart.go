@@ -142,13 +142,11 @@ func (m *Machine) mayRestart(failed []*TaskStatus) (counted, ok bool) {
 // tag, so later constrained asks could land beside it or miss it. It
 // restarts with the cluster instead, whose asks keep the constraints.
 func (m *Machine) inPlace(t *TaskStatus) bool {
-	types := make([]taskspec.TaskType, len(m.groups))
 	spread := false
-	for i, g := range m.groups {
-		types[i] = g.spec.Type
+	for _, g := range m.groups {
 		spread = spread || (g.spec.Type == t.Task.Type && g.placed())
 	}
-	return t.Task.Type == taskspec.Worker && !spread && taskspec.ParameterServerShaped(types) &&
+	return t.Task.Type == taskspec.Worker && !spread && m.workersInPlace &&
 		t.Port != 0 && t.ExitStatus != ExitAborted && t.ExitStatus != ExitDisksFailed
 }
 

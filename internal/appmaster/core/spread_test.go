@@ -19,7 +19,7 @@ func TestSpreadWorkerNotInPlace(t *testing.T) {
 	}
 	failed := &TaskStatus{Task: taskspec.TaskID{Type: taskspec.Worker, Index: 1}, Port: 2222, ExitStatus: 1}
 	for spread, want := range map[string]bool{"": true, "ps": true, "worker": false, "all": false} {
-		m, err := New(Config{Job: job(spread)})
+		m, err := New(Config{Job: job(spread), WorkersInPlace: true})
 		require.NoError(t, err)
 		require.Equal(t, want, m.inPlace(failed), "--spread %q", spread)
 	}
@@ -73,7 +73,7 @@ func TestAffinityWorkerNotInPlace(t *testing.T) {
 		{taskspec.Affinities{{Type: taskspec.PS, Other: taskspec.Worker}}, false},
 		{taskspec.Affinities{{Type: taskspec.Worker, Other: taskspec.PS, Apart: true}}, false},
 	} {
-		m, err := New(Config{Job: job(tc.as)})
+		m, err := New(Config{Job: job(tc.as), WorkersInPlace: true})
 		require.NoError(t, err)
 		require.Equal(t, tc.want, m.inPlace(failed), "%v", tc.as)
 	}

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"sort"
 	"strings"
 )
 
@@ -27,7 +28,7 @@ func WithStderr(diag string, tasks []TaskStatus, tail func(TaskStatus) []string)
 			failed = append(failed, t)
 		}
 	}
-	sortByEnd(failed)
+	sort.SliceStable(failed, func(i, j int) bool { return failed[i].EndOrder < failed[j].EndOrder })
 	var parts []string
 	for _, t := range failed {
 		if len(parts) == diagStderrTasks {

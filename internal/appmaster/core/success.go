@@ -1,21 +1,17 @@
 package core
 
-import (
-	"time"
-
-	"github.com/tfyarn/tfyarn/taskspec"
-)
+import "github.com/tfyarn/tfyarn/internal/success"
 
 // Success: after every step the machine asks its Policy what the tasks'
 // states mean, from its counts when the policy can answer from them
-// (fastPolicy), and carries out the Verdict.
+// (success.FastPolicy), and carries out the Verdict.
 
 // consultPolicy judges the tasks' states and acts on the Verdict: the
 // job's end, or the stops and restarts that apply.
 func (m *Machine) consultPolicy() {
 	v, ok := m.shortVerdict()
 	if !ok {
-		v = m.policy.Verdict(View{Now: m.now, Tasks: m.Tasks(), Replaced: m.replaced})
+		v = m.policy.Verdict(m.view())
 	}
 	switch v.Outcome {
 	case JobSucceeded:
@@ -50,48 +46,17 @@ func (m *Machine) consultPolicy() {
 // Verdict of the policy or one that does the same (an empty one for a Stop
 // list of tasks all stopping already), which spares consulting it on a
 // copy of every task's status after every event. Only the policies with a
-// fast path (fastPolicy) answer; others are always consulted.
+// fast path (success.FastPolicy) answer; others are always consulted.
 func (m *Machine) shortVerdict() (v Verdict, ok bool) {
-	if p, fast := m.policy.(fastPolicy); fast {
-		return p.fastVerdict(m)
+	if p, fast := m.policy.(success.FastPolicy); fast {
+		return p.FastVerdict((*counts)(m))
 	}
 	return Verdict{}, false
 }
 
 // restartsOver reports whether the policy says nothing restarts any more
-// (settlingPolicy: a SuccessChief job whose decider succeeded).
+// (success.SettlingPolicy: a SuccessChief job whose decider succeeded).
 func (m *Machine) restartsOver() bool {
-	p, ok := m.policy.(settlingPolicy)
-	return ok && p.restartsOver(m)
-}
-
-// The machine's counts, as a policy's fast path reads them (tally).
-
-func (m *Machine) clock() time.Time { return m.now }
-
-func (m *Machine) total() int { return len(m.tasks) }
-
-func (m *Machine) jobTypes() []taskspec.TaskType { return m.typeOrder }
-
-func (m *Machine) typeCount(typ taskspec.TaskType, s TaskState) int {
-	if ti := m.types[typ]; ti != nil {
-		return ti.counts[s]
-	}
-	return 0
-}
-
-func (m *Machine) unstoppedOf(typ taskspec.TaskType) int {
-	if ti := m.types[typ]; ti != nil {
-		return ti.unstopped
-	}
-	return 0
-}
-
-func (m *Machine) lastStop() time.Time { return m.lastStopAt }
-
-func (m *Machine) ended(id taskspec.TaskID) (TaskState, time.Time, bool) {
-	if t := m.byTask[id]; t != nil {
-		return t.State, t.EndedAt, true
-	}
-	return 0, time.Time{}, false
+	p, ok := m.policy.(success.SettlingPolicy)
+	return ok && p.RestartsOver((*counts)(m))
 }

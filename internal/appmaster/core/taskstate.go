@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/tfyarn/tfyarn/internal/success"
 	"github.com/tfyarn/tfyarn/taskspec"
 )
 
@@ -11,39 +12,21 @@ import (
 // kept in step with them (setState), so that an event costs what it
 // touches rather than a pass over every task.
 
-// TaskState is where one task is. A task goes Pending → Launching →
-// Running → Succeeded | Failed | Stopped; a restart takes an ended task back
-// to Pending with the next Attempt.
-type TaskState int
+// TaskState is where one task is (success.TaskState, which policies see).
+// A task goes Pending → Launching → Running → Succeeded | Failed |
+// Stopped; a restart takes an ended task back to Pending with the next
+// Attempt.
+type TaskState = success.TaskState
 
+// The task states (success.TaskState's).
 const (
-	// TaskPending: waiting for a container.
-	TaskPending TaskState = iota
-	// TaskLaunching: has a container; startContainers is under way.
-	TaskLaunching
-	// TaskRunning: the NM started the container.
-	TaskRunning
-	// TaskSucceeded: the container exited 0.
-	TaskSucceeded
-	// TaskFailed: the container exited non-zero, was killed by YARN, or
-	// failed to start.
-	TaskFailed
-	// TaskStopped: the AM stopped it (no longer needed, or the job ended).
-	TaskStopped
+	TaskPending   = success.TaskPending
+	TaskLaunching = success.TaskLaunching
+	TaskRunning   = success.TaskRunning
+	TaskSucceeded = success.TaskSucceeded
+	TaskFailed    = success.TaskFailed
+	TaskStopped   = success.TaskStopped
 )
-
-func (s TaskState) String() string {
-	if names := [...]string{"pending", "launching", "running", "succeeded", "failed", "stopped"}; s >= 0 && int(s) < len(names) {
-		return names[s]
-	}
-	return fmt.Sprintf("TaskState(%d)", int(s))
-}
-
-// Live reports whether the task holds a container.
-func (s TaskState) Live() bool { return s == TaskLaunching || s == TaskRunning }
-
-// Ended reports whether the task's latest container is over.
-func (s TaskState) Ended() bool { return s == TaskSucceeded || s == TaskFailed || s == TaskStopped }
 
 // TaskStatus is one task as the machine knows it.
 type TaskStatus struct {
@@ -161,11 +144,6 @@ func (m *Machine) live(typ taskspec.TaskType) int {
 	}
 	return 0
 }
-
-// inState is how many tasks are in state s: the policy's fast path asks
-// on every step, so the machine keeps the totals (stateCounts) rather than
-// walking its types.
-func (m *Machine) inState(s TaskState) int { return m.stateCounts[s] }
 
 // inStates is how many tasks are in one of states.
 func (m *Machine) inStates(states ...TaskState) int {

@@ -44,7 +44,7 @@ func (jax) Name() string { return Name }
 func (jax) TaskTypes() []taskspec.TaskType { return []taskspec.TaskType{taskspec.Worker} }
 
 // Success: every process must exit 0.
-func (jax) Success() taskspec.SuccessRule { return taskspec.SuccessAll }
+func (jax) Success(taskspec.Job) taskspec.SuccessRule { return taskspec.SuccessAll }
 
 // Reserved: the variables Launch sets, which replace the job's.
 func (jax) Reserved(taskspec.Job) map[string]string {
@@ -56,7 +56,17 @@ func (jax) Reserved(taskspec.Job) map[string]string {
 }
 
 // Abilities: one process per task, every worker needed.
+// Rules: none of its own.
+func (jax) Rules() []framework.Rule { return nil }
+
+// WorkersReplacedInPlace: no, a lost worker restarts the cluster (or, in
+// an elastic job, is replaced as a new member).
+func (jax) WorkersReplacedInPlace(taskspec.Job) bool { return false }
+
 func (jax) Abilities() framework.Abilities { return framework.Abilities{} }
+
+// JobService: none.
+func (jax) JobService(taskspec.Job) framework.SideService { return nil }
 
 func (jax) Launch(t framework.Task) (framework.Launch, error) {
 	ws, err := framework.Workers(t)

@@ -3,11 +3,14 @@
 package pytorch
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"net"
 	"strconv"
 
 	"github.com/tfyarn/tfyarn/internal/framework"
+	"github.com/tfyarn/tfyarn/internal/torchstore"
 	"github.com/tfyarn/tfyarn/taskspec"
 )
 
@@ -17,7 +20,7 @@ import (
 // ROLE_RANK, TORCHELASTIC_*: exactly what scripts written for torchrun
 // read, from torchrun itself). The agents meet through the c10d
 // rendezvous backend at worker:0's address, where worker:0's launcher
-// serves the store on the port it reserved (Launch.ServeStore): every
+// serves the store on the port it reserved (Launch.Serve): every
 // agent is a client of it (is_host=false), so the port never changes
 // hands. The first agent of the rendezvous then opens the processes'
 // store on a port the kernel picks for it (port 0), which leaves no window
@@ -36,7 +39,7 @@ func (pyTorch) TaskTypes() []taskspec.TaskType { return []taskspec.TaskType{task
 
 // Success: every worker process must exit 0; torchrun exits non-zero as
 // soon as one of its processes fails, and the job fails with it.
-func (pyTorch) Success() taskspec.SuccessRule { return taskspec.SuccessAll }
+func (pyTorch) Success(taskspec.Job) taskspec.SuccessRule { return taskspec.SuccessAll }
 
 // Reserved: what torchrun (torch 2.13, LocalElasticAgent and
 // start_processes) sets in each process it starts, replacing the
@@ -81,10 +84,38 @@ var torchrunOptions = map[string]string{
 	"PET_MAX_RESTARTS":   "--max-restarts",
 }
 
+// Rules: none of its own.
+func (pyTorch) Rules() []framework.Rule { return nil }
+
+// WorkersReplacedInPlace: no, a lost worker restarts the cluster (or, in
+// an elastic job, is replaced as a new member).
+func (pyTorch) WorkersReplacedInPlace(taskspec.Job) bool { return false }
+
 func (pyTorch) Abilities() framework.Abilities {
 	// Each loss of a worker costs every surviving torchrun agent one of its
 	// ElasticAgentRestarts (a member joining costs none).
 	return framework.Abilities{ScriptOnly: "runs a script under torchrun", ProcsPerNode: "torchrun's processes per container", Elastic: "elastic torchrun", ElasticReplacements: ElasticAgentRestarts}
+}
+
+// JobService: an elastic job's agents meet on a store the
+// ApplicationMaster serves, which outlives any worker (elasticLaunch).
+func (pyTorch) JobService(job taskspec.Job) framework.SideService {
+	if job.MinWorkers > 0 {
+		return RendezvousStore{}
+	}
+	return nil
+}
+
+// RendezvousStore is the side service of torchrun's c10d rendezvous: a
+// key-value store in torch's TCPStore protocol (package torchstore, which
+// bounds its connections and memory).
+type RendezvousStore struct{}
+
+// Serve implements framework.SideService.
+func (RendezvousStore) Serve(ctx context.Context, ln net.Listener, logf func(string, ...any)) error {
+	s := torchstore.New()
+	s.Logf = logf
+	return s.Serve(ctx, ln)
 }
 
 // TorchRunModule is how the launcher starts torchrun: as a module of the
@@ -108,7 +139,7 @@ func (pyTorch) Launch(t framework.Task) (framework.Launch, error) {
 	if runID == "" {
 		runID = "tfyarn"
 	}
-	if t.MinNodes > 0 {
+	if t.MinWorkers > 0 {
 		return elasticLaunch(t, len(ws), nproc, runID)
 	}
 	args := []string{
@@ -126,10 +157,14 @@ func (pyTorch) Launch(t framework.Task) (framework.Launch, error) {
 		"--max-restarts=0",
 	}
 	args = append(args, t.Argv[1:]...)
+	var serve framework.SideService
+	if t.ID.Index == 0 {
+		serve = RendezvousStore{}
+	}
 	return framework.Launch{
-		Argv:       args,
-		ServeStore: t.ID.Index == 0,
-		Describe:   fmt.Sprintf("torchrun node of %d, %d process(es), rendezvous at %s (%s)", len(ws), nproc, ws[0], runID),
+		Argv:     args,
+		Serve:    serve,
+		Describe: fmt.Sprintf("torchrun node of %d, %d process(es), rendezvous at %s (%s)", len(ws), nproc, ws[0], runID),
 	}, nil
 }
 
@@ -147,15 +182,15 @@ const ElasticAgentRestarts = 10
 // the others' agents meet again without it (at least MIN) and start their
 // processes again, TORCHELASTIC_RESTART_COUNT one higher.
 func elasticLaunch(t framework.Task, nodes, nproc int, runID string) (framework.Launch, error) {
-	if t.Store == "" {
+	if t.JobService == "" {
 		return framework.Launch{}, errors.New("pytorch: an elastic job without the ApplicationMaster's rendezvous store (client and AM binaries differ?)")
 	}
 	args := []string{
 		t.Argv[0], "-m", TorchRunModule,
-		"--nnodes=" + strconv.Itoa(t.MinNodes) + ":" + strconv.Itoa(nodes),
+		"--nnodes=" + strconv.Itoa(t.MinWorkers) + ":" + strconv.Itoa(nodes),
 		"--nproc-per-node=" + strconv.Itoa(nproc),
 		"--rdzv-backend=c10d",
-		"--rdzv-endpoint=" + t.Store,
+		"--rdzv-endpoint=" + t.JobService,
 		"--rdzv-id=" + runID,
 		"--rdzv-conf=is_host=false",
 		"--max-restarts=" + strconv.Itoa(ElasticAgentRestarts),
@@ -173,6 +208,6 @@ func elasticLaunch(t framework.Task, nodes, nproc int, runID string) (framework.
 		// use, which fails the round, and the agents meet again
 		// (ElasticAgentRestarts).
 		Set:      map[string]string{EnvTorchNoSharedStore: "1"},
-		Describe: fmt.Sprintf("elastic torchrun node, %d to %d nodes, %d process(es), rendezvous at %s (%s)", t.MinNodes, nodes, nproc, t.Store, runID),
+		Describe: fmt.Sprintf("elastic torchrun node, %d to %d nodes, %d process(es), rendezvous at %s (%s)", t.MinWorkers, nodes, nproc, t.JobService, runID),
 	}, nil
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/tfyarn/tfyarn/internal/framework"
+	"github.com/tfyarn/tfyarn/internal/success"
 	"github.com/tfyarn/tfyarn/taskspec"
 )
 
@@ -31,16 +32,39 @@ func (tensorFlow) Name() string { return Name }
 
 func (tensorFlow) TaskTypes() []taskspec.TaskType { return taskspec.TaskTypes() }
 
-func (tensorFlow) Success() taskspec.SuccessRule { return "" }
+// Success: the chief's rule for a job shaped like distributed TensorFlow,
+// else every task must succeed (successRuleOf).
+func (tensorFlow) Success(job taskspec.Job) taskspec.SuccessRule { return successRuleOf(job) }
+
+// Rules: the chief decides (ChiefPolicy), with the stop timeout of
+// TensorFlow's servers.
+func (tensorFlow) Rules() []framework.Rule {
+	return []framework.Rule{{Name: taskspec.SuccessChief, Policy: func(taskspec.Job) success.Policy {
+		return ChiefPolicy{StopTimeout: taskspec.TFStopTimeout}
+	}}}
+}
 
 // Reserved: every task's TF_CONFIG is tfyarn's.
 func (tensorFlow) Reserved(taskspec.Job) map[string]string {
 	return map[string]string{EnvTFConfig: "the cluster and the task's place in it"}
 }
 
+// WorkersReplacedInPlace: the workers of a ParameterServerStrategy job are
+// servers the chief dispatches to, at the addresses of its cluster spec.
+func (tensorFlow) WorkersReplacedInPlace(job taskspec.Job) bool {
+	types := make([]taskspec.TaskType, len(job.Tasks))
+	for i, g := range job.Tasks {
+		types[i] = g.Type
+	}
+	return ParameterServerShaped(types)
+}
+
 // Abilities: a script or a command, one process per task, every task
 // needed.
 func (tensorFlow) Abilities() framework.Abilities { return framework.Abilities{} }
+
+// JobService: none.
+func (tensorFlow) JobService(taskspec.Job) framework.SideService { return nil }
 
 // Launch gives the task its TF_CONFIG and substitutes the placeholders.
 // The reserved port is held until TensorFlow's gRPC server listens on it:

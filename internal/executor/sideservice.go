@@ -6,25 +6,23 @@ import (
 	"net"
 	"os"
 
-	"github.com/tfyarn/tfyarn/internal/torchstore"
+	"github.com/tfyarn/tfyarn/internal/framework"
 	"golang.org/x/sys/unix"
 )
 
-// storeBacklog is the listen backlog of the store a launcher serves: every
-// agent of a large job may connect at once.
-const storeBacklog = 1024
+// serviceBacklog is the listen backlog of the side service a launcher
+// serves: every task of a large job may connect at once.
+const serviceBacklog = 1024
 
-// serveStore turns the reservation's socket into the listener of a torch
-// store (framework.Launch.ServeStore) served until ctx ends.
-func serveStore(ctx context.Context, res *Reservation, log *logger) error {
-	ln, err := res.listen(storeBacklog)
+// serveSideService turns the reservation's socket into the listener of the
+// framework's side service (framework.Launch.Serve), served until ctx ends.
+func serveSideService(ctx context.Context, res *Reservation, svc framework.SideService, log *logger) error {
+	ln, err := res.listen(serviceBacklog)
 	if err != nil {
-		return fmt.Errorf("serving the rendezvous store on port %d: %w", res.Port, err)
+		return fmt.Errorf("serving the side service on port %d: %w", res.Port, err)
 	}
-	s := torchstore.New()
-	s.Logf = log.printf
 	go func() {
-		if err := s.Serve(ctx, ln); err != nil {
+		if err := svc.Serve(ctx, ln, log.printf); err != nil {
 			log.printf("%v", err)
 		}
 	}()

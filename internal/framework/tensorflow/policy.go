@@ -1,4 +1,4 @@
-package core
+package tensorflow
 
 import (
 	"fmt"
@@ -6,21 +6,23 @@ import (
 	"time"
 
 	"github.com/tfyarn/tfyarn/internal/containerexit"
+	"github.com/tfyarn/tfyarn/internal/success"
 	"github.com/tfyarn/tfyarn/taskspec"
 )
 
 // ChiefPolicy is the success rule taskspec.SuccessChief: one task, the
 // decider, decides the job, and the others serve it. It is the convention of
 // distributed TensorFlow (the framework's default for jobs with a chief, ps
-// or evaluator, package internal/framework/tensorflow), written over tfyarn's task types so
-// that any framework whose jobs have that shape may pick it.
+// or evaluator, or a script: successRuleOf), written over tfyarn's task
+// types so that any job of that shape may pick it (--success chief: the
+// registry finds it in Framework.Rules).
 //
 // The decider is chief:0, or worker:0 when the job has no chief (TF1
 // between-graph replication, where worker 0 is the chief). The job's outcome
 // is the decider's:
 //
 //   - The decider exits 0: the job succeeds, once every task still live has
-//     ended. What happens to those is taskspec.SplitAfterDecider: ps tasks,
+//     ended. What happens to those is splitAfterDecider's (shape.go): ps tasks,
 //     the evaluator and TensorBoard never exit on their own (ps runs
 //     server.join(), the evaluator loops over checkpoints) and are stopped
 //     at once, and so are the workers of a ParameterServerStrategy job (a
@@ -35,7 +37,7 @@ import (
 //     failure. Tasks still waiting for a container are dropped. The final
 //     diagnostics name the tasks that were stopped.
 //   - The decider fails (a non-zero exit, a kill by YARN, a failed start):
-//     the job fails at once, naming it; the machine stops everything else.
+//     the job fails at once, naming it; the core stops everything else.
 //   - A chief, worker or ps task fails before the decider has succeeded: the
 //     job fails at once, naming it. A ps task exiting 0 is no failure
 //     (some TF1 scripts end their ps tasks through a shared queue), nor is a
@@ -46,24 +48,24 @@ import (
 //
 // Timing, on the Tick clock: stops are issued at the decider's end, and for
 // lingering tasks when the last worker ended or WorkerGrace ran out. Each
-// stop is waited for at most StopTimeout after it was issued (the machine
+// stop is waited for at most StopTimeout after it was issued (the core
 // escalates a graceful stop to a hard one Config.ContainerStopGrace, 12 s in the AM,
 // after it, so a stop normally lands well within 15 s), so the policy
 // finishes at most WorkerGrace + StopTimeout after the decider's end: 25 s
 // with the defaults, leaving room for the heartbeat and unregistering
 // within 30 s.
 //
-// Restarts are not this policy's: the machine applies the job's
+// Restarts are not this policy's: the core applies the job's
 // RestartPolicy before consulting it (restart.go), so a failure it sees is
 // one that did not restart.
 //
 // The policy is a pure function of the View, so it may be consulted any
 // number of times; it repeats its Stop list until the stopped tasks have
-// ended, which the machine ignores (see Policy).
+// ended, which the core ignores (see success.Policy).
 type ChiefPolicy struct {
 	// StopTimeout bounds the wait for a stopped task, from its stop: 0
 	// means taskspec.TFStopTimeout, a negative value finishes as soon as
-	// nothing lingers (the machine then stops whatever still runs as the
+	// nothing lingers (the core then stops whatever still runs as the
 	// job ends).
 	StopTimeout time.Duration
 	// WorkerGrace is how long lingering workers (see above) have, after
@@ -72,35 +74,34 @@ type ChiefPolicy struct {
 	WorkerGrace time.Duration
 }
 
-// Verdict implements Policy.
-func (p ChiefPolicy) Verdict(v View) Verdict {
+// Verdict implements success.Policy.
+func (p ChiefPolicy) Verdict(v success.View) success.Verdict {
 	decider, ok := deciderIn(v)
 	if !ok {
 		// Validation requires a chief or a worker; without one there is
 		// nothing to decide by.
-		return AllSucceed{}.Verdict(v)
+		return success.AllSucceed{}.Verdict(v)
 	}
 	if fatal := fatalFailures(v, decider); len(fatal) > 0 {
-		return Verdict{Outcome: JobFailed, Diagnostics: joinDiagnostics(failureLines(fatal), ignoredFailures(v, decider))}
+		return success.Verdict{Outcome: success.JobFailed, Diagnostics: joinDiagnostics(failureLines(fatal), ignoredFailures(v, decider))}
 	}
 	switch decider.State {
-	case TaskSucceeded:
+	case success.TaskSucceeded:
 		return p.afterSuccess(v, decider)
-	case TaskStopped:
+	case success.TaskStopped:
 		// Nothing in this policy stops the decider; should anything else,
 		// the job can no longer succeed and must not wait forever.
-		return Verdict{Outcome: JobFailed, Diagnostics: joinDiagnostics(
+		return success.Verdict{Outcome: success.JobFailed, Diagnostics: joinDiagnostics(
 			[]string{fmt.Sprintf("%s was stopped before it succeeded", decider.Task)}, ignoredFailures(v, decider))}
 	}
-	return Verdict{}
+	return success.Verdict{}
 }
 
 // deciderIn returns the task whose end decides a SuccessChief job: chief:0,
-// or worker:0 when the job has no chief. tasks is a View, or the machine's
-// counts (tally).
+// or worker:0 when the job has no chief. tasks is a success.View.
 func deciderIn(tasks interface {
-	Task(taskspec.TaskID) (TaskStatus, bool)
-}) (TaskStatus, bool) {
+	Task(taskspec.TaskID) (success.TaskStatus, bool)
+}) (success.TaskStatus, bool) {
 	if t, ok := tasks.Task(taskspec.TaskID{Type: taskspec.Chief}); ok {
 		return t, true
 	}
@@ -109,17 +110,17 @@ func deciderIn(tasks interface {
 
 // afterSuccess stops what still runs, now or after the worker grace, and
 // once nothing does (or the wait is over) declares the job succeeded. When
-// each stop was issued is the machine's record (StopRequestedAt).
-func (p ChiefPolicy) afterSuccess(v View, decider TaskStatus) Verdict {
+// each stop was issued is the core's record (StopRequestedAt).
+func (p ChiefPolicy) afterSuccess(v success.View, decider success.TaskStatus) success.Verdict {
 	grace, timeout := p.waits()
 	types := make([]taskspec.TaskType, len(v.Tasks))
 	all := make([]taskspec.TaskID, len(v.Tasks))
 	var live []taskspec.TaskID
-	var pending []TaskStatus
+	var pending []success.TaskStatus
 	for i, t := range v.Tasks {
 		types[i], all[i] = t.Task.Type, t.Task
 		switch {
-		case t.State == TaskPending:
+		case t.State == success.TaskPending:
 			pending = append(pending, t)
 		case t.State.Live():
 			live = append(live, t.Task)
@@ -127,12 +128,12 @@ func (p ChiefPolicy) afterSuccess(v View, decider TaskStatus) Verdict {
 	}
 	// Without a clock (no Tick ever) there is no grace to wait out.
 	graceOver := grace < 0 || decider.EndedAt.IsZero() || !v.Now.Before(decider.EndedAt.Add(grace))
-	stopNow, linger := taskspec.SplitAfterDecider(types, live)
+	stopNow, linger := splitAfterDecider(types, live)
 	if graceOver {
 		stopNow, linger = live, nil
 	}
 	if len(linger) > 0 {
-		return Verdict{Stop: stopNow}
+		return success.Verdict{Stop: stopNow}
 	}
 
 	// The workers that may linger and were stopped were stopped when the
@@ -140,7 +141,7 @@ func (p ChiefPolicy) afterSuccess(v View, decider TaskStatus) Verdict {
 	// a TF1 job's ps, once the workers were gone).
 	lingeringWorker := map[taskspec.TaskID]bool{}
 	if grace > 0 {
-		_, mayLinger := taskspec.SplitAfterDecider(types, all)
+		_, mayLinger := splitAfterDecider(types, all)
 		for _, id := range mayLinger {
 			lingeringWorker[id] = id.Type == taskspec.Worker
 		}
@@ -154,7 +155,7 @@ func (p ChiefPolicy) afterSuccess(v View, decider TaskStatus) Verdict {
 	for _, t := range v.Tasks {
 		issued := t.StopRequestedAt
 		switch {
-		case t.StopRequested && (t.State.Live() || t.State == TaskStopped):
+		case t.StopRequested && (t.State.Live() || t.State == success.TaskStopped):
 		case !t.StopRequested && stoppingNow[t.Task]:
 			issued = v.Now
 		default:
@@ -171,22 +172,22 @@ func (p ChiefPolicy) afterSuccess(v View, decider TaskStatus) Verdict {
 	}
 	waitedOut := timeout < 0 || (!lastStop.IsZero() && v.Now.Sub(lastStop) >= timeout)
 	if len(stopNow) > 0 && !waitedOut {
-		// The whole live list every time: the machine skips tasks already
-		// stopping, and the same View gives the same Verdict.
-		return Verdict{Stop: stopNow}
+		// The whole live list every time: the core skips tasks already
+		// stopping, and the same success.View gives the same success.Verdict.
+		return success.Verdict{Stop: stopNow}
 	}
 	lines := []string{decider.Task.String() + " succeeded"}
 	if len(stoppedAtOnce) > 0 {
-		lines = append(lines, "stopped "+joinIDs(stoppedAtOnce)+" after it")
+		lines = append(lines, "stopped "+success.JoinIDs(stoppedAtOnce)+" after it")
 	}
 	if len(stoppedAfterGrace) > 0 {
-		lines = append(lines, fmt.Sprintf("stopped %s when the %s worker grace ran out", joinIDs(stoppedAfterGrace), grace))
+		lines = append(lines, fmt.Sprintf("stopped %s when the %s worker grace ran out", success.JoinIDs(stoppedAfterGrace), grace))
 	}
 	if len(stopNow) > 0 && timeout > 0 {
-		lines = append(lines, fmt.Sprintf("gave up after %s waiting for %s to end", timeout, joinIDs(stopNow)))
+		lines = append(lines, fmt.Sprintf("gave up after %s waiting for %s to end", timeout, success.JoinIDs(stopNow)))
 	}
-	lines = append(lines, waitingLines(pending, "never got a container")...)
-	return Verdict{Outcome: JobSucceeded, Diagnostics: joinDiagnostics(lines, ignoredFailures(v, decider))}
+	lines = append(lines, success.WaitingLines(pending, "never got a container")...)
+	return success.Verdict{Outcome: success.JobSucceeded, Diagnostics: joinDiagnostics(lines, ignoredFailures(v, decider))}
 }
 
 // waits are WorkerGrace and StopTimeout, their defaults in place of 0.
@@ -201,49 +202,49 @@ func (p ChiefPolicy) waits() (grace, timeout time.Duration) {
 	return grace, timeout
 }
 
-// fastVerdict implements fastPolicy. While no chief, worker or ps has
+// FastVerdict implements success.FastPolicy. While no chief, worker or ps has
 // failed, the decider's state alone tells: undecided until it ends; once
-// it succeeded, an empty Verdict while afterSuccess would only repeat a
+// it succeeded, an empty success.Verdict while afterSuccess would only repeat a
 // Stop list of tasks all stopping already (stopsUnderWay).
-func (p ChiefPolicy) fastVerdict(c tally) (Verdict, bool) {
+func (p ChiefPolicy) FastVerdict(c success.Tally) (success.Verdict, bool) {
 	state, endedAt, ok := deciderEnded(c)
 	if !ok {
-		return AllSucceed{}.fastVerdict(c)
+		return success.AllSucceed{}.FastVerdict(c)
 	}
-	for _, typ := range c.jobTypes() {
-		if !isSideCar(typ) && c.typeCount(typ, TaskFailed) > 0 {
-			return Verdict{}, false
+	for _, typ := range c.JobTypes() {
+		if !isSideCar(typ) && c.TypeCount(typ, success.TaskFailed) > 0 {
+			return success.Verdict{}, false
 		}
 	}
 	switch state {
-	case TaskSucceeded:
-		return Verdict{}, p.stopsUnderWay(c, endedAt)
-	case TaskStopped:
-		return Verdict{}, false
+	case success.TaskSucceeded:
+		return success.Verdict{}, p.stopsUnderWay(c, endedAt)
+	case success.TaskStopped:
+		return success.Verdict{}, false
 	}
-	return Verdict{}, true // undecided until the decider ends or a failure is fatal
+	return success.Verdict{}, true // undecided until the decider ends or a failure is fatal
 }
 
 // stopsUnderWay reports whether afterSuccess would only repeat its Stop
 // list, every task of which is stopping already: tasks still linger within
 // the worker grace, or the stopped ones are still within StopTimeout.
-func (p ChiefPolicy) stopsUnderWay(c tally, deciderEndedAt time.Time) bool {
+func (p ChiefPolicy) stopsUnderWay(c success.Tally, deciderEndedAt time.Time) bool {
 	grace, timeout := p.waits()
-	now := c.clock()
+	now := c.Clock()
 	graceOver := grace < 0 || deciderEndedAt.IsZero() || !now.Before(deciderEndedAt.Add(grace))
-	types := c.jobTypes()
-	lingers := map[taskspec.TaskType]bool{} // taskspec.SplitAfterDecider's rule, by type
-	if !graceOver && !taskspec.ParameterServerShaped(types) && c.live(taskspec.Worker) > 0 {
+	types := c.JobTypes()
+	lingers := map[taskspec.TaskType]bool{} // splitAfterDecider's rule, by type
+	if !graceOver && !ParameterServerShaped(types) && c.Live(taskspec.Worker) > 0 {
 		lingers[taskspec.Worker], lingers[taskspec.PS] = true, true
 	}
 	linger, stopNow := 0, 0
 	for _, typ := range types {
 		if lingers[typ] {
-			linger += c.live(typ)
+			linger += c.Live(typ)
 			continue
 		}
-		stopNow += c.live(typ)
-		if c.unstoppedOf(typ) > 0 {
+		stopNow += c.Live(typ)
+		if c.UnstoppedOf(typ) > 0 {
 			return false // stops to issue
 		}
 	}
@@ -256,51 +257,26 @@ func (p ChiefPolicy) stopsUnderWay(c tally, deciderEndedAt time.Time) bool {
 	// Every stop since the decider's end is on a task still live or
 	// stopped: nothing restarts once a SuccessChief job's decider succeeded.
 	lastStop := deciderEndedAt
-	if c.lastStop().After(lastStop) {
-		lastStop = c.lastStop()
+	if c.LastStop().After(lastStop) {
+		lastStop = c.LastStop()
 	}
 	return timeout >= 0 && (lastStop.IsZero() || now.Sub(lastStop) < timeout)
 }
 
-// restartsOver implements settlingPolicy: nothing restarts once the
+// RestartsOver implements success.SettlingPolicy: nothing restarts once the
 // decider succeeded.
-func (ChiefPolicy) restartsOver(c tally) bool {
+func (ChiefPolicy) RestartsOver(c success.Tally) bool {
 	state, _, ok := deciderEnded(c)
-	return ok && state == TaskSucceeded
+	return ok && state == success.TaskSucceeded
 }
 
 // deciderEnded is deciderIn for the fast path: the decider's state and
-// when it ended, read from the machine's tally without a TaskStatus copy.
-func deciderEnded(c tally) (TaskState, time.Time, bool) {
-	if state, endedAt, ok := c.ended(taskspec.TaskID{Type: taskspec.Chief}); ok {
+// when it ended, read from the core's counts (success.Tally) without a status copy.
+func deciderEnded(c success.Tally) (success.TaskState, time.Time, bool) {
+	if state, endedAt, ok := c.Ended(taskspec.TaskID{Type: taskspec.Chief}); ok {
 		return state, endedAt, true
 	}
-	return c.ended(taskspec.TaskID{Type: taskspec.Worker})
-}
-
-// waitingLines say why each task in pending had no container when the job
-// ended. A first attempt's wait is never's ("never got a container", or
-// the caller's fuller sentence), the tasks joined in one line; a restarted
-// task did run, so calling it unallocated would mislead: a worker replaced
-// in place was waiting for a container on its node, any other for the
-// container of its restart.
-func waitingLines(pending []TaskStatus, never string) []string {
-	var first []taskspec.TaskID
-	var lines []string
-	for _, t := range pending {
-		switch {
-		case t.Attempt == 0:
-			first = append(first, t.Task)
-		case t.PlaceOn != "":
-			lines = append(lines, fmt.Sprintf("%s was still being replaced on %s: its attempt %d had no container there yet", t.Task, t.PlaceOn, t.Attempt))
-		default:
-			lines = append(lines, fmt.Sprintf("%s was still restarting: its attempt %d had no container yet", t.Task, t.Attempt))
-		}
-	}
-	if len(first) > 0 {
-		lines = append([]string{joinIDs(first) + " " + never}, lines...)
-	}
-	return lines
+	return c.Ended(taskspec.TaskID{Type: taskspec.Worker})
 }
 
 // isSideCar reports whether a task's failure leaves the job alone.
@@ -311,34 +287,34 @@ func isSideCar(typ taskspec.TaskType) bool {
 // fatalFailures returns the failed chief, worker and ps tasks that fail the
 // job, in the order they ended: all of them while the decider has not
 // succeeded, else those that ended before it.
-func fatalFailures(v View, decider TaskStatus) []TaskStatus {
-	var out []TaskStatus
+func fatalFailures(v success.View, decider success.TaskStatus) []success.TaskStatus {
+	var out []success.TaskStatus
 	for _, t := range v.Tasks {
-		if t.State != TaskFailed || isSideCar(t.Task.Type) {
+		if t.State != success.TaskFailed || isSideCar(t.Task.Type) {
 			continue
 		}
-		if decider.State == TaskSucceeded && t.EndOrder > decider.EndOrder {
+		if decider.State == success.TaskSucceeded && t.EndOrder > decider.EndOrder {
 			continue
 		}
 		out = append(out, t)
 	}
-	sortByEnd(out)
+	success.SortByEnd(out)
 	return out
 }
 
 // ignoredFailures describes the failures that did not fail the job: side-cars
 // and tasks that failed after the decider succeeded.
-func ignoredFailures(v View, decider TaskStatus) []string {
-	var failed []TaskStatus
+func ignoredFailures(v success.View, decider success.TaskStatus) []string {
+	var failed []success.TaskStatus
 	for _, t := range v.Tasks {
-		if t.State != TaskFailed {
+		if t.State != success.TaskFailed {
 			continue
 		}
-		if isSideCar(t.Task.Type) || (decider.State == TaskSucceeded && t.EndOrder > decider.EndOrder) {
+		if isSideCar(t.Task.Type) || (decider.State == success.TaskSucceeded && t.EndOrder > decider.EndOrder) {
 			failed = append(failed, t)
 		}
 	}
-	sortByEnd(failed)
+	success.SortByEnd(failed)
 	lines := failureLines(failed)
 	for i, t := range failed {
 		if isSideCar(t.Task.Type) {
@@ -351,8 +327,8 @@ func ignoredFailures(v View, decider TaskStatus) []string {
 }
 
 // failureLines gives each failed task's Failure line, or one built from its
-// exit status when the View carries none.
-func failureLines(ts []TaskStatus) []string {
+// exit status when the success.View carries none.
+func failureLines(ts []success.TaskStatus) []string {
 	lines := make([]string, len(ts))
 	for i, t := range ts {
 		lines[i] = t.Failure
@@ -367,10 +343,8 @@ func joinDiagnostics(first []string, rest []string) string {
 	return strings.Join(append(append([]string(nil), first...), rest...), "; ")
 }
 
-func joinIDs(ids []taskspec.TaskID) string {
-	parts := make([]string, len(ids))
-	for i, id := range ids {
-		parts[i] = id.String()
-	}
-	return strings.Join(parts, ", ")
+// WithWorkerGrace implements success.WorkerGracePolicy.
+func (p ChiefPolicy) WithWorkerGrace(grace time.Duration) success.Policy {
+	p.WorkerGrace = grace
+	return p
 }

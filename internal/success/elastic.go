@@ -1,4 +1,4 @@
-package core
+package success
 
 import (
 	"fmt"
@@ -8,31 +8,33 @@ import (
 	"github.com/tfyarn/tfyarn/taskspec"
 )
 
-// ElasticPolicy is the rule of elastic PyTorch jobs (--min-workers).
+// Elastic is the rule of elastic jobs (--min-workers, for the frameworks
+// with the ability framework.Abilities.Elastic).
 //
 //   - A worker that fails or is lost, whatever ended it, is no failure of
 //     the job while at least Min workers remain (running, or succeeded):
-//     torchrun's agents on the others meet again without it and go on.
+//     the framework's agents on the others meet again without it (on the
+//     framework's job service, which the ApplicationMaster serves) and go
+//     on.
 //   - The lost worker is replaced (Verdict.Replace: a new container, the
-//     same task, the next attempt), no cluster restart: its torchrun joins
-//     the same rendezvous on the ApplicationMaster's store with the same
-//     --nnodes MIN:MAX, the others' agents see a node waiting and meet
-//     again with it, and the job grows back. A replacement that has no
+//     same task, the next attempt), no cluster restart: it joins the same
+//     rendezvous, the others meet again with it, and the job grows back.
+//     A replacement that has no
 //     container yet does not count among the workers that remain.
 //   - Nothing is replaced once a worker has succeeded (the others are
 //     finishing: a newcomer would find no round to join), nor a worker
 //     that never got a container (its failure is the cluster's answer),
 //     nor past MaxReplacements.
 //   - A worker still waiting for a container past --alloc-timeout
-//     (overdue: the job held Min at its deadline, elastic_alloc.go) does
+//     (Overdue: the job held Min at its deadline, the core's elastic_alloc.go) does
 //     not count among the workers that remain either.
 //   - The job fails once fewer than Min remain, and succeeds when every
 //     worker has ended (or waits, unreplaced or overdue, for a
 //     container), at least Min of them with exit 0.
 //
 // The diagnostics name the workers it lost on the way; the machine adds
-// the ones it replaced.
-type ElasticPolicy struct {
+// the ones it replaced (the core).
+type Elastic struct {
 	Min int
 	// MaxReplacements bounds how many lost workers the job replaces: the
 	// framework's (framework.Abilities.ElasticReplacements), past which the
@@ -41,7 +43,7 @@ type ElasticPolicy struct {
 }
 
 // Verdict implements Policy.
-func (p ElasticPolicy) Verdict(v View) Verdict {
+func (p Elastic) Verdict(v View) Verdict {
 	live, succeeded, replacements := 0, 0, v.Replaced
 	var replaceable []taskspec.TaskID
 	var overdue []string
@@ -49,10 +51,10 @@ func (p ElasticPolicy) Verdict(v View) Verdict {
 		switch {
 		case t.State == TaskSucceeded:
 			succeeded++
-		case t.State == TaskFailed && !t.unallocated:
+		case t.State == TaskFailed && !t.Unallocated:
 			replaceable = append(replaceable, t.Task)
-		case t.State == TaskPending && t.overdue:
-			// Past --alloc-timeout, still asked for (elastic_alloc.go):
+		case t.State == TaskPending && t.Overdue:
+			// Past --alloc-timeout, still asked for:
 			// not a worker that remains.
 			overdue = append(overdue, fmt.Sprintf("%s waiting for a container for %s", t.Task, v.Now.Sub(t.RequestedAt).Round(time.Second)))
 		case t.State == TaskPending && t.Attempt > 0:
