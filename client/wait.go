@@ -2,95 +2,17 @@ package client
 
 import (
 	"context"
-	"time"
 
-	"github.com/tfyarn/tfyarn/internal/follow"
 	"github.com/tfyarn/tfyarn/jobreport"
 )
 
-// Task changes an Event reports (Event.TaskChange).
-const (
-	TaskLaunched   = follow.TaskLaunched   // got a container
-	TaskRegistered = follow.TaskRegistered // its launcher registered its address
-	TaskEnded      = follow.TaskEnded      // its program or container ended
-)
+// Event is a change in the application's report that Wait observed
+// (jobreport.Event, its one definition; jobreport.TaskLaunched and the
+// others name its task changes).
+type Event = jobreport.Event
 
-// Event is a change in the application's report that Wait observed.
-type Event struct {
-	Time        time.Time
-	AppID       string
-	State       string // YARN application state: NEW, SUBMITTED, ACCEPTED, RUNNING, FINISHED, FAILED, KILLED
-	FinalStatus string // UNDEFINED until the end, then SUCCEEDED, FAILED or KILLED
-	TrackingURL string
-	Diagnostics string
-	// StateChanged and TrackingURLChanged say what is new; the first event
-	// has StateChanged set.
-	StateChanged, TrackingURLChanged bool
-
-	// Task is set, and the fields above are not, for a task's change seen
-	// on the AM's status page: TaskChange says which (TaskLaunched,
-	// TaskRegistered, TaskEnded), Counts sums up all the tasks then.
-	Task       *jobreport.Task
-	TaskChange string
-	Counts     *jobreport.Counts
-	// Exit says, for TaskEnded, how the task's container ended, in words:
-	// "exit code 137 (SIGKILL)", "preempted by the scheduler (exit status -102)",
-	// and YARN's reason when the task failed with one (a launch the NodeManager
-	// refused: "exit code 40: container-executor: docker image ...").
-	Exit string
-	// TensorBoardURL is, for TaskRegistered of a TensorBoard task, its address.
-	TensorBoardURL string
-
-	// Restart is set, and nothing else but Time and AppID, when the AM
-	// restarted tasks: one line saying which restart and the failure
-	// behind it, as the final diagnostics list it ("restart 1 after
-	// worker:1 (container ... on ...) failed: exit code 7").
-	Restart string
-
-	// NearMemory is set, and nothing else but Time and AppID, once per
-	// container whose program's peak RSS came near the container's memory
-	// (jobreport.Task.NearMemoryLimit): one line naming the task, its
-	// container, the peak and the limit, before YARN kills it.
-	NearMemory string
-
-	// Waiting is set, and nothing else but Time and AppID, when tasks wait
-	// for a container: at once (after a few seconds), then every
-	// waitingEvery while they still wait. One line: what is awaited,
-	// where, what the cluster offers the queue there and, for GPUs, who
-	// holds them; For says how long the wait has been seen.
-	Waiting string
-	For     time.Duration
-
-	// Notice is set, and nothing else but Time and AppID, when the
-	// ResourceManager or the ApplicationMaster stops answering or answers
-	// again: one line for the user (the CLI prints it on stderr), e.g.
-	// "ResourceManager at rm:8032 not answering (connection refused); retrying".
-	Notice string
-}
-
-// Result is how an application ended.
-type Result struct {
-	AppID         string `json:"app_id"`
-	FinalStatus   string `json:"final_status"`
-	State         string `json:"state"`
-	Diagnostics   string `json:"diagnostics"`
-	TrackingURL   string `json:"tracking_url"`
-	UploadedBytes int64  `json:"uploaded_bytes"`
-	// Tasks is each task as the AM's status page last showed it; empty
-	// when the page could not be reached.
-	Tasks []jobreport.Task `json:"tasks,omitempty"`
-	// AMAttempts is how many ApplicationMaster attempts YARN started (1
-	// unless one died and Job.AMAttempts allowed another); 0 when no report
-	// named one.
-	AMAttempts int `json:"am_attempts,omitempty"`
-	// Restarts is how many restarts the job had (Job.Restarts), as the
-	// AM's status page last said; the diagnostics name the failure behind
-	// each.
-	Restarts int `json:"restarts"`
-}
-
-// Succeeded reports whether the job succeeded.
-func (r *Result) Succeeded() bool { return r.FinalStatus == "SUCCEEDED" }
+// Result is how an application ended (jobreport.Result, its one definition).
+type Result = jobreport.Result
 
 // Wait polls the application's report until it ends, calling onEvent (if
 // not nil) on every change of state or tracking URL, and returns how it
@@ -99,12 +21,7 @@ func (r *Result) Succeeded() bool { return r.FinalStatus == "SUCCEEDED" }
 // ctx's error. Either way the staging directory is removed. The work is
 // internal/follow's.
 func (s *Submission) Wait(ctx context.Context, onEvent func(Event)) (*Result, error) {
-	var tell func(follow.Event)
-	if onEvent != nil {
-		tell = func(ev follow.Event) { onEvent(Event(ev)) }
-	}
-	r, err := s.follow.Wait(ctx, tell)
-	res := (*Result)(r)
+	res, err := s.follow.Wait(ctx, onEvent)
 	if err == nil && !res.Succeeded() {
 		return res, &JobError{Result: res}
 	}
@@ -113,8 +30,7 @@ func (s *Submission) Wait(ctx context.Context, onEvent func(Event)) (*Result, er
 
 // Kill asks the RM to kill the application and waits until it ended.
 func (s *Submission) Kill(ctx context.Context, reason string) (*Result, error) {
-	r, err := s.follow.Kill(ctx, reason)
-	return (*Result)(r), err
+	return s.follow.Kill(ctx, reason)
 }
 
 // RunOnYarn submits the job to the cluster conn names, waits for it to end

@@ -15,6 +15,7 @@ import (
 	"github.com/tfyarn/tfyarn/client"
 	"github.com/tfyarn/tfyarn/internal/cliout"
 	"github.com/tfyarn/tfyarn/internal/progressbar"
+	"github.com/tfyarn/tfyarn/jobreport"
 	"github.com/tfyarn/tfyarn/taskspec"
 	"github.com/urfave/cli/v2"
 )
@@ -566,11 +567,11 @@ func printTaskChange(w io.Writer, ev client.Event) {
 	t := ev.Task
 	var what string
 	switch ev.TaskChange {
-	case client.TaskLaunched:
+	case jobreport.TaskLaunched:
 		what = fmt.Sprintf("started in %s on %s", t.ContainerID, t.Node)
-	case client.TaskRegistered:
+	case jobreport.TaskRegistered:
 		what = fmt.Sprintf("registered at %s:%d", t.Host, t.Port)
-	case client.TaskEnded:
+	case jobreport.TaskEnded:
 		what = t.State
 		if ev.Exit != "" {
 			what += fmt.Sprintf(" (%s)", ev.Exit)

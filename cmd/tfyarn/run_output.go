@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/tfyarn/tfyarn/client"
+	"github.com/tfyarn/tfyarn/jobreport"
 	"github.com/tfyarn/tfyarn/taskspec"
 	"github.com/urfave/cli/v2"
 )
@@ -74,12 +75,12 @@ func (r *runLogs) event(ctx context.Context, ev client.Event) {
 		return
 	}
 	switch ev.TaskChange {
-	case client.TaskLaunched:
+	case jobreport.TaskLaunched:
 		if err := r.logs.Add(ctx, *ev.Task); err != nil && !r.warned {
 			r.warned = true
 			fmt.Fprintf(r.warn, "%s: cannot show %s's output: %v\n", ev.AppID, ev.Task.Task, err)
 		}
-	case client.TaskEnded:
+	case jobreport.TaskEnded:
 		r.logs.Finish(ctx, *ev.Task)
 	}
 }

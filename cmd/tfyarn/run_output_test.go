@@ -20,7 +20,7 @@ func TestRunLogsNoneFollowsNothing(t *testing.T) {
 	e := &env{}
 	r := newRunLogs(context.Background(), nil, taskspec.Job{}, logsNone, outputTable, e)
 	require.Nil(t, r.logs)
-	r.event(context.Background(), client.Event{Task: &jobreport.Task{Task: "worker:0", ContainerID: "c", Node: "n:1"}, TaskChange: client.TaskLaunched})
+	r.event(context.Background(), client.Event{Task: &jobreport.Task{Task: "worker:0", ContainerID: "c", Node: "n:1"}, TaskChange: jobreport.TaskLaunched})
 	r.close()
 }
 

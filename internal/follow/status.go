@@ -20,9 +20,9 @@ import (
 
 // Task changes an Event reports (Event.TaskChange).
 const (
-	TaskLaunched   = "launched"   // got a container
-	TaskRegistered = "registered" // its launcher registered its address
-	TaskEnded      = "ended"      // its program or container ended
+	TaskLaunched   = jobreport.TaskLaunched
+	TaskRegistered = jobreport.TaskRegistered
+	TaskEnded      = jobreport.TaskEnded
 )
 
 // statusTimeout bounds one fetch of the AM's status page: it is a local

@@ -22,44 +22,12 @@ import (
 	"github.com/tfyarn/tfyarn/jobreport"
 )
 
-// Event is a change Wait observed: client.Event, which documents its
-// fields (client converts one into the other, a conversion the compiler
-// checks field by field).
-type Event struct {
-	Time                             time.Time
-	AppID                            string
-	State                            string
-	FinalStatus                      string
-	TrackingURL                      string
-	Diagnostics                      string
-	StateChanged, TrackingURLChanged bool
-
-	Task           *jobreport.Task
-	TaskChange     string
-	Counts         *jobreport.Counts
-	Exit           string
-	TensorBoardURL string
-
-	Restart    string
-	NearMemory string
-	Waiting    string
-	For        time.Duration
-	Notice     string
-}
-
-// Result is how an application ended: client.Result, which documents its
-// fields.
-type Result struct {
-	AppID         string
-	FinalStatus   string
-	State         string
-	Diagnostics   string
-	TrackingURL   string
-	UploadedBytes int64
-	Tasks         []jobreport.Task
-	AMAttempts    int
-	Restarts      int
-}
+// Event and Result are the public report types of following a job (their one
+// definition, in jobreport), named here as the engine uses them.
+type (
+	Event  = jobreport.Event
+	Result = jobreport.Result
+)
 
 // App is the submitted application Wait follows.
 type App struct {
