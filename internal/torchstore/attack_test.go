@@ -2,8 +2,8 @@ package torchstore
 
 import (
 	"bytes"
-	"errors"
 	"encoding/binary"
+	"errors"
 	"io"
 	"net"
 	"runtime"
