@@ -12,9 +12,15 @@ import (
 // serveJobService serves the side service of the job's framework
 // (framework.Framework.JobService) on a port of the AM's host until ctx
 // ends, where it outlives any task, and returns its host:port for the
-// tasks.
+// tasks. It binds the host's address, not every interface; when the host's
+// name does not bind here (a name for a NAT address, say), every interface,
+// as the AM's other listeners do.
 func serveJobService(ctx context.Context, host string, svc framework.SideService, logf func(string, ...any)) (string, error) {
-	ln, err := net.Listen("tcp", ":0")
+	ln, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+	if err != nil && host != "" {
+		logf("binding the job's side service on %s (%v): listening on every interface", host, err)
+		ln, err = net.Listen("tcp", ":0")
+	}
 	if err != nil {
 		return "", fmt.Errorf("appmaster: the job's side service: %w", err)
 	}

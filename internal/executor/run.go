@@ -102,7 +102,7 @@ func Run(ctx context.Context, cfg Config) (exitCode int, err error) {
 	hold := launch.HoldPort && !cfg.ReleasePortBeforeExec
 	storeCtx, stopStore := context.WithCancel(ctx)
 	defer stopStore()
-	if err := serveSideServiceOrReleasePort(storeCtx, launch, hold, res, log); err != nil {
+	if err := serveSideServiceOrReleasePort(storeCtx, launch, hold, res, cfg.Host, log); err != nil {
 		return fail(ExitLauncherFailed, err)
 	}
 	mark, env := markProgramProcesses(env, log)
@@ -171,11 +171,11 @@ func prepareBeforeRegistering(ctx context.Context, cfg *Config, log *logger) (py
 // serveSideServiceOrReleasePort serves the framework's side service on the reserved port
 // (launch.Serve), or releases the port unless it is held for the program
 // (hold).
-func serveSideServiceOrReleasePort(storeCtx context.Context, launch framework.Launch, hold bool, res *Reservation, log *logger) error {
+func serveSideServiceOrReleasePort(storeCtx context.Context, launch framework.Launch, hold bool, res *Reservation, host string, log *logger) error {
 	if launch.Serve != nil {
 		// The side service listens on the reserved socket itself: the port
 		// never leaves this process, and outlives the program's processes.
-		if err := serveSideService(storeCtx, res, launch.Serve, log); err != nil {
+		if err := serveSideService(storeCtx, res, host, launch.Serve, log); err != nil {
 			return fmt.Errorf("task launcher: %w", err)
 		}
 	} else if !hold {

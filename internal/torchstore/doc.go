@@ -13,5 +13,9 @@
 // length followed by its bytes. Replies follow the same encoding. Every
 // length is bounded (MaxKeyLen, MaxValueLen, MaxKeys) and the store as a
 // whole too (MaxStoreBytes, MaxConns), so that no client can make the
-// server allocate without limit.
+// server allocate without limit. A key or a value grows as its bytes
+// arrive (never to its announced length at once), out of a budget of
+// MaxInFlightBytes shared by all requests being read; a request must
+// arrive within RequestTimeout of its first byte, while a connection
+// silent between requests (a client blocked in WAIT) is never timed out.
 package torchstore

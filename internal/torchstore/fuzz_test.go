@@ -18,7 +18,7 @@ func FuzzReadRequest(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		r := bufio.NewReader(bytes.NewReader(data))
 		for i := 0; i < 64; i++ {
-			q, err := ReadRequest(r)
+			q, err := ReadRequest(r, nil)
 			if err != nil {
 				return
 			}
@@ -32,7 +32,7 @@ func FuzzReadRequest(f *testing.F) {
 					t.Fatalf("value of %d bytes", len(v))
 				}
 			}
-			again, err := ReadRequest(bufio.NewReader(bytes.NewReader(q.Encode())))
+			again, err := ReadRequest(bufio.NewReader(bytes.NewReader(q.Encode())), nil)
 			if err != nil {
 				t.Fatalf("re-encoding %+v: %v", q, err)
 			}

@@ -69,9 +69,31 @@ type Request struct {
 
 var errTooLong = errors.New("length over the protocol's bound")
 
-// ReadRequest decodes one command from r. It allocates at most what the
-// bounds allow: a length over its bound is an error before any allocation.
-func ReadRequest(r *bufio.Reader) (Request, error) {
+// Grant is asked for n more bytes before a decoder allocates them: it
+// answers nil to allow them, else why not (the decoding then fails with
+// that error). A nil Grant allows every allocation the bounds allow.
+type Grant func(n int) error
+
+// firstChunk is the first buffer for a key or a value; a buffer then
+// doubles as its bytes arrive, so that an announced length costs nothing
+// until its bytes come.
+const firstChunk = 4 << 10
+
+// decoder reads one request, asking grant for every allocation.
+type decoder struct {
+	r     *bufio.Reader
+	grant Grant
+}
+
+// ReadRequest decodes one command from r. A length over its bound is an
+// error before any allocation; within its bound, a key or a value grows as
+// its bytes arrive (at most twice what arrived, plus firstChunk), and
+// grant, unless nil, is asked for each allocation first.
+func ReadRequest(r *bufio.Reader, grant Grant) (Request, error) {
+	if grant == nil {
+		grant = func(int) error { return nil }
+	}
+	d := decoder{r: r, grant: grant}
 	b, err := r.ReadByte()
 	if err != nil {
 		return Request{}, err
@@ -83,31 +105,31 @@ func ReadRequest(r *bufio.Reader) (Request, error) {
 		q.Int = int64(v)
 		return q, unexpectedEOF(err)
 	case CmdSet, CmdAppend:
-		k, err := readKey(r)
+		k, err := d.readKey()
 		if err != nil {
 			return q, err
 		}
-		v, err := readValue(r)
+		v, err := d.readValue()
 		q.Keys, q.Values = []string{k}, [][]byte{v}
 		return q, err
 	case CmdCompareSet:
-		k, err := readKey(r)
+		k, err := d.readKey()
 		if err != nil {
 			return q, err
 		}
-		old, err := readValue(r)
+		old, err := d.readValue()
 		if err != nil {
 			return q, err
 		}
-		nv, err := readValue(r)
+		nv, err := d.readValue()
 		q.Keys, q.Values = []string{k}, [][]byte{old, nv}
 		return q, err
 	case CmdGet, CmdDeleteKey:
-		k, err := readKey(r)
+		k, err := d.readKey()
 		q.Keys = []string{k}
 		return q, err
 	case CmdAdd:
-		k, err := readKey(r)
+		k, err := d.readKey()
 		if err != nil {
 			return q, err
 		}
@@ -115,32 +137,44 @@ func ReadRequest(r *bufio.Reader) (Request, error) {
 		q.Keys, q.Int = []string{k}, int64(v)
 		return q, unexpectedEOF(err)
 	case CmdCheck, CmdWait, CmdMultiGet, CmdMultiSet:
-		n, err := readU64(r)
-		if err != nil {
-			return q, unexpectedEOF(err)
-		}
-		if n > MaxKeys {
-			return q, fmt.Errorf("%d keys: %w (%d)", n, errTooLong, MaxKeys)
-		}
-		for i := uint64(0); i < n; i++ {
-			k, err := readKey(r)
-			if err != nil {
-				return q, err
-			}
-			q.Keys = append(q.Keys, k)
-			if q.Cmd == CmdMultiSet {
-				v, err := readValue(r)
-				if err != nil {
-					return q, err
-				}
-				q.Values = append(q.Values, v)
-			}
-		}
-		return q, nil
+		return q, d.readMany(&q)
 	case CmdNumKeys, CmdCancelWait:
 		return q, nil
 	}
 	return q, fmt.Errorf("unknown command %d", b)
+}
+
+// readMany reads the count of keys (and values, for MULTI_SET) of q and
+// them. The slices of keys and values grow as they arrive too.
+func (d decoder) readMany(q *Request) error {
+	n, err := readU64(d.r)
+	if err != nil {
+		return unexpectedEOF(err)
+	}
+	if n > MaxKeys {
+		return fmt.Errorf("%d keys: %w (%d)", n, errTooLong, MaxKeys)
+	}
+	const sliceEntry = 24 // bytes of a string or slice header
+	for i := uint64(0); i < n; i++ {
+		if len(q.Keys) == cap(q.Keys) {
+			if err := d.grant(2 * sliceEntry * (cap(q.Keys) + 1)); err != nil {
+				return err
+			}
+		}
+		k, err := d.readKey()
+		if err != nil {
+			return err
+		}
+		q.Keys = append(q.Keys, k)
+		if q.Cmd == CmdMultiSet {
+			v, err := d.readValue()
+			if err != nil {
+				return err
+			}
+			q.Values = append(q.Values, v)
+		}
+	}
+	return nil
 }
 
 func unexpectedEOF(err error) error {
@@ -166,27 +200,48 @@ func readU64(r io.Reader) (uint64, error) {
 	return binary.LittleEndian.Uint64(b[:]), nil
 }
 
-func readBytes(r io.Reader, max int) ([]byte, error) {
-	n, err := readU64(r)
+// readBytes reads a length, at most limit, and that many bytes into a buffer
+// that doubles as they arrive: the announced length alone allocates
+// nothing past firstChunk.
+func (d decoder) readBytes(limit int) ([]byte, error) {
+	n64, err := readU64(d.r)
 	if err != nil {
 		return nil, unexpectedEOF(err)
 	}
-	if n > uint64(max) {
-		return nil, fmt.Errorf("%d bytes: %w (%d)", n, errTooLong, max)
+	if n64 > uint64(limit) {
+		return nil, fmt.Errorf("%d bytes: %w (%d)", n64, errTooLong, limit)
 	}
-	b := make([]byte, n)
-	if _, err := io.ReadFull(r, b); err != nil {
-		return nil, unexpectedEOF(err)
+	n := int(n64)
+	b := []byte{}
+	for len(b) < n {
+		if len(b) == cap(b) {
+			size := min(n, max(2*cap(b), firstChunk))
+			if err := d.grant(size); err != nil {
+				return nil, err
+			}
+			b = append(make([]byte, 0, size), b...)
+		}
+		m, err := d.r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+m]
+		if err != nil && len(b) < n {
+			return nil, unexpectedEOF(err)
+		}
 	}
 	return b, nil
 }
 
-func readKey(r io.Reader) (string, error) {
-	b, err := readBytes(r, MaxKeyLen)
-	return string(b), err
+func (d decoder) readKey() (string, error) {
+	b, err := d.readBytes(MaxKeyLen)
+	if err != nil {
+		return "", err
+	}
+	if err := d.grant(len(b)); err != nil {
+		return "", err
+	}
+	return string(b), nil
 }
 
-func readValue(r io.Reader) ([]byte, error) { return readBytes(r, MaxValueLen) }
+func (d decoder) readValue() ([]byte, error) { return d.readBytes(MaxValueLen) }
 
 // Encoders of replies (and of requests, for the tests' client).
 

@@ -16,13 +16,30 @@ import (
 // connection instead of holding the server.
 const writeTimeout = 30 * time.Second
 
+// DefaultRequestTimeout bounds the reading of one request from its first
+// byte (and of the validation from the connection's start). Between
+// requests a connection may stay silent as long as it likes: torch's
+// clients hold a connection for the job's life and block in WAIT for the
+// rendezvous' timeout, sending nothing meanwhile.
+const DefaultRequestTimeout = 30 * time.Second
+
+// MaxInFlightBytes bounds what all connections together may have allocated
+// for requests not yet carried out (keys and values being read). It holds
+// a COMPARE_SET of two values of MaxValueLen with room to spare.
+const MaxInFlightBytes = 64 << 20
+
 // Server is one store. The zero value is not usable; call New.
 type Server struct {
-	mu      sync.Mutex
-	data    map[string][]byte
-	bytes   int
-	waiters map[string][]*conn // key -> connections waiting for it
-	conns   map[*conn]bool
+	mu       sync.Mutex
+	data     map[string][]byte
+	bytes    int
+	waiters  map[string][]*conn // key -> connections waiting for it
+	conns    map[*conn]bool
+	inFlight *budget
+	// RequestTimeout bounds the reading of one request (New sets
+	// DefaultRequestTimeout): a client that sends part of a request and
+	// stops loses its connection.
+	RequestTimeout time.Duration
 	// Logf, when set, hears why a connection was dropped.
 	Logf func(format string, args ...any)
 }
@@ -31,6 +48,7 @@ type Server struct {
 func New() *Server {
 	return &Server{
 		data: map[string][]byte{}, waiters: map[string][]*conn{}, conns: map[*conn]bool{},
+		inFlight: newBudget(MaxInFlightBytes), RequestTimeout: DefaultRequestTimeout,
 	}
 }
 
@@ -39,6 +57,11 @@ type conn struct {
 	wmu     sync.Mutex
 	pending int      // keys of its WAIT not yet set (server.mu)
 	waitFor []string // keys of its WAIT (server.mu)
+
+	// The request being read: its deadline and the bytes it took from
+	// the server's budget (serveConn's goroutine only).
+	deadline time.Time
+	held     int
 }
 
 func (c *conn) write(b []byte) error {
@@ -97,30 +120,76 @@ func (s *Server) logf(format string, args ...any) {
 func (s *Server) serveConn(c *conn) {
 	defer func() {
 		_ = c.nc.Close()
+		s.giveBack(c)
 		s.mu.Lock()
 		delete(s.conns, c)
 		s.clearWaitLocked(c)
 		s.mu.Unlock()
 	}()
 	r := bufio.NewReader(c.nc)
-	first, err := ReadRequest(r)
+	s.startRequest(c)
+	first, err := ReadRequest(r, s.grantFor(c))
+	s.giveBack(c)
 	if err != nil || first.Cmd != CmdValidate || uint32(first.Int) != ValidationMagic {
 		s.logf("torch store: %s is not a TCPStore client (no validation)", c.nc.RemoteAddr())
 		return
 	}
 	for {
-		q, err := ReadRequest(r)
-		if err != nil {
+		// No deadline until a request's first byte: a client blocked
+		// in WAIT, or between requests, is not idle.
+		_ = c.nc.SetReadDeadline(time.Time{})
+		if _, err := r.Peek(1); err != nil {
 			if !isClosed(err) {
 				s.logf("torch store: %s: %v", c.nc.RemoteAddr(), err)
 			}
 			return
 		}
-		if err := s.handle(c, q); err != nil {
+		s.startRequest(c)
+		q, err := ReadRequest(r, s.grantFor(c))
+		if err != nil {
+			s.logf("torch store: %s: %v", c.nc.RemoteAddr(), requestError(err, s.RequestTimeout))
+			return
+		}
+		err = s.handle(c, q)
+		s.giveBack(c)
+		if err != nil {
 			s.logf("torch store: %s: %v", c.nc.RemoteAddr(), err)
 			return
 		}
 	}
+}
+
+// startRequest gives c's next request its deadline.
+func (s *Server) startRequest(c *conn) {
+	c.deadline = time.Now().Add(s.RequestTimeout)
+	_ = c.nc.SetReadDeadline(c.deadline)
+}
+
+// grantFor takes what c's request allocates from the server's budget,
+// waiting at most until the request's deadline.
+func (s *Server) grantFor(c *conn) Grant {
+	return func(n int) error {
+		if err := s.inFlight.take(n, c.deadline); err != nil {
+			return err
+		}
+		c.held += n
+		return nil
+	}
+}
+
+// giveBack returns to the budget what c's request took.
+func (s *Server) giveBack(c *conn) {
+	s.inFlight.give(c.held)
+	c.held = 0
+}
+
+// requestError names a read deadline for what it is.
+func requestError(err error, timeout time.Duration) error {
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return fmt.Errorf("a request not received within %v of its first byte; dropped", timeout)
+	}
+	return err
 }
 
 func isClosed(err error) bool {

@@ -20,10 +20,14 @@ type client struct {
 	r  *bufio.Reader
 }
 
-func serve(t *testing.T) (*Server, string) {
+func serve(t *testing.T) (*Server, string) { return serveWith(t, DefaultRequestTimeout) }
+
+// serveWith serves a store whose requests time out after timeout.
+func serveWith(t *testing.T, timeout time.Duration) (*Server, string) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	s := New()
+	s.RequestTimeout = timeout
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- s.Serve(ctx, ln) }()
@@ -222,7 +226,7 @@ func TestRequestRoundTrip(t *testing.T) {
 		{Cmd: CmdAppend, Keys: []string{"k"}, Values: [][]byte{[]byte("x")}}, {Cmd: CmdMultiGet, Keys: []string{"a", "b"}},
 		{Cmd: CmdMultiSet, Keys: []string{"a", "b"}, Values: [][]byte{[]byte("1"), []byte("2")}}, {Cmd: CmdCancelWait},
 	} {
-		got, err := ReadRequest(bufio.NewReader(bytes.NewReader(q.Encode())))
+		got, err := ReadRequest(bufio.NewReader(bytes.NewReader(q.Encode())), nil)
 		require.NoError(t, err)
 		require.Equal(t, q, got)
 	}
