@@ -110,7 +110,7 @@ func TestE2EAttackProxyViewer(t *testing.T) {
 // her report. Sent again verbatim, as bob would from a capture of the
 // plain-HTTP wire, it is refused, as is one signed 6 minutes ago.
 func replayStatusRequest(t *testing.T, c *clustertest.Cluster, owner, appID string, secrets []string) {
-	key := []byte(c.Hadoop(t, "fs", "-cat", hdfs.StagingDir(owner, appID)+"/"+contract.StatusKeyName))
+	key := []byte(c.Hadoop(t, "hdfs", "dfs", "-cat", hdfs.StagingDir(owner, appID)+"/"+contract.StatusKeyName))
 	require.NoError(t, contract.CheckStatusKey(key))
 	conf, err := hadoopconf.LoadDir(c.ConfDir)
 	require.NoError(t, err)
