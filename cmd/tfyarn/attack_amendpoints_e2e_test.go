@@ -21,6 +21,7 @@ import (
 	"github.com/tfyarn/tfyarn/internal/clustertest"
 	"github.com/tfyarn/tfyarn/internal/contract"
 	"github.com/tfyarn/tfyarn/internal/hadoopconf"
+	"github.com/tfyarn/tfyarn/internal/reqsign"
 	"github.com/tfyarn/tfyarn/internal/security"
 	"github.com/tfyarn/tfyarn/internal/yarn"
 	"github.com/tfyarn/tfyarn/jobreport"
@@ -117,23 +118,28 @@ func attackAMEndpoints(t *testing.T, c *clustertest.Cluster, asBob []string, bob
 		require.NoError(t, err)
 		am := net.JoinHostPort(r.GetHost(), strconv.Itoa(int(r.GetRpcPort())))
 		hc := &http.Client{Timeout: 10 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-		forged := contract.StatusBearer([]byte("bob's guess at alice's status key"))
-		for _, tc := range []struct{ method, path, auth string }{
-			{"GET", contract.StatusPath, ""},
-			{"GET", contract.StatusPath, forged},
-			{"HEAD", contract.StatusPath, ""},
-			{"GET", "/", ""},
-			{"GET", "/index.html", ""},
-			{"GET", "/static/page.js", ""},
-			{"GET", contract.ProxiedPrefix, ""},
-			{"GET", contract.ProxiedPrefix + contract.WebPathToken([]byte("bob's guess at alice's status key")) + "/status", ""},
-			{"GET", "/rendezvous/v1/spec?task=worker:0", ""},
-			{"POST", "/", ""},
+		guess := contract.StatusSigningKey([]byte("bob's guess at alice's status key"))
+		for _, tc := range []struct {
+			method, path string
+			forged       bool // signed with bob's guess at the key
+		}{
+			{"GET", contract.StatusPath, false},
+			{"GET", contract.StatusPath, true},
+			{"HEAD", contract.StatusPath, false},
+			{"GET", "/", false},
+			{"GET", "/index.html", false},
+			{"GET", "/static/page.js", false},
+			{"GET", contract.ProxiedPrefix, false},
+			{"GET", contract.ProxiedPrefix + contract.WebPathToken([]byte("bob's guess at alice's status key")) + "/status", false},
+			{"GET", "/rendezvous/v1/spec?task=worker:0", false},
+			{"POST", "/", false},
 		} {
 			req, err := http.NewRequestWithContext(ctx, tc.method, "http://"+am+tc.path, nil)
 			require.NoError(t, err)
-			if tc.auth != "" {
-				req.Header.Set(contract.HeaderStatusAuth, tc.auth)
+			if tc.forged {
+				r, err := reqsign.NewRequest(contract.StatusRequestPurpose, tc.method, tc.path, appID, time.Now())
+				require.NoError(t, err)
+				r.Sign(guess, nil, req.Header)
 			}
 			resp, err := hc.Do(req)
 			require.NoError(t, err, "%s %s", tc.method, tc.path)

@@ -278,9 +278,10 @@ func TestE2EDockerImage(t *testing.T) {
 		var view appView
 		require.NoError(t, json.Unmarshal([]byte(status), &view), status)
 		require.Regexp(t, `^http://[^/]+/proxy/`+app+`/$`, view.TrackingURL)
-		rep := proxyStatus(t, view.TrackingURL+strings.TrimPrefix(contract.StatusPath, "/"))
+		owner := ownerQuery(t, view.TrackingURL)
+		rep := proxyStatus(t, view.TrackingURL+strings.TrimPrefix(contract.StatusPath, "/")+owner)
 		require.Len(t, rep.Tasks, 2)
-		page := httpGet(t, view.TrackingURL)
+		page := httpGet(t, view.TrackingURL+owner)
 		for _, task := range rep.Tasks {
 			require.Contains(t, ours, task.ContainerID)
 			row := taskRow(t, page, task.Task)

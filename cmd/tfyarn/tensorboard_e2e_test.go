@@ -68,9 +68,10 @@ func TestE2ETensorBoard(t *testing.T) {
 	require.Regexp(t, `(?m)^TensorBoard\s*:\s*`+regexp.QuoteMeta(url)+`$`, out)
 	require.Regexp(t, `(?m)^tensorboard:0\s+running\s`, out)
 	tracking := statusJSON(t, c, appID).TrackingURL
-	rep := proxyStatus(t, tracking+strings.TrimPrefix(contract.StatusPath, "/"))
+	owner := ownerQuery(t, tracking)
+	rep := proxyStatus(t, tracking+strings.TrimPrefix(contract.StatusPath, "/")+owner)
 	require.Equal(t, url, rep.TensorBoardURL)
-	dom := headless(t, chromiumPath(t), "--dump-dom", tracking)
+	dom := headless(t, chromiumPath(t), "--dump-dom", tracking+owner)
 	require.Contains(t, dom, `<a id="tensorboard" href="`+url+`">`)
 	require.Contains(t, taskRow(t, dom, "tensorboard:0"), `data-state="running"`)
 

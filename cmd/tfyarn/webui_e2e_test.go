@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	neturl "net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -57,12 +58,14 @@ func TestE2EWebUIHistoryGPU(t *testing.T) {
 	tracking := statusJSON(t, c, appID).TrackingURL
 	require.Regexp(t, `^http://[^/]+/proxy/`+appID+`/$`, tracking, "the RM's web proxy fronts the AM's page")
 
-	// Through the proxy, the JSON beside the page: wait for both tasks to
-	// run and report their GPUs.
+	// Through the proxy, the JSON beside the page, as the viewer the RM
+	// names the job's owner: wait for both tasks to run and report their
+	// GPUs.
+	owner := ownerQuery(t, tracking)
 	var rep contract.StatusReport
 	deadline := time.Now().Add(time.Minute)
 	for {
-		rep = proxyStatus(t, tracking+strings.TrimPrefix(contract.StatusPath, "/"))
+		rep = proxyStatus(t, tracking+strings.TrimPrefix(contract.StatusPath, "/")+owner)
 		if rep.Counts.Running == 2 && len(rep.Tasks[0].GPUs) == 1 && len(rep.Tasks[1].GPUs) == 1 {
 			break
 		}
@@ -74,8 +77,8 @@ func TestE2EWebUIHistoryGPU(t *testing.T) {
 
 	// The page in a real browser, through the proxy.
 	shot := filepath.Join(c.Root, "bench", "results", "webui.png")
-	dom := headless(t, chromium, "--dump-dom", tracking)
-	_ = headless(t, chromium, "--screenshot="+shot, tracking)
+	dom := headless(t, chromium, "--dump-dom", tracking+owner)
+	_ = headless(t, chromium, "--screenshot="+shot, tracking+owner)
 	png, err := os.ReadFile(shot)
 	require.NoError(t, err)
 	require.True(t, bytes.HasPrefix(png, []byte("\x89PNG")) && len(png) > 10<<10, "a real screenshot at %s", shot)
@@ -83,7 +86,7 @@ func TestE2EWebUIHistoryGPU(t *testing.T) {
 
 	// The page refreshes itself through the proxy: the script fetched it
 	// again and swapped it in (virtual time lets its timer fire).
-	refreshed := headless(t, chromium, "--dump-dom", tracking, "--virtual-time-budget=10000")
+	refreshed := headless(t, chromium, "--dump-dom", tracking+owner, "--virtual-time-budget=10000")
 	require.Regexp(t, `<main id="live" data-final="false" data-refreshes="[1-9]`, refreshed)
 	require.Contains(t, refreshed, `data-task="worker:1" data-state="running"`)
 
@@ -241,6 +244,17 @@ func proxyStatus(t *testing.T, url string) contract.StatusReport {
 	var rep contract.StatusReport
 	require.NoError(t, json.Unmarshal([]byte(httpGet(t, url)), &rep))
 	return rep
+}
+
+// ownerQuery is the query by which the ResourceManager's simple HTTP
+// authentication (the test clusters', YARN's default without Kerberos)
+// names the viewer the job's owner: the AM then shows the owner's view
+// through the proxy (docs/security.md). The public view names the owner.
+func ownerQuery(t *testing.T, tracking string) string {
+	t.Helper()
+	rep := proxyStatus(t, tracking+strings.TrimPrefix(contract.StatusPath, "/"))
+	require.NotEmpty(t, rep.User, "the public view names the job's owner")
+	return "?user.name=" + neturl.QueryEscape(rep.User)
 }
 
 func httpGet(t *testing.T, url string) string {

@@ -155,7 +155,10 @@ func StartRendezvous(cfg RendezvousConfig) (*TaskRendezvous, error) {
 	mux := http.NewServeMux()
 	mux.Handle(rendezvous.PathPrefix, srv)
 	r.uiPath = contract.ProxiedPrefix + contract.WebPathToken(cfg.Web.StatusKey) + "/"
-	mux.Handle("/", newWebGate(cfg.User, cfg.Web, http.HandlerFunc(r.page.serveJSON), webui.Handler(r.page.currentReport, nil), cfg.Logf))
+	mux.Handle("/", newWebGate(cfg.User, cfg.Web, webViews{
+		status: http.HandlerFunc(r.page.serveJSON), ui: webui.Handler(r.page.currentReport, nil, false),
+		publicStatus: http.HandlerFunc(r.page.servePublicJSON), publicUI: webui.Handler(r.page.publicReport, nil, true),
+	}, cfg.Logf))
 	r.hs = rendezvous.HTTPServer(mux, slog.New(slog.NewTextHandler(cfg.Log, nil)))
 	go r.serve()
 	go r.forwardNotify()

@@ -309,16 +309,22 @@ func (p *statusPage) serveJSON(w http.ResponseWriter, r *http.Request) {
 	p.fresh()
 	rep := p.report
 	p.mu.Unlock()
+	if writeJSON(w, rep) && rep.Final {
+		p.fetchedOnce.Do(func() { close(p.finalFetched) })
+	}
+}
+
+// writeJSON answers with rep in JSON; false if it could not.
+func writeJSON(w http.ResponseWriter, rep contract.StatusReport) bool {
 	body, err := json.Marshal(rep)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
-		return
+		return false
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
-	if _, err := w.Write(append(body, '\n')); err == nil && rep.Final {
-		p.fetchedOnce.Do(func() { close(p.finalFetched) })
-	}
+	_, err = w.Write(append(body, '\n'))
+	return err == nil
 }
 
 // report is the latest report, for the web UI.

@@ -3,6 +3,8 @@ package appmaster
 import (
 	"context"
 	"encoding/json"
+	"io"
+	"net/http"
 	"testing"
 	"time"
 
@@ -78,11 +80,38 @@ func TestStatusPageDecorated(t *testing.T) {
 	require.Nil(t, rep.Tasks[1].ProcessSample, "worker:1's previous container's sample")
 	require.False(t, rep.Tasks[1].NearMemoryLimit)
 
-	page := get(t, rv.TrackingURL())
+	page := getAs(t, rv.TrackingURL(), "alice")
 	require.Contains(t, page, `data-task="worker:0" data-state="running"`)
 	require.Contains(t, page, "0: 75% 1011/81559 MiB")
 	require.Contains(t, page, `<td class="process near-limit">100% 900 MiB (peak 922 MiB); near its 1.0 GiB limit</td>`)
 	require.Contains(t, page, `href="http://node1:6006/"`)
+	require.Contains(t, page, "python train.py --epochs 3")
+	// Anyone else the proxy names, or none: the public view.
+	for _, viewer := range []string{"", "bob", "dr.who"} {
+		page := getAs(t, rv.TrackingURL(), viewer)
+		require.Contains(t, page, `data-task="worker:0" data-state="running"`, viewer)
+		require.Contains(t, page, "0: 75% 1011/81559 MiB", viewer)
+		require.NotContains(t, page, "node1", viewer)
+		require.NotContains(t, page, "train.py", viewer)
+		require.Contains(t, page, `id="public-view"`, viewer)
+	}
+}
+
+// getAs GETs url as the proxy does for viewer (none: "").
+func getAs(t *testing.T, url, viewer string) string {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	require.NoError(t, err)
+	if viewer != "" {
+		req.Header.Set("Cookie", "proxy-user="+viewer)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return string(b)
 }
 
 // TestStatusPageProgress: a launcher's progress report, sent alone, shows

@@ -12,6 +12,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -20,6 +21,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/tfyarn/tfyarn/internal/contract"
 	"github.com/tfyarn/tfyarn/internal/rendezvous"
+	"github.com/tfyarn/tfyarn/internal/reqsign"
 	"github.com/tfyarn/tfyarn/taskspec"
 )
 
@@ -77,7 +79,7 @@ func TestTaskRendezvous(t *testing.T) {
 		require.NotContains(t, page, hex.EncodeToString(secret))
 		require.NotContains(t, page, base64.StdEncoding.EncodeToString(secret))
 		require.NotContains(t, page, contract.WebPathToken(key))
-		require.NotContains(t, page, contract.StatusBearer(key))
+		require.NotContains(t, page, hex.EncodeToString(contract.StatusSigningKey(key)))
 	}
 
 	rv.Observe(Snapshot{Tasks: m.Tasks(), Finish: &core.Finish{Status: core.Failed, Diagnostics: "chief:0 failed"}})
@@ -110,13 +112,15 @@ func launcherClient(t *testing.T, rv *TaskRendezvous, secret []byte, container s
 
 func get(t *testing.T, url string) string { return getWithKey(t, url, nil) }
 
-// getWithKey GETs url, proving it holds the status key when key is not nil.
+// getWithKey GETs url, with a request signed with the status key when key
+// is not nil, whose answer must be signed.
 func getWithKey(t *testing.T, url string, key []byte) string {
 	t.Helper()
 	req, err := http.NewRequest(http.MethodGet, url, nil)
 	require.NoError(t, err)
+	var sig string
 	if key != nil {
-		req.Header.Set(contract.HeaderStatusAuth, contract.StatusBearer(key))
+		sig = signStatusRequest(t, key, req.URL.RequestURI(), req.Header)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
@@ -124,7 +128,19 @@ func getWithKey(t *testing.T, url string, key []byte) string {
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	b, err := io.ReadAll(resp.Body)
 	require.NoError(t, err)
+	if key != nil {
+		require.NoError(t, reqsign.CheckResponse(contract.StatusSigningKey(key), contract.StatusAnswerPurpose, sig, resp.StatusCode, resp.Header, b))
+	}
 	return string(b)
+}
+
+// signStatusRequest sets in h the signature of a fresh GET of target as
+// the owner's client signs it, and returns it.
+func signStatusRequest(t *testing.T, key []byte, target string, h http.Header) string {
+	t.Helper()
+	r, err := reqsign.NewRequest(contract.StatusRequestPurpose, http.MethodGet, target, "application_1_0001", time.Now())
+	require.NoError(t, err)
+	return r.Sign(contract.StatusSigningKey(key), nil, h)
 }
 
 // failingListener's Accept fails for good, as a listener does when the
@@ -214,7 +230,11 @@ func TestRendezvousBoundsStrangers(t *testing.T) {
 	defer owner.Close()
 	ownerReader := bufio.NewReader(owner)
 	askStatus := func() int {
-		_, err := io.WriteString(owner, "GET "+contract.StatusPath+" HTTP/1.1\r\nHost: am\r\n"+contract.HeaderStatusAuth+": "+contract.StatusBearer(key)+"\r\n\r\n")
+		h := http.Header{}
+		signStatusRequest(t, key, contract.StatusPath, h)
+		var head strings.Builder
+		require.NoError(t, h.Write(&head))
+		_, err := io.WriteString(owner, "GET "+contract.StatusPath+" HTTP/1.1\r\nHost: am\r\n"+head.String()+"\r\n")
 		require.NoError(t, err)
 		require.NoError(t, owner.SetReadDeadline(time.Now().Add(5*time.Second)))
 		resp, err := http.ReadResponse(ownerReader, nil)

@@ -10,14 +10,13 @@ import (
 	"sync"
 	"time"
 
-	"github.com/tfyarn/tfyarn/internal/connlimit"
 	"github.com/tfyarn/tfyarn/internal/contract"
 	"github.com/tfyarn/tfyarn/internal/hadoopconf"
 )
 
-// WebAccess says who may read the AM's status JSON and web UI, which show
-// the command line, diagnostics with stderr tails and every task's
-// address.
+// WebAccess says who may read the AM's status JSON and web UI, whose
+// owner's view shows the command line, diagnostics with stderr tails and
+// every task's address.
 type WebAccess struct {
 	// StatusKey is the job's status key (contract.StatusKeyAlias): the
 	// client proves it holds it at contract.StatusPath, and the web UI's
@@ -34,7 +33,8 @@ type WebAccess struct {
 	ProxyURL string
 	// AnonymousUser is the name the ResourceManager's web server gives
 	// viewers it did not authenticate (hadoop.http.staticuser.user); the
-	// proxy passes the viewer's name in its proxy-user cookie.
+	// proxy passes the viewer's name in its proxy-user cookie, and a
+	// viewer of this name never gets the owner's view.
 	AnonymousUser string
 }
 
@@ -90,20 +90,22 @@ func wildcardRMWeb(conf *hadoopconf.Config, svc hadoopconf.RMService) string {
 const proxyAddrRefresh = 5 * time.Minute
 
 // webGate fronts the status JSON and the web UI:
-//   - contract.StatusPath answers a request carrying the status key's
-//     bearer (contract.HeaderStatusAuth) and refuses every other with 401;
+//   - contract.StatusPath answers a fresh request signed with the status
+//     key (statusAuth), with a signed answer, and refuses every other with
+//     401;
 //   - the UI lives under contract.ProxiedPrefix + the key's path token,
 //     the tracking URL the AM registers, and answers only requests from a
-//     proxy's address whose proxy-user, when the ResourceManager named
-//     one, is the job's owner; other peers are sent to the proxy (as
-//     AmIpFilter does), other viewers refused;
+//     proxy's address: the owner's view when the proxy names the job's
+//     owner as the viewer (its proxy-user cookie), the public view
+//     (publicReport) to every other viewer; other peers are sent to the
+//     proxy (as AmIpFilter does);
 //   - every other path is sent to the proxy (GET) or not found.
 type webGate struct {
 	owner    string
 	access   WebAccess
 	uiPrefix string // /proxied/<token>/
-	status   http.Handler
-	ui       http.Handler
+	views    webViews
+	auth     *statusAuth
 	lookup   func(ctx context.Context, host string) ([]string, error)
 	logf     func(format string, args ...any)
 
@@ -112,47 +114,57 @@ type webGate struct {
 	resolved time.Time
 }
 
-func newWebGate(owner string, access WebAccess, status, ui http.Handler, logf func(string, ...any)) *webGate {
+// webViews are the status JSON and the web UI as the job's owner sees
+// them, and as everyone else does.
+type webViews struct {
+	status, ui             http.Handler
+	publicStatus, publicUI http.Handler
+}
+
+func newWebGate(owner string, access WebAccess, views webViews, logf func(string, ...any)) *webGate {
 	return &webGate{
 		owner: owner, access: access,
 		uiPrefix: contract.ProxiedPrefix + contract.WebPathToken(access.StatusKey) + "/",
-		status:   status, ui: ui,
-		lookup: net.DefaultResolver.LookupHost,
-		logf:   logf,
+		views:    views,
+		auth:     newStatusAuth(access.StatusKey),
+		lookup:   net.DefaultResolver.LookupHost,
+		logf:     logf,
 	}
 }
 
 func (g *webGate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case r.URL.Path == contract.StatusPath:
-		if !contract.StatusBearerMatches(g.access.StatusKey, r.Header.Get(contract.HeaderStatusAuth)) {
-			http.Error(w, "the job's status needs its owner's status key (tfyarn status as the job's owner)", http.StatusUnauthorized)
-			return
-		}
-		// The owner's client keeps its connection through a flood of
-		// strangers' ones (package connlimit).
-		connlimit.Trust(r.Context())
-		g.status.ServeHTTP(w, r)
+		// A refusal's reason goes back to the caller only.
+		_ = g.auth.serve(w, r, g.views.status)
 	case strings.HasPrefix(r.URL.Path, g.uiPrefix):
 		if !g.fromProxy(r) {
 			g.toProxy(w, r, strings.TrimPrefix(r.URL.Path, g.uiPrefix))
 			return
 		}
-		if user, ok := proxyUser(r); ok && user != g.owner && user != g.access.AnonymousUser {
-			http.Error(w, "this job's page is its owner's", http.StatusForbidden)
-			return
+		status, ui := g.views.publicStatus, g.views.publicUI
+		if g.ownerViewing(r) {
+			status, ui = g.views.status, g.views.ui
 		}
 		rest := strings.TrimPrefix(r.URL.Path, g.uiPrefix)
 		if rest == strings.TrimPrefix(contract.StatusPath, "/") {
-			g.status.ServeHTTP(w, r)
+			status.ServeHTTP(w, r)
 			return
 		}
 		r2 := r.Clone(r.Context())
 		r2.URL.Path, r2.URL.RawPath = "/"+rest, ""
-		g.ui.ServeHTTP(w, r2)
+		ui.ServeHTTP(w, r2)
 	default:
 		g.toProxy(w, r, "")
 	}
+}
+
+// ownerViewing reports whether the proxy names the job's owner as the
+// viewer: never the name the ResourceManager gives viewers it did not
+// authenticate, even for a job of a user of that name.
+func (g *webGate) ownerViewing(r *http.Request) bool {
+	user, ok := proxyUser(r)
+	return ok && user == g.owner && user != g.access.AnonymousUser
 }
 
 // toProxy sends a browser to the application's page on the proxy; rest is

@@ -14,21 +14,21 @@ import (
 	"github.com/tfyarn/tfyarn/internal/contract"
 	"github.com/tfyarn/tfyarn/internal/hadoopconf"
 	"github.com/tfyarn/tfyarn/internal/rendezvous"
+	"github.com/tfyarn/tfyarn/internal/reqsign"
 	"github.com/tfyarn/tfyarn/internal/security"
 	"github.com/tfyarn/tfyarn/taskspec"
 )
 
-// TestWebGate: the status JSON answers the status key's bearer only; the
-// UI answers only the proxy's address, under the key's path token, and
-// only the owner (or a viewer the RM did not name); everyone else is sent
-// to the proxy's page, without the token.
+// TestWebGate: the status JSON answers a signed request only (statusauth's
+// tests say which); the UI answers only the proxy's address, under the
+// key's path token: the owner's view to the viewer the proxy names the
+// owner, the public view to every other; everyone else is sent to the
+// proxy's page, without the token.
 func TestWebGate(t *testing.T) {
 	key := []byte("0123456789abcdef0123456789abcdef")
-	status := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, `{"app_id":"x"}`) })
-	ui := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, "page "+r.URL.Path) })
 	proxyIP := "127.0.0.1"
 	g := newWebGate("alice", WebAccess{StatusKey: key, ProxyHosts: []string{"rm:8088"}, ProxyURL: "http://rm:8088/proxy/application_1_0001/", AnonymousUser: "dr.who"},
-		status, ui, t.Logf)
+		testViews(), t.Logf)
 	g.lookup = func(_ context.Context, host string) ([]string, error) {
 		require.Equal(t, "rm", host)
 		return []string{proxyIP}, nil
@@ -54,9 +54,9 @@ func TestWebGate(t *testing.T) {
 	code, body, _ := do("GET", contract.StatusPath, nil)
 	require.Equal(t, http.StatusUnauthorized, code)
 	require.NotContains(t, body, "app_id")
-	code, _, _ = do("GET", contract.StatusPath, http.Header{contract.HeaderStatusAuth: {contract.StatusBearer([]byte("another key, as long as the real"))}})
-	require.Equal(t, http.StatusUnauthorized, code)
-	code, body, _ = do("GET", contract.StatusPath, http.Header{contract.HeaderStatusAuth: {contract.StatusBearer(key)}})
+	signed := http.Header{}
+	signStatusRequest(t, key, contract.StatusPath, signed)
+	code, body, _ = do("GET", contract.StatusPath, signed)
 	require.Equal(t, http.StatusOK, code)
 	require.Equal(t, `{"app_id":"x"}`, body)
 
@@ -68,35 +68,71 @@ func TestWebGate(t *testing.T) {
 	code, _, _ = do("POST", "/", nil)
 	require.Equal(t, http.StatusNotFound, code)
 
-	// From the proxy's address.
-	code, body, _ = do("GET", ui0, nil)
-	require.Equal(t, http.StatusOK, code)
-	require.Equal(t, "page /", body)
-	code, body, _ = do("GET", ui0+"status", nil)
-	require.Equal(t, http.StatusOK, code)
-	require.Equal(t, `{"app_id":"x"}`, body)
+	// From the proxy's address: the owner's view only to the viewer it
+	// names the owner.
+	for _, tc := range []struct{ cookie, page, status string }{
+		{"proxy-user=alice", "page /", `{"app_id":"x"}`},
+		{"proxy-user=al%69ce", "page /", `{"app_id":"x"}`},
+		{"", "public page /", "public"},
+		{"proxy-user=dr.who", "public page /", "public"},
+		{"proxy-user=bob", "public page /", "public"},
+		{"proxy-user=alice2", "public page /", "public"},
+		{"other=alice", "public page /", "public"},
+	} {
+		h := http.Header{"Cookie": {tc.cookie}}
+		code, body, _ = do("GET", ui0, h)
+		require.Equal(t, http.StatusOK, code, tc.cookie)
+		require.Equal(t, tc.page, body, tc.cookie)
+		code, body, _ = do("GET", ui0+"status", h)
+		require.Equal(t, http.StatusOK, code, tc.cookie)
+		require.Equal(t, tc.status, body, tc.cookie)
+	}
 	code, body, _ = do("GET", ui0+"static/page.js", http.Header{"Cookie": {"proxy-user=alice"}})
 	require.Equal(t, http.StatusOK, code)
 	require.Equal(t, "page /static/page.js", body)
-	code, _, _ = do("GET", ui0, http.Header{"Cookie": {"proxy-user=dr.who"}})
-	require.Equal(t, http.StatusOK, code, "a viewer the RM did not authenticate: the cluster lets anyone view")
-	code, body, _ = do("GET", ui0, http.Header{"Cookie": {"proxy-user=bob"}})
-	require.Equal(t, http.StatusForbidden, code)
-	require.NotContains(t, body, "page /")
-	code, _, _ = do("GET", ui0+"status", http.Header{"Cookie": {"proxy-user=bob"}})
-	require.Equal(t, http.StatusForbidden, code)
 
-	// From any other address, even with the token: to the proxy, without it.
+	// From any other address, even with the token and the owner's name:
+	// to the proxy, without the token.
 	g.mu.Lock()
 	g.proxies = nil
 	g.mu.Unlock()
 	proxyIP = "10.1.2.3"
-	code, _, loc := do("GET", ui0+"static/page.js?x=1", nil)
+	code, _, loc := do("GET", ui0+"static/page.js?x=1", http.Header{"Cookie": {"proxy-user=alice"}})
 	require.Equal(t, http.StatusFound, code)
 	require.Equal(t, "http://rm:8088/proxy/application_1_0001/static/page.js?x=1", loc)
 	require.False(t, strings.Contains(loc, contract.WebPathToken(key)))
 	code, _, _ = do("GET", ui0+"status", nil)
 	require.Equal(t, http.StatusFound, code)
+}
+
+// TestWebGateAnonymousOwner: a job whose owner has the name the
+// ResourceManager gives viewers it did not authenticate shows every
+// viewer the public view.
+func TestWebGateAnonymousOwner(t *testing.T) {
+	key := []byte("0123456789abcdef0123456789abcdef")
+	g := newWebGate("dr.who", WebAccess{StatusKey: key, ProxyHosts: []string{"rm"}, AnonymousUser: "dr.who"}, testViews(), t.Logf)
+	g.lookup = func(context.Context, string) ([]string, error) { return []string{"127.0.0.1"}, nil }
+	r := httptest.NewRequest(http.MethodGet, contract.ProxiedPrefix+contract.WebPathToken(key)+"/status", nil)
+	r.RemoteAddr = "127.0.0.1:4000"
+	r.Header.Set("Cookie", "proxy-user=dr.who")
+	w := httptest.NewRecorder()
+	g.ServeHTTP(w, r)
+	require.Equal(t, "public", w.Body.String())
+}
+
+// testViews answer what they are: the owner's JSON and page, and the
+// public ones.
+func testViews() webViews {
+	text := func(s string, path bool) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			out := s
+			if path {
+				out += " " + r.URL.Path
+			}
+			_, _ = io.WriteString(w, out)
+		})
+	}
+	return webViews{status: text(`{"app_id":"x"}`, false), ui: text("page", true), publicStatus: text("public", false), publicUI: text("public page", true)}
 }
 
 // TestWebAccessFor: the proxies are AmFilterInitializer's: a separate web
@@ -168,50 +204,54 @@ func TestTaskTokensWithoutStatusKey(t *testing.T) {
 	require.True(t, still, "the AM keeps its own")
 }
 
-// FuzzWebGate: whatever path, status header and cookies a request carries,
-// the gate answers 200 only to the status key's bearer at StatusPath, or to
-// the proxy's address under the key's token with no viewer other than the
-// owner (or the anonymous one) named.
+// FuzzWebGate: whatever path, signature headers and cookies a request
+// carries, the gate answers only a request signed with the key at
+// StatusPath, or the proxy's address under the key's token: with the
+// owner's view only when the proxy names the owner.
 func FuzzWebGate(f *testing.F) {
 	key := []byte("0123456789abcdef0123456789abcdef")
 	token := contract.WebPathToken(key)
-	f.Add("/status", contract.StatusBearer(key), "", true)
-	f.Add("/status", "", "", true)
-	f.Add("/proxied/"+token+"/", "", "proxy-user=alice", true)
-	f.Add("/proxied/"+token+"/status", "", "proxy-user=bob", true)
-	f.Add("/proxied/"+token+"/../status", "", "proxy-user=%62ob", false)
-	f.Add("/proxied//"+token+"/", "x", "proxy-user=; proxy-user=alice", true)
-	f.Add("/proxied/"+token+"/"+token, "", "", false)
-	ok := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "served") })
+	f.Add("/status", "", "", "", true)
+	f.Add("/status", "1700000000000", "00112233445566778899aabbccddeeff", "", true)
+	f.Add("/proxied/"+token+"/", "", "", "proxy-user=alice", true)
+	f.Add("/proxied/"+token+"/status", "", "", "proxy-user=bob", true)
+	f.Add("/proxied/"+token+"/../status", "", "", "proxy-user=%62ob", false)
+	f.Add("/proxied//"+token+"/", "x", "", "proxy-user=; proxy-user=alice", true)
+	f.Add("/proxied/"+token+"/"+token, "", "", "", false)
 	g := newWebGate("alice", WebAccess{StatusKey: key, ProxyHosts: []string{"rm"}, ProxyURL: "http://rm:8088/proxy/application_1_0001/", AnonymousUser: "dr.who"},
-		ok, ok, func(string, ...any) {})
+		testViews(), func(string, ...any) {})
 	g.lookup = func(context.Context, string) ([]string, error) { return []string{"127.0.0.1"}, nil }
-	f.Fuzz(func(t *testing.T, path, auth, cookie string, fromProxy bool) {
+	f.Fuzz(func(t *testing.T, path, timestamp, nonce, cookie string, fromProxy bool) {
 		r := httptest.NewRequest(http.MethodGet, "/", nil)
 		r.URL.Path = path
+		r.RequestURI = path
 		r.RemoteAddr = "10.0.0.9:4000"
 		if fromProxy {
 			r.RemoteAddr = "127.0.0.1:4000"
 		}
-		r.Header.Set(contract.HeaderStatusAuth, auth)
+		// Signature headers of the right form, with whatever values.
+		r.Header.Set(reqsign.HeaderSigner, "application_1_0001")
+		r.Header.Set(reqsign.HeaderTimestamp, timestamp)
+		r.Header.Set(reqsign.HeaderNonce, nonce)
+		r.Header.Set(reqsign.HeaderContentSHA256, reqsign.Digest(nil))
+		r.Header.Set(reqsign.HeaderSignature, strings.Repeat("ab", 32))
 		r.Header.Set("Cookie", cookie)
 		w := httptest.NewRecorder()
 		g.ServeHTTP(w, r)
+		body := w.Body.String()
 		if w.Code != http.StatusOK {
-			require.NotContains(t, w.Body.String(), "served")
+			require.NotContains(t, body, "app_id")
+			require.NotContains(t, body, "page")
 			if !strings.Contains(path, token) && !strings.Contains(r.URL.RawQuery, token) {
 				require.NotContains(t, w.Header().Get("Location"), token, "a redirect gives the token away")
 			}
 			return
 		}
-		if path == contract.StatusPath {
-			require.Equal(t, contract.StatusBearer(key), auth)
-			return
-		}
+		require.NotEqual(t, contract.StatusPath, path, "a forged signature was served")
 		require.True(t, fromProxy, "%q served to a stranger", path)
 		require.True(t, strings.HasPrefix(path, "/proxied/"+token+"/"), "%q served", path)
-		if u, named := proxyUser(r); named {
-			require.Contains(t, []string{"alice", "dr.who"}, u)
+		if u, named := proxyUser(r); !named || u != "alice" {
+			require.True(t, strings.HasPrefix(body, "public"), "the owner's view for %q", cookie)
 		}
 	})
 }

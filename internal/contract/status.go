@@ -9,9 +9,10 @@ import (
 
 // StatusPath is the AM's status page in JSON (StatusReport). The client
 // reaches it directly at the application report's host and rpc_port, with
-// HeaderStatusAuth proving it holds the job's status key (statuskey.go):
-// the report names the command line, diagnostics with stderr tails and
-// every task's address, which only the job's owner may read.
+// a request signed under the job's status key (StatusSigningKey), and
+// checks the AM's signed answer: the report names the command line,
+// diagnostics with stderr tails and every task's address, which only the
+// job's owner may read.
 const StatusPath = "/status"
 
 // The status report's types are defined once, in the public package

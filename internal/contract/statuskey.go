@@ -12,7 +12,7 @@ import (
 // It reaches the AM in its container's credentials (StatusKeyAlias) and
 // stays readable to the job's owner in the staging directory
 // (StatusKeyName, mode 0600 in the 0700 directory), so only the owner's
-// client can prove itself to the AM's StatusPath. The key never travels
+// client can sign a request to the AM's StatusPath. The key never travels
 // itself: the AM's endpoints take values derived from it.
 const (
 	// StatusKeyAlias names the key among the AM's credentials' secrets.
@@ -21,9 +21,6 @@ const (
 	StatusKeyName = "status.key"
 	// StatusKeySize is the length of the keys NewStatusKey makes.
 	StatusKeySize = 32
-	// HeaderStatusAuth carries StatusBearer(key) on a request for
-	// StatusPath.
-	HeaderStatusAuth = "X-Tfyarn-Status-Auth"
 	// ProxiedPrefix starts the path of the AM's web UI: ProxiedPrefix +
 	// WebPathToken(key) + "/" is what the AM registers as its tracking URL,
 	// so only the ResourceManager's web proxy (which reads it from the
@@ -53,23 +50,24 @@ func CheckStatusKey(key []byte) error {
 }
 
 // The purposes (package reqsign) of what the AM's endpoints take from the
-// status key.
+// status key: the signing key of the owner's status requests and of the
+// AM's answers, and the web UI's path.
 const (
-	statusBearerPurpose = "tfyarn status page v1"
-	webPathPurpose      = "tfyarn web ui v1"
+	statusSigningPurpose = "tfyarn status signing v2"
+	webPathPurpose       = "tfyarn web ui v1"
+	// StatusRequestPurpose and StatusAnswerPurpose are the reqsign purposes
+	// of a status request and of the AM's answer to it.
+	StatusRequestPurpose = "tfyarn status request v2"
+	StatusAnswerPurpose  = "tfyarn status answer v2"
 )
 
-// StatusBearer is what a client sends in HeaderStatusAuth: a bearer
-// (reqsign.Bearer), not a signed request, since the client may be another
-// tfyarn version than the job's AM.
-func StatusBearer(key []byte) string {
-	return reqsign.Bearer(key, statusBearerPurpose)
-}
-
-// StatusBearerMatches reports, in constant time, whether got is
-// StatusBearer(key).
-func StatusBearerMatches(key []byte, got string) bool {
-	return reqsign.BearerMatches(got, StatusBearer(key))
+// StatusSigningKey is the key, under the job's status key, that signs the
+// owner's requests for StatusPath (reqsign.Request, Signer the application
+// id) and the AM's answers to them (reqsign.SignResponse): a fresh,
+// signed request each time, and an answer the client checks, instead of a
+// secret that travels.
+func StatusSigningKey(key []byte) []byte {
+	return reqsign.DeriveKey(key, statusSigningPurpose)
 }
 
 // WebPathToken is the web UI's path element after ProxiedPrefix.

@@ -3,6 +3,7 @@ package follow
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -13,6 +14,8 @@ import (
 
 	"github.com/tfyarn/tfyarn/internal/containerexit"
 	"github.com/tfyarn/tfyarn/internal/contract"
+	"github.com/tfyarn/tfyarn/internal/reqsign"
+	"github.com/tfyarn/tfyarn/internal/yarn"
 	"github.com/tfyarn/tfyarn/internal/yarnpb/hadoopyarn"
 	"github.com/tfyarn/tfyarn/jobreport"
 	"github.com/tfyarn/tfyarn/taskspec"
@@ -34,10 +37,11 @@ const statusTimeout = 3 * time.Second
 // it learns is extra: when the page cannot be reached, Wait goes on with
 // the application report alone.
 type statusWatcher struct {
-	hc   *http.Client
-	key  []byte // the job's status key (contract.StatusBearer)
-	url  string
-	last *contract.StatusReport
+	hc    *http.Client
+	key   []byte // the job's status key (contract.StatusSigningKey)
+	url   string
+	appID string // the signer of the requests
+	last  *contract.StatusReport
 	// notice, if set, is told when the page stops answering (after it
 	// did, silentPolls fetches in a row) and when it answers again.
 	notice   func(string)
@@ -105,6 +109,7 @@ func (w *statusWatcher) locate(r *hadoopyarn.ApplicationReportProto) {
 		return
 	}
 	w.url = "http://" + net.JoinHostPort(host, strconv.Itoa(int(port))) + contract.StatusPath
+	w.appID = yarn.FormatApplicationID(r.GetApplicationId())
 }
 
 // poll fetches the page and emits an event per task change. Errors are
@@ -149,16 +154,32 @@ func (w *statusWatcher) poll(ctx context.Context, appID string, onEvent func(Eve
 	w.last = rep
 }
 
+// maxStatusBody bounds the AM's answer the client reads.
+const maxStatusBody = 4 << 20
+
+// ErrNotTheAM is an answer at the status page's address that is not the
+// job's AM's: unsigned, or signed with another key than the job's.
+var ErrNotTheAM = errors.New("the answer is not from the job's ApplicationMaster (unsigned or forged signature)")
+
+// fetch asks the AM for its report with a fresh request signed with the
+// status key, and believes only an answer signed over that request.
 func (w *statusWatcher) fetch(ctx context.Context) (*contract.StatusReport, error) {
+	if len(w.key) == 0 {
+		// Without the key no answer can be checked: ask nothing.
+		return nil, errors.New("client: no status key for the job's ApplicationMaster")
+	}
 	ctx, cancel := context.WithTimeout(ctx, statusTimeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, w.url, nil)
 	if err != nil {
 		return nil, err
 	}
-	if w.key != nil {
-		req.Header.Set(contract.HeaderStatusAuth, contract.StatusBearer(w.key))
+	key := contract.StatusSigningKey(w.key)
+	signed, err := reqsign.NewRequest(contract.StatusRequestPurpose, http.MethodGet, req.URL.RequestURI(), w.signer(), time.Now())
+	if err != nil {
+		return nil, err
 	}
+	sig := signed.Sign(key, nil, req.Header)
 	resp, err := w.hc.Do(req)
 	if err != nil {
 		return nil, err
@@ -167,11 +188,29 @@ func (w *statusWatcher) fetch(ctx context.Context) (*contract.StatusReport, erro
 	if resp.StatusCode != http.StatusOK {
 		return nil, fmt.Errorf("client: %s: %s", w.url, resp.Status)
 	}
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxStatusBody+1))
+	if err != nil {
+		return nil, fmt.Errorf("client: %s: %w", w.url, err)
+	}
+	if len(body) > maxStatusBody {
+		return nil, fmt.Errorf("client: %s: the answer is over %d MiB", w.url, maxStatusBody>>20)
+	}
+	if err := reqsign.CheckResponse(key, contract.StatusAnswerPurpose, sig, resp.StatusCode, resp.Header, body); err != nil {
+		return nil, fmt.Errorf("client: %s: %w (%v)", w.url, ErrNotTheAM, err)
+	}
 	var rep contract.StatusReport
-	if err := json.NewDecoder(io.LimitReader(resp.Body, 4<<20)).Decode(&rep); err != nil {
+	if err := json.Unmarshal(body, &rep); err != nil {
 		return nil, fmt.Errorf("client: %s: %w", w.url, err)
 	}
 	return &rep, nil
+}
+
+// signer names the client in its requests: the application it asks about.
+func (w *statusWatcher) signer() string {
+	if w.appID == "" {
+		return "client"
+	}
+	return w.appID
 }
 
 // newNearMemory are the lines for the containers rep flags near their

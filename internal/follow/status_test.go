@@ -4,15 +4,18 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"github.com/tfyarn/tfyarn/internal/contract"
+	"github.com/tfyarn/tfyarn/internal/reqsign"
 )
 
 func TestTaskChangesInTheOrderTheyHappen(t *testing.T) {
@@ -51,11 +54,7 @@ func TestStatusWatcherNotices(t *testing.T) {
 	var up atomic.Bool
 	up.Store(true)
 	key := []byte("0123456789abcdef0123456789abcdef")
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get(contract.HeaderStatusAuth) != contract.StatusBearer(key) {
-			http.Error(w, "no key", http.StatusUnauthorized)
-			return
-		}
+	srv := httptest.NewServer(fakeAM(t, key, func(w http.ResponseWriter) {
 		if !up.Load() {
 			http.Error(w, "down", http.StatusServiceUnavailable)
 			return
@@ -81,6 +80,90 @@ func TestStatusWatcherNotices(t *testing.T) {
 		"ApplicationMaster at " + host + " not answering (client: " + srv.URL + contract.StatusPath + ": 503 Service Unavailable); following the ResourceManager's report",
 		"ApplicationMaster at " + host + " answering again",
 	}, notices)
+}
+
+// fakeAM checks a status request as the AM does (signed with key, fresh,
+// never seen) and signs answer's answer over it.
+func fakeAM(t *testing.T, key []byte, answer func(http.ResponseWriter)) http.Handler {
+	v := reqsign.NewVerifier(time.Minute, 100)
+	signing := contract.StatusSigningKey(key)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s, err := reqsign.Parse(contract.StatusRequestPurpose, r)
+		if err == nil {
+			err = v.Verify(s, signing, time.Now())
+		}
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusUnauthorized)
+			return
+		}
+		rec := httptest.NewRecorder()
+		answer(rec)
+		body := rec.Body.Bytes()
+		for k, vs := range rec.Header() {
+			w.Header()[k] = vs
+		}
+		w.Header().Set(reqsign.HeaderSignature, reqsign.SignResponse(signing, contract.StatusAnswerPurpose, s.Signature, rec.Code, body))
+		w.WriteHeader(rec.Code)
+		_, _ = w.Write(body)
+	})
+}
+
+// TestStatusClientRefusesForgedAnswers: the client signs a fresh request
+// each time (the fake AM refuses a replay), and believes an answer only
+// when it is signed with the job's key over that very request: an
+// unsigned one, one signed with another key, or the AM's signed answer to
+// an earlier request, replayed, is "not from the job's ApplicationMaster".
+func TestStatusClientRefusesForgedAnswers(t *testing.T) {
+	key := []byte("0123456789abcdef0123456789abcdef")
+	report := func(w http.ResponseWriter) {
+		_ = json.NewEncoder(w).Encode(contract.StatusReport{AppID: "application_1_0001", Job: &contract.JobInfo{Command: "python train.py"}})
+	}
+	real := httptest.NewServer(fakeAM(t, key, report))
+	defer real.Close()
+	w := newStatusWatcher(key)
+	defer w.close()
+	w.url = real.URL + contract.StatusPath
+	for i := 0; i < 3; i++ { // a fresh nonce each time
+		rep, err := w.fetch(context.Background())
+		require.NoError(t, err)
+		require.Equal(t, "python train.py", rep.Job.Command)
+	}
+
+	// An earlier answer of the real AM, with its signature.
+	req, err := http.NewRequest(http.MethodGet, real.URL+contract.StatusPath, nil)
+	require.NoError(t, err)
+	r, err := reqsign.NewRequest(contract.StatusRequestPurpose, http.MethodGet, contract.StatusPath, "application_1_0001", time.Now())
+	require.NoError(t, err)
+	r.Sign(contract.StatusSigningKey(key), nil, req.Header)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	old, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.NoError(t, err)
+	oldSig := resp.Header.Get(reqsign.HeaderSignature)
+	require.NotEmpty(t, oldSig)
+
+	for name, forge := range map[string]http.Handler{
+		"unsigned": http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { report(w) }),
+		"another key": http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			rec := httptest.NewRecorder()
+			report(rec)
+			other := contract.StatusSigningKey([]byte("another job's key, just as long!"))
+			w.Header().Set(reqsign.HeaderSignature, reqsign.SignResponse(other, contract.StatusAnswerPurpose, r.Header.Get(reqsign.HeaderSignature), http.StatusOK, rec.Body.Bytes()))
+			_, _ = w.Write(rec.Body.Bytes())
+		}),
+		"an earlier answer replayed": http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set(reqsign.HeaderSignature, oldSig)
+			_, _ = w.Write(old)
+		}),
+	} {
+		srv := httptest.NewServer(forge)
+		w.url = srv.URL + contract.StatusPath
+		rep, err := w.fetch(context.Background())
+		srv.Close()
+		require.ErrorIs(t, err, ErrNotTheAM, name)
+		require.Nil(t, rep, name)
+	}
 }
 
 func TestShortCause(t *testing.T) {
@@ -135,11 +218,10 @@ func TestTaskChangesAcrossARestart(t *testing.T) {
 func TestStatusWatcherTellsRestartsAndWaitsOnce(t *testing.T) {
 	var rep atomic.Pointer[contract.StatusReport]
 	rep.Store(&contract.StatusReport{AppID: "application_1_0001", RestartCauses: []string{"restart 1 after a"}, Waiting: []string{"waiting for 1 worker container"}})
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_ = json.NewEncoder(w).Encode(rep.Load())
-	}))
+	key := []byte("0123456789abcdef0123456789abcdef")
+	srv := httptest.NewServer(fakeAM(t, key, func(w http.ResponseWriter) { _ = json.NewEncoder(w).Encode(rep.Load()) }))
 	defer srv.Close()
-	w := newStatusWatcher(nil)
+	w := newStatusWatcher(key)
 	w.url = srv.URL + contract.StatusPath
 	var told []string
 	on := func(ev Event) {
@@ -168,11 +250,10 @@ func TestStatusWatcherTellsNearMemoryOncePerContainer(t *testing.T) {
 	}
 	var rep atomic.Pointer[contract.StatusReport]
 	rep.Store(&contract.StatusReport{AppID: "application_1_0001", Tasks: []contract.TaskReport{task("c1", false)}})
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_ = json.NewEncoder(w).Encode(rep.Load())
-	}))
+	key := []byte("0123456789abcdef0123456789abcdef")
+	srv := httptest.NewServer(fakeAM(t, key, func(w http.ResponseWriter) { _ = json.NewEncoder(w).Encode(rep.Load()) }))
 	defer srv.Close()
-	w := newStatusWatcher(nil)
+	w := newStatusWatcher(key)
 	w.url = srv.URL + contract.StatusPath
 	var told []string
 	on := func(ev Event) {

@@ -5,9 +5,8 @@
 //     (package rendezvous);
 //   - a new AM attempt's call to a launcher's control port (package
 //     amattempt);
-//   - the owner's client proving to the AM that it holds the job's status
-//     key (package contract), with a bearer (see Bearer for why not a
-//     signature).
+//   - the owner's client asking the AM for the job's status, and the AM's
+//     answer (package contract's StatusSigningKey).
 //
 // Every key is HMAC-SHA256 of a purpose string under its parent key
 // (DeriveKey), so a key, and every MAC made with it, is valid for one use

@@ -173,17 +173,6 @@ func TestResponseSignature(t *testing.T) {
 	require.ErrorIs(t, CheckResponse(testKey, testPurpose, "s1", 200, h, body), ErrUnsignedResponse)
 }
 
-func TestBearer(t *testing.T) {
-	key := []byte("the job's status key, 32 bytes!!")
-	b := Bearer(key, "status v1")
-	require.Len(t, b, 64)
-	require.True(t, BearerMatches(b, Bearer(key, "status v1")))
-	require.False(t, BearerMatches(Bearer(key, "web v1"), b), "another purpose")
-	require.False(t, BearerMatches(Bearer([]byte("another key, just as long as it"), "status v1"), b))
-	require.False(t, BearerMatches("", b))
-	require.False(t, BearerMatches(b[:63], b))
-}
-
 // FuzzParse: whatever signature headers arrive, Parse either refuses them
 // or returns fields of the form it promises, and Verify never accepts a
 // request that was not signed with the key.

@@ -29,8 +29,10 @@ var page = template.Must(template.New("page.html").Funcs(template.FuncMap{
 
 // Handler serves the page at "/" and its assets under "static/", from
 // whatever report returns at each request. now gives the time elapsed
-// times are measured to while tasks run (nil: time.Now).
-func Handler(report func() contract.StatusReport, now func() time.Time) http.Handler {
+// times are measured to while tasks run (nil: time.Now). public says the
+// report is the job's public view (what everyone but its owner sees): the
+// page says so and leaves the owner's rows out.
+func Handler(report func() contract.StatusReport, now func() time.Time, public bool) http.Handler {
 	if now == nil {
 		now = time.Now
 	}
@@ -51,7 +53,7 @@ func Handler(report func() contract.StatusReport, now func() time.Time) http.Han
 			return
 		}
 		var buf bytes.Buffer
-		if err := page.Execute(&buf, view{StatusReport: report(), Now: now(), StatusPath: strings.TrimPrefix(contract.StatusPath, "/")}); err != nil {
+		if err := page.Execute(&buf, view{StatusReport: report(), Now: now(), StatusPath: strings.TrimPrefix(contract.StatusPath, "/"), Public: public}); err != nil {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
 			return
 		}
@@ -66,6 +68,7 @@ type view struct {
 	contract.StatusReport
 	Now        time.Time
 	StatusPath string // relative: the proxy serves us under /proxy/<app>/
+	Public     bool   // the job's public view
 }
 
 // elapsed is how long a task's current attempt has run: from its start to

@@ -36,7 +36,7 @@ func TestPage(t *testing.T) {
 				ProcessSample: &contract.ProcessSample{CPUPercent: 3, RSSBytes: 240 << 20, PeakRSSBytes: 245 << 20}, MemoryLimitBytes: 256 << 20, NearMemoryLimit: true},
 		},
 	}
-	srv := httptest.NewServer(Handler(func() contract.StatusReport { return rep }, func() time.Time { return later }))
+	srv := httptest.NewServer(Handler(func() contract.StatusReport { return rep }, func() time.Time { return later }, false))
 	defer srv.Close()
 	body := fetch(t, srv.URL+"/", http.StatusOK)
 	for _, want := range []string{
@@ -69,6 +69,24 @@ func TestPage(t *testing.T) {
 	require.Contains(t, body, `<span id="final-status" class="status FAILED">FAILED</span>`)
 	require.Contains(t, body, `<td class="exit">1</td>`)
 	require.Contains(t, body, `<tr class="failure"><td></td><td colspan="10">worker:0 (container container_1_0007_01_000003 on node1:4545) failed: exit code 1</td></tr>`)
+}
+
+// TestPublicPage: the page of the job's public view says it is one and has
+// no command row.
+func TestPublicPage(t *testing.T) {
+	rep := contract.StatusReport{AppID: "application_1_0007", User: "alice", Job: &contract.JobInfo{Name: "mnist"},
+		Tasks: []contract.TaskReport{{Task: "worker:0", Type: "worker", State: "running"}}}
+	srv := httptest.NewServer(Handler(func() contract.StatusReport { return rep }, nil, true))
+	defer srv.Close()
+	body := fetch(t, srv.URL+"/", http.StatusOK)
+	require.Contains(t, body, `<p id="public-view">This is the job's public view.`)
+	require.NotContains(t, body, `id="command"`)
+	require.Contains(t, body, `data-task="worker:0" data-state="running"`)
+	owner := httptest.NewServer(Handler(func() contract.StatusReport { return rep }, nil, false))
+	defer owner.Close()
+	body = fetch(t, owner.URL+"/", http.StatusOK)
+	require.NotContains(t, body, "public-view")
+	require.Contains(t, body, `id="command"`)
 }
 
 func fetch(t *testing.T, url string, status int) string {
