@@ -123,7 +123,7 @@ func (c *Client) MakeSharedCache(ctx context.Context, dir string) error {
 	if err != nil {
 		return err
 	}
-	return fs.MakeSharedCacheDir(ctx, dir)
+	return fs.MakeSharedCacheDir(ctx, dir, submit.SharedCacheTrust(c.session.Conf))
 }
 
 // CacheAdoption is one entry of a shared cache directory AdoptCache looked
@@ -162,7 +162,7 @@ func (c *Client) AdoptCache(ctx context.Context, target string, each func(CacheA
 	if err != nil {
 		return oneEntry, err
 	}
-	sc, err := fs.OpenSharedCache(ctx, dir, hdfs.SharedCacheOptions{})
+	sc, err := fs.OpenSharedCache(ctx, dir, submit.SharedCacheTrust(c.session.Conf))
 	if err != nil {
 		return oneEntry, err
 	}
