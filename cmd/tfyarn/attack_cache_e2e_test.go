@@ -398,13 +398,15 @@ func TestE2EAttackSharedCacheSquat(t *testing.T) {
 	bin := clustertest.BuildTfyarn(t)
 	admin, alice, bob := simpleAttackUsers(t, c)
 	id := randomHex(t)
-	bobs := "/tmp/tfyarn-attack-squat-" + id // bob's, made first
-	squatted := bobs + "/cache"
+	squatted := "/tmp/tfyarn-attack-squat-" + id // the directory alice is told to use: bob's, made first
+	bobs := squatted + "-bobs"                   // a directory of bob's, for one an administrator makes below
 	bc := bob.HDFS(t)
-	require.NoError(t, bc.MkdirAll(squatted, 0o755))
+	for _, d := range []string{squatted, bobs} {
+		require.NoError(t, bc.MkdirAll(d, 0o755))
+	}
 	require.NoError(t, bc.Chmod(squatted, 0o1777))
 	root := admin.HDFS(t)
-	t.Cleanup(func() { _ = root.RemoveAll(bobs) })
+	t.Cleanup(func() { _ = root.RemoveAll(squatted); _ = root.RemoveAll(bobs) })
 
 	markers := clustertest.ContainerDir(t)
 	marker := filepath.Join(markers, "bob-ran")
