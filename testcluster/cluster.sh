@@ -169,6 +169,17 @@ stop() {
   rm -f "$pidfile" "$TC_DIR/ready" "$TC_DIR/health" "$TC_DIR/env.sh"
 }
 
+# close_inherited_fds closes every descriptor above stderr this shell inherited, such as a caller's
+# lock (`flock FILE make test`): the cluster's JVM would otherwise hold it for the cluster's life.
+close_inherited_fds() {
+  local fd
+  for fd in /proc/$BASHPID/fd/*; do
+    fd=${fd##*/}
+    if [ "$fd" -gt 2 ]; then eval "exec $fd>&-" 2>/dev/null || true; fi
+  done
+  return 0
+}
+
 up() {
   local profile=${1:-plain}
   case "$profile" in plain|privacy|kerberos) ;; *) die "unknown PROFILE '$profile'; use plain, privacy or kerberos" ;; esac
@@ -264,7 +275,7 @@ XML
   # MiniYARNCluster puts NodeManager dirs under ./target/test/data (test.build.data), the
   # TC_NM_HOSTS ones theirs under data/nm-I: run from the cluster's data dir so they, and every
   # container's command line, live below $TC_DIR/data.
-  (cd "$TC_DIR/data" && exec setsid java -Xmx2g -Dtest.build.data="$TC_DIR/data/yarn" -XX:+UseSerialGC "${TC_OPENS[@]}" -Djava.net.preferIPv4Stack=true \
+  (cd "$TC_DIR/data" && close_inherited_fds && exec setsid java -Xmx2g -Dtest.build.data="$TC_DIR/data/yarn" -XX:+UseSerialGC "${TC_OPENS[@]}" -Djava.net.preferIPv4Stack=true \
     -Dlog4j.configuration=file:"$TC_HOME/conf/log4j.properties" \
     -cp "$servercp$classpath" dev.tfyarn.testcluster.TestCluster "${executor_args[@]}" \
     --dir "$TC_DIR" --profile "$profile" \
