@@ -123,7 +123,7 @@ func (c *Client) MakeSharedCache(ctx context.Context, dir string) error {
 	if err != nil {
 		return err
 	}
-	return fs.MakeSharedCacheDir(ctx, dir)
+	return fs.MakeSharedCacheDir(ctx, dir, submit.SharedCacheTrust(c.session.Conf))
 }
 
 // CacheAdoption is one entry of a shared cache directory AdoptCache looked
@@ -142,7 +142,8 @@ type CacheAdoption struct {
 
 // AdoptCache makes other users' uploads to a shared cache directory usable
 // by everyone: a submission uses only the entries of its user, of the
-// directory's owner and of the HDFS superuser, since another user could
+// HDFS superuser and of the administrators named in
+// tfyarn.cache.trusted-owners (the directory's owner is one), since another user could
 // rewrite theirs at any time. Adopting reads another user's entry into a
 // copy in the client user's name, checks its sha256 against the entry's
 // name and renames the copy over the entry (atomically). Only the
@@ -162,7 +163,7 @@ func (c *Client) AdoptCache(ctx context.Context, target string, each func(CacheA
 	if err != nil {
 		return oneEntry, err
 	}
-	sc, err := fs.OpenSharedCache(ctx, dir, hdfs.SharedCacheOptions{})
+	sc, err := fs.OpenSharedCache(ctx, dir, submit.SharedCacheTrust(c.session.Conf))
 	if err != nil {
 		return oneEntry, err
 	}

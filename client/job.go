@@ -90,10 +90,13 @@ type Job struct {
 	// CacheDir is a cache directory shared by the cluster's users (made by
 	// an administrator like /tmp: mode 1777) for the job's files instead of
 	// the user's own /user/<user>/.tfyarn/cache, readable by all: a file
-	// already there is used when nobody but the user, the directory's owner
-	// or the superuser can change it (another user's upload only once an
-	// administrator adopted it, see Client.AdoptCache), so the NodeManagers
-	// localize it once per node for everyone. Empty means the client configuration's
+	// already there is used when nobody but the user, the HDFS superuser or
+	// an administrator named in tfyarn.cache.trusted-owners can change it
+	// (another user's upload only once an administrator adopted it, see
+	// Client.AdoptCache), so the NodeManagers localize it once per node for
+	// everyone. A directory that one of them does not own, or that someone
+	// else could rename, is not used: the user's own cache is, said through
+	// OnCacheNotice. Empty means the client configuration's
 	// tfyarn.cache.dir (ConfCacheDir), else the user's own cache. A
 	// directory that does not exist, is not sticky or not writable fails
 	// the submission before anything is uploaded.

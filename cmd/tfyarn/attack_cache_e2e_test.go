@@ -382,3 +382,82 @@ func sha256Hex(b []byte) string {
 	s := sha256.Sum256(b)
 	return hex.EncodeToString(s[:])
 }
+
+// Issue 33 item 4: bob creates the shared cache directory alice's jobs
+// are told to use before any administrator does, and puts his own bytes
+// there under the names of alice's files (the tfyarn binary and her
+// script), in his name: as the directory's owner he "adopted" them. Then,
+// in a directory the superuser made but below one bob owns (he may rename
+// it and put his own in its place). Alice's jobs must not run his bytes
+// (they would touch a marker file), must say in one line that the
+// directory is not trusted and why, and succeed through her own cache.
+// `tfyarn cache init` below bob's directory is refused.
+func TestE2EAttackSharedCacheSquat(t *testing.T) {
+	t.Parallel()
+	c := clustertest.Require(t)
+	bin := clustertest.BuildTfyarn(t)
+	admin, alice, bob := simpleAttackUsers(t, c)
+	id := randomHex(t)
+	squatted := "/tmp/tfyarn-attack-squat-" + id // the directory alice is told to use: bob's, made first
+	bobs := squatted + "-bobs"                   // a directory of bob's, for one an administrator makes below
+	bc := bob.HDFS(t)
+	for _, d := range []string{squatted, bobs} {
+		require.NoError(t, bc.MkdirAll(d, 0o755))
+	}
+	require.NoError(t, bc.Chmod(squatted, 0o1777))
+	root := admin.HDFS(t)
+	t.Cleanup(func() { _ = root.RemoveAll(squatted); _ = root.RemoveAll(bobs) })
+
+	markers := clustertest.ContainerDir(t)
+	marker := filepath.Join(markers, "bob-ran")
+	goodScript := []byte("echo alice-ok-" + id + "\n")
+	evilScript := samePadded("touch "+marker+"\n", len(goodScript)+len(marker))
+	goodScript = samePadded(string(goodScript), len(evilScript))
+	script := filepath.Join(t.TempDir(), "probe.sh")
+	require.NoError(t, os.WriteFile(script, goodScript, 0o644))
+	binBytes, err := os.ReadFile(bin)
+	require.NoError(t, err)
+	evilBin := samePadded("#!/bin/sh\ntouch "+marker+"\n", len(binBytes))
+	writeHDFS(t, bc, hdfs.SharedPath(squatted, sha256Hex(goodScript), "probe.sh"), evilScript)
+	writeHDFS(t, bc, hdfs.SharedPath(squatted, sha256Hex(binBytes), "tfyarn"), evilBin)
+
+	run := func(dir string) string {
+		t.Helper()
+		args := []string{"run", "--worker", "1c,256m", "--name", "e2e-attack-squat", "--cache-dir", dir,
+			"--files", script, "--output", "json", "--", "sh", "probe.sh"}
+		stdout, stderr, code := execTfyarnFor(t, c, bin, 3*time.Minute, alice.Env, args...)
+		t.Logf("alice: %s\n%s", stdout, stderr)
+		require.NoFileExists(t, marker, "bob's bytes ran in alice's job")
+		require.Equal(t, exitOK, code, stderr)
+		appID := runJSON(t, stdout).AppID
+		require.Contains(t, taskStdout(t, c, bin, alice, appID, "alice-ok-"), "alice-ok-"+id)
+		return stderr
+	}
+	who := bob.Name + ", who is neither the HDFS superuser (" + admin.Name + ") nor an administrator named in tfyarn.cache.trusted-owners"
+	own := "; shipping the job's files through your own cache " + hdfs.CacheDir(alice.Name) + " instead\n"
+	stderr := run(squatted)
+	require.Equal(t, 1, strings.Count(stderr, "shared cache "+squatted+" is not trusted: it is owned by "+who+" (that owner could replace any entry)"+own), stderr)
+	require.NotContains(t, stderr, "trusting entries")
+
+	// The superuser's directory below bob's: bob may rename it away.
+	below := bobs + "/admins"
+	stdout, stderr, code := execTfyarn(t, c, bin, admin.Env, "cache", "init", below)
+	require.Equal(t, exitUsage, code, stdout+stderr)
+	require.Equal(t, "tfyarn: shared cache "+below+" is not trusted: "+bobs+" above it is owned by "+who+" (that owner could rename what it holds)\n", stderr)
+	_, err = root.Stat(below)
+	require.ErrorIs(t, err, os.ErrNotExist, "nothing made")
+	require.NoError(t, root.MkdirAll(below, 0o755))
+	require.NoError(t, root.Chmod(below, 0o1777))
+	stderr = run(below)
+	require.Equal(t, 1, strings.Count(stderr, "shared cache "+below+" is not trusted: "+bobs+" above it is owned by "+who+" (that owner could rename what it holds)"+own), stderr)
+
+	// The superuser's directory below /tmp (sticky, the superuser's) is
+	// trusted, and the job says whom it trusts.
+	trusted := "/tmp/tfyarn-attack-squat-ok-" + id
+	stdout, stderr, code = execTfyarn(t, c, bin, admin.Env, "cache", "init", trusted)
+	require.Equal(t, exitOK, code, stdout+stderr)
+	t.Cleanup(func() { _ = root.RemoveAll(trusted) })
+	stderr = run(trusted)
+	require.Equal(t, 1, strings.Count(stderr, "shared cache "+trusted+": trusting entries adopted by "+admin.Name+" (the HDFS superuser)\n"), stderr)
+	require.NotContains(t, stderr, "not trusted")
+}

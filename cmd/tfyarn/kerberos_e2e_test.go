@@ -19,6 +19,7 @@ import (
 
 	"github.com/tfyarn/tfyarn/internal/clustertest"
 	"github.com/tfyarn/tfyarn/internal/connect"
+	"github.com/tfyarn/tfyarn/internal/contract"
 	"github.com/tfyarn/tfyarn/internal/hadoopconf"
 	"github.com/tfyarn/tfyarn/internal/hdfs"
 	"github.com/tfyarn/tfyarn/internal/security"
@@ -216,12 +217,15 @@ func testKerberosKeytabOutlivesTokens(t *testing.T, c *clustertest.Cluster, bin,
 		stdout, stderr, code := execTfyarnFor(t, c, bin, 5*time.Minute, []string{noTicket}, args...)
 		done <- result{stdout, stderr, code}
 	}()
-	// While it runs, the keytab is in no file: not in HDFS (it travels in the
-	// AM's credentials only), and not on the nodes, where the AM took it out
-	// of its container's token file and no task container ever got it.
+	// While it runs, the keytab is in no file in the clear: in HDFS it is
+	// sealed, in the staging directory only, readable by alice only (the
+	// key is in the AM's credentials); on the nodes the AM took the key out
+	// of its container's token file, deleted its copy of the sealed keytab
+	// once read, and no task container ever got either.
 	id := waitForRunning(t, c, bin, "e2e-krb-keytab")
 	ls := c.Hadoop(t, "hdfs", "dfs", "-ls", hdfs.StagingDir("alice", id))
-	require.NotContains(t, ls, "keytab", ls)
+	require.Regexp(t, `(?m)^-rw------- .* alice .*/`+regexp.QuoteMeta(id)+`/keytab\.sealed$`, ls)
+	require.Equal(t, 1, strings.Count(ls, "keytab"), ls)
 	base := c.Hadoop(t, "hdfs", "dfs", "-ls", hdfs.BaseDir("alice"))
 	require.Regexp(t, `(?m)^drwx------ .* alice .*/`+regexp.QuoteMeta(id)+`$`, base)
 	keytabBytes, err := os.ReadFile(k.Keytab)
@@ -244,7 +248,8 @@ func testKerberosKeytabOutlivesTokens(t *testing.T, c *clustertest.Cluster, bin,
 		requireNoSecret(t, log, k.Keytab)
 	}
 	requireNoKerberosStaging(t, c, r.AppID)
-	// The keytab never went to HDFS: not to the shared cache, not to the staging directory.
+	// The sealed keytab went with the staging directory; the keytab never
+	// went to the shared cache.
 	listing := c.Hadoop(t, "hdfs", "dfs", "-ls", "-R", "/user/alice/.tfyarn")
 	require.NotContains(t, listing, "keytab", listing)
 }
@@ -459,6 +464,9 @@ func requireNoKeytabOnNodes(t *testing.T, c *clustertest.Cluster, appID string, 
 			}
 			if d.Name() == "container_tokens" && strings.Contains(p, appID) {
 				tokenFiles = append(tokenFiles, p)
+			}
+			if d.Name() == contract.SealedKeytabName {
+				holders = append(holders, p) // the AM deletes its copy once read
 			}
 			data, err := os.ReadFile(p)
 			if err == nil && bytes.Contains(data, keytab) {

@@ -74,7 +74,7 @@ func runFlags() []cli.Flag {
 		&cli.StringFlag{Name: "python", Value: client.DefaultPython, Usage: "Python interpreter that runs SCRIPT.py: without --env, a name on the containers' PATH or an absolute path on the nodes; with --env, inside the env (default env/bin/python; bin/python3.11 means env/bin/python3.11, an absolute path is used as is); with --local, on this machine"},
 		&cli.StringSliceFlag{Name: "files", Usage: "files copied into every task's working directory, each as NAME (default: its base name; letters, digits and . _ - + @ , =): `PATH[#NAME]`, comma list, repeatable"},
 		&cli.StringSliceFlag{Name: "archives", Usage: ".zip/.tar.gz/.tgz/.tar/.jar archives unpacked into ./NAME/ of every task (default NAME: the base name without its suffix): `PATH[#NAME]`, comma list, repeatable"},
-		&cli.StringFlag{Name: "cache-dir", Usage: "HDFS `DIR` shared by the cluster's users (mode 1777, made by an administrator) for the job's files instead of /user/<you>/.tfyarn/cache: entries its owner adopted (tfyarn cache adopt) are used by everyone and localized once per node; another user's own entry is never used (default: tfyarn.cache.dir from the client configuration, else your own cache)"},
+		&cli.StringFlag{Name: "cache-dir", Usage: "HDFS `DIR` shared by the cluster's users (mode 1777, made by the HDFS superuser or an administrator named in tfyarn.cache.trusted-owners; anyone else's is not used) for the job's files instead of /user/<you>/.tfyarn/cache: entries its owner adopted (tfyarn cache adopt) are used by everyone and localized once per node; another user's own entry is never used (default: tfyarn.cache.dir from the client configuration, else your own cache)"},
 		&cli.StringFlag{Name: "src-dir", Usage: "`DIR` of the script's sibling modules: packed, unpacked into ./src/ of every task and first on PYTHONPATH (a script inside DIR runs from there)"},
 		&cli.DurationFlag{Name: "alloc-timeout", Value: taskspec.DefaultAllocTimeout, Usage: "how long, once the ApplicationMaster runs, the chief, worker and ps tasks may wait for containers: the job then fails naming the tasks still unallocated, their shape and what the cluster offers"},
 		&cli.StringFlag{Name: "am-node-label", Usage: "YARN node `LABEL` of the ApplicationMaster's own container (default: none, i.e. the queue's default; --node-label is for the tasks only)"},
@@ -119,8 +119,9 @@ var runDescription = taskspec.SpecHelp + "\n\n" +
 	"--files, --archives, --src-dir and the script go through the same cache; uploaded_bytes counts\n" +
 	"what this submission uploaded (0 when the cache had everything). Missing files fail at once.\n" +
 	"--cache-dir DIR (default: tfyarn.cache.dir from the client configuration) uses a directory shared\n" +
-	"by all users instead (mode 1777, see tfyarn cache init): another user's file there is used once its\n" +
-	"content is checked against its sha256 name, one that fails the check goes through your own cache.\n" +
+	"by all users instead (mode 1777, see tfyarn cache init), when it and the directories above it are\n" +
+	"the HDFS superuser's or an administrator's named in tfyarn.cache.trusted-owners (else your own cache\n" +
+	"is used, said in one line); only their entries and yours are used, others' go through your own cache.\n" +
 	"--local runs every task as a process on this machine, with the same rendezvous, TF_CONFIG,\n" +
 	"success rule, exit codes and JSON (app_id \"local\"), and contacts no cluster (no\n" +
 	"HADOOP_CONF_DIR needed); each task's output lines are prefixed with its name, e.g. [worker:1].\n" +

@@ -156,7 +156,7 @@ func loadAMCredentials(ctx context.Context, jf contract.JobFile, getenv func(str
 	}
 	// --secret-env: taken out of the credentials every task's are made of.
 	secretEnv = takeSecretEnv(creds)
-	sec, err = newAMSecurity(ctx, jf, creds, getenv)
+	sec, err = newAMSecurity(ctx, jf, creds, ".", getenv)
 	if err != nil {
 		return nil, nil, nil, err
 	}

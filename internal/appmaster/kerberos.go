@@ -3,6 +3,7 @@ package appmaster
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sync"
@@ -40,22 +41,27 @@ type amSecurity struct {
 	creds *security.Credentials
 }
 
-// newAMSecurity takes the job's keytab, if it has one, out of the AM's
-// credentials (creds, read from the container's token file) into memory:
-// creds no longer hold it, so no task's credentials ever do (TaskTokens), and
-// the token file is rewritten without it, so that no file of it stays in the
-// AM's container directory, which the job's own tasks on this node can read.
-func newAMSecurity(ctx context.Context, jf contract.JobFile, creds *security.Credentials, getenv func(string) string) (*amSecurity, error) {
+// newAMSecurity opens the job's keytab, if it has one, into memory: it
+// takes the key out of the AM's credentials (creds, read from the
+// container's token file), so no task's credentials ever hold it
+// (TaskTokens; the token file is rewritten without it before), and reads
+// the sealed keytab in the working directory (dir) once, deleting that
+// copy, which the job's own tasks on this node could read.
+func newAMSecurity(ctx context.Context, jf contract.JobFile, creds *security.Credentials, dir string, getenv func(string) string) (*amSecurity, error) {
 	s := &amSecurity{jf: jf, conf: jf.Config(), creds: creds}
 	k := jf.Kerberos
 	if k == nil || k.KeytabSecret == "" {
 		return s, nil
 	}
-	kt, ok := creds.Secret(k.KeytabSecret)
+	key, ok := creds.Secret(k.KeytabSecret)
 	if !ok {
 		return nil, fmt.Errorf("appmaster: the job was submitted with a keytab, but the AM's credentials hold no secret %q", k.KeytabSecret)
 	}
 	creds.RemoveSecret(k.KeytabSecret)
+	kt, err := takeSealedKeytab(dir, key, jf.AppID)
+	if err != nil {
+		return nil, err
+	}
 	rules, err := s.conf.AuthToLocal()
 	if err != nil {
 		return nil, err
@@ -64,7 +70,7 @@ func newAMSecurity(ctx context.Context, jf contract.JobFile, creds *security.Cre
 		AuthToLocal:  rules,
 		Principal:    k.Principal,
 		KeytabData:   kt,
-		KeytabSource: "from the AM's credentials",
+		KeytabSource: "sealed in the staging directory",
 		Krb5Conf:     krb5ConfForAM(jf, getenv),
 		Getenv:       getenv,
 	})
@@ -73,6 +79,27 @@ func newAMSecurity(ctx context.Context, jf contract.JobFile, creds *security.Cre
 	}
 	s.login = login
 	return s, nil
+}
+
+// takeSealedKeytab reads the sealed keytab in dir (bounded), removes it
+// (the NodeManager's localized file and the link to it), and opens it with
+// key.
+func takeSealedKeytab(dir string, key []byte, appID string) ([]byte, error) {
+	p := filepath.Join(dir, contract.SealedKeytabName)
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, fmt.Errorf("appmaster: the job was submitted with a keytab: %w", err)
+	}
+	sealed, err := io.ReadAll(io.LimitReader(f, security.MaxSealedKeytabBytes+1))
+	f.Close()
+	if err != nil {
+		return nil, fmt.Errorf("appmaster: read %s: %w", p, err)
+	}
+	if target, err := filepath.EvalSymlinks(p); err == nil && target != p {
+		_ = os.Remove(target)
+	}
+	_ = os.Remove(p)
+	return security.OpenSealedKeytab(key, sealed, appID)
 }
 
 // krb5ConfForAM prefers the node's own Kerberos configuration (KRB5_CONFIG,

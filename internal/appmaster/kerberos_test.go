@@ -64,12 +64,15 @@ func TestReplaceTokens(t *testing.T) {
 	}
 }
 
-// TestAMTakesKeytabOutOfCredentials: the keytab reaches the AM only inside
-// its container's credentials. RunAM's first step rewrites the container's
-// token file, which the job's tasks on the AM's node can read, without it
-// (its other entries and its mode kept), and newAMSecurity takes it out of the
-// credentials in memory, even when the login then fails (here: no KDC
-// answers): the credentials tasks get never hold it.
+// TestAMTakesKeytabOutOfCredentials: the keytab reaches the AM sealed, in
+// its working directory (a link to the NodeManager's localized copy of the
+// staging file), and the key to it inside its container's credentials.
+// RunAM's first step rewrites the container's token file, which the job's
+// tasks on the AM's node can read, without the key (its other entries and
+// its mode kept), and newAMSecurity takes the key out of the credentials in
+// memory, reads the sealed keytab and deletes both the link and the file,
+// even when the login then fails (here: no KDC answers): the credentials
+// tasks get never hold the key, and no file of the keytab is left.
 func TestAMTakesKeytabOutOfCredentials(t *testing.T) {
 	kt := keytab.New()
 	require.NoError(t, kt.AddEntry("alice", "EXAMPLE.COM", "alice secret", time.Now(), 1, etypeID.AES128_CTS_HMAC_SHA1_96))
@@ -87,7 +90,17 @@ func TestAMTakesKeytabOutOfCredentials(t *testing.T) {
 	creds := security.NewCredentials()
 	creds.AddToken("amrm", security.Token{Identifier: []byte("am"), Password: []byte("p"), Kind: security.KindAMRMToken})
 	creds.AddToken("127.0.0.1:8020", security.Token{Identifier: []byte("hdfs"), Password: []byte("q"), Kind: security.KindHDFSDelegation, Service: "127.0.0.1:8020"})
-	creds.AddSecret(contract.KeytabSecret, ktBytes)
+	key, err := security.NewKeytabKey()
+	require.NoError(t, err)
+	sealed, err := security.SealKeytab(key, ktBytes, "application_1_0001")
+	require.NoError(t, err)
+	creds.AddSecret(contract.KeytabSecret, key)
+	work := filepath.Join(dir, "work") // the AM's working directory
+	filecache := filepath.Join(dir, "filecache")
+	require.NoError(t, os.Mkdir(work, 0o755))
+	require.NoError(t, os.Mkdir(filecache, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(filecache, contract.SealedKeytabName), sealed, 0o600))
+	require.NoError(t, os.Symlink(filepath.Join(filecache, contract.SealedKeytabName), filepath.Join(work, contract.SealedKeytabName)))
 	tokenFile := filepath.Join(dir, "container_tokens")
 	require.NoError(t, os.WriteFile(tokenFile, creds.Marshal(), 0o640))
 	onDisk, err := security.ReadCredentialsFile(tokenFile)
@@ -101,12 +114,17 @@ func TestAMTakesKeytabOutOfCredentials(t *testing.T) {
 		}
 		return ""
 	}
-	jf := contract.JobFile{User: "alice", Kerberos: &contract.JobKerberos{Principal: "alice@EXAMPLE.COM", KeytabSecret: contract.KeytabSecret}}
+	jf := contract.JobFile{AppID: "application_1_0001", User: "alice", Kerberos: &contract.JobKerberos{Principal: "alice@EXAMPLE.COM", KeytabSecret: contract.KeytabSecret}}
 
 	require.Equal(t, []string{rendezvous.SecretAlias, contract.StatusKeyAlias, contract.KeytabSecret}, amSecretAliases(jf, onDisk))
 	require.NoError(t, dropSecretsFromTokenFile(tokenFile, amSecretAliases(jf, onDisk)...))
-	_, err = newAMSecurity(context.Background(), jf, onDisk, getenv)
+	_, err = newAMSecurity(context.Background(), jf, onDisk, work, getenv)
 	require.ErrorContains(t, err, "cannot reach the KDC", "the login from the in-memory keytab was tried")
+	for _, d := range []string{work, filecache} {
+		left, err := os.ReadDir(d)
+		require.NoError(t, err)
+		require.Empty(t, left, "the sealed keytab is read once and deleted")
+	}
 
 	_, inMemory := onDisk.Secret(contract.KeytabSecret)
 	require.False(t, inMemory, "the AM's credentials still hold the keytab")
@@ -117,7 +135,7 @@ func TestAMTakesKeytabOutOfCredentials(t *testing.T) {
 
 	file, err := os.ReadFile(tokenFile)
 	require.NoError(t, err)
-	require.False(t, bytes.Contains(file, ktBytes), "the container's token file still holds the keytab")
+	require.False(t, bytes.Contains(file, key), "the container's token file still holds the keytab's key")
 	after, err := security.ReadCredentialsFile(tokenFile)
 	require.NoError(t, err)
 	require.Empty(t, after.SecretAliases())
@@ -127,9 +145,14 @@ func TestAMTakesKeytabOutOfCredentials(t *testing.T) {
 	require.Equal(t, os.FileMode(0o640), st.Mode().Perm())
 	entries, err := os.ReadDir(dir)
 	require.NoError(t, err)
-	require.Len(t, entries, 2, "no temporary copy left beside the token file: %v", entries)
+	require.Len(t, entries, 4, "no temporary copy left beside the token file: %v", entries)
 
 	// A job file that names a keytab the credentials do not hold: one line.
-	_, err = newAMSecurity(context.Background(), jf, security.NewCredentials(), getenv)
-	require.ErrorContains(t, err, `the AM's credentials hold no secret "tfyarn.keytab"`)
+	_, err = newAMSecurity(context.Background(), jf, security.NewCredentials(), work, getenv)
+	require.ErrorContains(t, err, `the AM's credentials hold no secret "tfyarn.keytab-key"`)
+	// A key without its sealed keytab: one line.
+	withKey := security.NewCredentials()
+	withKey.AddSecret(contract.KeytabSecret, key)
+	_, err = newAMSecurity(context.Background(), jf, withKey, work, getenv)
+	require.ErrorContains(t, err, "appmaster: the job was submitted with a keytab: open "+filepath.Join(work, contract.SealedKeytabName)+": no such file or directory")
 }

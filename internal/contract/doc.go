@@ -5,8 +5,8 @@
 // types, their one definition) and the key that guards it (statuskey.go),
 // the environment variables (the TFYARN_* names tfyarn sets, and the ones
 // YARN sets in every container that tfyarn reads), the names of the files
-// shipped into containers (BinaryName, JobFileName), the alias of the keytab
-// in the AM's credentials (KeytabSecret), the YARN LocalResource description
+// shipped into containers (BinaryName, JobFileName, SealedKeytabName), the
+// alias of the sealed keytab's key in the AM's credentials (KeytabSecret), the YARN LocalResource description
 // the job file carries (Resource), and the files a task's program and its
 // launcher share: the preemption warning (preemption.go) and the progress
 // file (progress.go). The table of timeouts is taskspec's (timeouts.go).

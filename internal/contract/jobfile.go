@@ -92,10 +92,11 @@ func (f JobFile) TaskCommand(t taskspec.TaskType) []string {
 type JobKerberos struct {
 	// Principal submitted the job ("alice@EXAMPLE.COM").
 	Principal string `json:"principal"`
-	// KeytabSecret is the alias of the keytab among the AM's credentials'
-	// secret keys (KeytabSecret) when the job was submitted with one: the
-	// AM then logs in from it and renews the tasks' HDFS delegation tokens
-	// past their maximum lifetime.
+	// KeytabSecret is the alias, among the AM's credentials' secret keys,
+	// of the key that opens the sealed keytab (SealedKeytabName in the AM's
+	// working directory) when the job was submitted with one: the AM then
+	// logs in from it and renews the tasks' HDFS delegation tokens past
+	// their maximum lifetime.
 	KeytabSecret string `json:"keytab_secret,omitempty"`
 	// FileSystems are the job's filesystems (the default one first) whose
 	// delegation tokens the AM renews.

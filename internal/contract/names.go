@@ -11,11 +11,19 @@ const (
 	JobFileName = "job.json"
 )
 
-// KeytabSecret is the alias of the job's keytab among the secret keys of
-// the AM container's credentials (--keytab): the AM reads it into memory,
-// removes it from its token file and never passes it to a task. It is never
-// a file in any container, nor in HDFS.
-const KeytabSecret = "tfyarn.keytab"
+// KeytabSecret is the alias, among the secret keys of the AM container's
+// credentials (--keytab), of the key the job's keytab is sealed with
+// (security.SealKeytab): the AM reads it into memory, removes it from its
+// token file and never passes it to a task. The keytab itself never
+// travels in the submission.
+const KeytabSecret = "tfyarn.keytab-key"
+
+// SealedKeytabName is the sealed keytab's name in the job's staging
+// directory (0600) and in the AM's working directory (a LocalResource): the
+// AM reads it once at start and deletes its local copy; the staging copy,
+// which a later AM attempt reads, goes with the staging directory when the
+// job ends.
+const SealedKeytabName = "keytab.sealed"
 
 // Environment a YARN NodeManager sets in every container (Hadoop's
 // ApplicationConstants.Environment), read by the AM and the task launchers.

@@ -50,6 +50,11 @@ func (e *SharedCacheError) Error() string {
 type SharedCacheOptions struct {
 	// Notice, if set, is told (one line each) of an entry passed over.
 	Notice func(msg string)
+	// Admins are the users, besides the HDFS superuser (and us), whose
+	// shared directories and entries are trusted
+	// (tfyarn.cache.trusted-owners); AdminsFrom says where that was set.
+	Admins     []string
+	AdminsFrom string
 }
 
 // SharedCache is a cache directory shared by the cluster's users, made by
@@ -74,6 +79,7 @@ type SharedCache struct {
 	dir       string
 	dirOwner  string
 	superUser string
+	rule      trustRule
 	opts      SharedCacheOptions
 
 	mu      sync.Mutex
@@ -83,7 +89,9 @@ type SharedCache struct {
 // OpenSharedCache checks that dir can serve as a shared cache: an
 // absolute path to an existing directory, sticky, writable by us, with
 // every directory above it open to others (else YARN would not localize
-// its files as PUBLIC). A *SharedCacheError says what is wrong.
+// its files as PUBLIC). A *SharedCacheError says what is wrong. Then that
+// nobody untrusted could replace it or its entries (judgeDirs): else an
+// *UntrustedCacheError, and the caller ships through the user's own cache.
 func (fs *FS) OpenSharedCache(ctx context.Context, dir string, opts SharedCacheOptions) (*SharedCache, error) {
 	if !path.IsAbs(dir) || path.Clean(dir) != dir || strings.Contains(dir, ":") {
 		return nil, &SharedCacheError{Dir: dir, Problem: "is not an absolute HDFS path (like /shared/tfyarn-cache)"}
@@ -115,11 +123,21 @@ func (fs *FS) OpenSharedCache(ctx context.Context, dir string, opts SharedCacheO
 			break
 		}
 	}
-	root, err := fs.stat(ctx, "/")
+	chain, err := fs.trustChain(ctx, dir)
 	if err != nil {
-		return nil, pathErr("open shared cache", "/", err)
+		return nil, err
 	}
-	return &SharedCache{fs: fs, dir: dir, dirOwner: owner, superUser: fileOwner(root), opts: opts, refused: map[string]bool{}}, nil
+	rule := trustRule{User: fs.user, SuperUser: chain[0].Owner, Admins: opts.Admins, AdminsFrom: opts.AdminsFrom}
+	if problem := judgeDirs(rule, chain); problem != "" {
+		return nil, &UntrustedCacheError{Dir: dir, Problem: problem}
+	}
+	return &SharedCache{fs: fs, dir: dir, dirOwner: owner, superUser: rule.SuperUser, rule: rule, opts: opts, refused: map[string]bool{}}, nil
+}
+
+// Trusts says, in one line, whose entries a job through the directory
+// uses besides its user's own.
+func (c *SharedCache) Trusts() string {
+	return fmt.Sprintf("shared cache %s: trusting entries adopted by %s", c.dir, c.rule.whom())
 }
 
 // Dir is the shared directory.
@@ -236,8 +254,7 @@ func (c *SharedCache) entry(ctx context.Context, p string, size int64) (Resource
 	v, reason := judgeEntry(entryFacts{
 		User:       c.fs.user,
 		Owner:      owner,
-		DirOwner:   c.dirOwner,
-		SuperUser:  c.superUser,
+		Trusted:    c.rule.trusts(owner),
 		Regular:    fi.Mode().IsRegular(),
 		Size:       fi.Size(),
 		Want:       size,
@@ -298,11 +315,19 @@ func (r deadlineReader) Read(b []byte) (int, error) {
 
 // MakeSharedCacheDir makes dir (with any missing parents, 0755) a shared
 // cache directory, mode 1777 like /tmp, and checks it as OpenSharedCache
-// does. A directory that is one already is left as it is.
-func (fs *FS) MakeSharedCacheDir(ctx context.Context, dir string) error {
-	if _, err := fs.OpenSharedCache(ctx, dir, SharedCacheOptions{}); err == nil {
-		return nil
+// does. A directory that is one already is left as it is. Only the HDFS
+// superuser or an administrator opts names makes one: other users' jobs
+// trust no one else's (*UntrustedCacheError, nothing made).
+func (fs *FS) MakeSharedCacheDir(ctx context.Context, dir string, opts SharedCacheOptions) error {
+	if _, err := fs.OpenSharedCache(ctx, dir, opts); err == nil {
+		return fs.trustedByOthers(ctx, dir, opts)
 	} else if se := (*SharedCacheError)(nil); !errors.As(err, &se) || strings.Contains(se.Problem, "absolute") {
+		return err
+	}
+	if err := fs.trustedByOthers(ctx, "", opts); err != nil {
+		return &UntrustedCacheError{Dir: dir, Problem: "other users' jobs would not trust a directory of " + err.Error()}
+	}
+	if err := fs.wouldTrust(ctx, dir, opts); err != nil {
 		return err
 	}
 	if err := fs.mkdirAll(ctx, dir, 0o755); err != nil {
@@ -313,8 +338,33 @@ func (fs *FS) MakeSharedCacheDir(ctx context.Context, dir string) error {
 	if err := fs.do(ctx, func() error { return fs.client.Chmod(dir, 0o1777) }); err != nil {
 		return pathErr("chmod 1777", dir, err)
 	}
-	_, err := fs.OpenSharedCache(ctx, dir, SharedCacheOptions{})
+	_, err := fs.OpenSharedCache(ctx, dir, opts)
 	return err
+}
+
+// trustedByOthers is nil when dir's owner (dir "": we) is trusted by
+// every user (the superuser or a configured administrator), else an
+// error naming the owner, who is not.
+func (fs *FS) trustedByOthers(ctx context.Context, dir string, opts SharedCacheOptions) error {
+	root, err := fs.stat(ctx, "/")
+	if err != nil {
+		return pathErr("open shared cache", "/", err)
+	}
+	rule := trustRule{SuperUser: fileOwner(root), Admins: opts.Admins, AdminsFrom: opts.AdminsFrom}
+	owner := fs.user
+	if dir != "" {
+		fi, err := fs.stat(ctx, dir)
+		if err != nil {
+			return pathErr("open shared cache", dir, err)
+		}
+		if owner = fileOwner(fi); !rule.trusts(owner) {
+			return &UntrustedCacheError{Dir: dir, Problem: "other users' jobs do not trust it: it is owned by " + rule.untrusted(owner)}
+		}
+	}
+	if !rule.trusts(owner) {
+		return errors.New(rule.untrusted(owner))
+	}
+	return nil
 }
 
 // Adopted says what Adopt did with one entry.

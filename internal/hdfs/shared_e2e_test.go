@@ -38,7 +38,7 @@ func TestE2ESharedCacheTrust(t *testing.T) {
 	_, _ = rand.Read(rnd[:])
 	id := hex.EncodeToString(rnd[:])
 	dir := "/tmp/tfyarn-shared-trust-" + id
-	require.NoError(t, admin.MakeSharedCacheDir(ctx, dir))
+	require.NoError(t, admin.MakeSharedCacheDir(ctx, dir, SharedCacheOptions{}))
 	t.Cleanup(func() { admin.bestEffortRemove(dir) })
 	connectAs := func(user string) *FS {
 		fs, err := Connect(ctx, conf, user)
@@ -180,28 +180,44 @@ func TestE2ESharedCacheTrust(t *testing.T) {
 	require.Len(t, notices, 1)
 	require.Contains(t, notices[0], ": others than its owner may write it; shipping it through your own cache")
 
-	// The directory's owner, not the superuser, adopts too: it may
-	// replace others' entries of its sticky directory.
+	// An administrator the configuration names (tfyarn.cache.trusted-owners),
+	// not the superuser, makes a directory and adopts: it may replace
+	// others' entries of its sticky directory. Without that setting, her
+	// directory is not trusted, and the same for one she makes unnamed.
 	carol := connectAs("tfyarn-carol-" + id)
+	named := SharedCacheOptions{Admins: []string{carol.User()}, AdminsFrom: "tfyarn.cache.trusted-owners in test"}
 	carolsDir := "/tmp/tfyarn-shared-carol-" + id
-	require.NoError(t, carol.MakeSharedCacheDir(ctx, carolsDir))
+	var ue *UntrustedCacheError
+	require.ErrorAs(t, carol.MakeSharedCacheDir(ctx, carolsDir, SharedCacheOptions{}), &ue)
+	require.EqualError(t, ue, "shared cache "+carolsDir+" is not trusted: other users' jobs would not trust a directory of "+carol.User()+
+		", who is neither the HDFS superuser ("+admin.User()+") nor an administrator named in the configuration")
+	_, err = admin.stat(ctx, carolsDir)
+	require.ErrorIs(t, err, os.ErrNotExist, "nothing made")
+	require.NoError(t, carol.MakeSharedCacheDir(ctx, carolsDir, named))
 	t.Cleanup(func() { admin.bestEffortRemove(carolsDir) })
-	ac, err := alice.OpenSharedCache(ctx, carolsDir, SharedCacheOptions{})
+	ac, err := alice.OpenSharedCache(ctx, carolsDir, named)
 	require.NoError(t, err)
 	rc, _, err := ac.UploadBytes(ctx, good, "data.txt")
 	require.NoError(t, err)
-	cc, err := carol.OpenSharedCache(ctx, carolsDir, SharedCacheOptions{})
+	cc, err := carol.OpenSharedCache(ctx, carolsDir, named)
 	require.NoError(t, err)
 	a, err = cc.Adopt(ctx, rc.Path)
 	require.NoError(t, err)
 	require.Equal(t, alice.User(), a.Owner)
 	require.Equal(t, carol.User(), fileOwner(mustStat(t, admin, rc.Path)))
-	bc, err := bob.OpenSharedCache(ctx, carolsDir, SharedCacheOptions{Notice: func(m string) { t.Errorf("unexpected notice: %s", m) }})
+	bobNamed := named
+	bobNamed.Notice = func(m string) { t.Errorf("unexpected notice: %s", m) }
+	bc, err := bob.OpenSharedCache(ctx, carolsDir, bobNamed)
 	require.NoError(t, err)
+	require.Equal(t, "shared cache "+carolsDir+": trusting entries adopted by "+admin.User()+" (the HDFS superuser) and "+carol.User()+" (tfyarn.cache.trusted-owners in test)", bc.Trusts())
 	got, ok, err = bc.Lookup(ctx, digestOf(good), "data.txt", int64(len(good)), Private)
 	require.NoError(t, err)
 	require.True(t, ok)
 	require.Equal(t, rc.Path, got.Path)
+	_, err = bob.OpenSharedCache(ctx, carolsDir, SharedCacheOptions{})
+	require.ErrorAs(t, err, &ue)
+	require.EqualError(t, ue, "shared cache "+carolsDir+" is not trusted: it is owned by "+carol.User()+
+		", who is neither the HDFS superuser ("+admin.User()+") nor an administrator named in the configuration (that owner could replace any entry)")
 }
 
 func mustStat(t *testing.T, fs *FS, p string) os.FileInfo {

@@ -49,11 +49,21 @@ func (fs *FS) UploadBytes(ctx context.Context, data []byte, hdfsPath string) (Re
 	return fs.upload(ctx, bytes.NewReader(data), hdfsPath)
 }
 
+// UploadPrivateBytes is UploadBytes for a secret (the sealed keytab):
+// the file is readable by its owner only (0600).
+func (fs *FS) UploadPrivateBytes(ctx context.Context, data []byte, hdfsPath string) (Resource, error) {
+	return fs.uploadPerm(ctx, bytes.NewReader(data), hdfsPath, privateFilePerm)
+}
+
 func (fs *FS) upload(ctx context.Context, r io.Reader, p string) (Resource, error) {
+	return fs.uploadPerm(ctx, r, p, stagingFilePerm)
+}
+
+func (fs *FS) uploadPerm(ctx context.Context, r io.Reader, p string, perm os.FileMode) (Resource, error) {
 	if !path.IsAbs(p) || path.Clean(p) != p {
 		return Resource{}, pathErr("upload", p, errors.New("not a clean absolute path"))
 	}
-	if _, err := fs.writeFile(ctx, p, stagingFilePerm, r); err != nil {
+	if _, err := fs.writeFile(ctx, p, perm, r); err != nil {
 		return Resource{}, pathErr("upload", p, err)
 	}
 	return fs.Stat(ctx, p, hadoopyarn.LocalResourceVisibilityProto_APPLICATION)

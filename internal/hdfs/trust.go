@@ -5,13 +5,15 @@ import "fmt"
 // entryFacts is what a shared cache entry's status says, gathered before
 // deciding whether to use it (judgeEntry).
 type entryFacts struct {
-	User      string // who we are
-	Owner     string // the entry's owner
-	DirOwner  string // the shared directory's owner (its administrator)
-	SuperUser string // the HDFS superuser: the owner of /
-	Regular   bool   // a file, not a directory or anything else
-	Size      int64  // the entry's length
-	Want      int64  // the length of the content its name stands for
+	User  string // who we are
+	Owner string // the entry's owner
+	// Trusted: the owner is the HDFS superuser (the owner of /) or an
+	// administrator the configuration names (tfyarn.cache.trusted-owners);
+	// the directory's owner is one of them, or us.
+	Trusted bool
+	Regular bool  // a file, not a directory or anything else
+	Size    int64 // the entry's length
+	Want    int64 // the length of the content its name stands for
 	// OthersRead: readable by every user, which YARN wants of a PUBLIC
 	// resource.
 	OthersRead bool
@@ -26,10 +28,9 @@ type verdict int
 const (
 	// useOwn: we put it there; as trusted as the per-user cache.
 	useOwn verdict = iota + 1
-	// useAdmin: the directory's owner or the superuser put it there (or
-	// adopted it: SharedCache.Adopt); both can replace any entry of the
-	// directory at any time anyway, so using theirs adds no one we did not
-	// trust already.
+	// useAdmin: the superuser or a configured administrator put it there
+	// (or adopted it: SharedCache.Adopt). The directory's owner, one of
+	// them, can replace any entry at any time anyway.
 	useAdmin
 	// refuse: not usable whatever its content; ours goes elsewhere.
 	refuse
@@ -51,8 +52,9 @@ func (v verdict) String() string {
 // is used or refused (reason then says why, for the user).
 //
 // The rule: what our job runs must never be changeable, after we decided
-// to use it, by anyone but us, the directory's owner or the superuser (who
-// can change anything in the directory anyway). So only entries owned by
+// to use it, by anyone but us, the superuser or an administrator the
+// configuration names (the directory's owner is one of those: an untrusted
+// directory is not used at all, OpenSharedCache). So only entries owned by
 // one of those are used, and none that its group or others may write.
 // Another user's entry is never used, not even after reading it and
 // checking its sha256: its owner may rewrite it in place at any time
@@ -73,7 +75,7 @@ func judgeEntry(f entryFacts) (v verdict, reason string) {
 		return refuse, "others than its owner may write it"
 	case f.Owner != "" && f.Owner == f.User:
 		return useOwn, ""
-	case f.Owner == "" || f.Owner != f.DirOwner && f.Owner != f.SuperUser:
+	case f.Owner == "" || !f.Trusted:
 		return refuse, "another user's entry is never used (its owner can rewrite it at any time); the directory's owner can make it everyone's with tfyarn cache adopt"
 	case !f.OthersRead:
 		return refuse, "it is not readable by others"

@@ -2,8 +2,11 @@ package submit
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 
+	"github.com/tfyarn/tfyarn/internal/hadoopconf"
 	"github.com/tfyarn/tfyarn/internal/hdfs"
 )
 
@@ -12,6 +15,30 @@ import (
 // directory, for an administrator to set once for every user; Job.CacheDir
 // (--cache-dir) overrides it.
 const ConfCacheDir = "tfyarn.cache.dir"
+
+// ConfCacheTrustedOwners is the client configuration key naming, comma
+// separated, the administrators whose shared cache directories and
+// adopted entries every job trusts, besides the HDFS superuser.
+const ConfCacheTrustedOwners = "tfyarn.cache.trusted-owners"
+
+// SharedCacheTrust is whom the client configuration says to trust in a
+// shared cache directory (ConfCacheTrustedOwners), as hdfs options.
+func SharedCacheTrust(conf *hadoopconf.Config) hdfs.SharedCacheOptions {
+	if conf == nil {
+		return hdfs.SharedCacheOptions{}
+	}
+	var admins []string
+	for _, a := range conf.GetStrings(ConfCacheTrustedOwners) {
+		if a = strings.TrimSpace(a); a != "" {
+			admins = append(admins, a)
+		}
+	}
+	from := ConfCacheTrustedOwners
+	if len(admins) > 0 {
+		from += " in " + conf.Source(ConfCacheTrustedOwners)
+	}
+	return hdfs.SharedCacheOptions{Admins: admins, AdminsFrom: from}
+}
 
 // cacheStore is where a job's files go: the user's own cache or a shared
 // directory (hdfs.SharedCache).
@@ -46,17 +73,35 @@ func (j Job) cacheDir() (dir, from string) {
 }
 
 // openCache picks the job's cache: a shared directory, checked before
-// anything is uploaded, else the user's own.
+// anything is uploaded, else the user's own. A shared directory someone
+// untrusted could replace is not used: the user's own cache is, said in
+// one line; so is, once, whom a shared directory's job trusts.
 func (s *Submission) openCache(ctx context.Context) (cacheStore, error) {
 	dir, from := s.job.cacheDir()
 	if dir == "" {
 		return userCache{s.FS}, nil
 	}
-	sc, err := s.FS.OpenSharedCache(ctx, dir, hdfs.SharedCacheOptions{Notice: s.cb.OnCacheNotice})
-	if err != nil && from != "" {
+	opts := SharedCacheTrust(s.job.Conf)
+	opts.Notice = s.cb.OnCacheNotice
+	sc, err := s.FS.OpenSharedCache(ctx, dir, opts)
+	var ue *hdfs.UntrustedCacheError
+	switch {
+	case errors.As(err, &ue):
+		s.notice(fmt.Sprintf("%s; shipping the job's files through your own cache %s instead", ue, hdfs.CacheDir(s.FS.User())))
+		return userCache{s.FS}, nil
+	case err != nil && from != "":
 		return nil, fmt.Errorf("%w (set by %s)", err, from)
+	case err != nil:
+		return nil, err
 	}
-	return sc, err
+	s.notice(sc.Trusts())
+	return sc, nil
+}
+
+func (s *Submission) notice(msg string) {
+	if s.cb.OnCacheNotice != nil {
+		s.cb.OnCacheNotice(msg)
+	}
 }
 
 // cachedDigest is the sha256 a cache path is named by, in either layout.

@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path"
+
+	"google.golang.org/protobuf/proto"
 
 	"github.com/tfyarn/tfyarn/internal/contract"
 	"github.com/tfyarn/tfyarn/internal/hdfs"
@@ -19,6 +22,9 @@ import (
 type secureParts struct {
 	job    *contract.JobKerberos
 	tokens []byte
+	// keytab is the sealed keytab in the staging directory, a
+	// LocalResource of the AM's (--keytab only).
+	keytab *hdfs.Resource
 }
 
 // maxKeytabBytes bounds the keytab a job carries in the AM's credentials
@@ -26,11 +32,8 @@ type secureParts struct {
 const maxKeytabBytes = 256 << 10
 
 // secure gets the delegation tokens of the default filesystem and of
-// job.FileSystems and, with --keytab, adds the keytab to the AM's
-// credentials as a secret key: never a file in HDFS nor a LocalResource,
-// which would leave it readable in the node's user cache and the AM's
-// container directory by the job's own tasks. Without a Kerberos login
-// there is nothing to do.
+// job.FileSystems and, with --keytab, seals the keytab (sealKeytab).
+// Without a Kerberos login there is nothing to do.
 func (s *Submission) secure(ctx context.Context) (secureParts, error) {
 	if s.login == nil {
 		return secureParts{}, nil
@@ -60,16 +63,48 @@ func (s *Submission) secure(ctx context.Context) (secureParts, error) {
 		},
 	}
 	if s.opts.Keytab != "" {
-		kt, err := readKeytab(s.opts.Keytab)
-		if err != nil {
+		if err := s.sealKeytab(ctx, creds, &parts); err != nil {
 			return secureParts{}, err
 		}
-		creds.AddSecret(contract.KeytabSecret, kt)
-		parts.job.KeytabSecret = contract.KeytabSecret
-		parts.job.Krb5Conf = clientKrb5Conf()
 	}
 	parts.tokens = creds.Marshal()
 	return parts, nil
+}
+
+// sealKeytab seals the --keytab file for the AM with a fresh key: the
+// sealed bytes go to the staging directory (0600, the directory 0700) and
+// from there, a LocalResource, to the AM's working directory; the key goes
+// into the AM's credentials. So the submission, the ResourceManager's state
+// store and the NodeManager's recovery database hold the key only, and the
+// staging directory and the AM's node the sealed bytes only; both go when
+// the job ends.
+func (s *Submission) sealKeytab(ctx context.Context, creds *security.Credentials, parts *secureParts) error {
+	key, sealed, err := sealedKeytab(s.opts.Keytab, s.AppID)
+	if err != nil {
+		return err
+	}
+	r, err := s.FS.UploadPrivateBytes(ctx, sealed, path.Join(s.StagingDir, contract.SealedKeytabName))
+	if err != nil {
+		return err
+	}
+	creds.AddSecret(contract.KeytabSecret, key)
+	parts.keytab = &r
+	parts.job.KeytabSecret = contract.KeytabSecret
+	parts.job.Krb5Conf = clientKrb5Conf()
+	return nil
+}
+
+// sealedKeytab is the keytab file p sealed for appID's AM, and the key.
+func sealedKeytab(p, appID string) (key, sealed []byte, err error) {
+	kt, err := readKeytab(p)
+	if err != nil {
+		return nil, nil, err
+	}
+	if key, err = security.NewKeytabKey(); err != nil {
+		return nil, nil, err
+	}
+	sealed, err = security.SealKeytab(key, kt, appID)
+	return key, sealed, err
 }
 
 // readKeytab reads the keytab the login already used, bounded.
@@ -89,13 +124,17 @@ func readKeytab(p string) ([]byte, error) {
 	return data, nil
 }
 
-// apply puts the credentials (tokens, and the keytab) into the AM's launch
-// context.
+// apply puts the credentials (tokens, and the keytab's key) and the sealed
+// keytab into the AM's launch context.
 func (p secureParts) apply(clc *hadoopyarn.ContainerLaunchContextProto) {
 	if p.job == nil {
 		return
 	}
 	clc.Tokens = p.tokens
+	if p.keytab != nil {
+		clc.LocalResources = append(clc.LocalResources, &hadoopyarn.StringLocalResourceMapProto{
+			Key: proto.String(contract.SealedKeytabName), Value: p.keytab.Proto()})
+	}
 }
 
 // clientKrb5Conf is this machine's krb5.conf, shipped for an AM whose node

@@ -32,7 +32,8 @@ import (
 type Options struct {
 	// CallTimeout bounds each ResourceManager and HDFS call.
 	CallTimeout time.Duration
-	// Keytab, when set, travels to the AM in its credentials (secure.go).
+	// Keytab, when set, travels to the AM sealed, its key in the AM's
+	// credentials (secure.go).
 	Keytab string
 	// Login logs in to Kerberos (nil, nil on an insecure cluster); called
 	// once the job passed the checks that need no cluster.

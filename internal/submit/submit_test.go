@@ -1,6 +1,8 @@
 package submit
 
 import (
+	"bytes"
+	"os"
 	"testing"
 	"time"
 
@@ -97,4 +99,42 @@ func TestShareRendezvousSecret(t *testing.T) {
 	secret, err := rendezvous.SecretFrom(got)
 	require.NoError(t, err)
 	require.Len(t, secret, rendezvous.SecretSize)
+}
+
+// Issue 33 item 7: a --keytab job's ApplicationSubmissionContext, all the
+// ResourceManager stores and the NodeManager keeps, holds the key to the
+// sealed keytab, never the keytab: its bytes are nowhere in the context;
+// the sealed keytab is a LocalResource of the AM's; and the key in the
+// AM's credentials opens it.
+func TestKeytabNotInSubmissionContext(t *testing.T) {
+	kt := []byte("\x05\x02keytab of alice@EXAMPLE.COM: its secret key bytes 0123456789")
+	p := t.TempDir() + "/alice.keytab"
+	require.NoError(t, os.WriteFile(p, kt, 0o600))
+	key, sealed, err := sealedKeytab(p, "application_1_0001")
+	require.NoError(t, err)
+	creds := security.NewCredentials()
+	creds.AddSecret(contract.KeytabSecret, key)
+	sealedRes := testResource(contract.SealedKeytabName)
+	parts := secureParts{job: &contract.JobKerberos{KeytabSecret: contract.KeytabSecret}, tokens: creds.Marshal(), keytab: &sealedRes}
+	job := Job{Job: taskspec.Job{Name: "n"}, User: "alice"}.WithDefaults()
+	app := submissionContext(job, nil, "/user/alice/.tfyarn/application_1_0001", testResource("tfyarn"), testResource("job.json"))
+	parts.apply(app.AmContainerSpec)
+
+	wire, err := proto.Marshal(app)
+	require.NoError(t, err)
+	require.False(t, bytes.Contains(wire, kt), "the submission holds the keytab")
+	require.False(t, bytes.Contains(wire, kt[10:30]), "the submission holds part of the keytab")
+	require.False(t, bytes.Contains(wire, sealed), "the submission holds the sealed keytab")
+	var local []string
+	for _, r := range app.AmContainerSpec.LocalResources {
+		local = append(local, r.GetKey()+" "+r.GetValue().GetResource().GetFile())
+	}
+	require.Contains(t, local, contract.SealedKeytabName+" /x/"+contract.SealedKeytabName)
+	got, err := security.ReadCredentials(bytes.NewReader(app.AmContainerSpec.Tokens))
+	require.NoError(t, err)
+	k, ok := got.Secret(contract.KeytabSecret)
+	require.True(t, ok)
+	opened, err := security.OpenSealedKeytab(k, sealed, "application_1_0001")
+	require.NoError(t, err)
+	require.Equal(t, kt, opened)
 }
