@@ -99,7 +99,17 @@ map_hosts() {
     for want in "${missing[@]}"; do
       grep -qxF "$want" /etc/hosts || printf '%s\n' "$want" >> /etc/hosts
     done
-  ) 9>/tmp/tfyarn-testcluster-hosts.lock
+  ) 9>"$(root_lock_dir)/hosts.lock"
+}
+
+# root_lock_dir: prints /run/tfyarn-testcluster, made root's alone (0700), for the locks root takes
+# on behalf of every cluster on this machine: not in world-writable /tmp, where another user could
+# take the lock first or plant a link in its place.
+root_lock_dir() {
+  local d=/run/tfyarn-testcluster
+  [ -L "$d" ] && die "$d is a symbolic link; remove it (only root should make it)"
+  install -d -o root -g root -m 0700 "$d" || die "could not make $d (root only)"
+  echo "$d"
 }
 
 # Healthy = our JVM is alive, declared itself ready, its in-process health report is fresh and
@@ -167,6 +177,17 @@ stop() {
     umount -l "$mnt" 2>/dev/null || true
   done
   rm -f "$pidfile" "$TC_DIR/ready" "$TC_DIR/health" "$TC_DIR/env.sh"
+}
+
+# close_inherited_fds closes every descriptor above stderr this shell inherited, such as a caller's
+# lock (`flock FILE make test`): the cluster's JVM would otherwise hold it for the cluster's life.
+close_inherited_fds() {
+  local fd
+  for fd in /proc/$BASHPID/fd/*; do
+    fd=${fd##*/}
+    if [ "$fd" -gt 2 ]; then eval "exec $fd>&-" 2>/dev/null || true; fi
+  done
+  return 0
 }
 
 up() {
@@ -264,7 +285,7 @@ XML
   # MiniYARNCluster puts NodeManager dirs under ./target/test/data (test.build.data), the
   # TC_NM_HOSTS ones theirs under data/nm-I: run from the cluster's data dir so they, and every
   # container's command line, live below $TC_DIR/data.
-  (cd "$TC_DIR/data" && exec setsid java -Xmx2g -Dtest.build.data="$TC_DIR/data/yarn" -XX:+UseSerialGC "${TC_OPENS[@]}" -Djava.net.preferIPv4Stack=true \
+  (cd "$TC_DIR/data" && close_inherited_fds && exec setsid java -Xmx2g -Dtest.build.data="$TC_DIR/data/yarn" -XX:+UseSerialGC "${TC_OPENS[@]}" -Djava.net.preferIPv4Stack=true \
     -Dlog4j.configuration=file:"$TC_HOME/conf/log4j.properties" \
     -cp "$servercp$classpath" dev.tfyarn.testcluster.TestCluster "${executor_args[@]}" \
     --dir "$TC_DIR" --profile "$profile" \

@@ -23,6 +23,7 @@ type config struct {
 	MinUID       int      // min.user.id (default 1000)
 	Banned       []string // banned.users (root is always banned)
 	AllowedUsers []string // allowed.system.users: below min.user.id yet allowed
+	TestUsers    []string // test.users: when set, the only users (names, or prefixes ending in '*') a container may run as
 	LocalDirs    []string // yarn.nodemanager.local-dirs: roots every local path must lie in
 	LogDirs      []string // yarn.nodemanager.log-dirs: roots every log path must lie in
 	CgroupDirs   []string // cgroups.dirs: the NodeManager's cgroup hierarchies a container may join
@@ -77,6 +78,13 @@ func parseConfig(b []byte) (*config, error) {
 			c.Banned = splitList(v)
 		case "allowed.system.users":
 			c.AllowedUsers = splitList(v)
+		case "test.users":
+			c.TestUsers = splitList(v)
+			for _, u := range c.TestUsers {
+				if !userNamePattern.MatchString(strings.TrimSuffix(u, "*")) {
+					return nil, fail(exitInvalidConfig, "test.users entry %q is not a user name or a name prefix ending in '*'", clip(u))
+				}
+			}
 		case "yarn.nodemanager.local-dirs":
 			c.LocalDirs = splitList(v)
 		case "yarn.nodemanager.log-dirs":
