@@ -106,6 +106,17 @@ func runLaunchDocker(c *config, r *request, a *account, nmGID int) (int, error) 
 	if err != nil {
 		return 0, err
 	}
+	// Mount the objects just checked, not the paths: a user may swap a link into his own
+	// directory between the check and Docker's mount.
+	pinned, err := pinMounts(c, spec)
+	if err != nil {
+		return 0, err
+	}
+	defer func() {
+		for _, f := range pinned {
+			f.Close()
+		}
+	}()
 	if _, err := dockerCLI(c, 2*time.Minute, spec.argv()...); err != nil {
 		return 0, fail(exitCannotExecute, "launch of %s in image %s: %v", r.ContainerID, spec.Image, err)
 	}
