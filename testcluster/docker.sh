@@ -53,10 +53,11 @@ docker_up() {
   mkdir -p "$DOCKER_DIR/data" "$DOCKER_DIR/run"
   chmod 0711 "$DOCKER_DIR"
   # No container networks: no bridge, no iptables or masquerading rules on this machine.
-  setsid "$DOCKERD_BIN" --host "$DOCKER_HOST_URL" --data-root "$DOCKER_DIR/data" --exec-root "$DOCKER_DIR/run" \
+  # Closes what it inherited (close_inherited_fds, cluster.sh): dockerd outlives the caller.
+  (close_inherited_fds && exec setsid "$DOCKERD_BIN" --host "$DOCKER_HOST_URL" --data-root "$DOCKER_DIR/data" --exec-root "$DOCKER_DIR/run" \
     --pidfile "$DOCKER_DIR/dockerd.pid" --bridge=none --iptables=false --ip-masq=false --ip6tables=false \
     --userland-proxy=false --group root --log-level warn --add-runtime nvidia="$DOCKER_NVIDIA_RUNTIME" \
-    </dev/null >"$TC_DIR/logs/dockerd.log" 2>&1 &
+    </dev/null >"$TC_DIR/logs/dockerd.log" 2>&1) &
   local i
   for i in $(seq 1 120); do
     "$DOCKER_BIN" --host "$DOCKER_HOST_URL" version >/dev/null 2>&1 && break
