@@ -114,34 +114,43 @@ func parseConfig(b []byte) (*config, error) {
 	if err := sc.Err(); err != nil {
 		return nil, fail(exitInvalidConfig, "reading the configuration: %v", err)
 	}
+	if err := validateConfig(c); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// validateConfig checks what the configuration must name, and that every
+// root is absolute and clean.
+func validateConfig(c *config) error {
 	if c.Group == "" {
-		return nil, fail(exitInvalidConfig, "configuration names no yarn.nodemanager.linux-container-executor.group")
+		return fail(exitInvalidConfig, "configuration names no yarn.nodemanager.linux-container-executor.group")
 	}
 	if len(c.LocalDirs) == 0 || len(c.LogDirs) == 0 {
-		return nil, fail(exitInvalidConfig, "configuration needs yarn.nodemanager.local-dirs and yarn.nodemanager.log-dirs")
+		return fail(exitInvalidConfig, "configuration needs yarn.nodemanager.local-dirs and yarn.nodemanager.log-dirs")
 	}
 	if c.DockerBinary != "" {
 		if !filepath.IsAbs(c.DockerBinary) || filepath.Clean(c.DockerBinary) != c.DockerBinary {
-			return nil, fail(exitInvalidConfig, "docker.binary %q is not an absolute, clean path", clip(c.DockerBinary))
+			return fail(exitInvalidConfig, "docker.binary %q is not an absolute, clean path", clip(c.DockerBinary))
 		}
 		sock, ok := strings.CutPrefix(c.DockerHost, "unix://")
 		if !ok || !filepath.IsAbs(sock) || filepath.Clean(sock) != sock {
-			return nil, fail(exitInvalidConfig, "docker.host %q is not unix:///ABSOLUTE/PATH (the cluster's own daemon)", clip(c.DockerHost))
+			return fail(exitInvalidConfig, "docker.host %q is not unix:///ABSOLUTE/PATH (the cluster's own daemon)", clip(c.DockerHost))
 		}
 		for _, n := range c.DockerNetworks {
 			if n != "host" && n != "none" {
-				return nil, fail(exitInvalidConfig, "docker.allowed.networks %q: only host and none (no container networks)", clip(n))
+				return fail(exitInvalidConfig, "docker.allowed.networks %q: only host and none (no container networks)", clip(n))
 			}
 		}
 	}
 	for _, list := range [][]string{c.LocalDirs, c.LogDirs, c.CgroupDirs, c.DockerROMounts, c.DockerRWMounts} {
 		for _, d := range list {
 			if !filepath.IsAbs(d) || filepath.Clean(d) != d || d == "/" {
-				return nil, fail(exitInvalidConfig, "configured directory %q is not an absolute, clean path below /", clip(d))
+				return fail(exitInvalidConfig, "configured directory %q is not an absolute, clean path below /", clip(d))
 			}
 		}
 	}
-	return c, nil
+	return nil
 }
 
 func splitList(v string) []string {
