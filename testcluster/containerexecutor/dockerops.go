@@ -112,12 +112,15 @@ func runLaunchDocker(c *config, r *request, a *account, nmGID int) (int, error) 
 	if err != nil {
 		return 0, err
 	}
-	defer func() {
-		for _, f := range pinned {
-			f.Close()
-		}
-	}()
-	if _, err := dockerCLI(c, 2*time.Minute, spec.argv()...); err != nil {
+	defer closeAll(pinned)
+	unstage, err := stageMounts(spec, pinned, filepath.Dir(r.DockerFile)+"/mounts")
+	if err != nil {
+		return 0, err
+	}
+	defer unstage()
+	_, err = dockerCLI(c, 2*time.Minute, spec.argv()...)
+	unstage() // the started container has its own mounts
+	if err != nil {
 		return 0, fail(exitCannotExecute, "launch of %s in image %s: %v", r.ContainerID, spec.Image, err)
 	}
 	pid, err := containerPID(c, r.ContainerID)

@@ -41,37 +41,78 @@ func openNoLinks(p string) (*os.File, error) {
 	return os.NewFile(uintptr(fd), p), nil
 }
 
-// pinMounts opens each mount source of s without following links, checks
-// that the opened object is still the checked path below an allowed root,
-// and replaces the source with /proc/PID/fd/N of this process: Docker then
-// mounts the very object checked, not whatever a user swapped in at the path
-// since (a link to / in his own directory). The files stay open until the
-// caller closes them, after the container has started.
+// pinMounts opens each mount source of s without following links and checks
+// that the opened object is still the checked path below an allowed root.
+// The files name the objects checked, whatever a user swaps in at the paths
+// since (a link to / in his own directory); stageMounts hands them to Docker.
 func pinMounts(c *config, s *runSpec) ([]*os.File, error) {
 	var open []*os.File
-	closeAll := func() {
-		for _, f := range open {
-			f.Close()
-		}
-	}
-	for i, m := range s.Mounts {
+	for _, m := range s.Mounts {
 		f, err := openNoLinks(m.Src)
 		if err != nil {
-			closeAll()
+			closeAll(open)
 			return nil, fail(exitInvalidDocker, "docker mount source %s: %v", clip(m.Src), err)
 		}
 		open = append(open, f)
-		self := fmt.Sprintf("/proc/self/fd/%d", f.Fd())
-		at, err := os.Readlink(self)
+		at, err := os.Readlink(fmt.Sprintf("/proc/self/fd/%d", f.Fd()))
 		if err != nil || at != m.Src {
-			closeAll()
+			closeAll(open)
 			return nil, fail(exitInvalidDocker, "docker mount source %s moved while it was checked (now %s)", clip(m.Src), clip(at))
 		}
 		if err := checkMountSource(c, m, at); err != nil {
-			closeAll()
+			closeAll(open)
 			return nil, err
 		}
-		s.Mounts[i].Src = fmt.Sprintf("/proc/%d/fd/%d", os.Getpid(), f.Fd())
 	}
 	return open, nil
+}
+
+func closeAll(fs []*os.File) {
+	for _, f := range fs {
+		f.Close()
+	}
+}
+
+// stageMounts bind-mounts each pinned object onto dir/N (dir: made here,
+// root's alone, below the NodeManager's private directory of the container)
+// and makes those the sources Docker mounts: no user can change what a
+// path there leads to. (Docker cannot take /proc/PID/fd/N itself: its runtime
+// opens the source in the container's new mount namespace, where the magic
+// link's mount is foreign.) unstage unmounts and removes them; the running
+// container keeps its own mounts.
+func stageMounts(s *runSpec, pinned []*os.File, dir string) (unstage func(), err error) {
+	var staged []string
+	unstage = func() {
+		for _, p := range staged {
+			_ = unix.Unmount(p, unix.MNT_DETACH)
+			_ = os.Remove(p)
+		}
+		_ = os.Remove(dir)
+	}
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		return nil, fail(exitSetupFailed, "docker mount staging directory: %v", err)
+	}
+	for i, f := range pinned {
+		var st unix.Stat_t
+		if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+			unstage()
+			return nil, fail(exitSetupFailed, "docker mount source %s: %v", clip(s.Mounts[i].Src), err)
+		}
+		p := fmt.Sprintf("%s/%d", dir, i)
+		if st.Mode&unix.S_IFMT == unix.S_IFDIR {
+			err = os.Mkdir(p, 0o700)
+		} else {
+			err = os.WriteFile(p, nil, 0o600)
+		}
+		if err == nil {
+			staged = append(staged, p)
+			err = unix.Mount(fmt.Sprintf("/proc/self/fd/%d", f.Fd()), p, "", unix.MS_BIND, "")
+		}
+		if err != nil {
+			unstage()
+			return nil, fail(exitSetupFailed, "staging docker mount source %s: %v", clip(s.Mounts[i].Src), err)
+		}
+		s.Mounts[i].Src = p
+	}
+	return unstage, nil
 }

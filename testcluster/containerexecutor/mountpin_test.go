@@ -20,7 +20,8 @@ func inode(t *testing.T, p string) uint64 {
 // TestPinMountsMountsWhatWasChecked: the Docker mount race. A user's mount source in his own
 // directory below an allowed root passes the check; he then swaps the directory for a link to a
 // place no mount may reach (here a directory outside the roots standing in for /). The source
-// handed to Docker still names the checked directory, not the link's target.
+// handed to Docker, a bind mount of the checked object in the NodeManager's private directory,
+// still is the checked directory, not the link's target. (Root only, like the helper: it mounts.)
 func TestPinMountsMountsWhatWasChecked(t *testing.T) {
 	root, err := filepath.EvalSymlinks(t.TempDir())
 	require.NoError(t, err)
@@ -35,19 +36,37 @@ func TestPinMountsMountsWhatWasChecked(t *testing.T) {
 
 	pinned, err := pinMounts(c, s)
 	require.NoError(t, err)
-	defer func() {
-		for _, f := range pinned {
-			f.Close()
-		}
-	}()
+	defer closeAll(pinned)
+	private := filepath.Join(root, "nmPrivate")
+	require.NoError(t, os.Mkdir(private, 0o700))
+	unstage, err := stageMounts(s, pinned, filepath.Join(private, "mounts"))
+	require.NoError(t, err)
+	defer unstage()
 	// Between the check and Docker's mount: the directory renamed away, a link in its place.
 	require.NoError(t, os.Rename(src, src+".old"))
 	require.NoError(t, os.Symlink(secret, src))
 
-	require.True(t, strings.HasPrefix(s.Mounts[0].Src, "/proc/"), "the source handed to Docker: %s", s.Mounts[0].Src)
+	require.Equal(t, filepath.Join(private, "mounts", "0"), s.Mounts[0].Src, "the source handed to Docker")
 	require.Equal(t, checked, inode(t, s.Mounts[0].Src), "Docker would mount another object than the one checked")
 	require.NotEqual(t, inode(t, secret), inode(t, s.Mounts[0].Src))
 	require.Contains(t, strings.Join(s.argv(), " "), "--volume "+s.Mounts[0].Src+":/data:rw,rprivate")
+	// A file as the source too; and unstaging leaves nothing mounted or behind.
+	file := filepath.Join(src+".old", "f")
+	require.NoError(t, os.WriteFile(file, []byte("x"), 0o644))
+	s2 := &runSpec{Mounts: []dockerMount{{Src: file, Dst: "/f"}}}
+	p2, err := pinMounts(c, s2)
+	require.NoError(t, err)
+	defer closeAll(p2)
+	un2, err := stageMounts(s2, p2, filepath.Join(private, "mounts2"))
+	require.NoError(t, err)
+	require.Equal(t, inode(t, file), inode(t, s2.Mounts[0].Src))
+	un2()
+	unstage()
+	require.NoDirExists(t, filepath.Join(private, "mounts"))
+	require.NoDirExists(t, filepath.Join(private, "mounts2"))
+	mounts, err := os.ReadFile("/proc/self/mountinfo")
+	require.NoError(t, err)
+	require.NotContains(t, string(mounts), private, "a staging mount is left")
 }
 
 // TestPinMountsRefusesLinks: a source with a symbolic link on its way when it is opened (swapped
