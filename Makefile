@@ -1,6 +1,9 @@
 # tfyarn — see README.md. `make test` is what CI runs (.ci/run).
 SHELL := /bin/bash
 GO ?= go
+# go.mod's toolchain line (a Go with the standard library's security fixes) wins over the machine's
+# own Go, which the go command then fetches from the module proxy once (GOTOOLCHAIN=local ignores it).
+export GOTOOLCHAIN := auto
 PROFILE ?= plain
 GOFILES = $(shell git ls-files --cached --others --exclude-standard '*.go' | grep -v '^internal/yarnpb/hadoop')
 

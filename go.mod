@@ -2,6 +2,8 @@ module github.com/tfyarn/tfyarn
 
 go 1.26.0
 
+toolchain go1.26.11
+
 require (
 	github.com/colinmarc/hdfs/v2 v2.4.0
 	github.com/jcmturner/gofork v1.7.6

@@ -65,7 +65,7 @@ for venv in "$root"/.venv "$root"/.venv-*; do
   rm -rf "$venv"
   said "removed $venv"
 done
-[ -n "${CLEAN_ROOT:-}" ] || rm -f /tmp/tfyarn-testcluster-*.lock
+[ -n "${CLEAN_ROOT:-}" ] || rm -rf /tmp/tfyarn-testcluster-*.lock /run/tfyarn-testcluster
 
 [ "$removed" = 0 ] && echo "clean-machine: nothing of the test clusters was on this machine"
 exit 0

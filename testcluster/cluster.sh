@@ -99,7 +99,17 @@ map_hosts() {
     for want in "${missing[@]}"; do
       grep -qxF "$want" /etc/hosts || printf '%s\n' "$want" >> /etc/hosts
     done
-  ) 9>/tmp/tfyarn-testcluster-hosts.lock
+  ) 9>"$(root_lock_dir)/hosts.lock"
+}
+
+# root_lock_dir: prints /run/tfyarn-testcluster, made root's alone (0700), for the locks root takes
+# on behalf of every cluster on this machine: not in world-writable /tmp, where another user could
+# take the lock first or plant a link in its place.
+root_lock_dir() {
+  local d=/run/tfyarn-testcluster
+  [ -L "$d" ] && die "$d is a symbolic link; remove it (only root should make it)"
+  install -d -o root -g root -m 0700 "$d" || die "could not make $d (root only)"
+  echo "$d"
 }
 
 # Healthy = our JVM is alive, declared itself ready, its in-process health report is fresh and

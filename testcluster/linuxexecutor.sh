@@ -12,7 +12,7 @@ lce_install() {
   local u
   for u in "${LCE_USERS[@]}"; do
     id -u "$u" >/dev/null 2>&1 || useradd --create-home --shell /bin/sh --key UID_MIN=2000 "$u"
-    [ "$(id -u "$u")" -ge 1000 ] || die "user $u exists with uid $(id -u "$u"), below 1000: the helper refuses it"
+    [ "$(id -u "$u")" -ge 2000 ] || die "user $u exists with uid $(id -u "$u"), below 2000, so the cluster did not make it and its helper refuses it: remove the user (userdel $u) and start again"
   done
   # The helper, its configuration and every directory above them: root's alone (the helper
   # checks it and refuses to run otherwise).
@@ -78,8 +78,9 @@ lce_install() {
   cat > "$etc/container-executor.cfg.new" <<CFG
 # Written by testcluster/cluster.sh for the test cluster's container-executor.
 yarn.nodemanager.linux-container-executor.group=$LCE_GROUP
-min.user.id=1000
+min.user.id=2000
 banned.users=root,bin,daemon,hdfs,yarn
+test.users=$(IFS=,; echo "${LCE_USERS[*]}"),tfyarn-*
 yarn.nodemanager.local-dirs=$localdirs
 yarn.nodemanager.log-dirs=$logdirs
 ${cgdirs:+cgroups.dirs=$cgdirs}

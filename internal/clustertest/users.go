@@ -16,6 +16,10 @@ import (
 // the README's commands, after `source .testcluster/env.sh`): LinuxContainerExecutor refuses root.
 const TestUser = "alice"
 
+// RootLockDir holds the locks root takes for every test cluster on this machine (testcluster/cluster.sh
+// makes it too): root's alone, not world-writable /tmp.
+const RootLockDir = "/run/tfyarn-testcluster"
+
 // RunsAsUsers reports whether the cluster's NodeManagers run every container as the Unix user who
 // submitted it (LinuxContainerExecutor with the test cluster's helper, TC_EXECUTOR=linux).
 func (c *Cluster) RunsAsUsers() bool { return c.Facts["executor"] == "linux" }
@@ -34,8 +38,12 @@ func (c *Cluster) User(t testing.TB, name string) string {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	// useradd locks /etc/passwd and fails at once when another holds it: one at a time.
-	cmd := exec.CommandContext(ctx, "flock", "-w", "50", "/tmp/tfyarn-testcluster-users.lock",
+	// useradd locks /etc/passwd and fails at once when another holds it: one at a time (the lock in
+	// root's own directory, not world-writable /tmp, where another user could hold it).
+	if err := os.MkdirAll(RootLockDir, 0o700); err != nil {
+		t.Fatalf("clustertest: making %s (root only): %v", RootLockDir, err)
+	}
+	cmd := exec.CommandContext(ctx, "flock", "-w", "50", filepath.Join(RootLockDir, "users.lock"),
 		"useradd", "--no-create-home", "--shell", "/bin/sh", "--key", "UID_MIN=2000", name)
 	out, err := cmd.CombinedOutput()
 	if err != nil {

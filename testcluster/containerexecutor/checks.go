@@ -49,6 +49,9 @@ func checkUser(c *config, lookup userLookup, name string) (*account, error) {
 	if name == "root" || slices.Contains(c.Banned, name) {
 		return nil, fail(exitInvalidUser, "user %s is banned", name)
 	}
+	if len(c.TestUsers) > 0 && !isTestUser(c.TestUsers, name) {
+		return nil, fail(exitInvalidUser, "user %s is not one of the test cluster's users (test.users %s): submit as one of them", name, strings.Join(c.TestUsers, ","))
+	}
 	a, err := lookup(name)
 	if err != nil {
 		return nil, fail(exitInvalidUser, "user %s: %v", name, err)
@@ -63,6 +66,17 @@ func checkUser(c *config, lookup userLookup, name string) (*account, error) {
 		return nil, fail(exitInvalidUser, "user %s's primary group is root's", name)
 	}
 	return a, nil
+}
+
+// isTestUser reports whether name is one of users: equal to an entry, or
+// starting with an entry's text before its final '*'.
+func isTestUser(users []string, name string) bool {
+	for _, u := range users {
+		if prefix, ok := strings.CutSuffix(u, "*"); ok && prefix != "" && strings.HasPrefix(name, prefix) || u == name {
+			return true
+		}
+	}
+	return false
 }
 
 // checkAppContainer checks an application id and, when given, that the

@@ -23,6 +23,7 @@ type config struct {
 	MinUID       int      // min.user.id (default 1000)
 	Banned       []string // banned.users (root is always banned)
 	AllowedUsers []string // allowed.system.users: below min.user.id yet allowed
+	TestUsers    []string // test.users: when set, the only users (names, or prefixes ending in '*') a container may run as
 	LocalDirs    []string // yarn.nodemanager.local-dirs: roots every local path must lie in
 	LogDirs      []string // yarn.nodemanager.log-dirs: roots every log path must lie in
 	CgroupDirs   []string // cgroups.dirs: the NodeManager's cgroup hierarchies a container may join
@@ -77,6 +78,13 @@ func parseConfig(b []byte) (*config, error) {
 			c.Banned = splitList(v)
 		case "allowed.system.users":
 			c.AllowedUsers = splitList(v)
+		case "test.users":
+			c.TestUsers = splitList(v)
+			for _, u := range c.TestUsers {
+				if !userNamePattern.MatchString(strings.TrimSuffix(u, "*")) {
+					return nil, fail(exitInvalidConfig, "test.users entry %q is not a user name or a name prefix ending in '*'", clip(u))
+				}
+			}
 		case "yarn.nodemanager.local-dirs":
 			c.LocalDirs = splitList(v)
 		case "yarn.nodemanager.log-dirs":
@@ -106,34 +114,43 @@ func parseConfig(b []byte) (*config, error) {
 	if err := sc.Err(); err != nil {
 		return nil, fail(exitInvalidConfig, "reading the configuration: %v", err)
 	}
+	if err := validateConfig(c); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// validateConfig checks what the configuration must name, and that every
+// root is absolute and clean.
+func validateConfig(c *config) error {
 	if c.Group == "" {
-		return nil, fail(exitInvalidConfig, "configuration names no yarn.nodemanager.linux-container-executor.group")
+		return fail(exitInvalidConfig, "configuration names no yarn.nodemanager.linux-container-executor.group")
 	}
 	if len(c.LocalDirs) == 0 || len(c.LogDirs) == 0 {
-		return nil, fail(exitInvalidConfig, "configuration needs yarn.nodemanager.local-dirs and yarn.nodemanager.log-dirs")
+		return fail(exitInvalidConfig, "configuration needs yarn.nodemanager.local-dirs and yarn.nodemanager.log-dirs")
 	}
 	if c.DockerBinary != "" {
 		if !filepath.IsAbs(c.DockerBinary) || filepath.Clean(c.DockerBinary) != c.DockerBinary {
-			return nil, fail(exitInvalidConfig, "docker.binary %q is not an absolute, clean path", clip(c.DockerBinary))
+			return fail(exitInvalidConfig, "docker.binary %q is not an absolute, clean path", clip(c.DockerBinary))
 		}
 		sock, ok := strings.CutPrefix(c.DockerHost, "unix://")
 		if !ok || !filepath.IsAbs(sock) || filepath.Clean(sock) != sock {
-			return nil, fail(exitInvalidConfig, "docker.host %q is not unix:///ABSOLUTE/PATH (the cluster's own daemon)", clip(c.DockerHost))
+			return fail(exitInvalidConfig, "docker.host %q is not unix:///ABSOLUTE/PATH (the cluster's own daemon)", clip(c.DockerHost))
 		}
 		for _, n := range c.DockerNetworks {
 			if n != "host" && n != "none" {
-				return nil, fail(exitInvalidConfig, "docker.allowed.networks %q: only host and none (no container networks)", clip(n))
+				return fail(exitInvalidConfig, "docker.allowed.networks %q: only host and none (no container networks)", clip(n))
 			}
 		}
 	}
 	for _, list := range [][]string{c.LocalDirs, c.LogDirs, c.CgroupDirs, c.DockerROMounts, c.DockerRWMounts} {
 		for _, d := range list {
 			if !filepath.IsAbs(d) || filepath.Clean(d) != d || d == "/" {
-				return nil, fail(exitInvalidConfig, "configured directory %q is not an absolute, clean path below /", clip(d))
+				return fail(exitInvalidConfig, "configured directory %q is not an absolute, clean path below /", clip(d))
 			}
 		}
 	}
-	return c, nil
+	return nil
 }
 
 func splitList(v string) []string {

@@ -175,6 +175,38 @@ func TestCheckUser(t *testing.T) {
 	}
 }
 
+// TestCheckUserOnlyTestUsers: with test.users, a local account that exists and passes
+// min.user.id, yet is not one of the cluster's users, is refused, naming the list.
+func TestCheckUserOnlyTestUsers(t *testing.T) {
+	c := testConfig("/l", "/g")
+	c.TestUsers = []string{"alice", "tfyarn-*"}
+	lookup := func(name string) (*account, error) {
+		if a, err := fakeUsers(name); err == nil {
+			return a, nil
+		}
+		return &account{Name: name, UID: 2500, GID: 2500}, nil
+	}
+	for _, ok := range []string{"alice", "tfyarn-e2e-1f2e", "tfyarn-bob-x"} {
+		if _, err := checkUser(c, lookup, ok); err != nil {
+			t.Errorf("%s refused: %v", ok, err)
+		}
+	}
+	for _, bad := range []string{"bob", "mallory", "tfyarn", "xtfyarn-e2e", "alice2"} {
+		_, err := checkUser(c, lookup, bad)
+		if err == nil || codeOf(t, err) != exitInvalidUser || !strings.Contains(err.Error(), "not one of the test cluster's users (test.users alice,tfyarn-*)") {
+			t.Errorf("user %q: got %v, want refused as no test user", bad, err)
+		}
+	}
+	base := "yarn.nodemanager.linux-container-executor.group=g\nyarn.nodemanager.local-dirs=/l\nyarn.nodemanager.log-dirs=/g\n"
+	got, err := parseConfig([]byte(base + "test.users=alice, bob,tfyarn-*\n"))
+	require.NoError(t, err)
+	require.Equal(t, []string{"alice", "bob", "tfyarn-*"}, got.TestUsers)
+	for _, bad := range []string{"a b", "*", "Alice", "../x*"} {
+		_, err := parseConfig([]byte(base + "test.users=" + bad + "\n"))
+		require.Error(t, err, "test.users=%s", bad)
+	}
+}
+
 func TestCheckAppContainer(t *testing.T) {
 	if err := checkAppContainer(app, cont); err != nil {
 		t.Fatal(err)

@@ -106,7 +106,21 @@ func runLaunchDocker(c *config, r *request, a *account, nmGID int) (int, error) 
 	if err != nil {
 		return 0, err
 	}
-	if _, err := dockerCLI(c, 2*time.Minute, spec.argv()...); err != nil {
+	// Mount the objects just checked, not the paths: a user may swap a link into his own
+	// directory between the check and Docker's mount.
+	pinned, err := pinMounts(c, spec)
+	if err != nil {
+		return 0, err
+	}
+	defer closeAll(pinned)
+	unstage, err := stageMounts(spec, pinned, filepath.Dir(r.DockerFile)+"/mounts")
+	if err != nil {
+		return 0, err
+	}
+	defer unstage()
+	_, err = dockerCLI(c, 2*time.Minute, spec.argv()...)
+	unstage() // the started container has its own mounts
+	if err != nil {
 		return 0, fail(exitCannotExecute, "launch of %s in image %s: %v", r.ContainerID, spec.Image, err)
 	}
 	pid, err := containerPID(c, r.ContainerID)

@@ -307,7 +307,9 @@ public final class TestCluster {
     conf.setInt("dfs.replication", 1);
     conf.setBoolean("dfs.permissions.enabled", true);
     conf.setInt("dfs.namenode.safemode.extension", 0);
-    conf.set("dfs.namenode.rpc-bind-host", "0.0.0.0");
+    // Loopback only, like every other daemon of the cluster: on every interface, any machine on
+    // the network could act as any user (simple authentication).
+    conf.set("dfs.namenode.rpc-bind-host", "127.0.0.1");
 
     conf.set(YarnConfiguration.RM_HOSTNAME, "localhost");
     conf.set(YarnConfiguration.RM_ADDRESS, "localhost:" + opts.rmPort);
