@@ -13,6 +13,7 @@ import (
 	"github.com/tfyarn/tfyarn/internal/connlimit"
 	"github.com/tfyarn/tfyarn/internal/contract"
 	"github.com/tfyarn/tfyarn/internal/hadoopconf"
+	"github.com/tfyarn/tfyarn/internal/refusals"
 )
 
 // WebAccess says who may read the AM's status JSON and web UI, which show
@@ -106,6 +107,7 @@ type webGate struct {
 	ui       http.Handler
 	lookup   func(ctx context.Context, host string) ([]string, error)
 	logf     func(format string, args ...any)
+	refused  *refusals.Log // the first few refusals, then a count a minute
 
 	mu       sync.Mutex
 	proxies  map[netip.Addr]bool
@@ -118,7 +120,7 @@ func newWebGate(owner string, access WebAccess, status, ui http.Handler, logf fu
 		uiPrefix: contract.ProxiedPrefix + contract.WebPathToken(access.StatusKey) + "/",
 		status:   status, ui: ui,
 		lookup: net.DefaultResolver.LookupHost,
-		logf:   logf,
+		logf:   logf, refused: refusals.New("web UI", logf),
 	}
 }
 
@@ -126,6 +128,7 @@ func (g *webGate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case r.URL.Path == contract.StatusPath:
 		if !contract.StatusBearerMatches(g.access.StatusKey, r.Header.Get(contract.HeaderStatusAuth)) {
+			g.refuse(r, "no owner's status key")
 			http.Error(w, "the job's status needs its owner's status key (tfyarn status as the job's owner)", http.StatusUnauthorized)
 			return
 		}
@@ -139,6 +142,7 @@ func (g *webGate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		if user, ok := proxyUser(r); ok && user != g.owner && user != g.access.AnonymousUser {
+			g.refuse(r, "a viewer who is not the owner")
 			http.Error(w, "this job's page is its owner's", http.StatusForbidden)
 			return
 		}
@@ -153,6 +157,12 @@ func (g *webGate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		g.toProxy(w, r, "")
 	}
+}
+
+// refuse logs a refused request by its peer and reason only: its path
+// may hold the page's token, its headers the status key.
+func (g *webGate) refuse(r *http.Request, reason string) {
+	g.refused.Refuse(refusals.Refusal{Peer: r.RemoteAddr, Reason: reason})
 }
 
 // toProxy sends a browser to the application's page on the proxy; rest is

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/tfyarn/tfyarn/internal/refusals"
 )
 
 // writeTimeout bounds one reply: a client that does not read loses its
@@ -23,15 +25,19 @@ type Server struct {
 	bytes   int
 	waiters map[string][]*conn // key -> connections waiting for it
 	conns   map[*conn]bool
-	// Logf, when set, hears why a connection was dropped.
-	Logf func(format string, args ...any)
+	// Logf, when set, hears why a connection was dropped: the first few,
+	// then a count a minute (package refusals).
+	Logf    func(format string, args ...any)
+	refused *refusals.Log
 }
 
 // New returns an empty store.
 func New() *Server {
-	return &Server{
+	s := &Server{
 		data: map[string][]byte{}, waiters: map[string][]*conn{}, conns: map[*conn]bool{},
 	}
+	s.refused = refusals.New("torch store", s.logf)
+	return s
 }
 
 type conn struct {
@@ -94,6 +100,11 @@ func (s *Server) logf(format string, args ...any) {
 	}
 }
 
+// drop logs why a connection is dropped, clipped and counted.
+func (s *Server) drop(c *conn, reason string) {
+	s.refused.Refuse(refusals.Refusal{Peer: c.nc.RemoteAddr().String(), Reason: reason})
+}
+
 func (s *Server) serveConn(c *conn) {
 	defer func() {
 		_ = c.nc.Close()
@@ -105,19 +116,19 @@ func (s *Server) serveConn(c *conn) {
 	r := bufio.NewReader(c.nc)
 	first, err := ReadRequest(r)
 	if err != nil || first.Cmd != CmdValidate || uint32(first.Int) != ValidationMagic {
-		s.logf("torch store: %s is not a TCPStore client (no validation)", c.nc.RemoteAddr())
+		s.drop(c, "not a TCPStore client (no validation)")
 		return
 	}
 	for {
 		q, err := ReadRequest(r)
 		if err != nil {
 			if !isClosed(err) {
-				s.logf("torch store: %s: %v", c.nc.RemoteAddr(), err)
+				s.drop(c, err.Error())
 			}
 			return
 		}
 		if err := s.handle(c, q); err != nil {
-			s.logf("torch store: %s: %v", c.nc.RemoteAddr(), err)
+			s.drop(c, err.Error())
 			return
 		}
 	}
