@@ -48,6 +48,9 @@ func TestE2EAttackAMPortSquatter(t *testing.T) {
 	fault := fc.inject(t, c, j)
 	r := fc.check(t, c, j, fault)
 	require.NotZero(t, answered.Load(), "no launcher asked the squatter: the attack did not happen")
-	require.NotContains(t, j.stderr(), "wrong container key")
+	// A call that timed out against the squatter says why (best-effort metrics have short deadlines).
+	if strings.Contains(j.stderr(), "did not verify") {
+		require.Contains(t, j.stderr(), "a stranger holds the AM's port")
+	}
 	t.Logf("the squatter answered %d calls with an unsigned 401; %s", answered.Load(), strings.TrimSpace(r.Outcome))
 }
