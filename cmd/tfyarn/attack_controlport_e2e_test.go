@@ -106,7 +106,7 @@ func TestE2EAttackLauncherControlPort(t *testing.T) {
 		require.NoError(t, err)
 		log, err := os.ReadFile(stderrPath)
 		require.NoError(t, err)
-		require.Contains(t, string(log), "refused a call to control port "+net.JoinHostPort(task.Host, strconv.Itoa(task.Control)))
+		require.Contains(t, string(log), "control port "+net.JoinHostPort(task.Host, strconv.Itoa(task.Control))+": refused POST "+amattempt.AnnouncePath)
 		require.Contains(t, string(log), "bad signature (wrong key, or the request was altered)")
 		require.NotContains(t, string(log), hex.EncodeToString(strangersKey))
 	}

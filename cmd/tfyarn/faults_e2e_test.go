@@ -230,6 +230,12 @@ func amKilledWithAttempts() faultCase {
 
 // amKilledWithAttemptsOn is amKilledWithAttempts with more run arguments (before the tasks').
 func amKilledWithAttemptsOn(extra []string) faultCase {
+	return amKilledWithPortHeldBy(extra, func(conn net.Conn) { conn.Close() })
+}
+
+// amKilledWithPortHeldBy is amKilledWithAttemptsOn with attempt 1's port held by whoever
+// answers each connection with answer.
+func amKilledWithPortHeldBy(extra []string, answer func(net.Conn)) faultCase {
 	var old string         // attempt 1's rendezvous address
 	var taken net.Listener // holding its port
 	// Programs long enough to outlast the launchers' search for attempt 2.
@@ -260,14 +266,14 @@ func amKilledWithAttemptsOn(extra []string) faultCase {
 				taken, err = net.Listen("tcp", ":"+port)
 				return err == nil
 			}, 5*time.Second, 10*time.Millisecond, "taking attempt 1's port %s: %v", port, err)
-			// Whoever calls gets its connection closed: no AM there.
+			// Whoever calls gets answered so (by default its connection closed): no AM there.
 			go func(ln net.Listener) {
 				for {
 					conn, err := ln.Accept()
 					if err != nil {
 						return
 					}
-					conn.Close()
+					go answer(conn)
 				}
 			}(taken)
 			return fault

@@ -38,7 +38,7 @@
 // announcement replayed is refused. The port's connections, headers,
 // bodies and times are bounded (connlimit and the server's timeouts);
 // refusals are logged without the key, and only the first few of them
-// one by one.
+// one by one, then a count a minute (package refusals).
 // Even a launcher sent to a wrong address would gain nothing: every answer
 // of the rendezvous server is signed with the container's key.
 //

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/tfyarn/tfyarn/internal/connlimit"
+	"github.com/tfyarn/tfyarn/internal/refusals"
 	"github.com/tfyarn/tfyarn/internal/reqsign"
 )
 
@@ -35,17 +36,13 @@ type Listener struct {
 	ln          net.Listener
 	hs          *http.Server
 	where       string
-	logf        func(string, ...any)
 	now         func() time.Time
 
 	mu      sync.Mutex
 	attempt int    // the newest attempt heard (at first the launcher's own)
 	am      string // its address; "" until an announcement
-	refused int
+	refused *refusals.Log
 }
-
-// maxRefusalLogs is how many refusals are logged one by one.
-const maxRefusalLogs = 10
 
 // ListenConfig is what Listen needs.
 type ListenConfig struct {
@@ -62,6 +59,8 @@ type ListenConfig struct {
 	Logf func(string, ...any)
 	// Now replaces time.Now in tests.
 	Now func() time.Time
+
+	clockSet bool
 }
 
 // Listen opens the control port and serves it until Close.
@@ -74,6 +73,8 @@ func Listen(cfg ListenConfig) (*Listener, error) {
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
+	} else {
+		cfg.clockSet = true
 	}
 	ln, err := net.Listen("tcp", net.JoinHostPort(cfg.Host, "0"))
 	if err != nil {
@@ -83,12 +84,13 @@ func Listen(cfg ListenConfig) (*Listener, error) {
 		}
 	}
 	l := &Listener{
-		containerID: cfg.ContainerID, key: announceKey(cfg.Key), logf: cfg.Logf, now: cfg.Now,
+		containerID: cfg.ContainerID, key: announceKey(cfg.Key), now: cfg.Now,
 		verifier: reqsign.NewVerifier(AnnounceSkew, maxAnnounceNonces),
 		attempt:  cfg.Attempt,
 		ln:       connlimit.NewListener(ln, controlMaxConns, controlMaxConns),
 	}
 	l.where = "control port " + net.JoinHostPort(cfg.Host, strconv.Itoa(l.Port()))
+	l.refused = refusals.New(l.where, cfg.Logf, refusalClock(cfg)...)
 	mux := http.NewServeMux()
 	mux.HandleFunc(AnnouncePath, l.serveAnnouncement)
 	l.hs = connlimit.HTTPServer(mux, connlimit.ServerBounds{
@@ -113,6 +115,15 @@ func (l *Listener) Close() {
 	ctx, cancel := context.WithTimeout(context.Background(), controlCloseTimeout)
 	defer cancel()
 	_ = l.hs.Shutdown(ctx)
+	l.refused.Close()
+}
+
+// refusalClock gives the refusal log the test's clock, if any.
+func refusalClock(cfg ListenConfig) []refusals.Option {
+	if cfg.clockSet {
+		return []refusals.Option{refusals.WithClock(cfg.Now)}
+	}
+	return nil
 }
 
 // errNotCalled: no later attempt has announced itself yet.
@@ -182,17 +193,11 @@ func (l *Listener) take(w http.ResponseWriter, r *http.Request) (int, error) {
 	return http.StatusNoContent, nil
 }
 
-// refuse answers a refused call, unsigned, and logs it: the first
-// maxRefusalLogs, then every hundredth, so that strangers cannot fill the
-// container's log.
+// refuse answers a refused call, unsigned, and logs it (package
+// refusals: the first few, clipped, then a count per minute), so that
+// strangers cannot fill the container's log.
 func (l *Listener) refuse(w http.ResponseWriter, r *http.Request, status int, err error) {
-	l.mu.Lock()
-	l.refused++
-	n := l.refused
-	l.mu.Unlock()
-	if n <= maxRefusalLogs || n%100 == 0 {
-		l.logf("refused a call to %s from %s (%d refused so far): %v", l.where, r.RemoteAddr, n, err)
-	}
+	l.refused.Refuse(refusals.Refusal{Peer: r.RemoteAddr, Method: r.Method, Path: r.URL.Path, Reason: err.Error()})
 	w.Header().Set("Connection", "close")
 	http.Error(w, err.Error(), status)
 }

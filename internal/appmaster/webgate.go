@@ -12,6 +12,7 @@ import (
 
 	"github.com/tfyarn/tfyarn/internal/contract"
 	"github.com/tfyarn/tfyarn/internal/hadoopconf"
+	"github.com/tfyarn/tfyarn/internal/refusals"
 )
 
 // WebAccess says who may read the AM's status JSON and web UI, whose
@@ -108,6 +109,7 @@ type webGate struct {
 	auth     *statusAuth
 	lookup   func(ctx context.Context, host string) ([]string, error)
 	logf     func(format string, args ...any)
+	refused  *refusals.Log // the first few refusals, then a count a minute
 
 	mu       sync.Mutex
 	proxies  map[netip.Addr]bool
@@ -129,14 +131,17 @@ func newWebGate(owner string, access WebAccess, views webViews, logf func(string
 		auth:     newStatusAuth(access.StatusKey),
 		lookup:   net.DefaultResolver.LookupHost,
 		logf:     logf,
+		refused:  refusals.New("web UI", logf),
 	}
 }
 
 func (g *webGate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case r.URL.Path == contract.StatusPath:
-		// A refusal's reason goes back to the caller only.
-		_ = g.auth.serve(w, r, g.views.status)
+		// A refusal's reason goes back to the caller only; the log counts it.
+		if err := g.auth.serve(w, r, g.views.status); err != nil {
+			g.refuse(r, err.Error())
+		}
 	case strings.HasPrefix(r.URL.Path, g.uiPrefix):
 		if !g.fromProxy(r) {
 			g.toProxy(w, r, strings.TrimPrefix(r.URL.Path, g.uiPrefix))
@@ -165,6 +170,12 @@ func (g *webGate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (g *webGate) ownerViewing(r *http.Request) bool {
 	user, ok := proxyUser(r)
 	return ok && user == g.owner && user != g.access.AnonymousUser
+}
+
+// refuse logs a refused request by its peer and reason only: its path
+// may hold the page's token, its headers the status request's signature.
+func (g *webGate) refuse(r *http.Request, reason string) {
+	g.refused.Refuse(refusals.Refusal{Peer: r.RemoteAddr, Reason: reason})
 }
 
 // toProxy sends a browser to the application's page on the proxy; rest is

@@ -29,6 +29,7 @@ var layers = []struct {
 	pkgs []string
 }{
 	{"rule languages of Hadoop's configuration, pure (auth_to_local)", []string{"internal/authtolocal"}},
+	{"what servers refused, clipped and counted (for the foundations' servers too)", []string{"internal/refusals"}},
 	{"foundations: the job model, the job's and the cluster's reports, Hadoop configuration and credentials, generated messages, small single-purpose packages", []string{
 		"taskspec", "jobreport", "clusterinfo", "internal/hadoopconf", "internal/security", "internal/yarnpb", "internal/yarnpb/hadoopcommon",
 		"internal/atomicfile", "internal/connlimit", "internal/pause", "internal/torchstore", "internal/cliout", "internal/progressbar",

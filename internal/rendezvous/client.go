@@ -230,7 +230,7 @@ func (c *Client) call(ctx context.Context, method, endpoint string, q url.Values
 	for attempt := 0; ; attempt++ {
 		if attempt > 0 {
 			if err := c.backoff.sleep(ctx, attempt); err != nil {
-				return 0, nil, fmt.Errorf("%w (last error: %v)", err, lastErr)
+				return 0, nil, fmt.Errorf("%w (last error: %w)", err, lastErr)
 			}
 		}
 		c.mu.Lock()
@@ -246,7 +246,7 @@ func (c *Client) call(ctx context.Context, method, endpoint string, q url.Values
 			c.reached(base)
 			return status, respBody, nil
 		case ctx.Err() != nil:
-			return 0, nil, fmt.Errorf("%w (last error: %v)", ctx.Err(), err)
+			return 0, nil, fmt.Errorf("%w (last error: %w)", ctx.Err(), err)
 		case !retryable(err):
 			return 0, nil, err
 		}
@@ -263,6 +263,24 @@ type transientError struct{ err error }
 
 func (e *transientError) Error() string { return e.err.Error() }
 func (e *transientError) Unwrap() error { return e.err }
+
+// unverifiedError is an answer that does not verify under the container's
+// key: unsigned (a refusal of our signature, or a stranger's answer), or
+// signed for another request or with another key. It matches
+// ErrUnauthorized.
+type unverifiedError struct {
+	where  string
+	status int
+	why    error
+	reason string // an unsigned refusal's explanation, clipped
+}
+
+func (e *unverifiedError) Error() string {
+	return fmt.Sprintf("the answer from %s did not verify (HTTP %d, %v; it says: %s): taken for no answer; if it persists, a stranger holds the AM's port or this launcher has the wrong container key",
+		e.where, e.status, e.why, e.reason)
+}
+
+func (e *unverifiedError) Unwrap() error { return ErrUnauthorized }
 
 func retryable(err error) bool {
 	var t *transientError
@@ -305,12 +323,10 @@ func (c *Client) attempt(ctx context.Context, base, method, endpoint string, q u
 	// (a refusal, or anyone's) is never taken for the AM's word.
 	respBody, err := c.keys.checkResponse(sent, resp.StatusCode, resp.Header, wireResp)
 	if err != nil {
-		if resp.StatusCode == http.StatusUnauthorized {
-			// Our key does not match the AM's: its 401 cannot verify
-			// either. Say what matters.
-			return 0, nil, fmt.Errorf("%w: the AM refused our signature (wrong container key?): %s", ErrUnauthorized, unsignedReason(wireResp))
-		}
-		return 0, nil, fmt.Errorf("%w: %v (HTTP %d)", ErrUnauthorized, err, resp.StatusCode)
+		// Not the AM's word, so no answer at all: whoever holds a dead
+		// attempt's port could answer so (say, 401) to pin the launcher
+		// there. Retried, and the locator asked for a new attempt.
+		return 0, nil, &transientError{&unverifiedError{where: base[len("http://"):], status: resp.StatusCode, why: err, reason: unsignedReason(wireResp)}}
 	}
 	switch {
 	case resp.StatusCode == http.StatusOK || resp.StatusCode == http.StatusNoContent:

@@ -48,14 +48,19 @@
 // length (at most MaxBodyBytes sealed) and compares it. It refuses bad
 // signatures, timestamps outside its clock-skew window and nonces it has
 // seen (replays), with an unsigned 401 that closes the connection, and
-// logs the refusal without the key or the signature. A request that
+// logs the refusal without the key or the signature: the first few one
+// by one, each field clipped, then a count a minute (package refusals),
+// so strangers cannot fill the AM's log. A request that
 // passes is the container's own: the server asks the Handler whether that
 // container may act as the task the request names (Authorize: only the
 // task the AM gave it), so a launcher cannot report, stop or wait as
 // another task. Every answer to an authenticated request is signed over
 // the request's signature, the status and the body, so a launcher only
 // believes an answer from its own AM to this very request; no refusal of
-// an unauthenticated request is ever signed.
+// an unauthenticated request is ever signed. An answer that does not
+// verify is no answer: the client retries it as it would a refused
+// connection, and asks its locator for a new AM, so whoever binds a dead
+// attempt's port and answers 401 cannot pin a launcher there.
 //
 // Strangers' connections are bounded (HTTPServer, package connlimit):
 // at most MaxUnauthenticatedConns of them, the oldest closed for a new

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/tfyarn/tfyarn/internal/connlimit"
+	"github.com/tfyarn/tfyarn/internal/refusals"
 	"github.com/tfyarn/tfyarn/internal/reqsign"
 	"github.com/tfyarn/tfyarn/taskspec"
 )
@@ -68,6 +69,7 @@ type Server struct {
 	// programs, when set, gives each task its program with the spec.
 	programs func(taskspec.TaskID) (Program, bool)
 	keys     keyCache // of containers that signed a request
+	refused  *refusals.Log
 }
 
 // keyCache keeps the keys of containers that authenticated, so a
@@ -121,6 +123,7 @@ func NewServer(secret []byte, h Handler, opts ...Option) (*Server, error) {
 	for _, o := range opts {
 		o(s)
 	}
+	s.refused = refusals.New("rendezvous", func(f string, a ...any) { s.log.Warn(fmt.Sprintf(f, a...)) })
 	return s, nil
 }
 
@@ -158,6 +161,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	name, ok := strings.CutPrefix(r.URL.Path, PathPrefix)
 	if !ok {
+		s.refuse(r, "no such endpoint")
 		refuseUnsigned(w, http.StatusNotFound, "not_found", "no such endpoint")
 		return
 	}
@@ -308,10 +312,11 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request, c caller) ([]b
 	return plain, nil
 }
 
-// refuse logs a refused request. Only the peer, the endpoint and the
-// reason: never headers, which carry the signature.
+// refuse logs a refused request (package refusals: the first few, each
+// field clipped, then a count per minute). Only the peer, the endpoint
+// and the reason: never headers, which carry the signature.
 func (s *Server) refuse(r *http.Request, reason string) {
-	s.log.Warn("rendezvous: refused request", "remote", r.RemoteAddr, "method", r.Method, "path", r.URL.Path, "reason", reason)
+	s.refused.Refuse(refusals.Refusal{Peer: r.RemoteAddr, Method: r.Method, Path: r.URL.Path, Reason: reason})
 }
 
 func (s *Server) register(ctx context.Context, resp responder, container string, body []byte) {

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"io"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -31,7 +32,7 @@ func TestServerRefusesWrongSecretAndLogsWithoutIt(t *testing.T) {
 	require.Empty(t, board.Registrations())
 
 	logs := srv.logs.String()
-	require.Contains(t, logs, "refused request")
+	require.Contains(t, logs, "rendezvous: refused POST /rendezvous/v1/register from 127.0.0.1:")
 	require.Contains(t, logs, "bad signature")
 	for _, s := range [][]byte{secret, wrong} {
 		require.NotContains(t, logs, hex.EncodeToString(s))
@@ -137,3 +138,23 @@ func ioNopCloser(b []byte) *nopCloser { return &nopCloser{bytes.NewReader(b)} }
 type nopCloser struct{ *bytes.Reader }
 
 func (nopCloser) Close() error { return nil }
+
+// TestStrangersCannotFillTheLog: 1,000 unsigned requests with 8 KiB
+// paths leave a few clipped lines in the AM's log, not one each (issue
+// 33.1: 15 KiB a request filled the NodeManager's log disk).
+func TestStrangersCannotFillTheLog(t *testing.T) {
+	board := newBoard(t, 0, group(taskspec.Worker, 1))
+	srv := startServer(t, testSecret(t), board)
+	path := PathPrefix + "spec/" + strings.Repeat("A", 8<<10)
+	client := &http.Client{Timeout: 10 * time.Second}
+	for i := 0; i < 1000; i++ {
+		resp, err := client.Get("http://" + srv.addr + path)
+		require.NoError(t, err)
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		require.Equal(t, http.StatusUnauthorized, resp.StatusCode)
+	}
+	logs := srv.logs.String()
+	require.Less(t, len(logs), 4<<10, "the log after 1,000 refusals:\n%s", logs)
+	require.NotContains(t, logs, strings.Repeat("A", 200))
+}

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/tfyarn/tfyarn/internal/refusals"
 )
 
 // writeTimeout bounds one reply: a client that does not read loses its
@@ -40,16 +42,20 @@ type Server struct {
 	// DefaultRequestTimeout): a client that sends part of a request and
 	// stops loses its connection.
 	RequestTimeout time.Duration
-	// Logf, when set, hears why a connection was dropped.
-	Logf func(format string, args ...any)
+	// Logf, when set, hears why a connection was dropped: the first few,
+	// then a count a minute (package refusals).
+	Logf    func(format string, args ...any)
+	refused *refusals.Log
 }
 
 // New returns an empty store.
 func New() *Server {
-	return &Server{
+	s := &Server{
 		data: map[string][]byte{}, waiters: map[string][]*conn{}, conns: map[*conn]bool{},
 		inFlight: newBudget(MaxInFlightBytes), RequestTimeout: DefaultRequestTimeout,
 	}
+	s.refused = refusals.New("torch store", s.logf)
+	return s
 }
 
 type conn struct {
@@ -117,6 +123,11 @@ func (s *Server) logf(format string, args ...any) {
 	}
 }
 
+// drop logs why a connection is dropped, clipped and counted.
+func (s *Server) drop(c *conn, reason string) {
+	s.refused.Refuse(refusals.Refusal{Peer: c.nc.RemoteAddr().String(), Reason: reason})
+}
+
 func (s *Server) serveConn(c *conn) {
 	defer func() {
 		_ = c.nc.Close()
@@ -131,7 +142,7 @@ func (s *Server) serveConn(c *conn) {
 	first, err := ReadRequest(r, s.grantFor(c))
 	s.giveBack(c)
 	if err != nil || first.Cmd != CmdValidate || uint32(first.Int) != ValidationMagic {
-		s.logf("torch store: %s is not a TCPStore client (no validation)", c.nc.RemoteAddr())
+		s.drop(c, "not a TCPStore client (no validation)")
 		return
 	}
 	for {
@@ -140,20 +151,20 @@ func (s *Server) serveConn(c *conn) {
 		_ = c.nc.SetReadDeadline(time.Time{})
 		if _, err := r.Peek(1); err != nil {
 			if !isClosed(err) {
-				s.logf("torch store: %s: %v", c.nc.RemoteAddr(), err)
+				s.drop(c, err.Error())
 			}
 			return
 		}
 		s.startRequest(c)
 		q, err := ReadRequest(r, s.grantFor(c))
 		if err != nil {
-			s.logf("torch store: %s: %v", c.nc.RemoteAddr(), requestError(err, s.RequestTimeout))
+			s.drop(c, requestError(err, s.RequestTimeout).Error())
 			return
 		}
 		err = s.handle(c, q)
 		s.giveBack(c)
 		if err != nil {
-			s.logf("torch store: %s: %v", c.nc.RemoteAddr(), err)
+			s.drop(c, err.Error())
 			return
 		}
 	}
