@@ -37,29 +37,8 @@ func stoppableServer(t *testing.T, secret []byte, h Handler) (addr string, stop 
 // again there, and get the new attempt's stop order.
 func TestClientFollowsTheAMToItsNewAddress(t *testing.T) {
 	secret := testSecret(t)
-	r := reg(taskspec.Worker, 0, 2222)
-	r.PID = 42
-	old := newBoard(t, 0, group(taskspec.Worker, 1))
-	oldAddr, kill := stoppableServer(t, secret, old)
-
-	var where atomic.Value
-	where.Store(oldAddr)
-	var lookups atomic.Int32
-	moved := make(chan string, 4)
-	c := newTestClient(t, oldAddr, secret, r.ContainerID, WithLocator(LocatorConfig{
-		Locate: func(ctx context.Context) (string, error) {
-			lookups.Add(1)
-			return where.Load().(string), nil
-		},
-		Where: "the fake's file", After: 100 * time.Millisecond, Every: 20 * time.Millisecond, GiveUp: time.Minute,
-		Moved: func(addr string, err error) {
-			require.NoError(t, err)
-			moved <- addr
-		},
-	}))
-	ctx := ctxTimeout(t, 20*time.Second)
-	require.NoError(t, c.Register(ctx, r))
-	old.Assign(r.Task, r.ContainerID)
+	m := newMovingClient(t, secret, "the fake's file")
+	c, r, oldAddr, kill, ctx := m.c, m.r, m.oldAddr, m.kill, m.ctx
 
 	kill()
 	// The next attempt starts and adopts the task as the old one saved it.
@@ -77,12 +56,12 @@ func TestClientFollowsTheAMToItsNewAddress(t *testing.T) {
 		orders <- o
 	}()
 	// Lookups that still find the dead attempt's address change nothing.
-	require.Eventually(t, func() bool { return lookups.Load() >= 2 }, 10*time.Second, 10*time.Millisecond)
+	require.Eventually(t, func() bool { return m.lookups.Load() >= 2 }, 10*time.Second, 10*time.Millisecond)
 	require.Equal(t, oldAddr, c.Address())
-	where.Store(nextAddr)
+	m.where.Store(nextAddr)
 
 	select {
-	case addr := <-moved:
+	case addr := <-m.moved:
 		require.Equal(t, nextAddr, addr)
 	case <-time.After(10 * time.Second):
 		t.Fatal("the client did not move to the new AM within 10s")
@@ -135,4 +114,43 @@ func TestClientGivesUpWhenNoNewAMAppears(t *testing.T) {
 	err = c.ReportExit(ctx, ExitReport{Task: r.Task, ContainerID: r.ContainerID, ExitCode: 0})
 	require.ErrorIs(t, err, ErrAMLost)
 	require.Less(t, time.Since(start), time.Second)
+}
+
+// movingClient is a launcher's client registered as worker:0 with an AM
+// attempt the test can kill (kill), and with a locator that names where,
+// counting its lookups and reporting each move (moved), as the launcher's
+// control port would after a new attempt announced itself.
+type movingClient struct {
+	c       *Client
+	r       Registration
+	old     *Board
+	oldAddr string
+	kill    func()
+	where   atomic.Value
+	lookups atomic.Int32
+	moved   chan string
+	ctx     context.Context
+}
+
+func newMovingClient(t *testing.T, secret []byte, where string) *movingClient {
+	m := &movingClient{r: reg(taskspec.Worker, 0, 2222), moved: make(chan string, 4)}
+	m.r.PID = 42
+	m.old = newBoard(t, 0, group(taskspec.Worker, 1))
+	m.oldAddr, m.kill = stoppableServer(t, secret, m.old)
+	m.where.Store(m.oldAddr)
+	m.c = newTestClient(t, m.oldAddr, secret, m.r.ContainerID, WithLocator(LocatorConfig{
+		Locate: func(ctx context.Context) (string, error) {
+			m.lookups.Add(1)
+			return m.where.Load().(string), nil
+		},
+		Where: where, After: 100 * time.Millisecond, Every: 20 * time.Millisecond, GiveUp: time.Minute,
+		Moved: func(addr string, err error) {
+			require.NoError(t, err)
+			m.moved <- addr
+		},
+	}))
+	m.ctx = ctxTimeout(t, 20*time.Second)
+	require.NoError(t, m.c.Register(m.ctx, m.r))
+	m.old.Assign(m.r.Task, m.r.ContainerID)
+	return m
 }

@@ -44,28 +44,8 @@ func squat(t *testing.T, addr string) *atomic.Int32 {
 // the next attempt when it announces itself, and gets its stop order there.
 func TestClientLeavesASquatterForTheNextAM(t *testing.T) {
 	secret := testSecret(t)
-	r := reg(taskspec.Worker, 0, 2222)
-	r.PID = 42
-	old := newBoard(t, 0, group(taskspec.Worker, 1))
-	oldAddr, kill := stoppableServer(t, secret, old)
-	var where atomic.Value
-	where.Store(oldAddr)
-	var lookups atomic.Int32
-	moved := make(chan string, 4)
-	c := newTestClient(t, oldAddr, secret, r.ContainerID, WithLocator(LocatorConfig{
-		Locate: func(ctx context.Context) (string, error) {
-			lookups.Add(1)
-			return where.Load().(string), nil
-		},
-		Where: "control port node1:4242", After: 100 * time.Millisecond, Every: 20 * time.Millisecond, GiveUp: time.Minute,
-		Moved: func(addr string, err error) {
-			require.NoError(t, err)
-			moved <- addr
-		},
-	}))
-	ctx := ctxTimeout(t, 20*time.Second)
-	require.NoError(t, c.Register(ctx, r))
-	old.Assign(r.Task, r.ContainerID)
+	m := newMovingClient(t, secret, "control port node1:4242")
+	c, r, oldAddr, kill, ctx := m.c, m.r, m.oldAddr, m.kill, m.ctx
 
 	kill()
 	hits := squat(t, oldAddr)
@@ -77,7 +57,7 @@ func TestClientLeavesASquatterForTheNextAM(t *testing.T) {
 		orders <- o
 	}()
 	// The squatter is asked, and answers; the client keeps looking.
-	require.Eventually(t, func() bool { return hits.Load() >= 2 && lookups.Load() >= 2 }, 10*time.Second, 10*time.Millisecond)
+	require.Eventually(t, func() bool { return hits.Load() >= 2 && m.lookups.Load() >= 2 }, 10*time.Second, 10*time.Millisecond)
 	select {
 	case err := <-errs:
 		t.Fatalf("the squatter's unsigned 401 ended the wait: %v", err)
@@ -89,9 +69,9 @@ func TestClientLeavesASquatterForTheNextAM(t *testing.T) {
 	next := newBoard(t, 0, group(taskspec.Worker, 1))
 	next.Adopt(Registration{Task: r.Task, Host: r.Host, Port: r.Port, ContainerID: r.ContainerID})
 	nextAddr, _ := stoppableServer(t, secret, next)
-	where.Store(nextAddr)
+	m.where.Store(nextAddr)
 	select {
-	case addr := <-moved:
+	case addr := <-m.moved:
 		require.Equal(t, nextAddr, addr)
 	case <-time.After(10 * time.Second):
 		t.Fatal("the client did not leave the squatter for the announced AM within 10s")
