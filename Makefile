@@ -7,10 +7,15 @@ export GOTOOLCHAIN := auto
 PROFILE ?= plain
 GOFILES = $(shell git ls-files --cached --others --exclude-standard '*.go' | grep -v '^internal/yarnpb/hadoop')
 
-.PHONY: build test check clean-machine unit e2e faults cluster-up cluster-down cluster-status demo proto bench soak fmt lint clean
+.PHONY: build release test check clean-machine unit e2e faults cluster-up cluster-down cluster-status demo proto bench soak fmt lint clean
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -o bin/tfyarn ./cmd/tfyarn
+
+# dist/: tarballs, wheels, SBOMs and SHA256SUMS of a clean commit, byte for byte the same on
+# every build of it (docs/development.md, Releasing).
+release:
+	@CGO_ENABLED=0 $(GO) build -trimpath -o bin/mkrelease ./internal/release/mkrelease && bin/mkrelease -version '$(VERSION)' -out dist
 
 # Unit tests, then the end-to-end tests against one shared start of the real cluster.
 test:

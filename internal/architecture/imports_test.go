@@ -61,9 +61,10 @@ var layers = []struct {
 		"internal/submit", "internal/follow", "internal/explain", "internal/clusterquery",
 	}},
 	{"the public Go API", []string{"client"}},
+	{"the release's writers: binaries, tarballs, wheels, SBOMs (make release)", []string{"internal/release"}},
 	{"programs and tests of the whole", []string{
 		"cmd/tfyarn", "examples/go/runonyarn", "bench", "bench/uploadwin", "testcluster/containerexecutor", "internal/testlanes",
-		"internal/architecture",
+		"internal/architecture", "internal/release/mkrelease",
 	}},
 }
 
