@@ -23,6 +23,9 @@ import (
 // and a build from a checkout is "devel".
 var version string
 
+// Module is tfyarn's module path.
+const Module = "github.com/tfyarn/tfyarn"
+
 // Devel is the version of a build that is no release.
 const Devel = "devel"
 
@@ -54,6 +57,16 @@ func fromBuild(bi *debug.BuildInfo, linked string) Info {
 		return withVersion(info, linked)
 	}
 	info.GoVersion = bi.GoVersion
+	if bi.Main.Path != Module {
+		// A Go program using tfyarn as a library: the build settings are
+		// that program's; tfyarn is the version it required.
+		for _, dep := range bi.Deps {
+			if dep.Path == Module {
+				return withVersion(info, orLinked(linked, dep.Version))
+			}
+		}
+		return withVersion(info, linked)
+	}
 	for _, s := range bi.Settings {
 		switch s.Key {
 		case "vcs.revision":
@@ -66,11 +79,16 @@ func fromBuild(bi *debug.BuildInfo, linked string) Info {
 	}
 	// Go 1.24 and later stamp a checkout's build too; "+dirty" is its own
 	// mark of a modified tree, which Dirty says already.
-	stamped := strings.TrimSuffix(bi.Main.Version, "+dirty")
-	if linked == "" && stamped != "(devel)" && !pseudoVersion.MatchString(stamped) {
-		linked = stamped
+	return withVersion(info, orLinked(linked, strings.TrimSuffix(bi.Main.Version, "+dirty")))
+}
+
+// orLinked is the linker's version, else a module version that names a
+// release.
+func orLinked(linked, module string) string {
+	if linked != "" || module == "(devel)" || pseudoVersion.MatchString(module) {
+		return linked
 	}
-	return withVersion(info, linked)
+	return module
 }
 
 // withVersion sets the version from v, "v"-prefixed as Go's tags are, and

@@ -67,3 +67,18 @@ func TestMismatch(t *testing.T) {
 		t.Errorf("same or unknown version: %q", m)
 	}
 }
+
+// TestAsALibrary: in a Go program that uses tfyarn's client, the version
+// is the tfyarn module it requires, not the program's.
+func TestAsALibrary(t *testing.T) {
+	bi := build("v0.3.0", "vcs.revision", commit, "vcs.modified", "true")
+	bi.Main.Path = "example.com/trainer"
+	bi.Deps = []*debug.Module{{Path: "github.com/stretchr/testify", Version: "v1.9.0"}, {Path: Module, Version: "v1.2.0"}}
+	if info := fromBuild(bi, ""); info.Version != "v1.2.0" || info.Commit != "" || info.Dirty {
+		t.Errorf("as a library: %+v", info)
+	}
+	bi.Deps[1].Version = "v0.0.0-20261129100000-2b88b1a1234a"
+	if info := fromBuild(bi, ""); info.Label() != "devel" {
+		t.Errorf("as a library at a commit: %+v", info)
+	}
+}
