@@ -138,11 +138,19 @@ func (i Info) String() string {
 
 // Mismatch is the one line a client prints when the job's AM, whose report
 // says it is amLabel (Label), is another tfyarn than the client; "" when
-// they are the same or the AM does not say (an AM older than this field).
+// they are the same or either does not know: an AM older than the report's
+// field, or a devel build without a commit (a test binary, a build with
+// -buildvcs=false), which cannot tell whether it differs.
 func Mismatch(amLabel, clientLabel string) string {
-	if amLabel == "" || amLabel == clientLabel {
+	if !known(amLabel) || !known(clientLabel) || amLabel == clientLabel {
 		return ""
 	}
 	return fmt.Sprintf("the job's ApplicationMaster is tfyarn %s (this client is %s): the job runs the binary it was submitted with; "+
 		"what this client shows of it may differ (docs/versions.md)", amLabel, clientLabel)
+}
+
+// known says whether a label names one build: not empty, and not devel
+// without a commit.
+func known(label string) bool {
+	return label != "" && label != Devel && label != Devel+"-dirty"
 }

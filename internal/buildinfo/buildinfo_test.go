@@ -58,12 +58,15 @@ func TestCommitAndDate(t *testing.T) {
 }
 
 // TestMismatch: one line when the AM is another tfyarn; nothing when it is
-// the same or does not say.
+// the same, or either side cannot tell (no version, devel without a commit).
 func TestMismatch(t *testing.T) {
 	if m := Mismatch("v1.1.0", "v1.2.0"); !strings.HasPrefix(m, "the job's ApplicationMaster is tfyarn v1.1.0 (this client is v1.2.0): ") || strings.Contains(m, "\n") {
 		t.Errorf("Mismatch = %q", m)
 	}
-	if m := Mismatch("v1.2.0", "v1.2.0") + Mismatch("", "v1.2.0"); m != "" {
+	if m := Mismatch("devel-2b88b1a1234a", "v1.2.0"); !strings.HasPrefix(m, "the job's ApplicationMaster is tfyarn devel-2b88b1a1234a (this client is v1.2.0)") {
+		t.Errorf("Mismatch = %q", m)
+	}
+	if m := Mismatch("v1.2.0", "v1.2.0") + Mismatch("", "v1.2.0") + Mismatch("devel-2b88b1a1234a", "devel") + Mismatch("devel-dirty", "v1.2.0"); m != "" {
 		t.Errorf("same or unknown version: %q", m)
 	}
 }
