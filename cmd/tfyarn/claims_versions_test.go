@@ -21,7 +21,7 @@ import (
 // warning it shows is the one the client prints.
 func TestClaimsVersions(t *testing.T) {
 	shows := clustertest.DocSection(t, "## What `tfyarn version` shows")
-	line := regexp.MustCompile("(?m)^tfyarn v\\S+ \\(commit [0-9a-f]{12}, \\S+; go\\S+ \\S+/\\S+\\)$").FindString(shows)
+	line := regexp.MustCompile(`(?m)^tfyarn v\S+ \(commit [0-9a-f]{12}, \S+; go\S+ \S+/\S+\)$`).FindString(shows)
 	require.NotEmpty(t, line, "the example line")
 	require.Regexp(t, `^tfyarn devel \(go\S+ \S+/\S+\)$`, buildinfo.Info{Version: "devel", GoVersion: "go1.26.11", Platform: "linux/amd64"}.String())
 
@@ -47,7 +47,7 @@ func TestClaimsVersions(t *testing.T) {
 	require.Equal(t, "v9.8.7", got.Version)
 
 	other := clustertest.DocSection(t, "## A client of another version")
-	warning := regexp.MustCompile("(?m)^tfyarn: (the job's ApplicationMaster is tfyarn (\\S+) \\(this client is (\\S+)\\)): \\.\\.\\.$").FindStringSubmatch(other)
+	warning := regexp.MustCompile(`(?m)^tfyarn: (the job's ApplicationMaster is tfyarn (\S+) \(this client is (\S+)\)): \.\.\.$`).FindStringSubmatch(other)
 	require.NotNil(t, warning, "the example warning")
 	require.True(t, strings.HasPrefix(buildinfo.Mismatch(warning[2], warning[3]), warning[1]+": "))
 }
