@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/tfyarn/tfyarn/internal/buildinfo"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -42,7 +41,6 @@ func Run(ctx context.Context, cfg Config) (exitCode int, err error) {
 		return ExitBadConfig, err
 	}
 	log := &logger{w: cfg.Stderr, prefix: "tfyarn task " + cfg.Task.String() + ": "}
-	log.printf("%s", buildinfo.Current())
 	sigs := cfg.Signals
 	if sigs == nil {
 		ch := make(chan os.Signal, 4)
