@@ -51,6 +51,10 @@ type Report struct {
 	// Progress is the job's training progress, once a program reported
 	// some.
 	Progress *JobProgress `json:"progress,omitempty"`
+	// TfyarnVersion is the tfyarn the AM runs ("v1.2.0", or for a
+	// build that is no release "devel-<commit>"; docs/versions.md): the
+	// one the job was submitted with. Empty from an AM older than it.
+	TfyarnVersion string `json:"tfyarn_version,omitempty"`
 }
 
 // JobInfo is what the job was asked to run, for people reading the web UI

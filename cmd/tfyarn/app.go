@@ -84,6 +84,7 @@ func newApp(e *env) *cli.App {
 				Value:       defaultTimeout,
 				Destination: &e.timeout,
 			},
+			versionFlag,
 		},
 		Commands: []*cli.Command{
 			runCommand(e),
@@ -94,12 +95,15 @@ func newApp(e *env) *cli.App {
 			killCommand(e),
 			logsCommand(e),
 			clusterCommand(e),
-			packCommand(e), cacheCommand(e),
+			packCommand(e), cacheCommand(e), versionCommand(e),
 		},
 		// No os.Exit inside the library: run maps errors to exit codes.
 		ExitErrHandler: func(*cli.Context, error) {},
 		OnUsageError:   onUsageError,
 		Action: func(c *cli.Context) error {
+			if c.Bool(versionFlag.Name) {
+				return printVersion(e, outputTable)
+			}
 			if c.NArg() > 0 {
 				return usagef("unknown command %q; see 'tfyarn --help'", c.Args().First())
 			}
@@ -109,11 +113,20 @@ func newApp(e *env) *cli.App {
 }
 
 func onUsageError(c *cli.Context, err error, _ bool) error {
-	name := "tfyarn"
-	if c.Command != nil && c.Command.Name != "" {
-		name += " " + c.Command.Name
+	return usagef("%v; see '%s --help'", err, commandPath(c))
+}
+
+// commandPath is the command c runs as the user types it ("tfyarn cache
+// init"). The library's root context names a command too, the app itself:
+// naming each context's command once gave "tfyarn tfyarn".
+func commandPath(c *cli.Context) string {
+	var names []string
+	for _, ctx := range c.Lineage() {
+		if ctx.Command != nil && ctx.Command.Name != "" && ctx.Command.Name != c.App.Name {
+			names = append([]string{ctx.Command.Name}, names...)
+		}
 	}
-	return usagef("%v; see '%s --help'", err, name)
+	return strings.Join(append([]string{c.App.Name}, names...), " ")
 }
 
 // oneLine keeps the error to one line: the contract is one line on stderr.

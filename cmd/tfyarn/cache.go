@@ -22,7 +22,8 @@ func cacheCommand(e *env) *cli.Command {
 			"   tfyarn cache clean --older-than 30d [--dry-run] [--output table|json]\n" +
 			"   tfyarn cache init DIR\n" +
 			"   tfyarn cache adopt DIR|DIR/<sha256>-<name>",
-		Subcommands: []*cli.Command{cacheListCommand(e), cacheCleanCommand(e), cacheInitCommand(e), cacheAdoptCommand(e)},
+		Subcommands:  []*cli.Command{cacheListCommand(e), cacheCleanCommand(e), cacheInitCommand(e), cacheAdoptCommand(e)},
+		OnUsageError: onUsageError,
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
 				return usagef("unknown cache command %q: expected list, clean, init or adopt", c.Args().First())

@@ -47,6 +47,11 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"cluster", "--output", "yaml"}, `--output "yaml": expected table or json`},
 		{[]string{"frobnicate"}, `unknown command "frobnicate"`},
 		{[]string{"--timeout", "soon", "list"}, "invalid value"},
+		{[]string{"--nope"}, "flag provided but not defined: -nope; see 'tfyarn --help'"},
+		{[]string{"cache", "init", "--nope", "/x"}, "flag provided but not defined: -nope; see 'tfyarn cache init --help'"},
+		{[]string{"cache", "--nope"}, "flag provided but not defined: -nope; see 'tfyarn cache --help'"},
+		{[]string{"version", "--output", "xml"}, `--output "xml": expected table or json`},
+		{[]string{"version", "extra"}, `version takes no arguments, got "extra"`},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			stdout, stderr, code := runCLI(t, append([]string{"--conf-dir", conf}, tc.args...)...)

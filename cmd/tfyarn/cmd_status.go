@@ -3,10 +3,13 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"strconv"
 
 	"github.com/tfyarn/tfyarn/client"
+	"github.com/tfyarn/tfyarn/internal/buildinfo"
 	"github.com/tfyarn/tfyarn/internal/cliout"
+	"github.com/tfyarn/tfyarn/jobreport"
 	"github.com/urfave/cli/v2"
 )
 
@@ -19,7 +22,7 @@ func statusCommand(e *env) *cli.Command {
 			"   tfyarn status application_1700000000000_0001\n" +
 			"   tfyarn status application_1700000000000_0001 --output json | jq -r .state",
 		Description: "JSON keys: id, name, type, user, queue, priority, state, final_status, progress, tracking_url,\nstart_time(_ms), finish_time(_ms), diagnostics, tags; for an ended tfyarn application also\n" +
-			"history (its AM's record: job, tensorboard_url and tasks with container, node, exit_code,\n" +
+			"history (its AM's record: job, tensorboard_url, tfyarn_version and tasks with container, node, exit_code,\n" +
 			"restarts, times, gpus, progress, and cpu_percent, rss_bytes, peak_rss_bytes, near_memory_limit)\nor history_error; for a running one, live (the same, from its AM).\n" +
 			"When a tfyarn application ends, its AM writes that record to HDFS\n(/user/<user>/.tfyarn/history/<app>.json); status of an ended application prints its task table,\nof a running one the live table from its ApplicationMaster.",
 		Flags:        []cli.Flag{outputFlag()},
@@ -42,6 +45,7 @@ func statusCommand(e *env) *cli.Command {
 				tasks := v.History
 				if v.Live != nil {
 					tasks = v.Live
+					warnOtherVersion(e.stderr, v.Live, buildinfo.Current().Label())
 				}
 				if out == outputJSON {
 					return cliout.JSON(e.stdout, v)
@@ -92,4 +96,12 @@ func oneAppID(c *cli.Context) (string, error) {
 		return "", err
 	}
 	return args[0], nil
+}
+
+// warnOtherVersion says in one line on stderr when the running job's AM is
+// another tfyarn than this client (clientLabel).
+func warnOtherVersion(stderr io.Writer, live *jobreport.Report, clientLabel string) {
+	if m := buildinfo.Mismatch(live.TfyarnVersion, clientLabel); m != "" {
+		fmt.Fprintf(stderr, "tfyarn: %s\n", m)
+	}
 }

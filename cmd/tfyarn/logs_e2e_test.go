@@ -161,6 +161,12 @@ func TestE2ELogs(t *testing.T) {
 	require.Equal(t, 1, strings.Count(amOut, "\nLogType:"), amOut)
 	require.Contains(t, amOut, "LogType:am.stderr\n")
 	require.Contains(t, amOut, "tfyarn am: ")
+	// The AM and the launchers log which tfyarn they are as they start.
+	built := builtInfo(t, c, bin).String()
+	require.Contains(t, amOut, "tfyarn am: "+built+"\n")
+	workerErr, errOut, code := execTfyarn(t, c, bin, nil, "logs", appID, "--task", "worker:0", "--file", "stderr")
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, workerErr, "tfyarn task worker:0: "+built+"\n")
 
 	// Bad input: one line, exit 2.
 	_, errOut, code = execTfyarn(t, c, bin, nil, "logs", appID, "--task", "boss:1")

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/tfyarn/tfyarn/internal/buildinfo"
 	"github.com/tfyarn/tfyarn/internal/clustertest"
 	"github.com/tfyarn/tfyarn/jobreport"
 )
@@ -66,6 +67,10 @@ func TestE2EProgress(t *testing.T) {
 	table, errTable, code := runCLI(t, "--conf-dir", c.ConfDir, "status", appID)
 	require.Equal(t, exitOK, code, errTable)
 	require.Regexp(t, `(?m)^Training +: \d+\.\d% \(\d+/20, worker:0\) · [0-9.]+ steps/s · ETA \d+s$`, table)
+	// The AM says which tfyarn it runs: the binary the job shipped (issue 34).
+	version := builtInfo(t, c, bin).Label()
+	require.Regexp(t, `(?m)^Tfyarn-Version +: `+regexp.QuoteMeta(version)+`$`, table)
+	require.NotContains(t, errTable, "ApplicationMaster is tfyarn", "the test binary is devel without a commit: it cannot tell")
 
 	require.Equal(t, exitOK, run.wait(t, time.Minute), "stderr: %s", &run.stderr)
 	// The last value, written just before the program ended, is in the history.
@@ -73,6 +78,19 @@ func TestE2EProgress(t *testing.T) {
 	require.NotNil(t, h.History, h.HistoryError)
 	require.NotNil(t, h.History.Progress)
 	require.Equal(t, jobreport.Progress{Fraction: 1, Step: 20, Total: 20}, h.History.Progress.Progress)
+	require.Equal(t, version, h.History.TfyarnVersion, "the history records the AM's tfyarn")
+}
+
+// builtInfo is what the tfyarn binary bin says of its build (tfyarn
+// version --output json).
+func builtInfo(t *testing.T, c *clustertest.Cluster, bin string) buildinfo.Info {
+	t.Helper()
+	out, errOut, code := execTfyarn(t, c, bin, nil, "version", "--output", "json")
+	require.Equal(t, exitOK, code, errOut)
+	var info buildinfo.Info
+	require.NoError(t, json.Unmarshal([]byte(out), &info), out)
+	require.NotEmpty(t, info.Version)
+	return info
 }
 
 // endedStatus is status --output json of an ended application.

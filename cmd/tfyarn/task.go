@@ -1,6 +1,9 @@
 package main
 
 import (
+	"fmt"
+
+	"github.com/tfyarn/tfyarn/internal/buildinfo"
 	"github.com/tfyarn/tfyarn/internal/executor"
 	"github.com/urfave/cli/v2"
 )
@@ -30,6 +33,9 @@ func taskCommand(e *env) *cli.Command {
 				return &exitCodeError{code: executor.ExitBadConfig, err: err}
 			}
 			cfg.Stdout, cfg.Stderr = e.stdout, e.stderr
+			// In YARN's container only: run --local's launchers are this
+			// process's own binary, already known.
+			fmt.Fprintf(e.stderr, "tfyarn task %s: %s\n", cfg.Task, buildinfo.Current())
 			code, err := executor.Run(c.Context, cfg)
 			if code == 0 && err == nil {
 				return nil

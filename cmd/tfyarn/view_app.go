@@ -134,6 +134,9 @@ func addJobKeys(kv *cliout.KeyValues, h *jobreport.Report) {
 	if h.TensorBoardURL != "" {
 		kv.Add("TensorBoard", h.TensorBoardURL)
 	}
+	if h.TfyarnVersion != "" {
+		kv.Add("Tfyarn-Version", h.TfyarnVersion)
+	}
 }
 
 // taskTable is a report's tasks (history or live), one row each.

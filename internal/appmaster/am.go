@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"github.com/tfyarn/tfyarn/internal/appmaster/core"
+	"github.com/tfyarn/tfyarn/internal/buildinfo"
 	"io"
 	"os"
 	"strconv"
@@ -42,6 +43,7 @@ func RunAM(ctx context.Context, opts AMOptions) (LoopResult, error) {
 	if err != nil {
 		return LoopResult{}, err
 	}
+	logf("%s", buildinfo.Current())
 	logf("%s: %d tasks (%s) as %s in %s", jf.AppID, jf.Job.TaskCount(), groupSpecs(jf), jf.User, opts.Getenv(contract.EnvContainerID))
 	creds, secretEnv, sec, err := loadAMCredentials(ctx, jf, opts.Getenv)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/tfyarn/tfyarn/internal/buildinfo"
 	"math"
 	"net/http"
 	"sync"
@@ -265,6 +266,7 @@ func (p *statusPage) setProcess(task taskspec.TaskID, containerID string, sample
 func (p *statusPage) build() contract.StatusReport {
 	r := NewStatusReport(p.appID, p.last)
 	r.User, r.Job = p.user, p.job
+	r.TfyarnVersion = buildinfo.Current().Label()
 	r.StartedAt, r.EndedAt = timeOrNil(p.startedAt), timeOrNil(p.endedAt)
 	for i := range r.Tasks {
 		t := &r.Tasks[i]

@@ -21,8 +21,8 @@ var cliInternalEntryPoints = map[string]string{
 }
 
 // cliOutputHelpers are the internal packages every command may use: pure output helpers, no
-// cluster, job or protocol in them.
-var cliOutputHelpers = []string{"internal/cliout", "internal/progressbar"}
+// cluster, job or protocol in them (internal/buildinfo: which tfyarn this binary is).
+var cliOutputHelpers = []string{"internal/cliout", "internal/progressbar", "internal/buildinfo"}
 
 // TestCLIUsesThePublicAPI: the CLI's user-facing commands import no internal package but the
 // output helpers, so that whatever they do, a Go program can do through client.

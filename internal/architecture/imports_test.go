@@ -32,7 +32,7 @@ var layers = []struct {
 	{"what servers refused, clipped and counted (for the foundations' servers too)", []string{"internal/refusals"}},
 	{"foundations: the job model, the job's and the cluster's reports, Hadoop configuration and credentials, generated messages, small single-purpose packages", []string{
 		"taskspec", "jobreport", "clusterinfo", "internal/hadoopconf", "internal/security", "internal/yarnpb", "internal/yarnpb/hadoopcommon",
-		"internal/atomicfile", "internal/connlimit", "internal/pause", "internal/torchstore", "internal/cliout", "internal/progressbar",
+		"internal/atomicfile", "internal/connlimit", "internal/pause", "internal/torchstore", "internal/cliout", "internal/progressbar", "internal/buildinfo",
 		"internal/tasklogs/aggregated", "internal/tasklogs/nodemanager", "internal/tasklogs/prefix",
 		"internal/syncbuf", "internal/procio", "internal/clustertest", "internal/containerexit", "internal/reqsign",
 	}},

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/tfyarn/tfyarn/internal/buildinfo"
 	"io"
 	"net"
 	"net/http"
@@ -55,6 +56,10 @@ type statusWatcher struct {
 	told map[string]bool
 	// nearMemory are the containers told near their memory limit.
 	nearMemory map[string]bool
+	// version is this client's (buildinfo's Label); versionTold says the
+	// AM's other version was told, once for the whole follow.
+	version     string
+	versionTold bool
 }
 
 type waitSeen struct{ since, told time.Time }
@@ -89,7 +94,7 @@ func (w *statusWatcher) tellWaiting(lines []string, emit func(Event)) {
 }
 
 func newStatusWatcher(key []byte) *statusWatcher {
-	return &statusWatcher{key: key, hc: &http.Client{
+	return &statusWatcher{key: key, version: buildinfo.Current().Label(), hc: &http.Client{
 		Timeout: statusTimeout,
 		// The AM is on the cluster's network, not behind the user's proxy.
 		Transport: &http.Transport{Proxy: nil, DialContext: (&net.Dialer{Timeout: statusTimeout}).DialContext},
@@ -147,6 +152,10 @@ func (w *statusWatcher) poll(ctx context.Context, appID string, onEvent func(Eve
 			onEvent(Event{Time: time.Now(), AppID: appID, Restart: cause})
 		}
 		w.tellWaiting(rep.Waiting, func(ev Event) { ev.AppID = appID; onEvent(ev) })
+		if m := buildinfo.Mismatch(rep.TfyarnVersion, w.version); m != "" && !w.versionTold {
+			w.versionTold = true
+			onEvent(Event{Time: time.Now(), AppID: appID, Notice: m})
+		}
 		for _, line := range w.newNearMemory(rep) {
 			onEvent(Event{Time: time.Now(), AppID: appID, NearMemory: line})
 		}

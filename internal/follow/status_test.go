@@ -274,3 +274,35 @@ func TestStatusWatcherTellsNearMemoryOncePerContainer(t *testing.T) {
 		"worker:0 (container c2 on n1:45454) is near its memory limit: peak RSS 245 MiB of the container's 256 MiB; YARN kills the container beyond it (give --worker more memory)",
 	}, told)
 }
+
+// TestStatusWatcherTellsAnotherVersionOnce: an AM of another tfyarn than
+// the client (a Go program shipping another tfyarn as Job.Binary) is told
+// in one notice, once; an AM of the same version or one that does not say
+// is not.
+func TestStatusWatcherTellsAnotherVersionOnce(t *testing.T) {
+	var rep atomic.Pointer[contract.StatusReport]
+	rep.Store(&contract.StatusReport{AppID: "application_1_0001", TfyarnVersion: "v1.2.0"})
+	key := []byte("0123456789abcdef0123456789abcdef")
+	srv := httptest.NewServer(fakeAM(t, key, func(w http.ResponseWriter) { _ = json.NewEncoder(w).Encode(rep.Load()) }))
+	defer srv.Close()
+	poll := func(client string, polls int) []string {
+		w := newStatusWatcher(key)
+		w.url, w.version = srv.URL+contract.StatusPath, client
+		var told []string
+		for range polls {
+			w.poll(context.Background(), "application_1_0001", func(ev Event) {
+				if ev.Notice != "" {
+					told = append(told, ev.Notice)
+				}
+			})
+			w.last = nil // as after a new AM attempt: still told once
+		}
+		return told
+	}
+	told := poll("v1.3.0", 3)
+	require.Len(t, told, 1)
+	require.True(t, strings.HasPrefix(told[0], "the job's ApplicationMaster is tfyarn v1.2.0 (this client is v1.3.0): "), told[0])
+	require.Empty(t, poll("v1.2.0", 2))
+	rep.Store(&contract.StatusReport{AppID: "application_1_0001"})
+	require.Empty(t, poll("v1.3.0", 2))
+}
