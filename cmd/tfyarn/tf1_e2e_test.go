@@ -62,7 +62,8 @@ func testTF1BetweenGraph(t *testing.T, c *clustertest.Cluster, bin, python strin
 	require.Equal(t, "succeeded", tasks["worker:0"].State)
 	require.Equal(t, "stopped", tasks["ps:0"].State)
 
-	logs := containerLogs(appLogs(t, c, r.AppID, 4)) // the AM's and 3 tasks'
+	raw := appLogsWithAMLog(t, c, r.AppID, 4) // the AM's and 3 tasks'
+	logs := containerLogs(raw)
 	psHosts := addr("ps:0")
 	workerHosts := addr("worker:0") + "," + addr("worker:1")
 	output := func(task string) string { // the task's stdout and stderr
@@ -97,7 +98,7 @@ func testTF1BetweenGraph(t *testing.T, c *clustertest.Cluster, bin, python strin
 	for _, l := range logs {
 		am += l["am.stderr"]
 	}
-	require.NotEmpty(t, am, "the AM's log")
+	require.NotEmpty(t, am, "the AM's log; the AM's section of the aggregated logs:\n%s", amLogOf(raw))
 	workerDone := strings.Index(am, "tfyarn am: worker:0 succeeded in "+tasks["worker:0"].ContainerID)
 	psStop := strings.Index(am, "tfyarn am: asking ps:0 in "+tasks["ps:0"].ContainerID+" to end")
 	psStopped := strings.Index(am, "tfyarn am: ps:0 stopped in "+tasks["ps:0"].ContainerID)

@@ -266,3 +266,19 @@ func appLogs(t *testing.T, c *clustertest.Cluster, appID string, containers int)
 		time.Sleep(2 * time.Second)
 	}
 }
+
+// appLogsWithAMLog is appLogs, waiting up to a minute more until the AM's
+// container's section holds the AM's log (am.stderr): once, in a CI-shaped
+// run, every container's section was there but the AM's log was not, its
+// NodeManager's upload coming after the others'.
+func appLogsWithAMLog(t *testing.T, c *clustertest.Cluster, appID string, containers int) string {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		out := appLogs(t, c, appID, containers)
+		if strings.Contains(amLogOf(out), "LogType:am.stderr") || time.Now().After(deadline) {
+			return out
+		}
+		time.Sleep(2 * time.Second)
+	}
+}

@@ -154,7 +154,7 @@ func TestWrongSecretFailsClearly(t *testing.T) {
 	marker := filepath.Join(t.TempDir(), "ran")
 	l := a.newLaunch(id(taskspec.Worker, 0), "touch", marker)
 	l.cfg.Secret, _ = rendezvous.NewSecret()
-	l.cfg.RendezvousTimeout = 2 * time.Second // no answer verifies: retried until then
+	l.cfg.RendezvousTimeout = 5 * time.Second // no answer verifies: retried until then
 	o := l.run(t)
 	require.Equal(t, ExitLauncherFailed, o.code)
 	require.ErrorIs(t, o.err, rendezvous.ErrUnauthorized)

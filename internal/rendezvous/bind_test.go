@@ -63,7 +63,7 @@ func TestCallsAreBoundToTheContainerAndTask(t *testing.T) {
 	forged, err := NewClient(srv.addr, cB, ContainerKey(secret, cA))
 	require.NoError(t, err)
 	t.Cleanup(forged.Close)
-	require.ErrorIs(t, forged.ReportExit(ctxTimeout(t, time.Second), ExitReport{Task: w1, ContainerID: cB, ExitCode: 1}), ErrUnauthorized, "no answer that verifies: retried until its deadline")
+	require.ErrorIs(t, forged.ReportExit(ctxTimeout(t, 3*time.Second), ExitReport{Task: w1, ContainerID: cB, ExitCode: 1}), ErrUnauthorized, "no answer that verifies: retried until its deadline")
 	z := newTestClient(t, srv.addr, secret, cZ)
 	require.ErrorIs(t, z.ReportExit(ctx, ExitReport{Task: w1, ContainerID: cZ, ExitCode: 1}), ErrForbidden)
 

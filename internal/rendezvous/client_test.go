@@ -98,7 +98,7 @@ func TestClientWrongSecret(t *testing.T) {
 	board := newBoard(t, 0, group(taskspec.Worker, 1))
 	srv := startServer(t, testSecret(t), board)
 	c := newTestClient(t, srv.addr, testSecret(t), reg(taskspec.Worker, 0, 1234).ContainerID)
-	err := c.Register(ctxTimeout(t, time.Second), reg(taskspec.Worker, 0, 1234))
+	err := c.Register(ctxTimeout(t, 3*time.Second), reg(taskspec.Worker, 0, 1234))
 	require.ErrorIs(t, err, ErrUnauthorized)
 	require.ErrorContains(t, err, "wrong container key")
 	require.ErrorContains(t, err, "bad signature", "the AM's unsigned reason is passed on")

@@ -163,7 +163,7 @@ func TestCredentialsEndpointNeedsAuth(t *testing.T) {
 
 	// A client with another secret cannot verify the AM either.
 	c := newTestClient(t, srv.addr, testSecret(t), testContainer)
-	_, _, err = c.WaitCredentials(ctxTimeout(t, time.Second), task(taskspec.Worker, 0), 0)
+	_, _, err = c.WaitCredentials(ctxTimeout(t, 3*time.Second), task(taskspec.Worker, 0), 0)
 	require.ErrorIs(t, err, ErrUnauthorized)
 }
 
