@@ -48,7 +48,7 @@ func TestE2ERestarts(t *testing.T) {
 			require.Equal(t, "succeeded", task.State, task.Task)
 		}
 		// Four task containers: the first run's two, the restart's two.
-		logs := appLogs(t, c, r.AppID, 5)
+		logs := appLogsWithAMLog(t, c, r.AppID, 5)
 		require.Equal(t, 2, strings.Count(logs, "run 0\n"), "the first run")
 		require.Equal(t, 2, strings.Count(logs, "run 1\n"), "the restart, TFYARN_RESTART=1")
 		require.Contains(t, logs, "restarting the cluster (restart 1)", "the AM's log says so")
