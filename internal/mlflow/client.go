@@ -106,7 +106,7 @@ func New(cfg Config) (*Client, error) {
 		cfg.CallTimeout = DefaultCallTimeout
 	}
 	tr := http.DefaultTransport.(*http.Transport).Clone()
-	tr.Proxy = nil // loopback and cluster-internal servers: no environment proxy in the way
+	tr.Proxy = nil                                                                            // loopback and cluster-internal servers: no environment proxy in the way
 	tlsConf := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: cfg.InsecureTLS} //nolint:gosec // MLFLOW_TRACKING_INSECURE_TLS asks for it
 	if cfg.ServerCertPath != "" {
 		pem, err := os.ReadFile(cfg.ServerCertPath)

@@ -178,13 +178,13 @@ func orAll(k string) string {
 // mlflowTags say which YARN application the run is, and who ran it how.
 func (s *Submission) mlflowTags() map[string]string {
 	return map[string]string{
-		mlflow.TagAppID:        s.AppID,
-		"tfyarn.user":          s.User,
-		"tfyarn.queue":         s.job.Queue,
-		"tfyarn.version":       buildinfo.Current().Version,
-		"mlflow.user":          s.User,
-		"mlflow.source.name":   "tfyarn",
-		"mlflow.source.type":   "JOB",
+		mlflow.TagAppID:      s.AppID,
+		"tfyarn.user":        s.User,
+		"tfyarn.queue":       s.job.Queue,
+		"tfyarn.version":     buildinfo.Current().Version,
+		"mlflow.user":        s.User,
+		"mlflow.source.name": "tfyarn",
+		"mlflow.source.type": "JOB",
 	}
 }
 
