@@ -78,15 +78,19 @@ func lastTaskStart(tasks []jobreport.Task) (time.Time, bool) {
 	return last, len(tasks) > 0
 }
 
-// LogEnd logs a job's end into its run: the final status and diagnostics
-// as tags, EndMetrics, the artifacts (name to content) and the run's
-// status. It goes on past a failed step and returns every failure.
+// LogEnd logs a job's end into its run: the run's status first (an AM
+// killed meanwhile has logged what matters most), then the final status
+// and diagnostics as tags, EndMetrics, and the artifacts (name to content).
+// It goes on past a failed step and returns every failure.
 func (c *Client) LogEnd(ctx context.Context, runID string, r jobreport.Report, artifacts map[string][]byte) error {
 	end := time.Now()
 	if r.EndedAt != nil {
 		end = *r.EndedAt
 	}
 	var errs []error
+	if err := c.SetTerminated(ctx, runID, EndStatus(r.FinalStatus), end); err != nil {
+		errs = append(errs, fmt.Errorf("status: %w", err))
+	}
 	tags := map[string]string{TagFinalStatus: r.FinalStatus}
 	if r.Diagnostics != "" {
 		tags[TagDiagnostics] = r.Diagnostics
@@ -107,9 +111,6 @@ func (c *Client) LogEnd(ctx context.Context, runID string, r jobreport.Report, a
 				errs = append(errs, fmt.Errorf("artifact %s: %w", name, uerr))
 			}
 		}
-	}
-	if err := c.SetTerminated(ctx, runID, EndStatus(r.FinalStatus), end); err != nil {
-		errs = append(errs, fmt.Errorf("status: %w", err))
 	}
 	return errors.Join(errs...)
 }

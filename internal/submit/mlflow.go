@@ -211,8 +211,11 @@ func (s *Submission) FinishTracking(ctx context.Context, res *jobreport.Result) 
 	defer cancel()
 	c, id := s.tracker.client, s.tracker.run.ID
 	run, err := c.GetRun(ctx, id)
-	if err == nil && run.Status != mlflow.StatusRunning {
-		return "" // the AM logged the end
+	if err == nil && run.Tags[mlflow.TagFinalStatus] != "" && run.Status != mlflow.StatusRunning {
+		// The AM logged the end: its status, then the tags. (A task's
+		// MLflow client may have ended the run: its status alone says
+		// nothing.)
+		return ""
 	}
 	if err == nil {
 		tags := map[string]string{mlflow.TagFinalStatus: res.FinalStatus}
