@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -22,7 +23,8 @@ import (
 
 // mlflowChief is the job's program: chief:0 logs with MLflow's own API into the job's run
 // (MLFLOW_RUN_ID, as mlflow.autolog() would), after checking that its token arrived (by its
-// hash: the value itself would be on its command line). The worker only checks the token.
+// hash: the value itself would be on its command line); its first attempt fails, and the job's
+// restart logs into the same run. The worker only checks the token.
 const mlflowChief = `import hashlib, os, sys
 token = os.environ.get("MLFLOW_TRACKING_TOKEN", "")
 if hashlib.sha256(token.encode()).hexdigest() != sys.argv[1]:
@@ -33,6 +35,10 @@ if os.environ["TFYARN_TASK"] == "chief:0":
     import mlflow
     run = mlflow.start_run()  # MLflow's: the run MLFLOW_RUN_ID names (it then unsets the variable)
     assert (run.info.run_id, run.info.experiment_id) == (run_id, experiment_id), (run.info, run_id, experiment_id)
+    restart = int(os.environ.get("TFYARN_RESTART", "0"))
+    mlflow.log_metric("chief_attempt", restart, step=restart)
+    if restart == 0:
+        sys.exit(5)  # the job restarts (--max-restarts 1): the next chief logs into the same run
     mlflow.log_metric("chief_accuracy", 0.75, step=3)
     mlflow.log_param("chief_batch_size", 64)
     print("chief logged into", run.info.run_id)
@@ -65,7 +71,7 @@ func TestE2EMLflow(t *testing.T) {
 	t.Run("finished", func(t *testing.T) {
 		t.Parallel()
 		stdout, stderr, code := execTfyarnFor(t, c, bin, 4*time.Minute, tracking, "run", "--mlflow", "--mlflow-experiment", "e2e-mlflow",
-			"--name", "e2e-mlflow", "--chief", "1c,768m", "--worker", "1c,256m", "--python", srv.Python, "--output", "json",
+			"--name", "e2e-mlflow", "--max-restarts", "1", "--chief", "1c,768m", "--worker", "1c,256m", "--python", srv.Python, "--output", "json",
 			script, "--", hex.EncodeToString(sum[:]))
 		require.Equal(t, exitOK, code, stderr)
 		r := runJSON(t, stdout)
@@ -81,6 +87,9 @@ func TestE2EMLflow(t *testing.T) {
 		require.Equal(t, "SUCCEEDED", run.tag("tfyarn.final_status"))
 		require.Contains(t, run.tag("tfyarn.tracking_url"), "/proxy/"+r.AppID+"/")
 		require.Equal(t, 0.75, run.metric("chief_accuracy"), "the chief's own metric")
+		require.Equal(t, []float64{0, 1}, metricHistory(t, srv.URL, runID, "chief_attempt"), "both attempts logged into the one run")
+		require.Equal(t, 1.0, run.metric("tfyarn.restarts"))
+		require.Equal(t, "1", run.param("tfyarn.max_restarts"))
 		require.Greater(t, run.metric("tfyarn.wall_seconds"), 0.0)
 		require.Contains(t, run.metrics(), "tfyarn.chief_0.peak_rss_mib")
 		require.ElementsMatch(t, []string{"tfyarn/history.json", "tfyarn/am.log"}, listArtifacts(t, srv.URL, runID, "tfyarn"))
@@ -227,4 +236,22 @@ func listArtifacts(t *testing.T, base, runID, dir string) []string {
 		paths = append(paths, f.Path)
 	}
 	return paths
+}
+
+// metricHistory is every value logged of a run's metric, by step.
+func metricHistory(t *testing.T, base, runID, key string) []float64 {
+	t.Helper()
+	var got struct {
+		Metrics []struct {
+			Value float64 `json:"value"`
+			Step  int64   `json:"step"`
+		} `json:"metrics"`
+	}
+	mlflowGet(t, base, "/api/2.0/mlflow/metrics/get-history", url.Values{"run_id": {runID}, "metric_key": {key}}, &got)
+	sort.Slice(got.Metrics, func(i, j int) bool { return got.Metrics[i].Step < got.Metrics[j].Step })
+	var values []float64
+	for _, m := range got.Metrics {
+		values = append(values, m.Value)
+	}
+	return values
 }
