@@ -93,6 +93,31 @@ func TestE2EMLflow(t *testing.T) {
 		require.Greater(t, run.metric("tfyarn.wall_seconds"), 0.0)
 		require.Contains(t, run.metrics(), "tfyarn.chief_0.peak_rss_mib")
 		require.ElementsMatch(t, []string{"tfyarn/history.json", "tfyarn/am.log"}, listArtifacts(t, srv.URL, runID, "tfyarn"))
+		history := artifact(t, srv.URL, run, "tfyarn/history.json")
+		require.Contains(t, history, r.AppID)
+		require.NotContains(t, history, token, "the job's history")
+		amLog := artifact(t, srv.URL, run, "tfyarn/am.log")
+		require.Contains(t, amLog, "tfyarn am: ")
+		require.NotContains(t, amLog, token, "the AM's log")
+		// docs/mlflow.md's table: every key it says is always logged is in the run.
+		doc := clustertest.DocSection(t, "## A job's MLflow run")
+		for kind, keys := range map[string][]string{
+			"param":  {"tfyarn.task.chief", "tfyarn.framework", "tfyarn.queue", "tfyarn.max_restarts", "tfyarn.am_attempts", "tfyarn.command"},
+			"tag":    {"tfyarn.application_id", "tfyarn.user", "tfyarn.version", "tfyarn.tracking_url", "tfyarn.final_status"},
+			"metric": {"tfyarn.wall_seconds", "tfyarn.all_tasks_running_seconds", "tfyarn.restarts", "tfyarn.chief_0.peak_rss_mib", "tfyarn.chief_0.cpu_seconds"},
+		} {
+			for _, k := range keys {
+				require.Contains(t, doc, strings.Replace(k, "chief_0", "TASK", 1), "docs/mlflow.md names the %s", kind)
+				switch kind {
+				case "param":
+					require.NotEmpty(t, run.param(k), k)
+				case "tag":
+					require.NotEmpty(t, run.tag(k), k)
+				default:
+					require.Contains(t, run.metrics(), k)
+				}
+			}
+		}
 		exp := getExperiment(t, srv.URL, "e2e-mlflow")
 		require.Equal(t, exp, run.Info.ExperimentID)
 		logs := appLogs(t, c, r.AppID, 3)
@@ -160,6 +185,7 @@ type mlflowRun struct {
 	Info struct {
 		Status       string `json:"status"`
 		ExperimentID string `json:"experiment_id"`
+		ArtifactURI  string `json:"artifact_uri"`
 	} `json:"info"`
 	Data struct {
 		RawParams  []map[string]any `json:"params"`
@@ -254,4 +280,22 @@ func metricHistory(t *testing.T, base, runID, key string) []float64 {
 		values = append(values, m.Value)
 	}
 	return values
+}
+
+// artifact is the content of one of the run's artifacts, read through the server's proxy.
+func artifact(t *testing.T, base string, run mlflowRun, name string) string {
+	t.Helper()
+	dir, ok := strings.CutPrefix(run.Info.ArtifactURI, "mlflow-artifacts:/")
+	require.True(t, ok, run.Info.ArtifactURI)
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, "GET", base+"/api/2.0/mlflow-artifacts/artifacts/"+dir+"/"+name, nil)
+	require.NoError(t, err)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 8<<20))
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, resp.StatusCode, "%s: %s", name, body)
+	return string(body)
 }
