@@ -1,0 +1,58 @@
+"""Distributed XGBoost on tfyarn: every worker trains one model together (CPU, hist).
+
+    tfyarn run --framework xgboost --worker 3x1c,1g --python .venv-xgboost/bin/python examples/xgboost_dist.py
+
+tfyarn serves XGBoost's tracker and gives each worker DMLC_TRACKER_URI, DMLC_TRACKER_PORT,
+DMLC_TASK_ID and DMLC_NUM_WORKER; tracker_args() turns them into xgboost.collective's arguments.
+Each worker makes its own shard of synthetic data (seeded by its rank; a real job reads its
+shard, see docs/frameworks.md) and prints "worker R of N: model checksum C": the same C on
+every worker, since they hold one model. --fail-rank R makes worker R exit 3 before training.
+"""
+import argparse
+import hashlib
+import os
+import sys
+from typing import Dict, Union
+
+import numpy as np
+import xgboost as xgb
+from xgboost import collective
+
+
+def tracker_args() -> Dict[str, Union[str, int]]:
+    """xgboost.collective's arguments from the variables tfyarn sets."""
+    return {
+        "dmlc_tracker_uri": os.environ["DMLC_TRACKER_URI"],
+        "dmlc_tracker_port": int(os.environ["DMLC_TRACKER_PORT"]),
+        "dmlc_task_id": os.environ["DMLC_TASK_ID"],
+    }
+
+
+def shard(rank: int, rows: int) -> xgb.DMatrix:
+    """This worker's shard: rows of a synthetic regression problem, different on every rank."""
+    rng = np.random.default_rng(rank)
+    x = rng.normal(size=(rows, 10))
+    y = x @ np.arange(1.0, 11.0) + rng.normal(scale=0.1, size=rows)
+    return xgb.DMatrix(x, label=y)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rows", type=int, default=20000)
+    parser.add_argument("--rounds", type=int, default=20)
+    parser.add_argument("--fail-rank", type=int, default=-1)
+    args = parser.parse_args()
+    with collective.CommunicatorContext(**tracker_args()):
+        rank, world = collective.get_rank(), collective.get_world_size()
+        if rank == args.fail_rank:
+            print(f"worker {rank} of {world}: failing on purpose (--fail-rank)", file=sys.stderr, flush=True)
+            return 3
+        params = {"tree_method": "hist", "objective": "reg:squarederror", "max_depth": 6, "nthread": 1}
+        booster = xgb.train(params, shard(rank, args.rows), num_boost_round=args.rounds)
+        checksum = hashlib.sha256(bytes(booster.save_raw("json"))).hexdigest()[:16]
+        print(f"worker {rank} of {world}: model checksum {checksum}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
