@@ -6,7 +6,8 @@ tfyarn gives each worker LIGHTGBM_MACHINES (every worker's host:port), LIGHTGBM_
 LIGHTGBM_NUM_MACHINES and LIGHTGBM_RANK; network_params() turns them into LightGBM's parameters.
 Each worker makes its own shard of synthetic data (seeded by its rank; a real job reads its
 shard, see docs/frameworks.md) and prints "worker R of N: model checksum C": the same C on
-every worker, since they hold one model. --fail-rank R makes worker R exit 3 before training.
+every worker, since they hold one model. --fail-worker I makes worker:I exit 3 before training
+(the others wait for it until tfyarn ends them).
 """
 import argparse
 import hashlib
@@ -22,11 +23,16 @@ import numpy as np
 
 def network_params() -> Dict[str, Union[str, int]]:
     """LightGBM's network parameters from the variables tfyarn sets. LightGBM wants IP
-    addresses in machines: each host is resolved here."""
+    addresses in machines, and finds its own entry among its interfaces' addresses: each host
+    is resolved here, and a loopback address (this machine, such as the test cluster's
+    127.0.1.x nodes, which no interface lists) becomes 127.0.0.1."""
     machines = []
     for address in os.environ["LIGHTGBM_MACHINES"].split(","):
         host, port = address.rsplit(":", 1)
-        machines.append(f"{socket.gethostbyname(host)}:{port}")
+        ip = socket.gethostbyname(host)
+        if ip.startswith("127."):
+            ip = "127.0.0.1"
+        machines.append(f"{ip}:{port}")
     return {
         "machines": ",".join(machines),
         "local_listen_port": int(os.environ["LIGHTGBM_LOCAL_LISTEN_PORT"]),
@@ -46,11 +52,11 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rows", type=int, default=20000)
     parser.add_argument("--rounds", type=int, default=20)
-    parser.add_argument("--fail-rank", type=int, default=-1)
+    parser.add_argument("--fail-worker", type=int, default=-1)
     args = parser.parse_args()
     rank, world = int(os.environ["LIGHTGBM_RANK"]), int(os.environ["LIGHTGBM_NUM_MACHINES"])
-    if rank == args.fail_rank:
-        print(f"worker {rank} of {world}: failing on purpose (--fail-rank)", file=sys.stderr, flush=True)
+    if rank == args.fail_worker:
+        print(f"worker:{rank}: failing on purpose (--fail-worker)", file=sys.stderr, flush=True)
         return 3
     params = {
         "objective": "regression",

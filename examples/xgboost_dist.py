@@ -6,7 +6,8 @@ tfyarn serves XGBoost's tracker and gives each worker DMLC_TRACKER_URI, DMLC_TRA
 DMLC_TASK_ID and DMLC_NUM_WORKER; tracker_args() turns them into xgboost.collective's arguments.
 Each worker makes its own shard of synthetic data (seeded by its rank; a real job reads its
 shard, see docs/frameworks.md) and prints "worker R of N: model checksum C": the same C on
-every worker, since they hold one model. --fail-rank R makes worker R exit 3 before training.
+every worker, since they hold one model. --fail-worker I makes worker:I exit 3 before it joins
+the collective (the others wait for it until tfyarn ends them).
 """
 import argparse
 import hashlib
@@ -40,13 +41,13 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rows", type=int, default=20000)
     parser.add_argument("--rounds", type=int, default=20)
-    parser.add_argument("--fail-rank", type=int, default=-1)
+    parser.add_argument("--fail-worker", type=int, default=-1)
     args = parser.parse_args()
+    if os.environ["DMLC_TASK_ID"] == f"worker:{args.fail_worker}":
+        print(f"{os.environ['DMLC_TASK_ID']}: failing on purpose (--fail-worker)", file=sys.stderr, flush=True)
+        return 3
     with collective.CommunicatorContext(**tracker_args()):
         rank, world = collective.get_rank(), collective.get_world_size()
-        if rank == args.fail_rank:
-            print(f"worker {rank} of {world}: failing on purpose (--fail-rank)", file=sys.stderr, flush=True)
-            return 3
         params = {"tree_method": "hist", "objective": "reg:squarederror", "max_depth": 6, "nthread": 1}
         booster = xgb.train(params, shard(rank, args.rows), num_boost_round=args.rounds)
         checksum = hashlib.sha256(bytes(booster.save_raw("json"))).hexdigest()[:16]
