@@ -241,7 +241,7 @@ func hostOf(conn net.Conn) string {
 
 // verifyMagic exchanges the protocol's magic number: each side sends it,
 // then reads the other's.
-func verifyMagic(conn net.Conn) error {
+func verifyMagic(conn io.ReadWriter) error {
 	var b [4]byte
 	binary.LittleEndian.PutUint32(b[:], magic)
 	if _, err := conn.Write(b[:]); err != nil {
@@ -256,18 +256,10 @@ func verifyMagic(conn net.Conn) error {
 	return nil
 }
 
-// readJSON reads one message: a 32-bit length, then that many bytes of JSON.
-func readJSON(conn net.Conn, v any) error {
-	var b [4]byte
-	if _, err := io.ReadFull(conn, b[:]); err != nil {
-		return err
-	}
-	n := int32(binary.LittleEndian.Uint32(b[:]))
-	if n < 0 || n > maxMessage {
-		return fmt.Errorf("message of %d bytes (at most %d)", n, maxMessage)
-	}
-	buf := make([]byte, n)
-	if _, err := io.ReadFull(conn, buf); err != nil {
+// readJSON reads one message of JSON into v.
+func readJSON(r io.Reader, v any) error {
+	buf, err := readMessage(r)
+	if err != nil {
 		return err
 	}
 	if err := json.Unmarshal(buf, v); err != nil {
@@ -276,8 +268,27 @@ func readJSON(conn net.Conn, v any) error {
 	return nil
 }
 
+// readMessage reads one message: a 32-bit length (the worker's byte
+// order: XGBoost sends its int32 as is, little-endian on every platform
+// it ships wheels for), then that many bytes, at most maxMessage.
+func readMessage(r io.Reader) ([]byte, error) {
+	var b [4]byte
+	if _, err := io.ReadFull(r, b[:]); err != nil {
+		return nil, err
+	}
+	n := int32(binary.LittleEndian.Uint32(b[:]))
+	if n < 0 || n > maxMessage {
+		return nil, fmt.Errorf("message of %d bytes (at most %d)", n, maxMessage)
+	}
+	buf := make([]byte, n)
+	if _, err := io.ReadFull(r, buf); err != nil {
+		return nil, err
+	}
+	return buf, nil
+}
+
 // writeJSON writes v as one message.
-func writeJSON(conn net.Conn, v any) error {
+func writeJSON(conn io.Writer, v any) error {
 	body, err := json.Marshal(v)
 	if err != nil {
 		return err

@@ -81,7 +81,9 @@ func (w *worker) recv() map[string]any {
 	return v
 }
 
-func start(port int) map[string]any { return map[string]any{"cmd": cmdStart, "port": port, "error_port": port + 1} }
+func start(port int) map[string]any {
+	return map[string]any{"cmd": cmdStart, "port": port, "error_port": port + 1}
+}
 
 // The tracker's rounds: who gets which rank and whose address, table by table.
 func TestTrackerRing(t *testing.T) {
