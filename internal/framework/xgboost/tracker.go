@@ -41,10 +41,15 @@ const (
 
 // Bounds on what a client can make the tracker hold.
 const (
-	maxMessage    = 64 << 10
+	maxMessage = 64 << 10
+	maxLogLine = 1000
+)
+
+// How many connections at once, and how long a request may take (tests
+// shorten them).
+var (
 	maxConns      = 1024
 	handshakeWait = 60 * time.Second
-	maxLogLine    = 1000
 )
 
 // peer is a worker of the round being gathered.

@@ -169,3 +169,37 @@ func TestTrackerRefusesOthers(t *testing.T) {
 	dial(t, addr, "worker:0", map[string]any{"cmd": cmdStart, "port": 0})
 	require.Eventually(t, func() bool { return strings.Contains(logged(), "start from worker:0: invalid port 0") }, 5*time.Second, 10*time.Millisecond)
 }
+
+// A client that connects and says nothing is let go after handshakeWait;
+// past maxConns at once, a connection is closed at once, and the round goes
+// on once they are gone.
+func TestTrackerBoundsIdleClients(t *testing.T) {
+	wait, conns := handshakeWait, maxConns
+	handshakeWait, maxConns = 300*time.Millisecond, 2
+	t.Cleanup(func() { handshakeWait, maxConns = wait, conns })
+	addr, logged := serveTracker(t, 1)
+	var idle []net.Conn
+	for range 2 {
+		c, err := net.Dial("tcp", addr)
+		require.NoError(t, err)
+		defer c.Close()
+		idle = append(idle, c)
+	}
+	time.Sleep(50 * time.Millisecond) // both accepted: the slots are full
+	third, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	defer third.Close()
+	require.NoError(t, third.SetReadDeadline(time.Now().Add(5*time.Second)))
+	n, err := third.Read(make([]byte, 4))
+	require.Equal(t, 0, n)
+	require.ErrorIs(t, err, io.EOF, "closed without a word")
+	for _, c := range idle {
+		require.NoError(t, c.SetReadDeadline(time.Now().Add(5*time.Second)))
+		_, err := io.ReadAll(c) // the magic number, then the close
+		require.NoError(t, err)
+	}
+	require.Eventually(t, func() bool { return strings.Count(logged(), "i/o timeout") == 2 }, 5*time.Second, 10*time.Millisecond)
+	w := dial(t, addr, "worker:0", start(4000))
+	w.recv()
+	require.Equal(t, float64(0), w.recv()["rank"])
+}
