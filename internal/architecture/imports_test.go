@@ -41,7 +41,7 @@ var layers = []struct {
 		"internal/ipc", "internal/yarnpb/hadoophdfs", "internal/yarnpb/hadoopyarn", "internal/framework", "internal/transcript",
 	}},
 	{"the frameworks, each behind the seam", []string{
-		"internal/framework/tensorflow", "internal/framework/pytorch", "internal/framework/jax",
+		"internal/framework/tensorflow", "internal/framework/pytorch", "internal/framework/jax", "internal/framework/xgboost", "internal/framework/lightgbm",
 	}},
 	{"the frameworks' registry", []string{"internal/frameworks"}},
 	{"what client, AM and launcher agree on; the AM's pure core; the placement check; environment archives", []string{
