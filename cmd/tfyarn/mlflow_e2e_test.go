@@ -137,6 +137,30 @@ func TestE2EMLflow(t *testing.T) {
 		require.Contains(t, run.tag("tfyarn.diagnostics"), "exit code 3")
 		require.Equal(t, getExperiment(t, srv.URL, "e2e-mlflow-failed"), run.Info.ExperimentID, "the experiment defaults to --name")
 	})
+	t.Run("joined", func(t *testing.T) {
+		t.Parallel()
+		// The caller's own run (a notebook's, a pipeline step's), with a param of its own.
+		var created struct {
+			Run struct {
+				Info struct {
+					RunID string `json:"run_id"`
+				} `json:"info"`
+			} `json:"run"`
+		}
+		mlflowPost(t, srv.URL, "/api/2.0/mlflow/runs/create", `{"experiment_id": "0"}`, &created)
+		id := created.Run.Info.RunID
+		mlflowPost(t, srv.URL, "/api/2.0/mlflow/runs/log-parameter", `{"run_id": "`+id+`", "key": "notebook_param", "value": "x"}`, nil)
+		stdout, stderr, code := execTfyarnFor(t, c, bin, 3*time.Minute, append(tracking, "MLFLOW_RUN_ID="+id), "run", "--mlflow",
+			"--name", "e2e-mlflow-joined", "--worker", "1c,256m", "--output", "json", "--", "sh", "-c", `test "$MLFLOW_RUN_ID" = `+id)
+		require.Equal(t, exitOK, code, stderr)
+		r := runJSON(t, stdout)
+		require.Equal(t, id, mlflowRunOf(t, stderr, r.AppID))
+		run := getRun(t, srv.URL, id)
+		require.Equal(t, "FINISHED", run.Info.Status)
+		require.Equal(t, r.AppID, run.tag("tfyarn.application_id"))
+		require.Equal(t, "1c,256m", run.tag("tfyarn.task.worker"), "a joined run gets the job's description as tags")
+		require.Equal(t, "x", run.param("notebook_param"))
+	})
 	t.Run("killed", func(t *testing.T) {
 		t.Parallel()
 		// YARN's lifetime timeout: the ResourceManager kills the application.
@@ -298,4 +322,22 @@ func artifact(t *testing.T, base string, run mlflowRun, name string) string {
 	require.NoError(t, err)
 	require.Equal(t, http.StatusOK, resp.StatusCode, "%s: %s", name, body)
 	return string(body)
+}
+
+func mlflowPost(t *testing.T, base, path, body string, out any) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, "POST", base+path, strings.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, resp.StatusCode, "%s: %s", path, data)
+	if out != nil {
+		require.NoError(t, json.Unmarshal(data, out), "%s", data)
+	}
 }

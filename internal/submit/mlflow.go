@@ -73,7 +73,14 @@ func (s *Submission) startTracking(ctx context.Context, plan map[string]hdfs.Res
 	defer cancel()
 	run, err := s.createOrJoinRun(ctx, c)
 	if err == nil {
-		err = c.LogBatch(ctx, run.ID, s.mlflowParams(plan, pythonEnv), s.mlflowTags(), nil)
+		params, tags := s.mlflowParams(plan, pythonEnv), s.mlflowTags()
+		if os.Getenv(mlflow.EnvRunID) != "" {
+			// A joined run may have had a job before: its params cannot
+			// change, its tags can.
+			maps.Copy(tags, params)
+			params = nil
+		}
+		err = c.LogBatch(ctx, run.ID, params, tags, nil)
 	}
 	if err != nil {
 		s.trackingNotice(fmt.Sprintf("MLflow tracking lost: %s: %v; the job runs without its MLflow run (no params, status or metrics logged by tfyarn, no MLFLOW_RUN_ID in its tasks)", cfg.TrackingURI, err))
@@ -151,7 +158,7 @@ func (s *Submission) mlflowParams(shipped map[string]hdfs.Resource, pythonEnv st
 		"tfyarn.queue":        job.Queue,
 		"tfyarn.max_restarts": strconv.Itoa(job.Restarts.Max),
 		"tfyarn.am_attempts":  strconv.Itoa(job.AMAttempts),
-		"tfyarn.command":      strings.Join(append([]string{job.Command, job.Script}, job.Args...), " "),
+		"tfyarn.command":      strings.TrimSpace(strings.Join(append([]string{job.Command, job.Script}, job.Args...), " ")),
 	}
 	for _, g := range job.Tasks {
 		p["tfyarn.task."+string(g.Type)] = g.Spec()
