@@ -35,7 +35,12 @@ func TestClusterPortsAvoidEphemeralRange(t *testing.T) {
 	}
 
 	owner := map[int]string{}
-	for _, p := range []profile{mainProfile, privacyProfile, kerberosProfile, scaleProfile, faultsProfile, dockerProfile} {
+	profiles := []profile{mainProfile, privacyProfile, kerberosProfile, scaleProfile, faultsProfile, dockerProfile}
+	for _, v := range HadoopVersions {
+		p, _ := hadoopProfile(v.Version)
+		profiles = append(profiles, p)
+	}
+	for _, p := range profiles {
 		ports := map[string]string{}
 		for k, v := range defaults {
 			ports[k] = v
@@ -61,5 +66,38 @@ func TestClusterPortsAvoidEphemeralRange(t *testing.T) {
 			}
 			owner[n] = p.dir + " " + name
 		}
+	}
+}
+
+// The compatibility suite's clusters: clustertest's ports are the ones testcluster/jvm.sh gives
+// HADOOP_VERSION=X (TC_HADOOP_VERSIONS), and its defaults are cluster.sh's.
+func TestHadoopVersionPortsMatchScripts(t *testing.T) {
+	jvm, err := os.ReadFile("../../testcluster/jvm.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^TC_HADOOP_VERSIONS=\(([^)]*)\)`).FindSubmatch(jvm)
+	if m == nil {
+		t.Fatal("no TC_HADOOP_VERSIONS=(...) line in testcluster/jvm.sh")
+	}
+	var want []string
+	for _, v := range HadoopVersions {
+		want = append(want, v.Version+":"+strconv.Itoa(v.Shift))
+	}
+	if got := strings.Fields(string(m[1])); strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("testcluster/jvm.sh has TC_HADOOP_VERSIONS=(%s), clustertest.HadoopVersions %v", m[1], want)
+	}
+	script, err := os.ReadFile("../../testcluster/cluster.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range defaultPorts {
+		line := d.name + "=${" + d.name + ":-" + strconv.Itoa(d.port) + "}"
+		if !strings.Contains(string(script), "\n"+line+"\n") {
+			t.Errorf("cluster.sh has no line %s", line)
+		}
+	}
+	if !strings.Contains(string(jvm), "TC_DEFAULT_HADOOP="+DefaultHadoop+"\n") {
+		t.Errorf("testcluster/jvm.sh's TC_DEFAULT_HADOOP is not %s", DefaultHadoop)
 	}
 }
