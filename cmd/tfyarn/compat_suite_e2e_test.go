@@ -1,0 +1,99 @@
+//go:build e2e && compat
+
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"github.com/tfyarn/tfyarn/internal/clustertest"
+)
+
+// The compatibility suite, `make test-compat`: on each Hadoop release of the suite
+// (clustertest.HadoopVersions; TFYARN_COMPAT_VERSIONS="3.5.0 3.1.4" for some), on that
+// release's own plain cluster, stopped once its cases ran: the combined job of make test's lane,
+// a TensorFlow MultiWorkerMirroredStrategy job, a PyTorch DDP job, a GPU job on the gpu-labelled
+// node, kill, and an ApplicationMaster attempt adopting the tasks of the one killed. The default
+// release, 3.4.2, is every other test's. docs/hadoop-versions.md is its matrix.
+//
+//	make test-compat
+//	go test -tags 'e2e compat' -run 'TestCompat$/3.1.4' ./cmd/tfyarn/
+func TestCompat(t *testing.T) {
+	bin := clustertest.BuildTfyarn(t)
+	tf := tfPython(t, &clustertest.Cluster{Root: clustertest.RepoRoot()})
+	torch := frameworkPython(t, &clustertest.Cluster{Root: clustertest.RepoRoot()}, "pytorch")
+	for _, v := range compatVersions() {
+		t.Run(v, func(t *testing.T) {
+			c := clustertest.RequireHadoop(t, v)
+			// One release's cluster at a time: stopped once its cases ran.
+			t.Cleanup(func() { c.Control(t, "down") })
+			require.Equal(t, v, c.Facts["hadoop.version"], "the cluster's jars say their release")
+			t.Run("combined", func(t *testing.T) { compatCombined(t, c, bin) })
+			t.Run("tf-mwms", func(t *testing.T) { testMWMS(t, c, bin, tf) })
+			t.Run("pytorch-ddp", func(t *testing.T) { compatPyTorchDDP(t, c, bin, torch) })
+			t.Run("gpu", func(t *testing.T) { compatGPU(t, c, bin) })
+			t.Run("kill", func(t *testing.T) { compatKill(t, c, bin) })
+			t.Run("am-attempt-adopts", func(t *testing.T) {
+				fc := amKilledWithAttempts()
+				j := startFaultJob(t, c, bin, fc.args...)
+				fault := fc.inject(t, c, j)
+				t.Log(fc.check(t, c, j, fault).Outcome)
+			})
+		})
+	}
+}
+
+// compatVersions: TFYARN_COMPAT_VERSIONS, else every release of the suite.
+func compatVersions() []string {
+	if s := strings.Fields(os.Getenv("TFYARN_COMPAT_VERSIONS")); len(s) > 0 {
+		return s
+	}
+	var all []string
+	for _, v := range clustertest.HadoopVersions {
+		all = append(all, v.Version)
+	}
+	return all
+}
+
+// compatPyTorchDDP: two workers of two processes each (torchrun), all four ranks all-reduce.
+func compatPyTorchDDP(t *testing.T, c *clustertest.Cluster, bin, python string) {
+	stdout, stderr, code := execTfyarnFor(t, c, bin, 6*time.Minute, nil, "run", "--name", "e2e-compat-ddp",
+		"--framework", "pytorch", "--worker", "2x1c,2560m", "--nproc-per-node", "2", "--python", python,
+		"--output", "json", filepath.Join(c.Root, "examples", "pytorch_ddp.py"), "--", "--steps", "3")
+	require.Equal(t, exitOK, code, stderr)
+	r := runJSON(t, stdout)
+	require.Equal(t, "SUCCEEDED", r.FinalStatus)
+	requireDDPRanks(t, aggregatedLogs(t, c, bin, r.AppID), 4)
+}
+
+// compatGPU: a task asking yarn.io/gpu in queue ml-gpu runs on the gpu-labelled NodeManager
+// (nm1) and succeeds: the RM knows the resource type and the node label.
+func compatGPU(t *testing.T, c *clustertest.Cluster, bin string) {
+	stdout, stderr, code := execTfyarn(t, c, bin, nil, "run", "--name", "e2e-compat-gpu", "--queue", "ml-gpu",
+		"--worker", "1c,256m,1gpu", "--output", "json", "--", "true")
+	require.Equal(t, exitOK, code, stderr)
+	r := runJSON(t, stdout)
+	require.Equal(t, "SUCCEEDED", r.FinalStatus)
+	nodes, _ := taskNodes(t, c, r.AppID)
+	require.Equal(t, c.Facts["nm1"], nodes["worker:0"], "the gpu-labelled node")
+}
+
+// compatKill: tfyarn kill ends a running job KILLED, and its run exits 1.
+func compatKill(t *testing.T, c *clustertest.Cluster, bin string) {
+	j := startFaultJob(t, c, bin, "--worker", "1c,256m", "--", "sh", "-c", sleepForever)
+	j.waitRegistered(t, "worker:0")
+	out, errOut, code := execTfyarn(t, c, bin, nil, "kill", j.appID)
+	require.Equal(t, exitOK, code, errOut)
+	require.Contains(t, out, "KILLED")
+	select {
+	case <-j.exited:
+	case <-time.After(time.Minute):
+		t.Fatalf("%s: tfyarn run still running a minute after the kill; stderr:\n%s", j.appID, j.stderr())
+	}
+	require.Equal(t, exitJobFailed, j.cmd.ProcessState.ExitCode(), j.stderr())
+	require.Equal(t, "KILLED", statusJSON(t, c, j.appID).FinalStatus)
+}
