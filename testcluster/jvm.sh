@@ -21,7 +21,7 @@ if [ "$TC_HADOOP_VERSION" = "$TC_DEFAULT_HADOOP" ]; then
   TC_DIR=$(realpath -m "${TC_DIR:-$TC_ROOT/.testcluster}")
 else
   if ! tc_version_shift "$TC_HADOOP_VERSION" >/dev/null; then
-    echo "testcluster: HADOOP_VERSION=$TC_HADOOP_VERSION has no ports of its own; use $TC_DEFAULT_HADOOP (the default) or one of: $(printf '%s ' "${TC_HADOOP_VERSIONS[@]%%:*}")" >&2
+    echo "testcluster: HADOOP_VERSION=$TC_HADOOP_VERSION has no ports of its own; use $TC_DEFAULT_HADOOP (the default) or one of: ${TC_HADOOP_VERSIONS[*]%%:*}" >&2
     exit 2
   fi
   TC_TARGET=$TC_HOME/target/hadoop-$TC_HADOOP_VERSION

@@ -3,6 +3,7 @@
 package main
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,14 +12,18 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/tfyarn/tfyarn/internal/clustertest"
+	"github.com/tfyarn/tfyarn/internal/ipc"
+	"github.com/tfyarn/tfyarn/internal/yarn"
+	"github.com/tfyarn/tfyarn/internal/yarnpb/hadoopyarn"
 )
 
 // The compatibility suite, `make test-compat`: on each Hadoop release of the suite
-// (clustertest.HadoopVersions; TFYARN_COMPAT_VERSIONS="3.5.0 3.1.4" for some), on that
-// release's own plain cluster, stopped once its cases ran: the combined job of make test's lane,
+// (clustertest.DefaultHadoop on the main cluster, then clustertest.HadoopVersions;
+// TFYARN_COMPAT_VERSIONS="3.5.0 3.1.4" for some), each other release on its own plain cluster,
+// stopped once its cases ran: the combined job of make test's lane,
 // a TensorFlow MultiWorkerMirroredStrategy job, a PyTorch DDP job, a GPU job on the gpu-labelled
-// node, kill, and an ApplicationMaster attempt adopting the tasks of the one killed. The default
-// release, 3.4.2, is every other test's. docs/hadoop-versions.md is its matrix.
+// node, kill, and an ApplicationMaster attempt adopting the tasks of the one killed.
+// docs/hadoop-versions.md is its matrix.
 //
 //	make test-compat
 //	go test -tags 'e2e compat' -run 'TestCompat$/3.1.4' ./cmd/tfyarn/
@@ -28,10 +33,9 @@ func TestCompat(t *testing.T) {
 	torch := frameworkPython(t, &clustertest.Cluster{Root: clustertest.RepoRoot()}, "pytorch")
 	for _, v := range compatVersions() {
 		t.Run(v, func(t *testing.T) {
-			c := clustertest.RequireHadoop(t, v)
-			// One release's cluster at a time: stopped once its cases ran.
-			t.Cleanup(func() { c.Control(t, "down") })
+			c := compatCluster(t, v)
 			require.Equal(t, v, c.Facts["hadoop.version"], "the cluster's jars say their release")
+			t.Run("rm-features", func(t *testing.T) { compatRMFeatures(t, c) })
 			t.Run("combined", func(t *testing.T) { compatCombined(t, c, bin) })
 			t.Run("tf-mwms", func(t *testing.T) { testMWMS(t, c, bin, tf) })
 			t.Run("pytorch-ddp", func(t *testing.T) { compatPyTorchDDP(t, c, bin, torch) })
@@ -47,12 +51,48 @@ func TestCompat(t *testing.T) {
 	}
 }
 
-// compatVersions: TFYARN_COMPAT_VERSIONS, else every release of the suite.
+// compatRMFeatures: what tfyarn's feature probe (internal/submit's probeFeatures) meets on a
+// real RM: getResourceTypeInfo answers with yarn.io/gpu (so GPUs and placement constraints are
+// allowed), and a method the protocol lacks is answered as yarn.IsUnknownMethod recognises, as
+// a Hadoop 2 RM answers getResourceTypeInfo.
+func compatRMFeatures(t *testing.T, c *clustertest.Cluster) {
+	rm := clientFor(t, c.ConfDir)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	types, err := rm.GetResourceTypeInfo(ctx)
+	require.NoError(t, err)
+	var names []string
+	for _, ty := range types {
+		names = append(names, ty.GetName())
+	}
+	require.Contains(t, names, "yarn.io/gpu")
+
+	raw, err := ipc.NewClient(ipc.Config{Addresses: rm.Addrs(), Protocol: yarn.ApplicationClientProtocol, User: rm.User()})
+	require.NoError(t, err)
+	defer raw.Close()
+	err = raw.Call(ctx, "getResourceTypeInfoOfTheFuture", &hadoopyarn.GetAllResourceTypeInfoRequestProto{}, &hadoopyarn.GetAllResourceTypeInfoResponseProto{})
+	require.Error(t, err)
+	require.True(t, yarn.IsUnknownMethod(err), "%v", err)
+	t.Logf("an unknown method: %v", err)
+}
+
+// compatCluster is release v's cluster: the main one for the default release (left running),
+// else the release's own, stopped once its cases ran (one such cluster at a time).
+func compatCluster(t *testing.T, v string) *clustertest.Cluster {
+	if v == clustertest.DefaultHadoop {
+		return clustertest.Require(t)
+	}
+	c := clustertest.RequireHadoop(t, v)
+	t.Cleanup(func() { c.Control(t, "down") })
+	return c
+}
+
+// compatVersions: TFYARN_COMPAT_VERSIONS, else every release of the suite, the default first.
 func compatVersions() []string {
 	if s := strings.Fields(os.Getenv("TFYARN_COMPAT_VERSIONS")); len(s) > 0 {
 		return s
 	}
-	var all []string
+	all := []string{clustertest.DefaultHadoop}
 	for _, v := range clustertest.HadoopVersions {
 		all = append(all, v.Version)
 	}

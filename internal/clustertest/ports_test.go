@@ -1,7 +1,9 @@
 package clustertest
 
 import (
+	"errors"
 	"os"
+	"os/exec"
 	"regexp"
 	"strconv"
 	"strings"
@@ -99,5 +101,24 @@ func TestHadoopVersionPortsMatchScripts(t *testing.T) {
 	}
 	if !strings.Contains(string(jvm), "TC_DEFAULT_HADOOP="+DefaultHadoop+"\n") {
 		t.Errorf("testcluster/jvm.sh's TC_DEFAULT_HADOOP is not %s", DefaultHadoop)
+	}
+}
+
+// docs/hadoop-versions.md: "Another HADOOP_VERSION is refused in one line naming these."
+func TestUnknownHadoopVersionRefused(t *testing.T) {
+	cmd := exec.Command("bash", "../../testcluster/cluster.sh", "status")
+	cmd.Env = append(os.Environ(), "HADOOP_VERSION=9.9.9", "TC_DIR="+t.TempDir())
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 2 {
+		t.Fatalf("want exit code 2, got %v: %s", err, out)
+	}
+	var names []string
+	for _, v := range HadoopVersions {
+		names = append(names, v.Version)
+	}
+	want := "testcluster: HADOOP_VERSION=9.9.9 has no ports of its own; use " + DefaultHadoop + " (the default) or one of: " + strings.Join(names, " ") + "\n"
+	if string(out) != want {
+		t.Errorf("got %q, want %q", out, want)
 	}
 }

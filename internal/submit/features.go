@@ -2,12 +2,10 @@ package submit
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 
-	"github.com/tfyarn/tfyarn/internal/ipc"
-	"github.com/tfyarn/tfyarn/internal/yarnpb/hadoopcommon"
+	"github.com/tfyarn/tfyarn/internal/yarn"
 	"github.com/tfyarn/tfyarn/internal/yarnpb/hadoopyarn"
 	"github.com/tfyarn/tfyarn/taskspec"
 )
@@ -36,20 +34,10 @@ func probeFeatures(ctx context.Context, rm typeInfoAsker) (rmFeatures, error) {
 	if err == nil {
 		return rmFeatures{resourceTypes: true, placement: true}, nil
 	}
-	if unknownMethod(err) {
+	if yarn.IsUnknownMethod(err) {
 		return rmFeatures{}, nil
 	}
 	return rmFeatures{}, err
-}
-
-// unknownMethod: the server does not know the method called (Hadoop's RPC server answers with
-// RpcNoSuchMethodException, error code ERROR_NO_SUCH_METHOD).
-func unknownMethod(err error) bool {
-	var re *ipc.RemoteError
-	if !errors.As(err, &re) {
-		return false
-	}
-	return re.Code == hadoopcommon.RpcResponseHeaderProto_ERROR_NO_SUCH_METHOD || strings.HasSuffix(re.Class, ".RpcNoSuchMethodException")
 }
 
 // checkFeatures refuses, in one line, a job that needs what the RM lacks.

@@ -3,9 +3,11 @@ package submit
 import (
 	"context"
 	"errors"
+	"regexp"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"github.com/tfyarn/tfyarn/internal/clustertest"
 	"github.com/tfyarn/tfyarn/internal/ipc"
 	"github.com/tfyarn/tfyarn/internal/yarn"
 	"github.com/tfyarn/tfyarn/internal/yarnpb/hadoopcommon"
@@ -82,4 +84,15 @@ func TestCheckFeaturesRefusesWhatAnOldRMLacks(t *testing.T) {
 			require.Equal(t, c.want, err.Error())
 		})
 	}
+}
+
+// docs/hadoop-versions.md's example refusal is the one run prints.
+func TestClaimsFeatureRefusal(t *testing.T) {
+	section := clustertest.DocSection(t, "## What tfyarn asks the ResourceManager")
+	line := regexp.MustCompile("(?m)^tfyarn: .*$").FindString(section)
+	require.NotEmpty(t, line, "the example line")
+	g, err := taskspec.ParseSpec(taskspec.Worker, "2x1c")
+	require.NoError(t, err)
+	err = checkFeatures(Job{Job: taskspec.Job{Tasks: []taskspec.TaskGroup{g}, Spread: "worker"}}, rmFeatures{})
+	require.Equal(t, line, "tfyarn: "+err.Error())
 }
