@@ -47,6 +47,9 @@ func TestCompat(t *testing.T) {
 				fault := fc.inject(t, c, j)
 				t.Log(fc.check(t, c, j, fault).Outcome)
 			})
+			if v != clustertest.DefaultHadoop { // TestE2EKerberos's, on the default release
+				t.Run("kerberos", func(t *testing.T) { compatKerberos(t, c, bin, v) })
+			}
 		})
 	}
 }
@@ -85,6 +88,24 @@ func compatCluster(t *testing.T, v string) *clustertest.Cluster {
 	c := clustertest.RequireHadoop(t, v)
 	t.Cleanup(func() { c.Control(t, "down") })
 	return c
+}
+
+// compatKerberos: the release's plain cluster stopped, its kerberos profile (KDC, every daemon
+// and NodeManager with a principal of its own, containers as their users) runs a job submitted
+// with alice's ticket cache, and status reads it.
+func compatKerberos(t *testing.T, plain *clustertest.Cluster, bin, v string) {
+	plain.Control(t, "down")
+	c := clustertest.RequireHadoopKerberos(t, v)
+	t.Cleanup(func() { c.Control(t, "down") })
+	require.Equal(t, "kerberos", c.Profile)
+	stdout, stderr, code := execTfyarnFor(t, c, bin, 3*time.Minute, []string{"HADOOP_USER_NAME="}, "run", "--name", "e2e-compat-kerberos",
+		"--worker", "2x1c,256m", "--output", "json", "--", "sh", "-c", "echo hi $TFYARN_TASK")
+	require.Equal(t, exitOK, code, stderr)
+	r := runJSON(t, stdout)
+	require.Equal(t, "SUCCEEDED", r.FinalStatus)
+	out, errOut, code := execTfyarn(t, c, bin, []string{"HADOOP_USER_NAME="}, "status", r.AppID, "--output", "json")
+	require.Equal(t, exitOK, code, errOut)
+	require.Contains(t, out, `"user": "alice"`)
 }
 
 // compatVersions: TFYARN_COMPAT_VERSIONS, else every release of the suite, the default first.

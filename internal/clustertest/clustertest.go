@@ -232,6 +232,21 @@ func RequireHadoop(t testing.TB, version string) *Cluster {
 	return requireProfile(t, p)
 }
 
+// RequireHadoopKerberos is RequireHadoop's cluster in profile kerberos: the same directory and
+// ports (its KDC on 8090 shifted by the release's amount), so the release's plain cluster must be
+// stopped first.
+func RequireHadoopKerberos(t testing.TB, version string) *Cluster {
+	t.Helper()
+	p, ok := hadoopProfile(version)
+	if !ok {
+		t.Fatalf("clustertest: no test cluster for Hadoop %s; the suite's releases are in clustertest.HadoopVersions", version)
+	}
+	p.name = "kerberos"
+	// Four JVMs and a KDC, as kerberosProfile.
+	p.env = append(p.env, "CLUSTER_TIMEOUT=300")
+	return requireProfile(t, p)
+}
+
 // RequireDocker returns the linux-executor cluster with its own Docker daemon and the test image
 // (see dockerProfile), starting it if needed. `make test` stops it at the end.
 func RequireDocker(t testing.TB) *Cluster {
@@ -294,12 +309,14 @@ func requireProfile(t testing.TB, p profile) *Cluster {
 	t.Helper()
 	mu.Lock()
 	defer mu.Unlock()
-	c, ok := started[p.dir]
-	if !ok && failures[p.dir] == nil {
-		c, failures[p.dir] = ensureUp(p)
-		started[p.dir] = c
+	// A release's directory holds its plain cluster, then its kerberos one.
+	key := p.dir + " " + p.name
+	c, ok := started[key]
+	if !ok && failures[key] == nil {
+		c, failures[key] = ensureUp(p)
+		started[key] = c
 	}
-	if err := failures[p.dir]; err != nil {
+	if err := failures[key]; err != nil {
 		t.Fatalf("clustertest: the test cluster (%s) is needed and could not be started: %v", p.dir, err)
 	}
 	return c
