@@ -39,6 +39,7 @@ func TestCompat(t *testing.T) {
 			t.Run("combined", func(t *testing.T) { compatCombined(t, c, bin) })
 			t.Run("tf-mwms", func(t *testing.T) { testMWMS(t, c, bin, tf) })
 			t.Run("pytorch-ddp", func(t *testing.T) { compatPyTorchDDP(t, c, bin, torch) })
+			t.Run("restart", func(t *testing.T) { compatFaultCase(t, c, bin, "worker-killed-with-max-restarts") })
 			t.Run("gpu", func(t *testing.T) { compatGPU(t, c, bin) })
 			t.Run("kill", func(t *testing.T) { compatKill(t, c, bin) })
 			t.Run("am-attempt-adopts", func(t *testing.T) {
@@ -106,6 +107,19 @@ func compatKerberos(t *testing.T, plain *clustertest.Cluster, bin, v string) {
 	out, errOut, code := execTfyarn(t, c, bin, []string{"HADOOP_USER_NAME="}, "status", r.AppID, "--output", "json")
 	require.Equal(t, exitOK, code, errOut)
 	require.Contains(t, out, `"user": "alice"`)
+}
+
+// compatFaultCase runs the fault suite's case of that name (faultCases) on c.
+func compatFaultCase(t *testing.T, c *clustertest.Cluster, bin, name string) {
+	for _, fc := range faultCases() {
+		if fc.name == name {
+			j := startFaultJob(t, c, bin, fc.args...)
+			fault := fc.inject(t, c, j)
+			t.Log(fc.check(t, c, j, fault).Outcome)
+			return
+		}
+	}
+	t.Fatalf("no fault case %q", name)
 }
 
 // compatVersions: TFYARN_COMPAT_VERSIONS, else every release of the suite, the default first.
