@@ -7,7 +7,7 @@ export GOTOOLCHAIN := auto
 PROFILE ?= plain
 GOFILES = $(shell git ls-files --cached --others --exclude-standard '*.go' | grep -v '^internal/yarnpb/hadoop')
 
-.PHONY: build release test check clean-machine unit e2e faults cluster-up cluster-down cluster-status demo proto bench soak fmt lint clean
+.PHONY: build release test test-compat check clean-machine unit e2e faults cluster-up cluster-down cluster-status demo proto bench soak fmt lint clean
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -o bin/tfyarn ./cmd/tfyarn
@@ -41,6 +41,13 @@ faults: build
 	rc=0; TFYARN_FAULTS_RESULTS=$(CURDIR)/bench/results/faults.md $(GO) test -tags e2e -count=1 -timeout 10m -run 'TestE2EFaults$$' ./cmd/tfyarn || rc=$$?; \
 	TC_DIR=$(CURDIR)/.testcluster-faults bash testcluster/cluster.sh down >/dev/null 2>&1; exit $$rc
 
+# The compatibility suite on every Hadoop release of docs/hadoop-versions.md, each on its own
+# cluster (.testcluster-hadoop-X, stopped after its cases); TFYARN_COMPAT_VERSIONS="3.5.0" for some.
+test-compat: build
+	rc=0; $(GO) test -tags 'e2e compat' -count=1 -timeout 60m -run 'TestCompat$$' ./cmd/tfyarn || rc=$$?; \
+	for d in $(CURDIR)/.testcluster-hadoop-*/; do [ -d "$$d" ] && TC_DIR="$${d%/}" bash testcluster/cluster.sh down >/dev/null 2>&1; done; exit $$rc
+
+# HADOOP_VERSION=X: Hadoop X's cluster in .testcluster-hadoop-X on ports of its own (docs/hadoop-versions.md).
 cluster-up:
 	bash testcluster/cluster.sh up $(PROFILE)
 
@@ -71,6 +78,7 @@ lint:
 	@out=$$(gofmt -l $(GOFILES)); if [ -n "$$out" ]; then echo "gofmt needed: $$out"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) vet -tags e2e ./...
+	$(GO) vet -tags 'e2e compat' ./cmd/tfyarn/
 	$(GO) vet -tags bench ./bench/
 	$(GO) vet -tags soak ./bench/
 	bash scripts/analyze.sh

@@ -47,6 +47,11 @@ cleanup() {
   TC_DIR="$PWD/.testcluster-kerberos" bash testcluster/cluster.sh down >/dev/null 2>&1 || true
   TC_DIR="$PWD/.testcluster-faults" bash testcluster/cluster.sh down >/dev/null 2>&1 || true
   TC_DIR="$PWD/.testcluster-docker" bash testcluster/cluster.sh down >/dev/null 2>&1 || true
+  # The compatibility suite's clusters, one per Hadoop release (clustertest.RequireHadoop).
+  local dir
+  for dir in "$PWD"/.testcluster-hadoop-*/; do
+    [ -d "$dir" ] && TC_DIR="${dir%/}" bash testcluster/cluster.sh down >/dev/null 2>&1 || true
+  done
   rm -rf "$logs"
   if [ "$(id -u)" = 0 ]; then
     local name

@@ -14,6 +14,8 @@
 #                                   next allocate response announces it (PreemptionMessage), and WAIT_MS
 #                                   later (default: the cluster's max_wait_before_kill, 5000) it is killed
 #                                   (exit status -102); returns after the kill
+# HADOOP_VERSION=X: Hadoop X (3.3.6, 3.5.0, ...; default 3.4.2) in .testcluster-hadoop-X, every
+# port shifted by the release's own amount (jvm.sh's TC_HADOOP_VERSIONS), beside the default cluster.
 # Ports come from the environment (RM_PORT, SCHEDULER_PORT, TRACKER_PORT, ADMIN_PORT, RM_WEB_PORT,
 # NN_PORT, NN_HTTP_PORT, and for kerberos KDC_PORT); the readiness wait from CLUSTER_TIMEOUT (seconds,
 # default 180). Kerberos only: TOKEN_RENEW_MS and TOKEN_MAX_LIFETIME_MS, the HDFS delegation
@@ -43,6 +45,8 @@ set -euo pipefail
 . "$(dirname "$0")/jvm.sh"
 . "$(dirname "$0")/linuxexecutor.sh"
 . "$(dirname "$0")/docker.sh"
+# HADOOP_VERSION=X (jvm.sh): Hadoop X's cluster, in .testcluster-hadoop-X on ports of its own.
+tc_version_ports
 
 RM_PORT=${RM_PORT:-8032}
 SCHEDULER_PORT=${SCHEDULER_PORT:-8030}
@@ -130,6 +134,7 @@ write_env() {
   cat > "$TC_DIR/env.sh" <<ENV
 # Written by 'make cluster-up': source it to point Hadoop clients (and tfyarn) at the test cluster.
 export HADOOP_CONF_DIR="$TC_DIR/conf"
+export HADOOP_VERSION="$TC_HADOOP_VERSION"
 export TFYARN_TESTCLUSTER_PROFILE="$(running_profile)"
 ENV
   if grep -qx 'executor=linux' "$TC_DIR/ready" && [ "$(running_profile)" != kerberos ]; then
@@ -260,7 +265,7 @@ up() {
   mkdir -p "$TC_DIR/data"
   local log=$TC_DIR/logs/cluster.log
   local start=$SECONDS
-  echo "testcluster: starting (profile $profile); log: $log"
+  echo "testcluster: starting Hadoop $TC_HADOOP_VERSION (profile $profile); log: $log"
   # The NodeManagers' localizers build their HDFS client from the site files on the classpath
   # (ContainerLocalizer runs in this JVM with DefaultContainerExecutor), not from the cluster's
   # Configuration object: under kerberos they must know about SASL data transfer too.
@@ -304,7 +309,7 @@ XML
     fi
     if healthy; then
       write_env
-      echo "testcluster: ready in $((SECONDS - start))s (profile $profile); source $TC_DIR/env.sh"
+      echo "testcluster: ready in $((SECONDS - start))s (Hadoop $TC_HADOOP_VERSION, profile $profile); source $TC_DIR/env.sh"
       return 0
     fi
     sleep 1

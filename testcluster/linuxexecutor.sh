@@ -109,7 +109,7 @@ CFG
   local lib=$TC_DIR/lib jar dst cp=()
   mkdir -p "$lib"
   chmod 0755 "$lib"
-  IFS=: read -r -a jars < "$TC_HOME/target/classpath.txt" || true  # no final newline
+  IFS=: read -r -a jars < "$TC_TARGET/classpath.txt" || true  # no final newline
   for jar in "${jars[@]}"; do
     dst=$lib/${jar#"$HOME"/.m2/repository/}
     if [ ! -f "$dst" ]; then
@@ -121,7 +121,7 @@ CFG
   done
   chmod -R a+rX "$lib"
   local IFS=:
-  LCE_CLASSPATH="$TC_HOME/conf:$TC_HOME/target/classes:${cp[*]}"
+  LCE_CLASSPATH="$TC_HOME/conf:$TC_TARGET/classes:${cp[*]}"
 }
 
 # The NodeManagers' cgroup hierarchy below each controller: one per cluster directory.

@@ -56,7 +56,10 @@ const (
 // or affinity to it (min cardinality 1: `in`, --colocate); a group that
 // only carries a tag for others gets a constraint any node meets (0 or
 // more of its own tag), which still names the partition. Every field but
-// the count stays the same from one call to the next, as the RM requires.
+// the count stays the same from one call to the next, as the RM requires;
+// Hadoop 3.2's RM compares a re-ask (a restart's) with its copy proto by
+// proto, and its copy has attribute_op_code written by its own conversion:
+// it is sent explicitly, NO_OP, the value every RM takes it for when absent.
 func schedulingRequestProto(a core.Ask) *hadoopyarn.SchedulingRequestProto {
 	var custom map[string]int64
 	if a.Resource.GPUs > 0 {
@@ -108,6 +111,7 @@ func schedulingRequestProto(a core.Ask) *hadoopyarn.SchedulingRequestProto {
 				TargetExpressions: targets,
 				MinCardinality:    proto.Int32(minCard),
 				MaxCardinality:    proto.Int32(maxCard),
+				AttributeOpCode:   hadoopyarn.NodeAttributeOpCodeProto_NO_OP.Enum(),
 			},
 		},
 	}

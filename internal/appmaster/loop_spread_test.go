@@ -43,6 +43,10 @@ func TestSchedulingRequestProto(t *testing.T) {
 	require.Equal(t, "node", c.GetScope())
 	require.Zero(t, c.GetMinCardinality())
 	require.Zero(t, c.GetMaxCardinality())
+	// Sent, not left to its default: Hadoop 3.2's RM compares a re-ask with its own copy proto
+	// by proto, and its copy has the field written (docs/hadoop-versions.md).
+	require.NotNil(t, c.AttributeOpCode)
+	require.Equal(t, hadoopyarn.NodeAttributeOpCodeProto_NO_OP, c.GetAttributeOpCode())
 	require.Len(t, c.GetTargetExpressions(), 2)
 	tag, part := c.GetTargetExpressions()[0], c.GetTargetExpressions()[1]
 	require.Equal(t, hadoopyarn.PlacementConstraintTargetProto_ALLOCATION_TAG, tag.GetTargetType())

@@ -58,7 +58,7 @@ func TestClaimsClusterUpOneLineErrors(t *testing.T) {
 			"testcluster: port " + takenPort + " is already in use by another process; stop it (ss -ltnp | grep :" + takenPort + ") or choose other ports"},
 		{"no JDK", noJava, nil, "testcluster: no 'java' on PATH; install JDK 17"},
 		{"failed jar download", failingMaven + ":" + noJava, nil,
-			"testcluster: Maven could not fetch Hadoop's jars from Maven Central or compile the launcher ([ERROR] Failed to execute goal"},
+			"testcluster: Maven could not fetch Hadoop 3.4.2's jars from Maven Central or compile the launcher ([ERROR] Failed to execute goal"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			env := []string{"PATH=" + c.path, "HOME=" + t.TempDir(), "TC_DIR=" + filepath.Join(t.TempDir(), "tc")}

@@ -80,6 +80,48 @@ type profile struct {
 	name string
 	dir  string   // relative to the repository root
 	env  []string // port overrides for testcluster/cluster.sh
+	// hadoop is the Hadoop release it runs (HADOOP_VERSION), "" for DefaultHadoop.
+	hadoop string
+}
+
+// DefaultHadoop is the Hadoop release of every cluster but the compatibility suite's
+// (testcluster/pom.xml, testcluster/jvm.sh).
+const DefaultHadoop = "3.4.2"
+
+// HadoopVersions are the other releases the compatibility suite runs on, each a plain cluster of
+// its own (.testcluster-hadoop-X) whose every port is the default one shifted by its amount
+// (testcluster/jvm.sh's TC_HADOOP_VERSIONS says the same), oldest last.
+var HadoopVersions = []struct {
+	Version string
+	Shift   int
+}{{"3.3.6", 2000}, {"3.5.0", 14000}, {"3.2.4", 16000}, {"3.1.4", 18000}}
+
+// OldestHadoop is the oldest release whose test cluster starts on this machine's Java (JDK 17):
+// docs/hadoop-versions.md says what stops older ones.
+const OldestHadoop = "3.1.4"
+
+// defaultPorts are cluster.sh's port defaults (TestClusterPortsAvoidEphemeralRange reads them
+// there too).
+var defaultPorts = []struct {
+	name string
+	port int
+}{{"RM_PORT", 8032}, {"SCHEDULER_PORT", 8030}, {"TRACKER_PORT", 8031}, {"ADMIN_PORT", 8033},
+	{"RM_WEB_PORT", 8088}, {"NN_PORT", 8020}, {"NN_HTTP_PORT", 9870}, {"NM_PORT", 8041},
+	{"NM_LOCALIZER_PORT", 8040}, {"NM_WEB_PORT", 8042}}
+
+// hadoopProfile is release version's cluster, or false when the suite has none for it.
+func hadoopProfile(version string) (profile, bool) {
+	for _, v := range HadoopVersions {
+		if v.Version != version {
+			continue
+		}
+		p := profile{name: "plain", dir: ".testcluster-hadoop-" + version, hadoop: version}
+		for _, d := range defaultPorts {
+			p.env = append(p.env, fmt.Sprintf("%s=%d", d.name, d.port+v.Shift))
+		}
+		return p, true
+	}
+	return profile{}, false
 }
 
 var (
@@ -178,6 +220,33 @@ func RequireFaults(t testing.TB) *Cluster {
 	return requireProfile(t, faultsProfile)
 }
 
+// RequireHadoop returns the plain cluster of Hadoop release version (one of HadoopVersions, in
+// .testcluster-hadoop-VERSION on ports of its own), starting it if needed. `make test` and `make
+// test-compat` stop it at the end.
+func RequireHadoop(t testing.TB, version string) *Cluster {
+	t.Helper()
+	p, ok := hadoopProfile(version)
+	if !ok {
+		t.Fatalf("clustertest: no test cluster for Hadoop %s; the suite's releases are in clustertest.HadoopVersions", version)
+	}
+	return requireProfile(t, p)
+}
+
+// RequireHadoopKerberos is RequireHadoop's cluster in profile kerberos: the same directory and
+// ports (its KDC on 8090 shifted by the release's amount), so the release's plain cluster must be
+// stopped first.
+func RequireHadoopKerberos(t testing.TB, version string) *Cluster {
+	t.Helper()
+	p, ok := hadoopProfile(version)
+	if !ok {
+		t.Fatalf("clustertest: no test cluster for Hadoop %s; the suite's releases are in clustertest.HadoopVersions", version)
+	}
+	p.name = "kerberos"
+	// Four JVMs and a KDC, as kerberosProfile.
+	p.env = append(p.env, "CLUSTER_TIMEOUT=300")
+	return requireProfile(t, p)
+}
+
 // RequireDocker returns the linux-executor cluster with its own Docker daemon and the test image
 // (see dockerProfile), starting it if needed. `make test` stops it at the end.
 func RequireDocker(t testing.TB) *Cluster {
@@ -240,12 +309,14 @@ func requireProfile(t testing.TB, p profile) *Cluster {
 	t.Helper()
 	mu.Lock()
 	defer mu.Unlock()
-	c, ok := started[p.dir]
-	if !ok && failures[p.dir] == nil {
-		c, failures[p.dir] = ensureUp(p)
-		started[p.dir] = c
+	// A release's directory holds its plain cluster, then its kerberos one.
+	key := p.dir + " " + p.name
+	c, ok := started[key]
+	if !ok && failures[key] == nil {
+		c, failures[key] = ensureUp(p)
+		started[key] = c
 	}
-	if err := failures[p.dir]; err != nil {
+	if err := failures[key]; err != nil {
 		t.Fatalf("clustertest: the test cluster (%s) is needed and could not be started: %v", p.dir, err)
 	}
 	return c
@@ -260,7 +331,12 @@ func RepoRoot() string {
 func ensureUp(p profile) (*Cluster, error) {
 	root := RepoRoot()
 	dir := filepath.Join(root, p.dir)
-	env := append([]string{"TC_DIR=" + dir}, p.env...)
+	hadoop := p.hadoop
+	if hadoop == "" {
+		hadoop = DefaultHadoop
+	}
+	// Every profile names its release: a caller's HADOOP_VERSION (a sourced env.sh) is not it.
+	env := append([]string{"TC_DIR=" + dir, "HADOOP_VERSION=" + hadoop}, p.env...)
 	script := filepath.Join(root, "testcluster", "cluster.sh")
 	if err := run(root, env, 5*time.Second, script, "status"); err != nil {
 		name := p.name
@@ -376,6 +452,10 @@ func run(dir string, env []string, timeout time.Duration, name string, args ...s
 // kerberos cluster also KRB5_CONFIG and KRB5CCNAME (the test user's valid ticket cache).
 func (c *Cluster) Env(extra ...string) []string {
 	env := append(os.Environ(), "HADOOP_CONF_DIR="+c.ConfDir)
+	if v := c.Facts["hadoop.version"]; v != "" {
+		// testcluster/hadoop.sh runs the cluster's own release's CLIs.
+		env = append(env, "HADOOP_VERSION="+v)
+	}
 	if c.Kerberos != nil {
 		env = append(env, "KRB5_CONFIG="+c.Kerberos.Krb5Config, "KRB5CCNAME=FILE:"+c.Kerberos.CCache)
 	}

@@ -1,7 +1,9 @@
 package clustertest
 
 import (
+	"errors"
 	"os"
+	"os/exec"
 	"regexp"
 	"strconv"
 	"strings"
@@ -35,7 +37,12 @@ func TestClusterPortsAvoidEphemeralRange(t *testing.T) {
 	}
 
 	owner := map[int]string{}
-	for _, p := range []profile{mainProfile, privacyProfile, kerberosProfile, scaleProfile, faultsProfile, dockerProfile} {
+	profiles := []profile{mainProfile, privacyProfile, kerberosProfile, scaleProfile, faultsProfile, dockerProfile}
+	for _, v := range HadoopVersions {
+		p, _ := hadoopProfile(v.Version)
+		profiles = append(profiles, p)
+	}
+	for _, p := range profiles {
 		ports := map[string]string{}
 		for k, v := range defaults {
 			ports[k] = v
@@ -61,5 +68,57 @@ func TestClusterPortsAvoidEphemeralRange(t *testing.T) {
 			}
 			owner[n] = p.dir + " " + name
 		}
+	}
+}
+
+// The compatibility suite's clusters: clustertest's ports are the ones testcluster/jvm.sh gives
+// HADOOP_VERSION=X (TC_HADOOP_VERSIONS), and its defaults are cluster.sh's.
+func TestHadoopVersionPortsMatchScripts(t *testing.T) {
+	jvm, err := os.ReadFile("../../testcluster/jvm.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^TC_HADOOP_VERSIONS=\(([^)]*)\)`).FindSubmatch(jvm)
+	if m == nil {
+		t.Fatal("no TC_HADOOP_VERSIONS=(...) line in testcluster/jvm.sh")
+	}
+	var want []string
+	for _, v := range HadoopVersions {
+		want = append(want, v.Version+":"+strconv.Itoa(v.Shift))
+	}
+	if got := strings.Fields(string(m[1])); strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("testcluster/jvm.sh has TC_HADOOP_VERSIONS=(%s), clustertest.HadoopVersions %v", m[1], want)
+	}
+	script, err := os.ReadFile("../../testcluster/cluster.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range defaultPorts {
+		line := d.name + "=${" + d.name + ":-" + strconv.Itoa(d.port) + "}"
+		if !strings.Contains(string(script), "\n"+line+"\n") {
+			t.Errorf("cluster.sh has no line %s", line)
+		}
+	}
+	if !strings.Contains(string(jvm), "TC_DEFAULT_HADOOP="+DefaultHadoop+"\n") {
+		t.Errorf("testcluster/jvm.sh's TC_DEFAULT_HADOOP is not %s", DefaultHadoop)
+	}
+}
+
+// docs/hadoop-versions.md: "Another HADOOP_VERSION is refused in one line naming these."
+func TestUnknownHadoopVersionRefused(t *testing.T) {
+	cmd := exec.Command("bash", "../../testcluster/cluster.sh", "status")
+	cmd.Env = append(os.Environ(), "HADOOP_VERSION=9.9.9", "TC_DIR="+t.TempDir())
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 2 {
+		t.Fatalf("want exit code 2, got %v: %s", err, out)
+	}
+	var names []string
+	for _, v := range HadoopVersions {
+		names = append(names, v.Version)
+	}
+	want := "testcluster: HADOOP_VERSION=9.9.9 has no ports of its own; use " + DefaultHadoop + " (the default) or one of: " + strings.Join(names, " ") + "\n"
+	if string(out) != want {
+		t.Errorf("got %q, want %q", out, want)
 	}
 }

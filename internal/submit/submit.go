@@ -203,6 +203,13 @@ func (s *Submission) submit(ctx context.Context, bin string, plan shipplan.Plan)
 // An RM that will not say what it can place skips that check.
 func (s *Submission) checkAgainstCluster(ctx, cctx context.Context) (clusterOffer, error) {
 	job := s.job
+	features, err := probeFeatures(cctx, s.RM)
+	if err != nil {
+		return clusterOffer{}, err
+	}
+	if err := checkFeatures(job, features); err != nil {
+		return clusterOffer{}, err
+	}
 	if err := checkQueue(cctx, s.RM, job.Queue); err != nil {
 		return clusterOffer{}, err
 	}

@@ -35,6 +35,9 @@ var sideClusters = map[string]string{
 	"RequireDocker":   "docker",
 	"RequirePrivacy":  "privacy",
 	"EachCluster":     "privacy",
+	// make test's compatibility lane runs on one release's cluster (cmd/tfyarn's
+	// requireCompatLane); make test-compat runs on all of them.
+	"RequireHadoop": "hadoop",
 }
 
 // clusterDirs is where each side cluster lives (internal/clustertest's profiles).
@@ -43,6 +46,7 @@ var clusterDirs = map[string]string{
 	"faults":   ".testcluster-faults",
 	"docker":   ".testcluster-docker",
 	"privacy":  ".testcluster-privacy",
+	"hadoop":   ".testcluster-hadoop-3.3.6",
 }
 
 // sharedGPUs are the main cluster's tests that hold or wait for both GPUs of its gpu node: run

@@ -6,6 +6,7 @@ import (
 	"net"
 
 	"github.com/tfyarn/tfyarn/internal/ipc"
+	"github.com/tfyarn/tfyarn/internal/yarnpb/hadoopcommon"
 )
 
 // Java exception classes the RM answers with that callers act on.
@@ -18,6 +19,17 @@ const (
 // yarn.resourcemanager.max-completed-applications).
 func IsApplicationNotFound(err error) bool {
 	return ipc.IsClass(err, ApplicationNotFoundException)
+}
+
+// IsUnknownMethod reports whether the server does not know the method called: an older release's
+// protocol lacks it. Hadoop's RPC server answers so with RpcNoSuchMethodException and the error
+// code ERROR_NO_SUCH_METHOD (TestCompat's rm-features case sees it from a real RM).
+func IsUnknownMethod(err error) bool {
+	var re *ipc.RemoteError
+	if !errors.As(err, &re) {
+		return false
+	}
+	return re.Code == hadoopcommon.RpcResponseHeaderProto_ERROR_NO_SUCH_METHOD || re.Class == "org.apache.hadoop.ipc.RpcNoSuchMethodException"
 }
 
 // IsUnreachable reports whether err means no ResourceManager could be

@@ -229,26 +229,31 @@ func parseSignal(rest []string, r *request) error {
 // parseLaunch reads what a launch (command 1) and a docker launch (command 4)
 // share: APPID CONTAINERID WORKDIR SCRIPT TOKENS --http PIDFILE LOCALDIRS
 // LOGDIRS LAST [TCFILE], where LAST (lastName) is the resources or the
-// docker command file, returned as it is.
+// docker command file, returned as it is. NodeManagers before Hadoop 3.3
+// (no AM HTTPS) send the same without --http.
 func parseLaunch(what, lastName string, rest []string, r *request) (last string, err error) {
 	if len(rest) >= 6 && rest[5] == "--https" {
 		return "", fail(exitUnsupported, "%s with --https (a container keystore) is not supported by the test cluster's container-executor", what)
 	}
-	if len(rest) == 11 {
+	if len(rest) >= 6 && rest[5] == "--http" {
+		// Drop it: what follows is the pre-3.3 form.
+		rest = append(append([]string{}, rest[:5]...), rest[6:]...)
+	}
+	if len(rest) == 10 {
 		return "", fail(exitUnsupported, "traffic control (a tc command file) is not supported by the test cluster's container-executor")
 	}
-	if len(rest) != 10 || rest[5] != "--http" {
-		return "", fail(exitUsage, "%s needs APPID CONTAINERID WORKDIR SCRIPT TOKENS --http PIDFILE LOCALDIRS LOGDIRS %s, got %d arguments", what, lastName, len(rest))
+	if len(rest) != 9 {
+		return "", fail(exitUsage, "%s needs APPID CONTAINERID WORKDIR SCRIPT TOKENS [--http] PIDFILE LOCALDIRS LOGDIRS %s, got %d arguments", what, lastName, len(rest))
 	}
 	r.AppID, r.ContainerID, r.WorkDir = rest[0], rest[1], rest[2]
-	r.ScriptPath, r.TokensPath, r.PIDFile = rest[3], rest[4], rest[6]
-	if r.LocalDirs, err = splitDirs("local", rest[7]); err != nil {
+	r.ScriptPath, r.TokensPath, r.PIDFile = rest[3], rest[4], rest[5]
+	if r.LocalDirs, err = splitDirs("local", rest[6]); err != nil {
 		return "", err
 	}
-	if r.LogDirs, err = splitDirs("log", rest[8]); err != nil {
+	if r.LogDirs, err = splitDirs("log", rest[7]); err != nil {
 		return "", err
 	}
-	return rest[9], nil
+	return rest[8], nil
 }
 
 // splitDirs splits a '%'-separated directory list.

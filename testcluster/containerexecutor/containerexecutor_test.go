@@ -48,6 +48,12 @@ func TestParseArgsOperations(t *testing.T) {
 	if err != nil || r.CgroupTasks != nil {
 		t.Fatalf("launch without cgroups: %+v, %v", r, err)
 	}
+	// Hadoop 3.2's NodeManagers (before AM HTTPS) send no --http.
+	full := launchArgs("/l", "/g", "cgroups=none")
+	r, err = parseArgs(append(append([]string{}, full[:8]...), full[9:]...))
+	if err != nil || r.Op != opLaunch || r.PIDFile != full[9] || r.LogDirs[0] != "/g" {
+		t.Fatalf("launch without --http (Hadoop 3.2): %+v, %v", r, err)
+	}
 	r, err = parseArgs([]string{"alice", "alice", "2", "4242", "15"})
 	if err != nil || r.Op != opSignal || r.PID != 4242 || r.Signal != 15 {
 		t.Fatalf("signal: %+v, %v", r, err)
@@ -80,7 +86,8 @@ func TestParseArgsRefusals(t *testing.T) {
 		{"sysfs", []string{"alice", "alice", "6"}, exitUnsupported},
 		{"initialize short", []string{"alice", "alice", "0", app, cont, "/t", "/l", "/g"}, exitUsage},
 		{"launch short", launchArgs("/l", "/g", "cgroups=none")[:11], exitUsage},
-		{"launch without --http", append(launchArgs("/l", "/g", "cgroups=none")[:8], launchArgs("/l", "/g", "cgroups=none")[9:]...), exitUsage},
+		{"launch without --http, short", append(launchArgs("/l", "/g", "cgroups=none")[:8], launchArgs("/l", "/g", "cgroups=none")[9:12]...), exitUsage},
+		{"launch without --http, tc", append(append(launchArgs("/l", "/g", "cgroups=none")[:8], launchArgs("/l", "/g", "cgroups=none")[9:]...), "/tc"), exitUnsupported},
 		{"launch https", append(append(launchArgs("/l", "/g", "cgroups=none")[:8], "--https", "/k", "/t"), launchArgs("/l", "/g", "cgroups=none")[9:]...), exitUnsupported},
 		{"launch tc", append(launchArgs("/l", "/g", "cgroups=none"), "/tc"), exitUnsupported},
 		{"launch bad resources", launchArgs("/l", "/g", "cpu=1"), exitUsage},

@@ -31,6 +31,7 @@
 //	RUNAS USER 5 DIR                                                 list as user
 //	RUNAS USER 4 APPID CONTAINERID WORKDIR SCRIPT TOKENS --http PIDFILE LOCALDIRS LOGDIRS DOCKERFILE
 //	                                                                 launch in a Docker image (docker run)
+//	(NodeManagers before Hadoop 3.3 send both launches without --http.)
 //	--run-docker DOCKERFILE                                          docker inspect, stop, kill, rm, start
 //
 // The Docker operations (dockercmd.go) need docker.binary and docker.host in

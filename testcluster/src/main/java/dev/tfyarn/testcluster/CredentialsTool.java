@@ -59,18 +59,27 @@ public final class CredentialsTool {
   private static void dump(String file) throws Exception {
     Credentials creds = Credentials.readTokenStorageFile(new File(file), new Configuration(false));
     List<String> lines = new ArrayList<>();
-    for (Map.Entry<Text, Token<? extends TokenIdentifier>> e : creds.getTokenMap().entrySet()) {
+    for (Map.Entry<Text, Token<? extends TokenIdentifier>> e : tokenMap(creds).entrySet()) {
       Token<? extends TokenIdentifier> t = e.getValue();
       lines.add(String.join("\t", "token", e.getKey().toString(), t.getKind().toString(),
           t.getService().toString(), hex(t.getIdentifier()), hex(t.getPassword())));
     }
-    for (Map.Entry<Text, byte[]> e : creds.getSecretKeyMap().entrySet()) {
-      lines.add(String.join("\t", "secret", e.getKey().toString(), hex(e.getValue())));
+    for (Text alias : creds.getAllSecretKeys()) {
+      lines.add(String.join("\t", "secret", alias.toString(), hex(creds.getSecretKey(alias))));
     }
     Collections.sort(lines);
     for (String l : lines) {
       System.out.println(l);
     }
+  }
+
+  // tokenMap: the tokens by alias. Hadoop before 3.2 has no getTokenMap (the test cluster builds
+  // against older releases too), only the private field every release has.
+  @SuppressWarnings("unchecked")
+  private static Map<Text, Token<? extends TokenIdentifier>> tokenMap(Credentials creds) throws Exception {
+    java.lang.reflect.Field f = Credentials.class.getDeclaredField("tokenMap");
+    f.setAccessible(true);
+    return (Map<Text, Token<? extends TokenIdentifier>>) f.get(creds);
   }
 
   // pattern(n, mul, add)[i] = (i*mul + add) & 0xff: covers bytes >= 0x80.

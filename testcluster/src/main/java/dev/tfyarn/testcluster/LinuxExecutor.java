@@ -90,7 +90,17 @@ final class LinuxExecutor {
       conf.setBoolean(YarnConfiguration.NM_LINUX_CONTAINER_CGROUPS_MOUNT, false);
       conf.set(YarnConfiguration.NM_LINUX_CONTAINER_CGROUPS_MOUNT_PATH, "/sys/fs/cgroup");
       conf.setBoolean(YarnConfiguration.NM_CPU_RESOURCE_ENABLED, true);
-      conf.setBoolean(YarnConfiguration.NM_MEMORY_RESOURCE_ENABLED, true);
+      // Hadoop 3.1's NodeManager refuses the memory controller beside its polling memory
+      // monitor (which enforces the limits here); from 3.2 on the controller only accounts.
+      conf.setBoolean(YarnConfiguration.NM_MEMORY_RESOURCE_ENABLED, !before32());
     }
+  }
+
+  /** True on a Hadoop release before 3.2 (the jars this JVM runs). */
+  static boolean before32() {
+    String[] v = org.apache.hadoop.util.VersionInfo.getVersion().split("\\.");
+    int major = Integer.parseInt(v[0]);
+    int minor = v.length > 1 ? Integer.parseInt(v[1].replaceAll("[^0-9].*", "")) : 0;
+    return major < 3 || (major == 3 && minor < 2);
   }
 }

@@ -172,6 +172,7 @@ public final class TestCluster {
     verifyOverRpc(confDir);
     Map<String, String> facts = new LinkedHashMap<>();
     facts.put("profile", opts.profile);
+    facts.put("hadoop.version", org.apache.hadoop.util.VersionInfo.getVersion());
     facts.put("fs.defaultFS", defaultFs);
     facts.put("rm", "localhost:" + opts.rmPort);
     facts.put("rm.web", "localhost:" + opts.rmWebPort);
