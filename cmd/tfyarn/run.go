@@ -94,6 +94,7 @@ func runFlags() []cli.Flag {
 		logsFlag(),
 	)
 	flags = append(flags, tensorBoardFlags()...)
+	flags = append(flags, checkpointFlags()...)
 	return flags
 }
 
@@ -330,6 +331,9 @@ func runJob(c *cli.Context) (client.Job, error) {
 		return client.Job{}, err
 	}
 	job.AMAttempts = c.Int("am-attempts")
+	if err := applyCheckpoint(c, &job); err != nil {
+		return client.Job{}, err
+	}
 	if err := applyRestarts(c, &job); err != nil {
 		return client.Job{}, err
 	}

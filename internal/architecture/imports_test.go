@@ -51,7 +51,7 @@ var layers = []struct {
 		"internal/yarn", "internal/hdfs", "internal/rendezvous",
 	}},
 	{"features shared by several programs", []string{
-		"internal/shipplan", "internal/connect", "internal/amattempt", "internal/tasklogs", "internal/appmaster/webui",
+		"internal/shipplan", "internal/connect", "internal/amattempt", "internal/tasklogs", "internal/appmaster/webui", "internal/checkpoint",
 	}},
 	{"the two sides of a running job: the AM and the in-container launcher", []string{
 		"internal/appmaster", "internal/executor",

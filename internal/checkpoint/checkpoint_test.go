@@ -2,6 +2,7 @@ package checkpoint
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"io"
 	"os"
@@ -307,7 +308,7 @@ func TestSpecRoundTripAndRefusals(t *testing.T) {
 		t.Fatalf("ParseSpec(Encode) = %+v, %v", back, err)
 	}
 	for _, bad := range []string{`{}`, `{"dir":"relative","keep":2,"app":"a","lead":"chief-0","user":"u"}`, `{"dir":"/x/../y","keep":2,"app":"a","lead":"l","user":"u"}`, `{"dir":"/x","keep":0,"app":"a","lead":"l","user":"u"}`} {
-		if _, err := ParseSpec(bad); err == nil {
+		if _, err := ParseSpec(base64.RawURLEncoding.EncodeToString([]byte(bad))); err == nil {
 			t.Errorf("ParseSpec(%s) accepted", bad)
 		}
 	}

@@ -1,6 +1,7 @@
 package checkpoint
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -61,13 +62,15 @@ type Spec struct {
 	Conf map[string]string `json:"conf,omitempty"`
 }
 
-// Encode is the Spec as EnvStore carries it.
+// Encode is the Spec as EnvStore carries it: JSON in unpadded base64url,
+// since the NodeManager writes a launch context's variables into a shell
+// script between double quotes, unescaped.
 func (s Spec) Encode() string {
 	b, err := json.Marshal(s)
 	if err != nil {
 		panic(fmt.Sprintf("checkpoint: encoding a spec: %v", err)) // strings, ints and a map of strings
 	}
-	return string(b)
+	return base64.RawURLEncoding.EncodeToString(b)
 }
 
 // maxSpecLen bounds an EnvStore value.
@@ -78,8 +81,12 @@ func ParseSpec(v string) (Spec, error) {
 	if len(v) > maxSpecLen {
 		return Spec{}, fmt.Errorf("%s: longer than %d bytes", EnvStore, maxSpecLen)
 	}
+	raw, err := base64.RawURLEncoding.DecodeString(v)
+	if err != nil {
+		return Spec{}, fmt.Errorf("%s: %w", EnvStore, err)
+	}
 	var s Spec
-	if err := json.Unmarshal([]byte(v), &s); err != nil {
+	if err := json.Unmarshal(raw, &s); err != nil {
 		return Spec{}, fmt.Errorf("%s: %w", EnvStore, err)
 	}
 	if err := CheckDir(s.Dir); err != nil {
