@@ -44,7 +44,7 @@ func TestE2ECheckpointResumes(t *testing.T) {
 
 	t.Logf("step: the first job, preempted once")
 	j := startFaultJob(t, c, bin, "--checkpoint", "--max-restarts", "0", "--worker", "1c,256m", "--",
-		"python3", loop, "--steps", "100", "--every", "20", "--step-seconds", "0.05")
+		"python3", loop, "--steps", "200", "--every", "20", "--step-seconds", "0.05")
 	fault := preemptOnceRunning(t, c, j, "worker:0", "worker:0: starting afresh")
 	j.requireEnd(t, fault, 2*time.Minute, "SUCCEEDED")
 	require.Equal(t, 1, j.result.Restarts)
@@ -53,17 +53,17 @@ func TestE2ECheckpointResumes(t *testing.T) {
 	m := regexp.MustCompile(`worker:0: checkpointed step (\d+) on the warning\n`).FindStringSubmatch(logs)
 	require.NotNil(t, m, "the first run checkpointed on the warning:\n%s", logs)
 	require.Regexp(t, `worker:0: resumed at step `+m[1]+` \(checkpoint \d{15}-`+regexp.QuoteMeta(j.appID)+`\)\n`, logs, "the restart resumed at the warning's step")
-	require.Contains(t, logs, "worker:0: done at step 100 (total 5050)\n")
+	require.Contains(t, logs, "worker:0: done at step 200 (total 20100)\n")
 	require.Regexp(t, `tfyarn task worker:0: saved checkpoint \S+/worker-0/\d{15}-`+regexp.QuoteMeta(j.appID)+` \(1 files, \d+ bytes\) in `, logs)
 	require.Regexp(t, `tfyarn task worker:0: restored checkpoint \d{15}-\S+ from \S+ \(1 files, \d+ bytes\) in `, logs)
 
 	t.Logf("step: a second job of the same name resumes where the first ended")
 	j2 := startFaultJob(t, c, bin, "--checkpoint", "--worker", "1c,256m", "--",
-		"python3", loop, "--steps", "110", "--every", "50", "--step-seconds", "0.01")
+		"python3", loop, "--steps", "210", "--every", "50", "--step-seconds", "0.01")
 	j2.requireEnd(t, time.Now(), 2*time.Minute, "SUCCEEDED")
 	logs2 := j2.stderr()
-	require.Regexp(t, `worker:0: resumed at step 100 \(checkpoint \d{15}-`+regexp.QuoteMeta(j.appID)+`\)\n`, logs2)
-	require.Contains(t, logs2, "worker:0: done at step 110 (total 6105)\n")
+	require.Regexp(t, `worker:0: resumed at step 200 \(checkpoint \d{15}-`+regexp.QuoteMeta(j.appID)+`\)\n`, logs2)
+	require.Contains(t, logs2, "worker:0: done at step 210 (total 22155)\n")
 
 	var listed struct {
 		Checkpoints []struct {
