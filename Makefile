@@ -44,7 +44,7 @@ faults: build
 # The checkpoint tests with real frameworks (Keras under MultiWorkerMirroredStrategy preempted
 # mid-epoch), longer than make test's budget; on the faults cluster, stopped afterwards.
 checkpoints: build
-	rc=0; $(GO) test -tags e2e,checkpoints -count=1 -timeout 15m -run 'TestE2ECheckpoint' ./cmd/tfyarn || rc=$$?; \
+	rc=0; TFYARN_CHECKPOINT_RESULTS=$(CURDIR)/bench/results/checkpoints.md $(GO) test -tags e2e,checkpoints -count=1 -timeout 15m -run 'TestE2ECheckpoint' ./cmd/tfyarn || rc=$$?; \
 	TC_DIR=$(CURDIR)/.testcluster-faults bash testcluster/cluster.sh down >/dev/null 2>&1; exit $$rc
 
 cluster-up:

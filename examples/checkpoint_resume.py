@@ -63,7 +63,7 @@ def main():
         ])
         model.compile(optimizer=tf.keras.optimizers.Adam(0.001),
                       loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True), metrics=["accuracy"])
-    backup = tfyarn.checkpoint.keras.backup_and_restore(strategy)
+    backup = tfyarn.checkpoint.keras.backup_and_restore(strategy, steps_per_epoch=args.steps_per_epoch)
 
     class Report(tf.keras.callbacks.Callback):
         first = True

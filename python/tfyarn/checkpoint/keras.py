@@ -3,7 +3,7 @@
 ``backup_and_restore(strategy)`` is a ``tf.keras.callbacks.BackupAndRestore``
 whose backups go to ``TFYARN_CHECKPOINT_DIR/keras``, so tfyarn keeps them on
 HDFS and restores the latest before the task starts again. It backs up at
-every epoch's end (or every ``save_freq`` batches) and, once YARN warned of a
+every epoch's end and, once YARN warned of a
 preemption, at the end of the batch under way. Under
 MultiWorkerMirroredStrategy a backup is collective: at every batch's end the
 workers all-reduce whether any was warned, and back up together. Only the
@@ -25,9 +25,14 @@ from tfyarn import checkpoint
 SUBDIR = "keras"
 
 
-def backup_and_restore(strategy: Optional[Any] = None, save_freq: Union[str, int] = "epoch") -> Any:
-    """The callback, for ``model.fit(..., callbacks=[...])``; strategy is the one the model
-    was built under (default: the current one)."""
+def backup_and_restore(
+    strategy: Optional[Any] = None, steps_per_epoch: Optional[int] = None, save_freq: Optional[Union[str, int]] = None
+) -> Any:
+    """The callback, for ``model.fit(..., callbacks=[...])``. strategy is the one the model was
+    built under (default: the current one). With steps_per_epoch (fit's), a backup keeps the
+    batch, so a restart resumes at the batch after it; without, Keras resumes a backup taken
+    mid-epoch at the next epoch's start. save_freq is Keras' (default: every epoch's end)."""
+    freq: Union[str, int] = save_freq if save_freq is not None else (steps_per_epoch or "epoch")
     tf: Any = importlib.import_module("tensorflow")
     strat: Any = strategy if strategy is not None else tf.distribute.get_strategy()
     watch = checkpoint.PreemptionWatch()
@@ -36,7 +41,7 @@ def backup_and_restore(strategy: Optional[Any] = None, save_freq: Union[str, int
 
     class TfyarnBackupAndRestore(tf.keras.callbacks.BackupAndRestore):  # type: ignore[misc]
         def __init__(self) -> None:
-            super().__init__(backup_dir, save_freq=save_freq, delete_checkpoint=False)
+            super().__init__(backup_dir, save_freq=freq, delete_checkpoint=False)
             self.backed_up_on_warning = False
 
         def _backup(self, epoch: int, batch: int = 0) -> None:
