@@ -19,7 +19,9 @@ import (
 
 // importablePackages are the module's packages another module can import, as `go list` finds
 // them: every package outside internal/ that is not a program, nor part of the benchmarks
-// (bench/) or the test cluster (testcluster/), which no other module builds on. The Go API.
+// (bench/) or the test cluster (testcluster/), which no other module builds on, nor python/
+// (the Python package the binary carries: it sits beside its sources for go:embed, and is for the
+// release and the launcher, not for other modules). The Go API.
 func importablePackages(t *testing.T) []string {
 	t.Helper()
 	cmd := exec.Command("go", "list", "-f", "{{.ImportPath}} {{.Name}}", "github.com/tfyarn/tfyarn/...")
@@ -33,7 +35,7 @@ func importablePackages(t *testing.T) []string {
 		path, name, _ := strings.Cut(line, " ")
 		rel := strings.TrimPrefix(path, "github.com/tfyarn/tfyarn")
 		if name == "main" || strings.Contains(path+"/", "/internal/") ||
-			strings.HasPrefix(rel+"/", "/bench/") || strings.HasPrefix(rel+"/", "/testcluster/") {
+			strings.HasPrefix(rel+"/", "/bench/") || strings.HasPrefix(rel+"/", "/testcluster/") || strings.HasPrefix(rel+"/", "/python/") {
 			continue
 		}
 		pkgs = append(pkgs, path)
