@@ -79,3 +79,37 @@ def test_preemption_watch_sees_the_signal_and_the_file(tmp_path, monkeypatch):
         assert early.deadline_unix_ms() == 1795638667412
     finally:
         signal.signal(signal.SIGWINCH, previous)
+
+
+def test_tensorflow_exit_waits_for_the_kill(ckdir, tmp_path, monkeypatch):
+    from tfyarn.checkpoint import tensorflow as tfck
+
+    warning = tmp_path / "warning.json"
+    warning.write_text('{"deadline_unix_ms": 10000}\n')  # 10 s after the epoch
+    monkeypatch.setenv(checkpoint.ENV_PREEMPTION_FILE, str(warning))
+    previous = signal.getsignal(signal.SIGWINCH)
+    clock = [0.0]
+    exits = []
+    try:
+        watch = checkpoint.PreemptionWatch()
+        exit_fn = tfck.exit_after_save(
+            watch, chief=False, kill_wait=5, exit=exits.append,
+            sleep=lambda s: clock.__setitem__(0, clock[0] + s), now=lambda: clock[0])
+        exit_fn()
+    finally:
+        signal.signal(signal.SIGWINCH, previous)
+    assert exits == [tfck.EXIT_NOT_KILLED]
+    assert clock[0] >= 15  # the deadline, then kill_wait more
+
+
+def test_tensorflow_chief(monkeypatch):
+    from tfyarn.checkpoint import tensorflow as tfck
+
+    for tf_config, chief in [
+        ('{"cluster": {"chief": ["a:1"], "worker": ["b:1"]}, "task": {"type": "chief", "index": 0}}', True),
+        ('{"cluster": {"chief": ["a:1"], "worker": ["b:1"]}, "task": {"type": "worker", "index": 0}}', False),
+        ('{"cluster": {"worker": ["a:1", "b:1"]}, "task": {"type": "worker", "index": 0}}', True),
+        ('{"cluster": {"worker": ["a:1", "b:1"]}, "task": {"type": "worker", "index": 1}}', False),
+    ]:
+        monkeypatch.setenv("TF_CONFIG", tf_config)
+        assert tfck.is_chief() is chief
