@@ -230,7 +230,20 @@ func TestTasksRestoreTheLeadsThenTheirOwn(t *testing.T) {
 
 func TestFinishSavesAfterACleanExitOnly(t *testing.T) {
 	st := &dirStore{root: t.TempDir()}
-	k := newKeeper(t, st, "worker-0", testSpec(testApp))
+	other := newKeeper(t, st, "worker-1", testSpec(testApp))
+	if _, err := other.Restore(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	write(t, other.Local, "step", "done")
+	if err := other.Finish(context.Background(), true); err != nil {
+		t.Fatal(err)
+	}
+	if all, _ := Complete(context.Background(), st, other.Spec.Dir, "worker-1"); len(all) != 0 {
+		t.Fatal("a task other than the lead saved unmarked files at its exit")
+	}
+	spec := testSpec(testApp)
+	spec.Lead = "worker-0"
+	k := newKeeper(t, st, "worker-0", spec)
 	if _, err := k.Restore(context.Background()); err != nil {
 		t.Fatal(err)
 	}

@@ -166,13 +166,15 @@ func (k *Keeper) SaveMarked(ctx context.Context) (bool, error) {
 }
 
 // Finish saves at the program's exit: a checkpoint it marked, else, when
-// it exited 0 (ok) and left Local other than last restored or saved, what
-// it left. Call it once Watch has returned.
+// the lead task's program exited 0 (ok) and left Local other than last
+// restored or saved, what it left. Another task's directory holds the
+// lead's files it restored: saved unmarked, an old copy of them would be
+// restored over the lead's newer ones. Call it once Watch has returned.
 func (k *Keeper) Finish(ctx context.Context, ok bool) error {
 	ctx, cancel := context.WithTimeout(ctx, SaveTimeout)
 	defer cancel()
 	marked, err := k.SaveMarked(ctx)
-	if marked || !ok {
+	if marked || !ok || k.Slot != k.Spec.Lead {
 		return err
 	}
 	k.mu.Lock()
