@@ -7,7 +7,7 @@ latest before every start of the task: after a preemption, a lost node or contai
 or in a new job of the same name. Then this prints `resumed at step S`; a rank that starts
 afresh prints `starting afresh`.
 
-    tfyarn run --checkpoint --name ddp --framework pytorch --worker 2x1c,1g --max-restarts 1 \\
+    tfyarn run --checkpoint --name ddp --framework pytorch --worker 2x1c,2g --max-restarts 1 \\
         --python .venv-pytorch/bin/python examples/checkpoint_resume_torch.py -- --steps 200
 """
 import argparse

@@ -72,7 +72,7 @@ func TestE2ECheckpointPyTorchKilled(t *testing.T) {
 	python := frameworkPython(t, c, "pytorch")
 	name := "e2e-" + t.Name()
 	checkpointsCLI(t, c, bin, name, "--delete")
-	j := startFaultJob(t, c, bin, "--checkpoint", "--logs", "all", "--max-restarts", "1", "--framework", "pytorch", "--worker", "2x1c,1g",
+	j := startFaultJob(t, c, bin, "--checkpoint", "--logs", "all", "--max-restarts", "1", "--framework", "pytorch", "--worker", "2x1c,2g",
 		"--python", python, filepath.Join(c.Root, "examples", "checkpoint_resume_torch.py"), "--",
 		"--steps", "300", "--every", "20", "--step-seconds", "0.05")
 	require.Eventually(t, func() bool {
