@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import shutil
 from typing import Any
 
 from tfyarn import checkpoint
@@ -51,13 +52,21 @@ class Checkpointer:
     def save(self, state_dict: dict[str, Any]) -> None:
         """Saves state_dict (every rank calls it) and, once all ranks wrote theirs, has each
         container's first rank mark the checkpoint complete."""
+        first_in_container = os.environ.get("LOCAL_RANK", "0") == "0"
+        if first_in_container:
+            # Only this save's files: a task's directory also holds the lead task's files it
+            # restored, which must not go back to HDFS as this task's own.
+            shutil.rmtree(self.path, ignore_errors=True)
+        self._barrier()
         planner = self._dcp.DefaultSavePlanner(dedup_save_to_lowest_rank=True)
         writer = self._dcp.FileSystemWriter(self.path)
         self._dcp.save(state_dict, storage_writer=writer, planner=planner)
-        if self._dist.is_initialized():
-            self._dist.barrier()
-        if os.environ.get("LOCAL_RANK", "0") == "0":
+        self._barrier()
+        if first_in_container:
             checkpoint.mark_complete()
+        self._barrier()
+
+    def _barrier(self) -> None:
         if self._dist.is_initialized():
             self._dist.barrier()
 
