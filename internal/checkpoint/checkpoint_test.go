@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -78,17 +79,22 @@ func (s *dirStore) RemoveAll(_ context.Context, p string) error { return os.Remo
 
 const testApp = "application_1795638545376_0002"
 
+// testClock is the keepers' clock in milliseconds: a second later at each reading, shared, so
+// that no two saves of a test get one ID.
+var testClock atomic.Int64
+
+func init() { testClock.Store(time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC).UnixMilli()) }
+
 // newKeeper is a keeper of task slot in a fresh local directory, over st,
 // whose clock steps a second at each reading.
 func newKeeper(t *testing.T, st Store, slot string, spec Spec) *Keeper {
 	t.Helper()
 	dir := t.TempDir()
-	clock := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 	return &Keeper{
 		Store: st, Spec: spec, Slot: slot,
 		Local: filepath.Join(dir, "checkpoint"), Scratch: filepath.Join(dir, "scratch"),
 		Logf: t.Logf,
-		Now:  func() time.Time { clock = clock.Add(time.Second); return clock },
+		Now:  func() time.Time { return time.UnixMilli(testClock.Add(1000)).UTC() },
 	}
 }
 
@@ -214,7 +220,7 @@ func TestFreshIgnoresEarlierJobs(t *testing.T) {
 	}
 }
 
-func TestTasksRestoreTheLeadsThenTheirOwn(t *testing.T) {
+func TestTasksRestoreEveryTasksTheLeadsThenTheirOwn(t *testing.T) {
 	st := &dirStore{root: t.TempDir()}
 	markAndSave(t, newKeeper(t, st, "chief-0", testSpec(testApp)), map[string]string{"checkpoint": "chief's", ".metadata": "shared"})
 	markAndSave(t, newKeeper(t, st, "worker-1", testSpec(testApp)), map[string]string{"shard-1": "worker 1's"})
@@ -223,8 +229,16 @@ func TestTasksRestoreTheLeadsThenTheirOwn(t *testing.T) {
 		t.Fatal("worker-1 did not get both the chief's files and its own")
 	}
 	k2, _ := restoreInto(t, st, "worker-2", testSpec(testApp))
-	if read(t, k2.Local, ".metadata") != "shared" {
-		t.Fatal("a task without checkpoints of its own did not get the chief's")
+	if read(t, k2.Local, ".metadata") != "shared" || read(t, k2.Local, "shard-1") != "worker 1's" {
+		t.Fatal("a task without checkpoints of its own did not get the chief's and the others'")
+	}
+	// A name every task has: the task's own wins, else the lead's.
+	markAndSave(t, newKeeper(t, st, "worker-1", testSpec(testApp)), map[string]string{"checkpoint": "worker 1's"})
+	if k, _ := restoreInto(t, st, "worker-1", testSpec(testApp)); read(t, k.Local, "checkpoint") != "worker 1's" {
+		t.Fatal("worker-1 did not get its own file over the chief's")
+	}
+	if k, _ := restoreInto(t, st, "worker-2", testSpec(testApp)); read(t, k.Local, "checkpoint") != "chief's" {
+		t.Fatal("worker-2 did not get the chief's file over worker-1's")
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -67,23 +68,25 @@ func (k *Keeper) logf(format string, args ...any) {
 	}
 }
 
-// Restore makes Local and fills it with the latest checkpoint of the lead
-// task and then, over it, the task's own latest (see Spec.Lead). It
-// returns the ID restored (the task's own when it has one), "" for none.
-// On an error Local is left empty: the program starts without a
-// checkpoint rather than from part of one.
+// Restore makes Local and fills it with the latest checkpoint of every
+// task of the job: the other tasks' first, then the lead task's (see
+// Spec.Lead), then the task's own, each over the ones before. So files of
+// one name come from the task itself, else from the lead. It returns the
+// ID restored (the task's own when it has one, else the lead's, else
+// another task's), "" for none. On an error Local is left empty: the
+// program starts without a checkpoint rather than from part of one.
 func (k *Keeper) Restore(ctx context.Context) (string, error) {
 	if err := os.MkdirAll(k.Local, 0o700); err != nil {
 		return "", err
 	}
 	started := k.now()
+	slots, err := k.restoreOrder(ctx)
+	if err != nil {
+		return "", fmt.Errorf("restoring from %s: %w", k.Spec.Dir, err)
+	}
 	var id string
 	var bytes int64
 	var files int
-	slots := []string{k.Spec.Lead}
-	if k.Slot != k.Spec.Lead {
-		slots = append(slots, k.Slot)
-	}
 	for _, slot := range slots {
 		c, ok, err := latest(ctx, k.Store, k.Spec, slot)
 		if err == nil && ok {
@@ -102,6 +105,27 @@ func (k *Keeper) Restore(ctx context.Context) (string, error) {
 		k.logf("restored checkpoint %s from %s (%d files, %d bytes) in %s", id, k.Spec.Dir, files, bytes, k.now().Sub(started).Round(time.Millisecond))
 	}
 	return id, nil
+}
+
+// restoreOrder is the job's task directories in the order Restore lays
+// them down: the others (by name), the lead's, the task's own.
+func (k *Keeper) restoreOrder(ctx context.Context) ([]string, error) {
+	entries, err := k.Store.ReadDir(ctx, k.Spec.Dir)
+	if err != nil && !isNotExist(err) {
+		return nil, err
+	}
+	var slots []string
+	for _, fi := range entries {
+		if name := fi.Name(); fi.IsDir() && name != k.Spec.Lead && name != k.Slot {
+			slots = append(slots, name)
+		}
+	}
+	sort.Strings(slots)
+	slots = append(slots, k.Spec.Lead)
+	if k.Slot != k.Spec.Lead {
+		slots = append(slots, k.Slot)
+	}
+	return slots, nil
 }
 
 func (k *Keeper) clearLocal() {

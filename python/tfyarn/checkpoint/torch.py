@@ -2,10 +2,9 @@
 
 ``Checkpointer()`` saves a state dict with ``torch.distributed.checkpoint`` into
 ``TFYARN_CHECKPOINT_DIR/torch`` and marks it complete, so tfyarn keeps it on HDFS;
-``load(state_dict)`` loads the one tfyarn restored before the task started. The
-replicated tensors (DistributedDataParallel's) are all written by rank 0, whose
-files every task restores first (the lead task's); a rank's own shards are its
-own task's. ``warned()`` all-reduces whether YARN warned any rank of a
+``load(state_dict)`` loads the one tfyarn restored before the task started:
+every task's files (the replicated tensors, DistributedDataParallel's, all
+written by rank 0, wherever torchrun placed it; each rank's own shards). ``warned()`` all-reduces whether YARN warned any rank of a
 preemption, so all ranks save together at the same step.
 
     ckpt = tfyarn.checkpoint.torch.Checkpointer()
@@ -54,7 +53,7 @@ class Checkpointer:
         container's first rank mark the checkpoint complete."""
         first_in_container = os.environ.get("LOCAL_RANK", "0") == "0"
         if first_in_container:
-            # Only this save's files: a task's directory also holds the lead task's files it
+            # Only this save's files: a task's directory also holds the other tasks' files it
             # restored, which must not go back to HDFS as this task's own.
             shutil.rmtree(self.path, ignore_errors=True)
         self._barrier()
