@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"path"
+
+	gohdfs "github.com/colinmarc/hdfs/v2"
 )
 
 // The calls below are what package checkpoint needs of HDFS (its Store):
@@ -44,13 +46,21 @@ func (fs *FS) WritePrivateFile(ctx context.Context, p string, r io.Reader) (int6
 }
 
 // ReadFileTo copies the file p into w and returns how many bytes it copied.
+// It reads on, block after block, with a fresh deadline for each read: a
+// reader at offsets would open a DataNode connection per call (a
+// gigabyte took 16 s so).
 func (fs *FS) ReadFileTo(ctx context.Context, p string, w io.Writer) (int64, error) {
-	f, err := fs.Open(ctx, p)
+	var f *gohdfs.FileReader
+	err := fs.do(ctx, func() error {
+		var err error
+		f, err = fs.client.Open(p)
+		return err
+	})
 	if err != nil {
 		return 0, pathErr("open", p, err)
 	}
 	defer f.Close()
-	n, err := io.Copy(w, io.NewSectionReader(f, 0, f.Size()))
+	n, err := io.CopyBuffer(w, ctxReader{ctx, deadlineReader{f, fs.ioTimeout}}, make([]byte, 1<<20))
 	return n, pathErr("read", p, err)
 }
 
