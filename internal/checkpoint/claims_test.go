@@ -36,6 +36,16 @@ func TestClaimsCheckpointsPage(t *testing.T) {
 	if Slot(taskspec.TaskID{Type: taskspec.Worker, Index: 1}) != "worker-1" || MaxKeep != taskspec.MaxCheckpointKeep {
 		t.Error("the page's task directory or --checkpoint-keep's range is not the code's")
 	}
+	measured := clustertest.DocSection(t, "### Measured")
+	results, err := os.ReadFile(filepath.Join(clustertest.RepoRoot(), "bench", "results", "checkpoints.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, figure := range regexp.MustCompile(`\b\d+\.\d+ ?m?s\b|\b\d+ms\b`).FindAllString(measured, -1) {
+		if !strings.Contains(string(results), "| "+figure+" |") {
+			t.Errorf("docs/checkpoints.md's Measured says %q, which bench/results/checkpoints.md does not", figure)
+		}
+	}
 	var sources strings.Builder
 	for _, dir := range []string{"internal/checkpoint", "cmd/tfyarn"} {
 		files, _ := filepath.Glob(filepath.Join(clustertest.RepoRoot(), dir, "*_test.go"))
