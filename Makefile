@@ -7,7 +7,7 @@ export GOTOOLCHAIN := auto
 PROFILE ?= plain
 GOFILES = $(shell git ls-files --cached --others --exclude-standard '*.go' | grep -v '^internal/yarnpb/hadoop')
 
-.PHONY: build release test test-compat check clean-machine unit e2e faults cluster-up cluster-down cluster-status demo proto bench soak fmt lint clean
+.PHONY: build release test test-compat check clean-machine unit e2e faults checkpoints cluster-up cluster-down cluster-status demo proto bench soak fmt lint clean
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -o bin/tfyarn ./cmd/tfyarn
@@ -39,6 +39,12 @@ e2e: build
 # (.testcluster-faults, stopped afterwards); writes bench/results/faults.md.
 faults: build
 	rc=0; TFYARN_FAULTS_RESULTS=$(CURDIR)/bench/results/faults.md $(GO) test -tags e2e -count=1 -timeout 10m -run 'TestE2EFaults$$' ./cmd/tfyarn || rc=$$?; \
+	TC_DIR=$(CURDIR)/.testcluster-faults bash testcluster/cluster.sh down >/dev/null 2>&1; exit $$rc
+
+# The checkpoint tests with real frameworks (Keras under MultiWorkerMirroredStrategy preempted
+# mid-epoch), longer than make test's budget; on the faults cluster, stopped afterwards.
+checkpoints: build
+	rc=0; TFYARN_CHECKPOINT_RESULTS=$(CURDIR)/bench/results/checkpoints.md $(GO) test -tags e2e,checkpoints -count=1 -timeout 15m -run 'TestE2ECheckpoint' ./cmd/tfyarn || rc=$$?; \
 	TC_DIR=$(CURDIR)/.testcluster-faults bash testcluster/cluster.sh down >/dev/null 2>&1; exit $$rc
 
 # The compatibility suite on every Hadoop release of docs/hadoop-versions.md, each on its own

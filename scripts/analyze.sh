@@ -40,8 +40,8 @@ if [ ! -s "$vulndb/index/db.json" ]; then
 fi
 
 rc=0
-printf 'unit:\ne2e: -tags=e2e\ncompat: -tags=e2e,compat\nbench: -tags=bench\nsoak: -tags=soak\n' | "$tools/staticcheck" -matrix ./... || rc=1
-dead=$("$tools/deadcode" -test -tags e2e,compat,bench,soak ./...)
+printf 'unit:\ne2e: -tags=e2e\ncompat: -tags=e2e,compat\nbench: -tags=bench\nsoak: -tags=soak\ncheckpoints: -tags=e2e,checkpoints\n' | "$tools/staticcheck" -matrix ./... || rc=1
+dead=$("$tools/deadcode" -test -tags e2e,compat,bench,soak,checkpoints ./...)
 if [ -n "$dead" ]; then
   echo "$dead"
   echo "deadcode: the functions above are reached by no program and no test: delete them" >&2

@@ -212,7 +212,25 @@ type Job struct {
 	// Mounts (--mount) are bind mounts into every task container that runs
 	// in an image; the NodeManagers decide which sources they allow.
 	Mounts []Mount `json:",omitempty"`
+	// Checkpoint (--checkpoint) has tfyarn keep the tasks' checkpoints on
+	// HDFS and restore them; nil for none. See docs/checkpoints.md.
+	Checkpoint *Checkpoint `json:",omitempty"`
 }
+
+// Checkpoint is where and how tfyarn keeps a job's checkpoints
+// (--checkpoint[=DIR], --checkpoint-keep, --checkpoint-fresh).
+type Checkpoint struct {
+	// Dir is an absolute HDFS directory; empty means
+	// /user/<user>/.tfyarn/checkpoints/<job name>.
+	Dir string `json:",omitempty"`
+	// Keep is how many checkpoints of each task stay; 0 means 2.
+	Keep int `json:",omitempty"`
+	// Fresh starts from no checkpoint: those of earlier jobs are ignored.
+	Fresh bool `json:",omitempty"`
+}
+
+// MaxCheckpointKeep bounds Checkpoint.Keep.
+const MaxCheckpointKeep = 100
 
 // RestartPolicy is when a job's failed tasks run again (--max-restarts,
 // --retry-exit-codes, --no-infra-restarts). The ApplicationMaster's core

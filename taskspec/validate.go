@@ -70,6 +70,9 @@ func (j Job) Validate(limits ClusterLimits) error {
 			return invalid("", "--retry-exit-codes: %d is not a program's failing exit code; give codes from 1 to 255", c)
 		}
 	}
+	if c := j.Checkpoint; c != nil && (c.Keep < 0 || c.Keep > MaxCheckpointKeep) {
+		return invalid("", "--checkpoint-keep %d: give 1 to %d", c.Keep, MaxCheckpointKeep)
+	}
 	if err := j.validateSpread(byType); err != nil {
 		return err
 	}

@@ -95,7 +95,7 @@ func newApp(e *env) *cli.App {
 			killCommand(e),
 			logsCommand(e),
 			clusterCommand(e),
-			packCommand(e), cacheCommand(e), versionCommand(e),
+			packCommand(e), cacheCommand(e), checkpointsCommand(e), versionCommand(e),
 		},
 		// No os.Exit inside the library: run maps errors to exit codes.
 		ExitErrHandler: func(*cli.Context, error) {},

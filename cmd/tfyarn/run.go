@@ -96,6 +96,7 @@ func runFlags() []cli.Flag {
 		logsFlag(),
 	)
 	flags = append(flags, tensorBoardFlags()...)
+	flags = append(flags, checkpointFlags()...)
 	return flags
 }
 
@@ -300,23 +301,12 @@ func runJob(c *cli.Context) (client.Job, error) {
 	if err := checkTensorBoardArgv(c, argv); err != nil {
 		return client.Job{}, err
 	}
-	if len(argv) == 0 {
-		return client.Job{}, usagef("run needs a script or a command after --, e.g. tfyarn run --worker 1c train.py or tfyarn run --worker 1c -- sh -c 'exit 0'; see 'tfyarn run --help'")
-	}
 	job := client.Job{Job: taskspec.Job{
 		Name:  c.String("name"),
 		Queue: c.String("queue"),
 	}}
-	if strings.HasSuffix(argv[0], ".py") {
-		// The script's own arguments follow a "--" (which urfave/cli leaves
-		// in place after a positional argument).
-		args := argv[1:]
-		if len(args) > 0 && args[0] == "--" {
-			args = args[1:]
-		}
-		job.Script, job.Args = argv[0], args
-	} else {
-		job.Command, job.Args = argv[0], argv[1:]
+	if err := applyProgram(argv, &job); err != nil {
+		return client.Job{}, err
 	}
 	if c.IsSet("python") {
 		job.Python = c.String("python")
@@ -339,6 +329,9 @@ func runJob(c *cli.Context) (client.Job, error) {
 		return client.Job{}, err
 	}
 	job.AMAttempts = c.Int("am-attempts")
+	if err := applyCheckpoint(c, &job); err != nil {
+		return client.Job{}, err
+	}
 	if err := applyRestarts(c, &job); err != nil {
 		return client.Job{}, err
 	}
@@ -394,6 +387,26 @@ func runJob(c *cli.Context) (client.Job, error) {
 		return client.Job{}, err
 	}
 	return job, nil
+}
+
+// applyProgram sets the job's script or command and their arguments from
+// run's positional arguments.
+func applyProgram(argv []string, job *client.Job) error {
+	if len(argv) == 0 {
+		return usagef("run needs a script or a command after --, e.g. tfyarn run --worker 1c train.py or tfyarn run --worker 1c -- sh -c 'exit 0'; see 'tfyarn run --help'")
+	}
+	if strings.HasSuffix(argv[0], ".py") {
+		// The script's own arguments follow a "--" (which urfave/cli leaves
+		// in place after a positional argument).
+		args := argv[1:]
+		if len(args) > 0 && args[0] == "--" {
+			args = args[1:]
+		}
+		job.Script, job.Args = argv[0], args
+	} else {
+		job.Command, job.Args = argv[0], argv[1:]
+	}
+	return nil
 }
 
 // applyTaskGroups sets the job's task groups from --chief, --worker, --ps and

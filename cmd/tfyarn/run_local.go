@@ -26,7 +26,7 @@ const localAppID = "local"
 
 // yarnOnlyFlags mean nothing to a local run; --local ignores them, saying
 // so when the user set one.
-var yarnOnlyFlags = []string{"queue", "name", "tag", "am-memory", "am-vcores", "node-label", "spread", "colocate", "apart", "am-node-label", "alloc-timeout", "priority", "am-attempts", "cache-dir", "conf-dir", "timeout"}
+var yarnOnlyFlags = []string{"queue", "name", "tag", "am-memory", "am-vcores", "node-label", "spread", "colocate", "apart", "am-node-label", "alloc-timeout", "priority", "am-attempts", "cache-dir", "conf-dir", "timeout", "checkpoint", "checkpoint-keep", "checkpoint-fresh"}
 
 // runLocalAction is `tfyarn run --local`: job's tasks as processes on this
 // machine (package localrun), with the YARN path's output, JSON and exit

@@ -1,10 +1,15 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"os"
 
 	"github.com/tfyarn/tfyarn/internal/buildinfo"
+	"github.com/tfyarn/tfyarn/internal/checkpoint"
 	"github.com/tfyarn/tfyarn/internal/executor"
+	"github.com/tfyarn/tfyarn/internal/hadoopconf"
+	"github.com/tfyarn/tfyarn/internal/hdfs"
 	"github.com/urfave/cli/v2"
 )
 
@@ -33,6 +38,12 @@ func taskCommand(e *env) *cli.Command {
 				return &exitCodeError{code: executor.ExitBadConfig, err: err}
 			}
 			cfg.Stdout, cfg.Stderr = e.stdout, e.stderr
+			keeper, closeStore, err := taskCheckpoints(c.Context, cfg)
+			if err != nil {
+				return &exitCodeError{code: executor.ExitLauncherFailed, err: err}
+			}
+			defer closeStore()
+			cfg.Checkpoints = keeper
 			// In YARN's container only: run --local's launchers are this
 			// process's own binary, already known.
 			fmt.Fprintf(e.stderr, "tfyarn task %s: %s\n", cfg.Task, buildinfo.Current())
@@ -43,4 +54,30 @@ func taskCommand(e *env) *cli.Command {
 			return &exitCodeError{code: code, err: err}
 		},
 	}
+}
+
+// taskCheckpoints is the task's checkpoint keeper when the job keeps
+// checkpoints (run --checkpoint: the AM sets checkpoint.EnvStore), with
+// its HDFS connection: made here, since the launcher itself never links
+// HDFS. Nil without; a job that keeps checkpoints where they cannot be
+// kept fails the task rather than train without them.
+func taskCheckpoints(ctx context.Context, cfg executor.Config) (*checkpoint.Keeper, func(), error) {
+	v := os.Getenv(checkpoint.EnvStore)
+	if v == "" {
+		return nil, func() {}, nil
+	}
+	spec, err := checkpoint.ParseSpec(v)
+	if err != nil {
+		return nil, nil, fmt.Errorf("task launcher: %w", err)
+	}
+	conf := hadoopconf.New(nil)
+	for k, v := range spec.Conf {
+		conf.Set(k, v)
+	}
+	fs, err := hdfs.ConnectOptions(ctx, conf, hdfs.Options{User: spec.User})
+	if err != nil {
+		return nil, nil, fmt.Errorf("task launcher: the checkpoints' HDFS: %w", err)
+	}
+	k := &checkpoint.Keeper{Store: fs, Spec: spec, Slot: checkpoint.Slot(cfg.Task)}
+	return k, func() { fs.Close() }, nil
 }

@@ -84,6 +84,7 @@ func RunAM(ctx context.Context, opts AMOptions) (LoopResult, error) {
 	if err := serveJobServiceOf(ctx, jf, host, taskEnv, logf); err != nil {
 		return LoopResult{}, err
 	}
+	checkpointEnv(jf, taskEnv)
 	rm, nm, err := dialRMAndNM(conf, creds)
 	if err != nil {
 		return LoopResult{}, err

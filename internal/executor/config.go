@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tfyarn/tfyarn/internal/checkpoint"
 	"github.com/tfyarn/tfyarn/internal/contract"
 	"github.com/tfyarn/tfyarn/internal/rendezvous"
 	"github.com/tfyarn/tfyarn/internal/security"
@@ -71,6 +72,9 @@ type Config struct {
 	// PythonPath lists directories (relative to Dir, or absolute) put first
 	// on the program's PYTHONPATH.
 	PythonPath []string
+	// PythonSDK is a directory holding tfyarn's Python package (pythonsdk.Extract), put on the
+	// program's PYTHONPATH after PythonPath; "": the launcher writes it into Dir's sdkDirName.
+	PythonSDK string
 
 	Stdout io.Writer // default os.Stdout
 	Stderr io.Writer // default os.Stderr
@@ -121,6 +125,11 @@ type Config struct {
 	// Signals, if set, replaces the launcher's own SIGTERM/SIGINT
 	// subscription; tests inject signals through it.
 	Signals <-chan os.Signal
+	// Checkpoints, when set (run --checkpoint), keeps the task's
+	// checkpoints: restored into its checkpoint directory before the
+	// program starts, saved while it runs and at its exit. Local and
+	// Scratch default to directories in Dir; Logf is the launcher's.
+	Checkpoints *checkpoint.Keeper
 	// ClientOptions tune the rendezvous client (tests shorten its waits).
 	ClientOptions []rendezvous.ClientOption
 }

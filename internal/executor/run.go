@@ -96,6 +96,7 @@ func Run(ctx context.Context, cfg Config) (exitCode int, err error) {
 	if start.hookDir != "" {
 		defer os.RemoveAll(start.hookDir)
 	}
+	start.env, start.checkpoints = restoreCheckpoints(ctx, &cfg, start.env, log)
 	launch, argv, env := start.launch, start.launch.Argv, start.env
 	log.printf("%s at %s, %s", cfg.Task, reg.Addr(), launch.Describe)
 
@@ -125,6 +126,7 @@ func Run(ctx context.Context, cfg Config) (exitCode int, err error) {
 		progress.final(ctx) // not when the NodeManager is stopping the container: no time
 	}
 	endLeftBehind(&cfg, mark, prog, signal, log)
+	start.checkpoints.finish(ctx, prog.exitCode() == 0 && signal == "", log)
 
 	code := prog.exitCode()
 	report(&cfg, client, log, rendezvous.ExitReport{Task: cfg.Task, ContainerID: cfg.ContainerID, ExitCode: code, Stopped: stopped, Signal: signal, StderrTail: tail.Lines()})
@@ -210,7 +212,11 @@ func startWatchers(runCtx context.Context, cfg *Config, client *rendezvous.Clien
 	} else {
 		close(refreshed)
 	}
-	go watchPreemption(runCtx, cfg, client.WaitPreemption, start.warningFile, prog.signal, log)
+	go start.checkpoints.watch(runCtx)
+	go watchPreemption(runCtx, cfg, client.WaitPreemption, start.warningFile, func(s syscall.Signal) error {
+		start.checkpoints.warned()
+		return prog.signal(s)
+	}, log)
 	go sampleGPUs(runCtx, env, cfg.DockerImage != "", gpuInterval, func(ctx context.Context, gpus []contract.GPUSample) error {
 		return client.ReportMetrics(ctx, rendezvous.MetricsReport{Task: cfg.Task, ContainerID: cfg.ContainerID, GPUs: gpus})
 	}, log)
@@ -245,8 +251,9 @@ func endLeftBehind(cfg *Config, mark string, prog *child, signal string, log *lo
 type programStart struct {
 	launch                    framework.Launch
 	env                       []string
-	warningFile, progressFile string // where the preemption warning and the program's progress go
-	hookDir                   string // the framework's Python hook, removed after the program; "" for none
+	warningFile, progressFile string         // where the preemption warning and the program's progress go
+	hookDir                   string         // the framework's Python hook, removed after the program; "" for none
+	checkpoints               *checkpointRun // nil without --checkpoint
 }
 
 // prepareProgram builds the program's command line and environment from the task spec: the

@@ -102,3 +102,7 @@ func CachedDigest(user, p string) (digest string, ok bool) {
 	}
 	return digest, true
 }
+
+// CheckpointsDir holds the user's jobs' checkpoints by job name, where
+// `run --checkpoint` without a directory puts them (package checkpoint).
+func CheckpointsDir(user string) string { return path.Join(BaseDir(user), "checkpoints") }

@@ -146,6 +146,9 @@ func checkLocally(job Job) (shipplan.Plan, string, error) {
 	if err := checkMLflow(job); err != nil {
 		return shipplan.Plan{}, "", err
 	}
+	if err := checkCheckpoint(job); err != nil {
+		return shipplan.Plan{}, "", err
+	}
 	for _, uri := range job.FileSystems {
 		if _, err := job.Conf.HDFS(uri); err != nil {
 			return shipplan.Plan{}, "", &taskspec.ValidationError{Message: "--file-systems: " + strings.TrimPrefix(err.Error(), "hadoopconf: ")}
@@ -176,6 +179,9 @@ func (s *Submission) submit(ctx context.Context, bin string, plan shipplan.Plan)
 		return err
 	}
 	if s.cache, err = s.openCache(cctx); err != nil {
+		return err
+	}
+	if err := s.prepareCheckpoints(cctx); err != nil {
 		return err
 	}
 	s.cleanOrphans(ctx)
