@@ -152,7 +152,7 @@ func TestRunLocalUsageErrorsStartNothing(t *testing.T) {
 		{[]string{"--ps", "1c", "--", "touch", "STARTED"}, "the job has no chief and no worker"},
 		{[]string{"--worker", "1c", "--success", "most", "--", "touch", "STARTED"}, `--success: unknown success rule "most"; expected chief or all`},
 		{[]string{"--worker", "1c", "no-such-script.py"}, "script no-such-script.py: no such file or directory"},
-		{[]string{"--worker", "1c", "--output", "xml", "--", "touch", "STARTED"}, `--output "xml": expected table or json`},
+		{[]string{"--worker", "1c", "--output", "xml", "--", "touch", "STARTED"}, `--output "xml": expected table, json or events`},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			started := filepath.Join(t.TempDir(), "STARTED")
