@@ -235,3 +235,19 @@ func TestRunLocalResultFiles(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "from worker:0\n", string(got))
 }
+
+// TestRunLocalResultFilesSaid: without --output json, run --local names each result file in a line
+// after the job's.
+func TestRunLocalResultFilesSaid(t *testing.T) {
+	noCluster(t)
+	stdout, stderr, code := runCLI(t, "run", "--local", "--worker", "1c", "--", "sh", "-c", `echo r > "$TFYARN_RESULT_FILE"`)
+	require.Equal(t, exitOK, code, stderr)
+	lines := strings.Split(strings.TrimSuffix(stdout, "\n"), "\n")
+	last := lines[len(lines)-1]
+	path, ok := strings.CutPrefix(last, "local result of worker:0: ")
+	require.True(t, ok, stdout)
+	t.Cleanup(func() { os.RemoveAll(filepath.Dir(path)) })
+	got, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.Equal(t, "r\n", string(got))
+}
