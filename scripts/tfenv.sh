@@ -3,9 +3,11 @@
 #   bash scripts/tfenv.sh           .venv/          TensorFlow (examples/requirements.txt)
 #   bash scripts/tfenv.sh pytorch   .venv-pytorch/  PyTorch    (examples/requirements-pytorch.txt)
 #   bash scripts/tfenv.sh jax       .venv-jax/      JAX        (examples/requirements-jax.txt)
+#   bash scripts/tfenv.sh xgboost   .venv-xgboost/  XGBoost and LightGBM (examples/requirements-xgboost.txt)
+#   bash scripts/tfenv.sh mlflow    .venv-mlflow/   MLflow     (examples/requirements-mlflow.txt)
 # Idempotent: a stamp holding the requirements' hash makes a complete environment a fast no-op;
 # any change to the requirements reinstalls.
-# PyTorch's and JAX's environments (GBs: PyPI's Linux torch brings the CUDA libraries) live in a
+# The environments but TensorFlow's (GBs: PyPI's Linux torch brings the CUDA libraries) live in a
 # per-machine cache, $TFYARN_VENV_CACHE (default /var/cache/tfyarn/venvs for root, whose home the
 # test cluster's container users cannot enter, else ~/.cache/tfyarn/venvs), keyed by the
 # requirements' hash, and .venv-pytorch/.venv-jax are links to it: a second clone on the same
@@ -31,7 +33,11 @@ pytorch) VENV=.venv-pytorch REQ=examples/requirements-pytorch.txt
   CHECK='import torch, torch.distributed as d; assert d.is_available() and d.is_gloo_available()' WHAT="torch wheels" SIZE="2.6 GB, 4.7 GB on disk" ;;
 jax) VENV=.venv-jax REQ=examples/requirements-jax.txt
   CHECK='import jax, jax.numpy as jnp; assert float(jnp.ones(2).sum()) == 2.0' WHAT="jaxlib wheels" SIZE="~120 MB" ;;
-*) echo "tfenv: unknown environment '$kind'; give tensorflow (default), pytorch or jax" >&2; exit 2 ;;
+xgboost) VENV=.venv-xgboost REQ=examples/requirements-xgboost.txt
+  CHECK='import xgboost, lightgbm, xgboost.collective, numpy; assert xgboost.__version__ and lightgbm.__version__' WHAT="xgboost-cpu and lightgbm wheels" SIZE="~100 MB" ;;
+mlflow) VENV=.venv-mlflow REQ=examples/requirements-mlflow.txt
+  CHECK='import mlflow, mlflow.server; assert mlflow.__version__' WHAT="mlflow wheels" SIZE="~200 MB, 850 MB on disk" ;;
+*) echo "tfenv: unknown environment '$kind'; give tensorflow (default), pytorch, jax, xgboost or mlflow" >&2; exit 2 ;;
 esac
 STAMP="$VENV/.tfenv-stamp"
 
