@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/tfyarn/tfyarn/client"
-	"github.com/tfyarn/tfyarn/internal/cliout"
 	"github.com/tfyarn/tfyarn/internal/progressbar"
 	"github.com/tfyarn/tfyarn/jobreport"
 	"github.com/tfyarn/tfyarn/taskspec"
@@ -92,7 +91,7 @@ func runFlags() []cli.Flag {
 		&cli.StringSliceFlag{Name: "file-systems", Usage: "further HDFS filesystems the tasks use, `hdfs://HOST:PORT or hdfs://NAMESERVICE` (comma list, repeatable): on a Kerberized cluster the job gets delegation tokens for them too"},
 		&cli.BoolFlag{Name: "mlflow", Usage: "track the job in an MLflow run on the tracking server MLFLOW_TRACKING_URI names (with MLFLOW_TRACKING_TOKEN or MLFLOW_TRACKING_USERNAME/PASSWORD): the job's params and tags, its end's status, metrics and artifacts; every task gets MLFLOW_TRACKING_URI, MLFLOW_RUN_ID and MLFLOW_EXPERIMENT_ID; MLFLOW_RUN_ID set here joins that run"},
 		&cli.StringFlag{Name: "mlflow-experiment", Usage: "with --mlflow, the run's experiment `NAME` (created when missing; default: --name)"},
-		outputFlag(),
+		streamOutputFlag(),
 		logsFlag(),
 	)
 	flags = append(flags, tensorBoardFlags()...)
@@ -150,7 +149,7 @@ var runDescription = taskspec.SpecHelp + "\n\n" +
 	"tasks: [{task, type, index, state, host, port, container_id, node, exit_code}]}."
 
 func runAction(c *cli.Context, e *env) error {
-	out, err := outputFormat(c)
+	out, err := streamOutputFormat(c)
 	if err != nil {
 		return err
 	}
@@ -170,39 +169,16 @@ func runAction(c *cli.Context, e *env) error {
 		return err
 	}
 	defer cl.Close()
-	job.FileSystems = c.StringSlice("file-systems")
-	// Progress and status lines go to stderr: stdout holds the job's
-	// output (the tasks' lines --logs shows) or the JSON result.
-	progress := e.stderr
-	s, err := cl.Submit(c.Context, job, submitCallbacks(e, progress))
+	// run is submit then wait: one path for both.
+	s, err := submitJob(c, e, cl, job)
 	if err != nil {
 		return err
 	}
 	defer s.Close()
-	fmt.Fprintf(progress, "%s submitted (uploaded %d bytes)\n", s.AppID, s.UploadedBytes)
-	if s.MLflowRunID != "" {
-		fmt.Fprintf(progress, "%s MLflow run %s (experiment %s)\n", s.AppID, s.MLflowRunID, s.MLflowExperimentID)
+	if out == outputEvents {
+		e.events.write(submittedOf(c.Context, cl, s, job))
 	}
-	live := newRunLogs(c.Context, s, job.Job, mode, out, e)
-	defer live.close()
-	for _, o := range s.OrphansRemoved {
-		fmt.Fprintf(e.stderr, "removed the staging directory %s of %s (%s)\n", o.Path, o.AppID, o.State)
-	}
-	res, err := s.Wait(c.Context, func(ev client.Event) { printRunEvent(c.Context, e, progress, live, ev) })
-	live.close()
-	if res != nil {
-		if out == outputJSON {
-			if jerr := cliout.JSON(e.stdout, res); jerr != nil {
-				return jerr
-			}
-		} else {
-			fmt.Fprintf(progress, "%s %s %s: %s\n", res.AppID, res.State, res.FinalStatus, res.Diagnostics)
-		}
-	}
-	if errors.Is(err, context.Canceled) && res != nil && res.State == "KILLED" {
-		return &client.JobError{Result: res}
-	}
-	return err
+	return waitJob(c.Context, e, cl, s, decider(job.Job), mode, out)
 }
 
 // connectForRun connects to the cluster as the global flags and run's own
@@ -277,6 +253,10 @@ func printRunEvent(ctx context.Context, e *env, progress io.Writer, live *runLog
 	}
 	if ev.NearMemory != "" {
 		fmt.Fprintf(progress, "%s %s\n", ev.AppID, ev.NearMemory)
+		return
+	}
+	if ev.Warning != "" {
+		fmt.Fprintf(progress, "%s warning: %s\n", ev.AppID, ev.Warning)
 		return
 	}
 	if ev.Task != nil {

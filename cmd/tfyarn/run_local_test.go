@@ -152,7 +152,7 @@ func TestRunLocalUsageErrorsStartNothing(t *testing.T) {
 		{[]string{"--ps", "1c", "--", "touch", "STARTED"}, "the job has no chief and no worker"},
 		{[]string{"--worker", "1c", "--success", "most", "--", "touch", "STARTED"}, `--success: unknown success rule "most"; expected chief or all`},
 		{[]string{"--worker", "1c", "no-such-script.py"}, "script no-such-script.py: no such file or directory"},
-		{[]string{"--worker", "1c", "--output", "xml", "--", "touch", "STARTED"}, `--output "xml": expected table or json`},
+		{[]string{"--worker", "1c", "--output", "xml", "--", "touch", "STARTED"}, `--output "xml": expected table, json or events`},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			started := filepath.Join(t.TempDir(), "STARTED")
@@ -216,4 +216,38 @@ func TestRunLocalImportsTfyarn(t *testing.T) {
 	entries, err := os.ReadDir(dir)
 	require.NoError(t, err)
 	require.Empty(t, entries, "nothing written into the working directory")
+}
+
+// TestRunLocalResultFiles: run --local leaves each task's result file in a directory of its own
+// that outlives the run, and --output json names them in result_files.
+func TestRunLocalResultFiles(t *testing.T) {
+	noCluster(t)
+	stdout, stderr, code := runCLI(t, "run", "--local", "--worker", "2x1c", "--output", "json", "--", "sh", "-c", `[ "$TFYARN_TASK_INDEX" = 1 ] || echo "from $TFYARN_TASK" > "$TFYARN_RESULT_FILE"`)
+	require.Equal(t, exitOK, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
+	var res struct {
+		ResultFiles map[string]string `json:"result_files"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(stdout), &res), stdout)
+	require.Len(t, res.ResultFiles, 1, "worker:1 wrote none")
+	path := res.ResultFiles["worker:0"]
+	t.Cleanup(func() { os.RemoveAll(filepath.Dir(path)) })
+	got, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.Equal(t, "from worker:0\n", string(got))
+}
+
+// TestRunLocalResultFilesSaid: without --output json, run --local names each result file in a line
+// after the job's.
+func TestRunLocalResultFilesSaid(t *testing.T) {
+	noCluster(t)
+	stdout, stderr, code := runCLI(t, "run", "--local", "--worker", "1c", "--", "sh", "-c", `echo r > "$TFYARN_RESULT_FILE"`)
+	require.Equal(t, exitOK, code, stderr)
+	lines := strings.Split(strings.TrimSuffix(stdout, "\n"), "\n")
+	last := lines[len(lines)-1]
+	path, ok := strings.CutPrefix(last, "local result of worker:0: ")
+	require.True(t, ok, stdout)
+	t.Cleanup(func() { os.RemoveAll(filepath.Dir(path)) })
+	got, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.Equal(t, "r\n", string(got))
 }

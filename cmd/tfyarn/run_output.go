@@ -52,10 +52,10 @@ type runLogs struct {
 	warn          io.Writer
 }
 
-// newRunLogs starts following for mode; task stdout goes to stdout, or to
+// newRunLogsFor starts following for mode; task stdout goes to stdout, or to
 // stderr when stdout holds the JSON result.
-func newRunLogs(ctx context.Context, s *client.Submission, job taskspec.Job, mode, out string, e *env) *runLogs {
-	r := &runLogs{mode: mode, decider: decider(job), warn: e.stderr}
+func newRunLogsFor(ctx context.Context, s *client.Submission, deciderTask, mode, out string, e *env) *runLogs {
+	r := &runLogs{mode: mode, decider: deciderTask, warn: e.stderr}
 	if mode == logsNone {
 		return r
 	}
@@ -63,7 +63,11 @@ func newRunLogs(ctx context.Context, s *client.Submission, job taskspec.Job, mod
 	if out == outputJSON {
 		stdout = e.stderr
 	}
-	r.logs = s.FollowTaskLogs(ctx, client.PrefixedOutput(stdout, e.stderr),
+	output := client.PrefixedOutput(stdout, e.stderr)
+	if out == outputEvents {
+		output = e.events.logOutput()
+	}
+	r.logs = s.FollowTaskLogs(ctx, output,
 		func(note string) { fmt.Fprintf(e.stderr, "%s: %s\n", s.AppID, note) }, 0)
 	return r
 }

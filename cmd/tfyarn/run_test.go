@@ -33,7 +33,7 @@ func TestRunUsageErrors(t *testing.T) {
 		{[]string{"run", "--chief", "1c", "--worker", "1c", "--chief", "1c", "--", "true"}, `--chief is given 2 times`},
 		{[]string{"run", "--worker", "1c", "--setenv", "A=1", "--setenv", "A=2", "--", "true"}, "--setenv A is given twice; give each variable once"},
 		{[]string{"run", "--worker", "1c", "--am-memory", "lots", "--", "true"}, `--am-memory "lots": expected a size like 256m or 1g`},
-		{[]string{"run", "--worker", "1c", "--output", "xml", "--", "true"}, `--output "xml": expected table or json`},
+		{[]string{"run", "--worker", "1c", "--output", "xml", "--", "true"}, `--output "xml": expected table, json or events`},
 		{[]string{"run", "--worker", "1c", "--framework", "mxnet", "--", "true"}, `--framework: unknown framework "mxnet"; expected one of jax, lightgbm, pytorch, tensorflow, xgboost`},
 		{[]string{"run", "--chief", "1c", "--worker", "1c", "--framework", "pytorch", "--", "true"}, "--framework pytorch has no chief tasks; give its tasks as --worker"},
 		{[]string{"run", "--worker", "2x1c", "--ps", "1c", "--framework", "jax", "--", "true"}, "--framework jax has no ps tasks"},

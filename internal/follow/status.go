@@ -27,6 +27,7 @@ const (
 	TaskLaunched   = jobreport.TaskLaunched
 	TaskRegistered = jobreport.TaskRegistered
 	TaskEnded      = jobreport.TaskEnded
+	TaskProgress   = jobreport.TaskProgress
 )
 
 // statusTimeout bounds one fetch of the AM's status page: it is a local
@@ -56,6 +57,8 @@ type statusWatcher struct {
 	told map[string]bool
 	// nearMemory are the containers told near their memory limit.
 	nearMemory map[string]bool
+	// resultsTold are the lines of results not saved that were told.
+	resultsTold map[string]bool
 	// version is this client's (buildinfo's Label); versionTold says the
 	// AM's other version was told, once for the whole follow.
 	version     string
@@ -141,6 +144,10 @@ func (w *statusWatcher) poll(ctx context.Context, appID string, onEvent func(Eve
 			ev.AppID = appID
 			onEvent(ev)
 		}
+		for _, ev := range progressChanges(w.last, rep) {
+			ev.AppID = appID
+			onEvent(ev)
+		}
 		for _, cause := range newRestarts(w.last, rep) {
 			if w.told[cause] {
 				continue // a later AM attempt lists the earlier ones' again
@@ -158,6 +165,9 @@ func (w *statusWatcher) poll(ctx context.Context, appID string, onEvent func(Eve
 		}
 		for _, line := range w.newNearMemory(rep) {
 			onEvent(Event{Time: time.Now(), AppID: appID, NearMemory: line})
+		}
+		for _, line := range w.newResultWarnings(rep) {
+			onEvent(Event{Time: time.Now(), AppID: appID, Warning: line})
 		}
 	}
 	w.last = rep
@@ -239,6 +249,22 @@ func (w *statusWatcher) newNearMemory(rep *contract.StatusReport) []string {
 	return lines
 }
 
+// newResultWarnings are the lines, not told yet, of the tasks whose result was not saved.
+func (w *statusWatcher) newResultWarnings(rep *contract.StatusReport) []string {
+	var lines []string
+	for _, t := range rep.Tasks {
+		if t.ResultNotSaved == "" || w.resultsTold[t.ResultNotSaved] {
+			continue
+		}
+		if w.resultsTold == nil {
+			w.resultsTold = map[string]bool{}
+		}
+		w.resultsTold[t.ResultNotSaved] = true
+		lines = append(lines, t.ResultNotSaved)
+	}
+	return lines
+}
+
 // nearMemoryLine tells that t's program came near its container's memory.
 func nearMemoryLine(t contract.TaskReport) string {
 	return fmt.Sprintf("%s (container %s on %s) is near its memory limit: peak RSS %d MiB of the container's %d MiB; YARN kills the container beyond it (give --%s more memory)",
@@ -300,6 +326,26 @@ func taskChanges(prev, cur *contract.StatusReport) []Event {
 		before = (prev.Counts)
 	}
 	countsAtEvents(before, counts, evs)
+	return evs
+}
+
+// progressChanges are the tasks whose program reported new progress (TFYARN_PROGRESS_FILE) since
+// prev, as TaskProgress events.
+func progressChanges(prev, cur *contract.StatusReport) []Event {
+	old := map[string]*jobreport.Progress{}
+	if prev != nil {
+		for _, t := range prev.Tasks {
+			old[t.Task] = t.Progress
+		}
+	}
+	var evs []Event
+	for _, t := range cur.Tasks {
+		if t.Progress == nil || (old[t.Task] != nil && *old[t.Task] == *t.Progress) {
+			continue
+		}
+		task := t
+		evs = append(evs, Event{Time: time.Now(), Task: &task, TaskChange: TaskProgress})
+	}
 	return evs
 }
 
