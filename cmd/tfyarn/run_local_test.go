@@ -197,3 +197,23 @@ func TestRunLocalInterruptKills(t *testing.T) {
 	require.Equal(t, "KILLED", res.FinalStatus)
 	require.Equal(t, "KILLED", res.State)
 }
+
+// TestRunLocalImportsTfyarn: run --local's tasks import tfyarn's Python package with the system's
+// python3, from the run's own temporary copy (not the working directory).
+func TestRunLocalImportsTfyarn(t *testing.T) {
+	noCluster(t)
+	dir := t.TempDir()
+	t.Chdir(dir)
+	stdout, stderr, code := runCLI(t, "run", "--local", "--worker", "2x1c", "--", "python3", "-c", "import tfyarn; print(tfyarn.__file__)")
+	require.Equal(t, exitOK, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
+	for _, task := range []string{"worker:0", "worker:1"} {
+		lines := linesOf(stdout, task)
+		require.Len(t, lines, 1, stdout)
+		require.Regexp(t, `/tfyarn-python-sdk-\d+/tfyarn/__init__\.py$`, lines[0])
+		_, err := os.Stat(lines[0])
+		require.True(t, os.IsNotExist(err), "the copy is removed after the run")
+	}
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	require.Empty(t, entries, "nothing written into the working directory")
+}

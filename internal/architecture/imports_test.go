@@ -36,6 +36,7 @@ var layers = []struct {
 		"internal/tasklogs/aggregated", "internal/tasklogs/nodemanager", "internal/tasklogs/prefix",
 		"internal/syncbuf", "internal/procio", "internal/clustertest", "internal/containerexit", "internal/reqsign",
 	}},
+	{"the Python package the binary carries (the SDK's sources, written into wheels and tasks)", []string{"python"}},
 	{"the success rules' seam: what decides a job, for the frameworks and the AM's core", []string{"internal/success"}},
 	{"the RPC client, the other generated messages, the framework seam", []string{
 		"internal/ipc", "internal/yarnpb/hadoophdfs", "internal/yarnpb/hadoopyarn", "internal/framework", "internal/transcript",

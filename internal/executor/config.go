@@ -71,6 +71,9 @@ type Config struct {
 	// PythonPath lists directories (relative to Dir, or absolute) put first
 	// on the program's PYTHONPATH.
 	PythonPath []string
+	// PythonSDK is a directory holding tfyarn's Python package (pythonsdk.Extract), put on the
+	// program's PYTHONPATH after PythonPath; "": the launcher writes it into Dir's sdkDirName.
+	PythonSDK string
 
 	Stdout io.Writer // default os.Stdout
 	Stderr io.Writer // default os.Stderr

@@ -32,8 +32,20 @@ func TestMain(m *testing.M) {
 	case "alloc", "spin", "sleep":
 		os.Exit(helperBusy(os.Getenv(helperEnv)))
 	}
-	os.Exit(m.Run())
+	// The launchers of these tests share one copy of tfyarn's Python package rather than each
+	// writing one into the package's directory (their working directory).
+	dir, err := os.MkdirTemp("", "executor-test-sdk-")
+	if err != nil {
+		panic(err)
+	}
+	testSDK = dir
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
 }
+
+// testSDK is the Config.PythonSDK of newLaunch's launchers.
+var testSDK string
 
 func helperListen() int {
 	ln, err := reusePortListen("tcp", ":"+os.Getenv(contract.EnvTaskPort))
@@ -127,7 +139,7 @@ func (a *am) newLaunch(task taskspec.TaskID, command ...string) *launch {
 	container := "container_test_" + strings.ReplaceAll(task.String(), ":", "_")
 	l.cfg = Config{
 		Task: task, AMAddress: a.addr, Secret: rendezvous.ContainerKey(a.secret, container),
-		Host: "127.0.0.1", ContainerID: container,
+		Host: "127.0.0.1", ContainerID: container, PythonSDK: testSDK,
 		Command: command, Stdout: l.stdout, Stderr: l.stderr, Signals: l.signals,
 		RendezvousTimeout: 20 * time.Second, ProgramStopGrace: 5 * time.Second, ReportTimeout: 5 * time.Second,
 		ClientOptions: []rendezvous.ClientOption{rendezvous.WithLongPoll(time.Second), rendezvous.WithBackoff(10*time.Millisecond, 100*time.Millisecond)},

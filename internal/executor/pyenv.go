@@ -8,7 +8,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tfyarn/tfyarn/internal/buildinfo"
 	"github.com/tfyarn/tfyarn/internal/envpack"
+	pythonsdk "github.com/tfyarn/tfyarn/python"
 )
 
 // envCheckTimeout bounds the environment's check (envpack.CheckRuntime
@@ -31,16 +33,13 @@ func (d pythonDirs) environ(env []string) []string {
 }
 
 // preparePython readies the job's Python environment and source
-// directories before the program starts: it fixes a conda environment's
+// directories, and tfyarn's own Python package, before the program starts: it fixes a conda environment's
 // prefixes for where YARN unpacked it (envpack.Relocate), checks that the
 // environment's interpreter runs on this node (envpack.CheckRuntime: a
 // venv needs its base interpreter at the same path) and returns where they
 // are, for the program's environment. Its errors are one line meant for
 // the job's diagnostics.
 func preparePython(ctx context.Context, cfg *Config) (pythonDirs, error) {
-	if cfg.PythonEnv == "" && len(cfg.PythonPath) == 0 {
-		return pythonDirs{}, nil
-	}
 	base := cfg.Dir
 	if base == "" {
 		wd, err := os.Getwd()
@@ -48,6 +47,10 @@ func preparePython(ctx context.Context, cfg *Config) (pythonDirs, error) {
 			return pythonDirs{}, fmt.Errorf("env: finding the working directory: %w", err)
 		}
 		base = wd
+	}
+	sdk, err := pythonSDK(cfg, base)
+	if err != nil {
+		return pythonDirs{}, err
 	}
 	envDir := ""
 	if cfg.PythonEnv != "" {
@@ -70,11 +73,29 @@ func preparePython(ctx context.Context, cfg *Config) (pythonDirs, error) {
 			return pythonDirs{}, oneLine(err)
 		}
 	}
-	paths := make([]string, len(cfg.PythonPath))
-	for i, p := range cfg.PythonPath {
-		paths[i] = absIn(base, p)
+	paths := make([]string, 0, len(cfg.PythonPath)+1)
+	for _, p := range cfg.PythonPath {
+		paths = append(paths, absIn(base, p))
 	}
-	return pythonDirs{envDir: envDir, paths: paths}, nil
+	return pythonDirs{envDir: envDir, paths: append(paths, sdk)}, nil
+}
+
+// sdkDirName is the private directory of a task's working directory into which its launcher
+// writes tfyarn's Python package, unless Config.PythonSDK names one written already.
+const sdkDirName = ".tfyarn-python-sdk"
+
+// pythonSDK is the directory holding tfyarn's Python package for the program's PYTHONPATH: the one
+// the caller wrote (run --local, once for every task), or the package written now into the
+// working directory (once per container: the launcher runs once in it).
+func pythonSDK(cfg *Config, base string) (string, error) {
+	if cfg.PythonSDK != "" {
+		return cfg.PythonSDK, nil
+	}
+	dir := filepath.Join(base, sdkDirName)
+	if err := pythonsdk.Extract(dir, buildinfo.Current().Version); err != nil {
+		return "", fmt.Errorf("env: writing tfyarn's Python package into the working directory: %w", err)
+	}
+	return dir, nil
 }
 
 // assembleLayers makes envDir from the unpacked layers of a layered

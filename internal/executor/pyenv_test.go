@@ -135,3 +135,26 @@ func realPython(t *testing.T) string {
 	require.NoError(t, err)
 	return strings.TrimSpace(string(out))
 }
+
+// TestProgramImportsTfyarn: with no Python environment at all, the program imports tfyarn's
+// package, written by the launcher into a private directory of its working directory, right after
+// the job's source directory on PYTHONPATH.
+func TestProgramImportsTfyarn(t *testing.T) {
+	python, err := exec.LookPath("python3")
+	require.NoError(t, err)
+	a := startAM(t, group(taskspec.Worker, 1))
+	l := a.newLaunch(id(taskspec.Worker, 0), python, "-c", "import os, tfyarn; print(tfyarn.__file__); print(os.environ['PYTHONPATH'])")
+	l.cfg.PythonSDK, l.cfg.Dir = "", t.TempDir()
+	require.NoError(t, os.Mkdir(filepath.Join(l.cfg.Dir, "src"), 0o755))
+	l.cfg.PythonPath = []string{"src"}
+	l.cfg.Env = append(os.Environ(), "PYTHONPATH=/old", "PYTHONDONTWRITEBYTECODE=1")
+	o := l.run(t)
+	require.NoError(t, o.err)
+	require.Equal(t, 0, o.code, l.stderr.String())
+	sdk := filepath.Join(l.cfg.Dir, sdkDirName)
+	require.Equal(t, filepath.Join(sdk, "tfyarn", "__init__.py")+"\n"+
+		strings.Join([]string{filepath.Join(l.cfg.Dir, "src"), sdk, "/old"}, ":")+"\n", l.stdout.String())
+	st, err := os.Stat(sdk)
+	require.NoError(t, err)
+	require.Equal(t, os.FileMode(0o700), st.Mode().Perm(), "private")
+}

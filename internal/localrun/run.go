@@ -9,11 +9,13 @@ import (
 	"time"
 
 	"github.com/tfyarn/tfyarn/internal/appmaster/core"
+	"github.com/tfyarn/tfyarn/internal/buildinfo"
 	"github.com/tfyarn/tfyarn/internal/contract"
 	"github.com/tfyarn/tfyarn/internal/executor"
 	"github.com/tfyarn/tfyarn/internal/frameworks"
 	"github.com/tfyarn/tfyarn/internal/rendezvous"
 	"github.com/tfyarn/tfyarn/internal/tasklogs/prefix"
+	pythonsdk "github.com/tfyarn/tfyarn/python"
 	"github.com/tfyarn/tfyarn/taskspec"
 )
 
@@ -80,8 +82,19 @@ func Run(ctx context.Context, job taskspec.Job, opts Options) (*Result, error) {
 		env = append(append([]string(nil), env...), contract.EnvJobService+"="+storeLn.Addr().String())
 	}
 
+	// tfyarn's Python package, written once for every task's PYTHONPATH.
+	sdk, err := os.MkdirTemp("", "tfyarn-python-sdk-")
+	if err != nil {
+		return nil, fmt.Errorf("localrun: %w", err)
+	}
+	defer os.RemoveAll(sdk)
+	if err := pythonsdk.Extract(sdk, buildinfo.Current().Version); err != nil {
+		return nil, fmt.Errorf("localrun: %w", err)
+	}
+
 	start := time.Now()
 	p := newProcesses(ctx, job, opts, board, secret, ln.Addr().String(), cmd, env, start)
+	p.base.PythonSDK = sdk
 	d, err := newDriver(job, opts, p)
 	if err != nil {
 		return nil, err

@@ -20,6 +20,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	pythonsdk "github.com/tfyarn/tfyarn/python"
 )
 
 var commitTime = time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
@@ -115,7 +117,11 @@ func TestWheelHasValidRecordMetadataAndExecutableScript(t *testing.T) {
 	wheel := string(contents["tfyarn-1.2.0rc1.dist-info/WHEEL"])
 	require.Contains(t, wheel, "Root-Is-Purelib: false\n")
 	require.Contains(t, wheel, "Tag: py3-none-manylinux_2_17_aarch64\nTag: py3-none-manylinux2014_aarch64\n")
-	require.Contains(t, string(contents["tfyarn/__init__.py"]), `__version__ = "1.2.0rc1"`)
+	require.Contains(t, string(contents["tfyarn/_version.py"]), `__version__ = "1.2.0rc1"`)
+	require.Contains(t, string(contents["tfyarn/_version.py"]), `__binary_version__ = "1.2.0-rc1"`)
+	for _, f := range pythonsdk.Files() {
+		require.Equal(t, string(f.Data), string(contents[f.Name]), "the wheel's %s is python/%s", f.Name, f.Name)
+	}
 }
 
 func TestSBOMIsCycloneDXOfTheBinarysModules(t *testing.T) {

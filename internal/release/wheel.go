@@ -8,8 +8,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path"
 	"strings"
 	"time"
+
+	pythonsdk "github.com/tfyarn/tfyarn/python"
 )
 
 // wheelArch maps a Go architecture to its manylinux platform tag (glibc 2.17, which the static
@@ -21,33 +24,13 @@ var wheelArch = map[string]string{
 
 // WheelVersion is v as PEP 440 writes it: 1.2.0-rc1 is 1.2.0rc1, 1.2.0-alpha.2 is 1.2.0a2.
 func WheelVersion(v string) string {
-	m := versionPattern.FindStringSubmatch(v)
-	if m == nil || m[4] == "" {
-		return v
-	}
-	pre := map[string]string{"alpha": "a", "beta": "b", "rc": "rc"}[m[5]]
-	return m[1] + "." + m[2] + "." + m[3] + pre + m[6]
+	return pythonsdk.PEP440(v)
 }
 
 // WheelName is the file name of the wheel for goarch.
 func WheelName(version, goarch string) string {
 	return fmt.Sprintf("tfyarn-%s-py3-none-%s.whl", WheelVersion(version), wheelArch[goarch])
 }
-
-// initPy is the wheel's Python package: the version and where pip put the binary (the scripts
-// directory of the environment it was installed into, which pip puts on PATH with the venv).
-const initPy = `"""tfyarn: distributed training on Hadoop YARN from one static binary."""
-
-import os
-import sysconfig
-
-__version__ = "%s"
-
-
-def binary_path():
-    """Returns the path of the tfyarn binary this package installed."""
-    return os.path.join(sysconfig.get_path("scripts"), "tfyarn")
-`
 
 // WriteWheel writes the wheel for goarch that carries binary: pip installs the binary from the
 // wheel's .data/scripts/ into the environment's bin directory, executable and as it is (a file
@@ -59,13 +42,18 @@ func WriteWheel(w io.Writer, version, goarch string, binary, license []byte, mti
 	}
 	wv := WheelVersion(version)
 	distInfo := "tfyarn-" + wv + ".dist-info/"
-	files := []File{
-		{Name: "tfyarn/__init__.py", Mode: 0o644, Data: []byte(fmt.Sprintf(initPy, wv))},
+	// The Python package is the one the binary carries (python/tfyarn/), with its version.
+	var files []File
+	for _, f := range pythonsdk.Files() {
+		files = append(files, File{Name: f.Name, Mode: 0o644, Data: f.Data})
+	}
+	files = append(files, File{Name: path.Join(pythonsdk.Package, pythonsdk.VersionFile), Mode: 0o644, Data: pythonsdk.VersionSource(version)})
+	files = append(files, []File{
 		{Name: "tfyarn-" + wv + ".data/scripts/tfyarn", Mode: 0o755, Data: binary},
 		{Name: distInfo + "METADATA", Mode: 0o644, Data: []byte(metadata(wv))},
 		{Name: distInfo + "WHEEL", Mode: 0o644, Data: []byte("Wheel-Version: 1.0\nGenerator: tfyarn-release\nRoot-Is-Purelib: false\nTag: py3-none-" + strings.ReplaceAll(tag, ".", "\nTag: py3-none-") + "\n")},
 		{Name: distInfo + "licenses/LICENSE", Mode: 0o644, Data: license},
-	}
+	}...)
 	files = append(files, File{Name: distInfo + "RECORD", Mode: 0o644, Data: record(files, distInfo+"RECORD")})
 	return writeZip(w, files, mtime)
 }

@@ -10,10 +10,11 @@ from tfyarn import _binary
     "package, binary, ok",
     [
         ("1.2.0", "1.2.0", True),
-        ("1.2.0rc1", "1.2.0-rc.1", True),
+        ("v1.2.0-rc.1", "v1.2.0-rc.1", True),
         ("1.2.0", "1.3.0", False),
+        ("1.2.0", "devel", False),
         ("devel", "1.3.0", True),
-        ("1.2.0", "devel", True),
+        ("v0.0.0-20261129101010-abcdefabcdef", "1.3.0", True),
     ],
 )
 def test_compatible(package, binary, ok):

@@ -17,10 +17,11 @@ from typing import Any, Dict, List, Optional, Sequence
 from ._errors import BinaryError, Error, JobFailed, TaskError, UsageError
 from ._job import Job, Result, Target, call_json, logs, start, status
 
-try:
-    from tfyarn._version import __version__  # written by the release (internal/release)
+try:  # written by the release (internal/release) and by the binary when it extracts the package
+    from tfyarn._version import __binary_version__, __version__
 except ImportError:  # a checkout's python/ on PYTHONPATH: no release wrote the version
     __version__ = "devel"
+    __binary_version__ = "devel"
 
 __all__ = [
     "BinaryError", "Error", "Job", "JobFailed", "Result", "TaskError", "UsageError", "binary_path",

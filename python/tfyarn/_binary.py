@@ -12,20 +12,10 @@ from typing import Dict, Tuple
 
 from ._errors import BinaryError
 
-# The release's version pattern (internal/release) and its wheel spelling: 1.2.0-rc.1 -> 1.2.0rc1.
+# The release's version pattern (internal/release).
 _RELEASE = re.compile(r"^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(-(alpha|beta|rc)\.?([0-9]+))?$")
-_PRE = {"alpha": "a", "beta": "b", "rc": "rc"}
-DEVEL = "devel"
 
 _checked: Dict[Tuple[str, float], str] = {}
-
-
-def wheel_version(version: str) -> str:
-    """The version as the wheel spells it (PEP 440), as internal/release.WheelVersion does."""
-    m = _RELEASE.match(version)
-    if m is None or not m.group(4):
-        return version
-    return "%s.%s.%s%s%s" % (m.group(1), m.group(2), m.group(3), _PRE[m.group(5)], m.group(6))
 
 
 def bundled_path() -> str:
@@ -49,15 +39,20 @@ def find_binary() -> str:
     raise BinaryError("no tfyarn binary: pip install the tfyarn wheel, put tfyarn on PATH or set TFYARN_BINARY")
 
 
-def compatible(package_version: str, binary_version: str) -> bool:
-    """A release package needs the binary of its release; a checkout's package (devel) or a
-    development binary (devel, or anything that is no release) goes with any other."""
-    if package_version == DEVEL or binary_version == DEVEL or not _RELEASE.match(binary_version):
+def is_release(version: str) -> bool:
+    return bool(_RELEASE.match(version[1:] if version.startswith("v") else version))
+
+
+def compatible(expected: str, binary_version: str) -> bool:
+    """A released package (expected: the binary version its release wrote, __binary_version__)
+    needs exactly that binary; a checkout's package (devel) or one extracted from a development
+    build (a version that is no release) goes with any binary."""
+    if not is_release(expected):
         return True
-    return wheel_version(binary_version) == package_version
+    return binary_version == expected
 
 
-def checked_binary(package_version: str) -> str:
+def checked_binary(expected: str) -> str:
     """find_binary(), once per binary file checked with `tfyarn version --output json`."""
     path = find_binary()
     try:
@@ -73,10 +68,10 @@ def checked_binary(package_version: str) -> str:
         version = str(json.loads(out.stdout)["version"])
     except (OSError, ValueError, KeyError, TypeError, subprocess.TimeoutExpired) as e:
         raise BinaryError("%s is not a working tfyarn binary (tfyarn version --output json: %s)" % (path, e)) from None
-    if not compatible(package_version, version):
+    if not compatible(expected, version):
         raise BinaryError(
-            "the tfyarn binary %s is version %s but this Python package is %s: install the matching wheel "
-            "or set TFYARN_BINARY to the binary of version %s" % (path, version, package_version, package_version)
+            "the tfyarn binary %s is version %s but this Python package goes with %s: install the matching "
+            "wheel or set TFYARN_BINARY to the binary of version %s" % (path, version, expected, expected)
         )
     _checked[key] = version
     return path

@@ -47,9 +47,9 @@ def _cli(package_version: str) -> str:
 
 
 def _version() -> str:
-    from . import __version__
+    from . import __binary_version__
 
-    return __version__
+    return __binary_version__
 
 
 def _one_line(text: str) -> str:
