@@ -112,6 +112,12 @@ def main():
     if cmd == "list":
         print(json.dumps({"applications": [{"id": "application_1_0001"}]}))
         return 0
+    if cmd == "logs":
+        print("[worker:0] line 1\n[worker:0] line 2")
+        return 0
+    if cmd == "cluster":
+        print(json.dumps({"nodes": 2}))
+        return 0
     if cmd == "kill":
         return 0
     print("tfyarn: unknown command %s" % cmd, file=sys.stderr)

@@ -123,3 +123,10 @@ def test_deps_zip_is_reproducible(stub):
     os.remove(a)
     b = _ship.deps_zip()
     assert a == b and open(b, "rb").read()[:2] == b"PK"
+
+
+def test_logs_and_cluster(stub):
+    assert tfyarn.logs("application_1_0001") == "[worker:0] line 1\n[worker:0] line 2\n"
+    assert list(tfyarn.Job("application_1_0001").logs(follow=True)) == ["[worker:0] line 1", "[worker:0] line 2"]
+    assert tfyarn.cluster() == {"nodes": 2}
+    assert ["logs", "application_1_0001", "--follow"] in calls(stub)
