@@ -13,5 +13,6 @@ step() { # NAME COMMAND...: runs it and says how long it took
 step lint make --no-print-directory lint
 step "unit tests" go test -count=1 ./...
 step "python env" bash scripts/tfenv.sh notebook
+step "python types" bash -c 'cd python && ../.venv-notebook/bin/python -m mypy --cache-dir /dev/null'
 step "python tests" .venv-notebook/bin/python -m pytest -q -p no:cacheprovider python/tests
 echo "make check: passed in $((SECONDS - start)) s" >&2

@@ -4,7 +4,7 @@
 #   bash scripts/tfenv.sh pytorch   .venv-pytorch/  PyTorch    (examples/requirements-pytorch.txt)
 #   bash scripts/tfenv.sh jax       .venv-jax/      JAX        (examples/requirements-jax.txt)
 #   bash scripts/tfenv.sh notebook  .venv-notebook/ the Python SDK's tests and notebooks: pytest,
-#                                   cloudpickle, nbclient, ipykernel (examples/requirements-notebook.txt)
+#                                   mypy, cloudpickle, nbclient, ipykernel (examples/requirements-notebook.txt)
 # Idempotent: a stamp holding the requirements' hash makes a complete environment a fast no-op;
 # any change to the requirements reinstalls.
 # PyTorch's and JAX's environments (GBs: PyPI's Linux torch brings the CUDA libraries) live in a
@@ -34,7 +34,7 @@ pytorch) VENV=.venv-pytorch REQ=examples/requirements-pytorch.txt
 jax) VENV=.venv-jax REQ=examples/requirements-jax.txt
   CHECK='import jax, jax.numpy as jnp; assert float(jnp.ones(2).sum()) == 2.0' WHAT="jaxlib wheels" SIZE="~120 MB" ;;
 notebook) VENV=.venv-notebook REQ=examples/requirements-notebook.txt
-  CHECK='import cloudpickle, nbclient, ipykernel, pytest' WHAT="pytest, nbclient and ipykernel wheels" SIZE="~15 MB" ;;
+  CHECK='import cloudpickle, nbclient, ipykernel, pytest, mypy' WHAT="pytest, nbclient and ipykernel wheels" SIZE="~15 MB" ;;
 *) echo "tfenv: unknown environment '$kind'; give tensorflow (default), pytorch, jax or notebook" >&2; exit 2 ;;
 esac
 STAMP="$VENV/.tfenv-stamp"

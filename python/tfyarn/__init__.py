@@ -25,7 +25,7 @@ except ImportError:  # a checkout's python/ on PYTHONPATH: no release wrote the 
 
 __all__ = [
     "BinaryError", "Error", "Job", "JobFailed", "Result", "TaskError", "UsageError", "binary_path",
-    "cluster", "list", "logs", "run", "status", "submit", "__version__",
+    "cluster", "list", "logs", "run", "status", "submit", "__binary_version__", "__version__",
 ]  # fmt: skip
 
 

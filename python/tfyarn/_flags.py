@@ -13,7 +13,7 @@ def flag_name(key: str) -> str:
 
 def _text(value: Any) -> str:
     if isinstance(value, os.PathLike):
-        return os.fspath(value)
+        return str(os.fspath(value))
     return str(value)
 
 

@@ -47,9 +47,9 @@ def _cli(package_version: str) -> str:
 
 
 def _version() -> str:
-    from . import __binary_version__
+    from . import __binary_version__ as version
 
-    return __binary_version__
+    return str(version)
 
 
 def _one_line(text: str) -> str:
@@ -187,7 +187,7 @@ def _follow(job: Job, stream: _Stream, view: Any, timeout: Optional[float]) -> D
         while True:
             if deadline is not None and time.monotonic() > deadline:
                 stream.stop()
-                raise Error("tfyarn: %s did not end within %g s (it goes on; wait again or kill it)" % (job.app_id, timeout))
+                raise Error("tfyarn: %s did not end within %g s (it goes on; wait again or kill it)" % (job.app_id, timeout or 0))
             try:
                 item = stream.next(0.25)
             except queue.Empty:
