@@ -79,7 +79,8 @@ func (c *Client) CleanCache(ctx context.Context, olderThan time.Duration, dryRun
 
 // CleanStaging removes the user's staging directories
 // (/user/<user>/.tfyarn/application_*) of applications that ended, which a
-// crashed client and ApplicationMaster leave behind, asking the
+// crashed client and ApplicationMaster leave behind, and the tasks' results saved 7 days ago or
+// more (State ResultsExpired), asking the
 // ResourceManager about each: one it does not know counts as ended once 10
 // minutes old; never one of a running or accepted application. It returns
 // them; with dryRun it only returns them. The whole is bounded by a minute
@@ -100,8 +101,19 @@ func (c *Client) CleanStaging(ctx context.Context, dryRun bool) ([]OrphanedStagi
 	for _, o := range found {
 		out = append(out, OrphanedStaging(o))
 	}
+	if err != nil {
+		return out, err
+	}
+	old, err := cleanOldResults(ctx, fs, dryRun)
+	for _, app := range old {
+		out = append(out, OrphanedStaging{AppID: app, Path: hdfs.AppResultsDir(fs.User(), app), State: ResultsExpired})
+	}
 	return out, err
 }
+
+// ResultsExpired is the State of an application's results that CleanStaging removes: saved 7
+// days ago or more.
+const ResultsExpired = "results saved 7 days ago or more"
 
 // OrphanedStaging is the staging directory of an application that ended
 // (the client and the AM that would have removed it died).

@@ -60,6 +60,11 @@ type Event struct {
 	Waiting string
 	For     time.Duration
 
+	// Warning is set, and nothing else but Time and AppID, for what the user should know that
+	// does not change the job's course, in one line: a task's result that was not saved ("worker:0's
+	// result file is 70000000 bytes, over the limit of 67108864 (64 MiB): not saved").
+	Warning string
+
 	// Notice is set, and nothing else but Time and AppID, when the
 	// ResourceManager or the ApplicationMaster stops answering or answers
 	// again: one line for the user (the CLI prints it on stderr), e.g.
@@ -86,6 +91,9 @@ type Result struct {
 	// AM's status page last said; the diagnostics name the failure behind
 	// each.
 	Restarts int `json:"restarts"`
+	// ResultFiles, for run --local only, are the result files the tasks' programs left
+	// (TFYARN_RESULT_FILE), by task (worker:0): local paths that stay after the run.
+	ResultFiles map[string]string `json:"result_files,omitempty"`
 }
 
 // Succeeded reports whether the job succeeded.

@@ -135,6 +135,11 @@ type Task struct {
 	// processes exceed it.
 	MemoryLimitBytes int64 `json:"memory_limit_bytes,omitempty"`
 	NearMemoryLimit  bool  `json:"near_memory_limit,omitempty"`
+	// ResultBytes is the size of the result the task's program left in its result file
+	// (TFYARN_RESULT_FILE), once saved for `tfyarn result`; ResultNotSaved says, in one line, why
+	// a result it left was not saved (over 64 MiB, HDFS refused it).
+	ResultBytes    *int64 `json:"result_bytes,omitempty"`
+	ResultNotSaved string `json:"result_not_saved,omitempty"`
 }
 
 // GPUSample is one GPU as a task's launcher last sampled it with

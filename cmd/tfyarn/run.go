@@ -272,6 +272,10 @@ func printRunEvent(ctx context.Context, e *env, progress io.Writer, live *runLog
 		fmt.Fprintf(progress, "%s %s\n", ev.AppID, ev.NearMemory)
 		return
 	}
+	if ev.Warning != "" {
+		fmt.Fprintf(progress, "%s warning: %s\n", ev.AppID, ev.Warning)
+		return
+	}
 	if ev.Task != nil {
 		// A task's last output lines come before its end.
 		live.event(ctx, ev)

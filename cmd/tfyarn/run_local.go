@@ -117,6 +117,7 @@ func localResult(lr *localrun.Result) *client.Result {
 		Diagnostics: lr.Diagnostics,
 		Tasks:       make([]jobreport.Task, 0, len(lr.Tasks)),
 		Restarts:    lr.Restarts,
+		ResultFiles: lr.ResultFiles,
 	}
 	if lr.Status == localrun.StatusKilled {
 		res.State = "KILLED"

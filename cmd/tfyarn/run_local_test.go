@@ -217,3 +217,21 @@ func TestRunLocalImportsTfyarn(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, entries, "nothing written into the working directory")
 }
+
+// TestRunLocalResultFiles: run --local leaves each task's result file in a directory of its own
+// that outlives the run, and --output json names them in result_files.
+func TestRunLocalResultFiles(t *testing.T) {
+	noCluster(t)
+	stdout, stderr, code := runCLI(t, "run", "--local", "--worker", "2x1c", "--output", "json", "--", "sh", "-c", `[ "$TFYARN_TASK_INDEX" = 1 ] || echo "from $TFYARN_TASK" > "$TFYARN_RESULT_FILE"`)
+	require.Equal(t, exitOK, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
+	var res struct {
+		ResultFiles map[string]string `json:"result_files"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(stdout), &res), stdout)
+	require.Len(t, res.ResultFiles, 1, "worker:1 wrote none")
+	path := res.ResultFiles["worker:0"]
+	t.Cleanup(func() { os.RemoveAll(filepath.Dir(path)) })
+	got, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.Equal(t, "from worker:0\n", string(got))
+}

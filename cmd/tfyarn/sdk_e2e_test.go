@@ -3,21 +3,68 @@
 package main
 
 import (
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/tfyarn/tfyarn/client"
 	"github.com/tfyarn/tfyarn/internal/clustertest"
 )
 
-// importTfyarn is a task that imports tfyarn's Python package with the system's python3, no
-// environment shipped: the launcher's copy, from a directory of the task's working directory.
-const importTfyarn = `python3 -c "import os, tfyarn; assert tfyarn.__file__.startswith(os.getcwd() + '/'), tfyarn.__file__; print('tfyarn', tfyarn.__version__)"`
+// resultJob: worker:0 imports tfyarn's Python package with the system's python3, no environment
+// shipped (the launcher's copy, from a directory of its working directory), and leaves binary
+// bytes as its result; worker:1 leaves a result file over 64 MiB (sparse: nothing is read).
+const resultJob = `if [ "$TFYARN_TASK_INDEX" = 0 ]; then
+python3 -c "import os, tfyarn; assert tfyarn.__file__.startswith(os.getcwd() + '/'), tfyarn.__file__" || exit 9
+printf 'result\000\377 of %s' "$TFYARN_TASK" > "$TFYARN_RESULT_FILE"
+else truncate -s 67108865 "$TFYARN_RESULT_FILE"; fi`
 
-// TestE2EPythonPackage: every task imports tfyarn with no change to its environment, on YARN.
-func TestE2EPythonPackage(t *testing.T) {
+// TestE2EResults: on YARN, every task imports tfyarn with no change to its environment; a task's
+// result file comes back through `tfyarn result` byte for byte; one over 64 MiB is not saved and
+// run says so; --output json lists what was saved; --delete removes it.
+func TestE2EResults(t *testing.T) {
 	bin := clustertest.BuildTfyarn(t)
 	c := clustertest.Require(t)
-	stdout, stderr, code := execTfyarn(t, c, bin, nil, "run", "--worker", "1c,256m", "--name", "e2e-sdk-import", "--output", "json", "--", "sh", "-c", importTfyarn)
+	start := time.Now()
+	stdout, stderr, code := execTfyarn(t, c, bin, nil, "run", "--worker", "2x1c,256m", "--name", "e2e-results", "--output", "json", "--", "sh", "-c", resultJob)
 	require.Equal(t, exitOK, code, "stdout: %s\nstderr: %s", stdout, stderr)
-	require.Equal(t, "SUCCEEDED", runJSON(t, stdout).FinalStatus)
+	r := runJSON(t, stdout)
+	require.Contains(t, stderr, r.AppID+" warning: worker:1's result file is 67108865 bytes, over the limit of 67108864 (64 MiB): not saved")
+	t.Logf("run: %.1fs", time.Since(start).Seconds())
+
+	conf := []string{"--conf-dir", c.ConfDir}
+	out, errOut, code := execTfyarn(t, c, bin, nil, append(conf, "result", r.AppID, "--task", "worker:0")...)
+	require.Equal(t, exitOK, code, errOut)
+	require.Equal(t, "result\x00\xff of worker:0", out)
+
+	file := filepath.Join(t.TempDir(), "r.bin")
+	_, errOut, code = execTfyarn(t, c, bin, nil, append(conf, "result", r.AppID, "--task", "worker:0", "--out", file)...)
+	require.Equal(t, exitOK, code, errOut)
+	got, err := os.ReadFile(file)
+	require.NoError(t, err)
+	require.Equal(t, "result\x00\xff of worker:0", string(got))
+
+	out, errOut, code = execTfyarn(t, c, bin, nil, append(conf, "result", r.AppID, "--output", "json")...)
+	require.Equal(t, exitOK, code, errOut)
+	var list []client.ResultInfo
+	require.NoError(t, json.Unmarshal([]byte(out), &list), out)
+	require.Equal(t, []client.ResultInfo{{Task: "worker:0", Bytes: int64(len("result\x00\xff of worker:0"))}}, list)
+
+	out, errOut, code = execTfyarn(t, c, bin, nil, append(conf, "result", r.AppID, "--task", "worker:1")...)
+	require.Equal(t, exitJobFailed, code)
+	require.Empty(t, out)
+	require.Equal(t, "tfyarn: worker:1 of "+r.AppID+" saved no result\n", errOut)
+
+	_, errOut, code = execTfyarn(t, c, bin, nil, append(conf, "result", r.AppID, "--task", "worker")...)
+	require.Equal(t, exitUsage, code)
+	require.Equal(t, "tfyarn: --task \"worker\": expected a task like worker:0\n", errOut)
+
+	_, errOut, code = execTfyarn(t, c, bin, nil, append(conf, "result", r.AppID, "--delete")...)
+	require.Equal(t, exitOK, code, errOut)
+	out, _, code = execTfyarn(t, c, bin, nil, append(conf, "result", r.AppID, "--output", "json")...)
+	require.Equal(t, exitOK, code)
+	require.Equal(t, "[]\n", out)
 }

@@ -70,7 +70,7 @@ func RunAM(ctx context.Context, opts AMOptions) (LoopResult, error) {
 	rcfg := RendezvousConfig{
 		AppID: jf.AppID, User: jf.User, Job: jf.Job, Secret: secret, Host: host,
 		RegistrationTimeout: jf.RendezvousTimeout, Log: opts.Log, Logf: logf,
-		Listen: saved.ReuseListen(host), Web: web, Program: TaskProgram(jf, secretEnv),
+		Listen: saved.ReuseListen(host), Web: web, Program: TaskProgram(jf, secretEnv), SaveResult: sec.saveResult,
 	}
 	rv, err := startRendezvousOnPreviousAddress(rcfg, saved, logf)
 	if err != nil {

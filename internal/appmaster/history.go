@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 
 	"github.com/tfyarn/tfyarn/internal/contract"
 	"github.com/tfyarn/tfyarn/internal/hdfs"
+	"github.com/tfyarn/tfyarn/taskspec"
 )
 
 // writeHistory leaves the job's final report, every task with its
@@ -25,4 +27,15 @@ func (s *amSecurity) writeHistory(ctx context.Context, rep contract.StatusReport
 	}
 	defer fs.Close()
 	return fs.WriteHistory(ctx, s.jf.AppID, data)
+}
+
+// saveResult keeps a task's result at hdfs.AppResultsDir for `tfyarn result`. Like the history, it
+// needs a login that can write (a keytab, or no Kerberos).
+func (s *amSecurity) saveResult(ctx context.Context, task taskspec.TaskID, f *os.File) error {
+	fs, err := hdfs.ConnectOptions(ctx, s.conf, s.hdfsOptions())
+	if err != nil {
+		return err
+	}
+	defer fs.Close()
+	return fs.WriteResult(ctx, s.jf.AppID, string(task.Type), task.Index, f)
 }

@@ -51,6 +51,9 @@ type RendezvousConfig struct {
 	// with the cluster spec (see rendezvous.Program): the job's program
 	// reaches tasks only this way, never through their launch contexts.
 	Program func(taskspec.TaskID) (rendezvous.Program, bool)
+	// SaveResult, when set, keeps the tasks' results (rendezvous.ResultHandler); nil: the
+	// launchers' results are refused.
+	SaveResult SaveResultFunc
 
 	// listen replaces net.Listen in tests.
 	listen func(network, address string) (net.Listener, error)
@@ -81,6 +84,7 @@ type TaskRendezvous struct {
 	reported bool                // serveErr was turned into an event
 	tails    map[string][]string // by task and container: see tailKey
 	page     statusPage
+	results  *resultSpool // nil without RendezvousConfig.SaveResult
 
 	// With a previous AM attempt (AnnounceAdopted): its saved tasks by
 	// container, and how the adopted ones' launchers learn this attempt.
@@ -152,6 +156,10 @@ func StartRendezvous(cfg RendezvousConfig) (*TaskRendezvous, error) {
 	}
 	r.page.init(cfg.AppID, cfg.User, cfg.Job)
 	handler.page = &r.page
+	if cfg.SaveResult != nil {
+		handler.results = newResultSpool(resultSpoolDir, cfg.SaveResult, &r.page, cfg.Logf)
+		r.results = handler.results
+	}
 	mux := http.NewServeMux()
 	mux.Handle(rendezvous.PathPrefix, srv)
 	r.uiPath = contract.ProxiedPrefix + contract.WebPathToken(cfg.Web.StatusKey) + "/"
@@ -346,4 +354,10 @@ func (r *TaskRendezvous) Close(linger time.Duration) {
 	<-r.served
 	close(r.closed)
 	r.board.Close()
+	if r.results != nil {
+		r.results.close()
+	}
 }
+
+// resultSpoolDir is where, in the AM's working directory, the tasks' results arrive.
+const resultSpoolDir = "tfyarn-results"

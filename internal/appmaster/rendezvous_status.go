@@ -120,6 +120,7 @@ type statusPage struct {
 	jobLast      core.TaskProgress
 	stale        bool // a progress report or process sample came since the report was built
 	procs        map[taskspec.TaskID]processEntry
+	results      map[taskspec.TaskID]resultEntry // saved or refused results, whatever the container
 	last         Snapshot
 	report       contract.StatusReport
 	watched      bool          // someone fetched the JSON page
@@ -137,6 +138,7 @@ func (p *statusPage) init(appID, user string, job taskspec.Job) {
 		p.hasChief = p.hasChief || g.Type == taskspec.Chief
 	}
 	p.procs = map[taskspec.TaskID]processEntry{}
+	p.results = map[taskspec.TaskID]resultEntry{}
 	p.finalFetched = make(chan struct{})
 	p.lingering = make(chan struct{})
 	groups := append([]taskspec.TaskGroup(nil), job.Tasks...)
@@ -284,6 +286,9 @@ func (p *statusPage) build() contract.StatusReport {
 			t.ProcessSample, t.ProcessSampled = &sample, timeOrNil(s.at)
 			t.NearMemoryLimit = core.NearMemoryLimit(sample.PeakRSSBytes, t.MemoryLimitBytes)
 		}
+		if e, ok := p.results[id]; ok {
+			t.ResultBytes, t.ResultNotSaved = e.bytes, e.notSaved
+		}
 		if id.Type == taskspec.TensorBoard && t.Host != "" && t.State == core.TaskRunning.String() {
 			r.TensorBoardURL = contract.TensorBoardURL(t.Host, t.Port)
 		}
@@ -359,7 +364,8 @@ func (p *statusPage) awaitFinalFetch(linger time.Duration) {
 // launchers' metrics (rendezvous.MetricsHandler) for the status page.
 type metricsBoard struct {
 	*rendezvous.Board
-	page *statusPage // set before the server serves
+	page    *statusPage  // set before the server serves
+	results *resultSpool // nil: no results kept
 }
 
 // ReportMetrics implements rendezvous.MetricsHandler.

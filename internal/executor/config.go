@@ -74,6 +74,11 @@ type Config struct {
 	// PythonSDK is a directory holding tfyarn's Python package (pythonsdk.Extract), put on the
 	// program's PYTHONPATH after PythonPath; "": the launcher writes it into Dir's sdkDirName.
 	PythonSDK string
+	// KeepResult leaves the program's result file where it wrote it rather than sending it to the
+	// AM (run --local, whose output names the file).
+	KeepResult bool
+	// ResultDir is the directory of the program's result file ("": Dir).
+	ResultDir string
 
 	Stdout io.Writer // default os.Stdout
 	Stderr io.Writer // default os.Stderr

@@ -127,6 +127,7 @@ func Run(ctx context.Context, cfg Config) (exitCode int, err error) {
 	endLeftBehind(&cfg, mark, prog, signal, log)
 
 	code := prog.exitCode()
+	sendResult(&cfg, client, start.resultFile, log) // before the exit: the AM may end the job on it
 	report(&cfg, client, log, rendezvous.ExitReport{Task: cfg.Task, ContainerID: cfg.ContainerID, ExitCode: code, Stopped: stopped, Signal: signal, StderrTail: tail.Lines()})
 	log.printf("the program exited with code %d", code)
 	return code, nil
@@ -246,6 +247,7 @@ type programStart struct {
 	launch                    framework.Launch
 	env                       []string
 	warningFile, progressFile string // where the preemption warning and the program's progress go
+	resultFile                string // where the program leaves its result (contract.EnvResultFile)
 	hookDir                   string // the framework's Python hook, removed after the program; "" for none
 }
 
@@ -285,6 +287,10 @@ func prepareProgram(cfg *Config, ts rendezvous.TaskSpec, port int, pyDirs python
 		return failed(err)
 	}
 	start.env = setEnv(start.env, contract.EnvProgressFile, start.progressFile, true)
+	if start.resultFile, err = resultFilePath(cfg); err != nil {
+		return failed(err)
+	}
+	start.env = setEnv(start.env, contract.EnvResultFile, start.resultFile, true)
 	return start, nil
 }
 

@@ -56,6 +56,8 @@ type statusWatcher struct {
 	told map[string]bool
 	// nearMemory are the containers told near their memory limit.
 	nearMemory map[string]bool
+	// resultsTold are the lines of results not saved that were told.
+	resultsTold map[string]bool
 	// version is this client's (buildinfo's Label); versionTold says the
 	// AM's other version was told, once for the whole follow.
 	version     string
@@ -159,6 +161,9 @@ func (w *statusWatcher) poll(ctx context.Context, appID string, onEvent func(Eve
 		for _, line := range w.newNearMemory(rep) {
 			onEvent(Event{Time: time.Now(), AppID: appID, NearMemory: line})
 		}
+		for _, line := range w.newResultWarnings(rep) {
+			onEvent(Event{Time: time.Now(), AppID: appID, Warning: line})
+		}
 	}
 	w.last = rep
 }
@@ -235,6 +240,22 @@ func (w *statusWatcher) newNearMemory(rep *contract.StatusReport) []string {
 		}
 		w.nearMemory[t.ContainerID] = true
 		lines = append(lines, nearMemoryLine(t))
+	}
+	return lines
+}
+
+// newResultWarnings are the lines, not told yet, of the tasks whose result was not saved.
+func (w *statusWatcher) newResultWarnings(rep *contract.StatusReport) []string {
+	var lines []string
+	for _, t := range rep.Tasks {
+		if t.ResultNotSaved == "" || w.resultsTold[t.ResultNotSaved] {
+			continue
+		}
+		if w.resultsTold == nil {
+			w.resultsTold = map[string]bool{}
+		}
+		w.resultsTold[t.ResultNotSaved] = true
+		lines = append(lines, t.ResultNotSaved)
 	}
 	return lines
 }

@@ -26,6 +26,9 @@ type Result struct {
 	// Restarts is how many restarts the job had (taskspec.RestartPolicy);
 	// the diagnostics name the failure behind each.
 	Restarts int
+	// ResultFiles are the result files the tasks' programs left (contract.EnvResultFile), by
+	// task (worker:0), in a directory of the run's own that stays after it.
+	ResultFiles map[string]string
 }
 
 // TaskResult is how one task ended.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -95,12 +96,38 @@ func Run(ctx context.Context, job taskspec.Job, opts Options) (*Result, error) {
 	start := time.Now()
 	p := newProcesses(ctx, job, opts, board, secret, ln.Addr().String(), cmd, env, start)
 	p.base.PythonSDK = sdk
+	// The result files stay where the programs wrote them, in a directory of their own that
+	// outlives the run's working directory (a temporary one when it ships files).
+	if p.base.ResultDir, err = os.MkdirTemp("", "tfyarn-local-results-"); err != nil {
+		return nil, fmt.Errorf("localrun: %w", err)
+	}
+	p.base.KeepResult = true
 	d, err := newDriver(job, opts, p)
 	if err != nil {
+		os.Remove(p.base.ResultDir)
 		return nil, err
 	}
 	killed := drive(ctx, d, board, p)
-	return result(d, board, start, killed, p), nil
+	res := result(d, board, start, killed, p)
+	res.ResultFiles = resultFiles(p.base.ResultDir, res.Tasks)
+	return res, nil
+}
+
+// resultFiles are the result files the tasks left in dir, by task; dir is removed when they left
+// none.
+func resultFiles(dir string, tasks []TaskResult) map[string]string {
+	out := map[string]string{}
+	for _, t := range tasks {
+		p := filepath.Join(dir, contract.ResultFileName(string(t.Task.Type), t.Task.Index))
+		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
+			out[t.Task.String()] = p
+		}
+	}
+	if len(out) == 0 {
+		os.RemoveAll(dir)
+		return nil
+	}
+	return out
 }
 
 // newProcesses is how the run starts its tasks' launchers: each calls the

@@ -235,3 +235,25 @@ func FuzzDecodeMetrics(f *testing.F) {
 		}
 	})
 }
+
+func FuzzDecodeResultChunk(f *testing.F) {
+	f.Add(encodeResult(ResultChunk{Task: task(taskspec.Worker, 1), ContainerID: "container_1_0001_01_000002", Data: []byte("result"), Last: true}))
+	f.Add([]byte(`{"task":"worker:0","too_large":67108865,"last":true}`))
+	f.Add([]byte(`{"task":"worker:0","offset":67108863,"data":"eHg="}`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		c, err := DecodeResultChunk(body)
+		if err != nil {
+			return
+		}
+		if len(c.Data) > ResultChunkBytes || c.Offset < 0 || c.Offset+int64(len(c.Data)) > contract.MaxResultBytes {
+			t.Fatalf("decoded a chunk out of bounds: offset %d, %d bytes", c.Offset, len(c.Data))
+		}
+		if c.TooLarge != 0 && (c.TooLarge <= contract.MaxResultBytes || len(c.Data) > 0) {
+			t.Fatalf("decoded too-large %d with %d bytes", c.TooLarge, len(c.Data))
+		}
+		again, err := DecodeResultChunk(encodeResult(c))
+		if err != nil || again.Task != c.Task || !bytes.Equal(again.Data, c.Data) || again.Offset != c.Offset {
+			t.Fatalf("round trip: %+v → %+v, %v", c, again, err)
+		}
+	})
+}

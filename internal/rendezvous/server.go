@@ -186,7 +186,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	connlimit.Trust(r.Context())
 	resp := responder{w: w, keys: c.keys, sig: c.request.Signature}
 	method, known := routes[name]
-	if !known || name == "credentials" && !s.servesCredentials() || name == "metrics" && !s.servesMetrics() || name == "preemption" && !s.servesPreemption() {
+	if !known || name == "credentials" && !s.servesCredentials() || name == "metrics" && !s.servesMetrics() || name == "preemption" && !s.servesPreemption() || name == "result" && !s.servesResults() {
 		resp.fail(http.StatusNotFound, "not_found", "no such endpoint")
 		return
 	}
@@ -210,6 +210,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.metrics(r.Context(), resp, c.container, body)
 	case "preemption":
 		s.preemption(r, resp, c.container)
+	case "result":
+		s.result(r.Context(), resp, c.container, body)
 	}
 }
 
@@ -241,6 +243,9 @@ var routes = map[string]string{
 	// YARN will preempt the container (preemption.go); only when the
 	// Handler is a PreemptionHandler.
 	"preemption": http.MethodGet,
+	// result: a chunk of a task's result file (result.go); only when the Handler is a
+	// ResultHandler.
+	"result": http.MethodPost,
 }
 
 // caller is an authenticated request's container and what answering it
