@@ -99,5 +99,10 @@ func (c *Client) Submit(ctx context.Context, job Job, cb Callbacks) (*Submission
 	return s, nil
 }
 
-// Close drops the connections.
-func (s *Submission) Close() error { return s.sub.Close() }
+// Close drops the connections (an attached Submission's are its Client's).
+func (s *Submission) Close() error {
+	if s.sub == nil {
+		return nil
+	}
+	return s.sub.Close()
+}

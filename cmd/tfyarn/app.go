@@ -88,6 +88,8 @@ func newApp(e *env) *cli.App {
 		},
 		Commands: []*cli.Command{
 			runCommand(e),
+			submitCommand(e),
+			waitCommand(e),
 			amCommand(e),
 			taskCommand(e),
 			listCommand(e),

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/tfyarn/tfyarn/client"
-	"github.com/tfyarn/tfyarn/internal/cliout"
 	"github.com/tfyarn/tfyarn/internal/progressbar"
 	"github.com/tfyarn/tfyarn/jobreport"
 	"github.com/tfyarn/tfyarn/taskspec"
@@ -167,36 +166,13 @@ func runAction(c *cli.Context, e *env) error {
 		return err
 	}
 	defer cl.Close()
-	job.FileSystems = c.StringSlice("file-systems")
-	// Progress and status lines go to stderr: stdout holds the job's
-	// output (the tasks' lines --logs shows) or the JSON result.
-	progress := e.stderr
-	s, err := cl.Submit(c.Context, job, submitCallbacks(e, progress))
+	// run is submit then wait: one path for both.
+	s, err := submitJob(c, e, cl, job)
 	if err != nil {
 		return err
 	}
 	defer s.Close()
-	fmt.Fprintf(progress, "%s submitted (uploaded %d bytes)\n", s.AppID, s.UploadedBytes)
-	live := newRunLogs(c.Context, s, job.Job, mode, out, e)
-	defer live.close()
-	for _, o := range s.OrphansRemoved {
-		fmt.Fprintf(e.stderr, "removed the staging directory %s of %s (%s)\n", o.Path, o.AppID, o.State)
-	}
-	res, err := s.Wait(c.Context, func(ev client.Event) { printRunEvent(c.Context, e, progress, live, ev) })
-	live.close()
-	if res != nil {
-		if out == outputJSON {
-			if jerr := cliout.JSON(e.stdout, res); jerr != nil {
-				return jerr
-			}
-		} else {
-			fmt.Fprintf(progress, "%s %s %s: %s\n", res.AppID, res.State, res.FinalStatus, res.Diagnostics)
-		}
-	}
-	if errors.Is(err, context.Canceled) && res != nil && res.State == "KILLED" {
-		return &client.JobError{Result: res}
-	}
-	return err
+	return waitJob(c.Context, e, cl, s, decider(job.Job), mode, out)
 }
 
 // connectForRun connects to the cluster as the global flags and run's own

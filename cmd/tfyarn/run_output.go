@@ -54,8 +54,8 @@ type runLogs struct {
 
 // newRunLogs starts following for mode; task stdout goes to stdout, or to
 // stderr when stdout holds the JSON result.
-func newRunLogs(ctx context.Context, s *client.Submission, job taskspec.Job, mode, out string, e *env) *runLogs {
-	r := &runLogs{mode: mode, decider: decider(job), warn: e.stderr}
+func newRunLogsFor(ctx context.Context, s *client.Submission, deciderTask, mode, out string, e *env) *runLogs {
+	r := &runLogs{mode: mode, decider: deciderTask, warn: e.stderr}
 	if mode == logsNone {
 		return r
 	}

@@ -18,7 +18,7 @@ func TestDeciderIsChiefElseWorker0(t *testing.T) {
 // --logs none follows nothing: no NodeManager is asked, whatever happens.
 func TestRunLogsNoneFollowsNothing(t *testing.T) {
 	e := &env{}
-	r := newRunLogs(context.Background(), nil, taskspec.Job{}, logsNone, outputTable, e)
+	r := newRunLogsFor(context.Background(), nil, "worker:0", logsNone, outputTable, e)
 	require.Nil(t, r.logs)
 	r.event(context.Background(), client.Event{Task: &jobreport.Task{Task: "worker:0", ContainerID: "c", Node: "n:1"}, TaskChange: jobreport.TaskLaunched})
 	r.close()

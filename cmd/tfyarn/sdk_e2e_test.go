@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -67,4 +68,59 @@ func TestE2EResults(t *testing.T) {
 	out, _, code = execTfyarn(t, c, bin, nil, append(conf, "result", r.AppID, "--output", "json")...)
 	require.Equal(t, exitOK, code)
 	require.Equal(t, "[]\n", out)
+}
+
+// TestE2ESubmitWait: submit prints the application id and returns; wait follows it to its end
+// with run's exit codes and JSON (0 for a success, 1 for a failure), and gives an application that
+// ended already its result at once, its tasks from its history.
+func TestE2ESubmitWait(t *testing.T) {
+	bin := clustertest.BuildTfyarn(t)
+	c := clustertest.Require(t)
+	conf := []string{"--conf-dir", c.ConfDir}
+	start := time.Now()
+	ok, errOut, code := execTfyarn(t, c, bin, nil, append(conf, "submit", "--worker", "1c,256m", "--name", "e2e-submit-ok", "--", "sh", "-c", "sleep 1")...)
+	require.Equal(t, exitOK, code, errOut)
+	okID := strings.TrimSpace(ok)
+	require.Regexp(t, `^application_\d+_\d+$`, okID)
+	failJSON, errOut, code := execTfyarn(t, c, bin, nil, append(conf, "submit", "--worker", "1c,256m", "--name", "e2e-submit-fail", "--output", "json", "--", "sh", "-c", "exit 3")...)
+	require.Equal(t, exitOK, code, errOut)
+	var sub struct {
+		AppID string `json:"app_id"`
+		Name  string `json:"name"`
+		Queue string `json:"queue"`
+		User  string `json:"user"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(failJSON), &sub), failJSON)
+	require.Equal(t, "e2e-submit-fail", sub.Name)
+	require.Equal(t, "default", sub.Queue)
+	require.NotEmpty(t, sub.User)
+	t.Logf("both submitted in %.1fs", time.Since(start).Seconds())
+
+	out, errOut, code := execTfyarn(t, c, bin, nil, append(conf, "wait", okID, "--output", "json")...)
+	require.Equal(t, exitOK, code, errOut)
+	r := runJSON(t, out)
+	require.Equal(t, okID, r.AppID)
+	require.Equal(t, "SUCCEEDED", r.FinalStatus)
+	require.Len(t, r.Tasks, 1)
+
+	out, errOut, code = execTfyarn(t, c, bin, nil, append(conf, "wait", sub.AppID, "--output", "json")...)
+	require.Equal(t, exitJobFailed, code, errOut)
+	require.Equal(t, "FAILED", runJSON(t, out).FinalStatus)
+
+	// Ended already: at once, tasks from the history.
+	before := time.Now()
+	out, errOut, code = execTfyarn(t, c, bin, nil, append(conf, "wait", sub.AppID, "--output", "json")...)
+	require.Equal(t, exitJobFailed, code, errOut)
+	r = runJSON(t, out)
+	require.Len(t, r.Tasks, 1)
+	require.Equal(t, int32(3), *r.Tasks[0].ExitCode)
+	require.Less(t, time.Since(before), 10*time.Second)
+
+	_, errOut, code = execTfyarn(t, c, bin, nil, append(conf, "submit", "--local", "--worker", "1c", "--", "true")...)
+	require.Equal(t, exitUsage, code)
+	require.Equal(t, "tfyarn: submit --local: a local run ends with its process; use tfyarn run --local\n", errOut)
+	_, errOut, code = execTfyarn(t, c, bin, nil, append(conf, "wait", "app_1")...)
+	require.Equal(t, exitUsage, code)
+	require.Contains(t, errOut, "tfyarn: ")
+	t.Logf("%.1fs", time.Since(start).Seconds())
 }
