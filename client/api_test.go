@@ -54,8 +54,8 @@ func importablePackages(t *testing.T) []string {
 // jobreport.Report says which tfyarn its AM runs (TfyarnVersion, issue 34); 530 for the tasks'
 // results (issue 35: Client.Results, TaskResult, DeleteResults, ErrNoResult, ResultInfo and its
 // two fields, ResultsExpired; jobreport's Task.ResultBytes and ResultNotSaved, Result.ResultFiles,
-// Event.Warning); 531 for Client.Attach (tfyarn wait).
-const maxExported = 531
+// Event.Warning); 532 for Client.Attach (tfyarn wait) and jobreport.TaskProgress (--output events).
+const maxExported = 532
 
 // loadAPI type-checks the importable packages from the compiler's export
 // data (go list -export): what another module's code sees of them.

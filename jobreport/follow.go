@@ -12,6 +12,7 @@ const (
 	TaskLaunched   = "launched"   // got a container
 	TaskRegistered = "registered" // its launcher registered its address
 	TaskEnded      = "ended"      // its program or container ended
+	TaskProgress   = "progress"   // its program reported new progress (Task.Progress)
 )
 
 // Event is a change in the application's report that Wait observed.

@@ -28,12 +28,18 @@ type env struct {
 
 	// Kerberos: --principal and --keytab (global, or run's own).
 	principal, keytab string
+
+	// events is the --output events stream of run, wait and submit; nil otherwise.
+	events *eventStream
 }
 
 // run executes the CLI with args (args[0] is the program name) and returns
 // the process exit code. Tests call it in-process.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	e := &env{stdout: stdout, stderr: stderr}
+	if wantsEvents(args) {
+		e.events = &eventStream{w: stdout}
+	}
 	app := newApp(e)
 	err := app.RunContext(ctx, args)
 	if err == nil {
@@ -42,6 +48,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	msg, code := describe(err, e)
 	if msg != "" {
 		fmt.Fprintf(stderr, "tfyarn: %s\n", oneLine(msg))
+	}
+	if e.events != nil {
+		e.events.fail(oneLine(msg), code) // unless the job's result ended the stream
 	}
 	return code
 }

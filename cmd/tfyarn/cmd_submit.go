@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/tfyarn/tfyarn/client"
 	"github.com/tfyarn/tfyarn/internal/cliout"
@@ -42,7 +43,7 @@ func waitCommand(e *env) *cli.Command {
 			"gives its result at once, its tasks from its history. Interrupting wait kills the application, as\n" +
 			"interrupting run does.\n" +
 			"Exit codes: 0 succeeded, 1 failed or killed, 2 usage or cluster error.",
-		Flags:        []cli.Flag{outputFlag(), logsFlag()},
+		Flags:        []cli.Flag{streamOutputFlag(), logsFlag()},
 		OnUsageError: onUsageError,
 		Action:       func(c *cli.Context) error { return waitAction(c, e) },
 	}
@@ -58,7 +59,7 @@ type submitted struct {
 }
 
 func submitAction(c *cli.Context, e *env) error {
-	out, err := outputFormat(c)
+	out, err := streamOutputFormat(c)
 	if err != nil {
 		return err
 	}
@@ -82,12 +83,27 @@ func submitAction(c *cli.Context, e *env) error {
 		return err
 	}
 	defer s.Close()
-	if out == outputJSON {
+	switch out {
+	case outputJSON:
 		user, _ := cl.User()
 		return cliout.JSON(e.stdout, submitted{AppID: s.AppID, Name: job.Name, Queue: job.Queue, User: user, UploadedBytes: s.UploadedBytes})
+	case outputEvents:
+		e.events.write(submittedOf(c.Context, cl, s, job))
+		return nil
 	}
 	fmt.Fprintln(e.stdout, s.AppID)
 	return nil
+}
+
+// submittedOf is the "submitted" event of s: the tracking URL from the ResourceManager's report
+// when it answers at once ("" otherwise: the "state" events carry it).
+func submittedOf(ctx context.Context, cl *client.Client, s *client.Submission, job client.Job) submittedEvent {
+	user, _ := cl.User()
+	ev := submittedEvent{eventHeader: header("submitted", s.SubmittedAt), AppID: s.AppID, Name: job.Name, Queue: job.Queue, User: user}
+	if app, err := cl.Application(ctx, s.AppID); err == nil {
+		ev.TrackingURL = app.TrackingURL
+	}
+	return ev
 }
 
 // submitJob submits job as run and submit do, saying so on stderr.
@@ -109,7 +125,7 @@ func waitAction(c *cli.Context, e *env) error {
 	if err != nil {
 		return err
 	}
-	out, err := outputFormat(c)
+	out, err := streamOutputFormat(c)
 	if err != nil {
 		return err
 	}
@@ -149,7 +165,12 @@ func waitJob(ctx context.Context, e *env, cl *client.Client, s *client.Submissio
 	progress := e.stderr
 	live := newRunLogsFor(ctx, s, deciderTask, mode, out, e)
 	defer live.close()
-	res, err := s.Wait(ctx, func(ev client.Event) { printRunEvent(ctx, e, progress, live, ev) })
+	res, err := s.Wait(ctx, func(ev client.Event) {
+		printRunEvent(ctx, e, progress, live, ev)
+		if out == outputEvents {
+			e.events.write(encodeEvent(ev)...)
+		}
+	})
 	live.close()
 	if res != nil && len(res.Tasks) == 0 && res.State != "" {
 		// An application that had ended before wait: its tasks are in its history.
@@ -158,11 +179,18 @@ func waitJob(ctx context.Context, e *env, cl *client.Client, s *client.Submissio
 		}
 	}
 	if res != nil {
-		if out == outputJSON {
+		var je *client.JobError
+		switch out {
+		case outputEvents:
+			// A cluster error (exit 2) ends the stream with its "error" line instead.
+			if err == nil || errors.As(err, &je) || errors.Is(err, context.Canceled) {
+				e.events.write(encodeResult(res, time.Now()))
+			}
+		case outputJSON:
 			if jerr := cliout.JSON(e.stdout, res); jerr != nil {
 				return jerr
 			}
-		} else {
+		default:
 			fmt.Fprintf(progress, "%s %s %s: %s\n", res.AppID, res.State, res.FinalStatus, res.Diagnostics)
 		}
 	}

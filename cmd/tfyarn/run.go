@@ -89,7 +89,7 @@ func runFlags() []cli.Flag {
 		&cli.StringFlag{Name: "principal", Usage: "Kerberos `PRINCIPAL` (user@REALM) to log in as from --keytab (same as the global flag)"},
 		&cli.StringFlag{Name: "keytab", Usage: "log in from this `KEYTAB` instead of the ticket cache; the ApplicationMaster then also renews the job's HDFS delegation tokens past their maximum lifetime (the keytab travels only inside the ApplicationMaster's credentials, never as a file)"},
 		&cli.StringSliceFlag{Name: "file-systems", Usage: "further HDFS filesystems the tasks use, `hdfs://HOST:PORT or hdfs://NAMESERVICE` (comma list, repeatable): on a Kerberized cluster the job gets delegation tokens for them too"},
-		outputFlag(),
+		streamOutputFlag(),
 		logsFlag(),
 	)
 	flags = append(flags, tensorBoardFlags()...)
@@ -146,7 +146,7 @@ var runDescription = taskspec.SpecHelp + "\n\n" +
 	"tasks: [{task, type, index, state, host, port, container_id, node, exit_code}]}."
 
 func runAction(c *cli.Context, e *env) error {
-	out, err := outputFormat(c)
+	out, err := streamOutputFormat(c)
 	if err != nil {
 		return err
 	}
@@ -172,6 +172,9 @@ func runAction(c *cli.Context, e *env) error {
 		return err
 	}
 	defer s.Close()
+	if out == outputEvents {
+		e.events.write(submittedOf(c.Context, cl, s, job))
+	}
 	return waitJob(c.Context, e, cl, s, decider(job.Job), mode, out)
 }
 

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/tfyarn/tfyarn/client"
 	"github.com/tfyarn/tfyarn/internal/cliout"
@@ -63,11 +64,19 @@ func runLocalAction(c *cli.Context, e *env, job client.Job, out string) error {
 		opts.RegistrationTimeout = job.RendezvousTimeout
 	}
 	progress := e.stdout
-	if out == outputJSON {
+	switch out {
+	case outputJSON:
 		// stdout holds one JSON document: the tasks' output goes to stderr,
 		// which both of localrun's streams then share.
 		w := &lockedWriter{w: e.stderr}
 		opts.Stdout, opts.Stderr, progress = w, w, e.stderr
+	case outputEvents:
+		// stdout holds the events: the tasks' lines become log events, the run's own lines go to
+		// stderr.
+		human := &lockedWriter{w: e.stderr}
+		opts.Stdout = &localLogLines{s: e.events, stream: "stdout", human: human}
+		opts.Stderr = &localLogLines{s: e.events, stream: "stderr", human: human}
+		progress = e.stderr
 	}
 	// The task programs run in their own process groups, so a Ctrl-C on the
 	// terminal reaches only tfyarn, which stops every task through ctx.
@@ -93,11 +102,14 @@ func runLocalAction(c *cli.Context, e *env, job client.Job, out string) error {
 		return err
 	}
 	res := localResult(lr)
-	if out == outputJSON {
+	switch out {
+	case outputEvents:
+		e.events.write(encodeResult(res, time.Now()))
+	case outputJSON:
 		if err := cliout.JSON(e.stdout, res); err != nil {
 			return err
 		}
-	} else {
+	default:
 		fmt.Fprintf(progress, "%s %s %s: %s\n", res.AppID, res.State, res.FinalStatus, res.Diagnostics)
 	}
 	if !res.Succeeded() {

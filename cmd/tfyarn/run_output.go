@@ -63,7 +63,11 @@ func newRunLogsFor(ctx context.Context, s *client.Submission, deciderTask, mode,
 	if out == outputJSON {
 		stdout = e.stderr
 	}
-	r.logs = s.FollowTaskLogs(ctx, client.PrefixedOutput(stdout, e.stderr),
+	output := client.PrefixedOutput(stdout, e.stderr)
+	if out == outputEvents {
+		output = e.events.logOutput()
+	}
+	r.logs = s.FollowTaskLogs(ctx, output,
 		func(note string) { fmt.Fprintf(e.stderr, "%s: %s\n", s.AppID, note) }, 0)
 	return r
 }

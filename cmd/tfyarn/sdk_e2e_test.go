@@ -124,3 +124,62 @@ func TestE2ESubmitWait(t *testing.T) {
 	require.Contains(t, errOut, "tfyarn: ")
 	t.Logf("%.1fs", time.Since(start).Seconds())
 }
+
+// eventsJob: worker:0 reports progress and prints; worker:1 leaves a result over 64 MiB (a
+// warning).
+const eventsJob = `if [ "$TFYARN_TASK_INDEX" = 0 ]; then echo 1/2 > "$TFYARN_PROGRESS_FILE"; echo "line of $TFYARN_TASK"; sleep 3; echo 2/2 > "$TFYARN_PROGRESS_FILE"
+else truncate -s 67108865 "$TFYARN_RESULT_FILE"; fi`
+
+// TestE2EEvents: run --output events of a 2-task job: JSON Lines, every object with v 1, a type
+// and an RFC 3339 time; submitted first, every type of docs/events.md on the way, result last.
+// wait --output events of the ended job ends with the same result.
+func TestE2EEvents(t *testing.T) {
+	bin := clustertest.BuildTfyarn(t)
+	c := clustertest.Require(t)
+	start := time.Now()
+	stdout, stderr, code := execTfyarn(t, c, bin, nil, "run", "--worker", "2x1c,256m", "--name", "e2e-events", "--logs", "all", "--output", "events", "--", "sh", "-c", eventsJob)
+	require.Equal(t, exitOK, code, "stdout: %s\nstderr: %s", stdout, stderr)
+	t.Logf("run: %.1fs", time.Since(start).Seconds())
+	lines := strings.Split(strings.TrimSuffix(stdout, "\n"), "\n")
+	var types []string
+	var last map[string]any
+	for _, l := range lines {
+		var ev map[string]any
+		require.NoError(t, json.Unmarshal([]byte(l), &ev), l)
+		require.Equal(t, float64(1), ev["v"], l)
+		_, err := time.Parse(time.RFC3339Nano, ev["time"].(string))
+		require.NoError(t, err, l)
+		types = append(types, ev["type"].(string))
+		switch ev["type"] {
+		case "log":
+			if ev["line"] == "line of worker:0" {
+				require.Equal(t, "worker:0", ev["task"])
+				require.Equal(t, "stdout", ev["stream"])
+			}
+		case "progress":
+			require.Equal(t, "worker:0", ev["task"])
+		case "warning":
+			require.Contains(t, ev["text"], "worker:1's result file is 67108865 bytes")
+		}
+		last = ev
+	}
+	require.Equal(t, "submitted", types[0])
+	for _, typ := range []string{"state", "task", "progress", "log", "warning"} {
+		require.Contains(t, types, typ, "%v", types)
+	}
+	require.Equal(t, "result", types[len(types)-1])
+	require.Equal(t, 1, strings.Count(strings.Join(types, " "), "result"))
+	require.Equal(t, true, last["succeeded"])
+	require.Equal(t, float64(0), last["exit_code"])
+	require.Len(t, last["tasks"], 2)
+	appID := last["app_id"].(string)
+
+	out, errOut, code := execTfyarn(t, c, bin, nil, "--conf-dir", c.ConfDir, "wait", appID, "--output", "events")
+	require.Equal(t, exitOK, code, errOut)
+	wl := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	var res map[string]any
+	require.NoError(t, json.Unmarshal([]byte(wl[len(wl)-1]), &res))
+	require.Equal(t, "result", res["type"])
+	require.Equal(t, appID, res["app_id"])
+	require.Len(t, res["tasks"], 2)
+}

@@ -27,6 +27,7 @@ const (
 	TaskLaunched   = jobreport.TaskLaunched
 	TaskRegistered = jobreport.TaskRegistered
 	TaskEnded      = jobreport.TaskEnded
+	TaskProgress   = jobreport.TaskProgress
 )
 
 // statusTimeout bounds one fetch of the AM's status page: it is a local
@@ -140,6 +141,10 @@ func (w *statusWatcher) poll(ctx context.Context, appID string, onEvent func(Eve
 	w.failures = 0
 	if onEvent != nil {
 		for _, ev := range taskChanges(w.last, rep) {
+			ev.AppID = appID
+			onEvent(ev)
+		}
+		for _, ev := range progressChanges(w.last, rep) {
 			ev.AppID = appID
 			onEvent(ev)
 		}
@@ -321,6 +326,26 @@ func taskChanges(prev, cur *contract.StatusReport) []Event {
 		before = (prev.Counts)
 	}
 	countsAtEvents(before, counts, evs)
+	return evs
+}
+
+// progressChanges are the tasks whose program reported new progress (TFYARN_PROGRESS_FILE) since
+// prev, as TaskProgress events.
+func progressChanges(prev, cur *contract.StatusReport) []Event {
+	old := map[string]*jobreport.Progress{}
+	if prev != nil {
+		for _, t := range prev.Tasks {
+			old[t.Task] = t.Progress
+		}
+	}
+	var evs []Event
+	for _, t := range cur.Tasks {
+		if t.Progress == nil || (old[t.Task] != nil && *old[t.Task] == *t.Progress) {
+			continue
+		}
+		task := t
+		evs = append(evs, Event{Time: time.Now(), Task: &task, TaskChange: TaskProgress})
+	}
 	return evs
 }
 
