@@ -69,6 +69,9 @@ def run(args, app_id):
     for name in tasks_of(flags):
         rf = os.path.join(work, name.replace(":", "-") + ".result")
         env = dict(os.environ, TFYARN_TASK=name, TFYARN_RESULT_FILE=rf)
+        ranks = dict(kv.split("=") for kv in os.environ.get("STUB_RANKS", "").split(",") if kv)
+        if name in ranks:  # as torchrun: this container's first process has global rank RANK
+            env.update(RANK=ranks[name], LOCAL_RANK="0")
         emit("task", task=name, change="launched", state="RUNNING")
         out = subprocess.run(command, cwd=work, env=env, capture_output=True, text=True)
         for line in out.stdout.splitlines():

@@ -130,3 +130,11 @@ def test_logs_and_cluster(stub):
     assert list(tfyarn.Job("application_1_0001").logs(follow=True)) == ["[worker:0] line 1", "[worker:0] line 2"]
     assert tfyarn.cluster() == {"nodes": 2}
     assert ["logs", "application_1_0001", "--follow"] in calls(stub)
+
+
+def test_rank_zero_value_wherever_torchrun_put_it(stub, monkeypatch):
+    monkeypatch.setenv("STUB_RANKS", "worker:0=2,worker:1=0")
+    res = tfyarn.run(lambda: os.environ["RANK"], worker="2x1c", framework="pytorch")
+    assert res.value == "0" and res.values == {"worker:1": "0"}
+    res = tfyarn.run(lambda: os.environ["RANK"], worker="2x1c", framework="pytorch", return_all=True)
+    assert res.value == "0" and res.values == {"worker:0": "2", "worker:1": "0"}

@@ -2,6 +2,7 @@ import _thread
 import json
 import sys
 import threading
+import time
 import types
 
 import pytest
@@ -55,7 +56,15 @@ def test_plain_outside_jupyter(monkeypatch):
 
 def test_interrupt_kills_and_reraises(stub, monkeypatch, capsys):
     monkeypatch.setenv("STUB_WAIT_SLEEP", "3")  # the stub's wait ends 3 s in, as a killed job would
-    threading.Timer(1.0, _thread.interrupt_main).start()
+
+    def interrupt_once_waiting():
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and '"wait"' not in (stub.read_text() if stub.exists() else ""):
+            time.sleep(0.05)
+        time.sleep(0.5)
+        _thread.interrupt_main()
+
+    threading.Thread(target=interrupt_once_waiting, daemon=True).start()
     with pytest.raises(KeyboardInterrupt):
         tfyarn.Job("application_1_0004").wait()
     calls = [json.loads(line) for line in stub.read_text().splitlines()]

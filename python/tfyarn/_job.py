@@ -274,18 +274,35 @@ def _failed_tasks(tasks: List[Dict[str, Any]]) -> List[str]:
     return [str(t.get("task")) for t in tasks if t.get("exit_code") not in (None, 0)]
 
 
+def _values(ev: Dict[str, Any], return_all: bool) -> Tuple[Any, Dict[str, Any]]:
+    """The deciding task's value and {task: value}: worker:0's (chief:0's), or under torchrun the
+    value of the task whose container held rank 0."""
+    tasks = [str(t.get("task")) for t in ev.get("tasks") or []]
+    first = _deciding_task(ev.get("tasks") or [])
+    order = [first] + [t for t in tasks if t != first]
+    values: Dict[str, Any] = {}
+    decider = ""
+    for name in order:
+        if decider and not return_all:
+            break
+        got = _outcome(ev, name)
+        if got is None or not got.ok:
+            continue
+        values[name] = got.value()
+        if not decider and got.rank in (None, 0):
+            decider = name
+    if not decider:
+        return None, values if return_all else {}
+    return values[decider], values if return_all else {decider: values[decider]}
+
+
 def _finish(ev: Dict[str, Any], function: bool, return_all: bool) -> Result:
     tasks = list(ev.get("tasks") or [])
     if ev.get("succeeded"):
         if not function:
             return Result(ev)
-        names = [str(t.get("task")) for t in tasks] if return_all else [_deciding_task(tasks)]
-        values = {}
-        for name in names:
-            got = _outcome(ev, name)
-            if got is not None and got.ok:
-                values[name] = got.value()
-        return Result(ev, values.get(_deciding_task(tasks)), values)
+        value, values = _values(ev, return_all)
+        return Result(ev, value, values)
     failed = _failed_tasks(tasks)
     if function:
         for name in failed[:4]:

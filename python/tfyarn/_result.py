@@ -20,6 +20,8 @@ class Outcome:
         self.message: str = str(fields.get("message", ""))
         self.traceback: str = str(fields.get("traceback", ""))
         self.exception_pickle: Optional[bytes] = fields.get("exception")
+        # torchrun's global RANK of the process that wrote the value (None outside torchrun).
+        self.rank: Optional[int] = fields.get("rank")
 
     def value(self) -> Any:
         """The function's return value (cloudpickle's output loads with pickle where cloudpickle imports)."""

@@ -1,8 +1,9 @@
 """The task side of a function job: `python tfyarn_function.py PAYLOAD` (the script the SDK ships)
 calls main(), which loads the pickled function and arguments, calls it and leaves the outcome in
 TFYARN_RESULT_FILE: the pickled value, or the exception's type, message, traceback and pickle.
-Exits 1 when the function raised. Under torchrun (--framework pytorch) every process runs it; the
-value is LOCAL_RANK 0's (worker:0 holds rank 0), an exception is any process's."""
+Exits 1 when the function raised. Under torchrun (--framework pytorch) every process runs it; each
+container keeps LOCAL_RANK 0's value with its global RANK (the client looks for rank 0's: torchrun
+need not give worker:0 the first ranks), or any process's exception."""
 
 from __future__ import annotations
 
@@ -72,7 +73,8 @@ def main(argv: Optional[List[str]] = None) -> int:
             _write(_exception_fields(exc), replace=True)
             traceback.print_exc()
             return 1
-        _write({"ok": True, "value": data}, replace=False)
+        rank = os.environ.get("RANK", "")
+        _write({"ok": True, "value": data, "rank": int(rank) if rank.isdigit() else None}, replace=False)
     return 0
 
 
