@@ -28,12 +28,14 @@ def work(n: int) -> int:
     return sum(i * i for i in range(n))
 
 
-def timed(fn: Callable[[], object], rounds: int) -> List[float]:
-    out = []
+def timed(fns: Dict[str, Callable[[], object]], rounds: int) -> Dict[str, List[float]]:
+    """Each function rounds times, interleaved: the machine's load falls on all alike."""
+    out: Dict[str, List[float]] = {k: [] for k in fns}
     for _ in range(rounds):
-        start = time.perf_counter()
-        fn()
-        out.append(time.perf_counter() - start)
+        for k, fn in fns.items():
+            start = time.perf_counter()
+            fn()
+            out[k].append(time.perf_counter() - start)
     return out
 
 
@@ -54,17 +56,14 @@ def main() -> int:
         cli = [binary, "run", "--output", "json", "--worker", "1c,512m", "--python", py] + flags
         quiet: Dict[str, object] = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL, "check": True}
         tfyarn.run(["true"], worker="1c,512m", backend=backend, live=False)  # warm: version check, caches
-        rows = {
-            "CLI: `tfyarn run -- true`": timed(lambda: subprocess.run(cli + ["--", "true"], **quiet), a.rounds),  # type: ignore[call-overload]
-            "SDK: `tfyarn.run([\"true\"])`": timed(
-                lambda: tfyarn.run(["true"], worker="1c,512m", python=py, backend=backend, live=False), a.rounds
-            ),
-            "CLI: the work as a script": timed(lambda: subprocess.run(cli + [script], **quiet), a.rounds),  # type: ignore[call-overload]
-            "SDK: the work as a function": timed(
-                lambda: tfyarn.run(work, args=(n,), worker="1c,512m", python=py, backend=backend, live=False),
-                a.rounds,
-            ),
-        }
+        rows = timed({
+            "CLI: `tfyarn run -- true`": lambda: subprocess.run(cli + ["--", "true"], **quiet),  # type: ignore[call-overload]
+            "SDK: `tfyarn.run([\"true\"])`": lambda: tfyarn.run(
+                ["true"], worker="1c,512m", python=py, backend=backend, live=False),
+            "CLI: the work as a script": lambda: subprocess.run(cli + [script], **quiet),  # type: ignore[call-overload]
+            "SDK: the work as a function": lambda: tfyarn.run(
+                work, args=(n,), worker="1c,512m", python=py, backend=backend, live=False),
+        }, a.rounds)  # fmt: skip
     med = {k: statistics.median(v) for k, v in rows.items()}
     names = list(rows)
     print("# The Python SDK's cost\n")
