@@ -51,11 +51,12 @@ func importablePackages(t *testing.T) []string {
 // importablePackages. A ratchet at today's count: the public client is to become thinner, never
 // larger. 515 after issue 32's thinning; 517 since client.Event and client.Result became aliases
 // of their one definition in jobreport (two names, no copy to keep in step); 518 since
-// jobreport.Report says which tfyarn its AM runs (TfyarnVersion, issue 34); 530 for the tasks'
-// results (issue 35: Client.Results, TaskResult, DeleteResults, ErrNoResult, ResultInfo and its
-// two fields, ResultsExpired; jobreport's Task.ResultBytes and ResultNotSaved, Result.ResultFiles,
-// Event.Warning); 532 for Client.Attach (tfyarn wait) and jobreport.TaskProgress (--output events).
-const maxExported = 532
+// jobreport.Report says which tfyarn its AM runs (TfyarnVersion, issue 34); 524 after issue 36
+// (MLflow); 538 for the tasks' results (issue 35: Client.Results, TaskResult, DeleteResults,
+// ErrNoResult, ResultInfo and its two fields, ResultsExpired; jobreport's Task.ResultBytes and
+// ResultNotSaved, Result.ResultFiles, Event.Warning), Client.Attach (tfyarn wait) and
+// jobreport.TaskProgress (--output events).
+const maxExported = 538
 
 // loadAPI type-checks the importable packages from the compiler's export
 // data (go list -export): what another module's code sees of them.
@@ -130,7 +131,7 @@ func exportedObjects(pkg *types.Package) map[string]types.Object {
 	return objs
 }
 
-// TestAPISize keeps the Go API from growing: docs/go-api.md "at most 515 exported names, methods
+// TestAPISize keeps the Go API from growing: docs/go-api.md "at most 524 exported names, methods
 // and struct fields".
 func TestAPISize(t *testing.T) {
 	total := 0

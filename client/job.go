@@ -141,6 +141,25 @@ type Job struct {
 	// (yarn.cluster.max-application-priority) to that maximum; the
 	// application's report says what it got. Negative is refused.
 	Priority int32
+
+	// MLflow, when set, tracks the job in an MLflow run (docs/mlflow.md):
+	// the tracking server is MLflow's own MLFLOW_TRACKING_URI of this
+	// process's environment (with MLFLOW_TRACKING_TOKEN or
+	// MLFLOW_TRACKING_USERNAME/PASSWORD, and its TLS variables). Submit
+	// creates the run, or joins MLFLOW_RUN_ID's, logs the job as params
+	// and tags, gives every task MLFLOW_TRACKING_URI, MLFLOW_RUN_ID and
+	// MLFLOW_EXPERIMENT_ID (the credentials sealed, like SecretEnv), and
+	// the job's end is logged into it. No MLFLOW_TRACKING_URI is refused
+	// before anything is created; a server that is down or refuses costs
+	// the job its tracking only, told through Callbacks.OnNotice.
+	MLflow *MLflow
+}
+
+// MLflow is Job.MLflow.
+type MLflow struct {
+	// Experiment names the run's experiment (created when missing);
+	// empty means the job's Name.
+	Experiment string
 }
 
 // engineJob is the job as the submission engine takes it (submit.Job
@@ -152,6 +171,9 @@ func (j Job) engineJob(conf *hadoopconf.Config, user string) submit.Job {
 		TensorBoardLogDir: j.TensorBoardLogDir, CacheDir: j.CacheDir, RendezvousTimeout: j.RendezvousTimeout,
 		AllocTimeout: j.AllocTimeout, FileSystems: j.FileSystems, SecretEnv: j.SecretEnv, AMAttempts: j.AMAttempts,
 		Timeout: j.Timeout, Priority: j.Priority, Conf: conf, User: user}
+	if j.MLflow != nil {
+		ej.MLflow = &submit.MLflow{Experiment: j.MLflow.Experiment}
+	}
 	for _, f := range j.Files {
 		ej.Files = append(ej.Files, shipplan.LocalFile(f))
 	}

@@ -20,6 +20,9 @@ type Callbacks struct {
 	// OnUpload follows each file's way into the HDFS cache (see
 	// UploadFunc); the CLI draws progress bars with it.
 	OnUpload UploadFunc
+	// OnNotice is told (one line) what the job's MLflow tracking lost
+	// when the tracking server is down or refuses (Job.MLflow).
+	OnNotice func(msg string)
 }
 
 // UploadFunc is told that a file of the job is about to go to the HDFS
@@ -63,9 +66,13 @@ type Submission struct {
 	// not the small per-application job description): 0 when the cache
 	// had them all.
 	UploadedBytes int64
+	// MLflowRunID and MLflowExperimentID are the job's MLflow run
+	// (Job.MLflow), empty without one.
+	MLflowRunID, MLflowExperimentID string
 
-	sub    *submit.Submission
-	follow *follow.Follower
+	sub      *submit.Submission
+	follow   *follow.Follower
+	onNotice func(string)
 }
 
 // Submit validates the job and its local files, checks it against the
@@ -75,7 +82,7 @@ type Submission struct {
 // submits the ApplicationMaster. Nothing is created before the job has been checked, and
 // an error leaves nothing behind. The work is internal/submit's.
 func (c *Client) Submit(ctx context.Context, job Job, cb Callbacks) (*Submission, error) {
-	ecb := submit.Callbacks{OnCacheNotice: cb.OnCacheNotice, OnUpload: cb.OnUpload}
+	ecb := submit.Callbacks{OnCacheNotice: cb.OnCacheNotice, OnUpload: cb.OnUpload, OnNotice: cb.OnNotice}
 	if cb.OnPacked != nil {
 		ecb.OnPacked = func(p submit.PackInfo) { cb.OnPacked(PackInfo(p)) }
 	}
@@ -89,7 +96,7 @@ func (c *Client) Submit(ctx context.Context, job Job, cb Callbacks) (*Submission
 		return nil, err
 	}
 	s := &Submission{AppID: sub.AppID, StagingDir: sub.StagingDir, SubmittedAt: sub.SubmittedAt,
-		UploadedBytes: sub.UploadedBytes, sub: sub}
+		UploadedBytes: sub.UploadedBytes, MLflowRunID: sub.MLflowRunID, MLflowExperimentID: sub.MLflowExperimentID, sub: sub, onNotice: cb.OnNotice}
 	for _, o := range sub.OrphansRemoved {
 		s.OrphansRemoved = append(s.OrphansRemoved, OrphanedStaging(o))
 	}

@@ -22,6 +22,14 @@ type Result = jobreport.Result
 // internal/follow's.
 func (s *Submission) Wait(ctx context.Context, onEvent func(Event)) (*Result, error) {
 	res, err := s.follow.Wait(ctx, onEvent)
+	// The AM logs the job's end into its MLflow run; one it could not
+	// (killed, lost) leaves that to whoever sees the end: the submitter (an
+	// attached Submission, tfyarn wait, holds no MLflow run).
+	if s.sub != nil {
+		if line := s.sub.FinishTracking(ctx, res); line != "" && s.onNotice != nil {
+			s.onNotice(line)
+		}
+	}
 	if err == nil && !res.Succeeded() {
 		return res, &JobError{Result: res}
 	}

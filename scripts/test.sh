@@ -27,6 +27,8 @@ t=$SECONDS
 bash scripts/tfenv.sh
 bash scripts/tfenv.sh pytorch
 bash scripts/tfenv.sh jax
+bash scripts/tfenv.sh xgboost
+bash scripts/tfenv.sh mlflow
 echo "make test: the Python environments took $((SECONDS - t)) s" >&2
 
 # The Unix users the tests make (tfyarn-e2e-<random>, see internal/clustertest/users.go) are

@@ -3,11 +3,13 @@
 #   bash scripts/tfenv.sh           .venv/          TensorFlow (examples/requirements.txt)
 #   bash scripts/tfenv.sh pytorch   .venv-pytorch/  PyTorch    (examples/requirements-pytorch.txt)
 #   bash scripts/tfenv.sh jax       .venv-jax/      JAX        (examples/requirements-jax.txt)
+#   bash scripts/tfenv.sh xgboost   .venv-xgboost/  XGBoost and LightGBM (examples/requirements-xgboost.txt)
+#   bash scripts/tfenv.sh mlflow    .venv-mlflow/   MLflow     (examples/requirements-mlflow.txt)
 #   bash scripts/tfenv.sh notebook  .venv-notebook/ the Python SDK's tests and notebooks: pytest,
 #                                   mypy, cloudpickle, nbclient, ipykernel (examples/requirements-notebook.txt)
 # Idempotent: a stamp holding the requirements' hash makes a complete environment a fast no-op;
 # any change to the requirements reinstalls.
-# PyTorch's and JAX's environments (GBs: PyPI's Linux torch brings the CUDA libraries) live in a
+# The environments but TensorFlow's (GBs: PyPI's Linux torch brings the CUDA libraries) live in a
 # per-machine cache, $TFYARN_VENV_CACHE (default /var/cache/tfyarn/venvs for root, whose home the
 # test cluster's container users cannot enter, else ~/.cache/tfyarn/venvs), keyed by the
 # requirements' hash, and .venv-pytorch/.venv-jax are links to it: a second clone on the same
@@ -33,9 +35,13 @@ pytorch) VENV=.venv-pytorch REQ=examples/requirements-pytorch.txt
   CHECK='import torch, torch.distributed as d; assert d.is_available() and d.is_gloo_available()' WHAT="torch wheels" SIZE="2.6 GB, 4.7 GB on disk" ;;
 jax) VENV=.venv-jax REQ=examples/requirements-jax.txt
   CHECK='import jax, jax.numpy as jnp; assert float(jnp.ones(2).sum()) == 2.0' WHAT="jaxlib wheels" SIZE="~120 MB" ;;
+xgboost) VENV=.venv-xgboost REQ=examples/requirements-xgboost.txt
+  CHECK='import xgboost, lightgbm, xgboost.collective, numpy; assert xgboost.__version__ and lightgbm.__version__' WHAT="xgboost-cpu and lightgbm wheels" SIZE="~100 MB" ;;
+mlflow) VENV=.venv-mlflow REQ=examples/requirements-mlflow.txt
+  CHECK='import mlflow, mlflow.server; assert mlflow.__version__' WHAT="mlflow wheels" SIZE="~200 MB, 850 MB on disk" ;;
 notebook) VENV=.venv-notebook REQ=examples/requirements-notebook.txt
   CHECK='import cloudpickle, nbclient, ipykernel, pytest, mypy' WHAT="pytest, nbclient and ipykernel wheels" SIZE="~15 MB" ;;
-*) echo "tfenv: unknown environment '$kind'; give tensorflow (default), pytorch, jax or notebook" >&2; exit 2 ;;
+*) echo "tfenv: unknown environment '$kind'; give tensorflow (default), pytorch, jax, xgboost, mlflow or notebook" >&2; exit 2 ;;
 esac
 STAMP="$VENV/.tfenv-stamp"
 
@@ -44,7 +50,7 @@ command -v "$PYTHON" >/dev/null 2>&1 || fail "$PYTHON not found: install Python 
 want="$(sha256sum "$REQ" | cut -d' ' -f1) $("$PYTHON" -c 'import os, sys; print("%d.%d %s" % (sys.version_info[:2] + (os.path.realpath(sys.executable),)))')"
 
 cached=""
-if [ "$kind" = pytorch ] || [ "$kind" = jax ]; then
+if [ "$kind" != tensorflow ]; then
   # The environment itself is in the machine's cache; $VENV links to it. Root's cache is outside
   # its home: the test cluster's containers run as their users and reach the environment by its
   # path (--python), so it must be readable by all.
@@ -66,7 +72,7 @@ if command -v flock >/dev/null 2>&1; then
 fi
 
 start=$(date +%s)
-if [ "$kind" = pytorch ] || [ "$kind" = jax ]; then
+if [ "$kind" != tensorflow ]; then
   mkdir -p "$cache"
   [ "$cache" = /var/cache/tfyarn/venvs ] && chmod 0755 /var/cache/tfyarn "$cache"
   # One made before in root's home (the earlier default): hard links, no copy and no download.

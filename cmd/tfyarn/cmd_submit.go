@@ -114,6 +114,9 @@ func submitJob(c *cli.Context, e *env, cl *client.Client, job client.Job) (*clie
 		return nil, err
 	}
 	fmt.Fprintf(e.stderr, "%s submitted (uploaded %d bytes)\n", s.AppID, s.UploadedBytes)
+	if s.MLflowRunID != "" {
+		fmt.Fprintf(e.stderr, "%s MLflow run %s (experiment %s)\n", s.AppID, s.MLflowRunID, s.MLflowExperimentID)
+	}
 	for _, o := range s.OrphansRemoved {
 		fmt.Fprintf(e.stderr, "removed the staging directory %s of %s (%s)\n", o.Path, o.AppID, o.State)
 	}

@@ -89,6 +89,8 @@ func runFlags() []cli.Flag {
 		&cli.StringFlag{Name: "principal", Usage: "Kerberos `PRINCIPAL` (user@REALM) to log in as from --keytab (same as the global flag)"},
 		&cli.StringFlag{Name: "keytab", Usage: "log in from this `KEYTAB` instead of the ticket cache; the ApplicationMaster then also renews the job's HDFS delegation tokens past their maximum lifetime (the keytab travels only inside the ApplicationMaster's credentials, never as a file)"},
 		&cli.StringSliceFlag{Name: "file-systems", Usage: "further HDFS filesystems the tasks use, `hdfs://HOST:PORT or hdfs://NAMESERVICE` (comma list, repeatable): on a Kerberized cluster the job gets delegation tokens for them too"},
+		&cli.BoolFlag{Name: "mlflow", Usage: "track the job in an MLflow run on the tracking server MLFLOW_TRACKING_URI names (with MLFLOW_TRACKING_TOKEN or MLFLOW_TRACKING_USERNAME/PASSWORD): the job's params and tags, its end's status, metrics and artifacts; every task gets MLFLOW_TRACKING_URI, MLFLOW_RUN_ID and MLFLOW_EXPERIMENT_ID; MLFLOW_RUN_ID set here joins that run"},
+		&cli.StringFlag{Name: "mlflow-experiment", Usage: "with --mlflow, the run's experiment `NAME` (created when missing; default: --name)"},
 		streamOutputFlag(),
 		logsFlag(),
 	)
@@ -224,6 +226,7 @@ func submitCallbacks(e *env, progress io.Writer) client.Callbacks {
 		fmt.Fprintf(progress, "packed %s (%s): %s%s in %.1fs, sha256 %s\n", p.Dir, what, progressbar.Bytes(p.Bytes), layers, p.Took.Seconds(), shortDigest(p.SHA256))
 	}
 	cb.OnCacheNotice = func(msg string) { fmt.Fprintln(progress, msg) }
+	cb.OnNotice = func(msg string) { fmt.Fprintln(e.stderr, msg) }
 	cb.OnUpload = func(name string, size int64) (func(sent, total int64), func()) {
 		// On a terminal only: nothing at all on a pipe.
 		bar := progressbar.New(e.stderr, "uploading "+name)
@@ -304,6 +307,9 @@ func runJob(c *cli.Context) (client.Job, error) {
 	job.AllocTimeout = c.Duration("alloc-timeout")
 	if job.AllocTimeout <= 0 {
 		return client.Job{}, usagef("--alloc-timeout %s: give a positive duration, e.g. 5m", job.AllocTimeout)
+	}
+	if err := applyMLflow(c, &job); err != nil {
+		return client.Job{}, err
 	}
 	job.AMNodeLabel = c.String("am-node-label")
 	if strings.ContainsAny(job.AMNodeLabel, " ,=&|") {
@@ -622,5 +628,24 @@ func applyPriority(c *cli.Context, job *client.Job) error {
 		return usagef("--priority %q: give a whole number from 0 to %d, e.g. --priority 5", text, math.MaxInt32)
 	}
 	job.Priority = int32(n)
+	return nil
+}
+
+// applyMLflow reads --mlflow and --mlflow-experiment. The tracking
+// server's variables are checked here too, before anything is created.
+func applyMLflow(c *cli.Context, job *client.Job) error {
+	if !c.Bool("mlflow") {
+		if c.IsSet("mlflow-experiment") {
+			return usagef("--mlflow-experiment needs --mlflow")
+		}
+		return nil
+	}
+	if c.Bool("local") {
+		return usagef("--mlflow is for jobs on YARN; leave it out with --local")
+	}
+	if os.Getenv("MLFLOW_TRACKING_URI") == "" {
+		return usagef("--mlflow: MLFLOW_TRACKING_URI is not set: export the tracking server's URL (http://host:port) first")
+	}
+	job.MLflow = &client.MLflow{Experiment: c.String("mlflow-experiment")}
 	return nil
 }

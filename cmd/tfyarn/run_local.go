@@ -111,6 +111,11 @@ func runLocalAction(c *cli.Context, e *env, job client.Job, out string) error {
 		}
 	default:
 		fmt.Fprintf(progress, "%s %s %s: %s\n", res.AppID, res.State, res.FinalStatus, res.Diagnostics)
+		for _, t := range res.Tasks {
+			if p, ok := res.ResultFiles[t.Task]; ok {
+				fmt.Fprintf(progress, "%s result of %s: %s\n", res.AppID, t.Task, p)
+			}
+		}
 	}
 	if !res.Succeeded() {
 		return &client.JobError{Result: res}

@@ -152,7 +152,7 @@ func TestRunLocalUsageErrorsStartNothing(t *testing.T) {
 		{[]string{"--ps", "1c", "--", "touch", "STARTED"}, "the job has no chief and no worker"},
 		{[]string{"--worker", "1c", "--success", "most", "--", "touch", "STARTED"}, `--success: unknown success rule "most"; expected chief or all`},
 		{[]string{"--worker", "1c", "no-such-script.py"}, "script no-such-script.py: no such file or directory"},
-		{[]string{"--worker", "1c", "--output", "xml", "--", "touch", "STARTED"}, `--output "xml": expected table or json`},
+		{[]string{"--worker", "1c", "--output", "xml", "--", "touch", "STARTED"}, `--output "xml": expected table, json or events`},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			started := filepath.Join(t.TempDir(), "STARTED")
@@ -234,4 +234,20 @@ func TestRunLocalResultFiles(t *testing.T) {
 	got, err := os.ReadFile(path)
 	require.NoError(t, err)
 	require.Equal(t, "from worker:0\n", string(got))
+}
+
+// TestRunLocalResultFilesSaid: without --output json, run --local names each result file in a line
+// after the job's.
+func TestRunLocalResultFilesSaid(t *testing.T) {
+	noCluster(t)
+	stdout, stderr, code := runCLI(t, "run", "--local", "--worker", "1c", "--", "sh", "-c", `echo r > "$TFYARN_RESULT_FILE"`)
+	require.Equal(t, exitOK, code, stderr)
+	lines := strings.Split(strings.TrimSuffix(stdout, "\n"), "\n")
+	last := lines[len(lines)-1]
+	path, ok := strings.CutPrefix(last, "local result of worker:0: ")
+	require.True(t, ok, stdout)
+	t.Cleanup(func() { os.RemoveAll(filepath.Dir(path)) })
+	got, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.Equal(t, "r\n", string(got))
 }

@@ -52,7 +52,7 @@ type runLogs struct {
 	warn          io.Writer
 }
 
-// newRunLogs starts following for mode; task stdout goes to stdout, or to
+// newRunLogsFor starts following for mode; task stdout goes to stdout, or to
 // stderr when stdout holds the JSON result.
 func newRunLogsFor(ctx context.Context, s *client.Submission, deciderTask, mode, out string, e *env) *runLogs {
 	r := &runLogs{mode: mode, decider: deciderTask, warn: e.stderr}

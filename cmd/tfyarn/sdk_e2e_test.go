@@ -5,6 +5,7 @@ package main
 import (
 	"encoding/json"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/tfyarn/tfyarn/client"
 	"github.com/tfyarn/tfyarn/internal/clustertest"
+	"github.com/tfyarn/tfyarn/internal/hdfs"
 )
 
 // resultJob: worker:0 imports tfyarn's Python package with the system's python3, no environment
@@ -25,7 +27,8 @@ else truncate -s 67108865 "$TFYARN_RESULT_FILE"; fi`
 
 // TestE2EResults: on YARN, every task imports tfyarn with no change to its environment; a task's
 // result file comes back through `tfyarn result` byte for byte; one over 64 MiB is not saved and
-// run says so; --output json lists what was saved; --delete removes it.
+// run says so; --output json lists what was saved; --delete removes it. Another user can neither
+// read nor list them (attack).
 func TestE2EResults(t *testing.T) {
 	bin := clustertest.BuildTfyarn(t)
 	c := clustertest.Require(t)
@@ -53,6 +56,20 @@ func TestE2EResults(t *testing.T) {
 	var list []client.ResultInfo
 	require.NoError(t, json.Unmarshal([]byte(out), &list), out)
 	require.Equal(t, []client.ResultInfo{{Task: "worker:0", Bytes: int64(len("result\x00\xff of worker:0"))}}, list)
+
+	// The results are the owner's alone: another user of the cluster can neither list nor read them.
+	st, errOut, code := runCLI(t, "--conf-dir", c.ConfDir, "status", r.AppID, "--output", "json")
+	require.Equal(t, exitOK, code, errOut)
+	var v statusView
+	require.NoError(t, json.Unmarshal([]byte(st), &v), st)
+	owner := v.User
+	require.Equal(t, int64(len("result\x00\xff of worker:0")), *v.History.Tasks[0].ResultBytes)
+	require.Contains(t, v.History.Tasks[1].ResultNotSaved, "over the limit")
+	mallory := simpleHDFSClient(t, c, c.User(t, "tfyarn-e2e-"+randomHex(t)))
+	_, err = mallory.ReadFile(path.Join(hdfs.AppResultsDir(owner, r.AppID), "worker-0"))
+	require.ErrorIs(t, err, os.ErrPermission)
+	_, err = mallory.ReadDir(hdfs.ResultsDir(owner))
+	require.ErrorIs(t, err, os.ErrPermission)
 
 	out, errOut, code = execTfyarn(t, c, bin, nil, append(conf, "result", r.AppID, "--task", "worker:1")...)
 	require.Equal(t, exitJobFailed, code)

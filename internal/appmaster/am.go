@@ -78,6 +78,7 @@ func RunAM(ctx context.Context, opts AMOptions) (LoopResult, error) {
 	}
 	// A watching client gets a moment to read the final task table.
 	defer rv.Close(3 * time.Second)
+	tracking := startTracking(ctx, jf, secretEnv, opts.Getenv, web.ProxyURL, attempt, logf)
 	logf("rendezvous and status page at %s (success rule %q)", rv.Address(), orDefault(string(jf.Success), string(frameworks.SuccessOf(jf.Job))))
 	taskEnv := map[string]string{}
 	if err := serveJobServiceOf(ctx, jf, host, taskEnv, logf); err != nil {
@@ -124,7 +125,7 @@ func RunAM(ctx context.Context, opts AMOptions) (LoopResult, error) {
 		LaunchContext:     launchContextFor(jf, rv, sec, secret, taskEnv),
 		BeforeUnregister: func(ctx context.Context, f core.Finish) {
 			stopRefresh()
-			writeHistoryAndRemoveStaging(ctx, sec, rv, jf, f, logf)
+			writeHistoryAndRemoveStaging(ctx, sec, rv, jf, f, tracking, logf)
 		},
 		Logf: logf,
 	})
@@ -291,13 +292,17 @@ func laterAttempts(ctx context.Context, rv *TaskRendezvous, store amattempt.Stor
 }
 
 // writeHistoryAndRemoveStaging is what the AM does before it unregisters:
-// write the job's history, and remove the staging directory unless the job is
-// handed over to the next attempt.
-func writeHistoryAndRemoveStaging(ctx context.Context, sec *amSecurity, rv *TaskRendezvous, jf contract.JobFile, f core.Finish, logf func(string, ...any)) {
+// write the job's history, log its end into its MLflow run, and remove the
+// staging directory, unless the job is handed over to the next attempt
+// (which goes on in the same run).
+func writeHistoryAndRemoveStaging(ctx context.Context, sec *amSecurity, rv *TaskRendezvous, jf contract.JobFile, f core.Finish, tracking *jobTracking, logf func(string, ...any)) {
 	if err := sec.writeHistory(ctx, rv.FinalReport()); err != nil {
 		logf("writing the job's history: %v", err)
 	} else {
 		logf("history written to %s", hdfs.HistoryPath(jf.User, jf.AppID))
+	}
+	if !f.HandOver {
+		tracking.end(ctx, rv.FinalReport(), logf)
 	}
 	if f.HandOver {
 		logf("keeping the staging directory for the next attempt")

@@ -42,7 +42,7 @@ var layers = []struct {
 		"internal/ipc", "internal/yarnpb/hadoophdfs", "internal/yarnpb/hadoopyarn", "internal/framework", "internal/transcript",
 	}},
 	{"the frameworks, each behind the seam", []string{
-		"internal/framework/tensorflow", "internal/framework/pytorch", "internal/framework/jax",
+		"internal/framework/tensorflow", "internal/framework/pytorch", "internal/framework/jax", "internal/framework/xgboost", "internal/framework/lightgbm",
 	}},
 	{"the frameworks' registry", []string{"internal/frameworks"}},
 	{"what client, AM and launcher agree on; the AM's pure core; the placement check; environment archives", []string{
@@ -52,7 +52,7 @@ var layers = []struct {
 		"internal/yarn", "internal/hdfs", "internal/rendezvous",
 	}},
 	{"features shared by several programs", []string{
-		"internal/shipplan", "internal/connect", "internal/amattempt", "internal/tasklogs", "internal/appmaster/webui",
+		"internal/shipplan", "internal/connect", "internal/amattempt", "internal/tasklogs", "internal/appmaster/webui", "internal/mlflow",
 	}},
 	{"the two sides of a running job: the AM and the in-container launcher", []string{
 		"internal/appmaster", "internal/executor",

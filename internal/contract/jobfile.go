@@ -76,6 +76,23 @@ type JobFile struct {
 	// one type: the TensorBoard task (run --tensorboard) runs tensorboard,
 	// not the job's program.
 	Commands map[taskspec.TaskType][]string `json:"commands,omitempty"`
+
+	// MLflow, for a run --mlflow job whose run the client created or
+	// joined, is where the AM logs the job's end; nil otherwise. The
+	// server's credentials are among the --secret-env values.
+	MLflow *JobMLflow `json:"mlflow,omitempty"`
+}
+
+// JobMLflow is the MLflow run a job logs into. It holds no secret.
+type JobMLflow struct {
+	TrackingURI  string `json:"tracking_uri"`
+	ExperimentID string `json:"experiment_id"`
+	RunID        string `json:"run_id"`
+	// The TLS settings (MLFLOW_TRACKING_INSECURE_TLS, the certificate
+	// paths, files on the AM's node).
+	InsecureTLS    bool   `json:"insecure_tls,omitempty"`
+	ServerCertPath string `json:"server_cert_path,omitempty"`
+	ClientCertPath string `json:"client_cert_path,omitempty"`
 }
 
 // TaskCommand is what the tasks of type t run: their entry in Commands,

@@ -15,8 +15,10 @@ import (
 
 	"github.com/tfyarn/tfyarn/internal/framework"
 	"github.com/tfyarn/tfyarn/internal/framework/jax"
+	"github.com/tfyarn/tfyarn/internal/framework/lightgbm"
 	"github.com/tfyarn/tfyarn/internal/framework/pytorch"
 	"github.com/tfyarn/tfyarn/internal/framework/tensorflow"
+	"github.com/tfyarn/tfyarn/internal/framework/xgboost"
 	"github.com/tfyarn/tfyarn/internal/success"
 	"github.com/tfyarn/tfyarn/taskspec"
 )
@@ -26,6 +28,8 @@ var all = map[string]framework.Framework{
 	tensorflow.Name: tensorflow.New(),
 	pytorch.Name:    pytorch.New(),
 	jax.Name:        jax.New(),
+	xgboost.Name:    xgboost.New(),
+	lightgbm.Name:   lightgbm.New(),
 }
 
 // Default is the framework of jobs that name none.

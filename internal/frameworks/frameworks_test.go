@@ -7,8 +7,10 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/tfyarn/tfyarn/internal/framework"
 	"github.com/tfyarn/tfyarn/internal/framework/jax"
+	"github.com/tfyarn/tfyarn/internal/framework/lightgbm"
 	"github.com/tfyarn/tfyarn/internal/framework/pytorch"
 	"github.com/tfyarn/tfyarn/internal/framework/tensorflow"
+	"github.com/tfyarn/tfyarn/internal/framework/xgboost"
 	"github.com/tfyarn/tfyarn/taskspec"
 )
 
@@ -100,6 +102,42 @@ func TestLaunch(t *testing.T) {
 				Describe:   "JAX process 1 of 2, coordinator h0:100",
 			},
 		},
+		{
+			name: "xgboost worker 1: the tracker's address, its task; the port freed", framework: xgboost.Name,
+			task: framework.Task{ID: w(1), Cluster: twoWorkers, Port: 200, Argv: []string{"python3", "xgb.py"}, JobService: "am:5000"},
+			want: framework.Launch{
+				Argv:     []string{"python3", "xgb.py"},
+				Set:      map[string]string{"DMLC_TRACKER_URI": "am", "DMLC_TRACKER_PORT": "5000", "DMLC_TASK_ID": "worker:1", "DMLC_NUM_WORKER": "2"},
+				Describe: "XGBoost worker 1 of 2, tracker at am:5000",
+			},
+		},
+		{
+			name: "xgboost worker 0: the same tracker, an IPv6 one", framework: xgboost.Name,
+			task: framework.Task{ID: w(0), Cluster: twoWorkers, Port: 100, Argv: []string{"xgb"}, JobService: "[::1]:5000"},
+			want: framework.Launch{
+				Argv:     []string{"xgb"},
+				Set:      map[string]string{"DMLC_TRACKER_URI": "::1", "DMLC_TRACKER_PORT": "5000", "DMLC_TASK_ID": "worker:0", "DMLC_NUM_WORKER": "2"},
+				Describe: "XGBoost worker 0 of 2, tracker at [::1]:5000",
+			},
+		},
+		{
+			name: "lightgbm worker 0: machines, its own port to listen on, freed before the program", framework: lightgbm.Name,
+			task: framework.Task{ID: w(0), Cluster: twoWorkers, Port: 100, Argv: []string{"python3", "lgb.py"}},
+			want: framework.Launch{
+				Argv:     []string{"python3", "lgb.py"},
+				Set:      map[string]string{"LIGHTGBM_MACHINES": "h0:100,h1:200", "LIGHTGBM_LOCAL_LISTEN_PORT": "100", "LIGHTGBM_NUM_MACHINES": "2", "LIGHTGBM_RANK": "0"},
+				Describe: "LightGBM machine 0 of 2, listening on port 100",
+			},
+		},
+		{
+			name: "lightgbm worker 1", framework: lightgbm.Name,
+			task: framework.Task{ID: w(1), Cluster: twoWorkers, Port: 200, Argv: []string{"lgb"}},
+			want: framework.Launch{
+				Argv:     []string{"lgb"},
+				Set:      map[string]string{"LIGHTGBM_MACHINES": "h0:100,h1:200", "LIGHTGBM_LOCAL_LISTEN_PORT": "200", "LIGHTGBM_NUM_MACHINES": "2", "LIGHTGBM_RANK": "1"},
+				Describe: "LightGBM machine 1 of 2, listening on port 200",
+			},
+		},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -120,10 +158,21 @@ func TestElasticLaunchNeedsTheStore(t *testing.T) {
 	require.ErrorContains(t, err, "an elastic job without the ApplicationMaster's rendezvous store")
 }
 
+// An XGBoost job's workers need the tracker the ApplicationMaster (or
+// run --local) serves; its size is the job's workers.
+func TestXGBoostLaunchNeedsTheTracker(t *testing.T) {
+	f, _ := Lookup(xgboost.Name)
+	_, err := f.Launch(framework.Task{ID: w(0), Cluster: twoWorkers, Argv: []string{"py", "s.py"}})
+	require.EqualError(t, err, `xgboost: no tracker address (""): the ApplicationMaster serves it`)
+	job := taskspec.Job{Framework: xgboost.Name, Tasks: []taskspec.TaskGroup{{Type: taskspec.Worker, Instances: 3}}}
+	require.Equal(t, xgboost.Tracker{Workers: 3}, JobServiceOf(job))
+	require.Nil(t, JobServiceOf(taskspec.Job{Framework: lightgbm.Name, Tasks: job.Tasks}))
+}
+
 func TestLaunchRefusesTasksOutsideTheCluster(t *testing.T) {
-	for _, name := range []string{pytorch.Name, jax.Name} {
+	for _, name := range []string{pytorch.Name, jax.Name, xgboost.Name, lightgbm.Name} {
 		f, _ := Lookup(name)
-		_, err := f.Launch(framework.Task{ID: w(2), Cluster: twoWorkers, Argv: []string{"py", "s.py"}})
+		_, err := f.Launch(framework.Task{ID: w(2), Cluster: twoWorkers, Argv: []string{"py", "s.py"}, JobService: "am:1"})
 		require.ErrorContains(t, err, "worker:2 is not in the cluster (2 workers)", name)
 		_, err = f.Launch(framework.Task{ID: taskspec.TaskID{Type: taskspec.Chief}, Cluster: twoWorkers, Argv: []string{"py", "s.py"}})
 		require.ErrorContains(t, err, "chief:0 is not a worker task", name)
@@ -135,7 +184,7 @@ func TestLookup(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, tensorflow.Name, f.Name(), "no framework named: TensorFlow")
 	_, err = Lookup("mxnet")
-	require.EqualError(t, err, `unknown framework "mxnet"; expected one of jax, pytorch, tensorflow`)
+	require.EqualError(t, err, `unknown framework "mxnet"; expected one of jax, lightgbm, pytorch, tensorflow, xgboost`)
 }
 
 func TestCheckJob(t *testing.T) {
@@ -253,6 +302,8 @@ func TestLaunchSetsOnlyReserved(t *testing.T) {
 		{taskspec.Job{Framework: jax.Name}, framework.Task{ID: w(1), Cluster: twoWorkers, Port: 200, Argv: py}},
 		{taskspec.Job{Framework: pytorch.Name}, framework.Task{ID: w(0), Cluster: twoWorkers, Port: 100, Argv: py, RunID: "r"}},
 		{taskspec.Job{Framework: pytorch.Name, MinWorkers: 1}, framework.Task{ID: w(1), Cluster: twoWorkers, Port: 200, Argv: py, RunID: "r", MinWorkers: 1, JobService: "am:1"}},
+		{taskspec.Job{Framework: xgboost.Name}, framework.Task{ID: w(1), Cluster: twoWorkers, Port: 200, Argv: py, JobService: "am:1"}},
+		{taskspec.Job{Framework: lightgbm.Name}, framework.Task{ID: w(0), Cluster: twoWorkers, Port: 100, Argv: py}},
 	} {
 		f, err := Lookup(tc.job.Framework)
 		require.NoError(t, err)

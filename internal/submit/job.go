@@ -46,6 +46,7 @@ type Job struct {
 	AMAttempts        int
 	Timeout           time.Duration
 	Priority          int32
+	MLflow            *MLflow
 
 	// Conf is the client configuration; User who submits the job and owns
 	// its HDFS files (empty: HADOOP_USER_NAME or the OS user; a Kerberos

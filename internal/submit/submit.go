@@ -46,6 +46,7 @@ type Callbacks struct {
 	OnCacheNotice func(msg string)
 	OnPacked      func(PackInfo)
 	OnUpload      func(name string, size int64) (progress func(sent, total int64), done func())
+	OnNotice      func(msg string)
 }
 
 // Submission is a submitted application, and what following it needs.
@@ -67,6 +68,9 @@ type Submission struct {
 	User string
 	RM   *yarn.ApplicationClient
 	FS   *hdfs.FS // nil until the submission reached HDFS
+	// MLflowRunID and MLflowExperimentID are the job's MLflow run (run
+	// --mlflow), empty without one.
+	MLflowRunID, MLflowExperimentID string
 
 	job   Job
 	opts  Options
@@ -78,6 +82,8 @@ type Submission struct {
 	// envBase is the venv's base interpreter (ship; "" for none or a
 	// conda env): contract.JobFile.PythonBase.
 	envBase string
+	// tracker is the job's MLflow run, nil without one.
+	tracker *mlflowTracker
 }
 
 // Submit validates the job and its local files, checks it against the
@@ -135,6 +141,9 @@ func checkLocally(job Job) (shipplan.Plan, string, error) {
 		return shipplan.Plan{}, "", fmt.Errorf("client: the tfyarn binary to ship, %s, is not a regular file", bin)
 	}
 	if err := checkAttempts(job); err != nil {
+		return shipplan.Plan{}, "", err
+	}
+	if err := checkMLflow(job); err != nil {
 		return shipplan.Plan{}, "", err
 	}
 	for _, uri := range job.FileSystems {
@@ -230,6 +239,7 @@ func (s *Submission) stageAndSubmit(ctx context.Context, plan shipplan.Plan, shi
 	defer func() {
 		if err != nil && created {
 			s.cleanupFailedSubmit(err, submitting)
+			s.failTracking(err)
 		}
 	}()
 	cctx, cancel := s.call(ctx)
@@ -248,6 +258,7 @@ func (s *Submission) stageAndSubmit(ctx context.Context, plan shipplan.Plan, shi
 	if err != nil {
 		return err
 	}
+	s.startTracking(ctx, shipped, plan.PythonEnv)
 	jf := s.jobFile(plan, shipped, offer, sec)
 	data, err := jf.Marshal()
 	if err != nil {
@@ -288,6 +299,7 @@ func (s *Submission) jobFile(plan shipplan.Plan, shipped map[string]hdfs.Resourc
 	jf.QueueDefaultLabel = offer.defaultLabel
 	jf.Commands = job.taskCommands()
 	jf.Kerberos = sec.job
+	jf.MLflow = s.jobMLflow()
 	if job.Script != "" {
 		// The AM runs commands: the script (shipped beside the
 		// launcher, or inside src/) becomes python's argument.

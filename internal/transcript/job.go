@@ -13,7 +13,7 @@ import (
 // (chief=1 worker=2), max-restarts=N, retry=CODE,CODE,
 // start-after=TYPE=TYPE[,TYPE=TYPE] (--start-after) and
 // infra-restarts=off (--no-infra-restarts), min-workers=N (an elastic
-// PyTorch job). Groups have a
+// PyTorch job), framework=NAME (--framework, a script job). Groups have a
 // small nominal shape.
 func Job(c Cmd) (taskspec.Job, error) {
 	job := taskspec.Job{Command: "true"}
@@ -48,6 +48,9 @@ func Job(c Cmd) (taskspec.Job, error) {
 			return job, fmt.Errorf("%s: min-workers=%s: %w", c.Pos, n, err)
 		}
 		job.Framework, job.Script, job.MinWorkers = "pytorch", "train.py", min
+	}
+	if name := c.Get("framework", ""); name != "" {
+		job.Framework, job.Script = name, "train.py"
 	}
 	if order := c.Get("start-after", ""); order != "" {
 		o, err := taskspec.ParseStartAfter(order)

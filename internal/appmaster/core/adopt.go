@@ -109,12 +109,12 @@ func (m *Machine) previousAttempt(e PreviousAttempt) {
 		running[c.ID] = c
 	}
 	adopt, release := m.adoptionPlan(e.Saved, running)
-	if m.elastic && len(adopt) > 0 {
-		// An elastic job's workers met on the framework's job service the
-		// previous attempt served (elastic PyTorch's rendezvous store),
-		// which died with it: they cannot go on, nor meet on this
-		// attempt's new one. The job starts afresh, every worker in a new
-		// container.
+	if (m.elastic || m.needJobService) && len(adopt) > 0 {
+		// The workers met on the framework's job service the previous
+		// attempt served (elastic PyTorch's rendezvous store, XGBoost's
+		// tracker), which died with it: they cannot go on (XGBoost's
+		// report their shutdown to it), nor meet on this attempt's new
+		// one. The job starts afresh, every worker in a new container.
 		adopt, release = nil, sortedIDs(running)
 	}
 	m.ready.Release = append(m.ready.Release, release...)

@@ -79,6 +79,12 @@ type Config struct {
 	// the driver asks the registry (frameworks.WorkersReplacedInPlace:
 	// TensorFlow's ParameterServerStrategy workers).
 	WorkersInPlace bool
+	// TasksNeedJobService: the job's tasks met on its framework's job
+	// service (framework.Framework.JobService: elastic PyTorch's store,
+	// XGBoost's tracker), which the AM serves and which dies with its
+	// attempt: a later attempt adopts none of them (adopt.go). The
+	// driver asks the registry (frameworks.JobServiceOf).
+	TasksNeedJobService bool
 }
 
 // Machine is the AM's state. It is not safe for concurrent use: the loop
@@ -102,6 +108,7 @@ type Machine struct {
 	preemptionWait time.Duration
 	python         PythonFacts
 	workersInPlace bool // Config.WorkersInPlace
+	needJobService bool // Config.TasksNeedJobService
 	// job is Config.Job, for its spread (--spread); spreadText says it
 	// in words, "" when nothing is spread.
 	job        taskspec.Job
@@ -160,6 +167,7 @@ func New(cfg Config) (*Machine, error) {
 		nextRequestID: 1000, // above the groups' own
 	}
 	m.workersInPlace = cfg.WorkersInPlace
+	m.needJobService = cfg.TasksNeedJobService
 	if cfg.Job.MinWorkers > 0 {
 		// An elastic job's lost worker is not restarted with the cluster:
 		// its others go on without it (success.Elastic), whatever ended it.

@@ -199,7 +199,7 @@ func (h *harness) newMachine(t *testing.T, c transcript.Cmd) {
 	if links := c.Get("python-links", ""); links != "" {
 		py = PythonFacts{Links: strings.Split(links, ","), Base: c.Get("python-base", ""), User: c.Get("user", "")}
 	}
-	m, err := New(Config{Job: job, Policy: policy, WorkersInPlace: frameworks.WorkersReplacedInPlace(job), AllocTimeout: dur("alloc-timeout"), ContainerStopGrace: dur("stop-grace"), PreemptionWait: dur("preemption-wait"), Python: py})
+	m, err := New(Config{Job: job, Policy: policy, WorkersInPlace: frameworks.WorkersReplacedInPlace(job), TasksNeedJobService: frameworks.JobServiceOf(job) != nil, AllocTimeout: dur("alloc-timeout"), ContainerStopGrace: dur("stop-grace"), PreemptionWait: dur("preemption-wait"), Python: py})
 	if err != nil {
 		t.Fatalf("%s: %v", c.Pos, err)
 	}
