@@ -7,7 +7,7 @@ export GOTOOLCHAIN := auto
 PROFILE ?= plain
 GOFILES = $(shell git ls-files --cached --others --exclude-standard '*.go' | grep -v '^internal/yarnpb/hadoop')
 
-.PHONY: build release test test-compat check clean-machine unit e2e faults checkpoints cluster-up cluster-down cluster-status demo proto bench soak fmt lint clean
+.PHONY: build release test test-compat test-notebooks check clean-machine unit e2e faults checkpoints cluster-up cluster-down cluster-status demo proto bench soak fmt lint clean
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -o bin/tfyarn ./cmd/tfyarn
@@ -20,6 +20,11 @@ release:
 # Unit tests, then the end-to-end tests against one shared start of the real cluster.
 test:
 	bash scripts/test.sh
+
+# Every notebook of examples/notebooks/ (TensorFlow, PyTorch, local, failing) executed headless
+# against the test cluster (docs/python.md); make test runs the local and failing ones.
+test-notebooks: build
+	$(GO) test -tags 'e2e notebooks' -count=1 -timeout 40m -run 'TestE2ENotebooks$$|TestNotebooksAll$$' ./python/
 
 # The inner loop: lint and unit tests, no cluster (about 2 minutes on a 2-core machine).
 check:
@@ -85,8 +90,10 @@ lint:
 	$(GO) vet ./...
 	$(GO) vet -tags e2e ./...
 	$(GO) vet -tags 'e2e compat' ./cmd/tfyarn/
+	$(GO) vet -tags 'e2e checkpoints' ./cmd/tfyarn/
 	$(GO) vet -tags bench ./bench/
 	$(GO) vet -tags soak ./bench/
+	$(GO) vet -tags notebooks ./python/
 	bash scripts/analyze.sh
 
 clean:

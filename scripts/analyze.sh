@@ -3,7 +3,7 @@
 # installed into .tools/bin from the Go module proxy. Any finding fails. A true false positive gets a narrowly
 # scoped `//lint:ignore CHECK reason` on the line before it.
 #
-# Every build tag the repository uses is considered (the e2e, compat, bench and soak tests), so a helper
+# Every build tag the repository uses is considered (the e2e, compat, bench, soak, checkpoints and notebooks tests), so a helper
 # used only by a tagged test is not reported: staticcheck merges one run per tag (-matrix; a
 # finding counts only when every build has it), deadcode reads them all at once with the tests as
 # roots (-test): a function no program and no test reaches is dead and gets deleted.
@@ -40,8 +40,8 @@ if [ ! -s "$vulndb/index/db.json" ]; then
 fi
 
 rc=0
-printf 'unit:\ne2e: -tags=e2e\ncompat: -tags=e2e,compat\nbench: -tags=bench\nsoak: -tags=soak\ncheckpoints: -tags=e2e,checkpoints\n' | "$tools/staticcheck" -matrix ./... || rc=1
-dead=$("$tools/deadcode" -test -tags e2e,compat,bench,soak,checkpoints ./...)
+printf 'unit:\ne2e: -tags=e2e\ncompat: -tags=e2e,compat\nbench: -tags=bench\nsoak: -tags=soak\ncheckpoints: -tags=e2e,checkpoints\nnotebooks: -tags=notebooks\n' | "$tools/staticcheck" -matrix ./... || rc=1
+dead=$("$tools/deadcode" -test -tags e2e,compat,bench,soak,checkpoints,notebooks ./...)
 if [ -n "$dead" ]; then
   echo "$dead"
   echo "deadcode: the functions above are reached by no program and no test: delete them" >&2

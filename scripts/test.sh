@@ -15,7 +15,9 @@ bash scripts/prereqs.sh test
 null_device() { [ "$(stat -c %t:%T:%F /dev/null 2>/dev/null)" = "1:3:character special file" ]; }
 null_device || { echo "make test: /dev/null is not the null device ($(stat -c '%F, owner %U, mode %a' /dev/null 2>&1)); restore it as root (rm -f /dev/null && mknod -m 666 /dev/null c 1 3), then run make test again" >&2; exit 2; }
 
-# make check first: lint and unit tests, each timed.
+# make check first: lint and unit tests, each timed; the Python SDK's too, in .venv-notebook
+# (pytest, mypy, cloudpickle, nbclient, ipykernel; also the kernel of the notebooks' tests).
+bash scripts/tfenv.sh notebook
 bash scripts/check.sh
 make --no-print-directory build
 

@@ -5,6 +5,8 @@
 #   bash scripts/tfenv.sh jax       .venv-jax/      JAX        (examples/requirements-jax.txt)
 #   bash scripts/tfenv.sh xgboost   .venv-xgboost/  XGBoost and LightGBM (examples/requirements-xgboost.txt)
 #   bash scripts/tfenv.sh mlflow    .venv-mlflow/   MLflow     (examples/requirements-mlflow.txt)
+#   bash scripts/tfenv.sh notebook  .venv-notebook/ the Python SDK's tests and notebooks: pytest,
+#                                   mypy, cloudpickle, nbclient, ipykernel (examples/requirements-notebook.txt)
 # Idempotent: a stamp holding the requirements' hash makes a complete environment a fast no-op;
 # any change to the requirements reinstalls.
 # The environments but TensorFlow's (GBs: PyPI's Linux torch brings the CUDA libraries) live in a
@@ -37,7 +39,9 @@ xgboost) VENV=.venv-xgboost REQ=examples/requirements-xgboost.txt
   CHECK='import xgboost, lightgbm, xgboost.collective, numpy; assert xgboost.__version__ and lightgbm.__version__' WHAT="xgboost-cpu and lightgbm wheels" SIZE="~100 MB" ;;
 mlflow) VENV=.venv-mlflow REQ=examples/requirements-mlflow.txt
   CHECK='import mlflow, mlflow.server; assert mlflow.__version__' WHAT="mlflow wheels" SIZE="~200 MB, 850 MB on disk" ;;
-*) echo "tfenv: unknown environment '$kind'; give tensorflow (default), pytorch, jax, xgboost or mlflow" >&2; exit 2 ;;
+notebook) VENV=.venv-notebook REQ=examples/requirements-notebook.txt
+  CHECK='import cloudpickle, nbclient, ipykernel, pytest, mypy' WHAT="pytest, nbclient and ipykernel wheels" SIZE="~15 MB" ;;
+*) echo "tfenv: unknown environment '$kind'; give tensorflow (default), pytorch, jax, xgboost, mlflow or notebook" >&2; exit 2 ;;
 esac
 STAMP="$VENV/.tfenv-stamp"
 
