@@ -26,9 +26,6 @@ import (
 // get the spec through the AM's connection bounds (the larger runs are
 // TestBenchRendezvousScale, bench/results/scale-sim.md).
 func TestRendezvousOfManyLaunchers(t *testing.T) {
-	if testing.Short() {
-		t.Skip("1,500 launchers")
-	}
 	r := rendezvousAtScale(t, 1500)
 	require.Equal(t, 1500, r.specWorkers, "workers in the spec launcher 0 got")
 }
