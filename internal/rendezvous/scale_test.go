@@ -53,7 +53,7 @@ func rendezvousAtScale(t *testing.T, n int) scaleResult {
 	raw, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	// As internal/appmaster/rendezvous.go bounds the AM's listener.
-	untrusted := MaxUnauthenticatedConns
+	untrusted := StrangerBound(n)
 	if v, err := strconv.Atoi(os.Getenv("BENCH_RDV_UNTRUSTED")); err == nil {
 		untrusted = v
 	}
