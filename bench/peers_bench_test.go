@@ -35,9 +35,9 @@ type peerRun struct {
 	// WallS is the client command from start to exit, which each client
 	// only reaches after seeing the final status.
 	WallS float64 `json:"client_wall_s"`
-	// ClientCPUS and ClientRSSMiB come from wait4's rusage: user+system
-	// CPU of the client and every process it waited for (skein's and
-	// DistributedShell's JVMs included), and the largest of their peak RSS.
+	// ClientCPUS comes from wait4's rusage: user+system CPU of the client
+	// and every process it waited for (skein's and DistributedShell's JVMs
+	// included); ClientRSSMiB from GNU time: the largest of their peak RSS.
 	ClientCPUS   float64 `json:"client_cpu_s"`
 	ClientRSSMiB float64 `json:"client_max_rss_mib"`
 	// AMPeakRSSMiB is the AM container's processes' summed RSS at its peak,
@@ -340,7 +340,15 @@ func runPeer(t *testing.T, s peerSystem, env []string, round int, logs clusterLo
 	argv := s.Cmd("")
 	ctx, cancel := context.WithTimeout(context.Background(), peerDeadline(s.Name))
 	defer cancel()
-	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	// The client's peak RSS from GNU time, which forks it from its own
+	// small process: wait4's ru_maxrss of a child Go starts (vfork, then
+	// exec) counts this test process's own RSS at that moment, which grows
+	// to about 80 MiB over the rounds and hid tfyarn's ~20 MiB client.
+	rssFile := filepath.Join(t.TempDir(), "maxrss")
+	cmd := exec.CommandContext(ctx, "/usr/bin/time", append([]string{"-f", "%M", "-o", rssFile, "--"}, argv...)...)
+	// At the deadline the client goes too, not only time: its own group.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.Env = env
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -356,7 +364,7 @@ func runPeer(t *testing.T, s peerSystem, env []string, round int, logs clusterLo
 	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
 	run := peerRun{System: s.Name, Round: round, WallS: round2(wall.Seconds()),
 		ClientCPUS:   round2(time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()),
-		ClientRSSMiB: round2(float64(ru.Maxrss) / 1024)}
+		ClientRSSMiB: round2(float64(clientMaxRSSKiB(t, rssFile)) / 1024)}
 	run.AppID = appIDRE.FindString(stdout.String() + stderr.String())
 	require.NotEmpty(t, run.AppID, "%s printed no application id", s.Name)
 	// The RM logs FINISHED a moment after the client may have exited.
@@ -712,7 +720,7 @@ func peersMarkdown(r peersResult, title, test string) string {
 		"- **all task containers running**: the NodeManager's SCHEDULED → RUNNING for the last task container (its\n"+
 		"  launch script starts; the program follows within milliseconds, for tfyarn after its launcher's rendezvous).\n"+
 		"- **AM peak RSS**: the highest sum of VmRSS over the processes with the AM's CONTAINER_ID, sampled every 100 ms.\n"+
-		"- **client CPU / peak RSS**: wait4's rusage of the client command (its waited-for children, such as skein's\n"+
+		"- **client CPU / peak RSS**: wait4's rusage of the client command, and its peak RSS as GNU time reports it (its waited-for children, such as skein's\n"+
 		"  Java driver and DistributedShell's JVM, included; peak RSS is the largest single process).\n"+
 		"- **YARN floor**: the sum of the segments YARN itself spends, by its own log: submission → AM container\n"+
 		"  running, AM registered → last task container allocated, NodeManager start request → container running,\n"+
@@ -720,4 +728,17 @@ func peersMarkdown(r peersResult, title, test string) string {
 		"  client work before submission, AM start-up, fetching and starting containers, task launcher, unregistering,\n"+
 		"  the client noticing the end.\n")
 	return b.String()
+}
+
+// clientMaxRSSKiB reads the peak RSS GNU time wrote for its child (the
+// client; for skein and DistributedShell the largest of it and the
+// processes it waited for, their JVMs).
+func clientMaxRSSKiB(t *testing.T, file string) int64 {
+	b, err := os.ReadFile(file)
+	require.NoError(t, err, "GNU time (/usr/bin/time, Debian's time package) measures the client's peak RSS")
+	fields := strings.Fields(string(b))
+	require.NotEmpty(t, fields, "GNU time wrote nothing to %s", file)
+	kib, err := strconv.ParseInt(fields[len(fields)-1], 10, 64)
+	require.NoError(t, err, "GNU time's %%M in %s: %q", file, b)
+	return kib
 }

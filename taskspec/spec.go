@@ -16,7 +16,7 @@ const (
 	DefaultMemoryMiB = 2048 // 2 GiB: enough for a Python interpreter with TensorFlow imported
 	DefaultGPUs      = 0
 
-	MaxInstances = 1000 // per group: a typo guard, far beyond any YARN queue's worth of TF tasks
+	MaxInstances = 10000 // per group: a typo guard; the rendezvous and the AM's core are measured at 5,000 and 10,000 tasks (bench/results/scale-sim.md, core.md)
 )
 
 // SpecHelp explains the grammar, its defaults and the accepted variations,
@@ -26,7 +26,7 @@ const SpecHelp = `Task spec: ` + SpecGrammar + `
   8x4c           8 instances, 4 vcores, default memory (2 GiB)
   2x4c,16g,1gpu  2 instances, 4 vcores, 16 GiB, 1 yarn.io/gpu
   3x1c,256m      3 instances, 1 vcore, 256 MiB
-Defaults: 1 instance, 2 GiB, 0 GPUs; vcores are required. At most 1000 instances.
+Defaults: 1 instance, 2 GiB, 0 GPUs; vcores are required. At most 10000 instances.
 g means GiB and m MiB (1g = 1024m); g may be fractional (1.5g = 1536m, rounded up
 to whole MiB). Units and the x are case-insensitive; gb/gib, mb/mib and gpus are
 accepted too; spaces around commas and around the x are ignored. Memory and GPU

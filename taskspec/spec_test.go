@@ -59,7 +59,7 @@ func TestParseSpecRejects(t *testing.T) {
 		{"4", "4", `worker spec "4": bad vcores "4"; expected <N>c, e.g. 4c`},
 		{"0c", "0c", `worker spec "0c": vcores "0c" must be at least 1`},
 		{"0x4c", "0x4c", `worker spec "0x4c": instance count "0" must be at least 1`},
-		{"1001x1c", "1001x1c", `worker spec "1001x1c": instance count "1001" is more than the maximum of 1000`},
+		{"10001x1c", "10001x1c", `worker spec "10001x1c": instance count "10001" is more than the maximum of 10000`},
 		{"x4c", "x4c", `worker spec "x4c": bad instance count "" in "x4c"; expected <N>x<vcores>c, e.g. 8x4c`},
 		{"-2x4c", "-2x4c", ""},
 		{"2x-4c", "2x-4c", ""},

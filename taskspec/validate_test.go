@@ -37,7 +37,7 @@ func TestValidateJob(t *testing.T) {
 		{"ps without workers", tfJob(chief, ps), PS, "ps tasks serve variables to workers, but the job has no worker; add --worker or drop --ps"},
 		{"evaluator alone", tfJob(eval), "", "the job has no chief and no worker; add --chief or --worker, which run the training"},
 		{"zero instances", tfJob(group(Worker, 0, 1, 1, 0)), Worker, "worker has 0 instances; give at least 1"},
-		{"too many instances", tfJob(group(Worker, 1001, 1, 1, 0)), Worker, "worker has 1001 instances, more than the maximum of 1000"},
+		{"too many instances", tfJob(group(Worker, 10001, 1, 1, 0)), Worker, "worker has 10001 instances, more than the maximum of 10000"},
 		{"zero vcores", tfJob(group(Worker, 1, 0, 1, 0)), Worker, "worker asks 0 vcores per task; give at least 1"},
 		{"zero memory", tfJob(group(Worker, 1, 1, 0, 0)), Worker, "worker asks 0 MiB per task; give at least 1 MiB"},
 		{"negative GPUs", tfJob(group(Worker, 1, 1, 1, -1)), Worker, "worker asks -1 GPUs per task; give 0 or more"},

@@ -59,9 +59,15 @@ tc_classpath() {
   # $1: the configuration directory that must come first.
   local jars; jars=$(cat "$TC_TARGET/classpath.txt")
   # Another user than the one who built it (a container's user under LinuxContainerExecutor)
-  # may not read the builder's ~/.m2: a linux-executor cluster keeps every jar in $TC_DIR/lib.
-  if [ ! -r "${jars%%:*}" ] && [ -d "$TC_DIR/lib" ]; then
-    jars=$(printf '%s' "$jars" | sed "s#[^:]*/\.m2/repository/#$TC_DIR/lib/#g")
+  # may not read the builder's ~/.m2: a linux-executor cluster keeps every jar in $TC_DIR/lib,
+  # readable by every user as a real cluster's Hadoop install is. Those copies come first even
+  # for the builder, whose classpath may end up in a container (a peer's yarn.application.classpath).
+  local shared jar
+  if [ -d "$TC_DIR/lib" ]; then
+    shared=$(printf '%s' "$jars" | sed "s#[^:]*/\.m2/repository/#$TC_DIR/lib/#g")
+    local IFS=:
+    for jar in $shared; do [ -r "$jar" ] || { shared=; break; }; done
+    [ -n "$shared" ] && jars=$shared
   fi
   printf '%s:%s:%s' "$1" "$TC_TARGET/classes" "$jars"
 }

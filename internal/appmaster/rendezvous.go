@@ -134,10 +134,10 @@ func StartRendezvous(cfg RendezvousConfig) (*TaskRendezvous, error) {
 			return nil, fmt.Errorf("appmaster: %w", err)
 		}
 	}
-	// Strangers hold at most rendezvous.MaxUnauthenticatedConns
-	// connections; launchers (a handful of connections each: long polls
-	// beside reports) leave that pool once they signed a request.
-	ln = connlimit.NewListener(ln, rendezvous.MaxUnauthenticatedConns, max(rendezvous.DefaultMaxAuthenticatedConns, 8*cfg.Job.TaskCount()))
+	// Strangers hold at most rendezvous.StrangerBound connections;
+	// launchers (a handful of connections each: long polls beside
+	// reports) leave that pool once they signed a request.
+	ln = connlimit.NewListener(ln, rendezvous.StrangerBound(cfg.Job.TaskCount()), max(rendezvous.DefaultMaxAuthenticatedConns, 8*cfg.Job.TaskCount()))
 	specOut := "the cluster spec is out: every cluster task registered"
 	if cfg.Job.MinWorkers > 0 {
 		specOut = fmt.Sprintf("the cluster spec is out: %d workers registered (--min-workers); later workers join as they register", cfg.Job.MinWorkers)

@@ -294,3 +294,46 @@ func TestRendezvousBoundsStrangers(t *testing.T) {
 	require.NoError(t, c.ReportExit(ctx, rendezvous.ExitReport{Task: w0, ContainerID: "container_1_0001_01_000002"}))
 	require.Equal(t, http.StatusOK, askStatus(), "the owner's status connection outlived the crowd")
 }
+
+// TestRendezvousStrangerBoundGrowsWithTheJob: a job of more tasks than
+// rendezvous.MaxUnauthenticatedConns keeps one place per task for
+// connections that signed nothing yet, so its launchers, all connecting
+// at once, are not closed before their first signed request.
+func TestRendezvousStrangerBoundGrowsWithTheJob(t *testing.T) {
+	const tasks = 3 * rendezvous.MaxUnauthenticatedConns
+	workers, err := taskspec.ParseSpec(taskspec.Worker, fmt.Sprintf("%dx1c", tasks))
+	require.NoError(t, err)
+	secret, err := rendezvous.NewSecret()
+	require.NoError(t, err)
+	rv, err := StartRendezvous(RendezvousConfig{AppID: "application_1_0001", Job: taskspec.Job{Tasks: []taskspec.TaskGroup{workers}, Command: "true"},
+		Secret: secret, Host: "127.0.0.1", Listen: "127.0.0.1:0"})
+	require.NoError(t, err)
+	defer rv.Close(0)
+	require.Equal(t, tasks, rendezvous.StrangerBound(tasks))
+	require.Equal(t, rendezvous.MaxUnauthenticatedConns, rendezvous.StrangerBound(2))
+	conns := make([]net.Conn, tasks)
+	for i := range conns {
+		c, err := net.DialTimeout("tcp", rv.Address(), 5*time.Second)
+		require.NoError(t, err)
+		defer c.Close()
+		_, err = io.WriteString(c, "GET / HTTP/1.1\r\nHost: am\r\n") // headers not finished yet
+		require.NoError(t, err)
+		conns[i] = c
+	}
+	// The AM closes none of them before their headers run out of time
+	// (5 s): each has its place. Read until 2 s after the last dial.
+	deadline := time.Now().Add(2 * time.Second)
+	closed := make([]bool, tasks)
+	var readers sync.WaitGroup
+	for i, c := range conns {
+		readers.Add(1)
+		go func() {
+			defer readers.Done()
+			_ = c.SetReadDeadline(deadline)
+			_, err := c.Read(make([]byte, 1))
+			closed[i] = errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET)
+		}()
+	}
+	readers.Wait()
+	require.Equal(t, make([]bool, tasks), closed, "connections the AM closed among a job's worth of them")
+}

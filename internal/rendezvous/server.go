@@ -32,6 +32,14 @@ const (
 	DefaultMaxAuthenticatedConns = 1024
 )
 
+// StrangerBound is how many connections that signed nothing yet the AM
+// keeps for a job of tasks tasks: MaxUnauthenticatedConns, or one per task
+// when there are more, since every launcher connects at once when the job
+// starts and holds such a place for one round trip. At 5,000 tasks the
+// fixed 128 closed 9,378 launchers' first connections and made them retry
+// (bench/results/scale-sim.md).
+func StrangerBound(tasks int) int { return max(MaxUnauthenticatedConns, tasks) }
+
 // HTTPServer is the http.Server the rendezvous runs under (the AM adds
 // its pages to h), with what bounds a slow or hostile peer: headers of at
 // most 16 KiB within 5 s, the whole request within 30 s (bodies are at
