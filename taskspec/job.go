@@ -212,7 +212,21 @@ type Job struct {
 	// Mounts (--mount) are bind mounts into every task container that runs
 	// in an image; the NodeManagers decide which sources they allow.
 	Mounts []Mount `json:",omitempty"`
+	// ExcludeNodes (--exclude-nodes) are hosts that get none of the job's
+	// containers. MaxNodeFailures (--max-node-failures) is how many of
+	// the job's task attempts may fail on one node before it is excluded
+	// too: 0 means DefaultMaxNodeFailures, NoNodeExclusion never.
+	ExcludeNodes    []string `json:",omitempty"`
+	MaxNodeFailures int      `json:",omitempty"`
 }
+
+// DefaultMaxNodeFailures is how many failed task attempts exclude a node
+// from a job that sets no MaxNodeFailures.
+const DefaultMaxNodeFailures = 2
+
+// NoNodeExclusion as MaxNodeFailures excludes no node for its failures
+// (--max-node-failures 0).
+const NoNodeExclusion = -1
 
 // RestartPolicy is when a job's failed tasks run again (--max-restarts,
 // --retry-exit-codes, --no-infra-restarts). The ApplicationMaster's core

@@ -280,6 +280,7 @@ func (l *loop) run(ctx context.Context) (LoopResult, error) {
 		for _, n := range rd.Notes {
 			l.cfg.Logf("%s", n)
 		}
+		l.exclude(rd.Exclude)
 		l.buf.Add(rd)
 		l.logAsks(rd.Asks)
 		l.launch(ctx, rd.Launch)
@@ -413,6 +414,27 @@ func (l *loop) drainLaunchers() {
 			continue
 		}
 		l.m.Step(ev)
+	}
+}
+
+// ExcludingRM is an RM that keeps the application's containers off nodes
+// (its blacklist, sent with the next allocate call); *yarn.AMRMClient is
+// one.
+type ExcludingRM interface {
+	Exclude(hosts ...string)
+}
+
+// exclude carries out the machine's exclusions of nodes (core.ExcludedNode).
+func (l *loop) exclude(nodes []core.ExcludedNode) {
+	for _, x := range nodes {
+		l.cfg.Logf("excluding node %s", x)
+		if rm, ok := l.cfg.RM.(ExcludingRM); ok {
+			rm.Exclude(x.Host)
+		} else {
+			// The machine releases a container it is allocated there all
+			// the same.
+			l.cfg.Logf("this ResourceManager client cannot exclude nodes: containers allocated on %s are given back", x.Host)
+		}
 	}
 }
 

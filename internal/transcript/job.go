@@ -56,6 +56,16 @@ func Job(c Cmd) (taskspec.Job, error) {
 		}
 		job.StartAfter = o
 	}
+	if n := c.Get("max-node-failures", ""); n != "" {
+		max, err := strconv.Atoi(n)
+		if err != nil {
+			return job, fmt.Errorf("%s: max-node-failures=%s: %w", c.Pos, n, err)
+		}
+		job.MaxNodeFailures = max
+	}
+	if hosts := c.Get("exclude-nodes", ""); hosts != "" {
+		job.ExcludeNodes = strings.Split(hosts, ",")
+	}
 	if codes := c.Get("retry", ""); codes != "" {
 		for _, code := range strings.Split(codes, ",") {
 			n, err := strconv.Atoi(code)

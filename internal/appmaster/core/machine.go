@@ -118,6 +118,8 @@ type Machine struct {
 	unwatched          *unwatchedRestart // a later attempt's restart, its cause awaited
 	nextRequestID      int64             // allocation_request_ids of in-place asks
 	racks              map[string]string // host → rack, from NodeRacks
+	nodeFailures       map[string]int    // host → the job's failed task attempts there (badnodes.go)
+	excluded           []ExcludedNode    // nodes the job's containers stay off, in order
 
 	// Indexes kept in step with the tasks, so that an event costs what it
 	// touches rather than a pass over every task (bench/core_test.go: 10,000
@@ -154,7 +156,8 @@ func New(cfg Config) (*Machine, error) {
 		defaultLabel:  cfg.QueueDefaultLabel,
 		stopGrace:     max(cfg.ContainerStopGrace, 0),
 		restartPolicy: cfg.Job.Restarts,
-		job:           taskspec.Job{Spread: cfg.Job.Spread, Tasks: cfg.Job.Tasks, StartAfter: cfg.Job.StartAfter, Affinities: cfg.Job.Affinities},
+		job: taskspec.Job{Spread: cfg.Job.Spread, Tasks: cfg.Job.Tasks, StartAfter: cfg.Job.StartAfter, Affinities: cfg.Job.Affinities,
+			ExcludeNodes: cfg.Job.ExcludeNodes, MaxNodeFailures: cfg.Job.MaxNodeFailures},
 		spreadText:    cfg.Job.SpreadText(),
 		python:        cfg.Python,
 		nextRequestID: 1000, // above the groups' own

@@ -27,7 +27,8 @@ import (
 //     registered is replaced in place: a container on the same node
 //     (asked with relaxed locality off), told to re-take the same port, so
 //     the chief's ClusterCoordinator reconnects to the same address and
-//     nothing else restarts. A lost node or bad disks rule that out, and so
+//     nothing else restarts. A lost node, bad disks or its node's exclusion
+//     (badnodes.go) rule that out, and so
 //     does no container on the node within taskspec.InPlaceWait: then the
 //     whole cluster restarts.
 //   - Any other chief, worker or ps failure restarts the whole cluster:
@@ -147,7 +148,8 @@ func (m *Machine) inPlace(t *TaskStatus) bool {
 		spread = spread || (g.spec.Type == t.Task.Type && g.placed())
 	}
 	return t.Task.Type == taskspec.Worker && !spread && m.workersInPlace &&
-		t.Port != 0 && t.ExitStatus != ExitAborted && t.ExitStatus != ExitDisksFailed
+		t.Port != 0 && t.ExitStatus != ExitAborted && t.ExitStatus != ExitDisksFailed &&
+		!m.isExcluded(hostOf(t.Container.NodeID))
 }
 
 // count records a restart and the failures that caused it.
