@@ -70,6 +70,9 @@ func (j Job) Validate(limits ClusterLimits) error {
 			return invalid("", "--retry-exit-codes: %d is not a program's failing exit code; give codes from 1 to 255", c)
 		}
 	}
+	if err := j.validateNodes(); err != nil {
+		return err
+	}
 	if err := j.validateSpread(byType); err != nil {
 		return err
 	}

@@ -22,6 +22,9 @@ func NewStatusReport(appID string, s Snapshot) contract.StatusReport {
 	if s.Finish != nil {
 		r.Final, r.FinalStatus, r.Diagnostics = true, s.Finish.Status.String(), s.Finish.Diagnostics
 	}
+	for _, x := range s.Record.Excluded {
+		r.ExcludedNodes = append(r.ExcludedNodes, contract.ExcludedNode{Host: x.Host, Reason: x.Reason})
+	}
 	for _, t := range s.Tasks {
 		tr := contract.TaskReport{
 			Task: t.Task.String(), Type: string(t.Task.Type), Index: t.Task.Index,

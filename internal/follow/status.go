@@ -159,6 +159,15 @@ func (w *statusWatcher) poll(ctx context.Context, appID string, onEvent func(Eve
 		for _, line := range w.newNearMemory(rep) {
 			onEvent(Event{Time: time.Now(), AppID: appID, NearMemory: line})
 		}
+		for _, x := range rep.ExcludedNodes {
+			if key := "excluded " + x.Host; !w.told[key] {
+				if w.told == nil {
+					w.told = map[string]bool{}
+				}
+				w.told[key] = true
+				onEvent(Event{Time: time.Now(), AppID: appID, Notice: fmt.Sprintf("%s excluding node %s: %s", appID, x.Host, x.Reason)})
+			}
+		}
 	}
 	w.last = rep
 }

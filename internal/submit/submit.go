@@ -154,6 +154,9 @@ func (s *Submission) call(ctx context.Context) (context.Context, context.CancelF
 type clusterOffer struct {
 	offers       map[string]string
 	defaultLabel string
+	// amNodes, when the job excludes nodes, are the running nodes the AM
+	// may go to (amPlacement); nil for anywhere.
+	amNodes []placement.Node
 }
 
 func (s *Submission) submit(ctx context.Context, bin string, plan shipplan.Plan) error {
@@ -213,6 +216,9 @@ func (s *Submission) checkAgainstCluster(ctx, cctx context.Context) (clusterOffe
 			return clusterOffer{}, err
 		}
 		offer = clusterOffer{offers: placement.Offers(cs), defaultLabel: cs.Queue.DefaultLabel}
+		if offer.amNodes, err = amNodes(job.ExcludeNodes, cs.Nodes); err != nil {
+			return clusterOffer{}, err
+		}
 	} else if ctx.Err() != nil {
 		return clusterOffer{}, err
 	}
@@ -260,6 +266,7 @@ func (s *Submission) stageAndSubmit(ctx context.Context, plan shipplan.Plan, shi
 	s.SubmittedAt = time.Now()
 	submitting = true
 	app := submissionContext(s.job, s.ID, s.StagingDir, shipped[contract.BinaryName], jobRes)
+	app.AmContainerResourceRequest = amPlacement(app, offer.amNodes)
 	sec.apply(app.AmContainerSpec)
 	if err := shareRendezvousSecret(app.AmContainerSpec, s.job.AMAttempts); err != nil {
 		return err

@@ -1,0 +1,27 @@
+package taskspec
+
+import "regexp"
+
+// maxExcludedNodes bounds --exclude-nodes: a blacklist is sent whole to
+// each new ApplicationMaster attempt's ResourceManager.
+const maxExcludedNodes = 1000
+
+// hostName is a node's host as YARN names it: letters, digits, '-', '_'
+// and '.', never YARN's "*" (any node) nor a rack's "/...".
+var hostName = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9._-]{0,252}[A-Za-z0-9])?$`)
+
+// validateNodes checks --exclude-nodes and --max-node-failures.
+func (j Job) validateNodes() error {
+	if j.MaxNodeFailures < NoNodeExclusion {
+		return invalid("", "--max-node-failures %d is negative; give 0 (never exclude a node) or more", j.MaxNodeFailures)
+	}
+	if len(j.ExcludeNodes) > maxExcludedNodes {
+		return invalid("", "--exclude-nodes names %d nodes; give at most %d", len(j.ExcludeNodes), maxExcludedNodes)
+	}
+	for _, h := range j.ExcludeNodes {
+		if !hostName.MatchString(h) {
+			return invalid("", "--exclude-nodes: %q is not a node's host name; give host names as YARN lists them (yarn node -list), comma-separated", h)
+		}
+	}
+	return nil
+}
