@@ -1,0 +1,91 @@
+//go:build e2e
+
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"github.com/tfyarn/tfyarn/internal/clustertest"
+	"github.com/tfyarn/tfyarn/internal/yarn"
+)
+
+// Bad nodes on the real cluster: a task that fails on the first node it
+// runs on (recorded in a file) succeeds on another, that node excluded
+// (--max-node-failures 1): run tells it, the history records it. Then
+// --exclude-nodes keeps a job's task and its ApplicationMaster off a node.
+//
+//	go test -tags e2e -run 'TestE2EBadNodes$' ./cmd/tfyarn/
+func TestE2EBadNodes(t *testing.T) {
+	bin := clustertest.BuildTfyarn(t)
+	c := clustertest.Require(t)
+	first := filepath.Join(clustertest.ContainerDir(t), "first-node")
+	// $NM_HOST is the NodeManager's host, which YARN sets in every container.
+	failFirst := `[ -s ` + first + ` ] || echo "$NM_HOST" > ` + first + `; echo "on $NM_HOST"; [ "$(cat ` + first + `)" != "$NM_HOST" ] || { echo "Xid 79 on $NM_HOST" >&2; exit 3; }`
+	stdout, stderr, code := execTfyarn(t, c, bin, nil, "run", "--output", "json", "--name", "e2e-bad-node",
+		"--max-restarts", "1", "--max-node-failures", "1", "--worker", "1c,256m", "--", "sh", "-c", failFirst)
+	r := runJSON(t, stdout)
+	require.Equal(t, exitOK, code, "%s\n%s", r.Diagnostics, stderr)
+	require.Equal(t, 1, r.Restarts)
+	data, err := os.ReadFile(first)
+	require.NoError(t, err)
+	bad := strings.TrimSpace(string(data))
+	require.NotEmpty(t, bad)
+	require.Len(t, r.Tasks, 1)
+	require.NotEqual(t, bad, nodeHost(r.Tasks[0].Node), "the restart ran on another node")
+	told := `(?m)^` + regexp.QuoteMeta(r.AppID+" excluding node "+bad+": 1 task attempt failed there (--max-node-failures 1), the last: worker:0 (container ") + `\S+ on ` + regexp.QuoteMeta(bad) + `:\d+\) failed: exit code 3`
+	require.Regexp(t, told, stderr, "run says which node and why")
+	doc := clustertest.DocSection(t, "## Nodes that fail tasks")
+	require.Regexp(t, strings.NewReplacer(regexp.QuoteMeta(r.AppID), "application_1_0001", regexp.QuoteMeta(bad), "nm0.example", `\S+`, `\.\.\.`, `:\d+`, ":8041").Replace(told), doc, "the page shows run's line as it is")
+	for _, claim := range []string{"`--max-node-failures` of the job's task attempts failed (default 2)", "`Excluded-Node` line", "`excluded_nodes` (`host`, `reason`)"} {
+		require.Contains(t, strings.Join(strings.Fields(doc), " "), claim)
+	}
+
+	out, errOut, code := execTfyarn(t, c, bin, nil, "status", r.AppID, "--output", "json")
+	require.Equal(t, exitOK, code, errOut)
+	var v statusView
+	require.NoError(t, json.Unmarshal([]byte(out), &v), out)
+	require.NotNil(t, v.History, out)
+	require.Len(t, v.History.ExcludedNodes, 1, "the history records it")
+	require.Equal(t, bad, v.History.ExcludedNodes[0].Host)
+	require.Contains(t, v.History.ExcludedNodes[0].Reason, "failed: exit code 3")
+	text, _, code := execTfyarn(t, c, bin, nil, "status", r.AppID)
+	require.Equal(t, exitOK, code)
+	require.Contains(t, text, "Excluded-Node")
+	require.Contains(t, text, bad+": 1 task attempt failed there")
+
+	// --exclude-nodes: neither the task nor the ApplicationMaster goes there.
+	stdout, stderr, code = execTfyarn(t, c, bin, nil, "run", "--output", "json", "--name", "e2e-exclude-nodes",
+		"--exclude-nodes", bad, "--worker", "1c,256m", "--", "sh", "-c", `echo "on $NM_HOST"; [ "$NM_HOST" != "`+bad+`" ]`)
+	r = runJSON(t, stdout)
+	require.Equal(t, exitOK, code, "%s\n%s", r.Diagnostics, stderr)
+	require.NotEqual(t, bad, nodeHost(r.Tasks[0].Node))
+	require.Contains(t, stderr, r.AppID+" excluding node "+bad+": excluded at submission (--exclude-nodes)")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	id, err := yarn.ParseApplicationID(r.AppID)
+	require.NoError(t, err)
+	rep, err := clientFor(t, c.ConfDir).GetApplicationReport(ctx, id)
+	require.NoError(t, err)
+	require.NotEmpty(t, rep.GetHost())
+	require.NotEqual(t, bad, rep.GetHost(), "the ApplicationMaster ran elsewhere")
+
+	_, stderr, code = execTfyarn(t, c, bin, nil, "run", "--exclude-nodes", "a b", "--worker", "1c,256m", "--", "true")
+	require.Equal(t, exitUsage, code)
+	require.Contains(t, stderr, `--exclude-nodes: "a b" is not a node's host name`)
+}
+
+// nodeHost is a NodeId's host.
+func nodeHost(id string) string {
+	if i := strings.LastIndex(id, ":"); i >= 0 {
+		return id[:i]
+	}
+	return id
+}
