@@ -218,6 +218,10 @@ type Job struct {
 	// too: 0 means DefaultMaxNodeFailures, NoNodeExclusion never.
 	ExcludeNodes    []string `json:",omitempty"`
 	MaxNodeFailures int      `json:",omitempty"`
+	// OOMGrow (--oom-grow), above 1, restarts a task YARN killed for its
+	// memory with this many times the memory, up to the largest node of
+	// its label; 0 keeps the memory.
+	OOMGrow float64 `json:",omitempty"`
 }
 
 // DefaultMaxNodeFailures is how many failed task attempts exclude a node

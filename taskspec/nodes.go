@@ -6,14 +6,21 @@ import "regexp"
 // each new ApplicationMaster attempt's ResourceManager.
 const maxExcludedNodes = 1000
 
+// maxOOMGrow bounds --oom-grow: a larger factor is a typo.
+const maxOOMGrow = 16
+
 // hostName is a node's host as YARN names it: letters, digits, '-', '_'
 // and '.', never YARN's "*" (any node) nor a rack's "/...".
 var hostName = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9._-]{0,252}[A-Za-z0-9])?$`)
 
-// validateNodes checks --exclude-nodes and --max-node-failures.
+// validateNodes checks --exclude-nodes, --max-node-failures and
+// --oom-grow.
 func (j Job) validateNodes() error {
 	if j.MaxNodeFailures < NoNodeExclusion {
 		return invalid("", "--max-node-failures %d is negative; give 0 (never exclude a node) or more", j.MaxNodeFailures)
+	}
+	if j.OOMGrow != 0 && !(j.OOMGrow > 1 && j.OOMGrow <= maxOOMGrow) {
+		return invalid("", "--oom-grow %g: give a factor above 1 and at most %d, e.g. 2", j.OOMGrow, maxOOMGrow)
 	}
 	if len(j.ExcludeNodes) > maxExcludedNodes {
 		return invalid("", "--exclude-nodes names %d nodes; give at most %d", len(j.ExcludeNodes), maxExcludedNodes)

@@ -89,3 +89,34 @@ func nodeHost(id string) string {
 	}
 	return id
 }
+
+// --oom-grow on the real cluster: a task the NodeManager kills for its
+// memory at 256 MiB (exit status -104) restarts with 512 MiB, and
+// succeeds.
+//
+//	go test -tags e2e -run 'TestE2EOOMGrow$' ./cmd/tfyarn/
+func TestE2EOOMGrow(t *testing.T) {
+	bin := clustertest.BuildTfyarn(t)
+	c := clustertest.Require(t)
+	program := `import time; b = b"x" * (350 << 20); time.sleep(4)`
+	stdout, stderr, code := execTfyarnFor(t, c, bin, 3*time.Minute, nil, "run", "--output", "json", "--name", "e2e-oom-grow",
+		"--max-restarts", "1", "--oom-grow", "2", "--worker", "1c,256m", "--", "python3", "-c", program)
+	r := runJSON(t, stdout)
+	require.Equal(t, exitOK, code, "%s\n%s", r.Diagnostics, stderr)
+	require.Equal(t, 1, r.Restarts)
+	grown := "(worker:0 restarts with 512 MiB: --oom-grow 2)"
+	require.Regexp(t, `restart 1 after worker:0 \(container \S+ on \S+\) failed: killed for exceeding its physical memory limit.*\(exit status -104\).* `+regexp.QuoteMeta(grown)+`$`, r.Diagnostics)
+	require.Regexp(t, `(?m)^`+regexp.QuoteMeta(r.AppID)+` restarting: restart 1 after worker:0 .* `+regexp.QuoteMeta(grown)+`$`, stderr, "run says it as it happens")
+	require.Len(t, r.Tasks, 1)
+	require.EqualValues(t, 512<<20, r.Tasks[0].MemoryLimitBytes, "the second attempt's container")
+
+	out, errOut, code := execTfyarn(t, c, bin, nil, "status", r.AppID, "--output", "json")
+	require.Equal(t, exitOK, code, errOut)
+	var v statusView
+	require.NoError(t, json.Unmarshal([]byte(out), &v), out)
+	require.NotNil(t, v.History, out)
+	require.Len(t, v.History.RestartCauses, 1)
+	require.True(t, strings.HasSuffix(v.History.RestartCauses[0], grown), "the history records the memory: %s", v.History.RestartCauses[0])
+	doc := strings.Join(strings.Fields(clustertest.DocSection(t, "## Memory after an out-of-memory kill")), " ")
+	require.Contains(t, doc, grown)
+}

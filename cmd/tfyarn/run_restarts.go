@@ -45,6 +45,10 @@ func applyNodes(c *cli.Context, job *client.Job) error {
 	default:
 		job.MaxNodeFailures = n
 	}
+	job.OOMGrow = c.Float64("oom-grow")
+	if c.IsSet("oom-grow") && job.Restarts.Max == 0 && c.Int("max-restarts") == 0 {
+		return usagef("--oom-grow %g: give --max-restarts N too (a memory kill restarts only as a counted restart)", job.OOMGrow)
+	}
 	for _, h := range strings.Split(c.String("exclude-nodes"), ",") {
 		if h = strings.TrimSpace(h); h != "" {
 			job.ExcludeNodes = append(job.ExcludeNodes, h)

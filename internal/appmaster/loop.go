@@ -37,6 +37,8 @@ type LoopConfig struct {
 	// queue, by node label.
 	AllocTimeout  time.Duration
 	ClusterOffers map[string]string
+	// LargestNodeMiB is core.Config's: what --oom-grow grows to at most.
+	LargestNodeMiB map[string]int64
 	// QueueDefaultLabel is the queue's default node label (core.Config).
 	QueueDefaultLabel string
 	RM                RM
@@ -227,7 +229,7 @@ func newLoop(cfg LoopConfig) (*loop, error) {
 	if cfg.MaxRMFailures <= 0 {
 		cfg.MaxRMFailures = 10
 	}
-	mcfg := core.Config{Job: cfg.Job, Policy: cfg.Policy, WorkersInPlace: frameworks.WorkersReplacedInPlace(cfg.Job), AllocTimeout: cfg.AllocTimeout, ClusterOffers: cfg.ClusterOffers, QueueDefaultLabel: cfg.QueueDefaultLabel, PreemptionWait: cfg.PreemptionWait, Python: cfg.Python}
+	mcfg := core.Config{Job: cfg.Job, Policy: cfg.Policy, WorkersInPlace: frameworks.WorkersReplacedInPlace(cfg.Job), AllocTimeout: cfg.AllocTimeout, ClusterOffers: cfg.ClusterOffers, QueueDefaultLabel: cfg.QueueDefaultLabel, PreemptionWait: cfg.PreemptionWait, Python: cfg.Python, LargestNodeMiB: cfg.LargestNodeMiB}
 	if cfg.Launchers != nil {
 		mcfg.ContainerStopGrace = cfg.ContainerStopGrace
 	}

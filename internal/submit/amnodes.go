@@ -81,3 +81,13 @@ func nodeHost(id string) string {
 	}
 	return id
 }
+
+// largestNodes is, per node label ("" for none), the memory of the
+// largest of nodes: what --oom-grow grows a task's memory to at most.
+func largestNodes(nodes []placement.Node) map[string]int64 {
+	out := map[string]int64{}
+	for _, n := range nodes {
+		out[n.Label] = max(out[n.Label], n.MemoryMiB)
+	}
+	return out
+}

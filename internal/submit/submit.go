@@ -157,6 +157,8 @@ type clusterOffer struct {
 	// amNodes, when the job excludes nodes, are the running nodes the AM
 	// may go to (amPlacement); nil for anywhere.
 	amNodes []placement.Node
+	// largestNode is, per label, the memory of the largest running node.
+	largestNode map[string]int64
 }
 
 func (s *Submission) submit(ctx context.Context, bin string, plan shipplan.Plan) error {
@@ -215,7 +217,7 @@ func (s *Submission) checkAgainstCluster(ctx, cctx context.Context) (clusterOffe
 		if err := placement.Check(job.Job, am, cs); err != nil {
 			return clusterOffer{}, err
 		}
-		offer = clusterOffer{offers: placement.Offers(cs), defaultLabel: cs.Queue.DefaultLabel}
+		offer = clusterOffer{offers: placement.Offers(cs), defaultLabel: cs.Queue.DefaultLabel, largestNode: largestNodes(cs.Nodes)}
 		if offer.amNodes, err = amNodes(job.ExcludeNodes, cs.Nodes); err != nil {
 			return clusterOffer{}, err
 		}
@@ -292,6 +294,7 @@ func (s *Submission) jobFile(plan shipplan.Plan, shipped map[string]hdfs.Resourc
 	jf.RendezvousTimeout = job.RendezvousTimeout
 	jf.AllocTimeout = job.AllocTimeout
 	jf.ClusterOffers = offer.offers
+	jf.LargestNodeMiB = offer.largestNode
 	jf.QueueDefaultLabel = offer.defaultLabel
 	jf.Commands = job.taskCommands()
 	jf.Kerberos = sec.job

@@ -63,6 +63,13 @@ func Job(c Cmd) (taskspec.Job, error) {
 		}
 		job.MaxNodeFailures = max
 	}
+	if f := c.Get("oom-grow", ""); f != "" {
+		factor, err := strconv.ParseFloat(f, 64)
+		if err != nil {
+			return job, fmt.Errorf("%s: oom-grow=%s: %w", c.Pos, f, err)
+		}
+		job.OOMGrow = factor
+	}
 	if hosts := c.Get("exclude-nodes", ""); hosts != "" {
 		job.ExcludeNodes = strings.Split(hosts, ",")
 	}

@@ -38,6 +38,9 @@ func (m *Machine) registered(e Registered) {
 		return
 	}
 	m.phase = PhaseRunning
+	if e.Limits.Known {
+		m.maxMemoryMiB = e.Limits.MaxMemoryMiB
+	}
 	for _, g := range m.groups {
 		if err := taskspec.CheckFits(g.spec, e.Limits); err != nil {
 			m.finish(Failed, err.Error())

@@ -229,7 +229,16 @@ func (h *harness) newMachine(t *testing.T, c transcript.Cmd) {
 	if links := c.Get("python-links", ""); links != "" {
 		py = PythonFacts{Links: strings.Split(links, ","), Base: c.Get("python-base", ""), User: c.Get("user", "")}
 	}
-	m, err := New(Config{Job: job, Policy: policy, WorkersInPlace: frameworks.WorkersReplacedInPlace(job), AllocTimeout: dur("alloc-timeout"), ContainerStopGrace: dur("stop-grace"), PreemptionWait: dur("preemption-wait"), Python: py})
+	cfg := Config{Job: job, Policy: policy, WorkersInPlace: frameworks.WorkersReplacedInPlace(job), AllocTimeout: dur("alloc-timeout"), ContainerStopGrace: dur("stop-grace"), PreemptionWait: dur("preemption-wait"), Python: py}
+	// largest-node=1024: the memory of the cluster's largest unlabelled node.
+	if mib := c.Get("largest-node", ""); mib != "" {
+		n, err := strconv.ParseInt(mib, 10, 64)
+		if err != nil {
+			t.Fatalf("%s: largest-node: %v", c.Pos, err)
+		}
+		cfg.LargestNodeMiB = map[string]int64{"": n}
+	}
+	m, err := New(cfg)
 	if err != nil {
 		t.Fatalf("%s: %v", c.Pos, err)
 	}
@@ -355,6 +364,9 @@ func (h *harness) ready() string {
 		h.outstanding[a.AllocationRequestID] = a.Count
 		h.asks[a.AllocationRequestID] = a
 		line := fmt.Sprintf("ask %s %d", a.TaskType, a.Count)
+		if a.Resource.MemoryMiB != 256 { // the transcripts' groups' own
+			line += fmt.Sprintf(" with %d MiB", a.Resource.MemoryMiB)
+		}
 		if a.Node != "" {
 			line += " on " + a.Node + " only"
 		}
