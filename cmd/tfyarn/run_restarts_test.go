@@ -68,3 +68,23 @@ func TestRunLocalMaxRestartsJSON(t *testing.T) {
 		require.Equal(t, 1, tr.Restarts, tr.Task)
 	}
 }
+
+func TestRunNodeFlags(t *testing.T) {
+	job, err := parseRun(t, "--worker", "1c", "--", "true")
+	require.NoError(t, err)
+	require.Equal(t, taskspec.DefaultMaxNodeFailures, job.MaxNodeFailures, "the default, 2")
+	require.Equal(t, 2, taskspec.DefaultMaxNodeFailures)
+	require.Zero(t, job.OOMGrow)
+	require.Empty(t, job.ExcludeNodes)
+
+	job, err = parseRun(t, "--worker", "1c", "--max-node-failures", "0", "--exclude-nodes", "nm1, nm2,", "--max-restarts", "1", "--oom-grow", "2", "--", "true")
+	require.NoError(t, err)
+	require.Equal(t, taskspec.NoNodeExclusion, job.MaxNodeFailures, "0: never exclude a node")
+	require.Equal(t, []string{"nm1", "nm2"}, job.ExcludeNodes)
+	require.Equal(t, 2.0, job.OOMGrow)
+
+	_, err = parseRun(t, "--worker", "1c", "--max-node-failures", "-1", "--", "true")
+	require.EqualError(t, err, "--max-node-failures -1 is negative; give 0 (never exclude a node) or more")
+	_, err = parseRun(t, "--worker", "1c", "--oom-grow", "2", "--", "true")
+	require.EqualError(t, err, "--oom-grow 2: give --max-restarts N too (a memory kill restarts only as a counted restart)")
+}

@@ -35,3 +35,9 @@ func TestAMPlacement(t *testing.T) {
 	_, err = amNodes([]string{"nm0.x", "nm1.x", "nm2.x"}, nodes)
 	require.EqualError(t, err, "--exclude-nodes excludes every running node (3); leave at least one for the ApplicationMaster and the tasks")
 }
+
+// --oom-grow's cap: the largest node of each label.
+func TestLargestNodes(t *testing.T) {
+	got := largestNodes([]placement.Node{{MemoryMiB: 8192}, {MemoryMiB: 4096}, {Label: "gpu", MemoryMiB: 16384}})
+	require.Equal(t, map[string]int64{"": 8192, "gpu": 16384}, got)
+}
