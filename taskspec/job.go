@@ -222,6 +222,12 @@ type Job struct {
 	// memory with this many times the memory, up to the largest node of
 	// its label; 0 keeps the memory.
 	OOMGrow float64 `json:",omitempty"`
+	// FailOnLog (--fail-on-log) and ExcludeNodeOnLog
+	// (--exclude-node-on-log) are RE2 expressions matched against each
+	// line the tasks' programs write to stderr: the first fails the job
+	// with the line, the second fails the attempt and excludes its node.
+	FailOnLog        string `json:",omitempty"`
+	ExcludeNodeOnLog string `json:",omitempty"`
 }
 
 // DefaultMaxNodeFailures is how many failed task attempts exclude a node

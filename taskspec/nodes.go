@@ -1,10 +1,16 @@
 package taskspec
 
-import "regexp"
+import (
+	"regexp"
+	"strings"
+)
 
 // maxExcludedNodes bounds --exclude-nodes: a blacklist is sent whole to
 // each new ApplicationMaster attempt's ResourceManager.
 const maxExcludedNodes = 1000
+
+// maxLogRuleLen bounds --fail-on-log and --exclude-node-on-log.
+const maxLogRuleLen = 1000
 
 // maxOOMGrow bounds --oom-grow: a larger factor is a typo.
 const maxOOMGrow = 16
@@ -21,6 +27,14 @@ func (j Job) validateNodes() error {
 	}
 	if j.OOMGrow != 0 && !(j.OOMGrow > 1 && j.OOMGrow <= maxOOMGrow) {
 		return invalid("", "--oom-grow %g: give a factor above 1 and at most %d, e.g. 2", j.OOMGrow, maxOOMGrow)
+	}
+	for flag, expr := range map[string]string{"--fail-on-log": j.FailOnLog, "--exclude-node-on-log": j.ExcludeNodeOnLog} {
+		if len(expr) > maxLogRuleLen {
+			return invalid("", "%s is %d bytes; give at most %d", flag, len(expr), maxLogRuleLen)
+		}
+		if _, err := regexp.Compile(expr); err != nil {
+			return invalid("", "%s %q: %v; give an RE2 expression, e.g. 'Xid 79|uncorrectable ECC'", flag, expr, strings.TrimPrefix(err.Error(), "error parsing regexp: "))
+		}
 	}
 	if len(j.ExcludeNodes) > maxExcludedNodes {
 		return invalid("", "--exclude-nodes names %d nodes; give at most %d", len(j.ExcludeNodes), maxExcludedNodes)

@@ -120,3 +120,43 @@ func TestE2EOOMGrow(t *testing.T) {
 	doc := strings.Join(strings.Fields(clustertest.DocSection(t, "## Memory after an out-of-memory kill")), " ")
 	require.Contains(t, doc, grown)
 }
+
+// --exclude-node-on-log and --fail-on-log on the real cluster: a program
+// that writes an Xid line on its first node, then hangs, is ended there
+// and succeeds on another node, that one excluded; a program that writes
+// a --fail-on-log line and hangs ends the job FAILED with the line, at
+// once, restarts left or not.
+//
+//	go test -tags e2e -run 'TestE2ELogRules$' ./cmd/tfyarn/
+func TestE2ELogRules(t *testing.T) {
+	bin := clustertest.BuildTfyarn(t)
+	c := clustertest.Require(t)
+	first := filepath.Join(clustertest.ContainerDir(t), "first-node")
+	xidOnFirst := `[ -s ` + first + ` ] || echo "$NM_HOST" > ` + first + `; [ "$(cat ` + first + `)" != "$NM_HOST" ] || { echo "NVRM: Xid 79, GPU has fallen off the bus" >&2; sleep 120; }; echo fine`
+	start := time.Now()
+	stdout, stderr, code := execTfyarn(t, c, bin, nil, "run", "--output", "json", "--name", "e2e-exclude-node-on-log",
+		"--max-restarts", "1", "--exclude-node-on-log", "Xid (79|48)|uncorrectable ECC", "--worker", "1c,256m", "--", "sh", "-c", xidOnFirst)
+	r := runJSON(t, stdout)
+	require.Equal(t, exitOK, code, "%s\n%s", r.Diagnostics, stderr)
+	require.Less(t, time.Since(start), 100*time.Second, "the hanging program was ended, not waited for")
+	data, err := os.ReadFile(first)
+	require.NoError(t, err)
+	bad := strings.TrimSpace(string(data))
+	require.NotEqual(t, bad, nodeHost(r.Tasks[0].Node))
+	line := "NVRM: Xid 79, GPU has fallen off the bus"
+	require.Contains(t, stderr, r.AppID+" excluding node "+bad+": worker:0 wrote a line matching --exclude-node-on-log: "+line)
+	require.Regexp(t, `restart 1 after worker:0 \(container \S+ on `+regexp.QuoteMeta(bad)+`:\d+\) wrote a line matching --exclude-node-on-log: `+regexp.QuoteMeta(line), r.Diagnostics)
+
+	start = time.Now()
+	stdout, stderr, code = execTfyarn(t, c, bin, nil, "run", "--output", "json", "--name", "e2e-fail-on-log",
+		"--max-restarts", "2", "--fail-on-log", "loss is (NaN|inf)", "--worker", "1c,256m", "--", "sh", "-c", `echo "step 7: loss is NaN" >&2; sleep 120`)
+	r = runJSON(t, stdout)
+	require.Equal(t, exitJobFailed, code, stderr)
+	require.Less(t, time.Since(start), 100*time.Second)
+	require.Zero(t, r.Restarts, "the job ends, restarts left or not")
+	require.Regexp(t, `^worker:0 \(container \S+ on \S+\) wrote a line matching --fail-on-log: step 7: loss is NaN`, r.Diagnostics)
+	doc := strings.Join(strings.Fields(clustertest.DocSection(t, "## Lines that name a fault")), " ")
+	for _, claim := range []string{"wrote a line matching --fail-on-log: ", "wrote a line matching --exclude-node-on-log: "} {
+		require.Contains(t, doc, claim)
+	}
+}

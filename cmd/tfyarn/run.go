@@ -86,6 +86,8 @@ func runFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "no-infra-restarts", Usage: "a container preempted, lost with its node, on failed disks or killed by the ResourceManager counts as a program's failure (toward --max-restarts, failing the job when none are left) instead of restarting without counting (up to " + strconv.Itoa(taskspec.MaxUncountedRestarts) + " times)"},
 		&cli.IntFlag{Name: "max-node-failures", Value: taskspec.DefaultMaxNodeFailures, Usage: "a node where this many of the job's task attempts failed gets no more of its containers, for the rest of the job (0: never exclude a node)"},
 		&cli.Float64Flag{Name: "oom-grow", Usage: "a task YARN killed for its memory restarts with this many times its memory (e.g. 2), up to the largest node of its label; the restart counts toward --max-restarts"},
+		&cli.StringFlag{Name: "fail-on-log", Usage: "an RE2 expression: a line a task's program writes to stderr that matches it ends the job FAILED with that line (e.g. 'loss is NaN')"},
+		&cli.StringFlag{Name: "exclude-node-on-log", Usage: "an RE2 expression: a line a task's program writes to stderr that matches it fails that attempt and excludes its node (e.g. 'Xid 79|uncorrectable ECC')"},
 		&cli.StringFlag{Name: "exclude-nodes", Usage: "hosts that get none of the job's containers, comma-separated, e.g. gpu-07,gpu-12"},
 		&cli.StringFlag{Name: "retry-exit-codes", Usage: "with --max-restarts, only these program exit codes restart, comma-separated (e.g. 137 for a program killed by the kernel's OOM killer); others fail the job at once"},
 		&cli.DurationFlag{Name: "timeout", Usage: "the application's lifetime (YARN's LIFETIME timeout, e.g. 2h): the ResourceManager kills it when it runs longer (default: none)"},

@@ -45,6 +45,7 @@ func applyNodes(c *cli.Context, job *client.Job) error {
 	default:
 		job.MaxNodeFailures = n
 	}
+	job.FailOnLog, job.ExcludeNodeOnLog = c.String("fail-on-log"), c.String("exclude-node-on-log")
 	job.OOMGrow = c.Float64("oom-grow")
 	if c.IsSet("oom-grow") && job.Restarts.Max == 0 && c.Int("max-restarts") == 0 {
 		return usagef("--oom-grow %g: give --max-restarts N too (a memory kill restarts only as a counted restart)", job.OOMGrow)

@@ -313,7 +313,8 @@ func (r *TaskRendezvous) Drain() []core.Event {
 				r.logf("%s's container got %s from outside: waiting up to %s for YARN's reason", rep.Task, rep.Signal, taskspec.YarnReasonWait)
 				out = append(out, core.ProgramSignalled{ID: rep.ContainerID, ExitStatus: int32(rep.ExitCode), Diagnostics: "the program " + how + " after " + rep.Signal + " from outside"})
 			default:
-				out = append(out, core.ContainerCompleted{ID: rep.ContainerID, ExitStatus: int32(rep.ExitCode), Diagnostics: "the program " + how, ByLauncher: true})
+				out = append(out, core.ContainerCompleted{ID: rep.ContainerID, ExitStatus: int32(rep.ExitCode), Diagnostics: "the program " + how, ByLauncher: true,
+					LogRule: core.LogRule(rep.LogRule), LogLine: rep.LogLine})
 			}
 		}
 	}

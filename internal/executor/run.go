@@ -107,6 +107,10 @@ func Run(ctx context.Context, cfg Config) (exitCode int, err error) {
 	}
 	mark, env := markProgramProcesses(env, log)
 	tail := newTailBuffer(stderrTailLines, rendezvous.MaxStderrLineLen)
+	if cfg.logRules, err = newLogRules(cfg.FailOnLog, cfg.ExcludeNodeOnLog); err != nil {
+		return fail(ExitBadConfig, err)
+	}
+	tail.onLine = cfg.logRules.check
 	prog, err := startChild(argv, env, cfg.Dir, cfg.Stdout, teeWriter{cfg.Stderr, tail})
 	if err != nil {
 		return fail(startFailureCode(err), startError(argv[0], err))
@@ -127,7 +131,8 @@ func Run(ctx context.Context, cfg Config) (exitCode int, err error) {
 	endLeftBehind(&cfg, mark, prog, signal, log)
 
 	code := prog.exitCode()
-	report(&cfg, client, log, rendezvous.ExitReport{Task: cfg.Task, ContainerID: cfg.ContainerID, ExitCode: code, Stopped: stopped, Signal: signal, StderrTail: tail.Lines()})
+	rule, line := cfg.logRules.match()
+	report(&cfg, client, log, rendezvous.ExitReport{Task: cfg.Task, ContainerID: cfg.ContainerID, ExitCode: code, Stopped: stopped, Signal: signal, StderrTail: tail.Lines(), LogRule: rule, LogLine: line})
 	log.printf("the program exited with code %d", code)
 	return code, nil
 }
@@ -392,10 +397,15 @@ func supervise(ctx, runCtx context.Context, cfg *Config, client *rendezvous.Clie
 		}
 	}
 	cancelled := ctx.Done()
+	matched := cfg.logRules.matched()
 	for {
 		select {
 		case <-prog.done:
 			return stopped, signal
+		case <-matched:
+			matched = nil
+			rule, line := cfg.logRules.match()
+			terminate(fmt.Sprintf("its stderr line %q matches --%s", line, rule), false)
 		case sig := <-sigs:
 			log.printf("forwarding %s to the program", describeSignal(sig))
 			if signal == "" {

@@ -168,6 +168,10 @@ func (m *Machine) completed(e ContainerCompleted) {
 			why += ": " + reason
 		}
 	}
+	if e.LogRule != "" {
+		m.logRuleMatched(t, e)
+		return
+	}
 	m.end(t, e.ExitStatus, e.Diagnostics, why)
 }
 

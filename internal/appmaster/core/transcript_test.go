@@ -80,6 +80,12 @@ func (h *harness) do(t *testing.T, c transcript.Cmd) string {
 			t.Fatalf("%s: exit code: %v", c.Pos, err)
 		}
 		checkedStep(h.m, ContainerCompleted{ID: task.Container.ID, ExitStatus: int32(code), Diagnostics: strings.Join(c.Args[2:], " ")})
+	case "logged":
+		// logged worker:0 fail-on-log LINE...: the task's launcher ended its
+		// program (exit code 143) for a stderr line matching the rule.
+		task := h.task(t, c)
+		checkedStep(h.m, ContainerCompleted{ID: task.Container.ID, ExitStatus: 143, Diagnostics: "the program exited with code 143", ByLauncher: true,
+			LogRule: LogRule(c.Args[1]), LogLine: strings.Join(c.Args[2:], " ")})
 	case "tick":
 		d, err := time.ParseDuration(strings.TrimPrefix(c.Args[0], "+"))
 		if err != nil {
