@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // TaskType is the role of a task in a distributed job. The types are
@@ -228,7 +229,24 @@ type Job struct {
 	// with the line, the second fails the attempt and excludes its node.
 	FailOnLog        string `json:",omitempty"`
 	ExcludeNodeOnLog string `json:",omitempty"`
+	// GPUIdle (--gpu-idle-timeout, --gpu-idle-threshold,
+	// --gpu-idle-action) ends or warns a job whose GPUs all stay idle.
+	GPUIdle GPUIdle `json:",omitzero"`
 }
+
+// GPUIdle is when a job's GPUs count as idle, and what then: Timeout
+// (0: never) during which every sampled GPU of the job stays under
+// Threshold percent (0 means DefaultGPUIdleThreshold); Warn only warns
+// instead of failing the job.
+type GPUIdle struct {
+	Timeout   time.Duration `json:",omitempty"`
+	Threshold float64       `json:",omitempty"`
+	Warn      bool          `json:",omitempty"`
+}
+
+// DefaultGPUIdleThreshold is the utilisation, in percent, under which a
+// GPU counts as idle.
+const DefaultGPUIdleThreshold = 5
 
 // DefaultMaxNodeFailures is how many failed task attempts exclude a node
 // from a job that sets no MaxNodeFailures.

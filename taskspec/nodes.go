@@ -36,6 +36,9 @@ func (j Job) validateNodes() error {
 			return invalid("", "%s %q: %v; give an RE2 expression, e.g. 'Xid 79|uncorrectable ECC'", flag, expr, strings.TrimPrefix(err.Error(), "error parsing regexp: "))
 		}
 	}
+	if g := j.GPUIdle; g.Timeout < 0 || g.Threshold < 0 || g.Threshold > 100 {
+		return invalid("", "--gpu-idle-timeout %s, --gpu-idle-threshold %g: give a duration of 0 (never) or more and a percentage from 0 to 100", g.Timeout, g.Threshold)
+	}
 	if len(j.ExcludeNodes) > maxExcludedNodes {
 		return invalid("", "--exclude-nodes names %d nodes; give at most %d", len(j.ExcludeNodes), maxExcludedNodes)
 	}

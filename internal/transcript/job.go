@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/tfyarn/tfyarn/taskspec"
 )
@@ -69,6 +70,13 @@ func Job(c Cmd) (taskspec.Job, error) {
 			return job, fmt.Errorf("%s: oom-grow=%s: %w", c.Pos, f, err)
 		}
 		job.OOMGrow = factor
+	}
+	if d := c.Get("gpu-idle", ""); d != "" {
+		timeout, err := time.ParseDuration(d)
+		if err != nil {
+			return job, fmt.Errorf("%s: gpu-idle=%s: %w", c.Pos, d, err)
+		}
+		job.GPUIdle = taskspec.GPUIdle{Timeout: timeout, Warn: c.Get("gpu-idle-action", "fail") == "warn"}
 	}
 	if hosts := c.Get("exclude-nodes", ""); hosts != "" {
 		job.ExcludeNodes = strings.Split(hosts, ",")

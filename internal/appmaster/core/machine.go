@@ -127,6 +127,7 @@ type Machine struct {
 	memory             map[taskspec.TaskID]int64 // grown memory per task, MiB (oomgrow.go)
 	largestNode        map[string]int64          // Config.LargestNodeMiB
 	maxMemoryMiB       int64                     // the scheduler's largest container, once registered
+	gpus               gpuState                  // --gpu-idle-timeout (gpuidle.go)
 
 	// Indexes kept in step with the tasks, so that an event costs what it
 	// touches rather than a pass over every task (bench/core_test.go: 10,000
@@ -164,7 +165,7 @@ func New(cfg Config) (*Machine, error) {
 		stopGrace:     max(cfg.ContainerStopGrace, 0),
 		restartPolicy: cfg.Job.Restarts,
 		job: taskspec.Job{Spread: cfg.Job.Spread, Tasks: cfg.Job.Tasks, StartAfter: cfg.Job.StartAfter, Affinities: cfg.Job.Affinities,
-			ExcludeNodes: cfg.Job.ExcludeNodes, MaxNodeFailures: cfg.Job.MaxNodeFailures, OOMGrow: cfg.Job.OOMGrow},
+			ExcludeNodes: cfg.Job.ExcludeNodes, MaxNodeFailures: cfg.Job.MaxNodeFailures, OOMGrow: cfg.Job.OOMGrow, GPUIdle: cfg.Job.GPUIdle},
 		memory:        map[taskspec.TaskID]int64{},
 		largestNode:   cfg.LargestNodeMiB,
 		spreadText:    cfg.Job.SpreadText(),
@@ -241,6 +242,7 @@ func (m *Machine) Step(ev Event) {
 		m.allocDeadline()
 		m.yarnReasonDeadline()
 		m.escalateStops()
+		m.gpuIdleDeadline()
 	}
 	if m.phase == PhaseRunning {
 		m.applyRestarts()
@@ -293,6 +295,8 @@ func (m *Machine) handle(ev Event) {
 		m.rendezvousFailed(e)
 	case RequestRefused:
 		m.requestRefused(e)
+	case GPUsSampled:
+		m.gpusSampled(e)
 	}
 }
 

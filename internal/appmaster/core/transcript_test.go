@@ -86,6 +86,20 @@ func (h *harness) do(t *testing.T, c transcript.Cmd) string {
 		task := h.task(t, c)
 		checkedStep(h.m, ContainerCompleted{ID: task.Container.ID, ExitStatus: 143, Diagnostics: "the program exited with code 143", ByLauncher: true,
 			LogRule: LogRule(c.Args[1]), LogLine: strings.Join(c.Args[2:], " ")})
+	case "gpus":
+		// gpus worker:0 0,3.5: the task's launcher sampled its GPUs' utilisation.
+		task := h.task(t, c)
+		var util []float64
+		for _, f := range strings.Split(c.Args[1], ",") {
+			u, err := strconv.ParseFloat(f, 64)
+			if err != nil {
+				t.Fatalf("%s: gpus: %v", c.Pos, err)
+			}
+			util = append(util, u)
+		}
+		checkedStep(h.m, GPUsSampled{Task: task.Task, ContainerID: task.Container.ID, Utilization: util})
+	case "gpu-warning":
+		return h.m.GPUIdleWarning()
 	case "tick":
 		d, err := time.ParseDuration(strings.TrimPrefix(c.Args[0], "+"))
 		if err != nil {
