@@ -42,6 +42,10 @@ type Report struct {
 	// (--exclude-nodes, --max-node-failures), in the order they were
 	// excluded, each with why.
 	ExcludedNodes []ExcludedNode `json:"excluded_nodes,omitempty"`
+	// Warnings are what the job should know now and may act on ("GPUs
+	// idle for 15m0s (0 % utilisation): the job fails at
+	// --gpu-idle-timeout 30m0s unless they work").
+	Warnings []string `json:"warnings,omitempty"`
 
 	// User submitted the job; Job describes it (nil from an AM that does
 	// not say). Both feed the web UI and the job's history record.

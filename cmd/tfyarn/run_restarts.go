@@ -46,6 +46,21 @@ func applyNodes(c *cli.Context, job *client.Job) error {
 		job.MaxNodeFailures = n
 	}
 	job.FailOnLog, job.ExcludeNodeOnLog = c.String("fail-on-log"), c.String("exclude-node-on-log")
+	if c.IsSet("gpu-idle-timeout") {
+		job.GPUIdle.Timeout = c.Duration("gpu-idle-timeout")
+		switch a := c.String("gpu-idle-action"); a {
+		case "fail", "warn":
+			job.GPUIdle.Warn = a == "warn"
+		default:
+			return usagef("--gpu-idle-action %q: give fail or warn", a)
+		}
+	}
+	if c.IsSet("gpu-idle-action") && !c.IsSet("gpu-idle-timeout") {
+		return usagef("--gpu-idle-action %s: give --gpu-idle-timeout too", c.String("gpu-idle-action"))
+	}
+	if c.IsSet("gpu-idle-threshold") {
+		job.GPUIdle.Threshold = c.Float64("gpu-idle-threshold")
+	}
 	job.OOMGrow = c.Float64("oom-grow")
 	if c.IsSet("oom-grow") && job.Restarts.Max == 0 && c.Int("max-restarts") == 0 {
 		return usagef("--oom-grow %g: give --max-restarts N too (a memory kill restarts only as a counted restart)", job.OOMGrow)

@@ -155,6 +155,9 @@ type Snapshot struct {
 	// Waiting says what tasks wait for a container, and where
 	// (core.Machine.Waiting).
 	Waiting []string
+	// GPUIdle warns that the job's GPUs are idle
+	// (core.Machine.GPUIdleWarning); "" while they are not.
+	GPUIdle string
 }
 
 // LoopResult is how the loop ended.

@@ -81,6 +81,9 @@ type TaskRendezvous struct {
 	reported bool                // serveErr was turned into an event
 	tails    map[string][]string // by task and container: see tailKey
 	page     statusPage
+	// sampled are the GPU samples since the last Drain, for the machine's
+	// --gpu-idle-timeout (core.GPUsSampled); at most one per task.
+	sampled map[taskspec.TaskID]core.GPUsSampled
 
 	// With a previous AM attempt (AnnounceAdopted): its saved tasks by
 	// container, and how the adopted ones' launchers learn this attempt.
@@ -152,6 +155,7 @@ func StartRendezvous(cfg RendezvousConfig) (*TaskRendezvous, error) {
 	}
 	r.page.init(cfg.AppID, cfg.User, cfg.Job)
 	handler.page = &r.page
+	handler.gpus = r.gpusSampled
 	mux := http.NewServeMux()
 	mux.Handle(rendezvous.PathPrefix, srv)
 	r.uiPath = contract.ProxiedPrefix + contract.WebPathToken(cfg.Web.StatusKey) + "/"
@@ -200,6 +204,18 @@ func (r *TaskRendezvous) signal() {
 	case r.notify <- struct{}{}:
 	default:
 	}
+}
+
+// gpusSampled queues a task's GPU sample for the machine; a newer one
+// replaces one not drained yet.
+func (r *TaskRendezvous) gpusSampled(s core.GPUsSampled) {
+	r.mu.Lock()
+	if r.sampled == nil {
+		r.sampled = map[taskspec.TaskID]core.GPUsSampled{}
+	}
+	r.sampled[s.Task] = s
+	r.mu.Unlock()
+	r.signal()
 }
 
 // Address is the rendezvous server's host:port as the launchers reach it
@@ -274,6 +290,10 @@ func (r *TaskRendezvous) Notify() <-chan struct{} { return r.notify }
 func (r *TaskRendezvous) Drain() []core.Event {
 	var out []core.Event
 	r.mu.Lock()
+	for _, s := range r.sampled {
+		out = append(out, s)
+	}
+	r.sampled = nil
 	if r.serveErr != nil && !r.reported {
 		r.reported = true
 		out = append(out, core.RendezvousFailed{Reason: fmt.Sprintf(

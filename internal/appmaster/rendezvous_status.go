@@ -22,6 +22,9 @@ func NewStatusReport(appID string, s Snapshot) contract.StatusReport {
 	if s.Finish != nil {
 		r.Final, r.FinalStatus, r.Diagnostics = true, s.Finish.Status.String(), s.Finish.Diagnostics
 	}
+	if s.GPUIdle != "" {
+		r.Warnings = append(r.Warnings, s.GPUIdle)
+	}
 	for _, x := range s.Record.Excluded {
 		r.ExcludedNodes = append(r.ExcludedNodes, contract.ExcludedNode{Host: x.Host, Reason: x.Reason})
 	}
@@ -363,6 +366,8 @@ func (p *statusPage) awaitFinalFetch(linger time.Duration) {
 type metricsBoard struct {
 	*rendezvous.Board
 	page *statusPage // set before the server serves
+	// gpus, if set, takes each GPU sample for the machine (set with page).
+	gpus func(core.GPUsSampled)
 }
 
 // ReportMetrics implements rendezvous.MetricsHandler.
@@ -381,6 +386,13 @@ func (b *metricsBoard) ReportMetrics(_ context.Context, m rendezvous.MetricsRepo
 	}
 	if m.Progress == nil && m.Process == nil || m.GPUs != nil {
 		b.page.setGPUs(m.Task, m.ContainerID, m.GPUs, time.Now())
+		if b.gpus != nil && len(m.GPUs) > 0 {
+			s := core.GPUsSampled{Task: m.Task, ContainerID: m.ContainerID}
+			for _, g := range m.GPUs {
+				s.Utilization = append(s.Utilization, float64(g.UtilizationPct))
+			}
+			b.gpus(s)
+		}
 	}
 	return nil
 }

@@ -87,6 +87,11 @@ type Submission struct {
 // description, and submits the ApplicationMaster.
 func Submit(ctx context.Context, job Job, opts Options, cb Callbacks) (*Submission, error) {
 	job = job.WithDefaults()
+	gpuIdle, err := gpuIdleDefaults(job.Conf, job.GPUIdle)
+	if err != nil {
+		return nil, err
+	}
+	job.GPUIdle = gpuIdle
 	plan, bin, err := checkLocally(job)
 	if err != nil {
 		return nil, err
