@@ -160,3 +160,31 @@ func TestE2ELogRules(t *testing.T) {
 		require.Contains(t, doc, claim)
 	}
 }
+
+// --gpu-idle-timeout on the real cluster: the test cluster's stand-in
+// nvidia-smi (testcluster/gpu/nvidia-smi, on the tasks' PATH) reports 0 %
+// utilisation; a job whose GPUs stay idle past a short timeout is warned
+// at half of it, then ends FAILED with the reason, long before its
+// program would have.
+//
+//	go test -tags e2e -run 'TestE2EGPUIdle$' ./cmd/tfyarn/
+func TestE2EGPUIdle(t *testing.T) {
+	bin := clustertest.BuildTfyarn(t)
+	c := clustertest.Require(t)
+	dir := clustertest.ContainerDir(t)
+	smi, err := os.ReadFile(filepath.Join(c.Root, "testcluster", "gpu", "nvidia-smi"))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "nvidia-smi"), smi, 0o755))
+	start := time.Now()
+	stdout, stderr, code := execTfyarn(t, c, bin, nil, "run", "--output", "json", "--name", "e2e-gpu-idle",
+		"--gpu-idle-timeout", "12s", "--worker", "1c,256m", "--setenv", "PATH="+dir+":/usr/local/bin:/usr/bin:/bin", "--", "sleep", "300")
+	took := time.Since(start)
+	r := runJSON(t, stdout)
+	require.Equal(t, exitJobFailed, code, stderr)
+	require.Equal(t, "GPUs idle for 12s (0 % utilisation, --gpu-idle-timeout 12s)", r.Diagnostics)
+	require.Less(t, took, 2*time.Minute, "ended for its idle GPUs, not its program's end")
+	require.Regexp(t, `(?m)^`+regexp.QuoteMeta(r.AppID)+` warning: GPUs idle for \d+s \(0 % utilisation\): the job fails at --gpu-idle-timeout 12s unless they work$`, stderr, "run warns first")
+	doc := strings.Join(strings.Fields(clustertest.DocSection(t, "## Idle GPUs")), " ")
+	require.Contains(t, doc, "GPUs idle for 30m0s (0 % utilisation, --gpu-idle-timeout 30m0s)")
+	t.Logf("ended after %.1fs", took.Seconds())
+}
