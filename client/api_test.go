@@ -50,7 +50,7 @@ func importablePackages(t *testing.T) []string {
 // larger. 515 after issue 32's thinning; 517 since client.Event and client.Result became aliases
 // of their one definition in jobreport (two names, no copy to keep in step); 518 since
 // jobreport.Report says which tfyarn its AM runs (TfyarnVersion, issue 34).
-const maxExported = 536
+const maxExported = 541
 
 // loadAPI type-checks the importable packages from the compiler's export
 // data (go list -export): what another module's code sees of them.

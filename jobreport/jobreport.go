@@ -46,6 +46,10 @@ type Report struct {
 	// idle for 15m0s (0 % utilisation): the job fails at
 	// --gpu-idle-timeout 30m0s unless they work").
 	Warnings []string `json:"warnings,omitempty"`
+	// GPUSecondsUsed sums, over the GPU samples of every task, each
+	// sample's utilisation times the time since the task's previous one
+	// (at most a minute): a GPU busy at 100 % for an hour is 3600.
+	GPUSecondsUsed float64 `json:"gpu_seconds_used,omitempty"`
 
 	// User submitted the job; Job describes it (nil from an AM that does
 	// not say). Both feed the web UI and the job's history record.

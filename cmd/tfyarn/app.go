@@ -92,6 +92,7 @@ func newApp(e *env) *cli.App {
 			taskCommand(e),
 			listCommand(e),
 			statusCommand(e),
+			reportCommand(e),
 			killCommand(e),
 			logsCommand(e),
 			clusterCommand(e),

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -187,4 +188,66 @@ func TestE2EGPUIdle(t *testing.T) {
 	doc := strings.Join(strings.Fields(clustertest.DocSection(t, "## Idle GPUs")), " ")
 	require.Contains(t, doc, "GPUs idle for 30m0s (0 % utilisation, --gpu-idle-timeout 30m0s)")
 	t.Logf("ended after %.1fs", took.Seconds())
+}
+
+// tfyarn report on the real cluster: a GPU job's GPU-hours allocated are
+// the ResourceManager's yarn.io/gpu resource-seconds for it, asked of the
+// RM apart; its GPU-hours used come from its GPU samples (the stand-in
+// nvidia-smi at 50 %); the CSV says the same.
+//
+//	go test -tags e2e -run 'TestE2EReport$' ./cmd/tfyarn/
+func TestE2EReport(t *testing.T) {
+	bin := clustertest.BuildTfyarn(t)
+	c := clustertest.Require(t)
+	dir := clustertest.ContainerDir(t)
+	smi, err := os.ReadFile(filepath.Join(c.Root, "testcluster", "gpu", "nvidia-smi"))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "nvidia-smi"), smi, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "utilization"), []byte("50\n"), 0o644))
+	stdout, stderr, code := execTfyarn(t, c, bin, nil, "run", "--output", "json", "--name", "e2e-report",
+		"--worker", "1c,256m,1gpu", "--setenv", "PATH="+dir+":/usr/local/bin:/usr/bin:/bin", "--", "sleep", "12")
+	r := runJSON(t, stdout)
+	require.Equal(t, exitOK, code, "%s\n%s", r.Diagnostics, stderr)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	id, err := yarn.ParseApplicationID(r.AppID)
+	require.NoError(t, err)
+	rmReport, err := clientFor(t, c.ConfDir).GetApplicationReport(ctx, id)
+	require.NoError(t, err)
+	var gpuSeconds int64
+	for _, e := range rmReport.GetAppResource_Usage().GetApplicationResourceUsageMap() {
+		if e.GetKey() == "yarn.io/gpu" {
+			gpuSeconds = e.GetValue()
+		}
+	}
+	require.Positive(t, gpuSeconds, "the RM accounts the job's GPU")
+
+	out, errOut, code := execTfyarn(t, c, bin, nil, "report", "--since", "1h", "--output", "json")
+	require.Equal(t, exitOK, code, errOut)
+	var rep usageReport
+	require.NoError(t, json.Unmarshal([]byte(out), &rep), out)
+	var app *appUsage
+	for i := range rep.Applications {
+		if rep.Applications[i].AppID == r.AppID {
+			app = &rep.Applications[i]
+		}
+	}
+	require.NotNil(t, app, out)
+	require.InDelta(t, float64(gpuSeconds)/3600, app.GPUHours, 1e-9, "the report's GPU-hours are the RM's resource-seconds")
+	require.NotNil(t, app.GPUHoursUsed)
+	require.Greater(t, *app.GPUHoursUsed, 0.0, "50 % between two samples")
+	require.LessOrEqual(t, *app.GPUHoursUsed, app.GPUHours)
+	t.Logf("RM submit %d launch %d start %d; report's queue wait %v", rmReport.GetSubmitTime(), rmReport.GetLaunchTime(), rmReport.GetStartTime(), app.QueueWaitSeconds)
+	require.NotNil(t, app.QueueWaitSeconds, "the RM reports the AM's launch")
+	require.InDelta(t, float64(rmReport.GetLaunchTime()-max(rmReport.GetSubmitTime(), rmReport.GetStartTime()))/1000, *app.QueueWaitSeconds, 1e-6)
+	require.Equal(t, 0, *app.Restarts)
+	require.GreaterOrEqual(t, rep.Total.GPUHours, app.GPUHours)
+
+	csvOut, errOut, code := execTfyarn(t, c, bin, nil, "report", "--since", "1h", "--output", "csv")
+	require.Equal(t, exitOK, code, errOut)
+	require.Regexp(t, `(?m)^`+regexp.QuoteMeta(r.AppID)+`,alice,[^,]*default,FINISHED,`+regexp.QuoteMeta(strconv.FormatFloat(app.GPUHours, 'f', 3, 64))+`,`, csvOut)
+	_, errOut, code = execTfyarn(t, c, bin, nil, "report", "--since", "soon")
+	require.Equal(t, exitUsage, code)
+	require.Contains(t, errOut, `--since "soon": give a duration such as 12h, or days such as 7d`)
 }

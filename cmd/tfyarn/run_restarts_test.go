@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"github.com/tfyarn/tfyarn/taskspec"
@@ -87,4 +88,18 @@ func TestRunNodeFlags(t *testing.T) {
 	require.EqualError(t, err, "--max-node-failures -1 is negative; give 0 (never exclude a node) or more")
 	_, err = parseRun(t, "--worker", "1c", "--oom-grow", "2", "--", "true")
 	require.EqualError(t, err, "--oom-grow 2: give --max-restarts N too (a memory kill restarts only as a counted restart)")
+}
+
+func TestReportSince(t *testing.T) {
+	for in, want := range map[string]time.Duration{"7d": 7 * 24 * time.Hour, "12h": 12 * time.Hour, "90m": 90 * time.Minute} {
+		got, err := parseSince(in)
+		require.NoError(t, err, in)
+		require.Equal(t, want, got, in)
+	}
+	for _, bad := range []string{"", "0d", "-1h", "week"} {
+		_, err := parseSince(bad)
+		require.Error(t, err, bad)
+	}
+	u := appUsage{AppID: "application_1_0001", User: "alice", Queue: "default", State: "FINISHED", GPUHours: 0.5, PreemptedResourceSeconds: map[string]int64{"vcores": 7}}
+	require.Equal(t, []string{"application_1_0001", "alice", "default", "FINISHED", "0.500", "-", "0.000", "0.000", "-", "vcores=7", "-"}, u.cells())
 }

@@ -114,8 +114,10 @@ type statusPage struct {
 	startedAt time.Time
 	endedAt   time.Time
 	gpus      map[taskspec.TaskID]gpuEntry
-	progress  map[taskspec.TaskID]progressEntry
-	hasChief  bool
+	// gpuSeconds is the report's GPUSecondsUsed (gpuSecondsSince).
+	gpuSeconds float64
+	progress   map[taskspec.TaskID]progressEntry
+	hasChief   bool
 	// jobWho and jobPoints are whose progress is the job's and its
 	// history (core.AddProgressPoint); jobFraction the latest, for YARN.
 	jobWho       string
@@ -172,8 +174,27 @@ func (p *statusPage) update(s Snapshot) {
 func (p *statusPage) setGPUs(task taskspec.TaskID, containerID string, gpus []contract.GPUSample, at time.Time) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if prev, ok := p.gpus[task]; ok && prev.containerID == containerID {
+		p.gpuSeconds += gpuSecondsSince(gpus, at.Sub(prev.at))
+	}
 	p.gpus[task] = gpuEntry{containerID: containerID, gpus: gpus, at: at.UTC()}
 	p.report, p.stale = p.build(), false
+}
+
+// maxGPUSampleGap bounds the time one GPU sample stands for: a launcher
+// samples every 10 s, and a gap (a slow nvidia-smi, a lost report) is not
+// taken to have been busy throughout.
+const maxGPUSampleGap = time.Minute
+
+// gpuSecondsSince is what a sample adds to the GPU-seconds used: each
+// GPU's utilisation times the time since the task's previous sample.
+func gpuSecondsSince(gpus []contract.GPUSample, since time.Duration) float64 {
+	since = min(max(since, 0), maxGPUSampleGap)
+	used := 0.0
+	for _, g := range gpus {
+		used += float64(g.UtilizationPct) / 100 * since.Seconds()
+	}
+	return used
 }
 
 // setProgress records a program's progress; like GPUs, one from a
@@ -272,6 +293,7 @@ func (p *statusPage) setProcess(task taskspec.TaskID, containerID string, sample
 func (p *statusPage) build() contract.StatusReport {
 	r := NewStatusReport(p.appID, p.last)
 	r.User, r.Job = p.user, p.job
+	r.GPUSecondsUsed = p.gpuSeconds
 	r.TfyarnVersion = buildinfo.Current().Label()
 	r.StartedAt, r.EndedAt = timeOrNil(p.startedAt), timeOrNil(p.endedAt)
 	for i := range r.Tasks {
