@@ -34,6 +34,16 @@ type Application struct {
 	FinishTime  time.Time
 	Diagnostics string
 	Tags        []string
+	// SubmitTime and LaunchTime are when the application was submitted and
+	// its ApplicationMaster's container launched (zero until then): the
+	// difference is its wait in the queue.
+	SubmitTime, LaunchTime time.Time
+	// ResourceSeconds are what the ResourceManager accounted to the
+	// application, per resource type ("memory-mb" in MiB-seconds,
+	// "vcores", "yarn.io/gpu"): each container's resources times its
+	// lifetime; PreemptedResourceSeconds those of its preempted
+	// containers. Nil when the RM reports none.
+	ResourceSeconds, PreemptedResourceSeconds map[string]int64
 }
 
 // Ended reports whether the application reached a final state (FINISHED,
@@ -59,7 +69,24 @@ func newApplication(r *hadoopyarn.ApplicationReportProto) *Application {
 		FinishTime:  epochMS(r.GetFinishTime()),
 		Diagnostics: r.GetDiagnostics(),
 		Tags:        r.GetApplicationTags(),
+		SubmitTime:  epochMS(r.GetSubmitTime()),
+		LaunchTime:  epochMS(r.GetLaunchTime()),
+
+		ResourceSeconds:          resourceMap(r.GetAppResource_Usage().GetApplicationResourceUsageMap()),
+		PreemptedResourceSeconds: resourceMap(r.GetAppResource_Usage().GetApplicationPreemptedResourceUsageMap()),
 	}
+}
+
+// resourceMap is an RM resource-seconds map; nil when empty.
+func resourceMap(entries []*hadoopyarn.StringLongMapProto) map[string]int64 {
+	if len(entries) == 0 {
+		return nil
+	}
+	out := make(map[string]int64, len(entries))
+	for _, e := range entries {
+		out[e.GetKey()] = e.GetValue()
+	}
+	return out
 }
 
 // epochMS is an RM timestamp; the RM uses 0 for "not yet".

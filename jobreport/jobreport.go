@@ -38,6 +38,18 @@ type Report struct {
 	// 1024 MiB, 1 GPUs, label \"gpu\"): queue ml-gpu on nodes labelled
 	// gpu: ...").
 	Waiting []string `json:"waiting,omitempty"`
+	// ExcludedNodes are the nodes the job's containers stay off
+	// (--exclude-nodes, --max-node-failures), in the order they were
+	// excluded, each with why.
+	ExcludedNodes []ExcludedNode `json:"excluded_nodes,omitempty"`
+	// Warnings are what the job should know now and may act on ("GPUs
+	// idle for 15m0s (0 % utilisation): the job fails at
+	// --gpu-idle-timeout 30m0s unless they work").
+	Warnings []string `json:"warnings,omitempty"`
+	// GPUSecondsUsed sums, over the GPU samples of every task, each
+	// sample's utilisation times the time since the task's previous one
+	// (at most a minute): a GPU busy at 100 % for an hour is 3600.
+	GPUSecondsUsed float64 `json:"gpu_seconds_used,omitempty"`
 
 	// User submitted the job; Job describes it (nil from an AM that does
 	// not say). Both feed the web UI and the job's history record.
@@ -55,6 +67,13 @@ type Report struct {
 	// build that is no release "devel-<commit>"; docs/versions.md): the
 	// one the job was submitted with. Empty from an AM older than it.
 	TfyarnVersion string `json:"tfyarn_version,omitempty"`
+}
+
+// ExcludedNode is a node the job's containers stay off, and why ("2 task
+// attempts failed there (--max-node-failures 2), the last: ...").
+type ExcludedNode struct {
+	Host   string `json:"host"`
+	Reason string `json:"reason"`
 }
 
 // JobInfo is what the job was asked to run, for people reading the web UI

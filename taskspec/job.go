@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // TaskType is the role of a task in a distributed job. The types are
@@ -212,6 +213,25 @@ type Job struct {
 	// Mounts (--mount) are bind mounts into every task container that runs
 	// in an image; the NodeManagers decide which sources they allow.
 	Mounts []Mount `json:",omitempty"`
+	// ExcludeNodes (--exclude-nodes) are hosts that get none of the job's
+	// containers. MaxNodeFailures (--max-node-failures) is how many of
+	// the job's task attempts may fail on one node before it is excluded
+	// too: 0 means DefaultMaxNodeFailures, NoNodeExclusion never.
+	ExcludeNodes    []string `json:",omitempty"`
+	MaxNodeFailures int      `json:",omitempty"`
+	// OOMGrow (--oom-grow), above 1, restarts a task YARN killed for its
+	// memory with this many times the memory, up to the largest node of
+	// its label; 0 keeps the memory.
+	OOMGrow float64 `json:",omitempty"`
+	// FailOnLog (--fail-on-log) and ExcludeNodeOnLog
+	// (--exclude-node-on-log) are RE2 expressions matched against each
+	// line the tasks' programs write to stderr: the first fails the job
+	// with the line, the second fails the attempt and excludes its node.
+	FailOnLog        string `json:",omitempty"`
+	ExcludeNodeOnLog string `json:",omitempty"`
+	// GPUIdle (--gpu-idle-timeout, --gpu-idle-threshold,
+	// --gpu-idle-action) ends or warns a job whose GPUs all stay idle.
+	GPUIdle GPUIdle `json:",omitzero"`
 	// Checkpoint (--checkpoint) has tfyarn keep the tasks' checkpoints on
 	// HDFS and restore them; nil for none. See docs/checkpoints.md.
 	Checkpoint *Checkpoint `json:",omitempty"`
@@ -231,6 +251,28 @@ type Checkpoint struct {
 
 // MaxCheckpointKeep bounds Checkpoint.Keep.
 const MaxCheckpointKeep = 100
+
+// GPUIdle is when a job's GPUs count as idle, and what then: Timeout
+// (0: never) during which every sampled GPU of the job stays under
+// Threshold percent (0 means DefaultGPUIdleThreshold); Warn only warns
+// instead of failing the job.
+type GPUIdle struct {
+	Timeout   time.Duration `json:",omitempty"`
+	Threshold float64       `json:",omitempty"`
+	Warn      bool          `json:",omitempty"`
+}
+
+// DefaultGPUIdleThreshold is the utilisation, in percent, under which a
+// GPU counts as idle.
+const DefaultGPUIdleThreshold = 5
+
+// DefaultMaxNodeFailures is how many failed task attempts exclude a node
+// from a job that sets no MaxNodeFailures.
+const DefaultMaxNodeFailures = 2
+
+// NoNodeExclusion as MaxNodeFailures excludes no node for its failures
+// (--max-node-failures 0).
+const NoNodeExclusion = -1
 
 // RestartPolicy is when a job's failed tasks run again (--max-restarts,
 // --retry-exit-codes, --no-infra-restarts). The ApplicationMaster's core

@@ -73,6 +73,9 @@ func (j Job) Validate(limits ClusterLimits) error {
 	if c := j.Checkpoint; c != nil && (c.Keep < 0 || c.Keep > MaxCheckpointKeep) {
 		return invalid("", "--checkpoint-keep %d: give 1 to %d", c.Keep, MaxCheckpointKeep)
 	}
+	if err := j.validateNodes(); err != nil {
+		return err
+	}
 	if err := j.validateSpread(byType); err != nil {
 		return err
 	}

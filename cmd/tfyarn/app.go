@@ -104,6 +104,7 @@ func newApp(e *env) *cli.App {
 			listCommand(e),
 			statusCommand(e),
 			resultCommand(e),
+			reportCommand(e),
 			killCommand(e),
 			logsCommand(e),
 			clusterCommand(e),

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"github.com/tfyarn/tfyarn/taskspec"
@@ -67,4 +68,38 @@ func TestRunLocalMaxRestartsJSON(t *testing.T) {
 	for _, tr := range res.Tasks {
 		require.Equal(t, 1, tr.Restarts, tr.Task)
 	}
+}
+
+func TestRunNodeFlags(t *testing.T) {
+	job, err := parseRun(t, "--worker", "1c", "--", "true")
+	require.NoError(t, err)
+	require.Equal(t, taskspec.DefaultMaxNodeFailures, job.MaxNodeFailures, "the default, 2")
+	require.Equal(t, 2, taskspec.DefaultMaxNodeFailures)
+	require.Zero(t, job.OOMGrow)
+	require.Empty(t, job.ExcludeNodes)
+
+	job, err = parseRun(t, "--worker", "1c", "--max-node-failures", "0", "--exclude-nodes", "nm1, nm2,", "--max-restarts", "1", "--oom-grow", "2", "--", "true")
+	require.NoError(t, err)
+	require.Equal(t, taskspec.NoNodeExclusion, job.MaxNodeFailures, "0: never exclude a node")
+	require.Equal(t, []string{"nm1", "nm2"}, job.ExcludeNodes)
+	require.Equal(t, 2.0, job.OOMGrow)
+
+	_, err = parseRun(t, "--worker", "1c", "--max-node-failures", "-1", "--", "true")
+	require.EqualError(t, err, "--max-node-failures -1 is negative; give 0 (never exclude a node) or more")
+	_, err = parseRun(t, "--worker", "1c", "--oom-grow", "2", "--", "true")
+	require.EqualError(t, err, "--oom-grow 2: give --max-restarts N too (a memory kill restarts only as a counted restart)")
+}
+
+func TestReportSince(t *testing.T) {
+	for in, want := range map[string]time.Duration{"7d": 7 * 24 * time.Hour, "12h": 12 * time.Hour, "90m": 90 * time.Minute} {
+		got, err := parseSince(in)
+		require.NoError(t, err, in)
+		require.Equal(t, want, got, in)
+	}
+	for _, bad := range []string{"", "0d", "-1h", "week"} {
+		_, err := parseSince(bad)
+		require.Error(t, err, bad)
+	}
+	u := appUsage{AppID: "application_1_0001", User: "alice", Queue: "default", State: "FINISHED", GPUHours: 0.5, PreemptedResourceSeconds: map[string]int64{"vcores": 7}}
+	require.Equal(t, []string{"application_1_0001", "alice", "default", "FINISHED", "0.500", "-", "0.000", "0.000", "-", "vcores=7", "-"}, u.cells())
 }

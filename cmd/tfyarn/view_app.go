@@ -128,6 +128,12 @@ func addJobKeys(kv *cliout.KeyValues, h *jobreport.Report) {
 		kv.Add("Training", progressText(h.Progress))
 	}
 	kv.Add("Restarts", strconv.Itoa(h.Restarts))
+	for _, w := range h.Warnings {
+		kv.Add("Warning", w)
+	}
+	for _, x := range h.ExcludedNodes {
+		kv.Add("Excluded-Node", x.Host+": "+x.Reason)
+	}
 	for _, w := range h.Waiting {
 		kv.Add("Waiting", w)
 	}

@@ -54,6 +54,17 @@ type Restarts struct {
 	Cluster   int      `json:"cluster"`
 	Replaced  int      `json:"replaced,omitempty"` // an elastic job's lost workers replaced alone
 	Causes    []string `json:"causes,omitempty"`
+	// NodeFailures and Excluded are the job's failed task attempts per
+	// host and the nodes it excluded (--max-node-failures, --exclude-nodes):
+	// they hold per job too.
+	NodeFailures map[string]int `json:"node_failures,omitempty"`
+	Excluded     []ExcludedNode `json:"excluded,omitempty"`
+}
+
+// ExcludedNode is a node the job's containers stay off, and why.
+type ExcludedNode struct {
+	Host   string `json:"host"`
+	Reason string `json:"reason"`
 }
 
 // Decode parses what an attempt saved, bounded like the file; the causes

@@ -30,7 +30,11 @@ func stateToSave(snap Snapshot, am string, controls map[string]int) (st amattemp
 		table[i].Control = controls[table[i].ContainerID]
 	}
 	r := snap.Record
-	return amattempt.State{AM: am, Tasks: table, Restarts: &amattempt.Restarts{Counted: r.Counted, Uncounted: r.Uncounted, Cluster: r.Cluster, Replaced: r.Replaced, Causes: r.Causes}}, true
+	saved := &amattempt.Restarts{Counted: r.Counted, Uncounted: r.Uncounted, Cluster: r.Cluster, Replaced: r.Replaced, Causes: r.Causes, NodeFailures: r.NodeFailures}
+	for _, x := range r.Excluded {
+		saved.Excluded = append(saved.Excluded, amattempt.ExcludedNode{Host: x.Host, Reason: x.Reason})
+	}
+	return amattempt.State{AM: am, Tasks: table, Restarts: saved}, true
 }
 
 // resumedRecord is the restarts a previous attempt saved, as the core
@@ -40,7 +44,11 @@ func resumedRecord(st *amattempt.State) *core.RestartRecord {
 		return nil
 	}
 	r := st.Restarts
-	return &core.RestartRecord{Counted: r.Counted, Uncounted: r.Uncounted, Cluster: r.Cluster, Replaced: r.Replaced, Causes: r.Causes}
+	rec := &core.RestartRecord{Counted: r.Counted, Uncounted: r.Uncounted, Cluster: r.Cluster, Replaced: r.Replaced, Causes: r.Causes, NodeFailures: r.NodeFailures}
+	for _, x := range r.Excluded {
+		rec.Excluded = append(rec.Excluded, core.ExcludedNode{Host: x.Host, Reason: x.Reason})
+	}
+	return rec
 }
 
 // stateStore is where this job's AM attempts keep their state for the next

@@ -310,11 +310,13 @@ func TestStateToSaveCarriesRestartsAndDropsAStoppingTable(t *testing.T) {
 	require.Equal(t, []int{0, 4242}, []int{st.Tasks[0].Control, st.Tasks[1].Control}, "each launcher's control port as it registered")
 
 	tasks[1].StopRequested = true
-	rec := core.RestartRecord{Counted: 1, Replaced: 2, Causes: []string{"restart 1 after worker:1 failed: exit code 1"}}
+	rec := core.RestartRecord{Counted: 1, Replaced: 2, Causes: []string{"restart 1 after worker:1 failed: exit code 1"},
+		NodeFailures: map[string]int{"nm1": 2, "nm2": 1}, Excluded: []core.ExcludedNode{{Host: "nm1", Reason: "2 task attempts failed there"}}}
 	st, ok = stateToSave(Snapshot{Tasks: tasks, Record: rec}, "h:1", nil)
 	require.True(t, ok)
 	require.Empty(t, st.Tasks, "a stopping task: the table goes")
-	require.Equal(t, &amattempt.Restarts{Counted: 1, Replaced: 2, Causes: rec.Causes}, st.Restarts, "an elastic job's replacements carry over too")
+	require.Equal(t, &amattempt.Restarts{Counted: 1, Replaced: 2, Causes: rec.Causes, NodeFailures: rec.NodeFailures,
+		Excluded: []amattempt.ExcludedNode{{Host: "nm1", Reason: "2 task attempts failed there"}}}, st.Restarts, "an elastic job's replacements and the bad nodes carry over too")
 	require.Equal(t, &rec, resumedRecord(&st))
 	require.Nil(t, resumedRecord(nil))
 	_, ok = stateToSave(Snapshot{Tasks: tasks, Finish: &core.Finish{}}, "h:1", nil)

@@ -106,6 +106,7 @@ func RunAM(ctx context.Context, opts AMOptions) (LoopResult, error) {
 		Policy:            policy,
 		AllocTimeout:      jf.AllocTimeout,
 		ClusterOffers:     jf.ClusterOffers,
+		LargestNodeMiB:    jf.LargestNodeMiB,
 		QueueDefaultLabel: jf.QueueDefaultLabel,
 		PreemptionWait:    PreemptionWait(conf),
 		Python:            pythonFacts(jf),

@@ -37,6 +37,8 @@ type LoopConfig struct {
 	// queue, by node label.
 	AllocTimeout  time.Duration
 	ClusterOffers map[string]string
+	// LargestNodeMiB is core.Config's: what --oom-grow grows to at most.
+	LargestNodeMiB map[string]int64
 	// QueueDefaultLabel is the queue's default node label (core.Config).
 	QueueDefaultLabel string
 	RM                RM
@@ -153,6 +155,9 @@ type Snapshot struct {
 	// Waiting says what tasks wait for a container, and where
 	// (core.Machine.Waiting).
 	Waiting []string
+	// GPUIdle warns that the job's GPUs are idle
+	// (core.Machine.GPUIdleWarning); "" while they are not.
+	GPUIdle string
 }
 
 // LoopResult is how the loop ended.
@@ -227,7 +232,7 @@ func newLoop(cfg LoopConfig) (*loop, error) {
 	if cfg.MaxRMFailures <= 0 {
 		cfg.MaxRMFailures = 10
 	}
-	mcfg := core.Config{Job: cfg.Job, Policy: cfg.Policy, WorkersInPlace: frameworks.WorkersReplacedInPlace(cfg.Job), TasksNeedJobService: frameworks.JobServiceOf(cfg.Job) != nil, AllocTimeout: cfg.AllocTimeout, ClusterOffers: cfg.ClusterOffers, QueueDefaultLabel: cfg.QueueDefaultLabel, PreemptionWait: cfg.PreemptionWait, Python: cfg.Python}
+	mcfg := core.Config{Job: cfg.Job, Policy: cfg.Policy, WorkersInPlace: frameworks.WorkersReplacedInPlace(cfg.Job), TasksNeedJobService: frameworks.JobServiceOf(cfg.Job) != nil, AllocTimeout: cfg.AllocTimeout, ClusterOffers: cfg.ClusterOffers, QueueDefaultLabel: cfg.QueueDefaultLabel, PreemptionWait: cfg.PreemptionWait, Python: cfg.Python, LargestNodeMiB: cfg.LargestNodeMiB}
 	if cfg.Launchers != nil {
 		mcfg.ContainerStopGrace = cfg.ContainerStopGrace
 	}
@@ -280,6 +285,7 @@ func (l *loop) run(ctx context.Context) (LoopResult, error) {
 		for _, n := range rd.Notes {
 			l.cfg.Logf("%s", n)
 		}
+		l.exclude(rd.Exclude)
 		l.buf.Add(rd)
 		l.logAsks(rd.Asks)
 		l.launch(ctx, rd.Launch)
@@ -413,6 +419,27 @@ func (l *loop) drainLaunchers() {
 			continue
 		}
 		l.m.Step(ev)
+	}
+}
+
+// ExcludingRM is an RM that keeps the application's containers off nodes
+// (its blacklist, sent with the next allocate call); *yarn.AMRMClient is
+// one.
+type ExcludingRM interface {
+	Exclude(hosts ...string)
+}
+
+// exclude carries out the machine's exclusions of nodes (core.ExcludedNode).
+func (l *loop) exclude(nodes []core.ExcludedNode) {
+	for _, x := range nodes {
+		l.cfg.Logf("excluding node %s", x)
+		if rm, ok := l.cfg.RM.(ExcludingRM); ok {
+			rm.Exclude(x.Host)
+		} else {
+			// The machine releases a container it is allocated there all
+			// the same.
+			l.cfg.Logf("this ResourceManager client cannot exclude nodes: containers allocated on %s are given back", x.Host)
+		}
 	}
 }
 

@@ -44,6 +44,12 @@ func TaskLaunchContext(jf contract.JobFile, ln core.Launch, amAddress string, to
 	if jf.Job.Framework != "" {
 		env[contract.EnvFramework] = jf.Job.Framework
 	}
+	if jf.Job.FailOnLog != "" {
+		env[contract.EnvFailOnLog] = jf.Job.FailOnLog
+	}
+	if jf.Job.ExcludeNodeOnLog != "" {
+		env[contract.EnvExcludeNodeOnLog] = jf.Job.ExcludeNodeOnLog
+	}
 	if jf.Job.ProcsPerNode > 0 {
 		env[contract.EnvProcsPerNode] = strconv.Itoa(jf.Job.ProcsPerNode)
 	}

@@ -61,6 +61,6 @@ func (l *loop) stopContainers(ctx context.Context, stops []core.Stop) {
 // observe hands the job's state to the status page.
 func (l *loop) observe(f *core.Finish) {
 	if l.cfg.Observe != nil {
-		l.cfg.Observe(Snapshot{Tasks: l.m.Tasks(), Finish: f, Restarts: l.m.Restarts(), Record: l.m.RestartRecord(), Waiting: l.m.Waiting()})
+		l.cfg.Observe(Snapshot{Tasks: l.m.Tasks(), Finish: f, Restarts: l.m.Restarts(), Record: l.m.RestartRecord(), Waiting: l.m.Waiting(), GPUIdle: l.m.GPUIdleWarning()})
 	}
 }

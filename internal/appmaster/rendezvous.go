@@ -85,6 +85,9 @@ type TaskRendezvous struct {
 	tails    map[string][]string // by task and container: see tailKey
 	page     statusPage
 	results  *resultSpool // nil without RendezvousConfig.SaveResult
+	// sampled are the GPU samples since the last Drain, for the machine's
+	// --gpu-idle-timeout (core.GPUsSampled); at most one per task.
+	sampled map[taskspec.TaskID]core.GPUsSampled
 
 	// With a previous AM attempt (AnnounceAdopted): its saved tasks by
 	// container, and how the adopted ones' launchers learn this attempt.
@@ -160,6 +163,7 @@ func StartRendezvous(cfg RendezvousConfig) (*TaskRendezvous, error) {
 		handler.results = newResultSpool(resultSpoolDir, cfg.SaveResult, &r.page, cfg.Logf)
 		r.results = handler.results
 	}
+	handler.gpus = r.gpusSampled
 	mux := http.NewServeMux()
 	mux.Handle(rendezvous.PathPrefix, srv)
 	r.uiPath = contract.ProxiedPrefix + contract.WebPathToken(cfg.Web.StatusKey) + "/"
@@ -208,6 +212,18 @@ func (r *TaskRendezvous) signal() {
 	case r.notify <- struct{}{}:
 	default:
 	}
+}
+
+// gpusSampled queues a task's GPU sample for the machine; a newer one
+// replaces one not drained yet.
+func (r *TaskRendezvous) gpusSampled(s core.GPUsSampled) {
+	r.mu.Lock()
+	if r.sampled == nil {
+		r.sampled = map[taskspec.TaskID]core.GPUsSampled{}
+	}
+	r.sampled[s.Task] = s
+	r.mu.Unlock()
+	r.signal()
 }
 
 // Address is the rendezvous server's host:port as the launchers reach it
@@ -282,6 +298,10 @@ func (r *TaskRendezvous) Notify() <-chan struct{} { return r.notify }
 func (r *TaskRendezvous) Drain() []core.Event {
 	var out []core.Event
 	r.mu.Lock()
+	for _, s := range r.sampled {
+		out = append(out, s)
+	}
+	r.sampled = nil
 	if r.serveErr != nil && !r.reported {
 		r.reported = true
 		out = append(out, core.RendezvousFailed{Reason: fmt.Sprintf(
@@ -321,7 +341,8 @@ func (r *TaskRendezvous) Drain() []core.Event {
 				r.logf("%s's container got %s from outside: waiting up to %s for YARN's reason", rep.Task, rep.Signal, taskspec.YarnReasonWait)
 				out = append(out, core.ProgramSignalled{ID: rep.ContainerID, ExitStatus: int32(rep.ExitCode), Diagnostics: "the program " + how + " after " + rep.Signal + " from outside"})
 			default:
-				out = append(out, core.ContainerCompleted{ID: rep.ContainerID, ExitStatus: int32(rep.ExitCode), Diagnostics: "the program " + how, ByLauncher: true})
+				out = append(out, core.ContainerCompleted{ID: rep.ContainerID, ExitStatus: int32(rep.ExitCode), Diagnostics: "the program " + how, ByLauncher: true,
+					LogRule: core.LogRule(rep.LogRule), LogLine: rep.LogLine})
 			}
 		}
 	}

@@ -22,6 +22,12 @@ func NewStatusReport(appID string, s Snapshot) contract.StatusReport {
 	if s.Finish != nil {
 		r.Final, r.FinalStatus, r.Diagnostics = true, s.Finish.Status.String(), s.Finish.Diagnostics
 	}
+	if s.GPUIdle != "" {
+		r.Warnings = append(r.Warnings, s.GPUIdle)
+	}
+	for _, x := range s.Record.Excluded {
+		r.ExcludedNodes = append(r.ExcludedNodes, contract.ExcludedNode{Host: x.Host, Reason: x.Reason})
+	}
 	for _, t := range s.Tasks {
 		tr := contract.TaskReport{
 			Task: t.Task.String(), Type: string(t.Task.Type), Index: t.Task.Index,
@@ -108,8 +114,10 @@ type statusPage struct {
 	startedAt time.Time
 	endedAt   time.Time
 	gpus      map[taskspec.TaskID]gpuEntry
-	progress  map[taskspec.TaskID]progressEntry
-	hasChief  bool
+	// gpuSeconds is the report's GPUSecondsUsed (gpuSecondsSince).
+	gpuSeconds float64
+	progress   map[taskspec.TaskID]progressEntry
+	hasChief   bool
 	// jobWho and jobPoints are whose progress is the job's and its
 	// history (core.AddProgressPoint); jobFraction the latest, for YARN.
 	jobWho       string
@@ -168,8 +176,27 @@ func (p *statusPage) update(s Snapshot) {
 func (p *statusPage) setGPUs(task taskspec.TaskID, containerID string, gpus []contract.GPUSample, at time.Time) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if prev, ok := p.gpus[task]; ok && prev.containerID == containerID {
+		p.gpuSeconds += gpuSecondsSince(gpus, at.Sub(prev.at))
+	}
 	p.gpus[task] = gpuEntry{containerID: containerID, gpus: gpus, at: at.UTC()}
 	p.report, p.stale = p.build(), false
+}
+
+// maxGPUSampleGap bounds the time one GPU sample stands for: a launcher
+// samples every 10 s, and a gap (a slow nvidia-smi, a lost report) is not
+// taken to have been busy throughout.
+const maxGPUSampleGap = time.Minute
+
+// gpuSecondsSince is what a sample adds to the GPU-seconds used: each
+// GPU's utilisation times the time since the task's previous sample.
+func gpuSecondsSince(gpus []contract.GPUSample, since time.Duration) float64 {
+	since = min(max(since, 0), maxGPUSampleGap)
+	used := 0.0
+	for _, g := range gpus {
+		used += float64(g.UtilizationPct) / 100 * since.Seconds()
+	}
+	return used
 }
 
 // setProgress records a program's progress; like GPUs, one from a
@@ -268,6 +295,7 @@ func (p *statusPage) setProcess(task taskspec.TaskID, containerID string, sample
 func (p *statusPage) build() contract.StatusReport {
 	r := NewStatusReport(p.appID, p.last)
 	r.User, r.Job = p.user, p.job
+	r.GPUSecondsUsed = p.gpuSeconds
 	r.TfyarnVersion = buildinfo.Current().Label()
 	r.StartedAt, r.EndedAt = timeOrNil(p.startedAt), timeOrNil(p.endedAt)
 	for i := range r.Tasks {
@@ -366,6 +394,8 @@ type metricsBoard struct {
 	*rendezvous.Board
 	page    *statusPage  // set before the server serves
 	results *resultSpool // nil: no results kept
+	// gpus, if set, takes each GPU sample for the machine (set with page).
+	gpus func(core.GPUsSampled)
 }
 
 // ReportMetrics implements rendezvous.MetricsHandler.
@@ -384,6 +414,13 @@ func (b *metricsBoard) ReportMetrics(_ context.Context, m rendezvous.MetricsRepo
 	}
 	if m.Progress == nil && m.Process == nil || m.GPUs != nil {
 		b.page.setGPUs(m.Task, m.ContainerID, m.GPUs, time.Now())
+		if b.gpus != nil && len(m.GPUs) > 0 {
+			s := core.GPUsSampled{Task: m.Task, ContainerID: m.ContainerID}
+			for _, g := range m.GPUs {
+				s.Utilization = append(s.Utilization, float64(g.UtilizationPct))
+			}
+			b.gpus(s)
+		}
 	}
 	return nil
 }

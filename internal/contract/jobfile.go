@@ -67,6 +67,10 @@ type JobFile struct {
 	// label the RM gives a task request that names none, which the AM's
 	// messages about waiting tasks name.
 	QueueDefaultLabel string `json:"queue_default_label,omitempty"`
+	// LargestNodeMiB is, per node label ("" for none), the memory of the
+	// largest running node at submission: what --oom-grow grows a task's
+	// memory to at most.
+	LargestNodeMiB map[string]int64 `json:"largest_node_mib,omitempty"`
 
 	// Kerberos, on a Kerberized cluster, says how the AM keeps the job's
 	// HDFS access alive; nil on an insecure cluster.

@@ -89,6 +89,11 @@ const (
 	// processes per container (--nproc-per-node).
 	EnvFramework    = "TFYARN_FRAMEWORK"
 	EnvProcsPerNode = "TFYARN_NPROC_PER_NODE"
+	// EnvFailOnLog and EnvExcludeNodeOnLog are the job's --fail-on-log and
+	// --exclude-node-on-log: RE2 expressions the launcher matches the
+	// program's stderr lines against (executor's logrules.go).
+	EnvFailOnLog        = "TFYARN_FAIL_ON_LOG"
+	EnvExcludeNodeOnLog = "TFYARN_EXCLUDE_NODE_ON_LOG"
 	// EnvMinWorkers is an elastic job's --min-workers, and EnvJobService
 	// the host:port of the side service the AM serves for the job when its
 	// framework asks for one (framework.Framework.JobService).
@@ -117,7 +122,7 @@ const SecretEnvAliasPrefix = "tfyarn.secret-env."
 func SetForTasks(name string) bool {
 	switch name {
 	case EnvTask, EnvTaskType, EnvTaskIndex, EnvTaskAttempt, EnvRestart, EnvRetakePort, EnvAppID,
-		EnvAMAddress, EnvAMControl, EnvPythonEnv, EnvPythonEnvLayers, EnvPythonPath, EnvFramework, EnvProcsPerNode, EnvMinWorkers, EnvJobService, EnvTaskPort, EnvPreemptionFile, EnvProgressFile, EnvResultFile,
+		EnvAMAddress, EnvAMControl, EnvPythonEnv, EnvPythonEnvLayers, EnvPythonPath, EnvFramework, EnvProcsPerNode, EnvFailOnLog, EnvExcludeNodeOnLog, EnvMinWorkers, EnvJobService, EnvTaskPort, EnvPreemptionFile, EnvProgressFile, EnvResultFile,
 		EnvTokenFile, "HADOOP_USER_NAME":
 		return true
 	}

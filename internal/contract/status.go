@@ -33,6 +33,8 @@ type (
 	TaskCounts = jobreport.Counts
 	// TaskReport is one task.
 	TaskReport = jobreport.Task
+	// ExcludedNode is a node the job's containers stay off, and why.
+	ExcludedNode = jobreport.ExcludedNode
 )
 
 // ContainerLogsURL is a container's live logs on its NodeManager's web

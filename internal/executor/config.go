@@ -115,6 +115,14 @@ type Config struct {
 	AMAttempt int
 	// controlPort is the control port opened, announced at registration.
 	controlPort int
+
+	// FailOnLog and ExcludeNodeOnLog are the job's --fail-on-log and
+	// --exclude-node-on-log (RE2; empty for none): a stderr line of the
+	// program matching one ends it, and the exit report says so
+	// (logrules.go).
+	FailOnLog, ExcludeNodeOnLog string
+	// logRules are they compiled, once the program starts; nil for none.
+	logRules *logRules
 	// Locate, when set, finds the current AM's address once the one at
 	// AMAddress stops answering (a later AM attempt runs elsewhere); the
 	// launcher then registers there again. LocateWhere names where it
@@ -198,6 +206,7 @@ func ConfigFromEnv(command []string) (Config, error) {
 		}
 	}
 	cfg.PythonEnv = os.Getenv(contract.EnvPythonEnv)
+	cfg.FailOnLog, cfg.ExcludeNodeOnLog = os.Getenv(contract.EnvFailOnLog), os.Getenv(contract.EnvExcludeNodeOnLog)
 	cfg.DockerImage = os.Getenv(contract.EnvDockerImage)
 	cfg.PythonEnvLayers = PythonPathList(os.Getenv(contract.EnvPythonEnvLayers))
 	cfg.PythonPath = PythonPathList(os.Getenv(contract.EnvPythonPath))

@@ -108,6 +108,10 @@ func Run(ctx context.Context, cfg Config) (exitCode int, err error) {
 	}
 	mark, env := markProgramProcesses(env, log)
 	tail := newTailBuffer(stderrTailLines, rendezvous.MaxStderrLineLen)
+	if cfg.logRules, err = newLogRules(cfg.FailOnLog, cfg.ExcludeNodeOnLog); err != nil {
+		return fail(ExitBadConfig, err)
+	}
+	tail.onLine = cfg.logRules.check
 	prog, err := startChild(argv, env, cfg.Dir, cfg.Stdout, teeWriter{cfg.Stderr, tail})
 	if err != nil {
 		return fail(startFailureCode(err), startError(argv[0], err))
@@ -125,14 +129,31 @@ func Run(ctx context.Context, cfg Config) (exitCode int, err error) {
 	if signal == "" {
 		progress.final(ctx) // not when the NodeManager is stopping the container: no time
 	}
-	endLeftBehind(&cfg, mark, prog, signal, log)
-	start.checkpoints.finish(ctx, prog.exitCode() == 0 && signal == "", log)
+	return endProgram(ctx, &cfg, client, start, programEnd{prog: prog, mark: mark, tail: tail, stopped: stopped, signal: signal}, log), nil
+}
 
-	code := prog.exitCode()
-	sendResult(&cfg, client, start.resultFile, log) // before the exit: the AM may end the job on it
-	report(&cfg, client, log, rendezvous.ExitReport{Task: cfg.Task, ContainerID: cfg.ContainerID, ExitCode: code, Stopped: stopped, Signal: signal, StderrTail: tail.Lines()})
+// programEnd is how the program ended, as supervise saw it.
+type programEnd struct {
+	prog    *child
+	mark    string // its processes' mark (markProgramProcesses)
+	tail    *tailBuffer
+	stopped bool
+	signal  string
+}
+
+// endProgram does what follows the program's exit: what it left behind is
+// ended, its checkpoints and result are saved, and its exit is told to the
+// AM. It returns the program's exit code.
+func endProgram(ctx context.Context, cfg *Config, client *rendezvous.Client, start programStart, end programEnd, log *logger) int {
+	endLeftBehind(cfg, end.mark, end.prog, end.signal, log)
+	start.checkpoints.finish(ctx, end.prog.exitCode() == 0 && end.signal == "", log)
+
+	code := end.prog.exitCode()
+	sendResult(cfg, client, start.resultFile, log) // before the exit: the AM may end the job on it
+	rule, line := cfg.logRules.match()
+	report(cfg, client, log, rendezvous.ExitReport{Task: cfg.Task, ContainerID: cfg.ContainerID, ExitCode: code, Stopped: end.stopped, Signal: end.signal, StderrTail: end.tail.Lines(), LogRule: rule, LogLine: line})
 	log.printf("the program exited with code %d", code)
-	return code, nil
+	return code
 }
 
 // reservePort reserves the task's port (port, or any when 0). A port re-taken
@@ -405,10 +426,15 @@ func supervise(ctx, runCtx context.Context, cfg *Config, client *rendezvous.Clie
 		}
 	}
 	cancelled := ctx.Done()
+	matched := cfg.logRules.matched()
 	for {
 		select {
 		case <-prog.done:
 			return stopped, signal
+		case <-matched:
+			matched = nil
+			rule, line := cfg.logRules.match()
+			terminate(fmt.Sprintf("its stderr line %q matches --%s", line, rule), false)
 		case sig := <-sigs:
 			log.printf("forwarding %s to the program", describeSignal(sig))
 			if signal == "" {

@@ -15,6 +15,9 @@ type tailBuffer struct {
 	full    bool
 	partial []byte // the unfinished last line
 	maxLine int
+	// onLine, if set, sees each complete line (capped at maxLine), under
+	// the buffer's lock: it must not block.
+	onLine func(string)
 }
 
 func newTailBuffer(n, maxLine int) *tailBuffer {
@@ -51,6 +54,9 @@ func (t *tailBuffer) appendCapped(dst, p []byte) []byte {
 }
 
 func (t *tailBuffer) push(line string) {
+	if t.onLine != nil {
+		t.onLine(line)
+	}
 	if len(t.lines) == 0 {
 		return
 	}

@@ -44,6 +44,8 @@ type statusWatcher struct {
 	url   string
 	appID string // the signer of the requests
 	last  *contract.StatusReport
+	// warning: the last report carried warnings (told when they began).
+	warning bool
 	// notice, if set, is told when the page stops answering (after it
 	// did, silentPolls fetches in a row) and when it answers again.
 	notice   func(string)
@@ -168,6 +170,23 @@ func (w *statusWatcher) poll(ctx context.Context, appID string, onEvent func(Eve
 		}
 		for _, line := range w.newResultWarnings(rep) {
 			onEvent(Event{Time: time.Now(), AppID: appID, Warning: line})
+		}
+		// A warning is told when it begins (its figures change at every
+		// report), and again once it has ended and begins anew.
+		if len(rep.Warnings) > 0 && !w.warning {
+			for _, text := range rep.Warnings {
+				onEvent(Event{Time: time.Now(), AppID: appID, Notice: appID + " warning: " + text})
+			}
+		}
+		w.warning = len(rep.Warnings) > 0
+		for _, x := range rep.ExcludedNodes {
+			if key := "excluded " + x.Host; !w.told[key] {
+				if w.told == nil {
+					w.told = map[string]bool{}
+				}
+				w.told[key] = true
+				onEvent(Event{Time: time.Now(), AppID: appID, Notice: fmt.Sprintf("%s excluding node %s: %s", appID, x.Host, x.Reason)})
+			}
 		}
 	}
 	w.last = rep

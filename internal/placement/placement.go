@@ -20,6 +20,7 @@ import (
 // Node is one RUNNING node as placement sees it.
 type Node struct {
 	ID        string
+	Rack      string // as the RM reports it; "" when unknown
 	Label     string // "" for a node without a label (YARN gives a node at most one)
 	MemoryMiB int64
 	VCores    int64

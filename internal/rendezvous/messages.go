@@ -60,7 +60,17 @@ type ExitReport struct {
 	// StderrTail is the last lines the program wrote to stderr, oldest
 	// first, for the job's diagnostics.
 	StderrTail []string
+	// LogRule, when set, is the rule a line of the program's stderr
+	// matched ("fail-on-log", "exclude-node-on-log"), LogLine that line:
+	// the launcher ended the program for it.
+	LogRule, LogLine string
 }
+
+// The rules an ExitReport's LogRule names.
+const (
+	LogRuleFail        = "fail-on-log"
+	LogRuleExcludeNode = "exclude-node-on-log"
+)
 
 // StopOrder is the AM telling a task to end its program.
 type StopOrder struct {
@@ -83,6 +93,8 @@ type wireExit struct {
 	Stopped     bool     `json:"stopped,omitempty"`
 	Signal      string   `json:"signal,omitempty"`
 	StderrTail  []string `json:"stderr_tail,omitempty"`
+	LogRule     string   `json:"log_rule,omitempty"`
+	LogLine     string   `json:"log_line,omitempty"`
 }
 
 type wireSpec struct {
@@ -142,7 +154,7 @@ func (r Registration) validate() error {
 }
 
 func encodeExit(e ExitReport) []byte {
-	return mustJSON(wireExit{Task: e.Task.String(), ContainerID: e.ContainerID, ExitCode: e.ExitCode, Stopped: e.Stopped, Signal: e.Signal, StderrTail: e.StderrTail})
+	return mustJSON(wireExit{Task: e.Task.String(), ContainerID: e.ContainerID, ExitCode: e.ExitCode, Stopped: e.Stopped, Signal: e.Signal, StderrTail: e.StderrTail, LogRule: e.LogRule, LogLine: e.LogLine})
 }
 
 // DecodeExitReport parses and validates an exit report body.
@@ -169,7 +181,10 @@ func DecodeExitReport(body []byte) (ExitReport, error) {
 			return ExitReport{}, fmt.Errorf("exit report of %s: a stderr line of %d bytes, at most %d", task, len(l), MaxStderrLineLen)
 		}
 	}
-	return ExitReport{Task: task, ContainerID: w.ContainerID, ExitCode: w.ExitCode, Stopped: w.Stopped, Signal: w.Signal, StderrTail: w.StderrTail}, nil
+	if w.LogRule != "" && w.LogRule != LogRuleFail && w.LogRule != LogRuleExcludeNode || len(w.LogLine) > MaxStderrLineLen {
+		return ExitReport{}, fmt.Errorf("exit report of %s: malformed log rule", task)
+	}
+	return ExitReport{Task: task, ContainerID: w.ContainerID, ExitCode: w.ExitCode, Stopped: w.Stopped, Signal: w.Signal, StderrTail: w.StderrTail, LogRule: w.LogRule, LogLine: w.LogLine}, nil
 }
 
 // ClipStderr makes lines fit an ExitReport: the last MaxStderrLines, each

@@ -26,7 +26,7 @@ func fetchClusterState(ctx context.Context, rm *yarn.ApplicationClient, queue st
 		return cs, err
 	}
 	for _, n := range nodes {
-		cn := placement.Node{ID: yarn.FormatNodeID(n.GetNodeId())}
+		cn := placement.Node{ID: yarn.FormatNodeID(n.GetNodeId()), Rack: n.GetRackName()}
 		if l := n.GetNodeLabels(); len(l) > 0 {
 			cn.Label = l[0]
 		}

@@ -93,6 +93,11 @@ type Submission struct {
 // description, and submits the ApplicationMaster.
 func Submit(ctx context.Context, job Job, opts Options, cb Callbacks) (*Submission, error) {
 	job = job.WithDefaults()
+	gpuIdle, err := gpuIdleDefaults(job.Conf, job.GPUIdle)
+	if err != nil {
+		return nil, err
+	}
+	job.GPUIdle = gpuIdle
 	plan, bin, err := checkLocally(job)
 	if err != nil {
 		return nil, err
@@ -166,6 +171,11 @@ func (s *Submission) call(ctx context.Context) (context.Context, context.CancelF
 type clusterOffer struct {
 	offers       map[string]string
 	defaultLabel string
+	// amNodes, when the job excludes nodes, are the running nodes the AM
+	// may go to (amPlacement); nil for anywhere.
+	amNodes []placement.Node
+	// largestNode is, per label, the memory of the largest running node.
+	largestNode map[string]int64
 }
 
 func (s *Submission) submit(ctx context.Context, bin string, plan shipplan.Plan) error {
@@ -234,7 +244,10 @@ func (s *Submission) checkAgainstCluster(ctx, cctx context.Context) (clusterOffe
 		if err := placement.Check(job.Job, am, cs); err != nil {
 			return clusterOffer{}, err
 		}
-		offer = clusterOffer{offers: placement.Offers(cs), defaultLabel: cs.Queue.DefaultLabel}
+		offer = clusterOffer{offers: placement.Offers(cs), defaultLabel: cs.Queue.DefaultLabel, largestNode: largestNodes(cs.Nodes)}
+		if offer.amNodes, err = amNodes(job.ExcludeNodes, cs.Nodes); err != nil {
+			return clusterOffer{}, err
+		}
 	} else if ctx.Err() != nil {
 		return clusterOffer{}, err
 	}
@@ -284,6 +297,7 @@ func (s *Submission) stageAndSubmit(ctx context.Context, plan shipplan.Plan, shi
 	s.SubmittedAt = time.Now()
 	submitting = true
 	app := submissionContext(s.job, s.ID, s.StagingDir, shipped[contract.BinaryName], jobRes)
+	app.AmContainerResourceRequest = amPlacement(app, offer.amNodes)
 	sec.apply(app.AmContainerSpec)
 	if err := shareRendezvousSecret(app.AmContainerSpec, s.job.AMAttempts); err != nil {
 		return err
@@ -309,6 +323,7 @@ func (s *Submission) jobFile(plan shipplan.Plan, shipped map[string]hdfs.Resourc
 	jf.RendezvousTimeout = job.RendezvousTimeout
 	jf.AllocTimeout = job.AllocTimeout
 	jf.ClusterOffers = offer.offers
+	jf.LargestNodeMiB = offer.largestNode
 	jf.QueueDefaultLabel = offer.defaultLabel
 	jf.Commands = job.taskCommands()
 	jf.Kerberos = sec.job

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/tfyarn/tfyarn/taskspec"
 )
@@ -58,6 +59,30 @@ func Job(c Cmd) (taskspec.Job, error) {
 			return job, fmt.Errorf("%s: %w", c.Pos, err)
 		}
 		job.StartAfter = o
+	}
+	if n := c.Get("max-node-failures", ""); n != "" {
+		max, err := strconv.Atoi(n)
+		if err != nil {
+			return job, fmt.Errorf("%s: max-node-failures=%s: %w", c.Pos, n, err)
+		}
+		job.MaxNodeFailures = max
+	}
+	if f := c.Get("oom-grow", ""); f != "" {
+		factor, err := strconv.ParseFloat(f, 64)
+		if err != nil {
+			return job, fmt.Errorf("%s: oom-grow=%s: %w", c.Pos, f, err)
+		}
+		job.OOMGrow = factor
+	}
+	if d := c.Get("gpu-idle", ""); d != "" {
+		timeout, err := time.ParseDuration(d)
+		if err != nil {
+			return job, fmt.Errorf("%s: gpu-idle=%s: %w", c.Pos, d, err)
+		}
+		job.GPUIdle = taskspec.GPUIdle{Timeout: timeout, Warn: c.Get("gpu-idle-action", "fail") == "warn"}
+	}
+	if hosts := c.Get("exclude-nodes", ""); hosts != "" {
+		job.ExcludeNodes = strings.Split(hosts, ",")
 	}
 	if codes := c.Get("retry", ""); codes != "" {
 		for _, code := range strings.Split(codes, ",") {

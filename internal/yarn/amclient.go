@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -138,6 +139,39 @@ type AMRMClient struct {
 	reg        *hadoopyarn.RegisterApplicationMasterRequestProto // replayed on re-register
 	nmTokens   map[string]security.Token                         // by NodeId host:port
 	closed     bool
+
+	// excluded are the hosts Exclude named, in order; unsent counts the
+	// last of them the RM has not heard yet (blacklist additions).
+	excluded []string
+	unsent   int
+}
+
+// Exclude adds hosts to the application attempt's blacklist: the RM
+// allocates none of its containers there. The next allocate call carries
+// them (a failed call, the one after it); after re-registering, the RM
+// hears every host again, as it forgot them with the attempt's asks.
+func (c *AMRMClient) Exclude(hosts ...string) {
+	c.callMu.Lock()
+	defer c.callMu.Unlock()
+	for _, h := range hosts {
+		if h != "" && !slices.Contains(c.excluded, h) {
+			c.excluded = append(c.excluded, h)
+			c.unsent++
+		}
+	}
+}
+
+// blacklistRequest is what the next allocate call tells of the blacklist:
+// the hosts not sent yet, or every host when all is set. Under callMu.
+func (c *AMRMClient) blacklistRequest(all bool) *hadoopyarn.ResourceBlacklistRequestProto {
+	hosts := c.excluded[len(c.excluded)-c.unsent:]
+	if all {
+		hosts = c.excluded
+	}
+	if len(hosts) == 0 {
+		return nil
+	}
+	return &hadoopyarn.ResourceBlacklistRequestProto{BlacklistAdditions: slices.Clone(hosts)}
 }
 
 // NewAMRMClient reaches the scheduler addresses conf names (every RM of an
@@ -296,7 +330,8 @@ func (c *AMRMClient) AllocateScheduling(ctx context.Context, asks []*hadoopyarn.
 		return nil, errors.New("yarn: allocate before registerApplicationMaster")
 	}
 	out := &Allocation{}
-	req := &hadoopyarn.AllocateRequestProto{Ask: asks, SchedulingRequests: scheduling, Release: releases, ResponseId: proto.Int32(id), Progress: proto.Float32(progress)}
+	req := &hadoopyarn.AllocateRequestProto{Ask: asks, SchedulingRequests: scheduling, Release: releases, ResponseId: proto.Int32(id), Progress: proto.Float32(progress),
+		BlacklistRequest: c.blacklistRequest(false)}
 	resp := &hadoopyarn.AllocateResponseProto{}
 	err := c.call(ctx, "allocate", req, resp)
 	if ipc.IsClass(err, ApplicationMasterNotRegisteredException) {
@@ -305,6 +340,7 @@ func (c *AMRMClient) AllocateScheduling(ctx context.Context, asks []*hadoopyarn.
 		}
 		out.Reregistered = true
 		req.ResponseId = proto.Int32(0)
+		req.BlacklistRequest = c.blacklistRequest(true)
 		resp = &hadoopyarn.AllocateResponseProto{}
 		err = c.call(ctx, "allocate", req, resp)
 	}
@@ -320,6 +356,7 @@ func (c *AMRMClient) AllocateScheduling(ctx context.Context, asks []*hadoopyarn.
 	if err != nil {
 		return nil, err
 	}
+	c.unsent = 0
 	c.mu.Lock()
 	c.responseID = resp.GetResponseId()
 	c.cacheNMTokensLocked(resp.GetNmTokens())

@@ -299,3 +299,37 @@ func TestAMRMRefusedRequests(t *testing.T) {
 		require.Zero(t, am.responseID, "the response id does not move")
 	}
 }
+
+// Exclude's hosts go out once, with the next allocate call; a failed call
+// keeps them for the one after it; after re-registering every host goes
+// again (the RM forgot the attempt's blacklist).
+func TestAMRMExclude(t *testing.T) {
+	ctx := context.Background()
+	am, rm := newFakeAM(t, AMOptions{})
+	_, err := am.Register(ctx, "host", 1, "")
+	require.NoError(t, err)
+	additions := func() []string {
+		reqs := rm.dials[0].reqs
+		return reqs[len(reqs)-1].(*hadoopyarn.AllocateRequestProto).GetBlacklistRequest().GetBlacklistAdditions()
+	}
+	am.Exclude("nm1", "nm1")
+	rm.refuse = remote("java.io.IOException", "busy")
+	_, err = am.Allocate(ctx, nil, nil, 0)
+	require.Error(t, err)
+	require.Equal(t, []string{"nm1"}, additions())
+	rm.refuse = nil
+	_, err = am.Allocate(ctx, nil, nil, 0)
+	require.NoError(t, err)
+	require.Equal(t, []string{"nm1"}, additions(), "sent again after the failed call")
+	_, err = am.Allocate(ctx, nil, nil, 0)
+	require.NoError(t, err)
+	require.Empty(t, additions(), "sent once")
+	am.Exclude("nm2")
+	_, err = am.Allocate(ctx, nil, nil, 0)
+	require.NoError(t, err)
+	require.Equal(t, []string{"nm2"}, additions(), "only what is new")
+	rm.forget = true
+	_, err = am.Allocate(ctx, nil, nil, 0)
+	require.NoError(t, err)
+	require.Equal(t, []string{"nm1", "nm2"}, additions(), "all again after re-registering")
+}

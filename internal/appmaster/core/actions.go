@@ -40,11 +40,14 @@ type Ready struct {
 	// that changes no container: an elastic job going on without a worker
 	// still waiting for one (elastic_alloc.go). Any time, in any order.
 	Notes []string
+	// Exclude are nodes newly excluded (badnodes.go): the next allocate
+	// call adds them to the application's blacklist, before its asks.
+	Exclude []ExcludedNode
 }
 
 // Empty reports whether there is nothing to do.
 func (r Ready) Empty() bool {
-	return r.Restart == nil && r.Adoption == nil && len(r.Asks) == 0 && len(r.Release) == 0 && len(r.Launch) == 0 && len(r.Warn) == 0 && len(r.Stop) == 0 && r.Finish == nil && len(r.Notes) == 0
+	return r.Restart == nil && r.Adoption == nil && len(r.Asks) == 0 && len(r.Release) == 0 && len(r.Launch) == 0 && len(r.Warn) == 0 && len(r.Stop) == 0 && r.Finish == nil && len(r.Notes) == 0 && len(r.Exclude) == 0
 }
 
 // Ask is one ResourceRequest: the absolute number of containers still

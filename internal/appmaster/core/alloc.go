@@ -57,7 +57,7 @@ func (m *Machine) allocDeadline() {
 		if m.elastic {
 			diag = m.elasticShort() + diag
 		}
-		m.finish(Failed, m.startAfterNote(fatal, m.spreadNote(fatal, diag)))
+		m.finish(Failed, m.excludedNote(m.startAfterNote(fatal, m.spreadNote(fatal, diag))))
 		return
 	}
 	for _, t := range sideCars {

@@ -17,11 +17,16 @@ type RestartRecord struct {
 	Cluster            int      // cluster restarts (the rendezvous generation, TFYARN_RESTART)
 	Replaced           int      // lost workers replaced alone (an elastic job's; success.Elastic.MaxReplacements holds per job)
 	Causes             []string // the diagnostics' "restart N after ..." and "replaced after ..." lines
+	// NodeFailures and Excluded are the job's failed task attempts per
+	// host and the nodes excluded (badnodes.go): they hold per job too.
+	NodeFailures map[string]int
+	Excluded     []ExcludedNode
 }
 
 // RestartRecord returns the machine's restarts so far, for the next attempt.
 func (m *Machine) RestartRecord() RestartRecord {
-	return RestartRecord{Counted: m.counted, Uncounted: m.uncounted, Cluster: m.generation, Replaced: m.replaced, Causes: append([]string(nil), m.causes...)}
+	return RestartRecord{Counted: m.counted, Uncounted: m.uncounted, Cluster: m.generation, Replaced: m.replaced, Causes: append([]string(nil), m.causes...),
+		NodeFailures: m.nodeFailureCounts(), Excluded: m.ExcludedNodes()}
 }
 
 // resumeRestarts takes over the restarts a previous attempt recorded
@@ -29,6 +34,7 @@ func (m *Machine) RestartRecord() RestartRecord {
 func (m *Machine) resumeRestarts(r RestartRecord) {
 	m.counted, m.uncounted, m.generation, m.replaced = max(r.Counted, 0), max(r.Uncounted, 0), max(r.Cluster, 0), max(r.Replaced, 0)
 	m.causes = append([]string(nil), r.Causes...)
+	m.resumeNodes(r)
 }
 
 // Unwatched is a task a previous attempt saved running in a container

@@ -37,6 +37,13 @@ func (m *Machine) allocated(c Container) {
 	if g.rmOutstanding > 0 {
 		g.rmOutstanding--
 	}
+	if m.isExcluded(hostOf(c.NodeID)) {
+		// Allocated before the RM heard of the exclusion: given back, and
+		// asked for again (syncAsks sees the count the RM holds fall).
+		m.ready.Release = append(m.ready.Release, c.ID)
+		rec.gone = true
+		return
+	}
 	t := m.firstPending(g)
 	if t == nil || m.restarting != nil {
 		m.ready.Release = append(m.ready.Release, c.ID)
@@ -160,6 +167,10 @@ func (m *Machine) completed(e ContainerCompleted) {
 		} else if reason := ContainerDiagnostics(e.Diagnostics); reason != "" {
 			why += ": " + reason
 		}
+	}
+	if e.LogRule != "" {
+		m.logRuleMatched(t, e)
+		return
 	}
 	m.end(t, e.ExitStatus, e.Diagnostics, why)
 }

@@ -77,7 +77,22 @@ type ContainerCompleted struct {
 	// of the RM, which still holds the container (and its allocation
 	// tags) until the NodeManager reports it.
 	ByLauncher bool
+	// LogRule, when set, is the job's rule a line of the program's stderr
+	// matched, LogLine that line: the launcher ended the program for it
+	// (logrules.go).
+	LogRule LogRule
+	LogLine string
 }
+
+// LogRule is a rule on the program's stderr lines (--fail-on-log,
+// --exclude-node-on-log).
+type LogRule string
+
+// The log rules.
+const (
+	FailOnLog        LogRule = "fail-on-log"
+	ExcludeNodeOnLog LogRule = "exclude-node-on-log"
+)
 
 // TaskRegistered: a task's launcher reported the address its TensorFlow
 // server listens on (rendezvous).

@@ -38,6 +38,9 @@ func (m *Machine) registered(e Registered) {
 		return
 	}
 	m.phase = PhaseRunning
+	if e.Limits.Known {
+		m.maxMemoryMiB = e.Limits.MaxMemoryMiB
+	}
 	for _, g := range m.groups {
 		if err := taskspec.CheckFits(g.spec, e.Limits); err != nil {
 			m.finish(Failed, err.Error())
@@ -48,6 +51,7 @@ func (m *Machine) registered(e Registered) {
 		t.RequestedAt = m.now
 	}
 	m.allocScan = true
+	m.excludeSubmitted()
 }
 
 // finish decides the job: whatever still runs is stopped hard (a graceful
@@ -69,11 +73,13 @@ func (m *Machine) handOver(diagnostics string) {
 	m.decide(&Finish{Status: Killed, Diagnostics: diagnostics, HandOver: true})
 }
 
-// decide is what finish and handOver share: asks and warnings no longer matter (a stop says more),
-// the diagnostics gain the restarts' causes, and nothing happens after.
+// decide is what finish and handOver share: asks, warnings and exclusions no longer matter (a stop
+// says more; no allocate call follows), the diagnostics gain the restarts' causes, and nothing
+// happens after.
 func (m *Machine) decide(f *Finish) {
 	m.ready.Asks = nil
 	m.ready.Warn = nil
+	m.ready.Exclude = nil
 	if len(m.causes) > 0 {
 		f.Diagnostics += "; " + strings.Join(m.causes, "; ")
 	}

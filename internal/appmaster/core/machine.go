@@ -85,6 +85,10 @@ type Config struct {
 	// attempt: a later attempt adopts none of them (adopt.go). The
 	// driver asks the registry (frameworks.JobServiceOf).
 	TasksNeedJobService bool
+	// LargestNodeMiB is, per node label ("" for none), the memory of the
+	// cluster's largest node at submission: what --oom-grow grows a task's
+	// memory to at most (oomgrow.go). nil when unknown.
+	LargestNodeMiB map[string]int64
 }
 
 // Machine is the AM's state. It is not safe for concurrent use: the loop
@@ -115,16 +119,22 @@ type Machine struct {
 	spreadText string
 
 	restartPolicy      taskspec.RestartPolicy
-	counted, uncounted int               // restarts, by whether they count toward the policy's Max
-	generation         int               // cluster restarts: the rendezvous generation
-	replaced           int               // lost workers replaced alone (Verdict.Replace), in every attempt
-	elastic            bool              // --min-workers: no adoption by a later attempt (previousAttempt)
-	minWorkers         int               // --min-workers: what an elastic job must hold past --alloc-timeout (elastic_alloc.go)
-	causes             []string          // every failure that caused a restart, for the diagnostics
-	restarting         *restartState     // a cluster restart's stops are out
-	unwatched          *unwatchedRestart // a later attempt's restart, its cause awaited
-	nextRequestID      int64             // allocation_request_ids of in-place asks
-	racks              map[string]string // host → rack, from NodeRacks
+	counted, uncounted int                       // restarts, by whether they count toward the policy's Max
+	generation         int                       // cluster restarts: the rendezvous generation
+	replaced           int                       // lost workers replaced alone (Verdict.Replace), in every attempt
+	elastic            bool                      // --min-workers: no adoption by a later attempt (previousAttempt)
+	minWorkers         int                       // --min-workers: what an elastic job must hold past --alloc-timeout (elastic_alloc.go)
+	causes             []string                  // every failure that caused a restart, for the diagnostics
+	restarting         *restartState             // a cluster restart's stops are out
+	unwatched          *unwatchedRestart         // a later attempt's restart, its cause awaited
+	nextRequestID      int64                     // allocation_request_ids of in-place asks
+	racks              map[string]string         // host → rack, from NodeRacks
+	nodeFailures       map[string]int            // host → the job's failed task attempts there (badnodes.go)
+	excluded           []ExcludedNode            // nodes the job's containers stay off, in order
+	memory             map[taskspec.TaskID]int64 // grown memory per task, MiB (oomgrow.go)
+	largestNode        map[string]int64          // Config.LargestNodeMiB
+	maxMemoryMiB       int64                     // the scheduler's largest container, once registered
+	gpus               gpuState                  // --gpu-idle-timeout (gpuidle.go)
 
 	// Indexes kept in step with the tasks, so that an event costs what it
 	// touches rather than a pass over every task (bench/core_test.go: 10,000
@@ -161,7 +171,10 @@ func New(cfg Config) (*Machine, error) {
 		defaultLabel:  cfg.QueueDefaultLabel,
 		stopGrace:     max(cfg.ContainerStopGrace, 0),
 		restartPolicy: cfg.Job.Restarts,
-		job:           taskspec.Job{Spread: cfg.Job.Spread, Tasks: cfg.Job.Tasks, StartAfter: cfg.Job.StartAfter, Affinities: cfg.Job.Affinities},
+		job: taskspec.Job{Spread: cfg.Job.Spread, Tasks: cfg.Job.Tasks, StartAfter: cfg.Job.StartAfter, Affinities: cfg.Job.Affinities,
+			ExcludeNodes: cfg.Job.ExcludeNodes, MaxNodeFailures: cfg.Job.MaxNodeFailures, OOMGrow: cfg.Job.OOMGrow, GPUIdle: cfg.Job.GPUIdle},
+		memory:        map[taskspec.TaskID]int64{},
+		largestNode:   cfg.LargestNodeMiB,
 		spreadText:    cfg.Job.SpreadText(),
 		python:        cfg.Python,
 		nextRequestID: 1000, // above the groups' own
@@ -237,6 +250,7 @@ func (m *Machine) Step(ev Event) {
 		m.allocDeadline()
 		m.yarnReasonDeadline()
 		m.escalateStops()
+		m.gpuIdleDeadline()
 	}
 	if m.phase == PhaseRunning {
 		m.applyRestarts()
@@ -289,6 +303,8 @@ func (m *Machine) handle(ev Event) {
 		m.rendezvousFailed(e)
 	case RequestRefused:
 		m.requestRefused(e)
+	case GPUsSampled:
+		m.gpusSampled(e)
 	}
 }
 

@@ -27,7 +27,8 @@ import (
 //     registered is replaced in place: a container on the same node
 //     (asked with relaxed locality off), told to re-take the same port, so
 //     the chief's ClusterCoordinator reconnects to the same address and
-//     nothing else restarts. A lost node or bad disks rule that out, and so
+//     nothing else restarts. A lost node, bad disks or its node's exclusion
+//     (badnodes.go) rule that out, and so
 //     does no container on the node within taskspec.InPlaceWait: then the
 //     whole cluster restarts.
 //   - Any other chief, worker or ps failure restarts the whole cluster:
@@ -75,7 +76,7 @@ func (m *Machine) applyRestarts() {
 	var cluster []*TaskStatus
 	for _, t := range m.tasks {
 		switch {
-		case t.State == TaskPending && t.placement != nil && m.now.Sub(t.RequestedAt) >= taskspec.InPlaceWait:
+		case t.State == TaskPending && t.placement != nil && t.placement.node != "" && m.now.Sub(t.RequestedAt) >= taskspec.InPlaceWait:
 			// No container on its node: the address is gone, and with it
 			// the in-place replacement. Its failure was counted already.
 			t.placement = nil
@@ -85,6 +86,7 @@ func (m *Machine) applyRestarts() {
 		case t.State != TaskFailed || t.unallocated:
 		case !t.Task.Type.InCluster():
 			if counted, ok := m.mayRestart([]*TaskStatus{t}); ok {
+				t.Failure += m.growMemory(t)
 				m.count(counted, t.Failure)
 				m.requeue(t)
 			}
@@ -98,6 +100,9 @@ func (m *Machine) applyRestarts() {
 	counted, ok := m.mayRestart(cluster)
 	if !ok {
 		return // the success rule fails the job
+	}
+	for _, t := range cluster {
+		t.Failure += m.growMemory(t)
 	}
 	if t := cluster[0]; len(cluster) == 1 && m.inPlace(t) {
 		m.count(counted, t.Failure)
@@ -147,7 +152,8 @@ func (m *Machine) inPlace(t *TaskStatus) bool {
 		spread = spread || (g.spec.Type == t.Task.Type && g.placed())
 	}
 	return t.Task.Type == taskspec.Worker && !spread && m.workersInPlace &&
-		t.Port != 0 && t.ExitStatus != ExitAborted && t.ExitStatus != ExitDisksFailed
+		t.Port != 0 && t.ExitStatus != ExitAborted && t.ExitStatus != ExitDisksFailed &&
+		!m.isExcluded(hostOf(t.Container.NodeID))
 }
 
 // count records a restart and the failures that caused it.
@@ -175,20 +181,18 @@ func (m *Machine) requeue(t *TaskStatus) {
 	*t = TaskStatus{Task: t.Task, Attempt: t.Attempt + 1, Container: t.Container, RequestedAt: m.now}
 	m.allocScan = true
 	m.mayBeWanted(t)
+	m.resize(t)
 }
 
 // place asks for t's next container on node only, for its old port.
 func (m *Machine) place(t *TaskStatus, node string, port int) {
-	var base *group
-	for _, g := range m.groups {
-		if g.spec.Type == t.Task.Type && g.task == nil {
-			base = g
-		}
-	}
+	base := m.baseGroup(t.Task.Type)
+	spec := base.spec
+	spec.Resources.MemoryMiB = m.memoryOf(t.Task)
 	m.nextRequestID++
 	// The rack is fixed with the ask: the RM must hear a changed rack
 	// as a new key, which a later replacement's ask is.
-	g := &group{spec: base.spec, nodeLabel: base.nodeLabel, allocationRequestID: m.nextRequestID, priority: base.priority, node: node, rack: m.racks[node], task: t}
+	g := &group{spec: spec, nodeLabel: base.nodeLabel, allocationRequestID: m.nextRequestID, priority: base.priority, node: node, rack: m.racks[node], task: t}
 	m.groups = append(m.groups, g)
 	t.placement, t.PlaceOn, t.WantPort = g, node, port
 }

@@ -9,10 +9,12 @@ import (
 	"github.com/tfyarn/tfyarn/taskspec"
 )
 
-// restartMachine is a chief and a worker with restarts on.
+// restartMachine is a chief and a worker with restarts on. Its containers
+// all land on one node, which no failure excludes (bad nodes are
+// badnodes_test.go's).
 func restartMachine(t *testing.T, policy taskspec.RestartPolicy) *Machine {
 	t.Helper()
-	job := taskspec.Job{Command: "true", Tasks: []taskspec.TaskGroup{grp(taskspec.Chief, 1, small), grp(taskspec.Worker, 1, small)}, Restarts: policy}
+	job := taskspec.Job{Command: "true", Tasks: []taskspec.TaskGroup{grp(taskspec.Chief, 1, small), grp(taskspec.Worker, 1, small)}, Restarts: policy, MaxNodeFailures: taskspec.NoNodeExclusion}
 	m, err := New(Config{Job: job, Policy: ChiefPolicy{}})
 	require.NoError(t, err)
 	step(m, Registered{})

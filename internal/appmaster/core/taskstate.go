@@ -200,6 +200,7 @@ func (m *Machine) end(t *TaskStatus, exitStatus int32, diagnostics, why string) 
 	default:
 		m.setState(t, TaskFailed)
 		t.Failure = t.Task.String() + where(t.Container) + " " + why
+		m.nodeFailed(t)
 	}
 }
 

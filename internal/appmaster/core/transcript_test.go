@@ -36,6 +36,7 @@ type harness struct {
 	outstanding map[int64]int // the RM's count per allocation_request_id
 	asks        map[int64]Ask
 	next        int
+	excluded    map[string]bool // the application's blacklist, as the RM holds it
 }
 
 var transcriptEpoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -79,6 +80,26 @@ func (h *harness) do(t *testing.T, c transcript.Cmd) string {
 			t.Fatalf("%s: exit code: %v", c.Pos, err)
 		}
 		checkedStep(h.m, ContainerCompleted{ID: task.Container.ID, ExitStatus: int32(code), Diagnostics: strings.Join(c.Args[2:], " ")})
+	case "logged":
+		// logged worker:0 fail-on-log LINE...: the task's launcher ended its
+		// program (exit code 143) for a stderr line matching the rule.
+		task := h.task(t, c)
+		checkedStep(h.m, ContainerCompleted{ID: task.Container.ID, ExitStatus: 143, Diagnostics: "the program exited with code 143", ByLauncher: true,
+			LogRule: LogRule(c.Args[1]), LogLine: strings.Join(c.Args[2:], " ")})
+	case "gpus":
+		// gpus worker:0 0,3.5: the task's launcher sampled its GPUs' utilisation.
+		task := h.task(t, c)
+		var util []float64
+		for _, f := range strings.Split(c.Args[1], ",") {
+			u, err := strconv.ParseFloat(f, 64)
+			if err != nil {
+				t.Fatalf("%s: gpus: %v", c.Pos, err)
+			}
+			util = append(util, u)
+		}
+		checkedStep(h.m, GPUsSampled{Task: task.Task, ContainerID: task.Container.ID, Utilization: util})
+	case "gpu-warning":
+		return h.m.GPUIdleWarning()
 	case "tick":
 		d, err := time.ParseDuration(strings.TrimPrefix(c.Args[0], "+"))
 		if err != nil {
@@ -112,6 +133,16 @@ func (h *harness) do(t *testing.T, c transcript.Cmd) string {
 		checkedStep(h.m, ContainerCompleted{ID: c.Args[0], ExitStatus: int32(code), Diagnostics: strings.Join(c.Args[2:], " ")})
 	case "tasks":
 		return h.tasks()
+	case "nodes":
+		// Where each task's current container is, and the nodes excluded.
+		var lines []string
+		for _, task := range h.m.Tasks() {
+			lines = append(lines, fmt.Sprintf("%s on %s", task.Task, hostOf(task.Container.NodeID)))
+		}
+		for _, x := range h.m.ExcludedNodes() {
+			lines = append(lines, "excluded "+x.String())
+		}
+		return strings.Join(lines, "\n")
 	case "waiting":
 		// What status pages and run's live line say waits for a container.
 		return strings.Join(h.m.Waiting(), "\n")
@@ -165,6 +196,25 @@ func previousAttempt(t *testing.T, c transcript.Cmd) PreviousAttempt {
 	for i := 1; i <= r.Counted+r.Uncounted; i++ {
 		r.Causes = append(r.Causes, fmt.Sprintf("restart %d (attempt 1)", i))
 	}
+	// excluded=node1,node2 failures=node3:1: the nodes it had excluded,
+	// and its failed attempts per node.
+	for _, host := range strings.Split(c.Get("excluded", ""), ",") {
+		if host != "" {
+			r.Excluded, resumed = append(r.Excluded, ExcludedNode{Host: host, Reason: "excluded by attempt 1"}), true
+		}
+	}
+	for _, hn := range strings.Split(c.Get("failures", ""), ",") {
+		if host, n, ok := strings.Cut(hn, ":"); ok {
+			count, err := strconv.Atoi(n)
+			if err != nil {
+				t.Fatalf("%s: failures: %v", c.Pos, err)
+			}
+			if r.NodeFailures == nil {
+				r.NodeFailures = map[string]int{}
+			}
+			r.NodeFailures[host], resumed = count, true
+		}
+	}
 	if resumed {
 		ev.Restarts = &r
 	}
@@ -199,11 +249,20 @@ func (h *harness) newMachine(t *testing.T, c transcript.Cmd) {
 	if links := c.Get("python-links", ""); links != "" {
 		py = PythonFacts{Links: strings.Split(links, ","), Base: c.Get("python-base", ""), User: c.Get("user", "")}
 	}
-	m, err := New(Config{Job: job, Policy: policy, WorkersInPlace: frameworks.WorkersReplacedInPlace(job), TasksNeedJobService: frameworks.JobServiceOf(job) != nil, AllocTimeout: dur("alloc-timeout"), ContainerStopGrace: dur("stop-grace"), PreemptionWait: dur("preemption-wait"), Python: py})
+	cfg := Config{Job: job, Policy: policy, WorkersInPlace: frameworks.WorkersReplacedInPlace(job), TasksNeedJobService: frameworks.JobServiceOf(job) != nil, AllocTimeout: dur("alloc-timeout"), ContainerStopGrace: dur("stop-grace"), PreemptionWait: dur("preemption-wait"), Python: py}
+	// largest-node=1024: the memory of the cluster's largest unlabelled node.
+	if mib := c.Get("largest-node", ""); mib != "" {
+		n, err := strconv.ParseInt(mib, 10, 64)
+		if err != nil {
+			t.Fatalf("%s: largest-node: %v", c.Pos, err)
+		}
+		cfg.LargestNodeMiB = map[string]int64{"": n}
+	}
+	m, err := New(cfg)
 	if err != nil {
 		t.Fatalf("%s: %v", c.Pos, err)
 	}
-	*h = harness{m: m, now: transcriptEpoch, outstanding: map[int64]int{}, asks: map[int64]Ask{}}
+	*h = harness{m: m, now: transcriptEpoch, outstanding: map[int64]int{}, asks: map[int64]Ask{}, excluded: map[string]bool{}}
 	checkedStep(m, Tick{Now: h.now})
 }
 
@@ -224,7 +283,7 @@ func (h *harness) allocate(c transcript.Cmd) {
 		} else if len(c.KV) > 0 && c.Get("on", "") == "" {
 			n = 0
 		}
-		node := c.Get("on", "node1")
+		node := c.Get("on", h.firstAllowedNode())
 		if h.asks[id].Node != "" {
 			node = h.asks[id].Node // the scheduler honours relaxed locality off
 		}
@@ -236,6 +295,17 @@ func (h *harness) allocate(c transcript.Cmd) {
 	}
 	if len(got) > 0 {
 		checkedStep(h.m, Allocated{Containers: got})
+	}
+}
+
+// firstAllowedNode is where the RM places a container that may go
+// anywhere: node1, else the first of node2, node3, ... the application has
+// not excluded.
+func (h *harness) firstAllowedNode() string {
+	for i := 1; ; i++ {
+		if node := fmt.Sprintf("node%d", i); !h.excluded[node] {
+			return node
+		}
 	}
 }
 
@@ -314,6 +384,9 @@ func (h *harness) ready() string {
 		h.outstanding[a.AllocationRequestID] = a.Count
 		h.asks[a.AllocationRequestID] = a
 		line := fmt.Sprintf("ask %s %d", a.TaskType, a.Count)
+		if a.Resource.MemoryMiB != 256 { // the transcripts' groups' own
+			line += fmt.Sprintf(" with %d MiB", a.Resource.MemoryMiB)
+		}
 		if a.Node != "" {
 			line += " on " + a.Node + " only"
 		}
@@ -351,6 +424,10 @@ func (h *harness) ready() string {
 	}
 	for _, n := range rd.Notes {
 		lines = append(lines, "note "+n)
+	}
+	for _, x := range rd.Exclude {
+		lines = append(lines, "exclude "+x.String())
+		h.excluded[x.Host] = true
 	}
 	if rd.Finish != nil {
 		lines = append(lines, rd.Finish.String())

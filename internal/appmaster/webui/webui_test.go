@@ -25,6 +25,8 @@ func TestPage(t *testing.T) {
 		TensorBoardURL: "http://node1:6006/",
 		Waiting:        []string{`worker:2 waiting for a container (1 vcores, 256 MiB, label "") since 03:04:05 UTC, past --alloc-timeout 5m0s; the job goes on without it (--min-workers 2) and keeps asking`},
 		Diagnostics:    "worker:1 <failed> & more",
+		Warnings:       []string{"GPUs idle for 15m0s (0 % utilisation): the job fails at --gpu-idle-timeout 30m0s unless they work"},
+		ExcludedNodes:  []contract.ExcludedNode{{Host: "nm1.example", Reason: "2 task attempts failed there (--max-node-failures 2)"}},
 		Tasks: []contract.TaskReport{
 			{Task: "chief:0", Type: "chief", State: "succeeded", Host: "node1", Port: 2222, ContainerID: "container_1_0007_01_000002",
 				Node: "node1:4545", ExitCode: &code, Attempt: 1, Restarts: 1, StartedAt: &start, EndedAt: &later,
@@ -49,6 +51,8 @@ func TestPage(t *testing.T) {
 		`href="status"`, `href="static/style.css"`, `src="static/app.js"`,
 		"worker:1 &lt;failed&gt; &amp; more", // escaped, never markup
 		`<td id="waiting"><div class="waiting">worker:2 waiting for a container (1 vcores, 256 MiB, label &#34;&#34;) since 03:04:05 UTC, past --alloc-timeout 5m0s; the job goes on without it (--min-workers 2) and keeps asking</div></td>`,
+		`<td id="warnings"><div class="warning">GPUs idle for 15m0s (0 % utilisation): the job fails at --gpu-idle-timeout 30m0s unless they work</div></td>`,
+		`<td id="excluded"><div class="excluded">nm1.example: 2 task attempts failed there (--max-node-failures 2)</div></td>`,
 		`<td id="spread">no two worker tasks on one node (--spread worker); no ps task on a node running a worker task (--apart ps=worker)</td>`,
 	} {
 		require.Contains(t, body, want)
