@@ -49,6 +49,23 @@ command -v "$PYTHON" >/dev/null 2>&1 || fail "$PYTHON not found: install Python 
 # The stamp names the interpreter too: a venv made from another Python is made again.
 want="$(sha256sum "$REQ" | cut -d' ' -f1) $("$PYTHON" -c 'import os, sys; print("%d.%d %s" % (sys.version_info[:2] + (os.path.realpath(sys.executable),)))')"
 
+# pip writes each console script (mlflow, pytest, torchrun, ...) with the interpreter's path as it
+# was called: through $VENV, a link in the clone that made the environment. Another clone (CI's
+# fresh one) or a removed worktree then runs a script whose interpreter no longer exists. The
+# scripts of a cached environment name its own path instead (idempotent; run on every link, which
+# also repairs an environment cached before this).
+own_scripts() { # DIR: the environment's real directory
+  local dir=$1 f first
+  for f in "$dir"/bin/*; do
+    [ -f "$f" ] && [ ! -L "$f" ] || continue
+    IFS= read -r first <"$f" 2>/dev/null || continue
+    case $first in
+    '#!'*/bin/python | '#!'*/bin/python3)
+      [ "$first" = "#!$dir/bin/python" ] || sed -i "1s|.*|#!$dir/bin/python|" "$f" ;;
+    esac
+  done
+}
+
 cached=""
 if [ "$kind" != tensorflow ]; then
   # The environment itself is in the machine's cache; $VENV links to it. Root's cache is outside
@@ -62,7 +79,7 @@ if [ "$kind" != tensorflow ]; then
   cached="$cache/$key"
 fi
 complete() { [ -x "$VENV/bin/python" ] && [ "$(cat "$STAMP" 2>/dev/null)" = "$want" ] && { [ -z "$cached" ] || [ "$(readlink "$VENV")" = "$cached" ]; }; }
-complete && exit 0
+if complete; then [ -z "$cached" ] || own_scripts "$cached"; exit 0; fi
 
 # One installer at a time (parallel CI steps); the loser finds the work done.
 if command -v flock >/dev/null 2>&1; then
@@ -81,6 +98,7 @@ if [ "$kind" != tensorflow ]; then
     rm -rf "$cached.tmp" && cp -al "$old" "$cached.tmp" && mv "$cached.tmp" "$cached"
   fi
   if [ -x "$cached/bin/python" ] && [ "$(cat "$cached/.tfenv-stamp" 2>/dev/null)" = "$want" ]; then
+    own_scripts "$cached"
     rm -rf "$VENV" && ln -s "$cached" "$VENV"
     echo "tfenv: $VENV linked to $cached (cached)" >&2
     exit 0
@@ -100,5 +118,6 @@ fi
 if ! "$VENV/bin/python" -c "$CHECK" </dev/null >/dev/null 2>&1; then
   fail "$kind installed but does not work: see '$VENV/bin/python -c \"$CHECK\"'"
 fi
+[ -n "$cached" ] && own_scripts "$cached"
 echo "$want" >"$STAMP"
 echo "tfenv: $VENV ready in $(( $(date +%s) - start ))s" >&2

@@ -873,14 +873,17 @@ func firstLine(s string, n int) string {
 // direct child of its launcher (./tfyarn task). Not any process whose
 // environment names the task: YARN's `bash -c ./tfyarn task 1>stdout ...`
 // wrapper carries the same variables, and killing it instead of the
-// program ends the container while the launcher and program run on.
+// program ends the container while the launcher and program run on. The
+// program starts once every task registered: on a loaded machine another
+// task's container may still be localizing (a JVM per application and node),
+// hence a minute.
 func programPID(t *testing.T, appID, task string) int {
 	t.Helper()
 	var pid int
 	require.Eventually(t, func() bool {
 		pid = findProgram(appID, task)
 		return pid != 0
-	}, 20*time.Second, 50*time.Millisecond, "no program process for %s of %s", task, appID)
+	}, time.Minute, 50*time.Millisecond, "no program process for %s of %s within a minute", task, appID)
 	return pid
 }
 

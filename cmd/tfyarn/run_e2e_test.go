@@ -220,6 +220,12 @@ func containerProcesses(appID string) []string {
 		}
 		cwd, _ := os.Readlink(filepath.Join("/proc", pid, "cwd"))
 		cmdline, _ := os.ReadFile(filepath.Join("/proc", pid, "cmdline"))
+		// YARN's ContainerLocalizer (a JVM the NodeManager starts as the user, the application in
+		// its arguments) is the NodeManager's helper, not the job's: on a frozen NodeManager it
+		// waits for its NodeManager, which ends it.
+		if bytes.Contains(cmdline, []byte("localizer.ContainerLocalizer")) {
+			continue
+		}
 		if strings.Contains(cwd, appID) || strings.Contains(string(cmdline), appID+"/") {
 			out = append(out, pid+" "+strings.ReplaceAll(string(cmdline), "\x00", " "))
 		}
