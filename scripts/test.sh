@@ -74,7 +74,7 @@ source .testcluster/env.sh
 # so that each binary ends far inside its 25-minute limit on a slower or busier machine; the
 # tests of a side cluster (Kerberos, faults, Docker, privacy) run together in one lane, and that
 # cluster is stopped as soon as they are done. Only end-to-end tests run here: the unit tests ran
-# above. TFYARN_TEST_LANES sets how many lanes (default 3).
+# above. TFYARN_TEST_LANES sets how many lanes (default 4).
 step_limit=25m
 run_step() { # NAME DIR PATTERN: go test -json into files of its own, read by testlanes at the end
   local name=$1 dir=$2 pattern=$3 start=$SECONDS rc=0 count
@@ -102,7 +102,7 @@ run_lane() { # N: the plan's steps of lane N, one after the other
   return "$rc"
 }
 go build -o "$logs/testlanes" ./internal/testlanes
-lanes=${TFYARN_TEST_LANES:-3}
+lanes=${TFYARN_TEST_LANES:-4}
 "$logs/testlanes" plan -lanes "$lanes" >"$logs/plan"
 start=$SECONDS
 pids=()

@@ -77,7 +77,7 @@ func main() {
 func mainPlan(args []string) {
 	fs := flag.NewFlagSet("plan", flag.ExitOnError)
 	times := fs.String("times", "bench/results/maketest-times.tsv", "the measured times (testlanes report -times)")
-	lanes := fs.Int("lanes", 3, "how many lanes run at once")
+	lanes := fs.Int("lanes", 4, "how many lanes run at once")
 	split := fs.Float64("split", 300, "the most measured seconds one go test invocation is given")
 	module := fs.String("module", "github.com/tfyarn/tfyarn", "the module's path (the times file names packages by it)")
 	fs.Parse(args)

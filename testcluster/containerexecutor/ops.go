@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -75,7 +76,25 @@ func mkdirOwned(dir string, a *account, gid int, mode os.FileMode) error {
 	if !errors.Is(err, unix.EEXIST) {
 		return &os.PathError{Op: "mkdir", Path: dir, Err: err}
 	}
-	return isUsersDir(dir, a)
+	// Another run of this helper (two containers of one application starting on a node at once)
+	// may be between its mkdir and its chown: a directory still root's is waited on a moment.
+	deadline := time.Now().Add(inProgressWait)
+	for {
+		err := isUsersDir(dir, a)
+		if err == nil || !stillRoots(dir) || time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// inProgressWait bounds how long mkdirOwned waits for another run's chown.
+var inProgressWait = 5 * time.Second
+
+// stillRoots says whether dir is a directory root owns (not followed if a link).
+func stillRoots(dir string) bool {
+	st, err := os.Lstat(dir)
+	return err == nil && st.IsDir() && ownedBy(st, 0)
 }
 
 func modeBits(m os.FileMode) uint32 {
