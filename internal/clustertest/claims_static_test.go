@@ -51,7 +51,7 @@ func TestClaimsMakeCheckAndMakeTest(t *testing.T) {
 	test := read("scripts/test.sh")
 	for _, want := range []string{
 		"\nbash scripts/check.sh\n",
-		`lanes=${TFYARN_TEST_LANES:-3}`,
+		`lanes=${TFYARN_TEST_LANES:-4}`,
 		`"$logs/testlanes" plan -lanes "$lanes"`,
 		`"$logs/testlanes" report -times .maketest/times.tsv`,
 		`remove_test_user "$name"`,
