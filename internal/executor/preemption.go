@@ -3,7 +3,6 @@ package executor
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -23,19 +22,7 @@ const preemptionSignal = syscall.SIGWINCH
 // the directory) is removed, so that the file appearing means this run
 // is warned.
 func preemptionFilePath(cfg *Config) (string, error) {
-	dir := cfg.Dir
-	if dir == "" {
-		dir = "."
-	}
-	dir, err := filepath.Abs(dir)
-	if err != nil {
-		return "", fmt.Errorf("preemption warning file: %w", err)
-	}
-	path := filepath.Join(dir, contract.PreemptionFileName(string(cfg.Task.Type), cfg.Task.Index))
-	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return "", fmt.Errorf("preemption warning file: removing a stale one: %w", err)
-	}
-	return path, nil
+	return freshTaskFile(cfg.Dir, contract.PreemptionFileName(string(cfg.Task.Type), cfg.Task.Index), "preemption warning file")
 }
 
 // waitPreemptionFunc is rendezvous.Client.WaitPreemption.

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"syscall"
 	"time"
 
@@ -31,19 +30,7 @@ const (
 // the working directory, and absent (a stale one, from a task restarted
 // in the same directory under --local, is removed).
 func progressFilePath(cfg *Config) (string, error) {
-	dir := cfg.Dir
-	if dir == "" {
-		dir = "."
-	}
-	dir, err := filepath.Abs(dir)
-	if err != nil {
-		return "", fmt.Errorf("progress file: %w", err)
-	}
-	path := filepath.Join(dir, contract.ProgressFileName(string(cfg.Task.Type), cfg.Task.Index))
-	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return "", fmt.Errorf("progress file: removing a stale one: %w", err)
-	}
-	return path, nil
+	return freshTaskFile(cfg.Dir, contract.ProgressFileName(string(cfg.Task.Type), cfg.Task.Index), "progress file")
 }
 
 // readProgressFile reads at most MaxProgressFileSize+1 bytes of a regular

@@ -21,16 +21,23 @@ func resultFilePath(cfg *Config) (string, error) {
 	if cfg.ResultDir != "" {
 		dir = cfg.ResultDir
 	}
+	return freshTaskFile(dir, contract.ResultFileName(string(cfg.Task.Type), cfg.Task.Index), "result file")
+}
+
+// freshTaskFile is the absolute path of the file name in dir ("" for the working directory),
+// one left there by an earlier run (`run --local` reuses the directory) removed: the file's
+// appearing then means this run wrote it. what names the file in errors.
+func freshTaskFile(dir, name, what string) (string, error) {
 	if dir == "" {
 		dir = "."
 	}
 	dir, err := filepath.Abs(dir)
 	if err != nil {
-		return "", fmt.Errorf("result file: %w", err)
+		return "", fmt.Errorf("%s: %w", what, err)
 	}
-	path := filepath.Join(dir, contract.ResultFileName(string(cfg.Task.Type), cfg.Task.Index))
+	path := filepath.Join(dir, name)
 	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return "", fmt.Errorf("result file: removing a stale one: %w", err)
+		return "", fmt.Errorf("%s: removing a stale one: %w", what, err)
 	}
 	return path, nil
 }
