@@ -159,6 +159,20 @@ type Task struct {
 	// a result it left was not saved (over 64 MiB, HDFS refused it).
 	ResultBytes    *int64 `json:"result_bytes,omitempty"`
 	ResultNotSaved string `json:"result_not_saved,omitempty"`
+	// Attempts are the task's containers so far, oldest first, the current
+	// one last: the memory each ran with and how each ended; a failure line
+	// says when --oom-grow gave the next one more ("(worker:0 restarts with
+	// 512 MiB: --oom-grow 2)").
+	Attempts []TaskAttempt `json:"attempts,omitempty"`
+}
+
+// TaskAttempt is one of a task's containers.
+type TaskAttempt struct {
+	Attempt     int    `json:"attempt"`
+	ContainerID string `json:"container_id"`
+	Node        string `json:"node,omitempty"`
+	MemoryMiB   int64  `json:"memory_mib"`
+	Failure     string `json:"failure,omitempty"`
 }
 
 // GPUSample is one GPU as a task's launcher last sampled it with

@@ -120,8 +120,17 @@ func TestE2EOOMGrow(t *testing.T) {
 	require.NotNil(t, v.History, out)
 	require.Len(t, v.History.RestartCauses, 1)
 	require.True(t, strings.HasSuffix(v.History.RestartCauses[0], grown), "the history records the memory: %s", v.History.RestartCauses[0])
+	require.Len(t, v.History.Tasks, 1)
+	attempts := v.History.Tasks[0].Attempts
+	require.Len(t, attempts, 2, "the history's attempts: %+v", attempts)
+	require.EqualValues(t, 256, attempts[0].MemoryMiB)
+	require.True(t, strings.HasSuffix(attempts[0].Failure, grown), "the first attempt says why the next has more: %s", attempts[0].Failure)
+	require.EqualValues(t, 512, attempts[1].MemoryMiB)
+	require.Equal(t, []int{0, 1}, []int{attempts[0].Attempt, attempts[1].Attempt})
+	require.Equal(t, r.Tasks[0].ContainerID, attempts[1].ContainerID)
 	doc := strings.Join(strings.Fields(clustertest.DocSection(t, "## Memory after an out-of-memory kill")), " ")
 	require.Contains(t, doc, grown)
+	require.Contains(t, doc, "The history's `attempts` of each task list its containers, oldest first, with the memory each ran with (`memory_mib`) and how it ended (`failure`, whose line says when `--oom-grow` gave the next more): 256 then 512 MiB here (`TestE2EOOMGrow`).")
 }
 
 // --exclude-node-on-log and --fail-on-log on the real cluster: a program

@@ -38,6 +38,7 @@ func NewStatusReport(appID string, s Snapshot) contract.StatusReport {
 			NodeHTTP:    t.Container.NodeHTTPAddress,
 			RequestedAt: timeOrNil(t.RequestedAt), StartedAt: timeOrNil(t.StartedAt), EndedAt: timeOrNil(t.EndedAt),
 			MemoryLimitBytes: t.Container.Resource.MemoryMiB << 20,
+			Attempts:         taskAttempts(t),
 		}
 		r.Counts.Total++
 		if t.State != core.TaskPending {
@@ -57,6 +58,18 @@ func NewStatusReport(appID string, s Snapshot) contract.StatusReport {
 		r.Tasks = append(r.Tasks, tr)
 	}
 	return r
+}
+
+// taskAttempts are t's ended attempts and its current one, for the report.
+func taskAttempts(t core.TaskStatus) []contract.TaskAttempt {
+	var out []contract.TaskAttempt
+	for _, a := range t.Earlier {
+		out = append(out, contract.TaskAttempt{Attempt: a.Attempt, ContainerID: a.ContainerID, Node: a.Node, MemoryMiB: a.MemoryMiB, Failure: a.Failure})
+	}
+	if t.Container.ID != "" && t.State != core.TaskPending {
+		out = append(out, contract.TaskAttempt{Attempt: t.Attempt, ContainerID: t.Container.ID, Node: t.Container.NodeID, MemoryMiB: t.Container.Resource.MemoryMiB, Failure: t.Failure})
+	}
+	return out
 }
 
 func timeOrNil(t time.Time) *time.Time {

@@ -33,6 +33,8 @@ type (
 	TaskCounts = jobreport.Counts
 	// TaskReport is one task.
 	TaskReport = jobreport.Task
+	// TaskAttempt is one of a task's containers.
+	TaskAttempt = jobreport.TaskAttempt
 	// ExcludedNode is a node the job's containers stay off, and why.
 	ExcludedNode = jobreport.ExcludedNode
 )

@@ -178,7 +178,13 @@ func (m *Machine) requeue(t *TaskStatus) {
 	if t.unallocated {
 		m.unallocatedFailed--
 	}
-	*t = TaskStatus{Task: t.Task, Attempt: t.Attempt + 1, Container: t.Container, RequestedAt: m.now}
+	earlier := t.Earlier
+	if t.Container.ID != "" {
+		// A fresh slice: snapshots handed out share the old one.
+		earlier = append(append([]EndedAttempt(nil), t.Earlier...), EndedAttempt{Attempt: t.Attempt, ContainerID: t.Container.ID,
+			Node: t.Container.NodeID, MemoryMiB: t.Container.Resource.MemoryMiB, Failure: t.Failure})
+	}
+	*t = TaskStatus{Task: t.Task, Attempt: t.Attempt + 1, Container: t.Container, RequestedAt: m.now, Earlier: earlier}
 	m.allocScan = true
 	m.mayBeWanted(t)
 	m.resize(t)

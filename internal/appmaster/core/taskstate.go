@@ -47,6 +47,9 @@ type TaskStatus struct {
 	// Failure is one line naming the task, its container and node and why it
 	// failed; set when State is TaskFailed.
 	Failure string
+	// Earlier are the task's ended attempts, oldest first: what each ran
+	// with and how it ended (the history's attempts).
+	Earlier []EndedAttempt
 	// StopRequested: the machine asked for the task's container to end (no
 	// longer needed, or the job ended); its end is then TaskStopped.
 	// StopRequestedAt is when (the first, graceful, stop); HardStopped and
@@ -211,4 +214,16 @@ func where(c Container) string {
 		return ""
 	}
 	return fmt.Sprintf(" (container %s on %s)", c.ID, c.NodeID)
+}
+
+// EndedAttempt is one of a task's attempts that ended and was restarted:
+// its container, node and memory, and its failure line (empty for a task
+// a cluster restart stopped), which says when --oom-grow changed the memory
+// of the next ("(worker:0 restarts with 512 MiB: --oom-grow 2)").
+type EndedAttempt struct {
+	Attempt     int
+	ContainerID string
+	Node        string
+	MemoryMiB   int64
+	Failure     string
 }
