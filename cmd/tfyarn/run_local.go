@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -111,11 +112,7 @@ func runLocalAction(c *cli.Context, e *env, job client.Job, out string) error {
 		}
 	default:
 		fmt.Fprintf(progress, "%s %s %s: %s\n", res.AppID, res.State, res.FinalStatus, res.Diagnostics)
-		for _, t := range res.Tasks {
-			if p, ok := res.ResultFiles[t.Task]; ok {
-				fmt.Fprintf(progress, "%s result of %s: %s\n", res.AppID, t.Task, p)
-			}
-		}
+		sayAndRemoveResults(progress, res)
 	}
 	if !res.Succeeded() {
 		return &client.JobError{Result: res}
@@ -225,4 +222,22 @@ func shipInputs(job client.Job) shipplan.Inputs {
 		in.Archives = append(in.Archives, shipplan.LocalFile(a))
 	}
 	return in
+}
+
+// sayAndRemoveResults: the table output names no file, since no caller fetches one; each task's
+// result is said by its size and the run's result directory removed. (--output json and events
+// leave the files to the caller, who removes their directory.)
+func sayAndRemoveResults(progress io.Writer, res *client.Result) {
+	for _, t := range res.Tasks {
+		p, ok := res.ResultFiles[t.Task]
+		if !ok {
+			continue
+		}
+		if st, err := os.Stat(p); err == nil {
+			fmt.Fprintf(progress, "%s result of %s: %d bytes (removed; --output json keeps it)\n", res.AppID, t.Task, st.Size())
+		}
+	}
+	for _, p := range res.ResultFiles {
+		os.RemoveAll(filepath.Dir(p)) // one directory holds them all: removed once, then gone
+	}
 }

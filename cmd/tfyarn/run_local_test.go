@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/tfyarn/tfyarn/internal/clustertest"
 )
 
 // noCluster makes sure a local run cannot find a Hadoop configuration: it
@@ -218,10 +219,13 @@ func TestRunLocalImportsTfyarn(t *testing.T) {
 	require.Empty(t, entries, "nothing written into the working directory")
 }
 
-// TestRunLocalResultFiles: run --local leaves each task's result file in a directory of its own
-// that outlives the run, and --output json names them in result_files.
+// TestRunLocalResultFiles: with --output json, run --local leaves each task's result file in a
+// directory of its own (under TMPDIR) that outlives the run, names them in result_files, and
+// leaves the directory to the caller.
 func TestRunLocalResultFiles(t *testing.T) {
 	noCluster(t)
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
 	stdout, stderr, code := runCLI(t, "run", "--local", "--worker", "2x1c", "--output", "json", "--", "sh", "-c", `[ "$TFYARN_TASK_INDEX" = 1 ] || echo "from $TFYARN_TASK" > "$TFYARN_RESULT_FILE"`)
 	require.Equal(t, exitOK, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
 	var res struct {
@@ -230,24 +234,26 @@ func TestRunLocalResultFiles(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(stdout), &res), stdout)
 	require.Len(t, res.ResultFiles, 1, "worker:1 wrote none")
 	path := res.ResultFiles["worker:0"]
-	t.Cleanup(func() { os.RemoveAll(filepath.Dir(path)) })
+	require.True(t, strings.HasPrefix(path, filepath.Join(tmp, "tfyarn-local-results-")), path)
 	got, err := os.ReadFile(path)
 	require.NoError(t, err)
 	require.Equal(t, "from worker:0\n", string(got))
 }
 
-// TestRunLocalResultFilesSaid: without --output json, run --local names each result file in a line
-// after the job's.
+// TestRunLocalResultFilesSaid: without --output json, run --local says each task's result by its
+// size in a line after the job's and removes the run's result directory, which no caller fetches.
 func TestRunLocalResultFilesSaid(t *testing.T) {
 	noCluster(t)
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
 	stdout, stderr, code := runCLI(t, "run", "--local", "--worker", "1c", "--", "sh", "-c", `echo r > "$TFYARN_RESULT_FILE"`)
 	require.Equal(t, exitOK, code, stderr)
 	lines := strings.Split(strings.TrimSuffix(stdout, "\n"), "\n")
-	last := lines[len(lines)-1]
-	path, ok := strings.CutPrefix(last, "local result of worker:0: ")
-	require.True(t, ok, stdout)
-	t.Cleanup(func() { os.RemoveAll(filepath.Dir(path)) })
-	got, err := os.ReadFile(path)
+	require.Equal(t, "local result of worker:0: 2 bytes (removed; --output json keeps it)", lines[len(lines)-1], stdout)
+	left, err := filepath.Glob(filepath.Join(tmp, "tfyarn-local-results-*"))
 	require.NoError(t, err)
-	require.Equal(t, "r\n", string(got))
+	require.Empty(t, left, "the run's result directory is removed")
+	doc := strings.Join(strings.Fields(clustertest.DocSection(t, "## Task results")), " ")
+	require.Contains(t, doc, "in a directory of the run's own under `TMPDIR`. `--output json` and `--output events` name them in `result_files`, by task, and leave the directory to the caller, who removes it")
+	require.Contains(t, doc, "The table output says each result's size in one line per task after the job's, and removes the directory as the run ends.")
 }

@@ -27,6 +27,7 @@ const mlflowEndTimeout = 20 * time.Second
 type jobTracking struct {
 	client *mlflow.Client
 	runID  string
+	joined bool // the caller's run: its status is left to its owner
 	logDir string
 }
 
@@ -53,7 +54,7 @@ func trackingOf(jf contract.JobFile, secretEnv map[string]string, getenv func(st
 		return nil
 	}
 	logDir, _, _ := strings.Cut(getenv("LOG_DIRS"), ",")
-	return &jobTracking{client: c, runID: m.RunID, logDir: logDir}
+	return &jobTracking{client: c, runID: m.RunID, joined: m.Joined, logDir: logDir}
 }
 
 // start tags the run with the job's tracking URL and this AM attempt, in
@@ -88,8 +89,12 @@ func (t *jobTracking) end(ctx context.Context, rep contract.StatusReport, logf f
 	if data := t.amLog(); data != nil {
 		artifacts[mlflow.ArtifactAMLog] = data
 	}
-	if err := t.client.LogEnd(ctx, t.runID, rep, artifacts); err != nil {
+	if err := t.client.LogEnd(ctx, t.runID, rep, artifacts, !t.joined); err != nil {
 		logf("MLflow tracking lost: the run %s's end (%s) was not all logged: %s", t.runID, rep.FinalStatus, strings.ReplaceAll(err.Error(), "\n", "; "))
+		return
+	}
+	if t.joined {
+		logf("MLflow run %s (the caller's, left running) got the job's end %s (metrics and artifacts logged)", t.runID, rep.FinalStatus)
 		return
 	}
 	logf("MLflow run %s ended %s (metrics and artifacts logged)", t.runID, mlflow.EndStatus(rep.FinalStatus))

@@ -92,6 +92,9 @@ type JobMLflow struct {
 	TrackingURI  string `json:"tracking_uri"`
 	ExperimentID string `json:"experiment_id"`
 	RunID        string `json:"run_id"`
+	// Joined: the caller's run (MLFLOW_RUN_ID), whose status is its owner's to set: the AM logs
+	// the job's end into it but does not end it.
+	Joined bool `json:"joined,omitempty"`
 	// The TLS settings (MLFLOW_TRACKING_INSECURE_TLS, the certificate
 	// paths, files on the AM's node).
 	InsecureTLS    bool   `json:"insecure_tls,omitempty"`

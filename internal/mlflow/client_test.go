@@ -243,3 +243,24 @@ func TestEndMetricsAndStatus(t *testing.T) {
 }
 
 func writeFile(path, content string) error { return os.WriteFile(path, []byte(content), 0o600) }
+
+// TestLogEndLeavesAJoinedRunsStatus: LogEnd ends a run tfyarn created (runs/update first) and only
+// logs the end (tags, metrics) into a joined one, whose status is its owner's.
+func TestLogEndLeavesAJoinedRunsStatus(t *testing.T) {
+	for _, endRun := range []bool{true, false} {
+		var paths []string
+		var mu sync.Mutex
+		c := fakeServer(t, func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			paths = append(paths, r.URL.Path)
+			mu.Unlock()
+			_, _ = io.WriteString(w, `{}`)
+		})
+		require.NoError(t, c.LogEnd(context.Background(), "r", jobreport.Report{FinalStatus: "SUCCEEDED"}, nil, endRun))
+		want := []string{"/api/2.0/mlflow/runs/log-batch"}
+		if endRun {
+			want = append([]string{"/api/2.0/mlflow/runs/update"}, want...)
+		}
+		require.Equal(t, want, paths, "endRun %v", endRun)
+	}
+}

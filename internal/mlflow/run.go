@@ -78,18 +78,21 @@ func lastTaskStart(tasks []jobreport.Task) (time.Time, bool) {
 	return last, len(tasks) > 0
 }
 
-// LogEnd logs a job's end into its run: the run's status first (an AM
-// killed meanwhile has logged what matters most), then the final status
-// and diagnostics as tags, EndMetrics, and the artifacts (name to content).
-// It goes on past a failed step and returns every failure.
-func (c *Client) LogEnd(ctx context.Context, runID string, r jobreport.Report, artifacts map[string][]byte) error {
+// LogEnd logs a job's end into its run: the run's status first when
+// endRun (an AM killed meanwhile has logged what matters most; a joined
+// run's status is its owner's, so endRun is false for it), then the final
+// status and diagnostics as tags, EndMetrics, and the artifacts (name to
+// content). It goes on past a failed step and returns every failure.
+func (c *Client) LogEnd(ctx context.Context, runID string, r jobreport.Report, artifacts map[string][]byte, endRun bool) error {
 	end := time.Now()
 	if r.EndedAt != nil {
 		end = *r.EndedAt
 	}
 	var errs []error
-	if err := c.SetTerminated(ctx, runID, EndStatus(r.FinalStatus), end); err != nil {
-		errs = append(errs, fmt.Errorf("status: %w", err))
+	if endRun {
+		if err := c.SetTerminated(ctx, runID, EndStatus(r.FinalStatus), end); err != nil {
+			errs = append(errs, fmt.Errorf("status: %w", err))
+		}
 	}
 	tags := map[string]string{TagFinalStatus: r.FinalStatus}
 	if r.Diagnostics != "" {

@@ -104,11 +104,13 @@ func requireStaticAarch64(t *testing.T, tarball string) {
 
 // testWheelRunsJob makes a venv as the test user, pip-installs the wheel into it from the file
 // alone, and runs a one-worker job through the venv's tfyarn, which must be the binary itself.
+// --no-deps: the test is offline and a command job needs no cloudpickle (the wheel's
+// Requires-Dist is held by TestWheelHasValidRecordMetadataAndExecutableScript).
 func testWheelRunsJob(t *testing.T, c *clustertest.Cluster, work, wheel string) {
 	name := c.User(t, clustertest.TestUser)
 	venv := filepath.Join(work, "venv")
 	asUser(t, c, name, work, 3*time.Minute, systemPython(t), "-m", "venv", venv)
-	asUser(t, c, name, work, 3*time.Minute, filepath.Join(venv, "bin", "pip"), "install", "--no-index", "--no-cache-dir", "--quiet", wheel)
+	asUser(t, c, name, work, 3*time.Minute, filepath.Join(venv, "bin", "pip"), "install", "--no-index", "--no-deps", "--no-cache-dir", "--quiet", wheel)
 	bin := filepath.Join(venv, "bin", "tfyarn")
 	head := make([]byte, 4)
 	f, err := os.Open(bin)

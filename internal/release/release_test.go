@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/tfyarn/tfyarn/internal/clustertest"
 
 	pythonsdk "github.com/tfyarn/tfyarn/python"
 )
@@ -111,7 +112,7 @@ func TestWheelHasValidRecordMetadataAndExecutableScript(t *testing.T) {
 		require.Equal(t, strconv.Itoa(len(data)), parts[2], parts[0])
 	}
 	meta := string(contents["tfyarn-1.2.0rc1.dist-info/METADATA"])
-	for _, field := range []string{"Metadata-Version: 2.1\n", "Name: tfyarn\n", "Version: 1.2.0rc1\n", "Requires-Python: >=3.8\n", "License: Apache-2.0\n", "Summary: "} {
+	for _, field := range []string{"Metadata-Version: 2.1\n", "Name: tfyarn\n", "Version: 1.2.0rc1\n", "Requires-Python: >=3.8\n", "License: Apache-2.0\n", "Summary: ", "Requires-Dist: cloudpickle==" + CloudpickleVersion + "\n"} {
 		require.Contains(t, meta, field)
 	}
 	wheel := string(contents["tfyarn-1.2.0rc1.dist-info/WHEEL"])
@@ -122,6 +123,15 @@ func TestWheelHasValidRecordMetadataAndExecutableScript(t *testing.T) {
 	for _, f := range pythonsdk.Files() {
 		require.Equal(t, string(f.Data), string(contents[f.Name]), "the wheel's %s is python/%s", f.Name, f.Name)
 	}
+}
+
+func TestWheelRequiresTheNotebooksCloudpickle(t *testing.T) {
+	data, err := os.ReadFile("../../examples/requirements-notebook.txt")
+	require.NoError(t, err)
+	require.Contains(t, strings.Split(string(data), "\n"), "cloudpickle=="+CloudpickleVersion,
+		"the wheel's Requires-Dist pin is the notebook environment's cloudpickle")
+	install := strings.Join(strings.Fields(clustertest.DocSection(t, "## Installing the Python package")), " ")
+	require.Contains(t, install, "the wheel requires the version pinned in `examples/requirements-notebook.txt` (`Requires-Dist: cloudpickle==` it)")
 }
 
 func TestSBOMIsCycloneDXOfTheBinarysModules(t *testing.T) {

@@ -58,10 +58,16 @@ func WriteWheel(w io.Writer, version, goarch string, binary, license []byte, mti
 	return writeZip(w, files, mtime)
 }
 
+// CloudpickleVersion is the cloudpickle the SDK ships function jobs with: the wheel requires
+// exactly it because the caller's pickle must load in the tasks' copy (the pin of
+// examples/requirements-notebook.txt; a test holds them equal).
+const CloudpickleVersion = "3.1.2"
+
 func metadata(wheelVersion string) string {
 	return "Metadata-Version: 2.1\nName: tfyarn\nVersion: " + wheelVersion + "\n" +
 		"Summary: Distributed training (TensorFlow, PyTorch, JAX) on Hadoop YARN from one static binary\n" +
-		"License: Apache-2.0\nRequires-Python: >=3.8\n"
+		"License: Apache-2.0\nRequires-Python: >=3.8\n" +
+		"Requires-Dist: cloudpickle==" + CloudpickleVersion + "\n"
 }
 
 // record is the wheel's RECORD: every file's urlsafe-base64 sha256 and size, RECORD itself last

@@ -34,6 +34,7 @@ type mlflowTracker struct {
 	client *mlflow.Client
 	cfg    mlflow.Config
 	run    mlflow.Run
+	joined bool // MLFLOW_RUN_ID's run: its owner ends it, not tfyarn
 }
 
 // checkMLflow is --mlflow's check before anything is created: the
@@ -76,9 +77,11 @@ func (s *Submission) startTracking(ctx context.Context, plan map[string]hdfs.Res
 		params, tags := s.mlflowParams(plan, pythonEnv), s.mlflowTags()
 		if os.Getenv(mlflow.EnvRunID) != "" {
 			// A joined run may have had a job before: its params cannot
-			// change, its tags can.
+			// change, its tags can; its final status is this job's (YARN's
+			// UNDEFINED until the end is logged).
 			maps.Copy(tags, params)
 			params = nil
+			tags[mlflow.TagFinalStatus] = "UNDEFINED"
 		}
 		err = c.LogBatch(ctx, run.ID, params, tags, nil)
 	}
@@ -86,7 +89,7 @@ func (s *Submission) startTracking(ctx context.Context, plan map[string]hdfs.Res
 		s.trackingNotice(fmt.Sprintf("MLflow tracking lost: %s: %v; the job runs without its MLflow run (no params, status or metrics logged by tfyarn, no MLFLOW_RUN_ID in its tasks)", cfg.TrackingURI, err))
 		return
 	}
-	s.tracker = &mlflowTracker{client: c, cfg: cfg, run: run}
+	s.tracker = &mlflowTracker{client: c, cfg: cfg, run: run, joined: os.Getenv(mlflow.EnvRunID) != ""}
 	s.MLflowRunID, s.MLflowExperimentID = run.ID, run.ExperimentID
 	s.giveTasksTheRun(cfg, run)
 }
@@ -146,7 +149,7 @@ func (s *Submission) jobMLflow() *contract.JobMLflow {
 	}
 	cfg := s.tracker.cfg
 	return &contract.JobMLflow{TrackingURI: cfg.TrackingURI, ExperimentID: s.tracker.run.ExperimentID, RunID: s.tracker.run.ID,
-		InsecureTLS: cfg.InsecureTLS, ServerCertPath: cfg.ServerCertPath, ClientCertPath: cfg.ClientCertPath}
+		Joined: s.tracker.joined, InsecureTLS: cfg.InsecureTLS, ServerCertPath: cfg.ServerCertPath, ClientCertPath: cfg.ClientCertPath}
 }
 
 // mlflowParams are the job as params: task specs, framework, queue, node
@@ -196,7 +199,7 @@ func (s *Submission) mlflowTags() map[string]string {
 }
 
 // failTracking ends the run FAILED when the submission failed after the
-// run was made.
+// run was made (a joined run gets the diagnostics only: its owner ends it).
 func (s *Submission) failTracking(cause error) {
 	if s.tracker == nil {
 		return
@@ -204,7 +207,9 @@ func (s *Submission) failTracking(cause error) {
 	ctx, cancel := context.WithTimeout(context.Background(), mlflowTimeout)
 	defer cancel()
 	_ = s.tracker.client.LogBatch(ctx, s.tracker.run.ID, nil, map[string]string{mlflow.TagDiagnostics: "submission failed: " + cause.Error()}, nil)
-	_ = s.tracker.client.SetTerminated(ctx, s.tracker.run.ID, mlflow.StatusFailed, time.Now())
+	if !s.tracker.joined {
+		_ = s.tracker.client.SetTerminated(ctx, s.tracker.run.ID, mlflow.StatusFailed, time.Now())
+	}
 }
 
 // FinishTracking logs the job's end into its run when no one did: the AM
@@ -218,10 +223,7 @@ func (s *Submission) FinishTracking(ctx context.Context, res *jobreport.Result) 
 	defer cancel()
 	c, id := s.tracker.client, s.tracker.run.ID
 	run, err := c.GetRun(ctx, id)
-	if err == nil && run.Tags[mlflow.TagFinalStatus] != "" && run.Status != mlflow.StatusRunning {
-		// The AM logged the end: its status, then the tags. (A task's
-		// MLflow client may have ended the run: its status alone says
-		// nothing.)
+	if err == nil && s.amLoggedEnd(run) {
 		return ""
 	}
 	if err == nil {
@@ -231,11 +233,24 @@ func (s *Submission) FinishTracking(ctx context.Context, res *jobreport.Result) 
 		}
 		err = c.LogBatch(ctx, id, nil, tags, []mlflow.Metric{{Key: "tfyarn.restarts", Value: float64(res.Restarts), Timestamp: time.Now().UnixMilli()}})
 	}
-	if err == nil {
+	if err == nil && !s.tracker.joined {
 		err = c.SetTerminated(ctx, id, mlflow.EndStatus(res.FinalStatus), time.Now())
 	}
 	if err != nil {
 		return fmt.Sprintf("MLflow tracking lost: the run %s's end (%s): %v", id, res.FinalStatus, err)
 	}
 	return ""
+}
+
+// amLoggedEnd: the AM logged the job's end into run. It sets a run it
+// created ended, then the tags; a joined run keeps its status, and its
+// final-status tag was UNDEFINED from the submission until the AM's end.
+// (A task's MLflow client may have ended the run: its status alone says
+// nothing.)
+func (s *Submission) amLoggedEnd(run mlflow.Run) bool {
+	final := run.Tags[mlflow.TagFinalStatus]
+	if s.tracker.joined {
+		return final != "" && final != "UNDEFINED"
+	}
+	return final != "" && run.Status != mlflow.StatusRunning
 }

@@ -3,12 +3,15 @@ package submit
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"github.com/tfyarn/tfyarn/internal/clustertest"
 	"github.com/tfyarn/tfyarn/internal/mlflow"
 	"github.com/tfyarn/tfyarn/jobreport"
 	"github.com/tfyarn/tfyarn/taskspec"
@@ -74,4 +77,41 @@ func TestClientEndsARunTheAMCouldNot(t *testing.T) {
 		line = s.FinishTracking(context.Background(), &jobreport.Result{FinalStatus: "KILLED"})
 		require.Regexp(t, `^MLflow tracking lost: the run r1's end \(KILLED\): .*connection refused`, line)
 	}
+}
+
+// TestClientLeavesAJoinedRunsStatus: for a joined run (MLFLOW_RUN_ID) the client logs the end the
+// AM could not (the final-status tag still UNDEFINED) but never ends the run; an end the AM logged
+// (the tag set) is left alone; a failed submission tags the diagnostics only.
+func TestClientLeavesAJoinedRunsStatus(t *testing.T) {
+	for _, tc := range []struct {
+		run   string
+		calls []string
+	}{
+		{`{"run": {"info": {"run_id": "r1", "status": "RUNNING"}, "data": {"tags": [{"key": "tfyarn.final_status", "value": "UNDEFINED"}]}}}`,
+			[]string{"GET /api/2.0/mlflow/runs/get", "POST /api/2.0/mlflow/runs/log-batch"}},
+		{`{"run": {"info": {"run_id": "r1", "status": "RUNNING"}, "data": {"tags": [{"key": "tfyarn.final_status", "value": "KILLED"}]}}}`,
+			[]string{"GET /api/2.0/mlflow/runs/get"}},
+	} {
+		var calls []string
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			calls = append(calls, r.Method+" "+r.URL.Path)
+			if r.URL.Path == "/api/2.0/mlflow/runs/get" {
+				_, _ = io.WriteString(w, tc.run)
+				return
+			}
+			_, _ = io.WriteString(w, `{}`)
+		}))
+		c, err := mlflow.New(mlflow.Config{TrackingURI: srv.URL})
+		require.NoError(t, err)
+		s := &Submission{tracker: &mlflowTracker{client: c, run: mlflow.Run{ID: "r1"}, joined: true}}
+		require.Empty(t, s.FinishTracking(context.Background(), &jobreport.Result{FinalStatus: "KILLED"}))
+		require.Equal(t, tc.calls, calls)
+		calls = nil
+		s.failTracking(errors.New("refused"))
+		require.Equal(t, []string{"POST /api/2.0/mlflow/runs/log-batch"}, calls)
+		require.True(t, s.jobMLflow().Joined, "the job file tells the AM the run is joined")
+		srv.Close()
+	}
+	doc := strings.Join(strings.Fields(clustertest.DocSection(t, "## A job's MLflow run")), " ")
+	require.Contains(t, doc, "A joined run's status is its owner's: tfyarn logs the job's end into it (tags, metrics, artifacts) but leaves it `RUNNING`; its `tfyarn.final_status` is `UNDEFINED` until the job ends.")
 }

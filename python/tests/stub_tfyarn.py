@@ -66,8 +66,10 @@ def run(args, app_id):
     emit("submitted", app_id=app_id, name="tfyarn", queue="default", user="u", tracking_url="")
     emit("state", app_id=app_id, state="RUNNING", final_status="UNDEFINED", diagnostics="", tracking_url="")
     tasks, files = [], {}
+    # As the binary: run --local's result files in a directory of their own under TMPDIR.
+    results = tempfile.mkdtemp(prefix="tfyarn-local-results-") if "--local" in flags else work
     for name in tasks_of(flags):
-        rf = os.path.join(work, name.replace(":", "-") + ".result")
+        rf = os.path.join(results, name.replace(":", "-") + ".result")
         env = dict(os.environ, TFYARN_TASK=name, TFYARN_RESULT_FILE=rf)
         ranks = dict(kv.split("=") for kv in os.environ.get("STUB_RANKS", "").split(",") if kv)
         if name in ranks:  # as torchrun: this container's first process has global rank RANK

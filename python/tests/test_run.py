@@ -91,10 +91,15 @@ def test_bad_targets(stub):
         tfyarn.run(["true"], kwargs={"a": 1}, worker="1c")
 
 
-def test_local_backend_flag(stub):
+def test_local_backend_flag(stub, tmp_path, monkeypatch):
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
     res = tfyarn.run(lambda: 42, worker="1c", backend="local")
     assert res.value == 42 and res.app_id == "local"
     assert "--local" in [c for c in calls(stub) if c[0] == "run"][0]
+    assert not list(tmp_path.glob("tfyarn-local-results-*")), "the SDK removes the run's result files once read"
+    with pytest.raises(tfyarn.TaskError):
+        tfyarn.run(lambda: 1 / 0, worker="1c", backend="local")
+    assert not list(tmp_path.glob("tfyarn-local-results-*")), "a failed task's too"
 
 
 def test_submit_wait_status(stub):

@@ -34,7 +34,6 @@ class Result:
         self.diagnostics: str = str(event.get("diagnostics", ""))
         self.tracking_url: str = str(event.get("tracking_url", ""))
         self.tasks: List[Dict[str, Any]] = list(event.get("tasks") or [])
-        self.result_files: Dict[str, str] = dict(event.get("result_files") or {})
         self.value: Any = value
         self.values: Dict[str, Any] = values or {}
 
@@ -297,6 +296,22 @@ def _values(ev: Dict[str, Any], return_all: bool) -> Tuple[Any, Dict[str, Any]]:
 
 
 def _finish(ev: Dict[str, Any], function: bool, return_all: bool) -> Result:
+    try:
+        return _decide(ev, function, return_all)
+    finally:
+        _remove_local_results(ev)
+
+
+def _remove_local_results(ev: Dict[str, Any]) -> None:
+    """run --local leaves its result files to the caller (docs/running-jobs.md): read, they go,
+    with their directory (only the binary's own, tfyarn-local-results-*)."""
+    for path in (ev.get("result_files") or {}).values():
+        d = os.path.dirname(str(path))
+        if os.path.basename(d).startswith("tfyarn-local-results-"):
+            shutil.rmtree(d, ignore_errors=True)
+
+
+def _decide(ev: Dict[str, Any], function: bool, return_all: bool) -> Result:
     tasks = list(ev.get("tasks") or [])
     if ev.get("succeeded"):
         if not function:
