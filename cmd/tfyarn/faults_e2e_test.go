@@ -182,7 +182,9 @@ func faultCases() []faultCase {
 			}},
 		// The client killed (kill -9) mid-job: the job goes on and succeeds, `tfyarn status`
 		// says RUNNING while it runs and SUCCEEDED after, and the AM removes the staging dir.
-		{"client-killed", []string{"--worker", "1c,256m", "--", "sh", "-c", "sleep 8"},
+		// The program runs long enough for the kill to come first on a loaded machine (with 8 s
+		// the job once ended, and the client with it, before the test saw the registration).
+		{"client-killed", []string{"--worker", "1c,256m", "--", "sh", "-c", "sleep 20"},
 			func(t *testing.T, c *clustertest.Cluster, j *faultJob) time.Time {
 				j.waitRegistered(t, "worker:0")
 				fault := time.Now()
@@ -196,7 +198,7 @@ func faultCases() []faultCase {
 				require.Eventually(t, func() bool {
 					v = statusJSON(t, c, j.appID)
 					return v.State == "FINISHED"
-				}, 40*time.Second, 250*time.Millisecond, "%s did not finish after its client was killed", j.appID)
+				}, time.Minute, 250*time.Millisecond, "%s did not finish after its client was killed", j.appID)
 				// When the RM saw it finish (this check may run later).
 				end := time.UnixMilli(v.FinishTimeMS).Sub(fault)
 				require.Equal(t, "SUCCEEDED", v.FinalStatus, "%+v", v)
