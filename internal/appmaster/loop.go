@@ -97,8 +97,13 @@ type LoopConfig struct {
 
 	Heartbeat     time.Duration // allocate interval when nothing is happening (1 s)
 	FastHeartbeat time.Duration // while containers are wanted or just changed (150 ms)
-	CallTimeout   time.Duration // per RM or NM call (30 s)
-	FinishTimeout time.Duration // for unregistering, retries included (60 s)
+	// EagerHeartbeat is the allocate interval for eagerWindow after an
+	// allocate call carried new asks, while they are unmet (50 ms): the
+	// scheduler places containers at the next NodeManager heartbeat, and
+	// each interval here is time a started job waits for nothing.
+	EagerHeartbeat time.Duration
+	CallTimeout    time.Duration // per RM or NM call (30 s)
+	FinishTimeout  time.Duration // for unregistering, retries included (60 s)
 	// MaxRMFailures is how many allocate calls in a row may fail before the
 	// loop gives up on the RM (10).
 	MaxRMFailures int
@@ -192,6 +197,10 @@ func Loop(ctx context.Context, cfg LoopConfig) (LoopResult, error) {
 // started or ended: more are likely to follow.
 const fastWindow = 3 * time.Second
 
+// eagerWindow bounds the eager heartbeats after new asks, so an unmet ask on
+// a full cluster costs the ResourceManager 40 calls at most, then the fast rate.
+const eagerWindow = 2 * time.Second
+
 type loop struct {
 	cfg        LoopConfig
 	m          *core.Machine
@@ -200,6 +209,7 @@ type loop struct {
 	out        LoopResult
 	started    map[taskspec.TaskID]bool
 	fastUntil  time.Time
+	eagerUntil time.Time // new asks went out: allocate every EagerHeartbeat until then
 	rmFailures int
 	killed     bool // core.KillRequested was stepped
 	// unsent are containers whose startContainers was never sent, because
@@ -226,6 +236,7 @@ func newLoop(cfg LoopConfig) (*loop, error) {
 	}
 	cfg.Heartbeat = orDuration(cfg.Heartbeat, time.Second)
 	cfg.FastHeartbeat = orDuration(cfg.FastHeartbeat, 150*time.Millisecond)
+	cfg.EagerHeartbeat = min(orDuration(cfg.EagerHeartbeat, 50*time.Millisecond), cfg.FastHeartbeat)
 	cfg.CallTimeout = orDuration(cfg.CallTimeout, 30*time.Second)
 	cfg.FinishTimeout = orDuration(cfg.FinishTimeout, 60*time.Second)
 	cfg.ContainerStopGrace = orDuration(cfg.ContainerStopGrace, taskspec.ContainerStopGrace)
@@ -365,7 +376,10 @@ func (l *loop) interrupted(ctx context.Context, doing string) bool {
 // when what the launchers reported needs acting on.
 func (l *loop) wait(ctx context.Context) {
 	d := l.cfg.Heartbeat
-	if l.wantsContainers() || l.cfg.Now().Before(l.fastUntil) {
+	switch now, wants := l.cfg.Now(), l.wantsContainers(); {
+	case wants && now.Before(l.eagerUntil):
+		d = l.cfg.EagerHeartbeat
+	case wants || now.Before(l.fastUntil):
 		d = l.cfg.FastHeartbeat
 	}
 	t := time.NewTimer(d)
@@ -472,6 +486,9 @@ func (l *loop) wantsContainers() bool {
 // its answer becomes events, allocations before completions.
 func (l *loop) heartbeat(ctx context.Context) {
 	asks, release := l.buf.Pending()
+	if len(asks) > 0 {
+		l.eagerUntil = l.cfg.Now().Add(eagerWindow)
+	}
 	var reqs []*hadoopyarn.ResourceRequestProto
 	var sreqs []*hadoopyarn.SchedulingRequestProto
 	for _, a := range asks {

@@ -60,3 +60,38 @@ func TestLoopAllocDeadline(t *testing.T) {
 	require.Equal(t, `worker:0, worker:1 (1 vcores, 256 MiB, label "") were not allocated within 200ms: the cluster offers queue default nothing; ask for less or raise --alloc-timeout`, res.Finish.Diagnostics)
 	require.Equal(t, res.Finish.Diagnostics, f.finished.GetDiagnostics())
 }
+
+// Right after new asks the AM calls allocate every EagerHeartbeat, since the
+// scheduler may place the containers at any NodeManager's heartbeat; after
+// eagerWindow an unmet ask falls back to FastHeartbeat, bounding the calls a
+// full cluster costs the ResourceManager.
+func TestLoopAllocatesEagerlyAfterNewAsks(t *testing.T) {
+	f := &fakeCluster{noAlloc: true}
+	g, err := taskspec.ParseSpec(taskspec.Worker, "1x1c,256m")
+	require.NoError(t, err)
+	_, err = Loop(context.Background(), LoopConfig{
+		Job: taskspec.Job{Tasks: []taskspec.TaskGroup{g}, Command: "true"},
+		RM:  f, NM: f,
+		LaunchContext: func(core.Launch) *hadoopyarn.ContainerLaunchContextProto {
+			return &hadoopyarn.ContainerLaunchContextProto{}
+		},
+		AllocTimeout:  eagerWindow + time.Second,
+		ClusterOffers: map[string]string{"": "nothing"},
+	})
+	require.NoError(t, err)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	first := f.allocateSent[0]
+	eager, later := 0, 0
+	for _, at := range f.allocateSent[1:] {
+		switch since := at.Sub(first); {
+		case since < eagerWindow-100*time.Millisecond:
+			eager++
+		case since > eagerWindow+100*time.Millisecond && since < eagerWindow+time.Second-100*time.Millisecond:
+			later++
+		}
+	}
+	// 50 ms apart: about 38 calls in the first 1.9 s; 150 ms apart: about 5 in 0.8 s.
+	require.Greater(t, eager, 25, "allocate calls in the eager window")
+	require.Less(t, later, 9, "allocate calls after the eager window")
+}

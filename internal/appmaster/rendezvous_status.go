@@ -146,6 +146,7 @@ type statusPage struct {
 	report       contract.StatusReport
 	watched      bool          // someone fetched the JSON page
 	finalFetched chan struct{} // closed once the final report was served
+	ended        chan struct{} // closed when the report turns final (update)
 	lingering    chan struct{} // closed when awaitFinalFetch starts waiting (tests wait for it)
 	fetchedOnce  sync.Once
 }
@@ -161,6 +162,7 @@ func (p *statusPage) init(appID, user string, job taskspec.Job) {
 	p.procs = map[taskspec.TaskID]processEntry{}
 	p.results = map[taskspec.TaskID]resultEntry{}
 	p.finalFetched = make(chan struct{})
+	p.ended = make(chan struct{})
 	p.lingering = make(chan struct{})
 	groups := append([]taskspec.TaskGroup(nil), job.Tasks...)
 	taskspec.SortGroups(groups)
@@ -179,6 +181,7 @@ func (p *statusPage) update(s Snapshot) {
 	defer p.mu.Unlock()
 	if s.Finish != nil && p.endedAt.IsZero() {
 		p.endedAt = time.Now().UTC()
+		close(p.ended)
 	}
 	p.last = s
 	p.report, p.stale = p.build(), false
@@ -351,6 +354,18 @@ func (p *statusPage) serveJSON(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Allow", "GET")
 		http.Error(w, "use GET", http.StatusMethodNotAllowed)
 		return
+	}
+	if r.URL.Query().Get(contract.StatusWaitParam) == contract.StatusWaitFinal {
+		// The owner's client learns the job's end at once, not at its next
+		// poll: the AM, lingering for that fetch, then exits sooner too.
+		t := time.NewTimer(contract.StatusWaitMax)
+		defer t.Stop()
+		select {
+		case <-p.ended:
+		case <-t.C:
+		case <-r.Context().Done():
+			return
+		}
 	}
 	p.mu.Lock()
 	p.watched = true

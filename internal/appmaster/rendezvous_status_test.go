@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -171,4 +172,51 @@ func TestStatusPageProgress(t *testing.T) {
 
 	page := get(t, rv.TrackingURL())
 	require.Regexp(t, `id="progress">20.0% \(20/100, worker:0\) · [0-9.]+ steps/s · ETA [0-9]+s<`, page)
+}
+
+// A status request that asks to wait for the end (the client's watch) is
+// answered the moment the report turns final, not at its next poll.
+func TestStatusPageAnswersAWaitAtTheEnd(t *testing.T) {
+	worker, _ := taskspec.ParseSpec(taskspec.Worker, "1x1c,1g")
+	p := &statusPage{}
+	p.init("application_1_0003", "alice", taskspec.Job{Tasks: []taskspec.TaskGroup{worker}})
+	answered := make(chan *httptest.ResponseRecorder, 1)
+	go func() {
+		rec := httptest.NewRecorder()
+		p.serveJSON(rec, httptest.NewRequest(http.MethodGet, contract.StatusPath+"?"+contract.StatusWaitParam+"="+contract.StatusWaitFinal, nil))
+		answered <- rec
+	}()
+	select {
+	case <-answered:
+		t.Fatal("answered before the end")
+	case <-time.After(300 * time.Millisecond):
+	}
+	endedAt := time.Now()
+	p.update(Snapshot{Finish: &core.Finish{Status: core.Succeeded, Diagnostics: "all 1 tasks succeeded"}})
+	select {
+	case rec := <-answered:
+		require.Less(t, time.Since(endedAt), 200*time.Millisecond)
+		var rep contract.StatusReport
+		require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &rep))
+		require.True(t, rep.Final)
+		require.Equal(t, "SUCCEEDED", rep.FinalStatus)
+	case <-time.After(contract.StatusWaitMax + time.Second):
+		t.Fatal("no answer at the end")
+	}
+
+	// A caller that goes away is not held for.
+	ctx, cancel := context.WithCancel(context.Background())
+	p2 := &statusPage{}
+	p2.init("application_1_0004", "alice", taskspec.Job{Tasks: []taskspec.TaskGroup{worker}})
+	done := make(chan struct{})
+	go func() {
+		p2.serveJSON(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, contract.StatusPath+"?wait=final", nil).WithContext(ctx))
+		close(done)
+	}()
+	cancel()
+	select {
+	case <-done:
+	case <-time.After(time.Second):
+		t.Fatal("held for a caller that went away")
+	}
 }

@@ -3,6 +3,7 @@ package contract
 import (
 	"net"
 	"strconv"
+	"time"
 
 	"github.com/tfyarn/tfyarn/jobreport"
 )
@@ -14,6 +15,16 @@ import (
 // diagnostics with stderr tails and every task's address, which only the
 // job's owner may read.
 const StatusPath = "/status"
+
+// A status request with StatusWaitParam=StatusWaitFinal is answered once
+// the report is final, or after StatusWaitMax with the report as it is
+// then: the client learns the job's end without polling faster.
+// StatusWaitMax stays under the client's timeout for one fetch.
+const (
+	StatusWaitParam = "wait"
+	StatusWaitFinal = "final"
+	StatusWaitMax   = 2 * time.Second
+)
 
 // The status report's types are defined once, in the public package
 // jobreport, which the client hands to its callers as they are: these are

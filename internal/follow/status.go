@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/tfyarn/tfyarn/internal/containerexit"
@@ -39,10 +40,13 @@ const statusTimeout = 3 * time.Second
 // it learns is extra: when the page cannot be reached, Wait goes on with
 // the application report alone.
 type statusWatcher struct {
-	hc    *http.Client
-	key   []byte // the job's status key (contract.StatusSigningKey)
+	hc  *http.Client
+	key []byte // the job's status key (contract.StatusSigningKey)
+	mu  sync.Mutex
+	// url and appID (the signer of the requests) are set by locate and read
+	// by watchForEnd's goroutine too (under mu).
 	url   string
-	appID string // the signer of the requests
+	appID string
 	last  *contract.StatusReport
 	// warning: the last report carried warnings (told when they began).
 	warning bool
@@ -118,23 +122,68 @@ func (w *statusWatcher) locate(r *hadoopyarn.ApplicationReportProto) {
 	if host == "" || host == "N/A" || port <= 0 {
 		return
 	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	w.url = "http://" + net.JoinHostPort(host, strconv.Itoa(int(port))) + contract.StatusPath
 	w.appID = yarn.FormatApplicationID(r.GetApplicationId())
+}
+
+// target is where the page is and who signs the requests, for watchForEnd's
+// goroutine.
+func (w *statusWatcher) target() (page, signer string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.url, w.signer()
+}
+
+// watchForEnd asks the AM, request after request, to answer once the job's
+// report is final (contract.StatusWaitFinal), and hands that report over on
+// the channel it returns; it ends with ctx. An AM that answers at once (an
+// older one, or one not answering) is asked again every interval, never faster.
+func (w *statusWatcher) watchForEnd(ctx context.Context, interval time.Duration) <-chan *contract.StatusReport {
+	ended := make(chan *contract.StatusReport, 1)
+	go func() {
+		for ctx.Err() == nil {
+			began := time.Now()
+			if page, signer := w.target(); page != "" {
+				rep, err := w.fetchFrom(ctx, page+"?"+contract.StatusWaitParam+"="+contract.StatusWaitFinal, signer)
+				if err == nil && rep.Final {
+					ended <- rep
+					return
+				}
+			}
+			select {
+			case <-ctx.Done():
+			case <-time.After(interval - time.Since(began)):
+			}
+		}
+	}()
+	return ended
 }
 
 // poll fetches the page and emits an event per task change. Errors are
 // dropped: the page is a bonus over the report.
 func (w *statusWatcher) poll(ctx context.Context, appID string, onEvent func(Event)) {
-	if w.url == "" || (w.last != nil && w.last.Final) {
+	page, signer := w.target()
+	if page == "" || (w.last != nil && w.last.Final) {
 		return
 	}
-	rep, err := w.fetch(ctx)
+	rep, err := w.fetchFrom(ctx, page, signer)
 	if err != nil && w.last != nil && ctx.Err() == nil {
 		if w.failures++; w.failures == silentPolls && w.notice != nil {
 			w.notice(fmt.Sprintf("ApplicationMaster at %s not answering (%s); following the ResourceManager's report", w.host(), shortCause(err)))
 		}
 	}
-	if err != nil || rep.AppID != appID {
+	if err != nil {
+		return
+	}
+	w.apply(appID, rep, onEvent)
+}
+
+// apply takes a report fetched from the AM: an event per change since the
+// last one.
+func (w *statusWatcher) apply(appID string, rep *contract.StatusReport, onEvent func(Event)) {
+	if rep.AppID != appID {
 		return
 	}
 	if w.failures >= silentPolls && w.notice != nil {
@@ -202,18 +251,24 @@ var ErrNotTheAM = errors.New("the answer is not from the job's ApplicationMaster
 // fetch asks the AM for its report with a fresh request signed with the
 // status key, and believes only an answer signed over that request.
 func (w *statusWatcher) fetch(ctx context.Context) (*contract.StatusReport, error) {
+	page, signer := w.target()
+	return w.fetchFrom(ctx, page, signer)
+}
+
+// fetchFrom is fetch at page, the request signed as signer.
+func (w *statusWatcher) fetchFrom(ctx context.Context, page, signer string) (*contract.StatusReport, error) {
 	if len(w.key) == 0 {
 		// Without the key no answer can be checked: ask nothing.
 		return nil, errors.New("client: no status key for the job's ApplicationMaster")
 	}
 	ctx, cancel := context.WithTimeout(ctx, statusTimeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, w.url, nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, page, nil)
 	if err != nil {
 		return nil, err
 	}
 	key := contract.StatusSigningKey(w.key)
-	signed, err := reqsign.NewRequest(contract.StatusRequestPurpose, http.MethodGet, req.URL.RequestURI(), w.signer(), time.Now())
+	signed, err := reqsign.NewRequest(contract.StatusRequestPurpose, http.MethodGet, req.URL.RequestURI(), signer, time.Now())
 	if err != nil {
 		return nil, err
 	}
@@ -224,21 +279,21 @@ func (w *statusWatcher) fetch(ctx context.Context) (*contract.StatusReport, erro
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("client: %s: %s", w.url, resp.Status)
+		return nil, fmt.Errorf("client: %s: %s", page, resp.Status)
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxStatusBody+1))
 	if err != nil {
-		return nil, fmt.Errorf("client: %s: %w", w.url, err)
+		return nil, fmt.Errorf("client: %s: %w", page, err)
 	}
 	if len(body) > maxStatusBody {
-		return nil, fmt.Errorf("client: %s: the answer is over %d MiB", w.url, maxStatusBody>>20)
+		return nil, fmt.Errorf("client: %s: the answer is over %d MiB", page, maxStatusBody>>20)
 	}
 	if err := reqsign.CheckResponse(key, contract.StatusAnswerPurpose, sig, resp.StatusCode, resp.Header, body); err != nil {
-		return nil, fmt.Errorf("client: %s: %w (%v)", w.url, ErrNotTheAM, err)
+		return nil, fmt.Errorf("client: %s: %w (%v)", page, ErrNotTheAM, err)
 	}
 	var rep contract.StatusReport
 	if err := json.Unmarshal(body, &rep); err != nil {
-		return nil, fmt.Errorf("client: %s: %w", w.url, err)
+		return nil, fmt.Errorf("client: %s: %w", page, err)
 	}
 	return &rep, nil
 }

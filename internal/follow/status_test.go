@@ -306,3 +306,57 @@ func TestStatusWatcherTellsAnotherVersionOnce(t *testing.T) {
 	rep.Store(&contract.StatusReport{AppID: "application_1_0001"})
 	require.Empty(t, poll("v1.3.0", 2))
 }
+
+// watchForEnd hands over the AM's final report as soon as the AM answers
+// its held request, and asks an AM that answers at once (an older one) no
+// more often than the poll interval.
+func TestWatchForEndLearnsTheEndAtOnce(t *testing.T) {
+	key := []byte("0123456789abcdef0123456789abcdef")
+	ended := make(chan struct{})
+	var asked atomic.Int32
+	srv := httptest.NewServer(fakeAM(t, key, func(w http.ResponseWriter) {
+		asked.Add(1)
+		select {
+		case <-ended:
+		case <-time.After(contract.StatusWaitMax):
+		}
+		select {
+		case <-ended:
+			_ = json.NewEncoder(w).Encode(contract.StatusReport{AppID: "application_1_0001", Final: true, FinalStatus: "SUCCEEDED"})
+		default:
+			_ = json.NewEncoder(w).Encode(contract.StatusReport{AppID: "application_1_0001"})
+		}
+	}))
+	defer srv.Close()
+	w := newStatusWatcher(key)
+	w.url, w.appID = srv.URL+contract.StatusPath, "application_1_0001"
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	got := w.watchForEnd(ctx, time.Hour)
+	time.Sleep(300 * time.Millisecond)
+	closedAt := time.Now()
+	close(ended)
+	select {
+	case rep := <-got:
+		require.True(t, rep.Final)
+		require.Less(t, time.Since(closedAt), 500*time.Millisecond, "the end is learnt at once, not at the next poll")
+	case <-time.After(5 * time.Second):
+		t.Fatal("the final report never came")
+	}
+	require.Equal(t, int32(1), asked.Load(), "one held request")
+
+	// An AM that answers at once is asked every interval, never faster.
+	asked.Store(0)
+	quick := httptest.NewServer(fakeAM(t, key, func(w http.ResponseWriter) {
+		asked.Add(1)
+		_ = json.NewEncoder(w).Encode(contract.StatusReport{AppID: "application_1_0001"})
+	}))
+	defer quick.Close()
+	w2 := newStatusWatcher(key)
+	w2.url, w2.appID = quick.URL+contract.StatusPath, "application_1_0001"
+	w2.watchForEnd(ctx, 200*time.Millisecond)
+	time.Sleep(time.Second)
+	cancel()
+	require.LessOrEqual(t, asked.Load(), int32(6))
+	require.GreaterOrEqual(t, asked.Load(), int32(3))
+}

@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/tfyarn/tfyarn/internal/contract"
 	"github.com/tfyarn/tfyarn/internal/hdfs"
 	"github.com/tfyarn/tfyarn/internal/yarn"
 	"github.com/tfyarn/tfyarn/internal/yarnpb/hadoopyarn"
@@ -103,8 +104,10 @@ func (s *Follower) Wait(ctx context.Context, onEvent func(Event)) (*Result, erro
 	defer status.close()
 	s.status = status
 	s.attempts = &attemptWatcher{}
-	t := time.NewTicker(s.opts.PollInterval)
-	defer t.Stop()
+	endCtx, stopEndWatch := context.WithCancel(ctx)
+	defer stopEndWatch()
+	var ended <-chan *contract.StatusReport // the AM's final report, once it is out
+	var fastUntil time.Time
 	for {
 		cctx, cancel := s.call(ctx)
 		r, err := s.RM.GetApplicationReport(cctx, s.ID)
@@ -133,6 +136,9 @@ func (s *Follower) Wait(ctx context.Context, onEvent func(Event)) (*Result, erro
 				status.last = nil
 			}
 			status.locate(r)
+			if ended == nil && (status.last == nil || !status.last.Final) {
+				ended = status.watchForEnd(endCtx, s.opts.PollInterval)
+			}
 			// Task changes first, so the tasks' ends come before the
 			// application's. The AM lingers a moment after unregistering
 			// for a watcher to read the final task table.
@@ -144,13 +150,34 @@ func (s *Follower) Wait(ctx context.Context, onEvent func(Event)) (*Result, erro
 				return s.finished(r)
 			}
 		}
+		next := s.opts.PollInterval
+		if time.Now().Before(fastUntil) {
+			next = min(next, endPoll)
+		}
+		t := time.NewTimer(next)
 		select {
 		case <-ctx.Done():
+			t.Stop()
 			return s.killed(ctx.Err(), onEvent, last)
 		case <-t.C:
+		case rep := <-ended:
+			t.Stop()
+			// The job has ended: its AM unregisters in a moment. Ask the
+			// ResourceManager often until it says so (a new AM attempt
+			// starts the watch again).
+			ended = nil
+			status.apply(s.AppID, rep, onEvent)
+			fastUntil = time.Now().Add(endPollWindow)
 		}
 	}
 }
+
+// Once the AM's report is final, the ResourceManager is asked every endPoll
+// for endPollWindow at most (40 calls), then at the poll interval again.
+const (
+	endPoll       = 50 * time.Millisecond
+	endPollWindow = 2 * time.Second
+)
 
 // Kill asks the RM to kill the application and waits until it ended.
 func (s *Follower) Kill(ctx context.Context, reason string) (*Result, error) {
