@@ -191,14 +191,8 @@ func (w *statusWatcher) apply(appID string, rep *contract.StatusReport, onEvent 
 	}
 	w.failures = 0
 	if onEvent != nil {
-		for _, ev := range taskChanges(w.last, rep) {
-			ev.AppID = appID
-			onEvent(ev)
-		}
-		for _, ev := range progressChanges(w.last, rep) {
-			ev.AppID = appID
-			onEvent(ev)
-		}
+		// A restart comes before the tasks' new containers it brought, also
+		// when both happened since the last report.
 		for _, cause := range newRestarts(w.last, rep) {
 			if w.told[cause] {
 				continue // a later AM attempt lists the earlier ones' again
@@ -208,6 +202,14 @@ func (w *statusWatcher) apply(appID string, rep *contract.StatusReport, onEvent 
 			}
 			w.told[cause] = true
 			onEvent(Event{Time: time.Now(), AppID: appID, Restart: cause})
+		}
+		for _, ev := range taskChanges(w.last, rep) {
+			ev.AppID = appID
+			onEvent(ev)
+		}
+		for _, ev := range progressChanges(w.last, rep) {
+			ev.AppID = appID
+			onEvent(ev)
 		}
 		w.tellWaiting(rep.Waiting, func(ev Event) { ev.AppID = appID; onEvent(ev) })
 		if m := buildinfo.Mismatch(rep.TfyarnVersion, w.version); m != "" && !w.versionTold {

@@ -360,3 +360,25 @@ func TestWatchForEndLearnsTheEndAtOnce(t *testing.T) {
 	require.LessOrEqual(t, asked.Load(), int32(6))
 	require.GreaterOrEqual(t, asked.Load(), int32(3))
 }
+
+// A restart and the new container it brought, both seen in one report, are
+// told in the order they happened: the restart first.
+func TestRestartToldBeforeTheNewContainers(t *testing.T) {
+	running := &contract.StatusReport{AppID: "application_1_0001", Tasks: []contract.TaskReport{{Task: "worker:0", State: "running", ContainerID: "c1", Host: "h", Port: 1}}}
+	cause := "restart 1 after worker:0 (container c1 on n:1) failed: exit code 7"
+	again := &contract.StatusReport{AppID: "application_1_0001", RestartCauses: []string{cause}, Tasks: []contract.TaskReport{{Task: "worker:0", State: "running", Attempt: 1, ContainerID: "c5", Host: "h", Port: 2}}}
+	w := newStatusWatcher(nil)
+	var got []string
+	record := func(ev Event) {
+		switch {
+		case ev.Restart != "":
+			got = append(got, "restart")
+		case ev.Task != nil:
+			got = append(got, ev.TaskChange+" "+ev.Task.ContainerID)
+		}
+	}
+	w.apply("application_1_0001", running, record)
+	got = nil
+	w.apply("application_1_0001", again, record)
+	require.Equal(t, []string{"restart", "launched c5", "registered c5"}, got)
+}
