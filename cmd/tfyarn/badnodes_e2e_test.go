@@ -15,6 +15,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/tfyarn/tfyarn/internal/clustertest"
+	"github.com/tfyarn/tfyarn/internal/contract"
 	"github.com/tfyarn/tfyarn/internal/yarn"
 )
 
@@ -187,9 +188,16 @@ func TestE2EGPUIdle(t *testing.T) {
 	smi, err := os.ReadFile(filepath.Join(c.Root, "testcluster", "gpu", "nvidia-smi"))
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "nvidia-smi"), smi, 0o755))
+	// The program waits for the gpu-idle line in its warnings file and leaves
+	// what it saw in dir: the file, its mode, and whether a preemption
+	// warning file appeared.
+	seen := filepath.Join(dir, "seen")
+	program := `while ! grep -q '"kind":"gpu-idle"' "$TFYARN_WARNINGS_FILE" 2>/dev/null; do sleep 0.2; done
+{ cat "$TFYARN_WARNINGS_FILE"; stat -c "mode=%a" "$TFYARN_WARNINGS_FILE"; test -e "$TFYARN_PREEMPTION_FILE" && echo "a preemption file"; } > "$1.tmp"
+chmod 644 "$1.tmp" && mv "$1.tmp" "$1"; sleep 300`
 	start := time.Now()
 	stdout, stderr, code := execTfyarn(t, c, bin, nil, "run", "--output", "json", "--name", "e2e-gpu-idle",
-		"--gpu-idle-timeout", "12s", "--worker", "1c,256m", "--setenv", "PATH="+dir+":/usr/local/bin:/usr/bin:/bin", "--", "sleep", "300")
+		"--gpu-idle-timeout", "12s", "--worker", "1c,256m", "--setenv", "PATH="+dir+":/usr/local/bin:/usr/bin:/bin", "--", "sh", "-c", program, "sh", seen)
 	took := time.Since(start)
 	r := runJSON(t, stdout)
 	require.Equal(t, exitJobFailed, code, stderr)
@@ -198,6 +206,21 @@ func TestE2EGPUIdle(t *testing.T) {
 	require.Regexp(t, `(?m)^`+regexp.QuoteMeta(r.AppID)+` warning: GPUs idle for \d+s \(0 % utilisation\): the job fails at --gpu-idle-timeout 12s unless they work$`, stderr, "run warns first")
 	doc := strings.Join(strings.Fields(clustertest.DocSection(t, "## Idle GPUs")), " ")
 	require.Contains(t, doc, "GPUs idle for 30m0s (0 % utilisation, --gpu-idle-timeout 30m0s)")
+	require.Contains(t, doc, "a `gpu-idle` line in its `TFYARN_WARNINGS_FILE`, whose `ends_at` is when the job fails")
+	require.Contains(t, doc, "No signal comes with it, and `TFYARN_PREEMPTION_FILE` stays absent")
+
+	data, err := os.ReadFile(seen)
+	require.NoError(t, err, "the program saw no gpu-idle warning in its warnings file\n%s", stderr)
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	require.Len(t, lines, 2, "one warning, then the mode, and no preemption file: %s", data)
+	var w contract.Warning
+	require.NoError(t, json.Unmarshal([]byte(lines[0]), &w), lines[0])
+	require.Equal(t, contract.WarningGPUIdle, w.Kind)
+	require.Regexp(t, `^GPUs idle for \d+s \(0 % utilisation\): the job fails at --gpu-idle-timeout 12s unless they work$`, w.Reason)
+	require.Equal(t, "worker:0", w.Task)
+	require.True(t, strings.HasPrefix(w.Container, "container_"), w.Container)
+	require.WithinDuration(t, time.UnixMilli(w.TimeUnixMS).Add(6*time.Second), time.UnixMilli(w.EndsAtUnixMS), 2*time.Second, "the job fails at the timeout, half of it after the warning")
+	require.Equal(t, "mode=600", lines[1])
 	t.Logf("ended after %.1fs", took.Seconds())
 }
 

@@ -141,9 +141,9 @@ type Launchers interface {
 	// machine events (TaskRegistered, ContainerCompleted for a program's
 	// exit, RendezvousFailed).
 	Drain() []core.Event
-	// WarnPreemption tells the launcher of task in containerID that YARN
-	// will preempt the container, from deadline on; reason says why.
-	WarnPreemption(task taskspec.TaskID, containerID string, deadline time.Time, reason string)
+	// Warn passes the machine's warning on to the launcher of w.Task in
+	// w.Container (a preemption, idle GPUs: core.Warning).
+	Warn(w core.Warning)
 	// StderrTail returns the last lines a task's program wrote to stderr in
 	// containerID, as its launcher reported them; nil when unknown.
 	StderrTail(task taskspec.TaskID, containerID string) []string

@@ -74,10 +74,10 @@ func (f *fakeLaunchers) StopAll(string) {
 	f.stopAll = true
 }
 
-func (f *fakeLaunchers) WarnPreemption(task taskspec.TaskID, id string, deadline time.Time, reason string) {
+func (f *fakeLaunchers) Warn(w core.Warning) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.warnings = append(f.warnings, fmt.Sprintf("%s %s %d %s", task, id, deadline.UnixMilli(), reason))
+	f.warnings = append(f.warnings, fmt.Sprintf("%s %s %d %s", w.Task, w.Container.ID, w.Deadline.UnixMilli(), w.Reason))
 	if f.onWarn != nil {
 		go f.onWarn(f)
 	}

@@ -75,13 +75,23 @@ func (l *loop) logPreemption(ev core.PreemptionWarned) {
 	l.cfg.Logf("the ResourceManager will preempt %s", strings.Join(parts, ", "))
 }
 
-// warn passes the machine's preemption warnings to the tasks' launchers.
+// warn passes the machine's warnings to the tasks' launchers. A
+// preemption's is logged task by task; idle GPUs' once (the machine's
+// note said what), naming the tasks warned.
 func (l *loop) warn(ws []core.Warning) {
+	var idle []string
 	for _, w := range ws {
-		l.cfg.Logf("warning %s in %s: YARN may kill it from %s on (in %s): %s", w.Task, w.Container.ID,
-			w.Deadline.Format("15:04:05.000"), w.Deadline.Sub(l.cfg.Now()).Round(time.Millisecond), w.Reason)
-		if l.cfg.Launchers != nil {
-			l.cfg.Launchers.WarnPreemption(w.Task, w.Container.ID, w.Deadline, w.Reason)
+		if w.Kind == core.WarnPreemption {
+			l.cfg.Logf("warning %s in %s: YARN may kill it from %s on (in %s): %s", w.Task, w.Container.ID,
+				w.Deadline.Format("15:04:05.000"), w.Deadline.Sub(l.cfg.Now()).Round(time.Millisecond), w.Reason)
+		} else {
+			idle = append(idle, w.Task.String())
 		}
+		if l.cfg.Launchers != nil {
+			l.cfg.Launchers.Warn(w)
+		}
+	}
+	if len(idle) > 0 {
+		l.cfg.Logf("warning %s of the idle GPUs (their warnings files)", strings.Join(idle, ", "))
 	}
 }

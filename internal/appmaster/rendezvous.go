@@ -278,9 +278,13 @@ func (r *TaskRendezvous) StopAll(reason string) {
 	r.board.Fail(errors.New(reason))
 }
 
-// WarnPreemption implements Launchers.
-func (r *TaskRendezvous) WarnPreemption(task taskspec.TaskID, containerID string, deadline time.Time, reason string) {
-	r.board.WarnPreemption(task, containerID, rendezvous.PreemptionNotice{Deadline: deadline, Reason: reason})
+// Warn implements Launchers.
+func (r *TaskRendezvous) Warn(w core.Warning) {
+	kind := contract.WarningPreemption
+	if w.Kind == core.WarnGPUIdle {
+		kind = contract.WarningGPUIdle
+	}
+	r.board.Warn(w.Task, w.Container.ID, rendezvous.Notice{Kind: kind, Deadline: w.Deadline, Reason: w.Reason})
 }
 
 // Reset implements Launchers.

@@ -337,3 +337,33 @@ func TestRendezvousStrangerBoundGrowsWithTheJob(t *testing.T) {
 	readers.Wait()
 	require.Equal(t, make([]bool, tasks), closed, "connections the AM closed among a job's worth of them")
 }
+
+// The machine's warnings reach the warned container's launcher one after
+// another, each with its kind: idle GPUs, then a preemption.
+func TestTaskRendezvousWarns(t *testing.T) {
+	worker, _ := taskspec.ParseSpec(taskspec.Worker, "1c")
+	secret, err := rendezvous.NewSecret()
+	require.NoError(t, err)
+	rv, err := StartRendezvous(RendezvousConfig{AppID: "application_1_0001", Job: taskspec.Job{Tasks: []taskspec.TaskGroup{worker}, Command: "true"},
+		Secret: secret, Host: "127.0.0.1", Listen: "127.0.0.1:0"})
+	require.NoError(t, err)
+	defer rv.Close(0)
+	const id = "container_1_0001_01_000002"
+	rv.Assign(worker0, id)
+	ends := time.UnixMilli(time.Now().Add(time.Minute).UnixMilli())
+	rv.Warn(core.Warning{Kind: core.WarnGPUIdle, Task: worker0, Container: core.Container{ID: id}, Deadline: ends, Reason: "GPUs idle"})
+	rv.Warn(core.Warning{Kind: core.WarnPreemption, Task: worker0, Container: core.Container{ID: id}, Deadline: ends, Reason: "preempted"})
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c := launcherClient(t, rv, secret, id)
+	idle, err := c.WaitNotice(ctx, worker0, id, 0)
+	require.NoError(t, err)
+	require.Equal(t, contract.WarningGPUIdle, idle.Kind)
+	require.Equal(t, "GPUs idle", idle.Reason)
+	require.True(t, idle.Deadline.Equal(ends))
+	pre, err := c.WaitNotice(ctx, worker0, id, idle.Seq)
+	require.NoError(t, err)
+	require.Equal(t, contract.WarningPreemption, pre.Kind)
+	require.Equal(t, "preempted", pre.Reason)
+}

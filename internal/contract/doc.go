@@ -8,8 +8,8 @@
 // shipped into containers (BinaryName, JobFileName, SealedKeytabName), the
 // alias of the sealed keytab's key in the AM's credentials (KeytabSecret), the YARN LocalResource description
 // the job file carries (Resource), and the files a task's program and its
-// launcher share: the preemption warning (preemption.go) and the progress
-// file (progress.go). The table of timeouts is taskspec's (timeouts.go).
+// launcher share: the preemption warning (preemption.go), the warnings
+// file (warnings.go) and the progress file (progress.go). The table of timeouts is taskspec's (timeouts.go).
 //
 // It is a leaf (DESIGN.md §2, floor 1): it imports only the standard
 // library, taskspec, jobreport, hadoopconf and the generated YARN protobuf

@@ -122,7 +122,7 @@ const SecretEnvAliasPrefix = "tfyarn.secret-env."
 func SetForTasks(name string) bool {
 	switch name {
 	case EnvTask, EnvTaskType, EnvTaskIndex, EnvTaskAttempt, EnvRestart, EnvRetakePort, EnvAppID,
-		EnvAMAddress, EnvAMControl, EnvPythonEnv, EnvPythonEnvLayers, EnvPythonPath, EnvFramework, EnvProcsPerNode, EnvFailOnLog, EnvExcludeNodeOnLog, EnvMinWorkers, EnvJobService, EnvTaskPort, EnvPreemptionFile, EnvProgressFile, EnvResultFile,
+		EnvAMAddress, EnvAMControl, EnvPythonEnv, EnvPythonEnvLayers, EnvPythonPath, EnvFramework, EnvProcsPerNode, EnvFailOnLog, EnvExcludeNodeOnLog, EnvMinWorkers, EnvJobService, EnvTaskPort, EnvPreemptionFile, EnvWarningsFile, EnvProgressFile, EnvResultFile,
 		EnvTokenFile, "HADOOP_USER_NAME":
 		return true
 	}

@@ -222,7 +222,7 @@ func markProgramProcesses(env []string, log *logger) (mark string, marked []stri
 
 // startWatchers starts, for as long as runCtx lasts, what runs beside the
 // program: the token refresh (refreshing is closed when it is done, at once
-// without tokens), the preemption watch, and the GPU, progress and process
+// without tokens), the warnings' watch, and the GPU, progress and process
 // samples sent to the AM.
 func startWatchers(runCtx context.Context, cfg *Config, client *rendezvous.Client, tokens *tokenFile, start programStart, env []string, mark string, prog *child, log *logger) (refreshing <-chan struct{}, progress *progressReporter) {
 	refreshed := make(chan struct{})
@@ -235,7 +235,7 @@ func startWatchers(runCtx context.Context, cfg *Config, client *rendezvous.Clien
 		close(refreshed)
 	}
 	go start.checkpoints.watch(runCtx)
-	go watchPreemption(runCtx, cfg, client.WaitPreemption, start.warningFile, func(s syscall.Signal) error {
+	go watchWarnings(runCtx, cfg, client.WaitNotice, start.warnings, func(s syscall.Signal) error {
 		start.checkpoints.warned()
 		return prog.signal(s)
 	}, log)
@@ -271,16 +271,17 @@ func endLeftBehind(cfg *Config, mark string, prog *child, signal string, log *lo
 
 // programStart is what the program is started with once the cluster spec is known.
 type programStart struct {
-	launch                    framework.Launch
-	env                       []string
-	warningFile, progressFile string         // where the preemption warning and the program's progress go
-	resultFile                string         // where the program leaves its result (contract.EnvResultFile)
-	hookDir                   string         // the framework's Python hook, removed after the program; "" for none
-	checkpoints               *checkpointRun // nil without --checkpoint
+	launch       framework.Launch
+	env          []string
+	warnings     *warningFiles  // where the AM's warnings go
+	progressFile string         // where the program's progress goes
+	resultFile   string         // where the program leaves its result (contract.EnvResultFile)
+	hookDir      string         // the framework's Python hook, removed after the program; "" for none
+	checkpoints  *checkpointRun // nil without --checkpoint
 }
 
 // prepareProgram builds the program's command line and environment from the task spec: the
-// framework's launch contract, the Python environment, the token, warning and progress files.
+// framework's launch contract, the Python environment, the token, warnings and progress files.
 func prepareProgram(cfg *Config, ts rendezvous.TaskSpec, port int, pyDirs pythonDirs, tokens *tokenFile) (programStart, error) {
 	command, baseEnv, err := programOf(cfg, ts.Program)
 	if err != nil {
@@ -307,10 +308,11 @@ func prepareProgram(cfg *Config, ts rendezvous.TaskSpec, port int, pyDirs python
 	if tokens != nil {
 		start.env = setEnv(start.env, contract.EnvTokenFile, tokens.path, true)
 	}
-	if start.warningFile, err = preemptionFilePath(cfg); err != nil {
+	if start.warnings, err = newWarningFiles(cfg); err != nil {
 		return failed(err)
 	}
-	start.env = setEnv(start.env, contract.EnvPreemptionFile, start.warningFile, true)
+	start.env = setEnv(start.env, contract.EnvPreemptionFile, start.warnings.preemption, true)
+	start.env = setEnv(start.env, contract.EnvWarningsFile, start.warnings.all, true)
 	if start.progressFile, err = progressFilePath(cfg); err != nil {
 		return failed(err)
 	}

@@ -56,7 +56,7 @@ type Board struct {
 	startTimer  *time.Timer
 
 	creds    credsBox // the credentials handed to the launchers; its own lock
-	warnings warnBox  // preemption notices (preemption.go); its own lock
+	warnings warnBox  // the AM's warnings to launchers (warning.go); its own lock
 }
 
 type stopEntry struct {

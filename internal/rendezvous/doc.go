@@ -14,7 +14,7 @@
 //	GET  PathPrefix+"spec?task=worker:1&wait=20000"         → 200 {"cluster":…,"program":…} | 204 not yet
 //	GET  PathPrefix+"stop?task=worker:1&container=…&wait=…" → 200 {"reason":…}  | 204 not yet
 //	GET  PathPrefix+"credentials?task=worker:1&after=N&wait=…" → 200 {"version":M,"credentials":base64 HDTS} | 204 no newer
-//	GET  PathPrefix+"preemption?task=worker:1&container=…&wait=…" → 200 {"deadline_unix_ms":…,"reason":…} | 204 not yet
+//	GET  PathPrefix+"warning?task=worker:1&container=…&after=N&wait=…" → 200 {"seq":M,"kind":…,"deadline_unix_ms":…,"reason":…} | 204 none newer
 //	POST PathPrefix+"exit"               ExitReport         → 200
 //
 // The spec's "program" (WithPrograms, program.go) is what the launcher
@@ -22,9 +22,10 @@
 // comes this way, not in the container's launch context, because the
 // NodeManager rewrites and shell-expands what a launch context holds.
 //
-// While its program runs a launcher also long-polls for a preemption
-// warning for its own container (Board.WarnPreemption, preemption.go): the
-// AM passes on what the ResourceManager announced, with the deadline.
+// While its program runs a launcher also long-polls for the AM's warnings
+// for its own container, one after another (Board.Warn, warning.go): a
+// preemption the ResourceManager announced, with its deadline, or the
+// job's GPUs idle.
 //
 // The credentials (Board.PublishCredentials, at most MaxCredentialsBytes)
 // never hold an AMRMToken or the secret; an AM whose Handler is not a

@@ -194,7 +194,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	connlimit.Trust(r.Context())
 	resp := responder{w: w, keys: c.keys, sig: c.request.Signature}
 	method, known := routes[name]
-	if !known || name == "credentials" && !s.servesCredentials() || name == "metrics" && !s.servesMetrics() || name == "preemption" && !s.servesPreemption() || name == "result" && !s.servesResults() {
+	if !known || name == "credentials" && !s.servesCredentials() || name == "metrics" && !s.servesMetrics() || name == "warning" && !s.servesNotices() || name == "result" && !s.servesResults() {
 		resp.fail(http.StatusNotFound, "not_found", "no such endpoint")
 		return
 	}
@@ -216,8 +216,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.credentials(r, resp, c.container)
 	case "metrics":
 		s.metrics(r.Context(), resp, c.container, body)
-	case "preemption":
-		s.preemption(r, resp, c.container)
+	case "warning":
+		s.warning(r, resp, c.container)
 	case "result":
 		s.result(r.Context(), resp, c.container, body)
 	}
@@ -247,10 +247,10 @@ var routes = map[string]string{
 	// metrics: a launcher's sample of its container (metrics.go); only
 	// when the Handler is a MetricsHandler.
 	"metrics": http.MethodPost,
-	// preemption?task=worker:0&container=…: long-polls for a warning that
-	// YARN will preempt the container (preemption.go); only when the
-	// Handler is a PreemptionHandler.
-	"preemption": http.MethodGet,
+	// warning?task=worker:0&container=…&after=N: long-polls for the AM's
+	// next warning for the container (warning.go): a preemption, idle
+	// GPUs; only when the Handler is a NoticeHandler.
+	"warning": http.MethodGet,
 	// result: a chunk of a task's result file (result.go); only when the Handler is a
 	// ResultHandler.
 	"result": http.MethodPost,

@@ -16,6 +16,7 @@ from typing import Any, Dict, List, Optional, Sequence
 
 from ._errors import BinaryError, Error, JobFailed, TaskError, UsageError
 from ._job import Job, Result, Target, call_json, logs, start, status
+from ._warnings import TaskWarning, WarningWatch, warnings
 
 try:  # written by the release (internal/release) and by the binary when it extracts the package
     from tfyarn._version import __binary_version__, __version__
@@ -24,8 +25,9 @@ except ImportError:  # a checkout's python/ on PYTHONPATH: no release wrote the 
     __binary_version__ = "devel"
 
 __all__ = [
-    "BinaryError", "Error", "Job", "JobFailed", "Result", "TaskError", "UsageError", "binary_path",
-    "cluster", "list", "logs", "run", "status", "submit", "__binary_version__", "__version__",
+    "BinaryError", "Error", "Job", "JobFailed", "Result", "TaskError", "TaskWarning", "UsageError",
+    "WarningWatch", "binary_path", "cluster", "list", "logs", "run", "status", "submit", "warnings",
+    "__binary_version__", "__version__",
 ]  # fmt: skip
 
 

@@ -16,8 +16,9 @@ import (
 //  1. Adoption: a previous attempt's tasks taken over (adopt.go): tell the
 //     launchers' channel which container runs each; start nothing there.
 //  2. Launch: startContainers on each container's NM (the outcome comes back
-//     as ContainerStarted or StartFailed); then Warn: pass each preemption
-//     warning to its task's launcher (preemption.go).
+//     as ContainerStarted or StartFailed); then Warn: pass each warning (a
+//     preemption: preemption.go; idle GPUs: gpuidle.go) to its task's
+//     launcher.
 //  3. Stop: graceful ones through the task's launcher, hard ones with
 //     stopContainers, best effort (the outcome comes back as
 //     ContainerCompleted, or not at all once the job has finished).

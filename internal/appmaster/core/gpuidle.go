@@ -12,7 +12,9 @@ import (
 // tasks' launchers send (GPUsSampled), the job is idle while every GPU
 // sampled in every live task's current container is under the threshold.
 // Once it has been idle for half the timeout the machine warns (a Note for
-// the AM's log, GPUIdleWarning for the status report); at the timeout it
+// the AM's log, GPUIdleWarning for the status report, a Warning of kind
+// WarnGPUIdle for each live task's launcher, which appends it to its
+// program's warnings file); at the timeout it
 // ends the job FAILED saying "GPUs idle for 30m0s (0 % utilisation)", or,
 // with --gpu-idle-action warn, warns that it did. A sample at or above the
 // threshold, or a restart, starts the count again. Tasks without GPU
@@ -100,12 +102,26 @@ func (m *Machine) gpuIdleDeadline() {
 		m.finish(Failed, fmt.Sprintf("GPUs idle for %s (%g %% utilisation, --gpu-idle-timeout %s)", timeout, g.maxIdle, timeout))
 	case idle >= timeout && g.warned != "timeout":
 		g.warned = "timeout"
-		m.ready.Notes = append(m.ready.Notes, what+": past --gpu-idle-timeout "+timeout.String()+" (--gpu-idle-action warn)")
+		m.warnGPUIdle(what+": past --gpu-idle-timeout "+timeout.String()+" (--gpu-idle-action warn)", time.Time{})
+	case idle >= timeout/2 && g.warned == "" && m.job.GPUIdle.Warn:
+		g.warned = "half"
+		m.warnGPUIdle(fmt.Sprintf("%s: --gpu-idle-timeout %s warns again then", what, timeout), time.Time{})
 	case idle >= timeout/2 && g.warned == "":
 		g.warned = "half"
-		m.ready.Notes = append(m.ready.Notes, fmt.Sprintf("%s: the job fails at --gpu-idle-timeout %s unless they work", what, timeout))
-		if m.job.GPUIdle.Warn {
-			m.ready.Notes[len(m.ready.Notes)-1] = fmt.Sprintf("%s: --gpu-idle-timeout %s warns again then", what, timeout)
+		m.warnGPUIdle(fmt.Sprintf("%s: the job fails at --gpu-idle-timeout %s unless they work", what, timeout), g.idleSince.Add(timeout))
+	}
+}
+
+// warnGPUIdle says what for the AM's log and warns every live task's
+// launcher, for its program's warnings file: the job is every task's, and
+// any of them may be the one that would put the GPUs to work. ends is when
+// the job fails unless they work, zero when it does not. A task being
+// stopped is not warned: it is ending anyway.
+func (m *Machine) warnGPUIdle(what string, ends time.Time) {
+	m.ready.Notes = append(m.ready.Notes, what)
+	for _, t := range m.tasks {
+		if t.State.Live() && !t.StopRequested && t.Container.ID != "" {
+			m.ready.Warn = append(m.ready.Warn, Warning{Kind: WarnGPUIdle, Task: t.Task, Container: t.Container, Deadline: ends, Reason: what})
 		}
 	}
 }

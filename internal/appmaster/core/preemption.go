@@ -46,15 +46,34 @@ type PreemptionWarned struct {
 
 func (PreemptionWarned) isEvent() {}
 
-// Warning, in Ready: tell the task's launcher that YARN will preempt its
-// container (it writes TFYARN_PREEMPTION_FILE and signals the program).
-// Deadline is the earliest moment YARN may kill the container; Reason says
-// why in words.
+// Warning, in Ready: warn the task's launcher, which appends every warning
+// to TFYARN_WARNINGS_FILE. Kind says of what: a preemption (YARN will take
+// the container back: the launcher also writes TFYARN_PREEMPTION_FILE and
+// signals the program; Deadline is the earliest moment YARN may kill the
+// container) or idle GPUs (gpuidle.go; Deadline is when the job fails
+// unless they work, zero when it does not). Reason says why in words.
 type Warning struct {
+	Kind      WarningKind
 	Task      taskspec.TaskID
 	Container Container
 	Deadline  time.Time
 	Reason    string
+}
+
+// WarningKind is what a Warning warns of.
+type WarningKind int
+
+const (
+	WarnPreemption WarningKind = iota // YARN will preempt the task's container
+	WarnGPUIdle                       // the job's GPUs are idle
+)
+
+// String is the kind as transcripts and the warnings file name it.
+func (k WarningKind) String() string {
+	if k == WarnGPUIdle {
+		return "gpu-idle"
+	}
+	return "preemption"
 }
 
 func (m *Machine) preemptionWarned(e PreemptionWarned) {
@@ -93,7 +112,7 @@ func (m *Machine) warnTask(t *TaskStatus, deadline time.Time, reason string) {
 		return
 	}
 	t.PreemptionDeadline = deadline
-	m.ready.Warn = append(m.ready.Warn, Warning{Task: t.Task, Container: t.Container, Deadline: deadline, Reason: reason})
+	m.ready.Warn = append(m.ready.Warn, Warning{Kind: WarnPreemption, Task: t.Task, Container: t.Container, Deadline: deadline, Reason: reason})
 }
 
 // restartsCluster reports whether t's end by preemption ends every cluster

@@ -417,7 +417,7 @@ func (h *harness) ready() string {
 		lines = append(lines, line)
 	}
 	for _, w := range rd.Warn {
-		lines = append(lines, fmt.Sprintf("warn %s in %s by +%s: %s", w.Task, w.Container.ID, w.Deadline.Sub(transcriptEpoch), w.Reason))
+		lines = append(lines, warnLine(w))
 	}
 	for _, s := range rd.Stop {
 		lines = append(lines, s.String())
@@ -457,4 +457,18 @@ func (h *harness) tasks() string {
 		lines = append(lines, line)
 	}
 	return strings.Join(lines, "\n")
+}
+
+// warnLine is a warning as transcripts show it: "warn worker:1 in c3 by
+// +24s: ..." for a preemption, "warn gpu-idle worker:0 in c1 ends +1m0s:
+// ..." for idle GPUs (no "ends" when the job does not end for them).
+func warnLine(w Warning) string {
+	if w.Kind == WarnPreemption {
+		return fmt.Sprintf("warn %s in %s by +%s: %s", w.Task, w.Container.ID, w.Deadline.Sub(transcriptEpoch), w.Reason)
+	}
+	ends := ""
+	if !w.Deadline.IsZero() {
+		ends = " ends +" + w.Deadline.Sub(transcriptEpoch).String()
+	}
+	return fmt.Sprintf("warn %s %s in %s%s: %s", w.Kind, w.Task, w.Container.ID, ends, w.Reason)
 }
