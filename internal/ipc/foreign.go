@@ -58,6 +58,10 @@ func ForeignClientConn(ctx context.Context, nc net.Conn, cfg Config, addr string
 		err = ctx.Err()
 	}
 	if err != nil {
+		var re *RemoteError
+		if errors.As(err, &re) {
+			re.Addr = addr // the server's refusal: say which server
+		}
 		if cerr := ctxErr(ctx); cerr != nil && !errors.Is(err, cerr) {
 			err = fmt.Errorf("%w (%w)", cerr, err)
 		}

@@ -157,7 +157,7 @@ func TestForeignClientConnRefusedToken(t *testing.T) {
 	_, err := dialForeign(t, srv, bad)
 	require.Error(t, err)
 	require.True(t, IsClass(err, "SaslException"), "%v", err)
-	require.ErrorContains(t, err, "Mismatched response")
+	require.ErrorContains(t, err, "ipc: "+srv.addr+": fatal: javax.security.sasl.SaslException: DIGEST-MD5: digest response format violation. Mismatched response.")
 }
 
 // TestForeignClientConnRefusesOddSetups: what ForeignClientConn cannot
