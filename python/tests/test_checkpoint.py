@@ -136,3 +136,30 @@ def test_tensorflow_chief(monkeypatch):
     ]:
         monkeypatch.setenv("TF_CONFIG", tf_config)
         assert tfck.is_chief() is chief
+
+
+def test_torch_save_marks_the_step(ckdir, monkeypatch):
+    """Checkpointer.save(state, step=N) marks with the step (torch stood in for: a single process)."""
+    import types
+
+    from tfyarn.checkpoint import torch as torchck
+
+    saved = []
+    fake = types.SimpleNamespace(
+        is_initialized=lambda: False,
+        DefaultSavePlanner=lambda **kw: None,
+        FileSystemWriter=lambda path: path,
+        save=lambda state, storage_writer, planner: saved.append((dict(state), storage_writer)),
+    )
+    monkeypatch.setattr(torchck.importlib, "import_module", lambda name: fake)
+    marks = []
+    monkeypatch.setattr(checkpoint, "mark_complete", lambda step=None: marks.append(step))
+    previous = signal.getsignal(signal.SIGWINCH)
+    try:
+        ck = torchck.Checkpointer()
+        ck.save({"step": 300}, step=300)
+        ck.save({"step": 400})
+    finally:
+        signal.signal(signal.SIGWINCH, previous)
+    assert marks == [300, None]
+    assert saved == [({"step": 300}, str(ckdir / "torch")), ({"step": 400}, str(ckdir / "torch"))]
