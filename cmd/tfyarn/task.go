@@ -10,6 +10,7 @@ import (
 	"github.com/tfyarn/tfyarn/internal/executor"
 	"github.com/tfyarn/tfyarn/internal/hadoopconf"
 	"github.com/tfyarn/tfyarn/internal/hdfs"
+	"github.com/tfyarn/tfyarn/internal/security"
 	"github.com/urfave/cli/v2"
 )
 
@@ -74,7 +75,15 @@ func taskCheckpoints(ctx context.Context, cfg executor.Config) (*checkpoint.Keep
 	for k, v := range spec.Conf {
 		conf.Set(k, v)
 	}
-	fs, err := hdfs.ConnectOptions(ctx, conf, hdfs.Options{User: spec.User})
+	opts := hdfs.Options{User: spec.User}
+	if cfg.Credentials != nil {
+		// On a Kerberized cluster the container's HDFS delegation tokens
+		// are the task's only way in.
+		for _, t := range cfg.Credentials.TokensOfKind(security.KindHDFSDelegation) {
+			opts.Tokens = append(opts.Tokens, t.Token)
+		}
+	}
+	fs, err := hdfs.ConnectOptions(ctx, conf, opts)
 	if err != nil {
 		return nil, nil, fmt.Errorf("task launcher: the checkpoints' HDFS: %w", err)
 	}

@@ -53,8 +53,7 @@ func resumedRecord(st *amattempt.State) *core.RestartRecord {
 
 // stateStore is where this job's AM attempts keep their state for the next
 // (amattempt.Store): the staging directory on HDFS, as the AM, with its
-// keytab login or its delegation tokens (the latter cannot read or write
-// a file's blocks on a Kerberized cluster: hdfs.ErrTokenOnly).
+// keytab login or its delegation tokens.
 func (s *amSecurity) stateStore() amattempt.Store {
 	return amattempt.Store{Path: amattempt.Path(hdfs.StagingDir(s.jf.User, s.jf.AppID)), Read: s.readSmallFile, Write: s.replaceFile}
 }

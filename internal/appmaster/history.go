@@ -14,8 +14,6 @@ import (
 // writeHistory leaves the job's final report, every task with its
 // container, node, exit code, restarts and times, at hdfs.HistoryPath:
 // the staging directory goes with the job, and YARN keeps only a summary.
-// An AM of a Kerberized job without a keytab has delegation tokens only,
-// which cannot write (hdfs.ErrTokenOnly): its history is not kept.
 func (s *amSecurity) writeHistory(ctx context.Context, rep contract.StatusReport) error {
 	data, err := json.MarshalIndent(rep, "", "  ")
 	if err != nil {
@@ -29,8 +27,8 @@ func (s *amSecurity) writeHistory(ctx context.Context, rep contract.StatusReport
 	return fs.WriteHistory(ctx, s.jf.AppID, data)
 }
 
-// saveResult keeps a task's result at hdfs.AppResultsDir for `tfyarn result`. Like the history, it
-// needs a login that can write (a keytab, or no Kerberos).
+// saveResult keeps a task's result at hdfs.AppResultsDir for `tfyarn result`, with the
+// keytab's login or the job's HDFS delegation tokens.
 func (s *amSecurity) saveResult(ctx context.Context, task taskspec.TaskID, f *os.File) error {
 	fs, err := hdfs.ConnectOptions(ctx, s.conf, s.hdfsOptions())
 	if err != nil {

@@ -122,8 +122,7 @@ func krb5ConfForAM(jf contract.JobFile, getenv func(string) string) string {
 }
 
 // hdfsOptions connect as the keytab's principal, else with the HDFS
-// delegation tokens the client obtained (enough to remove the staging
-// directory).
+// delegation tokens the client obtained.
 func (s *amSecurity) hdfsOptions() hdfs.Options {
 	opts := hdfs.Options{User: s.jf.User}
 	if s.login != nil {

@@ -12,6 +12,7 @@ import (
 	"path"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -53,6 +54,7 @@ type SavedRecord struct {
 	Path  string `json:"path"`
 	Bytes int64  `json:"bytes"`
 	Files int    `json:"files"`
+	Step  *int64 `json:"step,omitempty"` // the step the program named in its mark
 }
 
 func (k *Keeper) now() time.Time {
@@ -84,15 +86,19 @@ func (k *Keeper) Restore(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("restoring from %s: %w", k.Spec.Dir, err)
 	}
+	chosen, err := k.restoreChoice(ctx, slots)
+	if err != nil {
+		return "", fmt.Errorf("restoring from %s: %w", k.Spec.Dir, err)
+	}
 	var id string
 	var bytes int64
 	var files int
 	for _, slot := range slots {
-		c, ok, err := latest(ctx, k.Store, k.Spec, slot)
-		if err == nil && ok {
+		c, ok := chosen[slot]
+		if ok {
 			var b int64
 			var f int
-			b, f, err = download(ctx, k.Store, path.Join(k.Spec.Dir, slot, c.ID), k.Local)
+			b, f, err = download(ctx, k.Store, path.Join(k.Spec.Dir, slot, c.ID), k.Local, true)
 			bytes, files, id = bytes+b, files+f, c.ID
 		}
 		if err != nil {
@@ -167,13 +173,17 @@ func (k *Keeper) SaveMarked(ctx context.Context) (bool, error) {
 	if _, err := os.Lstat(mark); err != nil {
 		return false, nil
 	}
+	step, err := markedStep(mark)
+	if err != nil {
+		k.logf("saving the checkpoint without a step: %v", err)
+	}
 	k.snaps++
 	snap := filepath.Join(k.Scratch, fmt.Sprintf("snapshot-%d", k.snaps))
 	os.RemoveAll(snap)
 	if err := os.MkdirAll(k.Scratch, 0o700); err != nil {
 		return true, err
 	}
-	err := copyTree(k.Local, snap)
+	err = copyTree(k.Local, snap)
 	fp := fingerprint(k.Local)
 	if rerr := os.Remove(mark); err == nil && rerr != nil {
 		err = rerr
@@ -182,7 +192,7 @@ func (k *Keeper) SaveMarked(ctx context.Context) (bool, error) {
 	if err != nil {
 		return true, fmt.Errorf("copying %s aside: %w", k.Local, err)
 	}
-	if err := k.save(ctx, snap); err != nil {
+	if err := k.save(ctx, snap, step); err != nil {
 		return true, err
 	}
 	k.saved = fp
@@ -207,17 +217,18 @@ func (k *Keeper) Finish(ctx context.Context, ok bool) error {
 	if fp == k.saved || fp == fingerprint("") {
 		return nil
 	}
-	if err := k.save(ctx, k.Local); err != nil {
+	if err := k.save(ctx, k.Local, nil); err != nil {
 		return err
 	}
 	k.saved = fp
 	return nil
 }
 
-// save uploads src as a new checkpoint: into a temporary directory, renamed
-// to its ID once whole; then it removes the checkpoints beyond Spec.Keep
-// and tells the program (SavedFile).
-func (k *Keeper) save(ctx context.Context, src string) error {
+// save uploads src as a new checkpoint, with its step when the program
+// named one: into a temporary directory, renamed to its ID once whole; then
+// it removes the checkpoints beyond Spec.Keep and tells the program
+// (SavedFile).
+func (k *Keeper) save(ctx context.Context, src string, step *int64) error {
 	ctx, cancel := context.WithTimeout(ctx, SaveTimeout)
 	defer cancel()
 	started := k.now()
@@ -225,6 +236,9 @@ func (k *Keeper) save(ctx context.Context, src string) error {
 	slotDir := path.Join(k.Spec.Dir, k.Slot)
 	tmp, final := path.Join(slotDir, tempPrefix+id), path.Join(slotDir, id)
 	bytes, files, err := upload(ctx, k.Store, src, tmp)
+	if err == nil && step != nil {
+		_, err = k.Store.WritePrivateFile(ctx, path.Join(tmp, StepFile), strings.NewReader(strconv.FormatInt(*step, 10)+"\n"))
+	}
 	if err == nil {
 		err = k.Store.RenameNoReplace(ctx, tmp, final)
 	}
@@ -237,7 +251,7 @@ func (k *Keeper) save(ctx context.Context, src string) error {
 	if err := prune(ctx, k.Store, k.Spec.Dir, k.Slot, k.Spec.Keep, k.now()); err != nil {
 		k.logf("removing old checkpoints of %s: %v", slotDir, err)
 	}
-	line, _ := json.Marshal(SavedRecord{ID: id, Path: final, Bytes: bytes, Files: files})
+	line, _ := json.Marshal(SavedRecord{ID: id, Path: final, Bytes: bytes, Files: files, Step: step})
 	return writeAside(filepath.Join(k.Local, SavedFile), append(line, '\n'))
 }
 

@@ -30,6 +30,9 @@ const (
 	// SavedFile is written by the launcher into EnvDir once a checkpoint
 	// is safe on HDFS: one JSON line, SavedRecord.
 	SavedFile = ".tfyarn-saved"
+	// StepFile, in a checkpoint's directory on HDFS, holds the step the
+	// program named in CompleteMark (a decimal number); never restored.
+	StepFile = ".tfyarn-step"
 	// reservedPrefix starts the names in EnvDir that are tfyarn's, never
 	// saved.
 	reservedPrefix = ".tfyarn-"

@@ -83,19 +83,20 @@ func Complete(ctx context.Context, st Store, dir, slot string) ([]Checkpoint, er
 	return out, nil
 }
 
-// latest is the newest complete checkpoint of slot that spec lets a task
-// restore (with Fresh, only spec.App's own).
-func latest(ctx context.Context, st Store, spec Spec, slot string) (Checkpoint, bool, error) {
+// restorable are the complete checkpoints of slot that spec lets a task
+// restore (with Fresh, only spec.App's own), oldest first.
+func restorable(ctx context.Context, st Store, spec Spec, slot string) ([]Checkpoint, error) {
 	all, err := Complete(ctx, st, spec.Dir, slot)
 	if err != nil {
-		return Checkpoint{}, false, err
+		return nil, err
 	}
-	for i := len(all) - 1; i >= 0; i-- {
-		if !spec.Fresh || all[i].App == spec.App {
-			return all[i], true, nil
+	out := all[:0]
+	for _, c := range all {
+		if !spec.Fresh || c.App == spec.App {
+			out = append(out, c)
 		}
 	}
-	return Checkpoint{}, false, nil
+	return out, nil
 }
 
 // staleSave is how old a save under way must be before another one of the

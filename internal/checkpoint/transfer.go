@@ -60,8 +60,9 @@ func uploadFile(ctx context.Context, st Store, local, remote string) (int64, err
 
 // download copies the store's directory src into the local directory dst
 // (0700 directories, 0600 files), over what is there, and returns the bytes
-// and files copied.
-func download(ctx context.Context, st Store, src, dst string) (bytes int64, files int, err error) {
+// and files copied. At the checkpoint's top (top), tfyarn's own files
+// (StepFile) stay behind.
+func download(ctx context.Context, st Store, src, dst string, top bool) (bytes int64, files int, err error) {
 	if err := os.MkdirAll(dst, 0o700); err != nil {
 		return 0, 0, err
 	}
@@ -74,9 +75,12 @@ func download(ctx context.Context, st Store, src, dst string) (bytes int64, file
 		if name == "" || name == "." || name == ".." || strings.ContainsAny(name, "/\\") {
 			return bytes, files, fmt.Errorf("%s: a name no file may have: %q", src, name)
 		}
+		if top && strings.HasPrefix(name, reservedPrefix) {
+			continue
+		}
 		from, to := path.Join(src, name), filepath.Join(dst, name)
 		if fi.IsDir() {
-			b, f, err := download(ctx, st, from, to)
+			b, f, err := download(ctx, st, from, to, false)
 			bytes, files = bytes+b, files+f
 			if err != nil {
 				return bytes, files, err

@@ -13,11 +13,10 @@ import (
 const historyTimeout = 10 * time.Second
 
 // keepHistory writes the job's history record from the final report the
-// AM served, when the AM could not write it itself: an AM of a Kerberized
-// job submitted without a keytab holds delegation tokens only, which cannot
-// write HDFS files, while this client has the user's login. A record the
-// AM wrote (before it unregistered, so before the application is seen
-// ended) is left alone. Best effort: a failure costs the task table of
+// AM served, when the AM could not write it itself (HDFS refused it: the
+// job's delegation tokens past their lifetime, say), while this client has
+// the user's login. A record the AM wrote (before it unregistered, so
+// before the application is seen ended) is left alone. Best effort: a failure costs the task table of
 // `tfyarn status`, not the job.
 func (s *Follower) keepHistory(ctx context.Context) {
 	if s.FS == nil || s.status == nil || s.status.last == nil || !s.status.last.Final || s.status.last.AppID != s.AppID {

@@ -82,8 +82,9 @@ func tokensFor(tokens []security.Token, target hadoopconf.HDFSTarget) []security
 	return out
 }
 
-func newNameNodeRPC(target hadoopconf.HDFSTarget, auth nnAuth, dial, call time.Duration) (*ipc.Client, error) {
-	c, err := ipc.NewClient(ipc.Config{
+// nameNodeRPCConfig is how our own client reaches target's NameNodes.
+func nameNodeRPCConfig(target hadoopconf.HDFSTarget, auth nnAuth, dial, call time.Duration) *ipc.Config {
+	return &ipc.Config{
 		Addresses:   target.Addresses,
 		Protocol:    clientProtocol,
 		User:        auth.effective,
@@ -91,7 +92,11 @@ func newNameNodeRPC(target hadoopconf.HDFSTarget, auth nnAuth, dial, call time.D
 		RequireSASL: len(auth.sasl) > 0,
 		DialTimeout: dial,
 		CallTimeout: call,
-	})
+	}
+}
+
+func newNameNodeRPC(target hadoopconf.HDFSTarget, auth nnAuth, dial, call time.Duration) (*ipc.Client, error) {
+	c, err := ipc.NewClient(*nameNodeRPCConfig(target, auth, dial, call))
 	if err != nil {
 		return nil, fmt.Errorf("hdfs: %w", err)
 	}

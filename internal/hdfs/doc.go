@@ -23,5 +23,8 @@
 //
 // On a Kerberized cluster it authenticates with GSSAPI (Options.Kerberos: a
 // ticket cache or keytab login), as colinmarc/hdfs does, on the NameNode and
-// DataNode connections.
+// DataNode connections; or, with delegation tokens only (Options.Tokens),
+// with DIGEST-MD5 to the NameNode, on colinmarc's connections through
+// ipc.ForeignClientConn, and with the NameNode's block tokens to the
+// DataNodes.
 package hdfs

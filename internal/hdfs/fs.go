@@ -46,15 +46,12 @@ type Options struct {
 	// and User is replaced by the principal's short name.
 	Kerberos *security.KerberosLogin
 	// Tokens, on a Kerberized cluster without a Kerberos login (an
-	// ApplicationMaster), are the HDFS delegation tokens to authenticate
-	// with (TOKEN/DIGEST-MD5). Such an FS can only remove paths
-	// (RemoveStaging, RemoveAll): the DataNode path needs Kerberos.
+	// ApplicationMaster, a task's launcher), are the HDFS delegation
+	// tokens to authenticate with (TOKEN/DIGEST-MD5): every NameNode
+	// connection, colinmarc's too (ipc.ForeignClientConn), and DataNode
+	// connections with the block tokens the NameNode hands out.
 	Tokens []security.Token
 }
-
-// ErrTokenOnly is returned by operations an FS connected with delegation
-// tokens only cannot do.
-var ErrTokenOnly = errors.New("hdfs: this operation needs a Kerberos login; only delegation tokens are available")
 
 // FS is a connection to the default HDFS filesystem of a Hadoop configuration.
 // It is safe for concurrent use.
@@ -81,6 +78,8 @@ type FS struct {
 	// dialErrs keeps the last dial failure per address: colinmarc flattens
 	// them into a string, and users need to see which address failed and why.
 	dialErrs map[string]error
+	// authErr is the last refusal of a delegation token by a NameNode.
+	authErr error
 	// openDirs caches, per directory, whether others may traverse it
 	// (cacheVisibility): a submission asks for the same ancestors for
 	// every file it ships.
@@ -118,27 +117,28 @@ func ConnectOptions(ctx context.Context, conf *hadoopconf.Config, opts Options) 
 		return nil, err
 	}
 	fs.user = auth.user
+	var tokenAuth *ipc.Config // colinmarc speaks SIMPLE and Kerberos only: ours authenticates its connections
 	if auth.tokenOnly {
-		fs.rpc, err = newNameNodeRPC(target, auth, connectTimeout, fs.ioTimeout)
-		if err != nil {
-			return nil, err
-		}
-		return fs, nil
+		tokenAuth = nameNodeRPCConfig(target, auth, connectTimeout, fs.ioTimeout)
 	}
 
 	copts := gohdfs.ClientOptions{
 		Addresses:        target.Addresses,
 		User:             fs.user,
-		NamenodeDialFunc: fs.dialNameNode(ctx),
+		NamenodeDialFunc: fs.dialNameNode(ctx, tokenAuth),
 		DatanodeDialFunc: fs.dialDataNode,
 	}
 	if v, _ := conf.Get("dfs.client.use.datanode.hostname"); v == "true" {
 		copts.UseDatanodeHostname = true
 	}
+	if conf.SecurityEnabled() {
+		// DataNodes take the NameNode's block tokens, whichever way the
+		// NameNode was reached.
+		copts.DataTransferProtection = conf.DataTransferProtection()
+	}
 	if opts.Kerberos != nil {
 		copts.KerberosClient = opts.Kerberos.Client
 		copts.KerberosServicePrincipleName = auth.spn
-		copts.DataTransferProtection = conf.DataTransferProtection()
 	}
 
 	client, err := dialAndProbe(ctx, copts)
@@ -147,6 +147,9 @@ func ConnectOptions(ctx context.Context, conf *hadoopconf.Config, opts Options) 
 			if aerr := fs.kerberosAuthError(ctx, auth, connectTimeout); aerr != nil {
 				return nil, aerr
 			}
+		}
+		if aerr := fs.tokenAuthError(); aerr != nil {
+			return nil, &TokenError{URI: target.URI, Op: "cannot authenticate with the HDFS delegation token to", Err: aerr}
 		}
 		return nil, fs.connectError(ctx, err, conf)
 	}
@@ -252,9 +255,7 @@ func (fs *FS) Target() hadoopconf.HDFSTarget { return fs.target }
 // panics when repeated). Files being written are abandoned.
 func (fs *FS) Close() error {
 	fs.closeOnce.Do(func() {
-		if fs.client != nil {
-			fs.closeErr = fs.client.Close()
-		}
+		fs.closeErr = fs.client.Close()
 		if e := fs.rpc.Close(); fs.closeErr == nil {
 			fs.closeErr = e
 		}
@@ -262,7 +263,9 @@ func (fs *FS) Close() error {
 	return fs.closeErr
 }
 
-func (fs *FS) dialNameNode(connectCtx context.Context) func(context.Context, string, string) (net.Conn, error) {
+// dialNameNode dials colinmarc's NameNode connections; with tokenAuth, each
+// is authenticated with the delegation token before colinmarc speaks on it.
+func (fs *FS) dialNameNode(connectCtx context.Context, tokenAuth *ipc.Config) func(context.Context, string, string) (net.Conn, error) {
 	return func(_ context.Context, network, addr string) (net.Conn, error) {
 		// colinmarc passes context.Background(); while connecting, Connect's
 		// ctx is the one that matters. Later redials (after a failure) must
@@ -286,8 +289,27 @@ func (fs *FS) dialNameNode(connectCtx context.Context) func(context.Context, str
 		if err != nil {
 			return nil, err
 		}
+		if tokenAuth != nil {
+			authed, err := ipc.ForeignClientConn(ctx, conn, *tokenAuth, addr)
+			fs.mu.Lock()
+			fs.authErr = err
+			fs.mu.Unlock()
+			if err != nil {
+				conn.Close()
+				return nil, err
+			}
+			conn = authed
+		}
 		return &deadlineConn{Conn: conn, fs: fs}, nil
 	}
+}
+
+// tokenAuthError is the NameNode's refusal of the delegation token when
+// that is why colinmarc could not connect; nil otherwise.
+func (fs *FS) tokenAuthError() error {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	return fs.authErr
 }
 
 // dialDataNode only bounds the dial: colinmarc sets deadlines on DataNode
@@ -345,9 +367,6 @@ func (c *deadlineConn) Write(p []byte) (int, error) {
 // cancelled ctx returns at once. The abandoned call goes on in the background
 // and ends within the socket deadlines (Options.IOTimeout).
 func (fs *FS) do(ctx context.Context, fn func() error) error {
-	if fs.client == nil {
-		return ErrTokenOnly
-	}
 	_, err := callCtx(ctx, func() (struct{}, error) { return struct{}{}, fn() }, nil)
 	return err
 }

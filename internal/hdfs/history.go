@@ -34,9 +34,6 @@ func (fs *FS) WriteHistory(ctx context.Context, appID string, data []byte) error
 	if err := checkAppID(appID); err != nil {
 		return pathErr("write history", p, err)
 	}
-	if fs.client == nil {
-		return pathErr("write history", p, ErrTokenOnly)
-	}
 	if err := fs.ensureDir(ctx, BaseDir(fs.user), cacheDirPerm); err != nil {
 		return pathErr("write history", p, err)
 	}
@@ -58,9 +55,6 @@ func (fs *FS) ReadHistory(ctx context.Context, user, appID string) ([]byte, erro
 	p := HistoryPath(user, appID)
 	if err := checkAppID(appID); err != nil {
 		return nil, pathErr("read history", p, err)
-	}
-	if fs.client == nil {
-		return nil, pathErr("read history", p, ErrTokenOnly)
 	}
 	data, err := fs.readSmall(ctx, p, MaxHistoryBytes)
 	if err != nil {

@@ -33,9 +33,6 @@ func (fs *FS) ReadStatusKey(ctx context.Context, user, appID, name string) ([]by
 	if err := checkAppID(appID); err != nil {
 		return nil, pathErr("read status key", p, err)
 	}
-	if fs.client == nil {
-		return nil, pathErr("read status key", p, ErrTokenOnly)
-	}
 	data, err := fs.readSmall(ctx, p, maxStatusKeyBytes)
 	if err != nil {
 		return nil, pathErr("read status key", p, err)

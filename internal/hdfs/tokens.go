@@ -3,7 +3,6 @@ package hdfs
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	"google.golang.org/protobuf/proto"
@@ -12,7 +11,6 @@ import (
 	"github.com/tfyarn/tfyarn/internal/ipc"
 	"github.com/tfyarn/tfyarn/internal/security"
 	"github.com/tfyarn/tfyarn/internal/yarnpb/hadoopcommon"
-	"github.com/tfyarn/tfyarn/internal/yarnpb/hadoophdfs"
 )
 
 // DelegationToken asks the NameNode for an HDFS delegation token that
@@ -158,14 +156,3 @@ func (e *TokenError) Error() string {
 	return "hdfs: " + e.Op + " " + e.URI + ": " + describe(e.Err)
 }
 func (e *TokenError) Unwrap() error { return e.Err }
-
-// deleteRPC removes p recursively through ClientProtocol.delete on our own
-// RPC client (which, unlike colinmarc's, can authenticate with a delegation
-// token). A missing p is fine.
-func (fs *FS) deleteRPC(ctx context.Context, p string) error {
-	rq := &hadoophdfs.DeleteRequestProto{Src: proto.String(p), Recursive: proto.Bool(true)}
-	if err := fs.rpc.Call(ctx, "delete", rq, &hadoophdfs.DeleteResponseProto{}); err != nil {
-		return fmt.Errorf("delete: %w", err)
-	}
-	return nil
-}

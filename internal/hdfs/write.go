@@ -140,9 +140,6 @@ func (fs *FS) mkdirAll(ctx context.Context, p string, perm os.FileMode) error {
 
 // removeAll removes p recursively; a missing p is fine.
 func (fs *FS) removeAll(ctx context.Context, p string) error {
-	if fs.client == nil {
-		return fs.deleteRPC(ctx, p)
-	}
 	err := fs.do(ctx, func() error { return fs.client.RemoveAll(p) })
 	if errors.Is(err, os.ErrNotExist) {
 		return nil

@@ -77,26 +77,11 @@ func (c *conn) handshake(ctx context.Context, cfg *Config, clientID []byte) erro
 	stop := context.AfterFunc(ctx, func() { c.nc.SetDeadline(aLongTimeAgo) })
 	defer stop()
 
-	raw := newRawStream(c.nc)
-	c.s = raw
-	useSASL := len(cfg.SASL) > 0
-	if _, err := raw.Write(preamble(useSASL)); err != nil {
+	s, method, sess, err := authenticate(ctx, newRawStream(c.nc), cfg, c.addr)
+	if err != nil {
 		return err
 	}
-	method := MethodSimple
-	var sess SaslSession
-	if useSASL {
-		m, s, err := saslNegotiate(ctx, raw, cfg, c.addr)
-		if err != nil {
-			return err
-		}
-		method, sess = m, s
-		if sess != nil {
-			if w := sess.Wrapper(); w != nil {
-				c.s = &wrapStream{raw: raw, wrapper: w, maxFrame: cfg.MaxFrame}
-			}
-		}
-	}
+	c.s = s
 	if err := c.writeContext(cfg, method, sess, clientID); err != nil {
 		return err
 	}
@@ -112,11 +97,36 @@ type effectiveUserSession interface {
 	EffectiveUser() string
 }
 
-// writeContext sends the IpcConnectionContextProto (ProtoUtil.makeIpcConnectionContext):
-// with token auth the token already names the user, so no user info is sent;
-// with Kerberos the effective user is the full principal the session
-// authenticated (alice@EXAMPLE.COM), as Hadoop sends ugi.getUserName().
-func (c *conn) writeContext(cfg *Config, method string, sess SaslSession, clientID []byte) error {
+// authenticate sends the preamble on raw and, with cfg.SASL, runs the SASL
+// exchange. It returns the stream every later packet travels on (wrapped
+// when the session negotiated a security layer), the auth method and the
+// session (nil for SIMPLE).
+func authenticate(ctx context.Context, raw *rawStream, cfg *Config, addr string) (stream, string, SaslSession, error) {
+	useSASL := len(cfg.SASL) > 0
+	if _, err := raw.Write(preamble(useSASL)); err != nil {
+		return nil, "", nil, err
+	}
+	if !useSASL {
+		return raw, MethodSimple, nil, nil
+	}
+	method, sess, err := saslNegotiate(ctx, raw, cfg, addr)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	if sess != nil {
+		if w := sess.Wrapper(); w != nil {
+			return &wrapStream{raw: raw, wrapper: w, maxFrame: cfg.MaxFrame}, method, sess, nil
+		}
+	}
+	return raw, method, sess, nil
+}
+
+// connectionContext is the IpcConnectionContextProto (ProtoUtil.makeIpcConnectionContext):
+// with token auth the token already names the user, so no user info is sent
+// (Hadoop refuses a TOKEN connection whose context claims a user other than
+// the token's owner); with Kerberos the effective user is the full principal
+// the session authenticated (alice@EXAMPLE.COM), as Hadoop sends ugi.getUserName().
+func connectionContext(cfg *Config, method string, sess SaslSession) *hadoopcommon.IpcConnectionContextProto {
 	cc := &hadoopcommon.IpcConnectionContextProto{Protocol: proto.String(cfg.Protocol)}
 	if method != MethodToken {
 		user := cfg.User
@@ -125,6 +135,12 @@ func (c *conn) writeContext(cfg *Config, method string, sess SaslSession, client
 		}
 		cc.UserInfo = &hadoopcommon.UserInformationProto{EffectiveUser: proto.String(user)}
 	}
+	return cc
+}
+
+// writeContext sends the connection context.
+func (c *conn) writeContext(cfg *Config, method string, sess SaslSession, clientID []byte) error {
+	cc := connectionContext(cfg, method, sess)
 	pkt, err := appendPacket(nil, cfg.MaxFrame, requestHeader(connectionContextCallID, invalidRetryCount, clientID), cc)
 	if err != nil {
 		return err

@@ -11,15 +11,11 @@ import (
 
 // checkCheckpoint refuses, before anything is created, a --checkpoint the
 // job cannot have: a directory that is no absolute HDFS path, a job name
-// that cannot name one, a Kerberized cluster (a task holds HDFS delegation
-// tokens only, which reach the NameNode but not the DataNodes).
+// that cannot name one.
 func checkCheckpoint(job Job) error {
 	c := job.Checkpoint
 	if c == nil {
 		return nil
-	}
-	if job.Conf.SecurityEnabled() {
-		return &taskspec.ValidationError{Message: "--checkpoint: this cluster uses Kerberos, and tasks cannot write HDFS with its delegation tokens alone yet; keep checkpoints in your program (see docs/checkpoints.md)"}
 	}
 	if c.Dir != "" {
 		if err := checkpoint.CheckDir(c.Dir); err != nil {

@@ -45,6 +45,29 @@ def test_mark_complete_waits_for_the_launcher(ckdir):
     assert checkpoint.last_saved() == record
 
 
+def test_mark_complete_writes_the_step(ckdir):
+    marks = []
+
+    def launcher():
+        mark = ckdir / checkpoint.COMPLETE_MARK
+        deadline = time.monotonic() + 5
+        while not mark.exists() or not mark.read_text():
+            assert time.monotonic() < deadline, "no mark with a step within 5 s"
+            time.sleep(0.001)
+        marks.append(mark.read_text())
+        mark.unlink()
+
+    t = threading.Thread(target=launcher)
+    t.start()
+    checkpoint.mark_complete(timeout=5, step=1200)
+    t.join()
+    assert marks == ["1200\n"]
+    for bad in (-1, 1.5, True, "7"):
+        with pytest.raises(checkpoint.CheckpointError, match="step must be a number from 0 up"):
+            checkpoint.mark_complete(timeout=0.05, step=bad)  # type: ignore[arg-type]
+    assert not (ckdir / checkpoint.COMPLETE_MARK).exists()
+
+
 def test_mark_complete_says_when_no_launcher_takes_it(ckdir):
     with pytest.raises(checkpoint.CheckpointError, match="took no copy"):
         checkpoint.mark_complete(timeout=0.05)
@@ -113,3 +136,30 @@ def test_tensorflow_chief(monkeypatch):
     ]:
         monkeypatch.setenv("TF_CONFIG", tf_config)
         assert tfck.is_chief() is chief
+
+
+def test_torch_save_marks_the_step(ckdir, monkeypatch):
+    """Checkpointer.save(state, step=N) marks with the step (torch stood in for: a single process)."""
+    import types
+
+    from tfyarn.checkpoint import torch as torchck
+
+    saved = []
+    fake = types.SimpleNamespace(
+        is_initialized=lambda: False,
+        DefaultSavePlanner=lambda **kw: None,
+        FileSystemWriter=lambda path: path,
+        save=lambda state, storage_writer, planner: saved.append((dict(state), storage_writer)),
+    )
+    monkeypatch.setattr(torchck.importlib, "import_module", lambda name: fake)
+    marks = []
+    monkeypatch.setattr(checkpoint, "mark_complete", lambda step=None: marks.append(step))
+    previous = signal.getsignal(signal.SIGWINCH)
+    try:
+        ck = torchck.Checkpointer()
+        ck.save({"step": 300}, step=300)
+        ck.save({"step": 400})
+    finally:
+        signal.signal(signal.SIGWINCH, previous)
+    assert marks == [300, None]
+    assert saved == [({"step": 300}, str(ckdir / "torch")), ({"step": 400}, str(ckdir / "torch"))]

@@ -58,13 +58,20 @@ def restored() -> Optional[str]:
     return os.environ.get(ENV_RESTORED) or None
 
 
-def mark_complete(timeout: float = 60.0, poll: float = 0.005) -> None:
+def mark_complete(timeout: float = 60.0, poll: float = 0.005, step: Optional[int] = None) -> None:
     """Tells tfyarn that the checkpoint in directory() is whole, and waits until the
     launcher has taken its copy (the mark is gone): only then may the program write
-    there again. Raises CheckpointError when the launcher takes none within timeout."""
+    there again. Raises CheckpointError when the launcher takes none within timeout.
+
+    With step (a number from 0 up, the same in every task for one checkpoint), the
+    launcher keeps it with the checkpoint; when every task's newest names one, each
+    task restores the newest step all of them have."""
+    if step is not None and (isinstance(step, bool) or not isinstance(step, int) or step < 0):
+        raise CheckpointError(f"mark_complete: step must be a number from 0 up, not {step!r}")
     mark = os.path.join(directory(), COMPLETE_MARK)
-    with open(mark, "w"):
-        pass
+    with open(mark, "w") as f:
+        if step is not None:
+            f.write(f"{step}\n")
     deadline = time.monotonic() + timeout
     while os.path.exists(mark):
         if time.monotonic() > deadline:

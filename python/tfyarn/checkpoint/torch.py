@@ -22,7 +22,7 @@ from __future__ import annotations
 import importlib
 import os
 import shutil
-from typing import Any
+from typing import Any, Optional
 
 from tfyarn import checkpoint
 
@@ -48,9 +48,10 @@ class Checkpointer:
         self._dcp.load(state_dict, checkpoint_id=self.path)
         return True
 
-    def save(self, state_dict: dict[str, Any]) -> None:
+    def save(self, state_dict: dict[str, Any], step: Optional[int] = None) -> None:
         """Saves state_dict (every rank calls it) and, once all ranks wrote theirs, has each
-        container's first rank mark the checkpoint complete."""
+        container's first rank mark the checkpoint complete, with step when given (the same
+        on every rank): then every task restores the newest step all of them saved."""
         first_in_container = os.environ.get("LOCAL_RANK", "0") == "0"
         if first_in_container:
             # Only this save's files: a task's directory also holds the other tasks' files it
@@ -62,7 +63,7 @@ class Checkpointer:
         self._dcp.save(state_dict, storage_writer=writer, planner=planner)
         self._barrier()
         if first_in_container:
-            checkpoint.mark_complete()
+            checkpoint.mark_complete(step=step)
         self._barrier()
 
     def _barrier(self) -> None:
