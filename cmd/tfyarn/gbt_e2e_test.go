@@ -62,7 +62,7 @@ func attackTracker(t *testing.T, appID string) func(t *testing.T, logs string) {
 	start := time.Now()
 	hello := func(taskID string, cmd map[string]any) []byte {
 		out := binary.LittleEndian.AppendUint32(nil, 0xff99)
-		for _, m := range []map[string]any{{"world_size": -1, "rank": -1, "task_id": taskID}, cmd} {
+		for _, m := range []map[string]any{{"world_size": -1, "rank": 0, "task_id": taskID}, cmd} {
 			body, err := json.Marshal(m)
 			require.NoError(t, err)
 			out = append(binary.LittleEndian.AppendUint32(out, uint32(len(body))), body...)

@@ -30,8 +30,8 @@ import (
 // Any process that reaches the port may connect, so the tracker hears only
 // the job's workers: every connection's hello must carry, as its task_id,
 // a worker's "worker:N:TOKEN" with its token under Key
-// (framework.JobServiceToken), and claim no other rank than N nor another
-// size of the collective. Anything else is closed at once, unanswered, and
+// (framework.JobServiceToken), and, once in the collective, claim no other
+// rank than N nor another size of it. Anything else is closed at once, unanswered, and
 // counted (package refusals: the first few logged, then a count a minute,
 // never a task_id). XGBoost's client cannot be changed, and its hello's
 // task_id is the one field that can carry a proof. What a stranger can
@@ -192,11 +192,17 @@ func (t Tracker) authenticate(conn net.Conn) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	if h.Rank != nil && *h.Rank != -1 && *h.Rank != index {
-		return 0, fmt.Errorf("rank %d claimed by %s", *h.Rank, workerName(index))
+	// Until the tracker made it one of the collective (world_size -1),
+	// XGBoost's hello says rank 0 whoever sends it; from then on, its rank
+	// and the collective's size.
+	if h.WorldSize == nil || *h.WorldSize == -1 {
+		return index, nil
 	}
-	if h.WorldSize != nil && *h.WorldSize != -1 && *h.WorldSize != t.Workers {
+	if *h.WorldSize != t.Workers {
 		return 0, fmt.Errorf("a collective of %d claimed by %s (the job has %d workers)", *h.WorldSize, workerName(index), t.Workers)
+	}
+	if h.Rank != nil && *h.Rank != index {
+		return 0, fmt.Errorf("rank %d claimed by %s", *h.Rank, workerName(index))
 	}
 	return index, nil
 }

@@ -82,9 +82,17 @@ func dial(t *testing.T, addr, taskID string, cmd map[string]any) *worker {
 	require.NoError(t, err)
 	require.Equal(t, uint32(magic), binary.LittleEndian.Uint32(b[:]))
 	if cmd != nil {
-		w.sendRaw(map[string]any{"world_size": -1, "rank": -1, "task_id": taskID}, cmd)
+		// XGBoost's hello before the collective: rank 0 whoever it is.
+		w.sendRaw(map[string]any{"world_size": -1, "rank": 0, "task_id": taskID}, cmd)
 	}
 	return w
+}
+
+// dialInCollective is dial with the hello of worker index of a collective
+// of world: XGBoost's once it is one.
+func dialInCollective(t *testing.T, addr string, index, world int, cmd map[string]any) {
+	t.Helper()
+	dial(t, addr, "", nil).sendRaw(map[string]any{"world_size": world, "rank": index, "task_id": proof(index)}, cmd)
 }
 
 // sendRaw sends messages in one write, as a client that does not wait for
@@ -168,12 +176,12 @@ func TestTrackerRoundsAndMessages(t *testing.T) {
 		require.Equal(t, float64(1), a.recv()["rank"], "round %d", round)
 		require.Equal(t, map[string]any{"rank": float64(0), "host": "127.0.0.1", "port": float64(map[bool]int{true: 2020, false: 2000}[round == 2])}, b.recv(), "round %d", round)
 		if round == 0 {
-			dial(t, addr, proof(0), map[string]any{"cmd": cmdShutdown})
-			dial(t, addr, proof(1), map[string]any{"cmd": cmdShutdown})
+			dialInCollective(t, addr, 0, 2, map[string]any{"cmd": cmdShutdown})
+			dialInCollective(t, addr, 1, 2, map[string]any{"cmd": cmdShutdown})
 		}
 	}
-	dial(t, addr, proof(1), map[string]any{"cmd": cmdPrint, "msg": "[0] train-rmse:1.5"})
-	dial(t, addr, proof(0), map[string]any{"cmd": cmdError, "msg": "Socket error\nconnection reset", "code": 104})
+	dialInCollective(t, addr, 1, 2, map[string]any{"cmd": cmdPrint, "msg": "[0] train-rmse:1.5"})
+	dialInCollective(t, addr, 0, 2, map[string]any{"cmd": cmdError, "msg": "Socket error\nconnection reset", "code": 104})
 	require.Eventually(t, func() bool {
 		l := logged()
 		return strings.Contains(l, "xgboost: [0] train-rmse:1.5") && strings.Contains(l, "xgboost tracker: worker:0 reports an error (code 104): Socket error connection reset") &&
@@ -234,12 +242,12 @@ func TestTrackerRefusesStrangers(t *testing.T) {
 		{"a worker the job does not have", TaskID(2, token1), nil, nil, "a task_id naming no worker of the job's 2"},
 		{"an index written otherwise", "worker:01:" + token1, nil, nil, "a task_id naming no worker of the job's 2"},
 		{"another task type", "chief:0:" + token1, nil, nil, "a task_id not of the job's form"},
-		{"a worker's proof, another rank", proof(1), rank(0), nil, "rank 0 claimed by worker:1"},
+		{"a worker's proof, another rank", proof(1), rank(0), rank(2), "rank 0 claimed by worker:1"},
 		{"a worker's proof, another size", proof(1), rank(1), rank(3), "a collective of 3 claimed by worker:1 (the job has 2 workers)"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			addr, logged := serveTracker(t, 2)
-			h := map[string]any{"world_size": -1, "rank": -1, "task_id": c.taskID}
+			h := map[string]any{"world_size": -1, "rank": 0, "task_id": c.taskID}
 			if c.rank != nil {
 				h["rank"] = *c.rank
 			}
@@ -302,7 +310,7 @@ func TestTrackerRefusesOthers(t *testing.T) {
 // cannot fill the AM's log.
 func TestTrackerCountsRefusals(t *testing.T) {
 	addr, logged, stop := startTracker(t, 1)
-	forged := map[string]any{"world_size": -1, "rank": -1, "task_id": "worker:0:" + strings.Repeat("f", framework.JobServiceTokenLen)}
+	forged := map[string]any{"world_size": -1, "rank": 0, "task_id": "worker:0:" + strings.Repeat("f", framework.JobServiceTokenLen)}
 	for range 20 {
 		stranger(t, addr, forged, start(6000))
 	}
