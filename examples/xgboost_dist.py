@@ -3,7 +3,8 @@
     tfyarn run --framework xgboost --worker 3x1c,1g --python .venv-xgboost/bin/python examples/xgboost_dist.py
 
 tfyarn serves XGBoost's tracker and gives each worker DMLC_TRACKER_URI, DMLC_TRACKER_PORT,
-DMLC_TASK_ID and DMLC_NUM_WORKER; tracker_args() turns them into xgboost.collective's arguments.
+DMLC_TASK_ID (its task and its token, which the tracker checks) and DMLC_NUM_WORKER;
+tracker_args() turns them into xgboost.collective's arguments.
 Each worker makes its own shard of synthetic data (seeded by its rank; a real job reads its
 shard, see docs/frameworks.md) and prints "worker R of N: model checksum C": the same C on
 every worker, since they hold one model. --fail-worker I makes worker:I exit 3 before it joins
@@ -44,8 +45,9 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=20)
     parser.add_argument("--fail-worker", type=int, default=-1)
     args = parser.parse_args()
-    if os.environ["DMLC_TASK_ID"] == f"worker:{args.fail_worker}":
-        print(f"{os.environ['DMLC_TASK_ID']}: failing on purpose (--fail-worker)", file=sys.stderr, flush=True)
+    task = os.environ["TFYARN_TASK"]  # worker:N (DMLC_TASK_ID also carries the worker's token for the tracker)
+    if task == f"worker:{args.fail_worker}":
+        print(f"{task}: failing on purpose (--fail-worker)", file=sys.stderr, flush=True)
         return 3
     joining = time.monotonic()
     with collective.CommunicatorContext(**tracker_args()):

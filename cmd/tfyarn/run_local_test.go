@@ -220,13 +220,13 @@ func TestRunLocalImportsTfyarn(t *testing.T) {
 }
 
 // TestRunLocalResultFiles: with --output json, run --local leaves each task's result file in a
-// directory of its own (under TMPDIR) that outlives the run, names them in result_files, and
-// leaves the directory to the caller.
+// directory of its own (under TMPDIR, 0700) that outlives the run, each file 0600 whatever the
+// program's umask, names them in result_files, and leaves the directory to the caller.
 func TestRunLocalResultFiles(t *testing.T) {
 	noCluster(t)
 	tmp := t.TempDir()
 	t.Setenv("TMPDIR", tmp)
-	stdout, stderr, code := runCLI(t, "run", "--local", "--worker", "2x1c", "--output", "json", "--", "sh", "-c", `[ "$TFYARN_TASK_INDEX" = 1 ] || echo "from $TFYARN_TASK" > "$TFYARN_RESULT_FILE"`)
+	stdout, stderr, code := runCLI(t, "run", "--local", "--worker", "2x1c", "--output", "json", "--", "sh", "-c", `umask 022; [ "$TFYARN_TASK_INDEX" = 1 ] || echo "from $TFYARN_TASK" > "$TFYARN_RESULT_FILE"`)
 	require.Equal(t, exitOK, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
 	var res struct {
 		ResultFiles map[string]string `json:"result_files"`
@@ -238,6 +238,15 @@ func TestRunLocalResultFiles(t *testing.T) {
 	got, err := os.ReadFile(path)
 	require.NoError(t, err)
 	require.Equal(t, "from worker:0\n", string(got))
+	// The shell wrote it as its umask says (0644 here); another user of TMPDIR reads neither.
+	dir, err := os.Stat(filepath.Dir(path))
+	require.NoError(t, err)
+	require.Equal(t, os.ModeDir|0o700, dir.Mode(), "the run's result directory")
+	file, err := os.Stat(path)
+	require.NoError(t, err)
+	require.Equal(t, os.FileMode(0o600), file.Mode(), "the result file")
+	doc := strings.Join(strings.Fields(clustertest.DocSection(t, "## Task results")), " ")
+	require.Contains(t, doc, "Only you can read them: the directory is 0700 and each file 0600, whatever your umask.")
 }
 
 // TestRunLocalResultFilesSaid: without --output json, run --local says each task's result by its

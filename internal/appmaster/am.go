@@ -19,6 +19,7 @@ import (
 	"github.com/tfyarn/tfyarn/internal/security"
 	"github.com/tfyarn/tfyarn/internal/yarn"
 	"github.com/tfyarn/tfyarn/internal/yarnpb/hadoopyarn"
+	"github.com/tfyarn/tfyarn/taskspec"
 )
 
 // AMOptions configure RunAM.
@@ -54,7 +55,7 @@ func RunAM(ctx context.Context, opts AMOptions) (LoopResult, error) {
 	if err != nil {
 		return LoopResult{}, err
 	}
-	secret, err := rendezvousSecret(creds)
+	secret, serviceKey, err := amKeys(creds, jf.Job)
 	if err != nil {
 		return LoopResult{}, err
 	}
@@ -70,7 +71,7 @@ func RunAM(ctx context.Context, opts AMOptions) (LoopResult, error) {
 	rcfg := RendezvousConfig{
 		AppID: jf.AppID, User: jf.User, Job: jf.Job, Secret: secret, Host: host,
 		RegistrationTimeout: jf.RendezvousTimeout, Log: opts.Log, Logf: logf,
-		Listen: saved.ReuseListen(host), Web: web, Program: TaskProgram(jf, secretEnv), SaveResult: sec.saveResult,
+		Listen: saved.ReuseListen(host), Web: web, Program: TaskProgram(jf, secretEnv, serviceKey), SaveResult: sec.saveResult,
 	}
 	rv, err := startRendezvousOnPreviousAddress(rcfg, saved, logf)
 	if err != nil {
@@ -81,7 +82,7 @@ func RunAM(ctx context.Context, opts AMOptions) (LoopResult, error) {
 	tracking := startTracking(ctx, jf, secretEnv, opts.Getenv, web.ProxyURL, attempt, logf)
 	logf("rendezvous and status page at %s (success rule %q)", rv.Address(), orDefault(string(jf.Success), string(frameworks.SuccessOf(jf.Job))))
 	taskEnv := map[string]string{}
-	if err := serveJobServiceOf(ctx, jf, host, taskEnv, logf); err != nil {
+	if err := serveJobServiceOf(ctx, jf, serviceKey, host, taskEnv, logf); err != nil {
 		return LoopResult{}, err
 	}
 	checkpointEnv(jf, taskEnv)
@@ -168,6 +169,16 @@ func loadAMCredentials(ctx context.Context, jf contract.JobFile, getenv func(str
 	return creds, secretEnv, sec, nil
 }
 
+// amKeys are this attempt's keys: the rendezvous secret (rendezvousSecret)
+// and the key of the job's side service (jobServiceKey, nil for none).
+func amKeys(creds *security.Credentials, job taskspec.Job) (secret, serviceKey []byte, err error) {
+	if secret, err = rendezvousSecret(creds); err != nil {
+		return nil, nil, err
+	}
+	serviceKey, err = jobServiceKey(job)
+	return secret, serviceKey, err
+}
+
 // rendezvousSecret is the secret the launchers sign their calls with. With
 // --am-attempts the client put it in the application's credentials: every
 // attempt shares it (adopt.go); else this attempt makes one.
@@ -182,10 +193,10 @@ func rendezvousSecret(creds *security.Credentials) ([]byte, error) {
 }
 
 // serveJobServiceOf serves the job's framework's service for the whole job,
-// if it has one, here where it outlives any task, and hands its address to
-// the tasks (taskEnv).
-func serveJobServiceOf(ctx context.Context, jf contract.JobFile, host string, taskEnv map[string]string, logf func(string, ...any)) error {
-	svc := frameworks.JobServiceOf(jf.Job)
+// if it has one, with key, here where it outlives any task, and hands its
+// address to the tasks (taskEnv).
+func serveJobServiceOf(ctx context.Context, jf contract.JobFile, key []byte, host string, taskEnv map[string]string, logf func(string, ...any)) error {
+	svc := frameworks.JobServiceOf(jf.Job, key)
 	if svc == nil {
 		return nil
 	}

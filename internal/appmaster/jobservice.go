@@ -7,7 +7,23 @@ import (
 	"strconv"
 
 	"github.com/tfyarn/tfyarn/internal/framework"
+	"github.com/tfyarn/tfyarn/internal/frameworks"
+	"github.com/tfyarn/tfyarn/taskspec"
 )
+
+// jobServiceKey is a new key for the side service of job's framework
+// (framework.NewJobServiceKey), this attempt's own: a later attempt starts
+// every task again, on its own service. nil when the framework has none.
+func jobServiceKey(job taskspec.Job) ([]byte, error) {
+	if frameworks.JobServiceOf(job, nil) == nil {
+		return nil, nil
+	}
+	key, err := framework.NewJobServiceKey()
+	if err != nil {
+		return nil, fmt.Errorf("appmaster: %w", err)
+	}
+	return key, nil
+}
 
 // serveJobService serves the side service of the job's framework
 // (framework.Framework.JobService) on a port of the AM's host until ctx

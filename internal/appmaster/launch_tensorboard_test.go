@@ -17,7 +17,7 @@ func TestTaskLaunchContextTensorBoard(t *testing.T) {
 	jf := contract.JobFile{AppID: "application_1_0001", User: "alice",
 		Job:      taskspec.Job{Command: "env/bin/python", Args: []string{"train.py"}},
 		Commands: map[taskspec.TaskType][]string{taskspec.TensorBoard: {"sh", "-c", `exec "$0" -m tensorboard.main --logdir "$1"`, "env/bin/python", "/logs"}}}
-	program := TaskProgram(jf, nil)
+	program := TaskProgram(jf, nil, nil)
 	p, _ := program(taskspec.TaskID{Type: taskspec.TensorBoard})
 	require.Equal(t, []string{"sh", "-c", `exec "$0" -m tensorboard.main --logdir "$1"`, "env/bin/python", "/logs"}, p.Argv)
 	p, _ = program(taskspec.TaskID{Type: taskspec.Chief})

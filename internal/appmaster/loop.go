@@ -243,7 +243,7 @@ func newLoop(cfg LoopConfig) (*loop, error) {
 	if cfg.MaxRMFailures <= 0 {
 		cfg.MaxRMFailures = 10
 	}
-	mcfg := core.Config{Job: cfg.Job, Policy: cfg.Policy, WorkersInPlace: frameworks.WorkersReplacedInPlace(cfg.Job), TasksNeedJobService: frameworks.JobServiceOf(cfg.Job) != nil, AllocTimeout: cfg.AllocTimeout, ClusterOffers: cfg.ClusterOffers, QueueDefaultLabel: cfg.QueueDefaultLabel, PreemptionWait: cfg.PreemptionWait, Python: cfg.Python, LargestNodeMiB: cfg.LargestNodeMiB}
+	mcfg := core.Config{Job: cfg.Job, Policy: cfg.Policy, WorkersInPlace: frameworks.WorkersReplacedInPlace(cfg.Job), TasksNeedJobService: frameworks.JobServiceOf(cfg.Job, nil) != nil, AllocTimeout: cfg.AllocTimeout, ClusterOffers: cfg.ClusterOffers, QueueDefaultLabel: cfg.QueueDefaultLabel, PreemptionWait: cfg.PreemptionWait, Python: cfg.Python, LargestNodeMiB: cfg.LargestNodeMiB}
 	if cfg.Launchers != nil {
 		mcfg.ContainerStopGrace = cfg.ContainerStopGrace
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/tfyarn/tfyarn/internal/appmaster/core"
 	"github.com/tfyarn/tfyarn/internal/contract"
+	"github.com/tfyarn/tfyarn/internal/framework"
 	"github.com/tfyarn/tfyarn/internal/rendezvous"
 	"github.com/tfyarn/tfyarn/internal/security"
 	"github.com/tfyarn/tfyarn/internal/yarn"
@@ -98,8 +99,10 @@ func TaskLaunchContext(jf contract.JobFile, ln core.Launch, amAddress string, to
 
 // TaskProgram is what the launcher of a task runs (rendezvous.Program):
 // the task type's command and the job's environment, byte for byte, with
-// the secret one (--secret-env, takeSecretEnv) added.
-func TaskProgram(jf contract.JobFile, secretEnv map[string]string) func(taskspec.TaskID) (rendezvous.Program, bool) {
+// the secret one (--secret-env, takeSecretEnv) added, and, with serviceKey
+// (the job has a side service), the task's own token for it
+// (contract.EnvJobServiceToken), which only that task gets.
+func TaskProgram(jf contract.JobFile, secretEnv map[string]string, serviceKey []byte) func(taskspec.TaskID) (rendezvous.Program, bool) {
 	env := jf.Job.Env
 	if len(secretEnv) > 0 {
 		env = make(map[string]string, len(jf.Job.Env)+len(secretEnv))
@@ -111,7 +114,15 @@ func TaskProgram(jf contract.JobFile, secretEnv map[string]string) func(taskspec
 		}
 	}
 	return func(id taskspec.TaskID) (rendezvous.Program, bool) {
-		return rendezvous.Program{Argv: jf.TaskCommand(id.Type), Env: env}, true
+		p := rendezvous.Program{Argv: jf.TaskCommand(id.Type), Env: env}
+		if serviceKey != nil {
+			p.Env = make(map[string]string, len(env)+1)
+			for k, v := range env {
+				p.Env[k] = v
+			}
+			p.Env[contract.EnvJobServiceToken] = framework.JobServiceToken(serviceKey, id)
+		}
+		return p, true
 	}
 }
 

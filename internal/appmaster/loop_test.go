@@ -247,7 +247,7 @@ func TestTaskLaunchContextHoldsNoProgram(t *testing.T) {
 			}
 		}
 	}
-	program := TaskProgram(jf, nil)
+	program := TaskProgram(jf, nil, nil)
 	p, ok := program(taskspec.TaskID{Type: taskspec.Worker, Index: 3})
 	require.True(t, ok)
 	require.Equal(t, append([]string{"printf\xff"}, hostile...), p.Argv)

@@ -101,6 +101,13 @@ const (
 	EnvJobService = "TFYARN_JOB_SERVICE"
 )
 
+// EnvJobServiceToken carries a task's token for the job's side service
+// (framework.Task.JobServiceToken) from the AM (or run --local) to the
+// task's launcher, inside the sealed program as --secret-env values travel;
+// the launcher takes it out of the program's environment, and the framework
+// puts it where its program needs it.
+const EnvJobServiceToken = "TFYARN_JOB_SERVICE_TOKEN"
+
 // EnvTaskPort is what the launcher sets in its program's environment: the
 // port it reserved for the task, for programs that pick their own
 // (tensorboard --port).
@@ -122,7 +129,7 @@ const SecretEnvAliasPrefix = "tfyarn.secret-env."
 func SetForTasks(name string) bool {
 	switch name {
 	case EnvTask, EnvTaskType, EnvTaskIndex, EnvTaskAttempt, EnvRestart, EnvRetakePort, EnvAppID,
-		EnvAMAddress, EnvAMControl, EnvPythonEnv, EnvPythonEnvLayers, EnvPythonPath, EnvFramework, EnvProcsPerNode, EnvFailOnLog, EnvExcludeNodeOnLog, EnvMinWorkers, EnvJobService, EnvTaskPort, EnvPreemptionFile, EnvWarningsFile, EnvProgressFile, EnvResultFile,
+		EnvAMAddress, EnvAMControl, EnvPythonEnv, EnvPythonEnvLayers, EnvPythonPath, EnvFramework, EnvProcsPerNode, EnvFailOnLog, EnvExcludeNodeOnLog, EnvMinWorkers, EnvJobService, EnvJobServiceToken, EnvTaskPort, EnvPreemptionFile, EnvWarningsFile, EnvProgressFile, EnvResultFile,
 		EnvTokenFile, "HADOOP_USER_NAME":
 		return true
 	}

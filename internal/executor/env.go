@@ -88,11 +88,12 @@ func launchOf(task taskspec.TaskID, cluster taskspec.ClusterSpec, port int, argv
 		}
 	}
 	service, _ := lookupEnv(env, contract.EnvJobService)
+	token, _ := lookupEnv(env, contract.EnvJobServiceToken)
 	runID, _ := lookupEnv(env, contract.EnvAppID)
 	if r, ok := lookupEnv(env, contract.EnvRestart); ok {
 		runID += "-" + r
 	}
-	return f.Launch(framework.Task{ID: task, Cluster: cluster, Port: port, Argv: argv, Env: env, ProcsPerNode: procs, RunID: runID, MinWorkers: minWorkers, JobService: service})
+	return f.Launch(framework.Task{ID: task, Cluster: cluster, Port: port, Argv: argv, Env: env, ProcsPerNode: procs, RunID: runID, MinWorkers: minWorkers, JobService: service, JobServiceToken: token})
 }
 
 func setEnv(env []string, name, value string, override bool) []string {

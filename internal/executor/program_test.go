@@ -55,3 +55,23 @@ func TestLauncherWithoutAProgram(t *testing.T) {
 	require.True(t, ok)
 	require.Equal(t, ExitLauncherFailed, e.ExitCode)
 }
+
+// The task's token for the job's side service comes sealed in the AM's
+// program; the launcher hands it to the framework (XGBoost's DMLC_TASK_ID
+// carries it to the tracker) and takes it out of the program's own
+// environment.
+func TestLauncherHandsTheServiceTokenToTheFramework(t *testing.T) {
+	secret, err := rendezvous.NewSecret()
+	require.NoError(t, err)
+	env := map[string]string{contract.EnvJobServiceToken: "5eed"}
+	argv := []string{"sh", "-c", `echo "id=$DMLC_TASK_ID token=${TFYARN_JOB_SERVICE_TOKEN-unset}"`}
+	a, _ := startAMServer(t, secret, []rendezvous.Option{rendezvous.WithPrograms(func(id taskspec.TaskID) (rendezvous.Program, bool) {
+		return rendezvous.Program{Argv: argv, Env: env}, true
+	})}, group(taskspec.Worker, 1))
+	l := a.newLaunch(id(taskspec.Worker, 0))
+	l.cfg.Env = append(os.Environ(), contract.EnvFramework+"=xgboost", contract.EnvJobService+"=127.0.0.1:9")
+	o := l.run(t)
+	require.NoError(t, o.err, l.stderr.String())
+	require.Equal(t, 0, o.code, l.stderr.String())
+	require.Equal(t, "id=worker:0:5eed token=unset\n", l.stdout.String())
+}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -292,6 +293,9 @@ func prepareProgram(cfg *Config, ts rendezvous.TaskSpec, port int, pyDirs python
 	if err != nil {
 		return programStart{}, fmt.Errorf("task launcher: %w", err)
 	}
+	// The token went to the framework, which puts it where its program
+	// needs it (XGBoost's DMLC_TASK_ID), if anywhere.
+	baseEnv = unsetEnv(slices.Clone(baseEnv), contract.EnvJobServiceToken)
 	start := programStart{launch: launch, env: childEnv(baseEnv, launch, port)}
 	if launch.PythonHook != "" {
 		if start.hookDir, err = writePythonHook(cfg.Dir, launch.PythonHook); err != nil {

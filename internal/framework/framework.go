@@ -20,10 +20,14 @@ package framework
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"net"
 	"strings"
 
+	"github.com/tfyarn/tfyarn/internal/reqsign"
 	"github.com/tfyarn/tfyarn/internal/success"
 	"github.com/tfyarn/tfyarn/taskspec"
 )
@@ -60,8 +64,11 @@ type Framework interface {
 	// JobService is the side service job needs for its whole life, nil
 	// for none: the ApplicationMaster (or run --local) serves it on a port
 	// of its host, where it outlives any task, and gives its host:port to
-	// every task's Launch as Task.JobService.
-	JobService(job taskspec.Job) SideService
+	// every task's Launch as Task.JobService. key is the service's secret,
+	// new for each ApplicationMaster attempt (and run --local): each task
+	// gets its own JobServiceToken under it, sealed, so a service whose
+	// protocol carries one can tell the job's tasks from strangers.
+	JobService(job taskspec.Job, key []byte) SideService
 }
 
 // Rule is a success rule a framework defines.
@@ -123,6 +130,10 @@ type Task struct {
 	// JobService is the host:port of the job's side service
 	// (Framework.JobService), "" when it has none.
 	JobService string
+	// JobServiceToken proves this task to the job's side service:
+	// JobServiceToken(key, ID) under the service's key, "" when the job has
+	// no service. It reaches the launcher sealed, as --secret-env values do.
+	JobServiceToken string
 }
 
 // Launch is a task's program as its launcher starts it.
@@ -172,4 +183,39 @@ func Workers(t Task) ([]string, error) {
 		return nil, fmt.Errorf("%s is not in the cluster (%d workers)", t.ID, len(ws))
 	}
 	return ws, nil
+}
+
+// jobServiceTokenPurpose is the domain of the tokens' MACs (package
+// reqsign's convention: a key of one use is never valid in another).
+const jobServiceTokenPurpose = "tfyarn-job-service-token v1\n"
+
+// JobServiceTokenLen is how many hex digits a token has: 128 bits of
+// HMAC-SHA256.
+const JobServiceTokenLen = 32
+
+// NewJobServiceKey is a fresh key for a job's side service: 32 random
+// bytes, never written anywhere, gone with the process that serves it.
+func NewJobServiceKey() ([]byte, error) {
+	key := make([]byte, 32)
+	if _, err := rand.Read(key); err != nil {
+		return nil, fmt.Errorf("the job service's key: %w", err)
+	}
+	return key, nil
+}
+
+// JobServiceToken is task's token for the job's side service under key:
+// hex of HMAC-SHA256, cut to 128 bits. Whoever reads a token can pose as
+// that one task to that one service while it serves (an ApplicationMaster
+// attempt); the key itself never leaves the service's host.
+func JobServiceToken(key []byte, task taskspec.TaskID) string {
+	return hex.EncodeToString(reqsign.DeriveKey(key, jobServiceTokenPurpose+task.String()))[:JobServiceTokenLen]
+}
+
+// CheckJobServiceToken reports whether token is task's under key, in
+// constant time. An empty key proves nothing.
+func CheckJobServiceToken(key []byte, task taskspec.TaskID, token string) bool {
+	if len(key) < reqsign.MinKeySize {
+		return false
+	}
+	return hmac.Equal([]byte(JobServiceToken(key, task)), []byte(token))
 }

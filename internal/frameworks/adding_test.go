@@ -38,7 +38,7 @@ func TestAddingAFrameworkIsTrue(t *testing.T) {
 	var _ success.Policy = success.AllSucceed{}
 	var _ success.Policy = success.Elastic{}
 	var _ success.FastPolicy = success.AllSucceed{}
-	for _, n := range []string{"success.AllSucceed", "success.Elastic", "success.Policy", "success.View", "success.Verdict", "success.FastPolicy", "Task.JobService"} {
+	for _, n := range []string{"success.AllSucceed", "success.Elastic", "success.Policy", "success.View", "success.Verdict", "success.FastPolicy", "Task.JobService", "Task.JobServiceToken", "framework.JobServiceToken"} {
 		named(n)
 	}
 	// The registry's table is all: every framework in it, by the name --framework takes.

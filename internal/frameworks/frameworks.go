@@ -169,10 +169,10 @@ func ElasticReplacementsOf(job taskspec.Job) int {
 }
 
 // JobServiceOf is the side service the job's framework needs for the whole
-// job (framework.Framework.JobService), nil for none.
-func JobServiceOf(job taskspec.Job) framework.SideService {
+// job (framework.Framework.JobService), with key its secret, nil for none.
+func JobServiceOf(job taskspec.Job, key []byte) framework.SideService {
 	if f, err := Lookup(job.Framework); err == nil {
-		return f.JobService(job)
+		return f.JobService(job, key)
 	}
 	return nil
 }

@@ -103,20 +103,20 @@ func TestLaunch(t *testing.T) {
 			},
 		},
 		{
-			name: "xgboost worker 1: the tracker's address, its task; the port freed", framework: xgboost.Name,
-			task: framework.Task{ID: w(1), Cluster: twoWorkers, Port: 200, Argv: []string{"python3", "xgb.py"}, JobService: "am:5000"},
+			name: "xgboost worker 1: the tracker's address, its task and token; the port freed", framework: xgboost.Name,
+			task: framework.Task{ID: w(1), Cluster: twoWorkers, Port: 200, Argv: []string{"python3", "xgb.py"}, JobService: "am:5000", JobServiceToken: "0f1e"},
 			want: framework.Launch{
 				Argv:     []string{"python3", "xgb.py"},
-				Set:      map[string]string{"DMLC_TRACKER_URI": "am", "DMLC_TRACKER_PORT": "5000", "DMLC_TASK_ID": "worker:1", "DMLC_NUM_WORKER": "2"},
+				Set:      map[string]string{"DMLC_TRACKER_URI": "am", "DMLC_TRACKER_PORT": "5000", "DMLC_TASK_ID": "worker:1:0f1e", "DMLC_NUM_WORKER": "2"},
 				Describe: "XGBoost worker 1 of 2, tracker at am:5000",
 			},
 		},
 		{
 			name: "xgboost worker 0: the same tracker, an IPv6 one", framework: xgboost.Name,
-			task: framework.Task{ID: w(0), Cluster: twoWorkers, Port: 100, Argv: []string{"xgb"}, JobService: "[::1]:5000"},
+			task: framework.Task{ID: w(0), Cluster: twoWorkers, Port: 100, Argv: []string{"xgb"}, JobService: "[::1]:5000", JobServiceToken: "a5"},
 			want: framework.Launch{
 				Argv:     []string{"xgb"},
-				Set:      map[string]string{"DMLC_TRACKER_URI": "::1", "DMLC_TRACKER_PORT": "5000", "DMLC_TASK_ID": "worker:0", "DMLC_NUM_WORKER": "2"},
+				Set:      map[string]string{"DMLC_TRACKER_URI": "::1", "DMLC_TRACKER_PORT": "5000", "DMLC_TASK_ID": "worker:0:a5", "DMLC_NUM_WORKER": "2"},
 				Describe: "XGBoost worker 0 of 2, tracker at [::1]:5000",
 			},
 		},
@@ -164,9 +164,12 @@ func TestXGBoostLaunchNeedsTheTracker(t *testing.T) {
 	f, _ := Lookup(xgboost.Name)
 	_, err := f.Launch(framework.Task{ID: w(0), Cluster: twoWorkers, Argv: []string{"py", "s.py"}})
 	require.EqualError(t, err, `xgboost: no tracker address (""): the ApplicationMaster serves it`)
+	_, err = f.Launch(framework.Task{ID: w(0), Cluster: twoWorkers, Argv: []string{"py", "s.py"}, JobService: "am:5000"})
+	require.EqualError(t, err, "xgboost: no token for the tracker: the ApplicationMaster sends it with the program")
 	job := taskspec.Job{Framework: xgboost.Name, Tasks: []taskspec.TaskGroup{{Type: taskspec.Worker, Instances: 3}}}
-	require.Equal(t, xgboost.Tracker{Workers: 3}, JobServiceOf(job))
-	require.Nil(t, JobServiceOf(taskspec.Job{Framework: lightgbm.Name, Tasks: job.Tasks}))
+	key := []byte("the job service's key, 32 bytes!")
+	require.Equal(t, xgboost.Tracker{Workers: 3, Key: key}, JobServiceOf(job, key))
+	require.Nil(t, JobServiceOf(taskspec.Job{Framework: lightgbm.Name, Tasks: job.Tasks}, key))
 }
 
 func TestLaunchRefusesTasksOutsideTheCluster(t *testing.T) {
@@ -302,7 +305,7 @@ func TestLaunchSetsOnlyReserved(t *testing.T) {
 		{taskspec.Job{Framework: jax.Name}, framework.Task{ID: w(1), Cluster: twoWorkers, Port: 200, Argv: py}},
 		{taskspec.Job{Framework: pytorch.Name}, framework.Task{ID: w(0), Cluster: twoWorkers, Port: 100, Argv: py, RunID: "r"}},
 		{taskspec.Job{Framework: pytorch.Name, MinWorkers: 1}, framework.Task{ID: w(1), Cluster: twoWorkers, Port: 200, Argv: py, RunID: "r", MinWorkers: 1, JobService: "am:1"}},
-		{taskspec.Job{Framework: xgboost.Name}, framework.Task{ID: w(1), Cluster: twoWorkers, Port: 200, Argv: py, JobService: "am:1"}},
+		{taskspec.Job{Framework: xgboost.Name}, framework.Task{ID: w(1), Cluster: twoWorkers, Port: 200, Argv: py, JobService: "am:1", JobServiceToken: "t"}},
 		{taskspec.Job{Framework: lightgbm.Name}, framework.Task{ID: w(0), Cluster: twoWorkers, Port: 100, Argv: py}},
 	} {
 		f, err := Lookup(tc.job.Framework)

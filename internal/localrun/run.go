@@ -13,6 +13,7 @@ import (
 	"github.com/tfyarn/tfyarn/internal/buildinfo"
 	"github.com/tfyarn/tfyarn/internal/contract"
 	"github.com/tfyarn/tfyarn/internal/executor"
+	"github.com/tfyarn/tfyarn/internal/framework"
 	"github.com/tfyarn/tfyarn/internal/frameworks"
 	"github.com/tfyarn/tfyarn/internal/rendezvous"
 	"github.com/tfyarn/tfyarn/internal/tasklogs/prefix"
@@ -70,9 +71,16 @@ func Run(ctx context.Context, job taskspec.Job, opts Options) (*Result, error) {
 		<-served
 	}()
 
-	// The framework's service for the whole job, as the AM serves it.
+	// The framework's service for the whole job, as the AM serves it, with
+	// a key of this run's.
 	env := opts.Env
-	if svc := frameworks.JobServiceOf(job); svc != nil {
+	var serviceKey []byte
+	if frameworks.JobServiceOf(job, nil) != nil {
+		if serviceKey, err = framework.NewJobServiceKey(); err != nil {
+			return nil, fmt.Errorf("localrun: %w", err)
+		}
+	}
+	if svc := frameworks.JobServiceOf(job, serviceKey); svc != nil {
 		storeLn, err := net.Listen("tcp", net.JoinHostPort(opts.Host, "0"))
 		if err != nil {
 			return nil, fmt.Errorf("localrun: the job's side service: %w", err)
@@ -95,6 +103,7 @@ func Run(ctx context.Context, job taskspec.Job, opts Options) (*Result, error) {
 
 	start := time.Now()
 	p := newProcesses(ctx, job, opts, board, secret, ln.Addr().String(), cmd, env, start)
+	p.serviceKey = serviceKey
 	p.base.PythonSDK = sdk
 	// The result files stay where the programs wrote them, in a directory of their own that
 	// outlives the run's working directory (a temporary one when it ships files).
@@ -113,13 +122,14 @@ func Run(ctx context.Context, job taskspec.Job, opts Options) (*Result, error) {
 	return res, nil
 }
 
-// resultFiles are the result files the tasks left in dir, by task; dir is removed when they left
-// none.
+// resultFiles are the result files the tasks left in dir, by task, each made 0600 (in dir,
+// 0700, as os.MkdirTemp makes it): whatever the program's umask gave it, a result outlives the
+// run in a shared TMPDIR. dir is removed when they left none.
 func resultFiles(dir string, tasks []TaskResult) map[string]string {
 	out := map[string]string{}
 	for _, t := range tasks {
 		p := filepath.Join(dir, contract.ResultFileName(string(t.Task.Type), t.Task.Index))
-		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
+		if st, err := os.Lstat(p); err == nil && st.Mode().IsRegular() && os.Chmod(p, 0o600) == nil {
 			out[t.Task.String()] = p
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/tfyarn/tfyarn/internal/appmaster/core"
 	"github.com/tfyarn/tfyarn/internal/contract"
 	"github.com/tfyarn/tfyarn/internal/executor"
+	"github.com/tfyarn/tfyarn/internal/framework"
 	"github.com/tfyarn/tfyarn/internal/rendezvous"
 	"github.com/tfyarn/tfyarn/internal/tasklogs/prefix"
 	"github.com/tfyarn/tfyarn/taskspec"
@@ -21,6 +22,7 @@ import (
 type processes struct {
 	board          *rendezvous.Board
 	secret         []byte // the run's; each launcher gets its container's key
+	serviceKey     []byte // the job service's, nil for none; each launcher gets its task's token
 	log            *prefix.Writer
 	ctx            context.Context
 	stdout, stderr *prefix.Sink
@@ -63,6 +65,9 @@ func (p *processes) start(ln core.Launch) {
 	cfg.Secret = rendezvous.ContainerKey(p.secret, ln.Container.ID)
 	cfg.Port = ln.Port
 	cfg.Env = taskEnv(p.env, p.job, p.appID, ln)
+	if p.serviceKey != nil {
+		cfg.Env = append(cfg.Env, contract.EnvJobServiceToken+"="+framework.JobServiceToken(p.serviceKey, ln.Task))
+	}
 	stdout := prefix.NewWriter(p.stdout, "["+ln.Task.String()+"] ")
 	stderr := prefix.NewWriter(p.stderr, "["+ln.Task.String()+"] ")
 	cfg.Stdout, cfg.Stderr = stdout, stderr

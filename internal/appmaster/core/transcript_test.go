@@ -249,7 +249,7 @@ func (h *harness) newMachine(t *testing.T, c transcript.Cmd) {
 	if links := c.Get("python-links", ""); links != "" {
 		py = PythonFacts{Links: strings.Split(links, ","), Base: c.Get("python-base", ""), User: c.Get("user", "")}
 	}
-	cfg := Config{Job: job, Policy: policy, WorkersInPlace: frameworks.WorkersReplacedInPlace(job), TasksNeedJobService: frameworks.JobServiceOf(job) != nil, AllocTimeout: dur("alloc-timeout"), ContainerStopGrace: dur("stop-grace"), PreemptionWait: dur("preemption-wait"), Python: py}
+	cfg := Config{Job: job, Policy: policy, WorkersInPlace: frameworks.WorkersReplacedInPlace(job), TasksNeedJobService: frameworks.JobServiceOf(job, nil) != nil, AllocTimeout: dur("alloc-timeout"), ContainerStopGrace: dur("stop-grace"), PreemptionWait: dur("preemption-wait"), Python: py}
 	// largest-node=1024: the memory of the cluster's largest unlabelled node.
 	if mib := c.Get("largest-node", ""); mib != "" {
 		n, err := strconv.ParseInt(mib, 10, 64)

@@ -66,7 +66,7 @@ func (jax) WorkersReplacedInPlace(taskspec.Job) bool { return false }
 func (jax) Abilities() framework.Abilities { return framework.Abilities{} }
 
 // JobService: none.
-func (jax) JobService(taskspec.Job) framework.SideService { return nil }
+func (jax) JobService(taskspec.Job, []byte) framework.SideService { return nil }
 
 func (jax) Launch(t framework.Task) (framework.Launch, error) {
 	ws, err := framework.Workers(t)

@@ -66,7 +66,7 @@ func (lightGBM) Abilities() framework.Abilities { return framework.Abilities{} }
 func (lightGBM) WorkersReplacedInPlace(taskspec.Job) bool { return false }
 
 // JobService: none; the workers connect to each other.
-func (lightGBM) JobService(taskspec.Job) framework.SideService { return nil }
+func (lightGBM) JobService(taskspec.Job, []byte) framework.SideService { return nil }
 
 func (lightGBM) Launch(t framework.Task) (framework.Launch, error) {
 	ws, err := framework.Workers(t)

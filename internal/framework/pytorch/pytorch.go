@@ -99,7 +99,9 @@ func (pyTorch) Abilities() framework.Abilities {
 
 // JobService: an elastic job's agents meet on a store the
 // ApplicationMaster serves, which outlives any worker (elasticLaunch).
-func (pyTorch) JobService(job taskspec.Job) framework.SideService {
+// The key is of no use to it: torch's TCPStore protocol carries no proof
+// of who the client is.
+func (pyTorch) JobService(job taskspec.Job, _ []byte) framework.SideService {
 	if job.MinWorkers > 0 {
 		return RendezvousStore{}
 	}

@@ -64,7 +64,7 @@ func (tensorFlow) WorkersReplacedInPlace(job taskspec.Job) bool {
 func (tensorFlow) Abilities() framework.Abilities { return framework.Abilities{} }
 
 // JobService: none.
-func (tensorFlow) JobService(taskspec.Job) framework.SideService { return nil }
+func (tensorFlow) JobService(taskspec.Job, []byte) framework.SideService { return nil }
 
 // Launch gives the task its TF_CONFIG and substitutes the placeholders.
 // The reserved port is held until TensorFlow's gRPC server listens on it:

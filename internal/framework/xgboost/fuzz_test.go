@@ -3,7 +3,10 @@ package xgboost
 import (
 	"bytes"
 	"encoding/binary"
+	"strings"
 	"testing"
+
+	"github.com/tfyarn/tfyarn/internal/framework"
 )
 
 // Whatever a client sends, reading its messages neither panics nor holds
@@ -38,6 +41,28 @@ func FuzzReadMessage(f *testing.F) {
 			if _, err := readMessage(&out); err != nil {
 				t.Fatalf("re-reading %+v: %v", cmd, err)
 			}
+		}
+	})
+}
+
+// Whatever a hello's task_id, the tracker hears exactly the job's workers:
+// a task_id is accepted only when it is some worker's "worker:N:TOKEN",
+// and then as that worker.
+func FuzzWorkerOf(f *testing.F) {
+	f.Add(proof(0))
+	f.Add(proof(2))
+	f.Add("worker:1:" + strings.Repeat("0", framework.JobServiceTokenLen))
+	f.Add("worker:-1:")
+	f.Add("worker:99999999999999999999:x")
+	f.Add("")
+	tr := Tracker{Workers: 3, Key: testKey}
+	f.Fuzz(func(t *testing.T, taskID string) {
+		index, err := tr.workerOf(taskID)
+		if err != nil {
+			return
+		}
+		if taskID != proof(index) || index < 0 || index >= tr.Workers {
+			t.Fatalf("%q accepted as worker:%d", taskID, index)
 		}
 	})
 }

@@ -4,6 +4,7 @@
 package xgboost
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"strconv"
@@ -22,6 +23,12 @@ const (
 	EnvTaskID      = "DMLC_TASK_ID"
 	EnvNumWorker   = "DMLC_NUM_WORKER"
 )
+
+// TaskID is worker index's task_id for XGBoost's tracker: its task, then
+// its token (framework.JobServiceToken), "worker:N:TOKEN".
+func TaskID(index int, token string) string {
+	return taskspec.TaskID{Type: taskspec.Worker, Index: index}.String() + ":" + token
+}
 
 // Name is what --framework takes.
 const Name = "xgboost"
@@ -49,7 +56,7 @@ func (xgBoost) Reserved(taskspec.Job) map[string]string {
 	return map[string]string{
 		EnvTrackerURI:  "the tracker's host",
 		EnvTrackerPort: "the tracker's port",
-		EnvTaskID:      "the worker's task, worker:N",
+		EnvTaskID:      "the worker's task and its proof, worker:N:TOKEN",
 		EnvNumWorker:   "the number of workers",
 	}
 }
@@ -60,13 +67,14 @@ func (xgBoost) Abilities() framework.Abilities { return framework.Abilities{} }
 // WorkersReplacedInPlace: no, a lost worker restarts the cluster.
 func (xgBoost) WorkersReplacedInPlace(taskspec.Job) bool { return false }
 
-// JobService: the tracker, for the job's workers.
-func (xgBoost) JobService(job taskspec.Job) framework.SideService {
+// JobService: the tracker, for the job's workers, which hears only those
+// whose task_id carries their task's token under key.
+func (xgBoost) JobService(job taskspec.Job, key []byte) framework.SideService {
 	workers := 0
 	if g, ok := job.Group(taskspec.Worker); ok {
 		workers = g.Instances
 	}
-	return Tracker{Workers: workers}
+	return Tracker{Workers: workers, Key: key}
 }
 
 func (xgBoost) Launch(t framework.Task) (framework.Launch, error) {
@@ -78,13 +86,18 @@ func (xgBoost) Launch(t framework.Task) (framework.Launch, error) {
 	if err != nil {
 		return framework.Launch{}, fmt.Errorf("xgboost: no tracker address (%q): the ApplicationMaster serves it", t.JobService)
 	}
+	if t.JobServiceToken == "" {
+		return framework.Launch{}, errors.New("xgboost: no token for the tracker: the ApplicationMaster sends it with the program")
+	}
 	return framework.Launch{
 		Argv: t.Argv,
 		Set: map[string]string{
 			EnvTrackerURI:  host,
 			EnvTrackerPort: port,
-			EnvTaskID:      t.ID.String(),
-			EnvNumWorker:   strconv.Itoa(len(ws)),
+			// XGBoost sends its task_id in every hello to the tracker: the
+			// one field of its protocol that can carry a proof.
+			EnvTaskID:    TaskID(t.ID.Index, t.JobServiceToken),
+			EnvNumWorker: strconv.Itoa(len(ws)),
 		},
 		Describe: fmt.Sprintf("XGBoost worker %d of %d, tracker at %s", t.ID.Index, len(ws), t.JobService),
 	}, nil
