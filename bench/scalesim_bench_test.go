@@ -1,0 +1,252 @@
+//go:build bench
+
+package bench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"github.com/tfyarn/tfyarn/internal/clustertest"
+)
+
+// The simulation cluster's fixed ports (clustertest's simProfile).
+const (
+	simTrackerAddr   = "localhost:20031"
+	simSchedulerAddr = "localhost:20030"
+	simRMWeb         = "http://localhost:20088"
+	simNMPort        = 20041
+	simNMWebPort     = 20042
+)
+
+// simResult is one job of the scale simulation. Times are seconds from the client's start.
+type simResult struct {
+	Tasks        int     `json:"tasks"`
+	Nodes        int     `json:"nodes"`
+	HoldS        float64 `json:"hold_s"`
+	Final        string  `json:"final_status"`
+	ClientWallS  float64 `json:"client_wall_s"`
+	AMStartS     float64 `json:"am_process_started_s"`
+	AllocatedS   float64 `json:"all_allocated_s"` // the AM's last "allocated" log line
+	AllStartedS  float64 `json:"all_started_s"`   // the last task startContainers the nodes served
+	RegisteredS  float64 `json:"all_registered_s"`
+	SpecS        float64 `json:"every_launcher_has_spec_s"`
+	AMStartedLog float64 `json:"am_log_all_started_after_submission_s"`
+	AMCPUS       float64 `json:"am_cpu_s"`
+	AMPeakMiB    float64 `json:"am_peak_rss_mib"`
+	Allocates    int     `json:"am_allocate_calls"`
+	AllocP50MS   float64 `json:"am_allocate_p50_ms"`
+	AllocP90MS   float64 `json:"am_allocate_p90_ms"`
+	AllocMaxMS   float64 `json:"am_allocate_max_ms"`
+	NMBeats      int     `json:"nm_heartbeats"`
+	NMBeatAvgMS  float64 `json:"nm_heartbeat_avg_ms"`
+	NMBeatMaxMS  float64 `json:"nm_heartbeat_max_ms"`
+	LoadBefore   string  `json:"load_1m_before"`
+	LoadMax      float64 `json:"load_1m_max"`
+	Failures     []string
+}
+
+// TestBenchScaleSim runs jobs of BENCH_SIM_TASKS (default "1000") tasks through the real
+// client, ResourceManager and AM on BENCH_SIM_NODES (default 100) simulated NodeManagers of 64
+// vcores and 128 GiB, each task held BENCH_SIM_HOLD (default 10s) once it has the spec. The
+// cluster (clustertest.RequireSim) is stopped at the end unless BENCH_SIM_KEEP=1.
+func TestBenchScaleSim(t *testing.T) {
+	c := clustertest.RequireSim(t)
+	if os.Getenv("BENCH_SIM_KEEP") != "1" {
+		defer c.Control(t, "down")
+	}
+	bin := tfyarnBin(t, c)
+	nodes := envInt(t, "BENCH_SIM_NODES", 100)
+	hold, err := time.ParseDuration(envOr("BENCH_SIM_HOLD", "10s"))
+	require.NoError(t, err)
+	me, err := user.Current()
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	timer, err := newCallTimer(simSchedulerAddr)
+	require.NoError(t, err)
+	defer timer.close()
+	sim := &simCluster{
+		ctx: ctx, tracker: simTrackerAddr, serverUser: me.Username, httpPort: simNMWebPort,
+		nodeMemoryMiB: 128 << 10, nodeVCores: 64, hadoopVersion: c.Facts["hadoop.version"],
+		bin: bin, workDir: t.TempDir(), confDir: c.ConfDir, hold: hold, schedulerVia: timer.addr(), logf: t.Logf,
+	}
+	require.NoError(t, sim.startNodes(nodes, 0, simNMPort))
+	waitActiveNodes(t, nodes)
+	var results []simResult
+	for _, f := range strings.Fields(envOr("BENCH_SIM_TASKS", "1000")) {
+		tasks, err := strconv.Atoi(f)
+		require.NoError(t, err)
+		r := runSimJob(t, c, sim, timer, bin, tasks)
+		r.Nodes, r.HoldS = nodes, hold.Seconds()
+		t.Logf("%+v", r)
+		results = append(results, r)
+	}
+	out := filepath.Join(c.Root, "bench", "results", "scale-sim.json")
+	js, err := json.MarshalIndent(struct {
+		machine
+		Runs []simResult `json:"runs"`
+	}{newMachine(t, c.Root, "scale-sim"), results}, "", "  ")
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(out, append(js, '\n'), 0o644))
+}
+
+func envOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}
+
+func envInt(t *testing.T, name string, def int) int {
+	n, err := strconv.Atoi(envOr(name, strconv.Itoa(def)))
+	require.NoError(t, err, name)
+	return n
+}
+
+// waitActiveNodes waits until the ResourceManager counts want active NodeManagers.
+func waitActiveNodes(t *testing.T, want int) {
+	var got int
+	for deadline := time.Now().Add(90 * time.Second); time.Now().Before(deadline); time.Sleep(time.Second) {
+		resp, err := http.Get(simRMWeb + "/ws/v1/cluster/metrics")
+		if err != nil {
+			continue
+		}
+		var m struct {
+			ClusterMetrics struct {
+				ActiveNodes int `json:"activeNodes"`
+			} `json:"clusterMetrics"`
+		}
+		err = json.NewDecoder(resp.Body).Decode(&m)
+		resp.Body.Close()
+		if got = m.ClusterMetrics.ActiveNodes; err == nil && got >= want {
+			return
+		}
+	}
+	t.Fatalf("the ResourceManager counts %d active NodeManagers after 90 s, want %d", got, want)
+}
+
+var amAllocated = regexp.MustCompile(`(?m)^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}) tfyarn am: allocated `)
+
+// runSimJob runs one job of tasks workers through the real client and measures it.
+func runSimJob(t *testing.T, c *clustertest.Cluster, sim *simCluster, timer *callTimer, bin string, tasks int) simResult {
+	sim.reset()
+	timer.take("allocate")
+	res := simResult{Tasks: tasks, LoadBefore: loadAvg()}
+	stopLoad := sampleLoad(&res.LoadMax)
+	spec := fmt.Sprintf("%dx1c,128m", tasks)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "run", "--worker", spec, "--name", "bench-sim", "--output", "json", "--", "true")
+	cmd.Env = c.Env("HADOOP_USER_NAME=alice")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	start := time.Now()
+	err := cmd.Run()
+	res.ClientWallS = round2(time.Since(start).Seconds())
+	stopLoad()
+	am := sim.endedAM(60 * time.Second)
+	amLog, _ := os.ReadFile(filepath.Join(am.Dir, "am.stderr"))
+	require.NoError(t, err, "client stderr: %s\nAM log: %s", tail(stderr.String(), 3000), tail(string(amLog), 3000))
+	var out struct {
+		FinalStatus string `json:"final_status"`
+	}
+	require.NoError(t, json.Unmarshal(stdout.Bytes(), &out))
+	res.Final = out.FinalStatus
+	since := func(at time.Time) float64 { return round2(at.Sub(start).Seconds()) }
+	sim.mu.Lock()
+	res.AllStartedS, res.RegisteredS, res.SpecS = since(lastOf(sim.started)), since(lastOf(sim.registered)), since(lastOf(sim.specs))
+	res.NMBeats, res.NMBeatMaxMS = sim.hbCount, ms(sim.hbMax)
+	if sim.hbCount > 0 {
+		res.NMBeatAvgMS = ms(sim.hbTotal / time.Duration(sim.hbCount))
+	}
+	res.Failures = sim.failures
+	got := len(sim.specs)
+	sim.mu.Unlock()
+	require.Equal(t, tasks, got, "launchers that got the spec; failures: %v", res.Failures)
+	res.AMStartS, res.AMCPUS, res.AMPeakMiB = since(am.Started), round2(am.CPU.Seconds()), round2(float64(am.PeakKiB)/1024)
+	if m := amAllocated.FindAllSubmatch(amLog, -1); len(m) > 0 {
+		if at, err := time.ParseInLocation("2006-01-02 15:04:05.000", string(m[len(m)-1][1]), time.Local); err == nil {
+			res.AllocatedS = since(at)
+		}
+	}
+	if m := amAllStarted.FindSubmatch(amLog); m != nil {
+		res.AMStartedLog, _ = strconv.ParseFloat(string(m[2]), 64)
+	}
+	allocs := timer.take("allocate")
+	res.Allocates = len(allocs)
+	slices.Sort(allocs)
+	if n := len(allocs); n > 0 {
+		res.AllocP50MS, res.AllocP90MS, res.AllocMaxMS = ms(allocs[n/2]), ms(allocs[n*9/10]), ms(allocs[n-1])
+	}
+	return res
+}
+
+func ms(d time.Duration) float64 { return round2(float64(d) / float64(time.Millisecond)) }
+
+func lastOf(ts []time.Time) time.Time {
+	var last time.Time
+	for _, t := range ts {
+		if t.After(last) {
+			last = t
+		}
+	}
+	return last
+}
+
+// sampleLoad keeps the highest 1-minute load average seen until the returned func is called.
+func sampleLoad(peak *float64) func() {
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		for {
+			if l, err := strconv.ParseFloat(loadAvg(), 64); err == nil {
+				*peak = max(*peak, l)
+			}
+			select {
+			case <-done:
+				return
+			case <-time.After(time.Second):
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-finished
+	}
+}
+
+// reset forgets the previous job's figures.
+func (s *simCluster) reset() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.started, s.registered, s.specs, s.exits, s.failures = nil, nil, nil, 0, nil
+	s.hbCount, s.hbTotal, s.hbMax = 0, 0, 0
+	s.am = simAM{}
+}
+
+// endedAM waits until the AM process has ended and returns what it was.
+func (s *simCluster) endedAM(timeout time.Duration) simAM {
+	for deadline := time.Now().Add(timeout); ; time.Sleep(200 * time.Millisecond) {
+		s.mu.Lock()
+		am := s.am
+		s.mu.Unlock()
+		if am.Finished || time.Now().After(deadline) {
+			return am
+		}
+	}
+}
