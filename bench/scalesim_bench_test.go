@@ -160,6 +160,11 @@ func runSimJob(t *testing.T, c *clustertest.Cluster, sim *simCluster, timer *cal
 	stopLoad()
 	am := sim.endedAM(60 * time.Second)
 	amLog, _ := os.ReadFile(filepath.Join(am.Dir, "am.stderr"))
+	// Kept for reading where the time went (bench/work is not committed).
+	work := filepath.Join(c.Root, "bench", "work")
+	if os.MkdirAll(work, 0o755) == nil {
+		_ = os.WriteFile(filepath.Join(work, fmt.Sprintf("scalesim-%d-am.log", tasks)), amLog, 0o644)
+	}
 	require.NoError(t, err, "client stderr: %s\nAM log: %s", tail(stderr.String(), 3000), tail(string(amLog), 3000))
 	var out struct {
 		FinalStatus string `json:"final_status"`

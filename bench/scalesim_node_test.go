@@ -71,7 +71,7 @@ func (n *simNode) start(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("simulated NodeManager %s: %w", n.addr, err)
 	}
-	n.srv = &rpcServer{ln: ln, handle: n.handle, passwordOf: n.nmTokenPassword}
+	n.srv = &rpcServer{ln: ln, handle: n.handle, passwordsOf: n.nmTokenPasswords}
 	go n.srv.serve()
 	go func() {
 		<-ctx.Done()
@@ -123,18 +123,19 @@ func (n *simNode) takeKeys(a trackerAnswer) {
 	}
 }
 
-func (n *simNode) nmTokenPassword(identifier []byte) ([]byte, error) {
-	id, err := nmTokenKey(identifier)
-	if err != nil {
-		return nil, err
-	}
+// nmTokenPasswords are the passwords an NMToken may have: one per NM master key this node
+// holds (the identifier's own encoding of its key id differs between Hadoop releases).
+func (n *simNode) nmTokenPasswords(identifier []byte) ([][]byte, error) {
 	n.mu.Lock()
-	key, ok := n.nmKeys[id]
-	n.mu.Unlock()
-	if !ok {
-		return nil, fmt.Errorf("NMToken of unknown master key %d", id)
+	defer n.mu.Unlock()
+	if len(n.nmKeys) == 0 {
+		return nil, errors.New("no NM master key from the ResourceManager yet")
 	}
-	return nmTokenPassword(identifier, key), nil
+	var out [][]byte
+	for _, key := range n.nmKeys {
+		out = append(out, nmTokenPassword(identifier, key))
+	}
+	return out, nil
 }
 
 func (n *simNode) heartbeats(ctx context.Context) {

@@ -33,21 +33,22 @@ import (
 const (
 	rpcSaslCallID    int32 = -33
 	rpcContextCallID int32 = -3
-	rpcMaxFrame      = 64 << 20
-	saslAuthByte     = 0xDF
+	rpcMaxFrame            = 64 << 20
+	saslAuthByte           = 0xDF
 )
 
 // rpcHandler answers one call: the response message's bytes, or an error sent back as the
 // call's exception.
 type rpcHandler func(method string, body []byte) ([]byte, error)
 
-// rpcServer accepts connections on ln and hands their calls to handle; passwordOf returns an
-// NMToken's password from its identifier (the NodeManager's secret manager).
+// rpcServer accepts connections on ln and hands their calls to handle; passwordsOf returns
+// what an NMToken's password may be, from its identifier (one per NM master key the node holds:
+// the NodeManager's secret manager).
 type rpcServer struct {
-	ln         net.Listener
-	handle     rpcHandler
-	passwordOf func(identifier []byte) ([]byte, error)
-	wg         sync.WaitGroup
+	ln          net.Listener
+	handle      rpcHandler
+	passwordsOf func(identifier []byte) ([][]byte, error)
+	wg          sync.WaitGroup
 }
 
 func (s *rpcServer) serve() {
@@ -232,7 +233,7 @@ func (s *rpcServer) authenticate(c *rpcConn) error {
 	if msg.GetState() != hadoopcommon.RpcSaslProto_INITIATE {
 		return fmt.Errorf("SASL: %v, not INITIATE", msg.GetState())
 	}
-	rspauth, err := d.check(msg.GetToken(), s.passwordOf)
+	rspauth, err := d.check(msg.GetToken(), s.passwordsOf)
 	if err != nil {
 		c.write(&hadoopcommon.RpcResponseHeaderProto{
 			CallId:             proto.Uint32(callIDOnWire(rpcSaslCallID)),
@@ -269,35 +270,37 @@ func (d *digestMD5Server) challenge() []byte {
 
 // check verifies the client's digest-response and returns the rspauth that proves the server
 // knows the password too.
-func (d *digestMD5Server) check(resp []byte, passwordOf func([]byte) ([]byte, error)) ([]byte, error) {
+func (d *digestMD5Server) check(resp []byte, passwordsOf func([]byte) ([][]byte, error)) ([]byte, error) {
 	dir := parseDigestDirectives(string(resp))
 	identifier, err := base64.StdEncoding.DecodeString(dir["username"])
 	if err != nil {
 		return nil, fmt.Errorf("DIGEST-MD5: user name is not base64: %w", err)
 	}
-	password, err := passwordOf(identifier)
+	passwords, err := passwordsOf(identifier)
 	if err != nil {
 		return nil, fmt.Errorf("DIGEST-MD5: %w", err)
 	}
 	if dir["nonce"] != d.nonce || dir["qop"] != "auth" {
 		return nil, fmt.Errorf("DIGEST-MD5: nonce or qop (%q) not the ones offered", dir["qop"])
 	}
-	a1 := md5.Sum([]byte(dir["username"] + ":" + dir["realm"] + ":" + base64.StdEncoding.EncodeToString(password)))
-	sess := string(a1[:]) + ":" + d.nonce + ":" + dir["cnonce"]
-	if z := dir["authzid"]; z != "" {
-		sess += ":" + z
+	for _, password := range passwords {
+		a1 := md5.Sum([]byte(dir["username"] + ":" + dir["realm"] + ":" + base64.StdEncoding.EncodeToString(password)))
+		sess := string(a1[:]) + ":" + d.nonce + ":" + dir["cnonce"]
+		if z := dir["authzid"]; z != "" {
+			sess += ":" + z
+		}
+		ha1 := md5.Sum([]byte(sess))
+		value := func(a2 string) string {
+			h2 := md5.Sum([]byte(a2))
+			kd := hex.EncodeToString(ha1[:]) + ":" + d.nonce + ":" + dir["nc"] + ":" + dir["cnonce"] + ":auth:" + hex.EncodeToString(h2[:])
+			sum := md5.Sum([]byte(kd))
+			return hex.EncodeToString(sum[:])
+		}
+		if value("AUTHENTICATE:"+dir["digest-uri"]) == dir["response"] {
+			return []byte("rspauth=" + value(":"+dir["digest-uri"])), nil
+		}
 	}
-	ha1 := md5.Sum([]byte(sess))
-	value := func(a2 string) string {
-		h2 := md5.Sum([]byte(a2))
-		kd := hex.EncodeToString(ha1[:]) + ":" + d.nonce + ":" + dir["nc"] + ":" + dir["cnonce"] + ":auth:" + hex.EncodeToString(h2[:])
-		sum := md5.Sum([]byte(kd))
-		return hex.EncodeToString(sum[:])
-	}
-	if value("AUTHENTICATE:"+dir["digest-uri"]) != dir["response"] {
-		return nil, errors.New("DIGEST-MD5: digest response format violation. Mismatched response.")
-	}
-	return []byte("rspauth=" + value(":"+dir["digest-uri"])), nil
+	return nil, errors.New("DIGEST-MD5: digest response format violation. Mismatched response.")
 }
 
 // parseDigestDirectives reads key=value and key="quoted value" pairs separated by commas.

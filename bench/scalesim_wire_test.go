@@ -4,7 +4,6 @@ package bench
 
 import (
 	"errors"
-	"fmt"
 
 	"github.com/tfyarn/tfyarn/internal/yarnpb/hadoopyarn"
 	"google.golang.org/protobuf/encoding/protowire"
@@ -59,8 +58,7 @@ const (
 	// MasterKeyProto
 	keyID    = 1
 	keyBytes = 2
-	// NMTokenIdentifierProto and ContainerTokenIdentifierProto (yarn_security_token.proto)
-	nmTokenKeyID       = 4
+	// ContainerTokenIdentifierProto (yarn_security_token.proto)
 	containerTokenID   = 1
 	containerTokenSize = 4
 )
@@ -287,20 +285,4 @@ func containerOfToken(identifier []byte) (*hadoopyarn.ContainerIdProto, *hadoopy
 		err = errors.New("the container token names no container")
 	}
 	return id, res, err
-}
-
-// nmTokenKey reads the id of the master key an NMToken's identifier (NMTokenIdentifierProto)
-// was signed with.
-func nmTokenKey(identifier []byte) (int32, error) {
-	key := int32(-1)
-	err := eachField(identifier, func(num protowire.Number, _ protowire.Type, _ []byte, n uint64) error {
-		if num == nmTokenKeyID {
-			key = int32(n)
-		}
-		return nil
-	})
-	if err == nil && key < 0 {
-		err = fmt.Errorf("the NMToken names no master key")
-	}
-	return key, err
 }
