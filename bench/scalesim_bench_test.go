@@ -16,6 +16,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -54,6 +55,11 @@ type simResult struct {
 	NMBeats      int     `json:"nm_heartbeats"`
 	NMBeatAvgMS  float64 `json:"nm_heartbeat_avg_ms"`
 	NMBeatMaxMS  float64 `json:"nm_heartbeat_max_ms"`
+	AMFDsMax     int     `json:"am_open_fds_max"` // sampled each second: its connections
+	Unreported   int     `json:"exit_reports_not_answered_in_10s"`
+	// ListenOverflows is the kernel's count (TcpExtListenOverflows) of connections dropped over
+	// the job because a listening socket's backlog was full: the AM's, during a burst.
+	ListenOverflows int64 `json:"listen_overflows"`
 	LoadBefore   string  `json:"load_1m_before"`
 	LoadMax      float64 `json:"load_1m_max"`
 	Failures     []string
@@ -69,6 +75,12 @@ func TestBenchScaleSim(t *testing.T) {
 		defer c.Control(t, "down")
 	}
 	bin := tfyarnBin(t, c)
+	// Every simulated launcher's connections are this one process's files (on a cluster, each
+	// launcher's own), and the AM inherits the limit: the Go runtime has raised the soft limit to
+	// the hard one already; say what it is.
+	var lim syscall.Rlimit
+	require.NoError(t, syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim))
+	t.Logf("open files limit of the simulation and the AM: %d", lim.Cur)
 	nodes := envInt(t, "BENCH_SIM_NODES", 100)
 	hold, err := time.ParseDuration(envOr("BENCH_SIM_HOLD", "10s"))
 	require.NoError(t, err)
@@ -146,7 +158,8 @@ func runSimJob(t *testing.T, c *clustertest.Cluster, sim *simCluster, timer *cal
 	sim.reset()
 	timer.take("allocate")
 	res := simResult{Tasks: tasks, LoadBefore: loadAvg()}
-	stopLoad := sampleLoad(&res.LoadMax)
+	overflowsBefore := listenOverflows()
+	stopLoad := sampleLoad(sim, &res.LoadMax, &res.AMFDsMax)
 	spec := fmt.Sprintf("%dx1c,128m", tasks)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
@@ -158,6 +171,7 @@ func runSimJob(t *testing.T, c *clustertest.Cluster, sim *simCluster, timer *cal
 	err := cmd.Run()
 	res.ClientWallS = round2(time.Since(start).Seconds())
 	stopLoad()
+	res.ListenOverflows = listenOverflows() - overflowsBefore
 	am := sim.endedAM(60 * time.Second)
 	amLog, _ := os.ReadFile(filepath.Join(am.Dir, "am.stderr"))
 	// Kept for reading where the time went (bench/work is not committed).
@@ -165,7 +179,10 @@ func runSimJob(t *testing.T, c *clustertest.Cluster, sim *simCluster, timer *cal
 	if os.MkdirAll(work, 0o755) == nil {
 		_ = os.WriteFile(filepath.Join(work, fmt.Sprintf("scalesim-%d-am.log", tasks)), amLog, 0o644)
 	}
-	require.NoError(t, err, "client stderr: %s\nAM log: %s", tail(stderr.String(), 3000), tail(string(amLog), 3000))
+	sim.mu.Lock()
+	failures := sim.failures
+	sim.mu.Unlock()
+	require.NoError(t, err, "client stderr: %s\nAM log: %s\nsimulated launchers' failures: %v", tail(stderr.String(), 3000), tail(string(amLog), 3000), failures)
 	var out struct {
 		FinalStatus string `json:"final_status"`
 	}
@@ -178,7 +195,7 @@ func runSimJob(t *testing.T, c *clustertest.Cluster, sim *simCluster, timer *cal
 	if sim.hbCount > 0 {
 		res.NMBeatAvgMS = ms(sim.hbTotal / time.Duration(sim.hbCount))
 	}
-	res.Failures = sim.failures
+	res.Failures, res.Unreported = sim.failures, sim.unreported
 	got := len(sim.specs)
 	sim.mu.Unlock()
 	require.Equal(t, tasks, got, "launchers that got the spec; failures: %v", res.Failures)
@@ -200,6 +217,25 @@ func runSimJob(t *testing.T, c *clustertest.Cluster, sim *simCluster, timer *cal
 	return res
 }
 
+// listenOverflows is the kernel's TcpExtListenOverflows counter (this network namespace's).
+func listenOverflows() int64 {
+	b, err := os.ReadFile("/proc/net/netstat")
+	if err != nil {
+		return 0
+	}
+	lines := strings.Split(string(b), "\n")
+	for i := 0; i+1 < len(lines); i += 2 {
+		names, values := strings.Fields(lines[i]), strings.Fields(lines[i+1])
+		for j, n := range names {
+			if n == "ListenOverflows" && j < len(values) {
+				v, _ := strconv.ParseInt(values[j], 10, 64)
+				return v
+			}
+		}
+	}
+	return 0
+}
+
 func ms(d time.Duration) float64 { return round2(float64(d) / float64(time.Millisecond)) }
 
 func lastOf(ts []time.Time) time.Time {
@@ -212,8 +248,9 @@ func lastOf(ts []time.Time) time.Time {
 	return last
 }
 
-// sampleLoad keeps the highest 1-minute load average seen until the returned func is called.
-func sampleLoad(peak *float64) func() {
+// sampleLoad keeps the highest 1-minute load average and the AM process's most open files seen
+// until the returned func is called.
+func sampleLoad(sim *simCluster, peak *float64, fds *int) func() {
 	done := make(chan struct{})
 	finished := make(chan struct{})
 	go func() {
@@ -221,6 +258,14 @@ func sampleLoad(peak *float64) func() {
 		for {
 			if l, err := strconv.ParseFloat(loadAvg(), 64); err == nil {
 				*peak = max(*peak, l)
+			}
+			sim.mu.Lock()
+			pid := sim.am.PID
+			sim.mu.Unlock()
+			if pid > 0 {
+				if ents, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid)); err == nil {
+					*fds = max(*fds, len(ents))
+				}
 			}
 			select {
 			case <-done:
@@ -239,7 +284,7 @@ func sampleLoad(peak *float64) func() {
 func (s *simCluster) reset() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.started, s.registered, s.specs, s.exits, s.failures = nil, nil, nil, 0, nil
+	s.started, s.registered, s.specs, s.exits, s.unreported, s.failures = nil, nil, nil, 0, 0, nil
 	s.hbCount, s.hbTotal, s.hbMax = 0, 0, 0
 	s.am = simAM{}
 }
