@@ -35,9 +35,13 @@ const (
 
 // simResult is one job of the scale simulation. Times are seconds from the client's start.
 type simResult struct {
-	Tasks        int     `json:"tasks"`
-	Nodes        int     `json:"nodes"`
-	HoldS        float64 `json:"hold_s"`
+	Tasks    int     `json:"tasks"`
+	Nodes    int     `json:"nodes"`
+	HoldS    float64 `json:"hold_s"`
+	AMMemory string  `json:"am_memory,omitempty"` // --am-memory (default 256m)
+	// SimCPUS is this process's CPU over the job: the simulated NodeManagers and launchers
+	// (decoding every spec), which a cluster spreads over its nodes.
+	SimCPUS      float64 `json:"simulation_cpu_s"`
 	Final        string  `json:"final_status"`
 	ClientWallS  float64 `json:"client_wall_s"`
 	AMStartS     float64 `json:"am_process_started_s"`
@@ -59,10 +63,10 @@ type simResult struct {
 	Unreported   int     `json:"exit_reports_not_answered_in_10s"`
 	// ListenOverflows is the kernel's count (TcpExtListenOverflows) of connections dropped over
 	// the job because a listening socket's backlog was full: the AM's, during a burst.
-	ListenOverflows int64 `json:"listen_overflows"`
-	LoadBefore   string  `json:"load_1m_before"`
-	LoadMax      float64 `json:"load_1m_max"`
-	Failures     []string
+	ListenOverflows int64   `json:"listen_overflows"`
+	LoadBefore      string  `json:"load_1m_before"`
+	LoadMax         float64 `json:"load_1m_max"`
+	Failures        []string
 }
 
 // TestBenchScaleSim runs jobs of BENCH_SIM_TASKS (default "1000") tasks through the real
@@ -163,7 +167,13 @@ func runSimJob(t *testing.T, c *clustertest.Cluster, sim *simCluster, timer *cal
 	spec := fmt.Sprintf("%dx1c,128m", tasks)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "run", "--worker", spec, "--name", "bench-sim", "--output", "json", "--", "true")
+	args := []string{"run", "--worker", spec, "--name", "bench-sim", "--output", "json"}
+	if m := os.Getenv("BENCH_SIM_AM_MEMORY"); m != "" {
+		args = append(args, "--am-memory", m)
+		res.AMMemory = m
+	}
+	cmd := exec.CommandContext(ctx, bin, append(args, "--", "true")...)
+	simCPU := processCPU()
 	cmd.Env = c.Env("HADOOP_USER_NAME=alice")
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -172,6 +182,7 @@ func runSimJob(t *testing.T, c *clustertest.Cluster, sim *simCluster, timer *cal
 	res.ClientWallS = round2(time.Since(start).Seconds())
 	stopLoad()
 	res.ListenOverflows = listenOverflows() - overflowsBefore
+	res.SimCPUS = round2((processCPU() - simCPU).Seconds())
 	am := sim.endedAM(60 * time.Second)
 	amLog, _ := os.ReadFile(filepath.Join(am.Dir, "am.stderr"))
 	// Kept for reading where the time went (bench/work is not committed).
@@ -234,6 +245,15 @@ func listenOverflows() int64 {
 		}
 	}
 	return 0
+}
+
+// processCPU is this process's user and system time so far.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 func ms(d time.Duration) float64 { return round2(float64(d) / float64(time.Millisecond)) }
