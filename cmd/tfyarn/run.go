@@ -55,7 +55,7 @@ func runFlags() []cli.Flag {
 		&cli.StringFlag{Name: "queue", Aliases: []string{"q"}, Value: client.DefaultQueue, Usage: "YARN queue"},
 		&cli.StringFlag{Name: "name", Value: "tfyarn", Usage: "application name"},
 		&cli.GenericFlag{Name: "tag", Value: &multiValue{}, Usage: "application tag (repeatable)"},
-		&cli.StringFlag{Name: "am-memory", Value: strconv.Itoa(client.DefaultAMMemoryMiB) + "m", Usage: "ApplicationMaster memory, e.g. 256m or 1g (default: 256m, and 64m more per 1,000 tasks above 1,000)"},
+		&cli.StringFlag{Name: "am-memory", Value: strconv.Itoa(client.DefaultAMMemoryMiB) + "m", Usage: "ApplicationMaster memory, e.g. 256m or 1g (default: 256m, and 96m more per 1,000 tasks above 1,000)"},
 		&cli.IntFlag{Name: "am-vcores", Value: client.DefaultAMVCores, Usage: "ApplicationMaster vcores"},
 		&cli.GenericFlag{Name: "secret-env", Value: &multiValue{}, Usage: "`NAME` of a variable of this environment to pass to every task as is, a secret: its value never lands on a command line, in the job file, a launch context, a log or the job's history (repeatable)"},
 		&cli.GenericFlag{Name: "setenv", Value: &multiValue{}, Usage: "`KEY=VALUE` in every task's environment, VALUE byte for byte (repeatable; KEY: letters, digits and _)"},

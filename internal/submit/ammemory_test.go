@@ -10,12 +10,12 @@ import (
 )
 
 // docs/running-jobs.md: "The ApplicationMaster gets 256 MiB, and 64 MiB more per 1,000 tasks
-// above 1,000: 512 MiB for 5,000 tasks. `--am-memory` sets it."
+// above 1,000: 640 MiB for 5,000 tasks. `--am-memory` sets it."
 func TestClaimsAMMemoryGrowsWithTheJob(t *testing.T) {
 	section := clustertest.DocSection(t, "## Task specs")
 	require.Contains(t, strings.Join(strings.Fields(section), " "),
-		"The ApplicationMaster gets 256 MiB, and 64 MiB more per 1,000 tasks above 1,000: 512 MiB for 5,000 tasks. `--am-memory` sets it.")
-	for tasks, want := range map[int]int64{1: 256, 1000: 256, 1001: 257, 2000: 320, 5000: 512, 10000: 832} {
+		"The ApplicationMaster gets 256 MiB, and 96 MiB more per 1,000 tasks above 1,000: 640 MiB for 5,000 tasks. `--am-memory` sets it.")
+	for tasks, want := range map[int]int64{1: 256, 1000: 256, 1001: 257, 2000: 352, 5000: 640, 10000: 1120} {
 		require.Equal(t, want, AMMemoryFor(tasks), "%d tasks", tasks)
 	}
 	workers := func(n int) Job {
@@ -24,7 +24,7 @@ func TestClaimsAMMemoryGrowsWithTheJob(t *testing.T) {
 		g.Instances = n
 		return Job{Job: taskspec.Job{Tasks: []taskspec.TaskGroup{g}}, User: "alice"}
 	}
-	require.EqualValues(t, 512, workers(5000).WithDefaults().AMMemoryMiB)
+	require.EqualValues(t, 640, workers(5000).WithDefaults().AMMemoryMiB)
 	require.EqualValues(t, DefaultAMMemoryMiB, workers(3).WithDefaults().AMMemoryMiB)
 	named := workers(5000)
 	named.AMMemoryMiB = 1024

@@ -12,12 +12,12 @@ import (
 )
 
 // AMMemoryFor is the ApplicationMaster's memory, in MiB, for a job of tasks tasks that names
-// none: DefaultAMMemoryMiB, and 64 MiB more per 1,000 tasks above 1,000. The AM holds about
+// none: DefaultAMMemoryMiB, and 96 MiB more per 1,000 tasks above 1,000. The AM holds about
 // three connections per running task (its launcher's long-polls): at 5,000 tasks it peaked at
-// 288 MiB in 256 MiB, and at 395 MiB in 512 MiB without pressure (bench/results/scale-sim.md).
+// 288 MiB in 256 MiB (its GC thrashing) and at 395-466 MiB in 512 MiB (bench/results/scale-sim.md).
 func AMMemoryFor(tasks int) int64 {
 	above := int64(max(0, tasks-1000))
-	return DefaultAMMemoryMiB + (above*64+999)/1000
+	return DefaultAMMemoryMiB + (above*96+999)/1000
 }
 
 // Defaults of the submission options (client.Job documents them).
