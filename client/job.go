@@ -37,7 +37,7 @@ type Job struct {
 	taskspec.Job
 
 	Tags        []string // YARN application tags (YARN lower-cases them)
-	AMMemoryMiB int64    // the ApplicationMaster's container (DefaultAMMemoryMiB)
+	AMMemoryMiB int64    // the ApplicationMaster's container (0: DefaultAMMemoryMiB, 96 MiB more per 1,000 tasks above 1,000)
 	AMVCores    int32    // (DefaultAMVCores)
 	// AMNodeLabel is the node label expression of the ApplicationMaster's
 	// container; empty means none (the queue's default). The job-wide

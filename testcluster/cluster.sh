@@ -26,7 +26,8 @@
 # NodeManagers are named by their addresses), every one on NM_PORT (RPC), NM_LOCALIZER_PORT and
 # NM_WEB_PORT of its own address. TC_NM_HOSTS=0: MiniYARNCluster's NodeManagers instead, in the
 # cluster's JVM, all named localhost (no `nm freeze|thaw`).
-# Scale: TC_NODEMANAGERS (default 3, at least 2; NodeManager 1 carries the gpu label),
+# Scale: TC_NODEMANAGERS (default 3, at least 2; NodeManager 1 carries the gpu label; 0 with
+# TC_NM_HOSTS=1: none of Hadoop's, for the simulated ones of bench/scalesim),
 # TC_NM_MEMORY_MB (default 8192) and TC_NM_VCORES (default 8) per NodeManager. TC_NM_EXPIRY_MS:
 # how long a silent NodeManager stays RUNNING before the RM declares it LOST (default 30000:
 # short for tests, yet no busy 2-core machine delays a heartbeat that long).

@@ -55,7 +55,7 @@ func runFlags() []cli.Flag {
 		&cli.StringFlag{Name: "queue", Aliases: []string{"q"}, Value: client.DefaultQueue, Usage: "YARN queue"},
 		&cli.StringFlag{Name: "name", Value: "tfyarn", Usage: "application name"},
 		&cli.GenericFlag{Name: "tag", Value: &multiValue{}, Usage: "application tag (repeatable)"},
-		&cli.StringFlag{Name: "am-memory", Value: strconv.Itoa(client.DefaultAMMemoryMiB) + "m", Usage: "ApplicationMaster memory, e.g. 256m or 1g"},
+		&cli.StringFlag{Name: "am-memory", Value: strconv.Itoa(client.DefaultAMMemoryMiB) + "m", Usage: "ApplicationMaster memory, e.g. 256m or 1g (default: 256m, and 96m more per 1,000 tasks above 1,000)"},
 		&cli.IntFlag{Name: "am-vcores", Value: client.DefaultAMVCores, Usage: "ApplicationMaster vcores"},
 		&cli.GenericFlag{Name: "secret-env", Value: &multiValue{}, Usage: "`NAME` of a variable of this environment to pass to every task as is, a secret: its value never lands on a command line, in the job file, a launch context, a log or the job's history (repeatable)"},
 		&cli.GenericFlag{Name: "setenv", Value: &multiValue{}, Usage: "`KEY=VALUE` in every task's environment, VALUE byte for byte (repeatable; KEY: letters, digits and _)"},
@@ -500,11 +500,14 @@ func applyAffinities(c *cli.Context, job *client.Job) error {
 // applyAMResources sets the ApplicationMaster's container (--am-memory,
 // --am-vcores).
 func applyAMResources(c *cli.Context, job *client.Job) error {
-	mem, err := parseMiB(c.String("am-memory"))
-	if err != nil {
-		return usagef("--am-memory %q: %v", c.String("am-memory"), err)
+	// Unset, the job's size decides (submit.AMMemoryFor): the flag's default is a small job's.
+	if c.IsSet("am-memory") {
+		mem, err := parseMiB(c.String("am-memory"))
+		if err != nil {
+			return usagef("--am-memory %q: %v", c.String("am-memory"), err)
+		}
+		job.AMMemoryMiB = mem
 	}
-	job.AMMemoryMiB = mem
 	if v := c.Int("am-vcores"); v < 1 {
 		return usagef("--am-vcores %d: give at least 1", v)
 	} else {

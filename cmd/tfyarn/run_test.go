@@ -95,6 +95,12 @@ func TestRunJobForms(t *testing.T) {
 			require.Equal(t, []string{"--epochs", "3"}, j.Args)
 			require.Equal(t, "/opt/py/bin/python", j.Python)
 		}},
+		{[]string{"--worker", "5000x1c", "--", "true"}, func(t *testing.T, j client.Job) {
+			require.Zero(t, j.AMMemoryMiB, "no --am-memory: the job's size decides (submit.AMMemoryFor)")
+		}},
+		{[]string{"--worker", "5000x1c", "--am-memory", "1g", "--", "true"}, func(t *testing.T, j client.Job) {
+			require.EqualValues(t, 1024, j.AMMemoryMiB)
+		}},
 		{[]string{"--worker", "2x1c", "--ps", "1c", "--success", "all", "--node-label", "gpu", "--node-label", "ps=cpu", "--", "true"}, func(t *testing.T, j client.Job) {
 			require.Equal(t, taskspec.SuccessAll, j.Success)
 			require.Equal(t, "gpu", j.NodeLabel)

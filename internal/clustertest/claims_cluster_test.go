@@ -95,7 +95,8 @@ func freeLoopbackPort(t *testing.T) int {
 // ports shifted by 20000 (KDC 28090)", "ports shifted by 4000, one more NodeManager", "ports
 // shifted by 8000", "3 NodeManagers", "each NodeManager a process on a host of its own",
 // "containers as their users" (the defaults of cluster.sh), and "the ResourceManager declares it
-// LOST after TC_NM_EXPIRY_MS, 30 s, 10 s on the suite's cluster".
+// LOST after TC_NM_EXPIRY_MS, 30 s, 10 s on the suite's cluster", and docs/test-cluster.md's
+// "TC_NODEMANAGERS=0 ..." (the scale simulation's cluster).
 func TestClaimsClusterProfiles(t *testing.T) {
 	script, err := os.ReadFile(filepath.Join(RepoRoot(), "testcluster", "cluster.sh"))
 	require.NoError(t, err)
@@ -126,6 +127,18 @@ func TestClaimsClusterProfiles(t *testing.T) {
 	require.Equal(t, "4", envOf(faultsProfile)["TC_NODEMANAGERS"], "one more NodeManager")
 	require.Equal(t, "10000", envOf(faultsProfile)["TC_NM_EXPIRY_MS"])
 	require.Equal(t, "8", envOf(scaleProfile)["TC_NODEMANAGERS"], "the scale profile keeps 8")
+	// "TC_NODEMANAGERS=0 starts HDFS and the ResourceManager without any NodeManager of Hadoop's
+	// ... (.testcluster-sim, ports shifted by 12000)": the launcher takes 0 and then starts none.
+	sim := envOf(simProfile)
+	require.Equal(t, "0", sim["TC_NODEMANAGERS"])
+	require.Equal(t, ".testcluster-sim", simProfile.dir)
+	for _, k := range []string{"RM_PORT", "SCHEDULER_PORT", "TRACKER_PORT", "ADMIN_PORT", "RM_WEB_PORT", "NN_PORT", "NN_HTTP_PORT", "NM_PORT", "NM_LOCALIZER_PORT", "NM_WEB_PORT"} {
+		require.Equal(t, strconv.Itoa(defaults[k]+12000), sim[k], "%s %s", simProfile.dir, k)
+	}
+	java, err := os.ReadFile(filepath.Join(RepoRoot(), "testcluster", "src", "main", "java", "dev", "tfyarn", "testcluster", "TestCluster.java"))
+	require.NoError(t, err)
+	require.Contains(t, string(java), "return nodeManagers == 0;")
+	require.Contains(t, string(java), "o.nodeManagers < 2 && !o.simulatedNodes()")
 	// "One NodeManager per host": RPC 8041, localizer 8040, web 8042 on each NodeManager's own address.
 	require.Equal(t, 8041, defaults["NM_PORT"])
 	require.Equal(t, 8040, defaults["NM_LOCALIZER_PORT"])

@@ -153,6 +153,15 @@ var (
 		"RM_WEB_PORT=14088", "NN_PORT=14020", "NN_HTTP_PORT=15870", "TC_NODEMANAGERS=8", "TC_NM_VCORES=32",
 		"NM_PORT=14041", "NM_LOCALIZER_PORT=14040", "NM_WEB_PORT=14042",
 	}}
+	// The scale simulation's cluster (bench/scalesim_bench_test.go): HDFS and the ResourceManager
+	// with no NodeManager of Hadoop's (TC_NODEMANAGERS=0): the benchmark's simulated ones register
+	// over the tracker port and stand in for them. Ports shifted by 12000; NM_PORT is the port every
+	// simulated NodeManager listens on, each on a loopback address of its own.
+	simProfile = profile{name: "plain", dir: ".testcluster-sim", env: []string{
+		"RM_PORT=20032", "SCHEDULER_PORT=20030", "TRACKER_PORT=20031", "ADMIN_PORT=20033",
+		"RM_WEB_PORT=20088", "NN_PORT=20020", "NN_HTTP_PORT=21870", "TC_NODEMANAGERS=0", "TC_NM_HOSTS=1",
+		"TC_EXECUTOR=default", "NM_PORT=20041", "NM_LOCALIZER_PORT=20040", "NM_WEB_PORT=20042",
+	}}
 	// A fourth, plain cluster of its own for the fault-injection suite (ports +4000): stopping
 	// a NodeManager there kills no other test's containers. Its NodeManagers count 32 vcores
 	// each (accounting only) so that the suite's jobs run side by side, and a fourth
@@ -204,6 +213,13 @@ func RequirePrivacy(t testing.TB) *Cluster {
 func RequireKerberos(t testing.TB) *Cluster {
 	t.Helper()
 	return requireProfile(t, kerberosProfile)
+}
+
+// RequireSim returns the scale simulation's cluster (see simProfile): HDFS and a ResourceManager
+// waiting for simulated NodeManagers, starting it if needed. The benchmark stops it.
+func RequireSim(t testing.TB) *Cluster {
+	t.Helper()
+	return requireProfile(t, simProfile)
 }
 
 // RequireScale returns the scale benchmark's cluster (see scaleProfile),

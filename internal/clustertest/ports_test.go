@@ -37,7 +37,7 @@ func TestClusterPortsAvoidEphemeralRange(t *testing.T) {
 	}
 
 	owner := map[int]string{}
-	profiles := []profile{mainProfile, privacyProfile, kerberosProfile, scaleProfile, faultsProfile, dockerProfile}
+	profiles := []profile{mainProfile, privacyProfile, kerberosProfile, scaleProfile, simProfile, faultsProfile, dockerProfile}
 	for _, v := range HadoopVersions {
 		p, _ := hadoopProfile(v.Version)
 		profiles = append(profiles, p)

@@ -274,7 +274,8 @@ func (b *Board) Register(_ context.Context, r Registration) error {
 	b.regs[r.Task] = r
 	if inCluster && b.spec != nil && b.minWorkers > 0 {
 		// An elastic job's late or replacing worker (above); launchers may
-		// hold the old spec.
+		// hold the old spec, and Spec's callers share it: a new one, never
+		// a change to it.
 		b.spec = copySpec(b.spec)
 		b.spec[r.Task.Type][r.Task.Index] = r.Addr()
 	}

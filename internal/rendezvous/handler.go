@@ -17,7 +17,8 @@ type Handler interface {
 	Register(ctx context.Context, r Registration) error
 	// Spec blocks until the cluster spec is published, then returns it, or
 	// returns ctx's error when ctx ends first (the server turns that into
-	// "not yet" and the launcher polls again).
+	// "not yet" and the launcher polls again). The spec returned is shared
+	// by every caller: read it, never change it.
 	Spec(ctx context.Context, task taskspec.TaskID) (taskspec.ClusterSpec, error)
 	// WaitStop blocks until the AM orders the task's program stopped, or
 	// returns ctx's error when ctx ends first. containerID tells a stale

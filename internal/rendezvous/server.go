@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -78,7 +79,33 @@ type Server struct {
 	programs func(taskspec.TaskID) (Program, bool)
 	keys     keyCache // of containers that signed a request
 	refused  *refusals.Log
+	// specAnswers bounds the spec answers built at once: the spec's
+	// publication wakes every launcher's long-poll together, and each
+	// answer is the whole spec encoded, sealed and signed (145 KB at 5,000
+	// tasks). Unbounded, 5,000 of them took the AM to 467 MiB and its
+	// garbage collector's thrashing made the spec reach every launcher 94 s
+	// after the last registered (bench/results/scale-sim.md).
+	specAnswers slots
 }
+
+// slots is a counting semaphore.
+type slots chan struct{}
+
+// specAnswerSlots is how many spec answers are built at once: enough to
+// keep every core busy.
+func specAnswerSlots() slots { return make(slots, 4*runtime.GOMAXPROCS(0)) }
+
+// take waits for a slot, false when ctx ends first.
+func (s slots) take(ctx context.Context) bool {
+	select {
+	case s <- struct{}{}:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+func (s slots) give() { <-s }
 
 // keyCache keeps the keys of containers that authenticated, so a
 // launcher's next call costs one HMAC and its body's AEAD. Only a correct
@@ -126,7 +153,8 @@ func NewServer(secret []byte, h Handler, opts ...Option) (*Server, error) {
 		secret: append([]byte(nil), secret...), h: h,
 		log:     slog.New(slog.NewTextHandler(io.Discard, nil)),
 		maxWait: DefaultMaxWait, now: time.Now,
-		verifier: reqsign.NewVerifier(DefaultClockSkew, maxNonces),
+		verifier:    reqsign.NewVerifier(DefaultClockSkew, maxNonces),
+		specAnswers: specAnswerSlots(),
 	}
 	for _, o := range opts {
 		o(s)
@@ -376,8 +404,12 @@ func (s *Server) spec(r *http.Request, resp responder, container string) {
 		return
 	}
 	cluster, err := s.h.Spec(ctx, task)
+	if err == nil && !s.specAnswers.take(ctx) {
+		err = ctx.Err()
+	}
 	switch {
 	case err == nil:
+		defer s.specAnswers.give()
 		w := wireSpec{Cluster: cluster}
 		if s.programs != nil {
 			if p, ok := s.programs(task); ok {

@@ -46,7 +46,11 @@ func (b *Board) waitStartLocked(ctx context.Context, task taskspec.TaskID, gen i
 			return nil, fmt.Errorf("%w: %v", ErrRendezvousFailed, b.startFailed)
 		}
 		if ok, _ := b.mayStartLocked(task); ok {
-			return copySpec(b.spec), nil
+			// The published spec itself, no copy: the Board replaces it whole
+			// when it changes, and 5,000 launchers woken at once by its
+			// publication would otherwise hold 5,000 copies of it
+			// (bench/results/scale-sim.md).
+			return b.spec, nil
 		}
 		wake := b.startWake
 		b.waiting++

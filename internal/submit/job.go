@@ -11,6 +11,15 @@ import (
 	"github.com/tfyarn/tfyarn/taskspec"
 )
 
+// AMMemoryFor is the ApplicationMaster's memory, in MiB, for a job of tasks tasks that names
+// none: DefaultAMMemoryMiB, and 96 MiB more per 1,000 tasks above 1,000. The AM holds about
+// three connections per running task (its launcher's long-polls): at 5,000 tasks it peaked at
+// 288 MiB in 256 MiB (its GC thrashing) and at 395-466 MiB in 512 MiB (bench/results/scale-sim.md).
+func AMMemoryFor(tasks int) int64 {
+	above := int64(max(0, tasks-1000))
+	return DefaultAMMemoryMiB + (above*96+999)/1000
+}
+
 // Defaults of the submission options (client.Job documents them).
 const (
 	DefaultAMMemoryMiB = 256
@@ -67,7 +76,7 @@ func (j Job) WithDefaults() Job {
 		j.Name = "tfyarn"
 	}
 	if j.AMMemoryMiB <= 0 {
-		j.AMMemoryMiB = DefaultAMMemoryMiB
+		j.AMMemoryMiB = AMMemoryFor(j.Job.TaskCount())
 	}
 	if j.AMVCores <= 0 {
 		j.AMVCores = DefaultAMVCores

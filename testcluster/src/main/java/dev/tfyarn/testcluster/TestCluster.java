@@ -162,7 +162,9 @@ public final class TestCluster {
       nms = new InJvmNodeManagers(yarn, opts.nodeManagers);
     }
     waitForRunningNodes(rm, opts.nodeManagers, 120_000);
-    labelGpuNode();
+    if (!opts.simulatedNodes()) {
+      labelGpuNode();
+    }
     faults = new Faults(base, rm, nms, conf);
     faults.start();
 
@@ -261,6 +263,9 @@ public final class TestCluster {
     }
     if (dfs.getFileSystem().isInSafeMode()) {
       return "NameNode in safe mode";
+    }
+    if (opts.simulatedNodes()) {
+      return null; // the benchmark's simulated NodeManagers come and go with it
     }
     int running = 0;
     for (RMNode node : rm.getRMContext().getRMNodes().values()) {
@@ -522,7 +527,8 @@ public final class TestCluster {
                 declaredGpus = n.getCapability().getResourceValue(GPU);
               }
             }
-            if (nodes.size() == opts.nodeManagers && labelled.size() == 1 && declaredGpus == opts.nmGpus) {
+            if (opts.simulatedNodes()
+                || nodes.size() == opts.nodeManagers && labelled.size() == 1 && declaredGpus == opts.nmGpus) {
               return;
             }
             last = nodes.size() + " RUNNING nodes, labelled " + labelled;
@@ -867,6 +873,15 @@ public final class TestCluster {
     int nmVcores = 8;
     int nmGpus = 2;
     int nodeManagers = 2;
+    /**
+     * No NodeManager of Hadoop's: the ResourceManager waits for simulated ones (bench/scalesim),
+     * which register and heartbeat over its ResourceTracker port; no gpu label, and the health
+     * report counts no nodes.
+     */
+    boolean simulatedNodes() {
+      return nodeManagers == 0;
+    }
+
     /** Each NodeManager a process on a host of its own (NodeManagers), not MiniYARNCluster's. */
     boolean nmHosts = false;
     int nmPort = 8041;
@@ -945,9 +960,13 @@ public final class TestCluster {
       if (o.executor.equals("linux") && o.containerExecutor == null) {
         throw new IllegalArgumentException("--executor linux needs --container-executor PATH");
       }
-      if (o.nodeManagers < 2) {
+      if (o.nodeManagers < 2 && !o.simulatedNodes()) {
         // NodeManager 1 carries the gpu label; NodeManager 0 stays unlabelled for everything else.
-        throw new IllegalArgumentException("--nodemanagers must be at least 2, got " + o.nodeManagers);
+        // 0 is the scale simulation's cluster (bench/scalesim): its NodeManagers are simulated.
+        throw new IllegalArgumentException("--nodemanagers must be 0 (simulated ones) or at least 2, got " + o.nodeManagers);
+      }
+      if (o.simulatedNodes() && !o.nmHosts) {
+        throw new IllegalArgumentException("--nodemanagers 0 needs --nm-hosts true (MiniYARNCluster starts its own)");
       }
       return o;
     }
