@@ -210,7 +210,7 @@ func (s *simCluster) holdLikeAProgram(ctx context.Context, client *rendezvous.Cl
 			after = u.Version
 		}
 	}()
-	go func() { _, _ = client.WaitPreemption(hctx, task, name) }()
+	go func() { _, _ = client.WaitNotice(hctx, task, name, 0) }()
 	select {
 	case <-stop:
 		return true
