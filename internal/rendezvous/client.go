@@ -125,18 +125,24 @@ func (c *Client) WaitSpec(ctx context.Context, task taskspec.TaskID) (taskspec.C
 
 // WaitTaskSpec is WaitSpec with the program the AM gives the task, if any.
 func (c *Client) WaitTaskSpec(ctx context.Context, task taskspec.TaskID) (TaskSpec, error) {
-	q := url.Values{"task": {task.String()}}
+	return longPollFor(ctx, c, "spec", url.Values{"task": {task.String()}}, "the cluster spec as "+task.String(), decodeSpec)
+}
+
+// longPollFor long-polls the AM's op until it answers, decoded by decode,
+// or ctx ends; what names the wait in the error.
+func longPollFor[T any](ctx context.Context, c *Client, op string, q url.Values, what string, decode func([]byte) (T, error)) (T, error) {
+	var zero T
 	for {
-		status, body, err := c.poll(ctx, "spec", q)
+		status, body, err := c.poll(ctx, op, q)
 		if err != nil {
-			return TaskSpec{}, fmt.Errorf("rendezvous: waiting for the cluster spec as %s: %w", task, err)
+			return zero, fmt.Errorf("rendezvous: waiting for %s: %w", what, err)
 		}
 		if status == http.StatusOK {
-			ts, err := decodeSpec(body)
+			v, err := decode(body)
 			if err != nil {
-				return TaskSpec{}, fmt.Errorf("rendezvous: %w", err)
+				return zero, fmt.Errorf("rendezvous: %w", err)
 			}
-			return ts, nil
+			return v, nil
 		}
 	}
 }
@@ -146,19 +152,7 @@ func (c *Client) WaitTaskSpec(ctx context.Context, task taskspec.TaskID) (TaskSp
 // earlier attempt of the task is not obeyed.
 func (c *Client) WaitStop(ctx context.Context, task taskspec.TaskID, containerID string) (StopOrder, error) {
 	q := url.Values{"task": {task.String()}, "container": {containerID}}
-	for {
-		status, body, err := c.poll(ctx, "stop", q)
-		if err != nil {
-			return StopOrder{}, fmt.Errorf("rendezvous: waiting for a stop order as %s: %w", task, err)
-		}
-		if status == http.StatusOK {
-			o, err := decodeStop(body)
-			if err != nil {
-				return StopOrder{}, fmt.Errorf("rendezvous: %w", err)
-			}
-			return o, nil
-		}
-	}
+	return longPollFor(ctx, c, "stop", q, "a stop order as "+task.String(), decodeStop)
 }
 
 // maxResponseBytes bounds what the client reads of an answer; a longer one
@@ -171,19 +165,15 @@ const maxResponseBytes = maxCredentialsBody + sealOverhead + 1<<10
 // ErrNotServed: stop asking it.
 func (c *Client) WaitCredentials(ctx context.Context, task taskspec.TaskID, after uint64) (CredentialsUpdate, *security.Credentials, error) {
 	q := url.Values{"task": {task.String()}, "after": {strconv.FormatUint(after, 10)}}
-	for {
-		status, body, err := c.poll(ctx, "credentials", q)
-		if err != nil {
-			return CredentialsUpdate{}, nil, fmt.Errorf("rendezvous: waiting for credentials newer than version %d as %s: %w", after, task, err)
-		}
-		if status == http.StatusOK {
-			u, creds, err := DecodeCredentials(body)
-			if err != nil {
-				return CredentialsUpdate{}, nil, fmt.Errorf("rendezvous: %w", err)
-			}
-			return u, creds, nil
-		}
+	type update struct {
+		u     CredentialsUpdate
+		creds *security.Credentials
 	}
+	got, err := longPollFor(ctx, c, "credentials", q, fmt.Sprintf("credentials newer than version %d as %s", after, task), func(body []byte) (update, error) {
+		u, creds, err := DecodeCredentials(body)
+		return update{u, creds}, err
+	})
+	return got.u, got.creds, err
 }
 
 // ReportExit tells the AM how the task's program ended. The stderr tail is

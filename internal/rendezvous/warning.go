@@ -110,22 +110,11 @@ func DecodeNotice(body []byte) (Notice, error) {
 // ErrNotServed: stop asking it.
 func (c *Client) WaitNotice(ctx context.Context, task taskspec.TaskID, containerID string, after uint64) (Notice, error) {
 	q := url.Values{"task": {task.String()}, "container": {containerID}, "after": {strconv.FormatUint(after, 10)}}
-	for {
-		status, body, err := c.poll(ctx, "warning", q)
-		if err != nil {
-			return Notice{}, fmt.Errorf("rendezvous: waiting for a warning as %s: %w", task, err)
-		}
-		if status == http.StatusOK {
-			n, err := DecodeNotice(body)
-			if err != nil {
-				return Notice{}, fmt.Errorf("rendezvous: %w", err)
-			}
-			if n.Seq <= after {
-				return Notice{}, fmt.Errorf("rendezvous: the AM answered warning %d when asked for one after %d", n.Seq, after)
-			}
-			return n, nil
-		}
+	n, err := longPollFor(ctx, c, "warning", q, "a warning as "+task.String(), DecodeNotice)
+	if err == nil && n.Seq <= after {
+		return Notice{}, fmt.Errorf("rendezvous: the AM answered warning %d when asked for one after %d", n.Seq, after)
 	}
+	return n, err
 }
 
 func (s *Server) servesNotices() bool {
