@@ -40,7 +40,8 @@ import (
 // that nothing is left behind (no container process, no staging directory, no running
 // application). Programs are trivial (sleep): what is tested is tfyarn's and YARN's handling.
 // Every job is submitted first and the faults injected while they all run, so the suite takes
-// about as long as its slowest case, plus the NodeManager case, which runs alone.
+// about as long as its slowest case, plus the NodeManager cases, which run alone (but the gpu
+// node's, which runs beside the others).
 // With TFYARN_FAULTS_RESULTS=FILE (make faults) it writes the results table there.
 //
 //	make faults
