@@ -254,3 +254,12 @@ def test_pytorch_function(stub, monkeypatch):
     assert res.value == "0"
     argv = run_argv(stub)[-1]
     assert "--framework=pytorch" in argv and "--nproc-per-node=2" in argv
+
+
+def test_pytorch_function_calls_init_process_group_itself():
+    said(section("## Run a function"), "it calls `dist.init_process_group` itself.")
+    # make test-notebooks runs this notebook's function on the test cluster (TestNotebooksAll).
+    with open(os.path.join(ROOT, "examples", "notebooks", "pytorch_ddp.ipynb")) as f:
+        cells = json.load(f)["cells"]
+    code = "".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
+    assert "dist.init_process_group(" in code and 'framework="pytorch"' in code and "nproc_per_node=2" in code
