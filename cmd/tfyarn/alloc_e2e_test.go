@@ -37,8 +37,11 @@ import (
 func TestE2EAlloc(t *testing.T) {
 	c := clustertest.Require(t)
 	bin := clustertest.BuildTfyarn(t)
-	t.Run("deadline", func(t *testing.T) { testAllocDeadline(t, c, bin) })
-	t.Run("gpu wait", func(t *testing.T) { testAllocGPUWait(t, c, bin) })
+	// Both wait out an --alloc-timeout, on nodes of their own: the deadline case fills the two
+	// nodes without a label, the GPU case the gpu node's GPUs. Together they take the time of one.
+	clustertest.Subtests(t, 2,
+		clustertest.Subtest{Name: "gpu wait", Run: func(t *testing.T) { testAllocGPUWait(t, c, bin) }},
+		clustertest.Subtest{Name: "deadline", Run: func(t *testing.T) { testAllocDeadline(t, c, bin) }})
 	t.Run("refused label", func(t *testing.T) { testAllocRefusedLabel(t, c) })
 	t.Run("localization failure", func(t *testing.T) { testAllocLocalizationFailure(t, c, bin) })
 }

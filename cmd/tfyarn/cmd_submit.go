@@ -59,31 +59,18 @@ type submitted struct {
 }
 
 func submitAction(c *cli.Context, e *env) error {
-	out, err := streamOutputFormat(c)
+	req, err := prepareRun(c, false)
 	if err != nil {
 		return err
 	}
-	if _, err := logsMode(c); err != nil {
-		return err
-	}
-	if c.Bool("local") {
-		return usagef("submit --local: a local run ends with its process; use tfyarn run --local")
-	}
-	job, err := runJob(c)
-	if err != nil {
-		return err
-	}
-	cl, err := connectForRun(c, e)
+	job := req.job
+	cl, s, err := connectAndSubmit(c, e, job)
 	if err != nil {
 		return err
 	}
 	defer cl.Close()
-	s, err := submitJob(c, e, cl, job)
-	if err != nil {
-		return err
-	}
 	defer s.Close()
-	switch out {
+	switch req.out {
 	case outputJSON:
 		user, _ := cl.User()
 		return cliout.JSON(e.stdout, submitted{AppID: s.AppID, Name: job.Name, Queue: job.Queue, User: user, UploadedBytes: s.UploadedBytes})

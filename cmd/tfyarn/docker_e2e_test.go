@@ -39,35 +39,11 @@ func TestE2EDockerImage(t *testing.T) {
 	// python3, the user's own uid; the launcher's port is the host's (host networking).
 	inImage := `grep -q 'tfyarn test image' /etc/tfyarn-test-image && python3 -c 'import sys; assert sys.version_info[:2] == (3, 11), sys.version' && test "$(id -u)" = ` + u.Uid + ` && test -n "$TFYARN_TASK_PORT"`
 
-	t.Run("task_in_image", func(t *testing.T) {
-		t.Parallel()
-		stdout, stderr, code := execTfyarnFor(t, c, bin, 5*time.Minute, alice, "run", "--output", "json", "--image", image, "--worker", "2x1c,256m", "--", "sh", "-c", inImage)
-		require.Equal(t, exitOK, code, "stdout: %s\nstderr: %s", stdout, stderr)
-		r := runJSON(t, stdout)
-		require.Equal(t, "SUCCEEDED", r.FinalStatus)
-		// The tasks' exited containers do not pile up in the daemon.
-		for deadline := time.Now().Add(time.Minute); ; time.Sleep(500 * time.Millisecond) {
-			out, err := exec.Command("/usr/bin/docker", "--host", c.DockerHost(), "ps", "--all", "--format", "{{.Names}}").CombinedOutput()
-			require.NoError(t, err, "%s", out)
-			left := 0
-			for _, task := range r.Tasks {
-				if strings.Contains(string(out), task.ContainerID) {
-					left++
-				}
-			}
-			if left == 0 {
-				break
-			}
-			require.True(t, time.Now().Before(deadline), "%d exited task containers still in Docker a minute after the job", left)
-		}
-	})
-	t.Run("same_program_outside_image_fails", func(t *testing.T) {
-		t.Parallel()
-		stdout, stderr, code := execTfyarnFor(t, c, bin, 5*time.Minute, alice, "run", "--output", "json", "--worker", "1c,256m", "--", "sh", "-c", inImage)
-		require.Equal(t, exitJobFailed, code, "stdout: %s\nstderr: %s", stdout, stderr)
-	})
-	t.Run("mwms_in_image_on_three_hosts", func(t *testing.T) {
-		t.Parallel()
+	// The subtests but kill run three at a time once kill has ended, the longest first: they wait
+	// for YARN and Docker more than they compute, and the MWMS job alone takes about as long as all
+	// the others one after the other.
+	var later []clustertest.Subtest
+	later = append(later, clustertest.Subtest{Name: "mwms_in_image_on_three_hosts", Run: func(t *testing.T) {
 		// TensorFlow MultiWorkerMirroredStrategy, three workers on three hosts, each in the image
 		// (which has no TensorFlow): --env ships the TF venv of Debian's /usr/bin/python3
 		// (scripts/tfenv.sh), which runs on the image's own /usr/bin/python3, the same Python
@@ -122,9 +98,48 @@ func TestE2EDockerImage(t *testing.T) {
 		}
 		require.Contains(t, logs, "tfyarn test image, Debian bookworm")
 		require.Contains(t, logs, "python "+imagePython)
-	})
-	t.Run("gpu_in_image", func(t *testing.T) {
-		t.Parallel()
+	}})
+	later = append(later, clustertest.Subtest{Name: "am_attempt_adopts_tasks_in_images", Run: func(t *testing.T) {
+		// The AM (on the host) is killed with --am-attempts 2; attempt 2 adopts both tasks, which
+		// run on in their images and find it through their launchers' control ports. The tasks
+		// count their runs in a directory they mount read-write (the cluster allows such mounts
+		// below the NodeManagers' own directories only).
+		dir := filepath.Join(c.Dir, "data", "nm-0", "local", "e2e-am-attempt-"+filepath.Base(t.TempDir()))
+		require.NoError(t, os.MkdirAll(dir, 0o755))
+		require.NoError(t, os.Chmod(dir, 0o1777))
+		t.Cleanup(func() { os.RemoveAll(dir) })
+		fc := amKilledWithAttemptsOn([]string{"--image", image, "--mount", dir + ":" + dir + ":rw"})
+		j := startFaultJobIn(t, c, bin, dir, fc.args...)
+		fault := fc.inject(t, c, j)
+		r := fc.check(t, c, j, fault)
+		t.Logf("%s in images: %s", fc.name, r.Outcome)
+	}})
+	later = append(later, clustertest.Subtest{Name: "task_in_image", Run: func(t *testing.T) {
+		stdout, stderr, code := execTfyarnFor(t, c, bin, 5*time.Minute, alice, "run", "--output", "json", "--image", image, "--worker", "2x1c,256m", "--", "sh", "-c", inImage)
+		require.Equal(t, exitOK, code, "stdout: %s\nstderr: %s", stdout, stderr)
+		r := runJSON(t, stdout)
+		require.Equal(t, "SUCCEEDED", r.FinalStatus)
+		// The tasks' exited containers do not pile up in the daemon.
+		for deadline := time.Now().Add(time.Minute); ; time.Sleep(500 * time.Millisecond) {
+			out, err := exec.Command("/usr/bin/docker", "--host", c.DockerHost(), "ps", "--all", "--format", "{{.Names}}").CombinedOutput()
+			require.NoError(t, err, "%s", out)
+			left := 0
+			for _, task := range r.Tasks {
+				if strings.Contains(string(out), task.ContainerID) {
+					left++
+				}
+			}
+			if left == 0 {
+				break
+			}
+			require.True(t, time.Now().Before(deadline), "%d exited task containers still in Docker a minute after the job", left)
+		}
+	}})
+	later = append(later, clustertest.Subtest{Name: "same_program_outside_image_fails", Run: func(t *testing.T) {
+		stdout, stderr, code := execTfyarnFor(t, c, bin, 5*time.Minute, alice, "run", "--output", "json", "--worker", "1c,256m", "--", "sh", "-c", inImage)
+		require.Equal(t, exitJobFailed, code, "stdout: %s\nstderr: %s", stdout, stderr)
+	}})
+	later = append(later, clustertest.Subtest{Name: "gpu_in_image", Run: func(t *testing.T) {
 		// The gpu-labelled NodeManager runs YARN's GPU plugin (its GPU discovered from real
 		// nvidia-smi output of one H100) with nvidia-docker-v2: a task that asks for a GPU in an
 		// image runs with the runtime nvidia and NVIDIA_VISIBLE_DEVICES naming the GPU the
@@ -179,25 +194,8 @@ func TestE2EDockerImage(t *testing.T) {
 		res := runJSON(t, r.stdout)
 		require.Equal(t, gpu.ContainerID, res.Tasks[0].ContainerID)
 		require.Contains(t, r.stderr, fmt.Sprintf("[worker:0] visible=%d cuda=\n", gpu.Index), "the task sees the GPU the NodeManager assigned; tfyarn set no CUDA_VISIBLE_DEVICES")
-	})
-	t.Run("am_attempt_adopts_tasks_in_images", func(t *testing.T) {
-		t.Parallel()
-		// The AM (on the host) is killed with --am-attempts 2; attempt 2 adopts both tasks, which
-		// run on in their images and find it through their launchers' control ports. The tasks
-		// count their runs in a directory they mount read-write (the cluster allows such mounts
-		// below the NodeManagers' own directories only).
-		dir := filepath.Join(c.Dir, "data", "nm-0", "local", "e2e-am-attempt-"+filepath.Base(t.TempDir()))
-		require.NoError(t, os.MkdirAll(dir, 0o755))
-		require.NoError(t, os.Chmod(dir, 0o1777))
-		t.Cleanup(func() { os.RemoveAll(dir) })
-		fc := amKilledWithAttemptsOn([]string{"--image", image, "--mount", dir + ":" + dir + ":rw"})
-		j := startFaultJobIn(t, c, bin, dir, fc.args...)
-		fault := fc.inject(t, c, j)
-		r := fc.check(t, c, j, fault)
-		t.Logf("%s in images: %s", fc.name, r.Outcome)
-	})
-	t.Run("mounts", func(t *testing.T) {
-		t.Parallel()
+	}})
+	later = append(later, clustertest.Subtest{Name: "mounts", Run: func(t *testing.T) {
 		// The cluster allows read-only mounts from below its docker-mounts directory only.
 		src := filepath.Join(c.Dir, "docker-mounts", "e2e-"+filepath.Base(t.TempDir()))
 		require.NoError(t, os.MkdirAll(src, 0o755))
@@ -211,9 +209,8 @@ func TestE2EDockerImage(t *testing.T) {
 			"--worker", "1c,256m", "--", "true")
 		require.Equal(t, exitJobFailed, code, "stdout: %s\nstderr: %s", stdout, stderr)
 		require.Contains(t, runJSON(t, stdout).Diagnostics, "docker mount of /etc is not allowed read-only by the cluster")
-	})
-	t.Run("killed_and_restarted_in_image", func(t *testing.T) {
-		t.Parallel()
+	}})
+	later = append(later, clustertest.Subtest{Name: "killed_and_restarted_in_image", Run: func(t *testing.T) {
 		// The first attempt's program is killed (SIGKILL, exit 137) inside the image; the
 		// restarted task runs in the image again and succeeds.
 		program := inImage + ` && if [ "$TFYARN_TASK_ATTEMPT" = 0 ]; then kill -9 $$; fi`
@@ -223,7 +220,46 @@ func TestE2EDockerImage(t *testing.T) {
 		r := runJSON(t, stdout)
 		require.Equal(t, "SUCCEEDED", r.FinalStatus)
 		require.Equal(t, 1, r.Tasks[0].Attempt, "the task ran a second time: %+v", r.Tasks[0])
-	})
+	}})
+	later = append(later, clustertest.Subtest{Name: "untrusted_registry", Run: func(t *testing.T) {
+		stdout, stderr, code := execTfyarnFor(t, c, bin, 5*time.Minute, alice, "run", "--output", "json", "--image", "registry.example.com/ml/tf:2.15", "--worker", "1c,256m", "--", "true")
+		require.Equal(t, exitJobFailed, code, "stdout: %s\nstderr: %s", stdout, stderr)
+		r := runJSON(t, stdout)
+		require.Equal(t, "FAILED", r.FinalStatus)
+		// The helper's own words, not YARN's wrapping of them, in the job's diagnostics, run's
+		// line for the task and the AM's log (read with tfyarn logs once aggregated).
+		reason := "exit code 40: container-executor: docker image registry.example.com/ml/tf:2.15 is from registry registry.example.com, which is not among the cluster's trusted registries (tfyarn.test)"
+		require.Contains(t, r.Diagnostics, "failed: "+reason, "the NodeManager's reason reaches the job's diagnostics")
+		require.NotContains(t, r.Diagnostics, "Exception from container-launch")
+		require.Contains(t, stderr, " worker:0 failed ("+reason)
+		var amLog string
+		for deadline := time.Now().Add(90 * time.Second); ; time.Sleep(2 * time.Second) {
+			var code int
+			amLog, _, code = execTfyarnFor(t, c, bin, time.Minute, alice, "logs", r.AppID, "--task", "am", "--file", "am.stderr")
+			if code == exitOK && strings.Contains(amLog, "job FAILED") {
+				break
+			}
+			require.True(t, time.Now().Before(deadline), "tfyarn logs --task am had no end of the job within 90 s (exit %d):\n%s", code, amLog)
+		}
+		require.Regexp(t, `tfyarn am: worker:0 failed in container_\S+: `+regexp.QuoteMeta(reason), amLog)
+	}})
+	later = append(later, clustertest.Subtest{Name: "missing_image", Run: func(t *testing.T) {
+		// An image of a trusted registry the node does not have (no registry is reachable here;
+		// the helper runs docker with --pull=never): the task fails with docker's own reason.
+		missing := "tfyarn.test/no-such-image:" + randomHex(t)
+		stdout, stderr, code := execTfyarnFor(t, c, bin, 5*time.Minute, alice, "run", "--output", "json", "--image", missing, "--worker", "1c,256m", "--", "true")
+		require.Equal(t, exitJobFailed, code, "stdout: %s\nstderr: %s", stdout, stderr)
+		r := runJSON(t, stdout)
+		require.Equal(t, "FAILED", r.FinalStatus)
+		require.Contains(t, r.Diagnostics, "docker run failed: Error response from daemon: No such image: "+missing, r.Diagnostics)
+		require.NotContains(t, r.Diagnostics, "--help")
+	}})
+	later = append(later, clustertest.Subtest{Name: "invalid_image_name", Run: func(t *testing.T) {
+		_, stderr, code := execTfyarnFor(t, c, bin, time.Minute, alice, "run", "--image", "Registry/UPPER case", "--worker", "1c,256m", "--", "true")
+		require.Equal(t, exitUsage, code, stderr)
+		require.Contains(t, stderr, "is not a valid Docker image name")
+		require.NotContains(t, stderr, "submitted")
+	}})
 	t.Run("kill", func(t *testing.T) {
 		// Not parallel: it runs while the parallel subtests wait, so that the only new task
 		// containers in the cluster's Docker daemon are this job's. tfyarn kill stops them (the
@@ -323,48 +359,7 @@ func TestE2EDockerImage(t *testing.T) {
 			require.True(t, time.Now().Before(deadline), "%d containers of %s still run in Docker a minute after the kill", left, app)
 		}
 	})
-	t.Run("untrusted_registry", func(t *testing.T) {
-		t.Parallel()
-		stdout, stderr, code := execTfyarnFor(t, c, bin, 5*time.Minute, alice, "run", "--output", "json", "--image", "registry.example.com/ml/tf:2.15", "--worker", "1c,256m", "--", "true")
-		require.Equal(t, exitJobFailed, code, "stdout: %s\nstderr: %s", stdout, stderr)
-		r := runJSON(t, stdout)
-		require.Equal(t, "FAILED", r.FinalStatus)
-		// The helper's own words, not YARN's wrapping of them, in the job's diagnostics, run's
-		// line for the task and the AM's log (read with tfyarn logs once aggregated).
-		reason := "exit code 40: container-executor: docker image registry.example.com/ml/tf:2.15 is from registry registry.example.com, which is not among the cluster's trusted registries (tfyarn.test)"
-		require.Contains(t, r.Diagnostics, "failed: "+reason, "the NodeManager's reason reaches the job's diagnostics")
-		require.NotContains(t, r.Diagnostics, "Exception from container-launch")
-		require.Contains(t, stderr, " worker:0 failed ("+reason)
-		var amLog string
-		for deadline := time.Now().Add(90 * time.Second); ; time.Sleep(2 * time.Second) {
-			var code int
-			amLog, _, code = execTfyarnFor(t, c, bin, time.Minute, alice, "logs", r.AppID, "--task", "am", "--file", "am.stderr")
-			if code == exitOK && strings.Contains(amLog, "job FAILED") {
-				break
-			}
-			require.True(t, time.Now().Before(deadline), "tfyarn logs --task am had no end of the job within 90 s (exit %d):\n%s", code, amLog)
-		}
-		require.Regexp(t, `tfyarn am: worker:0 failed in container_\S+: `+regexp.QuoteMeta(reason), amLog)
-	})
-	t.Run("missing_image", func(t *testing.T) {
-		t.Parallel()
-		// An image of a trusted registry the node does not have (no registry is reachable here;
-		// the helper runs docker with --pull=never): the task fails with docker's own reason.
-		missing := "tfyarn.test/no-such-image:" + randomHex(t)
-		stdout, stderr, code := execTfyarnFor(t, c, bin, 5*time.Minute, alice, "run", "--output", "json", "--image", missing, "--worker", "1c,256m", "--", "true")
-		require.Equal(t, exitJobFailed, code, "stdout: %s\nstderr: %s", stdout, stderr)
-		r := runJSON(t, stdout)
-		require.Equal(t, "FAILED", r.FinalStatus)
-		require.Contains(t, r.Diagnostics, "docker run failed: Error response from daemon: No such image: "+missing, r.Diagnostics)
-		require.NotContains(t, r.Diagnostics, "--help")
-	})
-	t.Run("invalid_image_name", func(t *testing.T) {
-		t.Parallel()
-		_, stderr, code := execTfyarnFor(t, c, bin, time.Minute, alice, "run", "--image", "Registry/UPPER case", "--worker", "1c,256m", "--", "true")
-		require.Equal(t, exitUsage, code, stderr)
-		require.Contains(t, stderr, "is not a valid Docker image name")
-		require.NotContains(t, stderr, "submitted")
-	})
+	clustertest.Subtests(t, 3, later...)
 }
 
 // Issue 20: on NodeManagers without YARN's Docker runtime a task asked to run in an image fails

@@ -40,7 +40,8 @@ import (
 // that nothing is left behind (no container process, no staging directory, no running
 // application). Programs are trivial (sleep): what is tested is tfyarn's and YARN's handling.
 // Every job is submitted first and the faults injected while they all run, so the suite takes
-// about as long as its slowest case, plus the NodeManager case, which runs alone.
+// about as long as its slowest case, plus the NodeManager cases, which run alone (but the gpu
+// node's, which runs beside the others).
 // With TFYARN_FAULTS_RESULTS=FILE (make faults) it writes the results table there.
 //
 //	make faults
@@ -81,6 +82,17 @@ func TestE2EFaults(t *testing.T) {
 	for i, fc := range cases {
 		jobs[i] = startFaultJob(t, c, bin, fc.args...)
 	}
+	// Meanwhile on the gpu node, which the cases above (queue default) never use: a job of queue
+	// ml-gpu, whose every container the label puts there, loses the NodeManager its AM runs on.
+	withAM := make(chan struct{})
+	go func() {
+		defer close(withAM)
+		t.Run("nodemanager-lost-with-the-am", func(t *testing.T) {
+			r := testFaultNodeManagerLostWithAM(t, c, bin)
+			r.Scenario = "nodemanager-lost-with-the-am"
+			results.add(r)
+		})
+	}()
 	for i, fc := range cases {
 		if !t.Run("fault/"+fc.name, func(t *testing.T) { faults[i] = fc.inject(t, c, jobs[i]) }) {
 			jobs[i].abandon()
@@ -96,15 +108,11 @@ func TestE2EFaults(t *testing.T) {
 			results.add(r)
 		})
 	}
+	<-withAM
 	// Alone, one after the other: stopping a NodeManager kills whatever runs there.
 	t.Run("nodemanager-lost", func(t *testing.T) {
 		r := testFaultNodeManagerLost(t, c, bin)
 		r.Scenario = "nodemanager-lost"
-		results.add(r)
-	})
-	t.Run("nodemanager-lost-with-the-am", func(t *testing.T) {
-		r := testFaultNodeManagerLostWithAM(t, c, bin)
-		r.Scenario = "nodemanager-lost-with-the-am"
 		results.add(r)
 	})
 	t.Run("nodemanager-lost-with-am-attempts-2", func(t *testing.T) {
@@ -485,10 +493,17 @@ func testFaultNodeManagerFrozen(t *testing.T, c *clustertest.Cluster, bin string
 }
 
 // A NodeManager crashes while the job's ApplicationMaster (and maybe tasks) run on it: without
-// --am-attempts the job fails naming the lost node. The node then comes back.
+// --am-attempts the job fails naming the lost node. The node then comes back. The job is queue
+// ml-gpu's: the gpu node runs all of it, and no other case's container.
 func testFaultNodeManagerLostWithAM(t *testing.T, c *clustertest.Cluster, bin string) faultResult {
-	j := startFaultJob(t, c, bin, "--worker", "2x1c,256m", "--", "sh", "-c", sleepForever)
+	j := startFaultJob(t, c, bin, "--queue", "ml-gpu", "--worker", "2x1c,256m", "--", "sh", "-c", sleepForever)
 	j.waitRegistered(t, "worker:1")
+	for _, task := range []string{"worker:0", "worker:1"} {
+		require.Equal(t, c.Facts["nm1"], j.nodeOf(t, task), "%s runs on the gpu node", task)
+	}
+	pid, _ := findAM(j.appID)
+	require.NotZero(t, pid, "no ApplicationMaster process for %s", j.appID)
+	require.Equal(t, "1", nodeManagerOf(t, pid), "the AM runs on the gpu node (NodeManager 1)")
 	fault := crashAMNode(t, c, j)
 	r := j.requireEnd(t, fault, 40*time.Second, "FAILED", "exitCode: -100", "Container released on a *lost* node")
 	r.Outcome += " (the AM's node)"

@@ -157,36 +157,68 @@ var runDescription = taskspec.SpecHelp + "\n\n" +
 	"tasks: [{task, type, index, state, host, port, container_id, node, exit_code}]}."
 
 func runAction(c *cli.Context, e *env) error {
-	out, err := streamOutputFormat(c)
-	if err != nil {
-		return err
-	}
-	mode, err := logsMode(c)
-	if err != nil {
-		return err
-	}
-	job, err := runJob(c)
+	req, err := prepareRun(c, true)
 	if err != nil {
 		return err
 	}
 	if c.Bool("local") {
-		return runLocalAction(c, e, job, out)
+		return runLocalAction(c, e, req.job, req.out)
 	}
-	cl, err := connectForRun(c, e)
+	// run is submit then wait: one path for both.
+	cl, s, err := connectAndSubmit(c, e, req.job)
 	if err != nil {
 		return err
 	}
 	defer cl.Close()
-	// run is submit then wait: one path for both.
+	defer s.Close()
+	if req.out == outputEvents {
+		e.events.write(submittedOf(c.Context, cl, s, req.job))
+	}
+	return waitJob(c.Context, e, cl, s, decider(req.job.Job), req.logs, req.out)
+}
+
+// runRequest is what run and submit take from the flags they share.
+type runRequest struct {
+	out  string // --output
+	logs string // --logs
+	job  client.Job
+}
+
+// prepareRun checks run's flags, which submit shares, in one order for both: --output, --logs,
+// --local (refused unless localOK: submit's job would end with its process), then the job. The
+// same flags get the same error from both commands.
+func prepareRun(c *cli.Context, localOK bool) (runRequest, error) {
+	out, err := streamOutputFormat(c)
+	if err != nil {
+		return runRequest{}, err
+	}
+	mode, err := logsMode(c)
+	if err != nil {
+		return runRequest{}, err
+	}
+	if !localOK && c.Bool("local") {
+		return runRequest{}, usagef("submit --local: a local run ends with its process; use tfyarn run --local")
+	}
+	job, err := runJob(c)
+	if err != nil {
+		return runRequest{}, err
+	}
+	return runRequest{out: out, logs: mode, job: job}, nil
+}
+
+// connectAndSubmit connects as the flags say and submits job, saying so on stderr: run's and
+// submit's one path to a submitted job. The caller closes both.
+func connectAndSubmit(c *cli.Context, e *env, job client.Job) (*client.Client, *client.Submission, error) {
+	cl, err := connectForRun(c, e)
+	if err != nil {
+		return nil, nil, err
+	}
 	s, err := submitJob(c, e, cl, job)
 	if err != nil {
-		return err
+		cl.Close()
+		return nil, nil, err
 	}
-	defer s.Close()
-	if out == outputEvents {
-		e.events.write(submittedOf(c.Context, cl, s, job))
-	}
-	return waitJob(c.Context, e, cl, s, decider(job.Job), mode, out)
+	return cl, s, nil
 }
 
 // connectForRun connects to the cluster as the global flags and run's own

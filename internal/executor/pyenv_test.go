@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/tfyarn/tfyarn/internal/clustertest"
 	"github.com/tfyarn/tfyarn/taskspec"
 )
 
@@ -157,4 +158,6 @@ func TestProgramImportsTfyarn(t *testing.T) {
 	st, err := os.Stat(sdk)
 	require.NoError(t, err)
 	require.Equal(t, os.FileMode(0o700), st.Mode().Perm(), "private")
+	need := strings.Join(strings.Fields(clustertest.DocSection(t, "## What the tasks need")), " ")
+	require.Contains(t, need, "the binary also puts the package on every task's `PYTHONPATH`")
 }

@@ -107,6 +107,8 @@ func requireStaticAarch64(t *testing.T, tarball string) {
 // --no-deps: the test is offline and a command job needs no cloudpickle (the wheel's
 // Requires-Dist is held by TestWheelHasValidRecordMetadataAndExecutableScript).
 func testWheelRunsJob(t *testing.T, c *clustertest.Cluster, work, wheel string) {
+	install := strings.Join(strings.Fields(clustertest.DocSection(t, "## Installing the Python package")), " ")
+	require.Contains(t, install, "`pip install tfyarn-<version>-py3-none-<platform>.whl` installs the package and the binary.")
 	name := c.User(t, clustertest.TestUser)
 	venv := filepath.Join(work, "venv")
 	asUser(t, c, name, work, 3*time.Minute, systemPython(t), "-m", "venv", venv)

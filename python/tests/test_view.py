@@ -1,5 +1,6 @@
 import _thread
 import json
+import os
 import sys
 import threading
 import time
@@ -47,6 +48,12 @@ def test_jupyter_view_updates_in_place(monkeypatch):
     assert "application_1_0001: FINISHED (SUCCEEDED)" in last["text/plain"]
     assert "worker:0" in last["text/plain"] and "loss=0.5, step=3" in last["text/plain"]
     assert "epoch 1 &lt;done&gt;" in last["text/html"]
+    with open(os.path.join(os.path.dirname(__file__), os.pardir, os.pardir, "docs", "python.md")) as f:
+        page = " ".join(f.read().split())
+    assert (
+        "Inside a Jupyter kernel the job shows as one view updated in place: its state, the tasks, their progress and the deciding task's last lines."
+        in page
+    )
 
 
 def test_plain_outside_jupyter(monkeypatch):
