@@ -44,23 +44,34 @@ func TestE2EKerberos(t *testing.T) {
 	c.Hadoop(t, "hdfs", "dfs", "-mkdir", "-p", "/user/alice/kerberos-e2e")
 	c.Hadoop(t, "hdfs", "dfs", "-put", "-f", local, input)
 
-	// Most of these wait (for the tokens' renew interval and maximum lifetime) rather than compute:
-	// all at once, the longest first, the test takes about as long as its longest.
-	clustertest.Subtests(t, 0,
-		clustertest.Subtest{Name: "without a keytab the tokens end at their maximum lifetime", Run: func(t *testing.T) {
-			testKerberosTokensExpireWithoutKeytab(t, c, bin, input)
-		}},
-		clustertest.Subtest{Name: "keytab job outlives the tokens' maximum lifetime", Run: func(t *testing.T) {
-			testKerberosKeytabOutlivesTokens(t, c, bin, input)
-		}},
-		clustertest.Subtest{Name: "task reads and writes HDFS with its tokens past the renew interval", Run: func(t *testing.T) {
-			testKerberosTaskTokens(t, c, bin, input)
-		}},
-		clustertest.Subtest{Name: "tensorflow from the ticket cache", Run: func(t *testing.T) { testKerberosTensorFlow(t, c, bin) }},
-		clustertest.Subtest{Name: "every protection level", Run: func(t *testing.T) { testKerberosProtection(t, c, bin) }},
-		clustertest.Subtest{Name: "commands from the ticket cache", Run: func(t *testing.T) { testKerberosCommands(t, c, bin) }},
-		clustertest.Subtest{Name: "errors", Run: func(t *testing.T) { testKerberosErrors(t, c, bin) }},
-	)
+	t.Run("commands from the ticket cache", func(t *testing.T) {
+		t.Parallel()
+		testKerberosCommands(t, c, bin)
+	})
+	t.Run("tensorflow from the ticket cache", func(t *testing.T) {
+		t.Parallel()
+		testKerberosTensorFlow(t, c, bin)
+	})
+	t.Run("task reads and writes HDFS with its tokens past the renew interval", func(t *testing.T) {
+		t.Parallel()
+		testKerberosTaskTokens(t, c, bin, input)
+	})
+	t.Run("keytab job outlives the tokens' maximum lifetime", func(t *testing.T) {
+		t.Parallel()
+		testKerberosKeytabOutlivesTokens(t, c, bin, input)
+	})
+	t.Run("without a keytab the tokens end at their maximum lifetime", func(t *testing.T) {
+		t.Parallel()
+		testKerberosTokensExpireWithoutKeytab(t, c, bin, input)
+	})
+	t.Run("every protection level", func(t *testing.T) {
+		t.Parallel()
+		testKerberosProtection(t, c, bin)
+	})
+	t.Run("errors", func(t *testing.T) {
+		t.Parallel()
+		testKerberosErrors(t, c, bin)
+	})
 }
 
 // noTicket is the environment of a process that has no Kerberos ticket.
