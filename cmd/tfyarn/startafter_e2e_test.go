@@ -18,9 +18,11 @@ import (
 // boot, /proc/PID/stat), in $MARKS/<task>. A ps then waits to be stopped; a
 // worker adds how many ps tasks had a program running when it started
 // (processes with the application's TFYARN_APP_ID and a ps TF_CONFIG,
-// which only a started program has) and ends.
+// which only a started program has) and ends. A ps's shell sleeps in a
+// child rather than exec: a process in the middle of execve has no
+// environ to read, and a worker's scan at that moment missed a running ps.
 const startMarkProgram = `now=$(date +%s%N); ticks=$(cut -d' ' -f22 /proc/$$/stat)
-if [ "$TFYARN_TASK_TYPE" = ps ]; then echo "$now $ticks 0" > "$MARKS/$TFYARN_TASK"; exec sleep 60; fi
+if [ "$TFYARN_TASK_TYPE" = ps ]; then echo "$now $ticks 0" > "$MARKS/$TFYARN_TASK"; sleep 60; fi
 seen=$(for f in /proc/[0-9]*/environ; do
   e=$(tr '\0' '\n' < "$f" 2>/dev/null) || continue
   case "$e" in *"TFYARN_APP_ID=$TFYARN_APP_ID"*) case "$e" in *'TF_CONFIG='*'"type":"ps"'*) printf '%s\n' "$e" | grep '^TFYARN_TASK=';; esac;; esac

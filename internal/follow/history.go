@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/tfyarn/tfyarn/internal/contract"
 	"github.com/tfyarn/tfyarn/internal/hdfs"
 )
 
@@ -32,4 +33,25 @@ func (s *Follower) keepHistory(ctx context.Context) {
 		return
 	}
 	_ = s.FS.WriteHistory(ctx, s.AppID, data)
+}
+
+// tellTheEndFromHistory tells the task changes of a job that ended before
+// the client read the AM's final report (one shorter than a poll, or whose
+// AM went before the client asked), from the history the AM wrote before
+// unregistering. Nothing when there is none to read.
+func (s *Follower) tellTheEndFromHistory(ctx context.Context, onEvent func(Event)) {
+	if s.FS == nil || s.status == nil || (s.status.last != nil && s.status.last.Final) {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), historyTimeout)
+	defer cancel()
+	data, err := s.FS.ReadHistory(ctx, s.FS.User(), s.AppID)
+	if err != nil {
+		return
+	}
+	var rep contract.StatusReport
+	if json.Unmarshal(data, &rep) != nil {
+		return
+	}
+	s.status.apply(s.AppID, &rep, onEvent)
 }

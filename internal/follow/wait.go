@@ -143,6 +143,9 @@ func (s *Follower) Wait(ctx context.Context, onEvent func(Event)) (*Result, erro
 			// application's. The AM lingers a moment after unregistering
 			// for a watcher to read the final task table.
 			status.poll(ctx, s.AppID, onEvent)
+			if yarn.IsTerminal(r.GetYarnApplicationState()) {
+				s.tellTheEndFromHistory(ctx, onEvent)
+			}
 			emit(onEvent, last, r)
 			last = r
 			if yarn.IsTerminal(r.GetYarnApplicationState()) {
