@@ -236,7 +236,13 @@ func (c *Client) call(ctx context.Context, method, endpoint string, q url.Values
 			c.reached(base)
 			return status, respBody, nil
 		case ctx.Err() != nil:
-			return 0, nil, fmt.Errorf("%w (last error: %w)", ctx.Err(), err)
+			// This attempt was most likely cut by ctx itself: the last error
+			// worth naming is the one before it (an answer that did not
+			// verify, say), when there was one.
+			if lastErr == nil {
+				lastErr = err
+			}
+			return 0, nil, fmt.Errorf("%w (last error: %w)", ctx.Err(), lastErr)
 		case !retryable(err):
 			return 0, nil, err
 		}
