@@ -191,8 +191,10 @@ func (w *statusWatcher) apply(appID string, rep *contract.StatusReport, onEvent 
 	}
 	w.failures = 0
 	if onEvent != nil {
-		// A restart comes before the tasks' new containers it brought, also
-		// when both happened since the last report.
+		// A restart comes after what the attempts it ended did and before
+		// the new attempts it brought, also when all of it happened since
+		// the last report (a task that failed at once, say).
+		var restarts []string
 		for _, cause := range newRestarts(w.last, rep) {
 			if w.told[cause] {
 				continue // a later AM attempt lists the earlier ones' again
@@ -201,12 +203,29 @@ func (w *statusWatcher) apply(appID string, rep *contract.StatusReport, onEvent 
 				w.told = map[string]bool{}
 			}
 			w.told[cause] = true
-			onEvent(Event{Time: time.Now(), AppID: appID, Restart: cause})
+			restarts = append(restarts, cause)
 		}
-		for _, ev := range taskChanges(w.last, rep) {
+		changes := taskChanges(w.last, rep)
+		if len(restarts) > 0 {
+			changes = beforeAndAfter(w.last, changes)
+		}
+		restartsTold := false
+		tellRestarts := func() {
+			if !restartsTold {
+				restartsTold = true
+				for _, cause := range restarts {
+					onEvent(Event{Time: time.Now(), AppID: appID, Restart: cause})
+				}
+			}
+		}
+		for _, ev := range changes {
+			if ev.Task.Attempt != attemptIn(w.last, ev.Task.Task) {
+				tellRestarts()
+			}
 			ev.AppID = appID
 			onEvent(ev)
 		}
+		tellRestarts()
 		for _, ev := range progressChanges(w.last, rep) {
 			ev.AppID = appID
 			onEvent(ev)
@@ -403,6 +422,33 @@ func taskChanges(prev, cur *contract.StatusReport) []Event {
 	}
 	countsAtEvents(before, counts, evs)
 	return evs
+}
+
+// beforeAndAfter orders task changes around restarts: first those of the
+// attempts prev knew (a launch and failure the client had not seen yet),
+// then those of new attempts; each part in its own order.
+func beforeAndAfter(prev *contract.StatusReport, evs []Event) []Event {
+	var before, after []Event
+	for _, ev := range evs {
+		if ev.Task.Attempt == attemptIn(prev, ev.Task.Task) {
+			before = append(before, ev)
+		} else {
+			after = append(after, ev)
+		}
+	}
+	return append(before, after...)
+}
+
+// attemptIn is task's attempt in rep; 0 when rep does not list it.
+func attemptIn(rep *contract.StatusReport, task string) int {
+	if rep != nil {
+		for _, t := range rep.Tasks {
+			if t.Task == task {
+				return t.Attempt
+			}
+		}
+	}
+	return 0
 }
 
 // progressChanges are the tasks whose program reported new progress (TFYARN_PROGRESS_FILE) since

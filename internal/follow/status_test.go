@@ -382,3 +382,50 @@ func TestRestartToldBeforeTheNewContainers(t *testing.T) {
 	w.apply("application_1_0001", again, record)
 	require.Equal(t, []string{"restart", "launched c5", "registered c5"}, got)
 }
+
+// A task that failed at once, its launch never seen: its container is told
+// as started before the restart its failure caused, never after it (a
+// CI-shaped run's TestE2ERestarts/restarted read it so under load).
+func TestFailureUnseenToldBeforeItsRestart(t *testing.T) {
+	exit1, exit143 := int32(1), int32(143)
+	cause := "restart 1 after worker:0 (container c2 on n:1) failed: exit code 1"
+	first := &contract.StatusReport{AppID: "application_1_0001", Tasks: []contract.TaskReport{
+		{Task: "chief:0", State: "running", ContainerID: "c1"},
+		{Task: "worker:0", State: "pending"},
+	}}
+	stopping := &contract.StatusReport{AppID: "application_1_0001", RestartCauses: []string{cause}, Tasks: []contract.TaskReport{
+		{Task: "chief:0", State: "stopped", ContainerID: "c1", ExitCode: &exit143},
+		{Task: "worker:0", State: "failed", ContainerID: "c2", ExitCode: &exit1},
+	}}
+	requeued := &contract.StatusReport{AppID: "application_1_0001", RestartCauses: []string{cause}, Tasks: []contract.TaskReport{
+		{Task: "chief:0", State: "running", Attempt: 1, ContainerID: "c3"},
+		{Task: "worker:0", State: "pending", Attempt: 1, ContainerID: "c2"},
+	}}
+	for _, tc := range []struct {
+		name       string
+		seen, next *contract.StatusReport
+		want       []string
+	}{
+		{"in one report", first, stopping, []string{"launched c2", "ended c1", "ended c2", "restart"}},
+		{"with the new attempts", first, requeued, []string{"restart", "launched c3"}},
+		{"as the first report", nil, stopping, []string{"launched c1", "launched c2", "ended c1", "ended c2", "restart"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newStatusWatcher(nil)
+			var got []string
+			record := func(ev Event) {
+				switch {
+				case ev.Restart != "":
+					got = append(got, "restart")
+				case ev.Task != nil:
+					got = append(got, ev.TaskChange+" "+ev.Task.ContainerID)
+				}
+			}
+			if tc.seen != nil {
+				w.apply("application_1_0001", tc.seen, nil)
+			}
+			w.apply("application_1_0001", tc.next, record)
+			require.Equal(t, tc.want, got)
+		})
+	}
+}
