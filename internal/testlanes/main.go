@@ -107,6 +107,9 @@ type test struct {
 	action  string // pass, fail, skip; "" while it runs
 	elapsed float64
 	output  []string
+	// began is when it ran last (its run, or its cont after a pause as a parallel test),
+	// ended when it passed or failed; zero when the stream had no times.
+	began, ended time.Time
 }
 
 type pkg struct {
@@ -162,8 +165,10 @@ func readLane(name string, r io.Reader) (*lane, error) {
 		switch e.Action {
 		case "output":
 			t.output = append(t.output, e.Output)
+		case "run", "cont":
+			t.began = e.Time
 		case "pass", "fail", "skip":
-			t.action, t.elapsed = e.Action, e.Elapsed
+			t.action, t.elapsed, t.ended = e.Action, e.Elapsed, e.Time
 		}
 	}
 	return l, sc.Err()
@@ -306,17 +311,30 @@ func timings(lanes []*lane) []timing {
 	return all
 }
 
-// wallOf is how long a top-level test took. A test whose subtests are parallel returns before
-// they run, and go test reports only its own time (0.0 s): then the time is its longest subtest,
-// or half of all its subtests' time when that is more (they run two at a time on two cores).
+// wallOf is how long a top-level test took: from when it last began (a parallel test pauses
+// until the serial ones are done) to the end of the last of its subtests. A test whose subtests
+// are parallel returns before they run, and go test reports only its own time (0.0 s), and the
+// sum of its subtests' times counts those that ran at once twice. A stream without times (older
+// records) falls back to the longest subtest, or half of all its subtests' time when that is
+// more (they run two at a time on two cores).
 func (p *pkg) wallOf(name string) float64 {
-	own := p.tests[name].elapsed
+	top := p.tests[name]
+	own := top.elapsed
 	var longest, sum float64
+	end := top.ended
 	for _, n := range p.order {
-		if rest, ok := strings.CutPrefix(n, name+"/"); ok && !strings.Contains(rest, "/") {
-			longest = max(longest, p.tests[n].elapsed)
-			sum += p.tests[n].elapsed
+		if rest, ok := strings.CutPrefix(n, name+"/"); ok {
+			if sub := p.tests[n]; sub.ended.After(end) {
+				end = sub.ended
+			}
+			if !strings.Contains(rest, "/") {
+				longest = max(longest, p.tests[n].elapsed)
+				sum += p.tests[n].elapsed
+			}
 		}
+	}
+	if !top.began.IsZero() && !top.ended.IsZero() {
+		return max(own, end.Sub(top.began).Seconds())
 	}
 	return max(own, longest, sum/2)
 }

@@ -76,3 +76,26 @@ func TestLastLinesSkipsBlankAndRunLines(t *testing.T) {
 		t.Errorf("lastLines = %q", got)
 	}
 }
+
+// A parallel test's subtests run at once after it returned: its time is from when it went on
+// after its pause to its last subtest's end, not the sum of its subtests' times.
+func TestWallOfParallelSubtestsByTheClock(t *testing.T) {
+	const timed = `{"Time":"2026-11-29T10:00:00Z","Action":"run","Package":"k","Test":"TestKerberos"}
+{"Time":"2026-11-29T10:00:00Z","Action":"pause","Package":"k","Test":"TestKerberos"}
+{"Time":"2026-11-29T10:01:00Z","Action":"cont","Package":"k","Test":"TestKerberos"}
+{"Time":"2026-11-29T10:01:00Z","Action":"run","Package":"k","Test":"TestKerberos/a"}
+{"Time":"2026-11-29T10:01:00Z","Action":"run","Package":"k","Test":"TestKerberos/b"}
+{"Time":"2026-11-29T10:01:00Z","Action":"run","Package":"k","Test":"TestKerberos/c"}
+{"Time":"2026-11-29T10:02:40Z","Action":"pass","Package":"k","Test":"TestKerberos/a","Elapsed":100}
+{"Time":"2026-11-29T10:02:40Z","Action":"pass","Package":"k","Test":"TestKerberos/b","Elapsed":100}
+{"Time":"2026-11-29T10:03:30Z","Action":"pass","Package":"k","Test":"TestKerberos/c","Elapsed":150}
+{"Time":"2026-11-29T10:03:30Z","Action":"pass","Package":"k","Test":"TestKerberos","Elapsed":0}
+`
+	l, err := readLane("lane2", strings.NewReader(timed))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := l.pkgs[0].wallOf("TestKerberos"); got != 150 {
+		t.Errorf("wall = %.1f s, want 150 (10:01:00 to 10:03:30; the subtests' sum / 2 is 175)", got)
+	}
+}
