@@ -206,6 +206,11 @@ type Job struct {
 	// framework that takes it (PyTorch's): it goes on while at least this
 	// many workers are left.
 	MinWorkers int `json:",omitempty"`
+	// ElasticLastCall (--elastic-last-call), when set, is how long an
+	// elastic job's members that have met --min-workers wait for more
+	// before they start a round (torch's last_call_timeout; 0 leaves the
+	// framework's default, torch's 30 s). Whole seconds.
+	ElasticLastCall time.Duration `json:",omitempty"`
 	// Images (--image) run task containers in Docker images through
 	// YARN's Docker runtime: the key AllTypes ("") for every type, a type's
 	// name for that type's own; nil runs every task on the default runtime.

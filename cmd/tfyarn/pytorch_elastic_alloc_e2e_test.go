@@ -33,7 +33,7 @@ func TestE2EPyTorchElasticAllocTimeout(t *testing.T) {
 	stopFile := filepath.Join(progress, "stop")
 	const allocTimeout = 45 * time.Second
 	run := startTfyarn(t, c, bin, 8*time.Minute, "run", "--framework", "pytorch", "--queue", "ml-gpu",
-		"--worker", "3x1c,1536m,1gpu", "--min-workers", "2", "--alloc-timeout", allocTimeout.String(),
+		"--worker", "3x1c,1536m,1gpu", "--min-workers", "2", "--elastic-last-call", "5s", "--alloc-timeout", allocTimeout.String(),
 		"--python", python, "--output", "json", "--name", "e2e-pytorch-elastic-alloc",
 		filepath.Join(c.Root, "examples", "pytorch_elastic.py"), "--", "--steps", "1000", "--step-seconds", "0.5",
 		"--progress-dir", progress, "--stop-file", stopFile)

@@ -35,11 +35,15 @@ func TestE2EPyTorchElastic(t *testing.T) {
 	t.Run("local", func(t *testing.T) { t.Parallel(); testElasticLosesAWorker(t, c, bin, python, true) })
 }
 
+// lastCall is the elastic tests' --elastic-last-call: torch's default 30 s
+// would be waited at the start and after the loss, a minute of each test.
+const lastCall = 5 * time.Second
+
 func testElasticLosesAWorker(t *testing.T, c *clustertest.Cluster, bin, python string, local bool) {
 	// The containers write their steps here: as the submitting user
 	// (alice) on a cluster that runs containers as their users.
 	progress := clustertest.ContainerDir(t)
-	args := []string{"run", "--framework", "pytorch", "--worker", "3x1c,1536m", "--min-workers", "2", "--python", python, "--output", "json"}
+	args := []string{"run", "--framework", "pytorch", "--worker", "3x1c,1536m", "--min-workers", "2", "--elastic-last-call", lastCall.String(), "--python", python, "--output", "json"}
 	if local {
 		args = append(args, "--local")
 	} else {
@@ -58,8 +62,9 @@ func testElasticLosesAWorker(t *testing.T, c *clustertest.Cluster, bin, python s
 	// The job starts with --min-workers: worker:2's torchrun is held
 	// (SIGSTOP) as soon as it starts, before it has imported torch and
 	// joined the rendezvous, as a worker whose container comes late; the
-	// two others' agents meet, wait torch's 30 s last call for more, and
-	// train as a world of 2 (restart 0: the first round, no failure).
+	// two others' agents meet, wait the last call for more
+	// (--elastic-last-call, torch's 30 s by default), and train as a world
+	// of 2 (restart 0: the first round, no failure).
 	late := holdNewAgent(progress, "worker:2", nil, 4*time.Minute)
 	for {
 		_, ok0 := stepAtLeast(filepath.Join(progress, "worker-0.local0.step"), 2)
@@ -106,7 +111,7 @@ func testElasticLosesAWorker(t *testing.T, c *clustertest.Cluster, bin, python s
 	killedAt, _, _, _ := readStep(victim)
 	killed := time.Now()
 
-	// The AM replaces worker:0 within seconds, inside the 30 s torch's
+	// The AM replaces worker:0 within seconds, inside the last call the
 	// agents wait for more members once --min-workers have met again: the
 	// new round would have all 3 at once, and the survivors would never be
 	// seen going on without it. So the replacement's torchrun is held

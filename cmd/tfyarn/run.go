@@ -67,6 +67,7 @@ func runFlags() []cli.Flag {
 		&cli.StringFlag{Name: "spread", Usage: "no two tasks of task `TYPE` on one node, or `all`: no two chief, worker or ps tasks on one node (YARN placement constraints: the ResourceManager needs yarn.resourcemanager.placement-constraints.handler=scheduler); a spread the cluster's nodes can never hold is refused; a spread task restarts with the cluster, not alone"},
 		&cli.StringFlag{Name: "framework", Usage: "what launches the program in each task: `tensorflow` (the default: TF_CONFIG), pytorch (torchrun in every --worker container, c10d rendezvous, torchrun's variables; a script only) or jax (JAX_COORDINATOR_ADDRESS, JAX_NUM_PROCESSES, JAX_PROCESS_ID: jax.distributed.initialize() needs no arguments); pytorch and jax jobs have only --worker tasks and succeed when every one exits 0"},
 		&cli.IntFlag{Name: "nproc-per-node", Usage: "--framework pytorch: processes torchrun starts in each worker container (`N`, default 1), each with its RANK and LOCAL_RANK"},
+		&cli.DurationFlag{Name: "elastic-last-call", Usage: "with --min-workers: how long the workers that have met wait for more before they start a round (torch's last call; default 30s; whole seconds up to 10m)"},
 		&cli.IntFlag{Name: "min-workers", Usage: "--framework pytorch: an elastic job (torchrun --nnodes MIN:MAX on a rendezvous store the ApplicationMaster serves): losing a worker is no failure while at least `N` workers are left; the others go on without it"},
 		&cli.StringFlag{Name: "success", Usage: "what decides the job: `chief` (TensorFlow: chief:0, or worker:0 without a chief; the default with --chief, --ps, --evaluator or a script) or all (every task must exit 0; the default otherwise)"},
 		&cli.StringFlag{Name: "env", Usage: "the job's Python environment: a venv or conda env `DIR` (packed on the fly) or an ARCHIVE of one (.tar.gz/.tgz, from tfyarn pack); uploaded once (content-addressed), unpacked into ./env/ of every task, env/bin first on PATH"},
@@ -389,6 +390,7 @@ func runJob(c *cli.Context) (client.Job, error) {
 	job.Framework = strings.ToLower(strings.TrimSpace(c.String("framework")))
 	job.ProcsPerNode = c.Int("nproc-per-node")
 	job.MinWorkers = c.Int("min-workers")
+	job.ElasticLastCall = c.Duration("elastic-last-call")
 	if err := job.CheckFramework(); err != nil {
 		return client.Job{}, usagef("%v", err)
 	}

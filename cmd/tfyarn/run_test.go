@@ -42,6 +42,8 @@ func TestRunUsageErrors(t *testing.T) {
 		{[]string{"run", "--worker", "2x1c", "--min-workers", "1", "--framework", "jax", "--", "true"}, "--min-workers is for --framework pytorch"},
 		{[]string{"run", "--worker", "2x1c", "--min-workers", "3", "--framework", "pytorch", "train.py"}, "--min-workers 3: give from 1 to the job's 2 workers"},
 		{[]string{"run", "--worker", "2x1c", "--min-workers", "1", "--max-restarts", "2", "--framework", "pytorch", "train.py"}, "--min-workers goes on without a lost worker instead of restarting the job"},
+		{[]string{"run", "--worker", "2x1c", "--elastic-last-call", "5s", "--framework", "pytorch", "train.py"}, "--elastic-last-call is for an elastic job: add --min-workers N"},
+		{[]string{"run", "--worker", "2x1c", "--min-workers", "1", "--elastic-last-call", "500ms", "--framework", "pytorch", "train.py"}, "--elastic-last-call 500ms: give whole seconds from 1s to 10m0s"},
 		{[]string{"run", "--worker", "2x1c", "--framework", "jax", "--nproc-per-node", "-1", "--", "true"}, "--nproc-per-node -1 is negative"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {

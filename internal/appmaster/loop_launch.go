@@ -4,6 +4,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/tfyarn/tfyarn/internal/appmaster/core"
 	"github.com/tfyarn/tfyarn/internal/contract"
@@ -56,6 +57,9 @@ func TaskLaunchContext(jf contract.JobFile, ln core.Launch, amAddress string, to
 	}
 	if jf.Job.MinWorkers > 0 {
 		env[contract.EnvMinWorkers] = strconv.Itoa(jf.Job.MinWorkers)
+	}
+	if s := int(jf.Job.ElasticLastCall / time.Second); s > 0 {
+		env[contract.EnvElasticLastCall] = strconv.Itoa(s)
 	}
 	if jf.PythonEnv != "" {
 		env[contract.EnvPythonEnv] = jf.PythonEnv

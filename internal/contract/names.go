@@ -98,7 +98,10 @@ const (
 	// the host:port of the side service the AM serves for the job when its
 	// framework asks for one (framework.Framework.JobService).
 	EnvMinWorkers = "TFYARN_MIN_WORKERS"
-	EnvJobService = "TFYARN_JOB_SERVICE"
+	// EnvElasticLastCall is an elastic job's --elastic-last-call in whole
+	// seconds, unset for the framework's default.
+	EnvElasticLastCall = "TFYARN_ELASTIC_LAST_CALL"
+	EnvJobService      = "TFYARN_JOB_SERVICE"
 )
 
 // EnvJobServiceToken carries a task's token for the job's side service
@@ -129,7 +132,7 @@ const SecretEnvAliasPrefix = "tfyarn.secret-env."
 func SetForTasks(name string) bool {
 	switch name {
 	case EnvTask, EnvTaskType, EnvTaskIndex, EnvTaskAttempt, EnvRestart, EnvRetakePort, EnvAppID,
-		EnvAMAddress, EnvAMControl, EnvPythonEnv, EnvPythonEnvLayers, EnvPythonPath, EnvFramework, EnvProcsPerNode, EnvFailOnLog, EnvExcludeNodeOnLog, EnvMinWorkers, EnvJobService, EnvJobServiceToken, EnvTaskPort, EnvPreemptionFile, EnvWarningsFile, EnvProgressFile, EnvResultFile,
+		EnvAMAddress, EnvAMControl, EnvPythonEnv, EnvPythonEnvLayers, EnvPythonPath, EnvFramework, EnvProcsPerNode, EnvFailOnLog, EnvExcludeNodeOnLog, EnvMinWorkers, EnvElasticLastCall, EnvJobService, EnvJobServiceToken, EnvTaskPort, EnvPreemptionFile, EnvWarningsFile, EnvProgressFile, EnvResultFile,
 		EnvTokenFile, "HADOOP_USER_NAME":
 		return true
 	}

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/tfyarn/tfyarn/internal/contract"
 	"github.com/tfyarn/tfyarn/internal/framework"
@@ -87,13 +88,21 @@ func launchOf(task taskspec.TaskID, cluster taskspec.ClusterSpec, port int, argv
 			return framework.Launch{}, fmt.Errorf("%s=%q is not a number of workers", contract.EnvMinWorkers, v)
 		}
 	}
+	var lastCall time.Duration
+	if v, ok := lookupEnv(env, contract.EnvElasticLastCall); ok {
+		seconds, err := strconv.Atoi(v)
+		if err != nil || seconds < 1 {
+			return framework.Launch{}, fmt.Errorf("%s=%q is not a number of seconds", contract.EnvElasticLastCall, v)
+		}
+		lastCall = time.Duration(seconds) * time.Second
+	}
 	service, _ := lookupEnv(env, contract.EnvJobService)
 	token, _ := lookupEnv(env, contract.EnvJobServiceToken)
 	runID, _ := lookupEnv(env, contract.EnvAppID)
 	if r, ok := lookupEnv(env, contract.EnvRestart); ok {
 		runID += "-" + r
 	}
-	return f.Launch(framework.Task{ID: task, Cluster: cluster, Port: port, Argv: argv, Env: env, ProcsPerNode: procs, RunID: runID, MinWorkers: minWorkers, JobService: service, JobServiceToken: token})
+	return f.Launch(framework.Task{ID: task, Cluster: cluster, Port: port, Argv: argv, Env: env, ProcsPerNode: procs, RunID: runID, MinWorkers: minWorkers, ElasticLastCall: lastCall, JobService: service, JobServiceToken: token})
 }
 
 func setEnv(env []string, name, value string, override bool) []string {

@@ -26,6 +26,7 @@ import (
 	"fmt"
 	"net"
 	"strings"
+	"time"
 
 	"github.com/tfyarn/tfyarn/internal/reqsign"
 	"github.com/tfyarn/tfyarn/internal/success"
@@ -127,6 +128,10 @@ type Task struct {
 	RunID string
 	// MinWorkers, above 0, is an elastic job's --min-workers.
 	MinWorkers int
+	// ElasticLastCall, when set, is how long an elastic job's members that
+	// have met MinWorkers wait for more before a round starts
+	// (--elastic-last-call); 0 leaves the framework's default.
+	ElasticLastCall time.Duration
 	// JobService is the host:port of the job's side service
 	// (Framework.JobService), "" when it has none.
 	JobService string

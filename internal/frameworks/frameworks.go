@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/tfyarn/tfyarn/internal/framework"
 	"github.com/tfyarn/tfyarn/internal/framework/jax"
@@ -101,11 +102,23 @@ func CheckJob(job taskspec.Job) error {
 			return &taskspec.ValidationError{Message: "--min-workers goes on without a lost worker instead of restarting the job: drop --max-restarts and --retry-exit-codes"}
 		}
 	}
+	if job.ElasticLastCall != 0 {
+		switch {
+		case job.MinWorkers == 0:
+			return &taskspec.ValidationError{Message: "--elastic-last-call is for an elastic job: add --min-workers N"}
+		case job.ElasticLastCall < time.Second || job.ElasticLastCall > MaxElasticLastCall || job.ElasticLastCall%time.Second != 0:
+			return &taskspec.ValidationError{Message: fmt.Sprintf("--elastic-last-call %s: give whole seconds from 1s to %s", job.ElasticLastCall, MaxElasticLastCall)}
+		}
+	}
 	if job.ProcsPerNode > maxProcsPerNode {
 		return &taskspec.ValidationError{Message: fmt.Sprintf("--nproc-per-node %d is more than %d; give fewer processes per container", job.ProcsPerNode, maxProcsPerNode)}
 	}
 	return CheckEnv(job, job.Env, "")
 }
+
+// MaxElasticLastCall bounds --elastic-last-call: longer, a lost worker's
+// survivors would sit idle that long before going on.
+const MaxElasticLastCall = 10 * time.Minute
 
 // able names the frameworks with an ability (those for which of gives a
 // description) and their descriptions, each joined by " or ".

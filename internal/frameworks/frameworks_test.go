@@ -3,6 +3,7 @@ package frameworks
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"github.com/tfyarn/tfyarn/internal/framework"
@@ -76,6 +77,17 @@ func TestLaunch(t *testing.T) {
 			want: framework.Launch{
 				Argv: []string{"py", "-m", "torch.distributed.run", "--nnodes=1:2", "--nproc-per-node=1",
 					"--rdzv-backend=c10d", "--rdzv-endpoint=am:5000", "--rdzv-id=r", "--rdzv-conf=is_host=false",
+					"--max-restarts=10", "el.py"},
+				Set:      map[string]string{"TORCH_DISABLE_SHARE_RDZV_TCP_STORE": "1"},
+				Describe: "elastic torchrun node, 1 to 2 nodes, 1 process(es), rendezvous at am:5000 (r)",
+			},
+		},
+		{
+			name: "elastic pytorch with --elastic-last-call: torch's last call in its rendezvous conf", framework: pytorch.Name,
+			task: framework.Task{ID: w(1), Cluster: twoWorkers, Port: 200, Argv: []string{"py", "el.py"}, RunID: "r", MinWorkers: 1, ElasticLastCall: 5 * time.Second, JobService: "am:5000"},
+			want: framework.Launch{
+				Argv: []string{"py", "-m", "torch.distributed.run", "--nnodes=1:2", "--nproc-per-node=1",
+					"--rdzv-backend=c10d", "--rdzv-endpoint=am:5000", "--rdzv-id=r", "--rdzv-conf=is_host=false,last_call_timeout=5",
 					"--max-restarts=10", "el.py"},
 				Set:      map[string]string{"TORCH_DISABLE_SHARE_RDZV_TCP_STORE": "1"},
 				Describe: "elastic torchrun node, 1 to 2 nodes, 1 process(es), rendezvous at am:5000 (r)",
@@ -212,6 +224,10 @@ func TestCheckJob(t *testing.T) {
 		{taskspec.Job{Framework: pytorch.Name, Tasks: workers, Script: "t.py", MinWorkers: 3}, "--min-workers 3: give from 1 to the job's 2 workers"},
 		{taskspec.Job{Framework: pytorch.Name, Tasks: workers, Script: "t.py", MinWorkers: -1}, "--min-workers -1: give from 1 to the job's 2 workers"},
 		{taskspec.Job{Tasks: workers, Script: "t.py", MinWorkers: 1}, "--min-workers is for --framework pytorch"},
+		{taskspec.Job{Framework: pytorch.Name, Tasks: workers, Script: "t.py", MinWorkers: 1, ElasticLastCall: 5 * time.Second}, ""},
+		{taskspec.Job{Framework: pytorch.Name, Tasks: workers, Script: "t.py", ElasticLastCall: 5 * time.Second}, "--elastic-last-call is for an elastic job: add --min-workers N"},
+		{taskspec.Job{Framework: pytorch.Name, Tasks: workers, Script: "t.py", MinWorkers: 1, ElasticLastCall: 1500 * time.Millisecond}, "--elastic-last-call 1.5s: give whole seconds from 1s to 10m0s"},
+		{taskspec.Job{Framework: pytorch.Name, Tasks: workers, Script: "t.py", MinWorkers: 1, ElasticLastCall: time.Hour}, "--elastic-last-call 1h0m0s: give whole seconds from 1s to 10m0s"},
 		{taskspec.Job{Framework: pytorch.Name, Tasks: workers, Script: "t.py", MinWorkers: 1, Restarts: taskspec.RestartPolicy{Max: 2}}, "drop --max-restarts and --retry-exit-codes"},
 	}
 	for _, c := range cases {

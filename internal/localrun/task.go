@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/tfyarn/tfyarn/internal/appmaster/core"
 	"github.com/tfyarn/tfyarn/internal/contract"
@@ -169,6 +170,9 @@ func taskEnv(base []string, job taskspec.Job, appID string, ln core.Launch) []st
 	}
 	if job.MinWorkers > 0 {
 		set(contract.EnvMinWorkers, strconv.Itoa(job.MinWorkers))
+	}
+	if s := int(job.ElasticLastCall / time.Second); s > 0 {
+		set(contract.EnvElasticLastCall, strconv.Itoa(s))
 	}
 	return env
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"time"
 
 	"github.com/tfyarn/tfyarn/internal/framework"
 	"github.com/tfyarn/tfyarn/internal/torchstore"
@@ -179,6 +180,18 @@ const EnvTorchNoSharedStore = "TORCH_DISABLE_SHARE_RDZV_TCP_STORE"
 // worker lost, one joining) is one.
 const ElasticAgentRestarts = 10
 
+// elasticRendezvousConf is an elastic torchrun's --rdzv-conf: its agents
+// are no store's host (the AM's is), and wait lastCall (torch's
+// last_call_timeout, whole seconds) for more members once the minimum has
+// met, when set.
+func elasticRendezvousConf(lastCall time.Duration) string {
+	conf := "is_host=false"
+	if s := int(lastCall / time.Second); s > 0 {
+		conf += ",last_call_timeout=" + strconv.Itoa(s)
+	}
+	return conf
+}
+
 // elasticLaunch is torchrun with --nnodes MIN:MAX on the store the
 // ApplicationMaster serves, which outlives any worker: when one is lost,
 // the others' agents meet again without it (at least MIN) and start their
@@ -194,7 +207,7 @@ func elasticLaunch(t framework.Task, nodes, nproc int, runID string) (framework.
 		"--rdzv-backend=c10d",
 		"--rdzv-endpoint=" + t.JobService,
 		"--rdzv-id=" + runID,
-		"--rdzv-conf=is_host=false",
+		"--rdzv-conf=" + elasticRendezvousConf(t.ElasticLastCall),
 		"--max-restarts=" + strconv.Itoa(ElasticAgentRestarts),
 	}
 	args = append(args, t.Argv[1:]...)
