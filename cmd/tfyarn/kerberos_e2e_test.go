@@ -202,11 +202,15 @@ func testKerberosKeytabOutlivesTokens(t *testing.T, c *clustertest.Cluster, bin,
 	k := c.Kerberos
 	out := "/user/alice/kerberos-e2e/written-by-keytab-job"
 	pause := int(k.TokenMaxLifetime/time.Second) + 10 // past the maximum lifetime of every token the client got
+	// The job keeps checkpoints (--checkpoint): at its end, past the maximum lifetime of the
+	// tokens its launcher started with, the launcher saves the program's model with the AM's fresh
+	// ones.
+	checkpointsCLI(t, c, bin, "e2e-krb-keytab", "--delete") // an earlier run's
 	args := append([]string{"run", "--principal", k.Principal, "--keytab", k.Keytab,
-		"--worker", "1c,1g", "--name", "e2e-krb-keytab", "--output", "json"}, taskEnv(c)...)
+		"--worker", "1c,1g", "--name", "e2e-krb-keytab", "--checkpoint", "--output", "json"}, taskEnv(c)...)
 	// A process that read the AM's tokens keeps HDFS past their renew interval: the AM renews them.
 	held := int(k.TokenRenew/time.Second) + 8
-	args = append(args, "--", "sh", "-c", taskHDFSScript(c, input, out, pause, held))
+	args = append(args, "--", "sh", "-c", taskHDFSScript(c, input, out, pause, held)+`date +%s > "$TFYARN_CHECKPOINT_DIR/model"`+"\n")
 	// The client itself has no ticket either: the keytab is all it has.
 	type result struct {
 		stdout, stderr string
@@ -244,6 +248,13 @@ func testKerberosKeytabOutlivesTokens(t *testing.T, c *clustertest.Cluster, bin,
 	require.GreaterOrEqual(t, len(refreshes), 5, am)
 	taskLog := localContainerLog(t, c, r.AppID, "stderr")
 	require.Contains(t, taskLog, "tfyarn task worker:0")
+	require.Contains(t, taskLog, "checkpoints: connected to HDFS anew with the AM's fresh delegation tokens")
+	var listed struct {
+		Checkpoints []struct{ Task, App string } `json:"checkpoints"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(checkpointsCLI(t, c, bin, "e2e-krb-keytab", "--output", "json")), &listed))
+	require.Len(t, listed.Checkpoints, 1, "the model saved past the first tokens' lifetime")
+	require.Equal(t, r.AppID, listed.Checkpoints[0].App)
 	for _, log := range []string{am, taskLog, stderr} {
 		requireNoSecret(t, log, k.Keytab)
 	}

@@ -39,7 +39,7 @@ func taskCommand(e *env) *cli.Command {
 				return &exitCodeError{code: executor.ExitBadConfig, err: err}
 			}
 			cfg.Stdout, cfg.Stderr = e.stdout, e.stderr
-			keeper, closeStore, err := taskCheckpoints(c.Context, cfg)
+			keeper, closeStore, err := taskCheckpoints(c.Context, &cfg)
 			if err != nil {
 				return &exitCodeError{code: executor.ExitLauncherFailed, err: err}
 			}
@@ -62,7 +62,7 @@ func taskCommand(e *env) *cli.Command {
 // its HDFS connection: made here, since the launcher itself never links
 // HDFS. Nil without; a job that keeps checkpoints where they cannot be
 // kept fails the task rather than train without them.
-func taskCheckpoints(ctx context.Context, cfg executor.Config) (*checkpoint.Keeper, func(), error) {
+func taskCheckpoints(ctx context.Context, cfg *executor.Config) (*checkpoint.Keeper, func(), error) {
 	v := os.Getenv(checkpoint.EnvStore)
 	if v == "" {
 		return nil, func() {}, nil
@@ -75,18 +75,28 @@ func taskCheckpoints(ctx context.Context, cfg executor.Config) (*checkpoint.Keep
 	for k, v := range spec.Conf {
 		conf.Set(k, v)
 	}
-	opts := hdfs.Options{User: spec.User}
+	store := &freshTokenStore{
+		connect: func(ctx context.Context, tokens []security.Token) (storeConn, error) {
+			fs, err := hdfs.ConnectOptions(ctx, conf, hdfs.Options{User: spec.User, Tokens: tokens})
+			if err != nil {
+				return nil, fmt.Errorf("task launcher: the checkpoints' HDFS: %w", err)
+			}
+			return fs, nil
+		},
+		logf: func(format string, args ...any) {
+			fmt.Fprintf(cfg.Stderr, "tfyarn task %s: %s\n", cfg.Task, fmt.Sprintf(format, args...))
+		},
+	}
 	if cfg.Credentials != nil {
 		// On a Kerberized cluster the container's HDFS delegation tokens
-		// are the task's only way in.
-		for _, t := range cfg.Credentials.TokensOfKind(security.KindHDFSDelegation) {
-			opts.Tokens = append(opts.Tokens, t.Token)
-		}
+		// are the task's only way in; a keytab job's AM hands out fresh
+		// ones before these end (executor.Config.OnFreshCredentials).
+		store.tokens = hdfsTokens(cfg.Credentials)
+		cfg.OnFreshCredentials = store.refresh
 	}
-	fs, err := hdfs.ConnectOptions(ctx, conf, opts)
-	if err != nil {
-		return nil, nil, fmt.Errorf("task launcher: the checkpoints' HDFS: %w", err)
+	if _, err := store.current(ctx); err != nil {
+		return nil, nil, err
 	}
-	k := &checkpoint.Keeper{Store: fs, Spec: spec, Slot: checkpoint.Slot(cfg.Task)}
-	return k, func() { fs.Close() }, nil
+	k := &checkpoint.Keeper{Store: store, Spec: spec, Slot: checkpoint.Slot(cfg.Task)}
+	return k, store.close, nil
 }

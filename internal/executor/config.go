@@ -34,6 +34,11 @@ type Config struct {
 	// the AM publishes. Nil: the program inherits the environment's
 	// HADOOP_TOKEN_FILE_LOCATION and nothing is refreshed (--local mode).
 	Credentials *security.Credentials
+	// OnFreshCredentials, when set, is told the launcher's credentials
+	// each time the AM's fresh ones changed them (a keytab job's new HDFS
+	// delegation tokens): what the launcher itself connects with (the
+	// checkpoints' HDFS) must follow, as the program's token file does.
+	OnFreshCredentials func(*security.Credentials)
 	// TokenFile is the program's token file (relative to Dir, or absolute;
 	// "": TokenFileName).
 	TokenFile string

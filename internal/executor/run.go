@@ -361,6 +361,7 @@ func prepareTokenFile(cfg *Config, log *logger) (*tokenFile, error) {
 	if err != nil {
 		return nil, fmt.Errorf("token file: %w", err)
 	}
+	f.onChange = cfg.OnFreshCredentials
 	if src := cfg.ScrubTokenFile; src != "" {
 		if abs, err := filepath.Abs(src); err != nil || abs != path {
 			if err := writeFileAtomic(src, f.data); err != nil {

@@ -47,6 +47,9 @@ type tokenFile struct {
 	path  string
 	creds *security.Credentials
 	data  []byte
+	// onChange, when set, is told the file's credentials after each
+	// refresh that changed them (Config.OnFreshCredentials).
+	onChange func(*security.Credentials)
 }
 
 // writeTokenFile writes creds, without the rendezvous secret or an
@@ -134,6 +137,9 @@ func refreshTokens(ctx context.Context, f *tokenFile, task taskspec.TaskID, wait
 			// Credentials' String: aliases, kinds, services and
 			// fingerprints, never token or secret bytes.
 			log.printf("token file %s refreshed with version %d of the AM's credentials: %s", f.path, u.Version, rendezvous.TaskCredentials(fresh))
+			if f.onChange != nil {
+				f.onChange(f.creds.Clone())
+			}
 		}
 	}
 }

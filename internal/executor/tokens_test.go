@@ -142,6 +142,8 @@ func TestRefreshTokensRetriesAndStops(t *testing.T) {
 			return rendezvous.CredentialsUpdate{}, nil, &rendezvous.StatusError{Status: 404, Code: "not_found"}
 		}
 	}
+	var told []*security.Credentials
+	f.onChange = func(c *security.Credentials) { told = append(told, c) }
 	var buf syncbuf.Buffer
 	done := make(chan struct{})
 	go func() {
@@ -163,6 +165,10 @@ func TestRefreshTokensRetriesAndStops(t *testing.T) {
 	require.NotContains(t, out, "pw-renewed")
 	require.NotContains(t, out, "not_found", "an old AM ends the refresh quietly")
 	tok, _ := readCreds(t, path).Token("hdfs")
+	require.Equal(t, "renewed", string(tok.Identifier))
+	// What the launcher connects with follows: told once, for the one change.
+	require.Len(t, told, 1)
+	tok, _ = told[0].Token("hdfs")
 	require.Equal(t, "renewed", string(tok.Identifier))
 
 	// Cancelled while waiting: ends at once.
