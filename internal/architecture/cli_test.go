@@ -11,13 +11,15 @@ import (
 )
 
 // cliInternalEntryPoints are cmd/tfyarn's files that run tfyarn's own sides rather than ask the
-// Go API: `tfyarn am` (the ApplicationMaster), `tfyarn task` (the in-container launcher) and
+// Go API: `tfyarn am` (the ApplicationMaster), `tfyarn task` (the in-container launcher, and its
+// checkpoint store) and
 // `run --local` (the local driver, which shares the shipping plan with client). Every other file
 // of the CLI is a user-facing command over the public Go API (issue 23).
 var cliInternalEntryPoints = map[string]string{
-	"am.go":        "tfyarn am: the ApplicationMaster",
-	"task.go":      "tfyarn task: the in-container launcher",
-	"run_local.go": "tfyarn run --local: the local driver",
+	"am.go":               "tfyarn am: the ApplicationMaster",
+	"task.go":             "tfyarn task: the in-container launcher",
+	"task_checkpoints.go": "tfyarn task: the launcher's checkpoint store on HDFS",
+	"run_local.go":        "tfyarn run --local: the local driver",
 }
 
 // cliOutputHelpers are the internal packages every command may use: pure output helpers, no
