@@ -232,8 +232,9 @@ def test_tasks_python_is_checked(tmp_path, monkeypatch, capsys):
     text = section("## What the tasks need")
     said(
         text,
-        "The payload names the client's; a task on another refuses it before unpickling and fails (exit code 2) with one line, "
-        "which the job's diagnostics quote and `tfyarn.JobFailed` carries:",
+        "The payload names the client's; a task on another refuses it before unpickling: its process exits 2 with one line, "
+        "which the job's diagnostics quote (with `framework=\"pytorch\"` too, from torchrun's failure summary) and "
+        "`tfyarn.JobFailed` carries:",
         "A payload from an SDK before this check names no version and loads as before.",
     )
     from tfyarn import _ship, _task
@@ -241,7 +242,8 @@ def test_tasks_python_is_checked(tmp_path, monkeypatch, capsys):
     example = re.search(r"`(tfyarn: the function was pickled by [^`]*)`", text)
     assert example and example.group(1) == _task.python_mismatch("3.11", "3.10", "/usr/bin/python3", "/c")
     # The diagnostics keep a stderr line's first diagStderrLineLen characters (internal/appmaster/core):
-    # the whole line fits. python/notebooks_e2e_test.go sees it in JobFailed with the real binary.
+    # the whole line fits. python/notebooks_e2e_test.go sees it in JobFailed with the real binary
+    # and, with framework="pytorch", the real torchrun (test_task: the error file it reads).
     with open(os.path.join(ROOT, "internal", "appmaster", "core", "stderr.go")) as f:
         keep = int(re.search(r"diagStderrLineLen\s*=\s*(\d+)", f.read()).group(1))
     assert len(example.group(1)) <= keep

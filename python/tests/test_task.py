@@ -1,6 +1,7 @@
 """The task side (tfyarn._task) as torchrun's processes run it: LOCAL_RANK 0 leaves the value, any
 process's exception replaces it."""
 
+import json
 import os
 import pickle
 import shutil
@@ -176,3 +177,14 @@ def test_runner_parses_on_older_pythons():
         if name.endswith(".py"):
             with open(os.path.join(pkg, name)) as f:
                 ast.parse(f.read(), name, feature_version=(3, 8))
+
+
+def test_refusal_under_torchrun_goes_to_its_error_file(tmp_path, monkeypatch, capsys):
+    # torchrun shows a failed process's error file as its summary's "traceback :" line, the last
+    # lines of the container's stderr (TestE2ENotebooks runs it with the real torchrun).
+    errors = tmp_path / "error.json"
+    monkeypatch.setenv("TORCHELASTIC_ERROR_FILE", str(errors))
+    assert _task.main([str(shipped(tmp_path, lambda: 1, OTHER))]) == 2
+    line = capsys.readouterr().err.strip()
+    got = json.loads(errors.read_text())
+    assert got["message"] == line and got["timestamp"].isdigit()

@@ -9,10 +9,12 @@ ranks), or any process's exception."""
 
 from __future__ import annotations
 
+import json
 import os
 import pickle
 import re
 import sys
+import time
 import traceback
 from typing import Any, BinaryIO, Dict, List, Optional, Tuple
 
@@ -70,6 +72,19 @@ def _load(path: str) -> Tuple[Any, Any, Any]:
     return fn, fargs, fkwargs
 
 
+def _tell_torchrun(line: str) -> None:
+    """Under torchrun, leaves line in the process's error file: torchrun's failure summary, the
+    last lines of the container's stderr and so what the diagnostics quote, then shows it."""
+    path = os.environ.get("TORCHELASTIC_ERROR_FILE", "")
+    if not path:
+        return
+    try:
+        with open(path, "w") as f:
+            json.dump({"message": line, "timestamp": str(int(time.time()))}, f)
+    except OSError:
+        pass  # the line is on stderr still
+
+
 def _write(fields: Dict[str, Any], replace: bool) -> None:
     path = os.environ.get("TFYARN_RESULT_FILE", "")
     if not path:
@@ -114,6 +129,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         fn, fargs, fkwargs = _load(args[0])
     except PayloadRefused as refused:
         print(refused, file=sys.stderr)
+        _tell_torchrun(str(refused))
         return 2
     import cloudpickle
 
