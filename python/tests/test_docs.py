@@ -226,6 +226,35 @@ def test_what_the_tasks_need(stub):
     assert "cloudpickle/__init__.py" in names and "tfyarn/_task.py" in names
     assert "sys.path.insert(0, " in _ship._SCRIPT_TEXT
     said(text, "Tested with Python 3.11 (client and tasks).")
+
+
+def test_tasks_python_is_checked(tmp_path, monkeypatch, capsys):
+    text = section("## What the tasks need")
+    said(
+        text,
+        "The payload names the client's; a task on another refuses it before unpickling: its process exits 2 with one line, "
+        "which the job's diagnostics quote (with `framework=\"pytorch\"` too, from torchrun's failure summary) and "
+        "`tfyarn.JobFailed` carries:",
+        "A payload from an SDK before this check names no version and loads as before.",
+    )
+    from tfyarn import _ship, _task
+
+    example = re.search(r"`(tfyarn: the function was pickled by [^`]*)`", text)
+    assert example and example.group(1) == _task.python_mismatch("3.11", "3.10", "/usr/bin/python3", "/c")
+    # The diagnostics keep a stderr line's first diagStderrLineLen characters (internal/appmaster/core):
+    # the whole line fits. python/notebooks_e2e_test.go sees it in JobFailed with the real binary
+    # and, with framework="pytorch", the real torchrun (test_task: the error file it reads).
+    with open(os.path.join(ROOT, "internal", "appmaster", "core", "stderr.go")) as f:
+        keep = int(re.search(r"diagStderrLineLen\s*=\s*(\d+)", f.read()).group(1))
+    assert len(example.group(1)) <= keep
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    _, payload, _ = _ship.write_function(str(tmp_path), lambda: 1, (), {})
+    with open(payload, "rb") as f:
+        assert _task.pickled_by(f) == "%d.%d" % sys.version_info[:2]
+    bad = tmp_path / "other.pkl"  # another minor version's header, then no pickle at all
+    bad.write_bytes(_ship.payload_header("3.%d" % (sys.version_info[1] + 1)) + b"not a pickle")
+    assert _task.main([str(bad)]) == 2
+    assert capsys.readouterr().err.startswith("tfyarn: the function was pickled by Python 3.")
     assert sys.version_info[:2] == (3, 11), "make check's .venv-notebook is the Python the page names"
 
 

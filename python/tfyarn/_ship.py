@@ -1,11 +1,12 @@
-"""What a function job ships: the pickled function and arguments, a zip of the client's
-cloudpickle and of this package (first on the task's sys.path, so the task needs neither), and the
-script every task runs."""
+"""What a function job ships: the pickled function and arguments after a header naming the
+client's Python, a zip of the client's cloudpickle and of this package (first on the task's
+sys.path, so the task needs neither), and the script every task runs."""
 
 from __future__ import annotations
 
 import hashlib
 import os
+import sys
 import tempfile
 import zipfile
 from typing import Any, Callable, Dict, List, Sequence, Tuple
@@ -27,6 +28,19 @@ sys.exit(main())
 ''' % DEPS
 
 _ZIP_TIME = (1980, 1, 1, 0, 0, 0)
+
+# The payload's first line: cloudpickle's pickles of functions load only on the Python minor
+# version that made them, so the task checks this before it unpickles (tfyarn._task).
+PAYLOAD_MAGIC = b"TFYARN-PAYLOAD 1 python="
+
+
+def python_version() -> str:
+    """This interpreter's major.minor, as the payload's header names it."""
+    return "%d.%d" % sys.version_info[:2]
+
+
+def payload_header(version: str) -> bytes:
+    return PAYLOAD_MAGIC + version.encode("ascii") + b"\n"
 
 
 def _package_files(module_file: str, prefix: str) -> List[Tuple[str, str]]:
@@ -83,6 +97,7 @@ def write_function(
 
     payload = os.path.join(workdir, PAYLOAD)
     with open(payload, "wb") as f:
+        f.write(payload_header(python_version()))
         cloudpickle.dump((fn, tuple(args), dict(kwargs)), f)
     script = os.path.join(workdir, SCRIPT)
     with open(script, "w") as f:

@@ -1,19 +1,88 @@
 """The task side of a function job: `python tfyarn_function.py PAYLOAD` (the script the SDK ships)
-calls main(), which loads the pickled function and arguments, calls it and leaves the outcome in
-TFYARN_RESULT_FILE: the pickled value, or the exception's type, message, traceback and pickle.
-Exits 1 when the function raised. Under torchrun (--framework pytorch) every process runs it; each
-container keeps LOCAL_RANK 0's value with its global RANK (the client looks for rank 0's: torchrun
-need not give worker:0 the first ranks), or any process's exception."""
+calls main(), which checks that the payload was pickled by this Python's minor version, loads the
+function and arguments, calls it and leaves the outcome in TFYARN_RESULT_FILE: the pickled value,
+or the exception's type, message, traceback and pickle. Exits 1 when the function raised, 2 (one
+line on stderr, which the job's diagnostics quote) when the payload is not for this task. Under
+torchrun (--framework pytorch) every process runs it; each container keeps LOCAL_RANK 0's value
+with its global RANK (the client looks for rank 0's: torchrun need not give worker:0 the first
+ranks), or any process's exception."""
 
 from __future__ import annotations
 
+import json
 import os
 import pickle
+import re
 import sys
+import time
 import traceback
-from typing import Any, Dict, List, Optional
+from typing import Any, BinaryIO, Dict, List, Optional, Tuple
 
-from . import _result
+from . import _result, _ship
+
+_VERSION_LINE = re.compile(rb"[0-9]{1,3}\.[0-9]{1,3}\n")
+
+
+class PayloadRefused(Exception):
+    """A payload this task must not unpickle; the message is the task's one line on stderr."""
+
+
+def pickled_by(f: BinaryIO) -> Optional[str]:
+    """The major.minor of the Python that pickled the payload in f, leaving f at the pickle. None
+    for a payload with no header (an SDK before it), which loads as it always did: such a client
+    shipped its own runner too, so only a hand-made job pairs the two."""
+    if f.read(len(_ship.PAYLOAD_MAGIC)) != _ship.PAYLOAD_MAGIC:
+        f.seek(0)
+        return None
+    line = f.readline(16)
+    if not _VERSION_LINE.fullmatch(line):
+        raise PayloadRefused("tfyarn: the function's payload has a malformed header: run the function again with tfyarn.run")
+    return line[:-1].decode("ascii")
+
+
+def _interpreter(executable: str, cwd: str) -> str:
+    """executable as the line shows it: relative to the container's directory when in it (a packed
+    env's python), so that the line stays within what the diagnostics keep of it."""
+    if not executable:
+        return "an unknown interpreter"
+    inside = cwd.rstrip(os.sep) + os.sep
+    if cwd and executable.startswith(inside):
+        return executable[len(inside):]
+    return executable
+
+
+def python_mismatch(pickled: Optional[str], running: str, executable: str, cwd: str) -> str:
+    """The one-line error when the payload's Python (None: not named) is not this task's, else ""."""
+    if pickled is None or pickled == running:
+        return ""
+    return (
+        "tfyarn: the function was pickled by Python %s but this task runs Python %s (%s): run the job "
+        "with a Python %s interpreter (python=...) or an environment that has one (env=...)"
+        % (pickled, running, _interpreter(executable, cwd), pickled)
+    )
+
+
+def _load(path: str) -> Tuple[Any, Any, Any]:
+    """The function, its args and kwargs; PayloadRefused before unpickling one of another Python."""
+    with open(path, "rb") as f:
+        refusal = python_mismatch(pickled_by(f), _ship.python_version(), sys.executable, os.getcwd())
+        if refusal:
+            raise PayloadRefused(refusal)
+        fn, fargs, fkwargs = pickle.load(f)
+    return fn, fargs, fkwargs
+
+
+def _tell_torchrun(line: str) -> None:
+    """Under torchrun, leaves line in the process's error file: torchrun's failure summary, the
+    last lines of the container's stderr and so what the diagnostics quote, then shows it."""
+    path = os.environ.get("TORCHELASTIC_ERROR_FILE", "")
+    if not path:
+        return
+    try:
+        with open(path, "w") as f:
+            json.dump({"message": line, "timestamp": str(int(time.time()))}, f)
+    except OSError:
+        pass  # the line is on stderr still
 
 
 def _write(fields: Dict[str, Any], replace: bool) -> None:
@@ -56,10 +125,14 @@ def main(argv: Optional[List[str]] = None) -> int:
     if len(args) != 1:
         print("usage: python -m tfyarn._task PAYLOAD (the file tfyarn.run shipped)", file=sys.stderr)
         return 2
+    try:
+        fn, fargs, fkwargs = _load(args[0])
+    except PayloadRefused as refused:
+        print(refused, file=sys.stderr)
+        _tell_torchrun(str(refused))
+        return 2
     import cloudpickle
 
-    with open(args[0], "rb") as f:
-        fn, fargs, fkwargs = pickle.load(f)
     try:
         value = fn(*fargs, **fkwargs)
     except BaseException as exc:  # the caller re-raises it, SystemExit and KeyboardInterrupt too
