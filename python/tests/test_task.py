@@ -162,7 +162,7 @@ def test_runner_refuses_another_minor_version(tmp_path):
     assert out.returncode == 2 and out.stdout == ""
     assert out.stderr.splitlines() == [
         "tfyarn: the function was pickled by Python %s but this task runs Python %s (%s): run the job with a "
-        "Python %s interpreter (python=...) or an environment that has one (env=...)" % (OTHER, running, sys.executable, OTHER)
+        "Python %s interpreter (python=...) or an environment that has one (env=...)" % (OTHER, running, os.path.abspath(sys.executable), OTHER)
     ]
     assert not (tmp_path / "result").exists()
 
