@@ -146,3 +146,47 @@ func TestSpecAnswersFollowTheElasticSpec(t *testing.T) {
 		require.Equal(t, wants[i], spec[taskspec.Worker], "after %s registered", r.Task)
 	}
 }
+
+// BenchmarkSpecAnswers is the AM's work for one launcher's spec answer in a job of 5,000
+// workers (a 145 KB spec, bench/results/scale-sim.md): the answer's JSON, sealed with the
+// launcher's key and signed, as the server builds it (after) and as it did before the
+// cluster's JSON was encoded once (before).
+//
+//	go test -run '^$' -bench SpecAnswers -benchmem ./internal/rendezvous/
+func BenchmarkSpecAnswers(b *testing.B) {
+	const tasks = 5000
+	spec := taskspec.ClusterSpec{taskspec.Worker: make([]string, tasks)}
+	for i := range spec[taskspec.Worker] {
+		spec[taskspec.Worker][i] = fmt.Sprintf("node%03d.example.com:%d", i%100, 20000+i)
+	}
+	program := Program{Argv: []string{"python", "train.py", "--epochs", "10"}, Env: map[string]string{"PYTHONUNBUFFERED": "1", "DATA": "hdfs:///data/train"}}
+	launchers := make([]keys, 16)
+	for i := range launchers {
+		k, err := newKeys(ContainerKey(testSecret(b), fmt.Sprintf("container_1_0001_01_%06d", i+2)))
+		require.NoError(b, err)
+		launchers[i] = k
+	}
+	answer := func(b *testing.B, seal func(k keys, ad string) []byte) {
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			k := launchers[i%len(launchers)]
+			wire := seal(k, responseAD("sig", 200))
+			_ = k.signResponse("sig", 200, wire)
+		}
+	}
+	b.Run("before", func(b *testing.B) {
+		answer(b, func(k keys, ad string) []byte {
+			wire, err := k.seal(oldSpecAnswer(spec, program.wire()), ad)
+			require.NoError(b, err)
+			return wire
+		})
+	})
+	var cache clusterJSON
+	b.Run("after", func(b *testing.B) {
+		answer(b, func(k keys, ad string) []byte {
+			wire, err := k.sealParts(ad, specAnswerParts(cache.of(spec), program.wire())...)
+			require.NoError(b, err)
+			return wire
+		})
+	})
+}
