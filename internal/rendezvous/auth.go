@@ -67,12 +67,27 @@ func keysWithMAC(containerKey, mac []byte) (keys, error) {
 const sealOverhead = 12 + 16
 
 // seal encrypts and authenticates plain for the message described by ad.
-func (k keys) seal(plain []byte, ad string) ([]byte, error) {
-	out := make([]byte, k.aead.NonceSize(), k.aead.NonceSize()+len(plain)+k.aead.Overhead())
+func (k keys) seal(plain []byte, ad string) ([]byte, error) { return k.sealParts(ad, plain) }
+
+// sealParts seals the parts joined, for the message described by ad. They
+// are joined in the sealed body's own buffer and encrypted in place: a
+// spec answer (145 KB at 5,000 tasks, once per launcher) is then copied
+// once rather than joined into a buffer of its own first.
+func (k keys) sealParts(ad string, parts ...[]byte) ([]byte, error) {
+	n, size := k.aead.NonceSize(), 0
+	for _, p := range parts {
+		size += len(p)
+	}
+	out := make([]byte, n, n+size+k.aead.Overhead())
 	if _, err := rand.Read(out); err != nil {
 		return nil, fmt.Errorf("rendezvous: nonce: %w", err)
 	}
-	return k.aead.Seal(out, out, plain, []byte(ad)), nil
+	for _, p := range parts {
+		out = append(out, p...)
+	}
+	// The plaintext out[n:] and the ciphertext appended to out[:n] start
+	// at the same byte, the one overlap cipher.AEAD allows.
+	return k.aead.Seal(out[:n], out[:n], out[n:], []byte(ad)), nil
 }
 
 var errUnsealable = errors.New("body does not open with this container's key")

@@ -18,7 +18,8 @@ type Handler interface {
 	// Spec blocks until the cluster spec is published, then returns it, or
 	// returns ctx's error when ctx ends first (the server turns that into
 	// "not yet" and the launcher polls again). The spec returned is shared
-	// by every caller: read it, never change it.
+	// by every caller: read it, never change it; a new spec is a new map
+	// (the server encodes each map once for every launcher, specanswer.go).
 	Spec(ctx context.Context, task taskspec.TaskID) (taskspec.ClusterSpec, error)
 	// WaitStop blocks until the AM orders the task's program stopped, or
 	// returns ctx's error when ctx ends first. containerID tells a stale

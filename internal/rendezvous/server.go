@@ -86,6 +86,9 @@ type Server struct {
 	// garbage collector's thrashing made the spec reach every launcher 94 s
 	// after the last registered (bench/results/scale-sim.md).
 	specAnswers slots
+	// clusterJSON is the published spec's JSON, encoded once for every
+	// launcher's answer (specanswer.go).
+	clusterJSON clusterJSON
 }
 
 // slots is a counting semaphore.
@@ -410,13 +413,13 @@ func (s *Server) spec(r *http.Request, resp responder, container string) {
 	switch {
 	case err == nil:
 		defer s.specAnswers.give()
-		w := wireSpec{Cluster: cluster}
+		var program *wireProgram
 		if s.programs != nil {
 			if p, ok := s.programs(task); ok {
-				w.Program = p.wire()
+				program = p.wire()
 			}
 		}
-		resp.ok(http.StatusOK, mustJSON(w))
+		resp.okParts(http.StatusOK, specAnswerParts(s.clusterJSON.of(cluster), program)...)
 	case ctx.Err() != nil && errors.Is(err, ctx.Err()):
 		resp.ok(http.StatusNoContent, nil)
 	default:
@@ -539,12 +542,23 @@ type responder struct {
 	sig  string // the request's signature
 }
 
+// ok answers with status and body, sealed; a nil body sends none.
 func (r responder) ok(status int, body []byte) {
+	if body == nil {
+		r.okParts(status)
+		return
+	}
+	r.okParts(status, body)
+}
+
+// okParts answers with status and the parts joined as the body, sealed
+// (keys.sealParts); no parts send no body.
+func (r responder) okParts(status int, parts ...[]byte) {
 	h := r.w.Header()
 	var wire []byte
-	if body != nil {
+	if parts != nil {
 		var err error
-		if wire, err = r.keys.seal(body, responseAD(r.sig, status)); err != nil {
+		if wire, err = r.keys.sealParts(responseAD(r.sig, status), parts...); err != nil {
 			// No randomness: nothing can be sent that the launcher would
 			// believe, so it retries.
 			http.Error(r.w, "sealing the answer failed", http.StatusInternalServerError)
