@@ -369,14 +369,7 @@ func TestRestartToldBeforeTheNewContainers(t *testing.T) {
 	again := &contract.StatusReport{AppID: "application_1_0001", RestartCauses: []string{cause}, Tasks: []contract.TaskReport{{Task: "worker:0", State: "running", Attempt: 1, ContainerID: "c5", Host: "h", Port: 2}}}
 	w := newStatusWatcher(nil)
 	var got []string
-	record := func(ev Event) {
-		switch {
-		case ev.Restart != "":
-			got = append(got, "restart")
-		case ev.Task != nil:
-			got = append(got, ev.TaskChange+" "+ev.Task.ContainerID)
-		}
-	}
+	record := orderOf(&got)
 	w.apply("application_1_0001", running, record)
 	got = nil
 	w.apply("application_1_0001", again, record)
@@ -413,19 +406,25 @@ func TestFailureUnseenToldBeforeItsRestart(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			w := newStatusWatcher(nil)
 			var got []string
-			record := func(ev Event) {
-				switch {
-				case ev.Restart != "":
-					got = append(got, "restart")
-				case ev.Task != nil:
-					got = append(got, ev.TaskChange+" "+ev.Task.ContainerID)
-				}
-			}
+			record := orderOf(&got)
 			if tc.seen != nil {
 				w.apply("application_1_0001", tc.seen, nil)
 			}
 			w.apply("application_1_0001", tc.next, record)
 			require.Equal(t, tc.want, got)
 		})
+	}
+}
+
+// orderOf records the order of the restarts ("restart") and task changes
+// ("launched c5") it is told into got.
+func orderOf(got *[]string) func(Event) {
+	return func(ev Event) {
+		switch {
+		case ev.Restart != "":
+			*got = append(*got, "restart")
+		case ev.Task != nil:
+			*got = append(*got, ev.TaskChange+" "+ev.Task.ContainerID)
+		}
 	}
 }
