@@ -190,6 +190,10 @@ func (s *amSecurity) refreshTokens(ctx context.Context, publish func(*security.C
 	}
 }
 
+// refreshes says refreshTokens publishes fresh credentials: the job has
+// a keytab.
+func (s *amSecurity) refreshes() bool { return s != nil && s.login != nil }
+
 // refreshWait is how long to use a token that stays valid for left.
 func refreshWait(left time.Duration) time.Duration {
 	w := time.Duration(float64(left) * TokenRefreshFraction)

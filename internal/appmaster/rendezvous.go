@@ -54,6 +54,10 @@ type RendezvousConfig struct {
 	// SaveResult, when set, keeps the tasks' results (rendezvous.ResultHandler); nil: the
 	// launchers' results are refused.
 	SaveResult SaveResultFunc
+	// FreshCredentials says the AM publishes fresh credentials while the
+	// job runs (a keytab job's); without, the launchers are told at once
+	// that none come (rendezvous.WithoutCredentials).
+	FreshCredentials bool
 
 	// listen replaces net.Listen in tests.
 	listen func(network, address string) (net.Listener, error)
@@ -117,6 +121,9 @@ func StartRendezvous(cfg RendezvousConfig) (*TaskRendezvous, error) {
 	opts := []rendezvous.Option{rendezvous.WithLogger(slog.New(slog.NewTextHandler(cfg.Log, nil)))}
 	if cfg.Program != nil {
 		opts = append(opts, rendezvous.WithPrograms(cfg.Program))
+	}
+	if !cfg.FreshCredentials {
+		opts = append(opts, rendezvous.WithoutCredentials())
 	}
 	srv, err := rendezvous.NewServer(cfg.Secret, handler, opts...)
 	if err != nil {

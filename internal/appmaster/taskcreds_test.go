@@ -27,7 +27,7 @@ func TestPublishCredentials(t *testing.T) {
 		defer mu.Unlock()
 		logs = append(logs, fmt.Sprintf(format, args...))
 	}
-	rv, err := StartRendezvous(RendezvousConfig{AppID: "application_1_0001", Job: job, Secret: secret, Host: "127.0.0.1", Listen: "127.0.0.1:0", Logf: logf})
+	rv, err := StartRendezvous(RendezvousConfig{AppID: "application_1_0001", Job: job, Secret: secret, Host: "127.0.0.1", Listen: "127.0.0.1:0", Logf: logf, FreshCredentials: true})
 	require.NoError(t, err)
 	defer rv.Close(0)
 	require.Zero(t, rv.PublishedCredentials().Version)
@@ -75,4 +75,25 @@ func TestPublishCredentials(t *testing.T) {
 	for _, s := range []string{"hdfs-password", "amrm-password", "user secret", string(secret)} {
 		require.NotContains(t, all, s)
 	}
+}
+
+// An AM that never gets fresh credentials (no keytab) tells a launcher so
+// at once: it stops asking, instead of holding a long-poll open for them
+// all its life (a third of the AM's connections per running task).
+func TestNoFreshCredentialsNoLongPoll(t *testing.T) {
+	worker, _ := taskspec.ParseSpec(taskspec.Worker, "1c")
+	job := taskspec.Job{Tasks: []taskspec.TaskGroup{worker}, Command: "true"}
+	secret, err := rendezvous.NewSecret()
+	require.NoError(t, err)
+	rv, err := StartRendezvous(RendezvousConfig{AppID: "application_1_0001", Job: job, Secret: secret, Host: "127.0.0.1", Listen: "127.0.0.1:0"})
+	require.NoError(t, err)
+	defer rv.Close(0)
+	rv.Assign(worker0, "container_1_0001_01_000002")
+	c := launcherClient(t, rv, secret, "container_1_0001_01_000002")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	start := time.Now()
+	_, _, err = c.WaitCredentials(ctx, worker0, 0)
+	require.ErrorIs(t, err, rendezvous.ErrNotServed)
+	require.Less(t, time.Since(start), 2*time.Second, "answered at once, not held")
 }

@@ -90,6 +90,14 @@ type TaskSpec struct {
 	Program *Program
 }
 
+// WithoutCredentials makes the server answer the credentials endpoint as
+// an AM that serves none (404, ErrNotServed to the client): for a job whose
+// AM never gets fresh credentials (no keytab), so that no launcher holds a
+// long-poll open for them all its life; the launchers stop asking at once.
+func WithoutCredentials() Option {
+	return func(s *Server) { s.noCredentials = true }
+}
+
 // WithPrograms makes the server hand each launcher its program with the
 // cluster spec; programs returns false for a task it has none for.
 func WithPrograms(programs func(taskspec.TaskID) (Program, bool)) Option {

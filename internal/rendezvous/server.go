@@ -77,8 +77,10 @@ type Server struct {
 	verifier *reqsign.Verifier
 	// programs, when set, gives each task its program with the spec.
 	programs func(taskspec.TaskID) (Program, bool)
-	keys     keyCache // of containers that signed a request
-	refused  *refusals.Log
+	// noCredentials: the credentials endpoint is not served (WithoutCredentials).
+	noCredentials bool
+	keys          keyCache // of containers that signed a request
+	refused       *refusals.Log
 	// specAnswers bounds the spec answers built at once: the spec's
 	// publication wakes every launcher's long-poll together, and each
 	// answer is the whole spec encoded, sealed and signed (145 KB at 5,000
@@ -451,7 +453,7 @@ func (s *Server) stop(r *http.Request, resp responder, container string) {
 
 func (s *Server) servesCredentials() bool {
 	_, ok := s.h.(CredentialsHandler)
-	return ok
+	return ok && !s.noCredentials
 }
 
 func (s *Server) credentials(r *http.Request, resp responder, container string) {
