@@ -58,6 +58,7 @@ func main() {
 		lanes = append(lanes, l)
 	}
 	w := bufio.NewWriter(os.Stdout)
+	writeFailures(w, lanes)
 	for _, l := range lanes {
 		l.report(w)
 	}
@@ -195,6 +196,73 @@ func (p *pkg) outputOf(name string) []string {
 	return out
 }
 
+// outputOfUnpassed is outputOf without the output of the subtests that passed: a failed
+// test's report shows what failed, not pages of what went right beside it.
+func (p *pkg) outputOfUnpassed(name string) []string {
+	var out []string
+	for _, n := range p.order {
+		if (n == name || strings.HasPrefix(n, name+"/")) && p.tests[n].action != "pass" {
+			out = append(out, p.tests[n].output...)
+		}
+	}
+	return out
+}
+
+// failedLeaf says the test failed and none of its subtests did: the failure was asserted there.
+func (p *pkg) failedLeaf(name string) bool {
+	if p.tests[name].action != "fail" {
+		return false
+	}
+	for _, n := range p.order {
+		if strings.HasPrefix(n, name+"/") && p.tests[n].action == "fail" {
+			return false
+		}
+	}
+	return true
+}
+
+// writeFailures puts first, before the lanes' reports, each failed test where the failure was
+// asserted, with the lines that say why (testify's block from its first "Error Trace:", else the
+// test's last lines), so that a log cut short after its start (a CI excerpt) still shows them.
+func writeFailures(w io.Writer, lanes []*lane) {
+	for _, l := range lanes {
+		for _, p := range l.pkgs {
+			for _, n := range p.order {
+				if !p.failedLeaf(n) {
+					continue
+				}
+				t := p.tests[n]
+				fmt.Fprintf(w, "=== make test: FAIL %s %s (step %s, %.1f s), why:\n", p.path, n, l.name, t.elapsed)
+				for _, line := range whyLines(t.output, 30) {
+					if len(line) > 300 {
+						line = line[:300] + " ..."
+					}
+					fmt.Fprintf(w, "    %s\n", strings.TrimSpace(line))
+				}
+			}
+		}
+	}
+}
+
+// whyLines are at most n lines of a failed test's own output saying why: from its first
+// assertion block ("Error Trace:") on, else its last lines.
+func whyLines(output []string, n int) []string {
+	for i, line := range output {
+		if strings.Contains(line, "Error Trace:") {
+			var lines []string
+			for _, l := range output[i:] {
+				for _, part := range strings.Split(strings.TrimRight(l, "\n"), "\n") {
+					if strings.TrimSpace(part) != "" && len(lines) < n {
+						lines = append(lines, part)
+					}
+				}
+			}
+			return lines
+		}
+	}
+	return lastLines(output, n)
+}
+
 // running lists the top-level tests that started and never ended.
 func (p *pkg) running() []string {
 	var names []string
@@ -253,7 +321,7 @@ func (l *lane) report(w io.Writer) {
 			for _, n := range p.order {
 				if t := p.tests[n]; t.action == "fail" && !strings.Contains(n, "/") {
 					failed++
-					writeLines(w, p.outputOf(n))
+					writeLines(w, p.outputOfUnpassed(n))
 				}
 			}
 			if failed == 0 { // a build failure or a crash outside any test: all it said

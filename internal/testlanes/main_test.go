@@ -20,8 +20,13 @@ const stream = `{"Action":"start","Package":"a"}
 {"Action":"output","Package":"b","Output":"panic: test timed out after 25m0s\n"}
 {"Action":"fail","Package":"b","Elapsed":1500}
 {"Action":"run","Package":"c","Test":"TestParent"}
+{"Action":"run","Package":"c","Test":"TestParent/fine"}
+{"Action":"output","Package":"c","Test":"TestParent/fine","Output":"    c_test.go:3: pages of a passing job's JSON\n"}
+{"Action":"pass","Package":"c","Test":"TestParent/fine","Elapsed":1}
 {"Action":"run","Package":"c","Test":"TestParent/child"}
-{"Action":"output","Package":"c","Test":"TestParent/child","Output":"    c_test.go:5: exit 1, want 0\n"}
+{"Action":"output","Package":"c","Test":"TestParent/child","Output":"    c_test.go:4: step: tfyarn run\n"}
+{"Action":"output","Package":"c","Test":"TestParent/child","Output":"        \tError Trace:\tc_test.go:5\n"}
+{"Action":"output","Package":"c","Test":"TestParent/child","Output":"        \tError:      \texit 1, want 0\n"}
 {"Action":"fail","Package":"c","Test":"TestParent/child","Elapsed":3}
 {"Action":"fail","Package":"c","Test":"TestParent","Elapsed":4}
 {"Action":"fail","Package":"c","Elapsed":5}
@@ -35,6 +40,7 @@ func TestReportSaysWhatFailedAndWhere(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out strings.Builder
+	writeFailures(&out, []*lane{l})
 	l.report(&out)
 	got := out.String()
 	for _, want := range []string{
@@ -42,8 +48,9 @@ func TestReportSaysWhatFailedAndWhere(t *testing.T) {
 		"ok   a (2.0 s, 1 tests)",
 		"FAIL b: its time limit ran out after 1500 s with 1 test(s) still running: TestSlow",
 		"--- TestSlow was running; its last lines (the step it was in):\n        slow_test.go:10: submitted application_1_0001\n        slow_test.go:12: waiting for worker:0 to run\n",
-		"c_test.go:5: exit 1, want 0",
+		"exit 1, want 0",
 		"FAIL c (5.0 s)",
+		"=== make test: FAIL c TestParent/child (step lane1, 3.0 s), why:\n    Error Trace:\tc_test.go:5\n    Error:      \texit 1, want 0\n",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("report lacks %q:\n%s", want, got)
@@ -51,6 +58,12 @@ func TestReportSaysWhatFailedAndWhere(t *testing.T) {
 	}
 	if strings.Contains(got, "TestDone") {
 		t.Errorf("a passed test of a timed-out package is listed:\n%s", got)
+	}
+	if strings.Contains(got, "pages of a passing job's JSON") {
+		t.Errorf("a passed subtest's output is in the report:\n%s", got)
+	}
+	if strings.Index(got, "=== make test: FAIL c TestParent/child") > strings.Index(got, "ok   a") {
+		t.Errorf("the failures do not come first:\n%s", got)
 	}
 }
 
