@@ -161,6 +161,8 @@ func testElasticLosesAWorker(t *testing.T, c *clustertest.Cluster, bin, python s
 	if !local {
 		logs = aggregatedLogs(t, c, bin, r.AppID)
 	}
+	// Every launcher started torchrun with the job's last call.
+	require.Regexp(t, `tfyarn task worker:2: worker:2 at \S+, elastic torchrun node, 2 to 3 nodes, .*, last call 5s`, logs)
 	// The job started as a world of 2, without worker:2: its first round
 	// (restart 0, no failure yet) had two members.
 	require.Regexp(t, `rank [01] of 2 \(restart 0\)`, logs)

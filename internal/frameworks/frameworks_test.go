@@ -90,7 +90,7 @@ func TestLaunch(t *testing.T) {
 					"--rdzv-backend=c10d", "--rdzv-endpoint=am:5000", "--rdzv-id=r", "--rdzv-conf=is_host=false,last_call_timeout=5",
 					"--max-restarts=10", "el.py"},
 				Set:      map[string]string{"TORCH_DISABLE_SHARE_RDZV_TCP_STORE": "1"},
-				Describe: "elastic torchrun node, 1 to 2 nodes, 1 process(es), rendezvous at am:5000 (r)",
+				Describe: "elastic torchrun node, 1 to 2 nodes, 1 process(es), rendezvous at am:5000 (r), last call 5s",
 			},
 		},
 		{

@@ -192,6 +192,14 @@ func elasticRendezvousConf(lastCall time.Duration) string {
 	return conf
 }
 
+// lastCallNote says a last call other than torch's default, for the launcher's log.
+func lastCallNote(lastCall time.Duration) string {
+	if lastCall <= 0 {
+		return ""
+	}
+	return ", last call " + lastCall.String()
+}
+
 // elasticLaunch is torchrun with --nnodes MIN:MAX on the store the
 // ApplicationMaster serves, which outlives any worker: when one is lost,
 // the others' agents meet again without it (at least MIN) and start their
@@ -223,6 +231,6 @@ func elasticLaunch(t framework.Task, nodes, nproc int, runID string) (framework.
 		// use, which fails the round, and the agents meet again
 		// (ElasticAgentRestarts).
 		Set:      map[string]string{EnvTorchNoSharedStore: "1"},
-		Describe: fmt.Sprintf("elastic torchrun node, %d to %d nodes, %d process(es), rendezvous at %s (%s)", t.MinWorkers, nodes, nproc, t.JobService, runID),
+		Describe: fmt.Sprintf("elastic torchrun node, %d to %d nodes, %d process(es), rendezvous at %s (%s)%s", t.MinWorkers, nodes, nproc, t.JobService, runID, lastCallNote(t.ElasticLastCall)),
 	}, nil
 }
