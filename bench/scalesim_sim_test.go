@@ -205,6 +205,9 @@ func (s *simCluster) holdLikeAProgram(ctx context.Context, client *rendezvous.Cl
 		for hctx.Err() == nil {
 			u, _, err := client.WaitCredentials(hctx, task, after)
 			if err != nil {
+				if errors.Is(err, rendezvous.ErrNotServed) {
+					client.Close() // as tfyarn task: no idle connection left to the AM
+				}
 				return
 			}
 			after = u.Version

@@ -231,6 +231,12 @@ func startWatchers(runCtx context.Context, cfg *Config, client *rendezvous.Clien
 		go func() {
 			defer close(refreshed)
 			refreshTokens(runCtx, tokens, cfg.Task, client.WaitCredentials, log, tokenRetryFirst, tokenRetryMax)
+			if runCtx.Err() == nil {
+				// The AM serves no fresh credentials (a job without a
+				// keytab): the connection its answer came on is not held
+				// idle in the AM's open files for the task's life.
+				client.Close()
+			}
 		}()
 	} else {
 		close(refreshed)
