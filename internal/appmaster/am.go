@@ -71,8 +71,7 @@ func RunAM(ctx context.Context, opts AMOptions) (LoopResult, error) {
 	rcfg := RendezvousConfig{
 		AppID: jf.AppID, User: jf.User, Job: jf.Job, Secret: secret, Host: host,
 		RegistrationTimeout: jf.RendezvousTimeout, Log: opts.Log, Logf: logf,
-		Listen: saved.ReuseListen(host), Web: web, Program: TaskProgram(jf, secretEnv, serviceKey), SaveResult: sec.saveResult,
-		FreshCredentials: sec.refreshes(),
+		Listen: saved.ReuseListen(host), Web: web, Program: TaskProgram(jf, secretEnv, serviceKey), SaveResult: sec.saveResult, FreshCredentials: sec.refreshes(),
 	}
 	rv, err := startRendezvousOnPreviousAddress(rcfg, saved, logf)
 	if err != nil {
