@@ -205,27 +205,21 @@ func (w *statusWatcher) apply(appID string, rep *contract.StatusReport, onEvent 
 			w.told[cause] = true
 			restarts = append(restarts, cause)
 		}
-		changes := taskChanges(w.last, rep)
+		before, after := taskChanges(w.last, rep), []Event(nil)
 		if len(restarts) > 0 {
-			changes = beforeAndAfter(w.last, changes)
+			before, after = splitAtRestart(w.last, before)
 		}
-		restartsTold := false
-		tellRestarts := func() {
-			if !restartsTold {
-				restartsTold = true
-				for _, cause := range restarts {
-					onEvent(Event{Time: time.Now(), AppID: appID, Restart: cause})
-				}
-			}
-		}
-		for _, ev := range changes {
-			if ev.Task.Attempt != attemptIn(w.last, ev.Task.Task) {
-				tellRestarts()
-			}
+		for _, ev := range before {
 			ev.AppID = appID
 			onEvent(ev)
 		}
-		tellRestarts()
+		for _, cause := range restarts {
+			onEvent(Event{Time: time.Now(), AppID: appID, Restart: cause})
+		}
+		for _, ev := range after {
+			ev.AppID = appID
+			onEvent(ev)
+		}
 		for _, ev := range progressChanges(w.last, rep) {
 			ev.AppID = appID
 			onEvent(ev)
@@ -424,11 +418,10 @@ func taskChanges(prev, cur *contract.StatusReport) []Event {
 	return evs
 }
 
-// beforeAndAfter orders task changes around restarts: first those of the
-// attempts prev knew (a launch and failure the client had not seen yet),
-// then those of new attempts; each part in its own order.
-func beforeAndAfter(prev *contract.StatusReport, evs []Event) []Event {
-	var before, after []Event
+// splitAtRestart parts task changes around restarts: those of the attempts
+// prev knew (a launch and failure the client had not seen yet) happened
+// before, those of new attempts after; each part keeps its order.
+func splitAtRestart(prev *contract.StatusReport, evs []Event) (before, after []Event) {
 	for _, ev := range evs {
 		if ev.Task.Attempt == attemptIn(prev, ev.Task.Task) {
 			before = append(before, ev)
@@ -436,7 +429,7 @@ func beforeAndAfter(prev *contract.StatusReport, evs []Event) []Event {
 			after = append(after, ev)
 		}
 	}
-	return append(before, after...)
+	return before, after
 }
 
 // attemptIn is task's attempt in rep; 0 when rep does not list it.
