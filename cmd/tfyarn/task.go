@@ -94,9 +94,11 @@ func taskCheckpoints(ctx context.Context, cfg *executor.Config) (*checkpoint.Kee
 		store.tokens = hdfsTokens(cfg.Credentials)
 		cfg.OnFreshCredentials = store.refresh
 	}
-	if _, err := store.current(ctx); err != nil {
+	_, done, err := store.use(ctx) // connect now: a store that cannot be reached fails the task at once
+	if err != nil {
 		return nil, nil, err
 	}
+	done()
 	k := &checkpoint.Keeper{Store: store, Spec: spec, Slot: checkpoint.Slot(cfg.Task)}
 	return k, store.close, nil
 }

@@ -21,11 +21,19 @@ type freshTokenStore struct {
 	logf    func(format string, args ...any)
 
 	mu      sync.Mutex
-	fs      storeConn
+	conn    *heldConn        // the connection operations use; nil before the first
 	tokens  []security.Token // the newest, to connect with
 	version int              // how many refreshes; 0: the container's own tokens
-	stale   bool             // fs predates tokens
-	old     []storeConn      // replaced; closed with the store (an operation may still use one)
+	stale   bool             // conn predates tokens
+}
+
+// heldConn is a connection and how many operations use it: one replaced by
+// a fresher is closed when its last operation ends, so a long job keeps at
+// most two open however often its tokens are refreshed.
+type heldConn struct {
+	storeConn
+	users    int
+	replaced bool
 }
 
 var _ checkpoint.Store = (*freshTokenStore)(nil)
@@ -61,80 +69,113 @@ func hdfsTokens(creds *security.Credentials) []security.Token {
 	return tokens
 }
 
-// current is the connection to use, made anew when fresh tokens came.
-func (s *freshTokenStore) current(ctx context.Context) (storeConn, error) {
+// use is the connection for one operation, made anew when fresh tokens
+// came, and the release to call when the operation ends. Connecting holds
+// no lock: a refresh (the program's token file's) never waits on the
+// NameNode.
+func (s *freshTokenStore) use(ctx context.Context) (storeConn, func(), error) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.fs != nil && !s.stale {
-		return s.fs, nil
+	if s.conn != nil && !s.stale {
+		c := s.conn
+		c.users++
+		s.mu.Unlock()
+		return c, func() { s.release(c) }, nil
 	}
-	fs, err := s.connect(ctx, s.tokens)
+	tokens, version := s.tokens, s.version
+	s.mu.Unlock()
+	conn, err := s.connect(ctx, tokens)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if s.fs != nil {
-		s.old = append(s.old, s.fs)
-		s.logf("checkpoints: connected to HDFS anew with the AM's fresh delegation tokens (refresh %d)", s.version)
+	c := &heldConn{storeConn: conn, users: 1}
+	s.mu.Lock()
+	if old := s.conn; old != nil {
+		s.logf("checkpoints: connected to HDFS anew with the AM's fresh delegation tokens (refresh %d)", version)
+		old.replaced = true
+		s.closeIfUnused(old)
 	}
-	s.fs, s.stale = fs, false
-	return fs, nil
+	s.conn = c
+	s.stale = s.version != version // fresher tokens came while connecting
+	s.mu.Unlock()
+	return c, func() { s.release(c) }, nil
 }
 
+func (s *freshTokenStore) release(c *heldConn) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c.users--
+	s.closeIfUnused(c)
+}
+
+// closeIfUnused closes a replaced connection no operation uses; s.mu held.
+func (s *freshTokenStore) closeIfUnused(c *heldConn) {
+	if c.replaced && c.users == 0 {
+		c.Close()
+	}
+}
+
+// close closes the store's connection; replaced ones close as their
+// operations end.
 func (s *freshTokenStore) close() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, fs := range append(s.old, s.fs) {
-		if fs != nil {
-			fs.Close()
-		}
+	if s.conn != nil {
+		s.conn.replaced = true
+		s.closeIfUnused(s.conn)
+		s.conn = nil
 	}
-	s.fs, s.old = nil, nil
 }
 
 func (s *freshTokenStore) ReadDir(ctx context.Context, p string) ([]os.FileInfo, error) {
-	fs, err := s.current(ctx)
+	fs, done, err := s.use(ctx)
 	if err != nil {
 		return nil, err
 	}
+	defer done()
 	return fs.ReadDir(ctx, p)
 }
 
 func (s *freshTokenStore) MakePrivateDir(ctx context.Context, p string) error {
-	fs, err := s.current(ctx)
+	fs, done, err := s.use(ctx)
 	if err != nil {
 		return err
 	}
+	defer done()
 	return fs.MakePrivateDir(ctx, p)
 }
 
 func (s *freshTokenStore) WritePrivateFile(ctx context.Context, p string, r io.Reader) (int64, error) {
-	fs, err := s.current(ctx)
+	fs, done, err := s.use(ctx)
 	if err != nil {
 		return 0, err
 	}
+	defer done()
 	return fs.WritePrivateFile(ctx, p, r)
 }
 
 func (s *freshTokenStore) ReadFileTo(ctx context.Context, p string, w io.Writer) (int64, error) {
-	fs, err := s.current(ctx)
+	fs, done, err := s.use(ctx)
 	if err != nil {
 		return 0, err
 	}
+	defer done()
 	return fs.ReadFileTo(ctx, p, w)
 }
 
 func (s *freshTokenStore) RenameNoReplace(ctx context.Context, src, dst string) error {
-	fs, err := s.current(ctx)
+	fs, done, err := s.use(ctx)
 	if err != nil {
 		return err
 	}
+	defer done()
 	return fs.RenameNoReplace(ctx, src, dst)
 }
 
 func (s *freshTokenStore) RemoveAll(ctx context.Context, p string) error {
-	fs, err := s.current(ctx)
+	fs, done, err := s.use(ctx)
 	if err != nil {
 		return err
 	}
+	defer done()
 	return fs.RemoveAll(ctx, p)
 }

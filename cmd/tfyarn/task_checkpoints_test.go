@@ -62,14 +62,19 @@ func TestCheckpointStoreFollowsFreshTokens(t *testing.T) {
 	require.Equal(t, "first", conns[0].token)
 	require.Empty(t, logged)
 
+	// An operation under way keeps its connection open while a fresher one replaces it.
+	_, done, err := s.use(ctx)
+	require.NoError(t, err)
 	s.refresh(creds("second"))
 	s.refresh(creds("third"))
-	_, err := s.ReadDir(ctx, "/d")
+	_, err = s.ReadDir(ctx, "/d")
 	require.NoError(t, err)
 	require.Len(t, conns, 2, "the next operation connects anew, once")
 	require.Equal(t, "third", conns[1].token, "with the newest tokens")
 	require.Equal(t, []string{"checkpoints: connected to HDFS anew with the AM's fresh delegation tokens (refresh 2)"}, logged)
 	require.False(t, conns[0].closed, "an operation may still use the old one")
+	done()
+	require.True(t, conns[0].closed, "closed once its last operation ended: a long job keeps at most two open")
 
 	s.refresh(security.NewCredentials()) // no HDFS token: nothing to follow
 	_, err = s.ReadFileTo(ctx, "/d/f", io.Discard)
