@@ -203,11 +203,12 @@ func TestE2EAMPreempted(t *testing.T) {
 	// program runs on undisturbed (a restart would run it again with TFYARN_RESTART=1 and count).
 	t.Run("--am-attempts 2: the job succeeds", func(t *testing.T) {
 		t.Parallel()
-		j := startFaultJob(t, c, bin, "--am-attempts", "2", "--worker", "1c,256m", "--", "sh", "-c", `[ "$TFYARN_RESTART" = 0 ] && exec sleep 30; exit 0`)
+		j := startFaultJob(t, c, bin, "--am-attempts", "2", "--worker", "1c,256m", "--", "sh", "-c", `[ "$TFYARN_RESTART" = 0 ] && { `+waitForRelease+`; sleep 20; }; exit 0`)
 		j.waitRegistered(t, "worker:0")
 		waitTaskTable(t, c, j.appID)
 		waitRMSeesRunning(t, c, j.containerOf(t, "worker:0"))
 		fault := preemptAM(t, j)
+		j.release(t) // the program ends 20 s after the preemption
 		j.waitLine(t, regexp.MustCompile(`ApplicationMaster attempt 2 started after attempt 1 ended: .*exitCode: -102`), time.Minute)
 		j.requireEnd(t, fault, 2*time.Minute, "SUCCEEDED")
 		require.Equal(t, 2, j.result.AMAttempts)

@@ -142,6 +142,10 @@ const (
 	sleepForever = "exec sleep 300"
 	// onceForever sleeps "forever" on the first run, 2 s after a restart.
 	onceForever = `[ "$TFYARN_RESTART" = 0 ] && exec sleep 300; sleep 2`
+	// waitForRelease ends once the test has released the job (faultJob.release) or, failing,
+	// after 5 min without it: a program that outlasts the faults injected before its own
+	// however long they take.
+	waitForRelease = `r=$TFYARN_FAULT_DIR/release; i=0; while [ ! -e $r ] && [ $i -lt 1500 ]; do sleep 0.2; i=$((i+1)); done; [ -e $r ]`
 )
 
 func faultCases() []faultCase {
@@ -190,15 +194,17 @@ func faultCases() []faultCase {
 			}},
 		// The client killed (kill -9) mid-job: the job goes on and succeeds, `tfyarn status`
 		// says RUNNING while it runs and SUCCEEDED after, and the AM removes the staging dir.
-		// The program runs long enough for the kill to come first on a loaded machine (with 8 s
-		// the job once ended, and the client with it, before the test saw the registration).
-		{"client-killed", []string{"--worker", "1c,256m", "--", "sh", "-c", "sleep 20"},
+		// The program waits (at most 5 min) for the test to release it after the kill: with a
+		// fixed sleep (20 s) the faults injected before this one once outlasted it, and the
+		// client had ended with its job before it could be killed.
+		{"client-killed", []string{"--worker", "1c,256m", "--", "sh", "-c", waitForRelease},
 			func(t *testing.T, c *clustertest.Cluster, j *faultJob) time.Time {
 				j.waitRegistered(t, "worker:0")
 				fault := time.Now()
 				require.NoError(t, j.cmd.Process.Kill())
 				<-j.exited
 				require.Equal(t, "RUNNING", statusJSON(t, c, j.appID).State)
+				j.release(t)
 				return fault
 			},
 			func(t *testing.T, c *clustertest.Cluster, j *faultJob, fault time.Time) faultResult {
@@ -248,8 +254,9 @@ func amKilledWithAttemptsOn(extra []string) faultCase {
 func amKilledWithPortHeldBy(extra []string, answer func(net.Conn)) faultCase {
 	var old string         // attempt 1's rendezvous address
 	var taken net.Listener // holding its port
-	// Programs long enough to outlast the launchers' search for attempt 2.
-	program := strings.Replace(runsOnce, "sleep 20", "sleep 40", 1)
+	// First runs that outlast the faults injected before (waitForRelease) and then the
+	// launchers' search for attempt 2 (25 s after the AM is killed).
+	program := strings.Replace(runsOnce, "sleep 20", "{ "+waitForRelease+"; sleep 25; }", 1)
 	args := append(append([]string{"--am-attempts", "2", "--worker", "2x1c,256m"}, extra...), "--", "sh", "-c", program)
 	return faultCase{"am-killed-with-am-attempts-2", args,
 		func(t *testing.T, c *clustertest.Cluster, j *faultJob) time.Time {
@@ -270,6 +277,7 @@ func amKilledWithPortHeldBy(extra []string, answer func(net.Conn)) faultCase {
 			require.NotZero(t, pid, "no ApplicationMaster process for %s", j.appID)
 			fault := time.Now()
 			require.NoError(t, syscall.Kill(pid, syscall.SIGKILL))
+			j.release(t)
 			_, port, err := net.SplitHostPort(old)
 			require.NoError(t, err)
 			require.Eventually(t, func() bool {
@@ -687,6 +695,12 @@ func startFaultJobIn(t *testing.T, c *clustertest.Cluster, bin, dir string, args
 		}
 	})
 	return j
+}
+
+// release lets the job's programs that wait for it (waitForRelease) go on.
+func (j *faultJob) release(t *testing.T) {
+	t.Helper()
+	require.NoError(t, os.WriteFile(filepath.Join(j.dir, "release"), nil, 0o644))
 }
 
 // abandon kills run and the application when the case could not go on.
