@@ -28,14 +28,15 @@ func TestE2ENotebooks(t *testing.T) {
 
 // mismatchClient ships a function whose payload names Python 3.1 (the client's version faked: the
 // test cluster has one minor version) with the framework and interpreter its arguments name, and
-// prints the JobFailed the SDK raises.
+// prints the JobFailed the SDK raises. It allows two restarts, which the task's refusal rules out
+// (TFYARN_NO_RESTART_FILE): a restart would run the same interpreter.
 const mismatchClient = `
 import sys
 import tfyarn
 from tfyarn import _ship
 _ship.python_version = lambda: "3.1"
 try:
-    tfyarn.run(lambda: 1, worker="1c", backend="local", live=False, framework=sys.argv[1], python=sys.argv[2])
+    tfyarn.run(lambda: 1, worker="1c", backend="local", live=False, framework=sys.argv[1], python=sys.argv[2], max_restarts=2)
 except tfyarn.JobFailed as e:
     print("JobFailed:", e)
 `
@@ -51,8 +52,8 @@ func checkPythonMismatch(t *testing.T) {
 	line := `tfyarn: the function was pickled by Python 3\.1 but this task runs Python 3\.\d+ \(\S+\): ` +
 		`run the job with a Python 3\.1 interpreter \(python=\.\.\.\) or an environment that has one \(env=\.\.\.\)`
 	for _, c := range []struct{ framework, python, quoted string }{
-		{"tensorflow", "python3", `worker:0 failed: exit code 2; last stderr of worker:0: ` + line + "\n"},
-		{"pytorch", filepath.Join(root, ".venv-pytorch", "bin", "python"), `worker:0 failed: exit code 1; last stderr of worker:0: .*traceback : ` + line + ` \| =+\n`},
+		{"tensorflow", "python3", `worker:0 failed: exit code 2; it asked not to be restarted: ` + line + `; last stderr of worker:0: ` + line + "\n"},
+		{"pytorch", filepath.Join(root, ".venv-pytorch", "bin", "python"), `worker:0 failed: exit code 1; it asked not to be restarted: ` + line + `; last stderr of worker:0: .*traceback : ` + line + ` \| =+\n`},
 	} {
 		dir := t.TempDir()
 		start := time.Now()

@@ -24,7 +24,7 @@ func TestE2ERestarts(t *testing.T) {
 	failOnce := []string{"--chief", "1c,256m", "--worker", "1c,256m", "--",
 		"sh", "-c", `echo "run $TFYARN_RESTART"; [ "$TFYARN_TASK" = worker:0 ] && [ "$TFYARN_RESTART" = 0 ] && { echo "bad shard" >&2; exit 1; }; sleep 1; exit 0`}
 
-	// Four jobs of their own, two at a time, the longest first: the two TensorFlow jobs, then the
+	// Five jobs of their own, two at a time, the longest first: the two TensorFlow jobs, then the
 	// short ones beside the shorter of those.
 	clustertest.Subtests(t, 2,
 		clustertest.Subtest{Name: "keras resumes", Run: func(t *testing.T) {
@@ -122,6 +122,17 @@ func TestE2ERestarts(t *testing.T) {
 			require.Equal(t, "FAILED", r.FinalStatus)
 			require.Zero(t, r.Restarts)
 			require.Regexp(t, `^worker:0 \(container \S+ on \S+\) failed: exit code 1; last stderr of worker:0: bad shard$`, r.Diagnostics)
+		}},
+		clustertest.Subtest{Name: "asked not to restart", Run: func(t *testing.T) {
+			// Restarts left, but the program says one cannot help (docs/failures.md).
+			stdout, stderr, code := execTfyarn(t, c, bin, nil, "run", "--output", "json", "--max-restarts", "2", "--worker", "1c,256m", "--",
+				"sh", "-c", `echo "run $TFYARN_RESTART"; printf 'shard 7 is corrupt: fix the input\n' > "$TFYARN_NO_RESTART_FILE"; echo "bad shard" >&2; exit 3`)
+			r := runJSON(t, stdout)
+			require.Equal(t, exitJobFailed, code, stderr)
+			require.Equal(t, "FAILED", r.FinalStatus)
+			require.Zero(t, r.Restarts)
+			require.Regexp(t, `^worker:0 \(container \S+ on \S+\) failed: exit code 3; it asked not to be restarted: shard 7 is corrupt: fix the input; last stderr of worker:0: bad shard$`, r.Diagnostics)
+			require.NotContains(t, stderr, "restarting:")
 		}},
 	)
 }

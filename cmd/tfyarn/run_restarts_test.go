@@ -70,6 +70,25 @@ func TestRunLocalMaxRestartsJSON(t *testing.T) {
 	}
 }
 
+// TestRunLocalNoRestartFile: a program that fails after writing TFYARN_NO_RESTART_FILE is not
+// restarted, restarts left or not, and the diagnostics give its reason (docs/failures.md).
+func TestRunLocalNoRestartFile(t *testing.T) {
+	noCluster(t)
+	stdout, stderr, code := runCLI(t, "run", "--local", "--output", "json", "--max-restarts", "2", "--worker", "2x1c", "--",
+		"sh", "-c", `[ "$TFYARN_TASK" = worker:1 ] || exec sleep 30; echo "shard 7 is corrupt: fix the input" > "$TFYARN_NO_RESTART_FILE"; exit 3`)
+	require.Equal(t, exitJobFailed, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
+	var res struct {
+		FinalStatus string `json:"final_status"`
+		Diagnostics string `json:"diagnostics"`
+		Restarts    int    `json:"restarts"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(stdout), &res), stdout)
+	require.Equal(t, "FAILED", res.FinalStatus)
+	require.Zero(t, res.Restarts)
+	require.Contains(t, res.Diagnostics, "worker:1 failed: exit code 3; it asked not to be restarted: shard 7 is corrupt: fix the input")
+	require.Contains(t, stderr, "the program asked not to be restarted: shard 7 is corrupt: fix the input", "the task's launcher says so")
+}
+
 func TestRunNodeFlags(t *testing.T) {
 	job, err := parseRun(t, "--worker", "1c", "--", "true")
 	require.NoError(t, err)

@@ -353,7 +353,7 @@ func (r *TaskRendezvous) Drain() []core.Event {
 				out = append(out, core.ProgramSignalled{ID: rep.ContainerID, ExitStatus: int32(rep.ExitCode), Diagnostics: "the program " + how + " after " + rep.Signal + " from outside"})
 			default:
 				out = append(out, core.ContainerCompleted{ID: rep.ContainerID, ExitStatus: int32(rep.ExitCode), Diagnostics: "the program " + how, ByLauncher: true,
-					LogRule: core.LogRule(rep.LogRule), LogLine: rep.LogLine})
+					LogRule: core.LogRule(rep.LogRule), LogLine: rep.LogLine, NoRestart: rep.NoRestart})
 			}
 		}
 	}

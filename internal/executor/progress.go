@@ -33,10 +33,16 @@ func progressFilePath(cfg *Config) (string, error) {
 	return freshTaskFile(cfg.Dir, contract.ProgressFileName(string(cfg.Task.Type), cfg.Task.Index), "progress file")
 }
 
-// readProgressFile reads at most MaxProgressFileSize+1 bytes of a regular
-// file (a FIFO or device there must not block the launcher: opened
-// non-blocking, refused). Missing is os.ErrNotExist.
+// readProgressFile reads at most MaxProgressFileSize+1 bytes of the
+// progress file. Missing is os.ErrNotExist.
 func readProgressFile(path string) ([]byte, error) {
+	return readSmallFile(path, contract.MaxProgressFileSize+1)
+}
+
+// readSmallFile reads at most limit bytes of a regular file the program
+// wrote (a FIFO or device there must not block the launcher: opened
+// non-blocking, refused). Missing is os.ErrNotExist.
+func readSmallFile(path string, limit int64) ([]byte, error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, err
@@ -47,7 +53,7 @@ func readProgressFile(path string) ([]byte, error) {
 	} else if !st.Mode().IsRegular() {
 		return nil, fmt.Errorf("%s is no regular file", path)
 	}
-	return io.ReadAll(io.LimitReader(f, contract.MaxProgressFileSize+1))
+	return io.ReadAll(io.LimitReader(f, limit))
 }
 
 // progressWatcher turns successive reads of the file into reports.

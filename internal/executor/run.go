@@ -152,7 +152,14 @@ func endProgram(ctx context.Context, cfg *Config, client *rendezvous.Client, sta
 	code := end.prog.exitCode()
 	sendResult(cfg, client, start.resultFile, log) // before the exit: the AM may end the job on it
 	rule, line := cfg.logRules.match()
-	report(cfg, client, log, rendezvous.ExitReport{Task: cfg.Task, ContainerID: cfg.ContainerID, ExitCode: code, Stopped: end.stopped, Signal: end.signal, StderrTail: end.tail.Lines(), LogRule: rule, LogLine: line})
+	var noRestart string
+	if code != 0 && !end.stopped && end.signal == "" && rule == "" {
+		if noRestart = noRestartReason(start.noRestart, log); noRestart != "" {
+			log.printf("the program asked not to be restarted: %s", noRestart)
+		}
+	}
+	report(cfg, client, log, rendezvous.ExitReport{Task: cfg.Task, ContainerID: cfg.ContainerID, ExitCode: code, Stopped: end.stopped, Signal: end.signal,
+		StderrTail: end.tail.Lines(), LogRule: rule, LogLine: line, NoRestart: noRestart})
 	log.printf("the program exited with code %d", code)
 	return code
 }
@@ -283,6 +290,7 @@ type programStart struct {
 	warnings     *warningFiles  // where the AM's warnings go
 	progressFile string         // where the program's progress goes
 	resultFile   string         // where the program leaves its result (contract.EnvResultFile)
+	noRestart    string         // where it says a restart cannot help (contract.EnvNoRestartFile)
 	hookDir      string         // the framework's Python hook, removed after the program; "" for none
 	checkpoints  *checkpointRun // nil without --checkpoint
 }
@@ -331,6 +339,10 @@ func prepareProgram(cfg *Config, ts rendezvous.TaskSpec, port int, pyDirs python
 		return failed(err)
 	}
 	start.env = setEnv(start.env, contract.EnvResultFile, start.resultFile, true)
+	if start.noRestart, err = noRestartFilePath(cfg); err != nil {
+		return failed(err)
+	}
+	start.env = setEnv(start.env, contract.EnvNoRestartFile, start.noRestart, true)
 	return start, nil
 }
 

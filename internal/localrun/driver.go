@@ -124,15 +124,16 @@ func (d *driver) step(evs ...core.Event) {
 }
 
 // exited records the end of a container's launcher: the program's exit
-// code (128+N for signal N), or the launcher's when the program never ran.
-func (d *driver) exited(now time.Time, container string, code int, diagnostics string) {
+// code (128+N for signal N), or the launcher's when the program never ran,
+// and the reason its program gave not to be restarted, if any.
+func (d *driver) exited(now time.Time, container string, code int, diagnostics, noRestart string) {
 	task, ok := d.live[container]
 	if !ok {
 		return
 	}
 	delete(d.live, container)
 	d.codes[task], d.ended[task] = code, now
-	d.step(core.Tick{Now: now}, core.ContainerCompleted{ID: container, ExitStatus: int32(code), Diagnostics: diagnostics})
+	d.step(core.Tick{Now: now}, core.ContainerCompleted{ID: container, ExitStatus: int32(code), Diagnostics: diagnostics, NoRestart: noRestart})
 }
 
 // done reports whether the job is decided and every launcher has ended.

@@ -188,7 +188,7 @@ func drive(ctx context.Context, d *driver, board *rendezvous.Board, p *processes
 				p.errs[p.running[e.container].task] = e.err.Error()
 			}
 			delete(p.running, e.container)
-			d.exited(time.Now(), e.container, e.code, e.diagnostics())
+			d.exited(time.Now(), e.container, e.code, e.diagnostics(), e.noRestart)
 		case <-board.Notify():
 			d.step(boardEvents(board, p)...)
 		case now := <-tick.C:

@@ -47,6 +47,7 @@ type ended struct {
 	container string
 	code      int
 	err       error
+	noRestart string // the program's reason a restart cannot help (its exit report's)
 }
 
 // diagnostics is the end as the core's ContainerCompleted carries it.
@@ -83,7 +84,11 @@ func (p *processes) start(ln core.Launch) {
 		code, err := executor.Run(ctx, cfg)
 		stdout.Flush()
 		stderr.Flush()
-		p.ends <- ended{container: ln.Container.ID, code: code, err: err}
+		e := ended{container: ln.Container.ID, code: code, err: err}
+		if rep, ok := p.board.Exit(ln.Task); ok && rep.ContainerID == ln.Container.ID {
+			e.noRestart = rep.NoRestart
+		}
+		p.ends <- e
 	}()
 }
 

@@ -117,7 +117,14 @@ func (h *localHarness) do(t *testing.T, c transcript.Cmd) string {
 			t.Fatal(err)
 		}
 		code, _ := strconv.Atoi(c.Args[1])
-		h.d.exited(h.now, h.p.live[id], code, strings.Join(c.Args[2:], " "))
+		h.d.exited(h.now, h.p.live[id], code, strings.Join(c.Args[2:], " "), "")
+	case "no-restart":
+		id, err := taskspec.ParseTaskID(c.Args[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		code, _ := strconv.Atoi(c.Args[1])
+		h.d.exited(h.now, h.p.live[id], code, "the program exited with code "+c.Args[1], strings.Join(c.Args[2:], " "))
 	case "tick":
 		d, err := time.ParseDuration(strings.TrimPrefix(c.Args[0], "+"))
 		if err != nil {

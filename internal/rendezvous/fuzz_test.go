@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -41,6 +42,7 @@ func FuzzDecodeExitReport(f *testing.F) {
 	f.Add(encodeExit(ExitReport{Task: task(taskspec.PS, 0), ExitCode: 137, StderrTail: []string{"a", "b"}}))
 	f.Add([]byte(`{"task":"worker:0","exit_code":1e99}`))
 	f.Add([]byte(`{"task":"worker:0","stderr_tail":[1]}`))
+	f.Add([]byte(`{"task":"worker:0","exit_code":2,"no_restart":"bad input\u0000"}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		e, err := DecodeExitReport(body)
 		if err != nil {
@@ -48,6 +50,9 @@ func FuzzDecodeExitReport(f *testing.F) {
 		}
 		if len(e.StderrTail) > MaxStderrLines {
 			t.Fatalf("%d stderr lines accepted", len(e.StderrTail))
+		}
+		if len(e.NoRestart) > MaxStderrLineLen || strings.ContainsAny(e.NoRestart, "\n\r\x00") {
+			t.Fatalf("no-restart reason %q accepted", e.NoRestart)
 		}
 		if _, err := DecodeExitReport(encodeExit(e)); err != nil {
 			t.Fatalf("round trip: %v", err)

@@ -64,6 +64,11 @@ type ExitReport struct {
 	// matched ("fail-on-log", "exclude-node-on-log"), LogLine that line:
 	// the launcher ended the program for it.
 	LogRule, LogLine string
+	// NoRestart, when set, is the line the program left in its
+	// no-restart file (contract.EnvNoRestartFile) before failing: why a
+	// restart cannot help. One line of printable text, at most
+	// MaxStderrLineLen bytes.
+	NoRestart string
 }
 
 // The rules an ExitReport's LogRule names.
@@ -95,6 +100,7 @@ type wireExit struct {
 	StderrTail  []string `json:"stderr_tail,omitempty"`
 	LogRule     string   `json:"log_rule,omitempty"`
 	LogLine     string   `json:"log_line,omitempty"`
+	NoRestart   string   `json:"no_restart,omitempty"`
 }
 
 type wireSpec struct {
@@ -154,7 +160,7 @@ func (r Registration) validate() error {
 }
 
 func encodeExit(e ExitReport) []byte {
-	return mustJSON(wireExit{Task: e.Task.String(), ContainerID: e.ContainerID, ExitCode: e.ExitCode, Stopped: e.Stopped, Signal: e.Signal, StderrTail: e.StderrTail, LogRule: e.LogRule, LogLine: e.LogLine})
+	return mustJSON(wireExit{Task: e.Task.String(), ContainerID: e.ContainerID, ExitCode: e.ExitCode, Stopped: e.Stopped, Signal: e.Signal, StderrTail: e.StderrTail, LogRule: e.LogRule, LogLine: e.LogLine, NoRestart: e.NoRestart})
 }
 
 // DecodeExitReport parses and validates an exit report body.
@@ -184,7 +190,11 @@ func DecodeExitReport(body []byte) (ExitReport, error) {
 	if w.LogRule != "" && w.LogRule != LogRuleFail && w.LogRule != LogRuleExcludeNode || len(w.LogLine) > MaxStderrLineLen {
 		return ExitReport{}, fmt.Errorf("exit report of %s: malformed log rule", task)
 	}
-	return ExitReport{Task: task, ContainerID: w.ContainerID, ExitCode: w.ExitCode, Stopped: w.Stopped, Signal: w.Signal, StderrTail: w.StderrTail, LogRule: w.LogRule, LogLine: w.LogLine}, nil
+	if len(w.NoRestart) > MaxStderrLineLen || strings.ContainsFunc(w.NoRestart, func(r rune) bool { return !unicode.IsPrint(r) }) {
+		return ExitReport{}, fmt.Errorf("exit report of %s: malformed no-restart reason (one printable line of at most %d bytes)", task, MaxStderrLineLen)
+	}
+	return ExitReport{Task: task, ContainerID: w.ContainerID, ExitCode: w.ExitCode, Stopped: w.Stopped, Signal: w.Signal, StderrTail: w.StderrTail,
+		LogRule: w.LogRule, LogLine: w.LogLine, NoRestart: w.NoRestart}, nil
 }
 
 // ClipStderr makes lines fit an ExitReport: the last MaxStderrLines, each

@@ -147,6 +147,28 @@ def test_mismatch_never_unpickles(tmp_path, monkeypatch, capsys):
     assert not result.exists()
 
 
+def test_refusal_asks_not_to_be_restarted(tmp_path, monkeypatch, capsys):
+    # A restart would unpickle with the same interpreter: the launcher reads the line from
+    # TFYARN_NO_RESTART_FILE and the AM does not restart (executor's and core's tests).
+    no_restart = tmp_path / "tfyarn-no-restart-worker-0"
+    monkeypatch.setenv("TFYARN_NO_RESTART_FILE", str(no_restart))
+    assert _task.main([str(shipped(tmp_path, lambda: 1, OTHER))]) == 2
+    line = capsys.readouterr().err
+    assert no_restart.read_text() == line and line.count("\n") == 1
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("tfyarn-no-restart")) == [no_restart.name]
+
+
+def test_failing_function_may_restart(tmp_path, monkeypatch):
+    no_restart = tmp_path / "tfyarn-no-restart-worker-0"
+    monkeypatch.setenv("TFYARN_NO_RESTART_FILE", str(no_restart))
+
+    def fails() -> None:
+        raise RuntimeError("flaky")
+
+    assert _task.main([str(shipped(tmp_path, fails, _ship.python_version()))]) == 1
+    assert not no_restart.exists()
+
+
 def test_runner_refuses_another_minor_version(tmp_path):
     """The script tfyarn.run ships, run as a task runs it: `python tfyarn_function.py PAYLOAD` in
     the container's directory with the deps zip beside it."""

@@ -85,6 +85,21 @@ def _tell_torchrun(line: str) -> None:
         pass  # the line is on stderr still
 
 
+def _tell_no_restart(line: str) -> None:
+    """Leaves line in the task's no-restart file (TFYARN_NO_RESTART_FILE): the ApplicationMaster
+    does not restart the job for this failure, which a restart would only repeat."""
+    path = os.environ.get("TFYARN_NO_RESTART_FILE", "")
+    if not path:
+        return
+    tmp = "%s.%d.tmp" % (path, os.getpid())
+    try:
+        with open(tmp, "w") as f:
+            f.write(line + "\n")
+        os.replace(tmp, path)  # torchrun's ranks may all write it: a whole line each
+    except OSError:
+        pass  # the job restarts as for any failure; the line is on stderr still
+
+
 def _write(fields: Dict[str, Any], replace: bool) -> None:
     path = os.environ.get("TFYARN_RESULT_FILE", "")
     if not path:
@@ -130,6 +145,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     except PayloadRefused as refused:
         print(refused, file=sys.stderr)
         _tell_torchrun(str(refused))
+        _tell_no_restart(str(refused))
         return 2
     import cloudpickle
 

@@ -67,7 +67,9 @@ func (m *Machine) excludeSubmitted() {
 func (m *Machine) nodeFailed(t *TaskStatus) {
 	host := hostOf(t.Container.NodeID)
 	limit := m.maxNodeFailures()
-	if host == "" || limit == 0 || !nodeFault(t.ExitStatus) || m.isExcluded(host) {
+	// A program that said a restart cannot help named a fault of its own
+	// (its input, its configuration), not of the node.
+	if host == "" || limit == 0 || !nodeFault(t.ExitStatus) || t.noRestart || m.isExcluded(host) {
 		return
 	}
 	if m.nodeFailures == nil {

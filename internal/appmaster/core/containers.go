@@ -172,6 +172,9 @@ func (m *Machine) completed(e ContainerCompleted) {
 		m.logRuleMatched(t, e)
 		return
 	}
+	if t.noRestart = e.NoRestart != "" && e.ExitStatus > 0; t.noRestart {
+		why += "; it asked not to be restarted: " + firstLine(e.NoRestart)
+	}
 	m.end(t, e.ExitStatus, e.Diagnostics, why)
 }
 

@@ -82,6 +82,10 @@ type ContainerCompleted struct {
 	// (logrules.go).
 	LogRule LogRule
 	LogLine string
+	// NoRestart, when set with a program's failure, is why the program
+	// said a restart cannot help (its no-restart file,
+	// contract.EnvNoRestartFile): the failure does not restart.
+	NoRestart string
 }
 
 // LogRule is a rule on the program's stderr lines (--fail-on-log,

@@ -20,7 +20,8 @@ import (
 //     RestartPolicy.NoInfraRestarts makes them failures like any other.
 //   - Any other failure restarts, counting, up to Max (none by default), if
 //     RetryExitCodes is empty or lists its exit code; past that it is the
-//     job's, as the success rule says.
+//     job's, as the success rule says. So is a failure whose program said
+//     a restart cannot help (ContainerCompleted.NoRestart), at once.
 //   - An evaluator or TensorBoard task restarts alone; the cluster never
 //     hears of it.
 //   - A worker of a ParameterServerStrategy job (a chief and ps) that had
@@ -127,6 +128,9 @@ func (m *Machine) mayRestart(failed []*TaskStatus) (counted, ok bool) {
 			continue
 		}
 		counted = true
+		if t.noRestart {
+			return true, false // the program said a restart cannot help
+		}
 		if t.ExitStatus > 0 && !m.restartPolicy.Retries(int(t.ExitStatus)) {
 			return true, false
 		}

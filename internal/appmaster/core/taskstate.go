@@ -76,6 +76,9 @@ type TaskStatus struct {
 	// unallocated: failed for never getting a container (allocDeadline),
 	// which no restart would change.
 	unallocated bool
+	// noRestart: its program failed and said a restart cannot help
+	// (ContainerCompleted.NoRestart).
+	noRestart bool
 	// overdue: an elastic job's worker still waiting for a container past
 	// --alloc-timeout while the job holds --min-workers (elastic_alloc.go):
 	// still asked for, no longer one of the workers that remain.

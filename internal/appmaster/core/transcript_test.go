@@ -86,6 +86,16 @@ func (h *harness) do(t *testing.T, c transcript.Cmd) string {
 		task := h.task(t, c)
 		checkedStep(h.m, ContainerCompleted{ID: task.Container.ID, ExitStatus: 143, Diagnostics: "the program exited with code 143", ByLauncher: true,
 			LogRule: LogRule(c.Args[1]), LogLine: strings.Join(c.Args[2:], " ")})
+	case "no-restart":
+		// no-restart worker:0 2 REASON...: the task's program failed with
+		// exit code 2 after writing REASON to its no-restart file.
+		task := h.task(t, c)
+		code, err := strconv.Atoi(c.Args[1])
+		if err != nil {
+			t.Fatalf("%s: exit code: %v", c.Pos, err)
+		}
+		checkedStep(h.m, ContainerCompleted{ID: task.Container.ID, ExitStatus: int32(code), Diagnostics: "the program exited with code " + c.Args[1], ByLauncher: true,
+			NoRestart: strings.Join(c.Args[2:], " ")})
 	case "gpus":
 		// gpus worker:0 0,3.5: the task's launcher sampled its GPUs' utilisation.
 		task := h.task(t, c)
