@@ -11,6 +11,7 @@ import sys
 import cloudpickle
 import pytest
 
+import tfyarn
 from tfyarn import _result, _ship, _task
 
 
@@ -167,6 +168,31 @@ def test_failing_function_may_restart(tmp_path, monkeypatch):
 
     assert _task.main([str(shipped(tmp_path, fails, _ship.python_version()))]) == 1
     assert not no_restart.exists()
+
+
+class BadShard(tfyarn.NoRestart):
+    pass
+
+
+@pytest.mark.parametrize(
+    "exc, line",
+    [
+        (tfyarn.NoRestart("shard 7 is corrupt\nsecond line"), "NoRestart: shard 7 is corrupt\n"),
+        (BadShard(), "BadShard\n"),
+    ],
+)
+def test_no_restart_raised_asks_not_to_be_restarted(tmp_path, monkeypatch, exc, line):
+    no_restart = tmp_path / "tfyarn-no-restart-worker-0"
+    result = tmp_path / "result"
+    monkeypatch.setenv("TFYARN_NO_RESTART_FILE", str(no_restart))
+    monkeypatch.setenv("TFYARN_RESULT_FILE", str(result))
+
+    def refuses() -> None:
+        raise exc
+
+    assert _task.main([str(shipped(tmp_path, refuses, _ship.python_version()))]) == 1
+    assert no_restart.read_text() == line
+    assert result.exists(), "the exception goes to the client as any other"
 
 
 def test_runner_refuses_another_minor_version(tmp_path):

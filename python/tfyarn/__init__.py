@@ -14,7 +14,7 @@ import os
 import sysconfig
 from typing import Any, Dict, List, Optional, Sequence
 
-from ._errors import BinaryError, Error, JobFailed, TaskError, UsageError
+from ._errors import BinaryError, Error, JobFailed, NoRestart, TaskError, UsageError
 from ._job import Job, Result, Target, call_json, logs, start, status
 from ._warnings import TaskWarning, WarningWatch, warnings
 
@@ -25,7 +25,7 @@ except ImportError:  # a checkout's python/ on PYTHONPATH: no release wrote the 
     __binary_version__ = "devel"
 
 __all__ = [
-    "BinaryError", "Error", "Job", "JobFailed", "Result", "TaskError", "TaskWarning", "UsageError",
+    "BinaryError", "Error", "Job", "JobFailed", "NoRestart", "Result", "TaskError", "TaskWarning", "UsageError",
     "WarningWatch", "binary_path", "cluster", "list", "logs", "run", "status", "submit", "warnings",
     "__binary_version__", "__version__",
 ]  # fmt: skip

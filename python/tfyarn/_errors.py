@@ -27,6 +27,13 @@ class JobFailed(Error):
         self.reason = reason
 
 
+class NoRestart(Exception):
+    """Raise it (or a subclass) from a task's function when a restart cannot help: malformed input,
+    a configuration the function refuses. The job is not restarted for that failure, whatever
+    max_restarts says; the client raises TaskError as for any exception, with this one as its
+    original. Wrap another exception with `raise tfyarn.NoRestart(str(e)) from e`."""
+
+
 class TaskError(JobFailed):
     """A task's function raised: its name, the exception's type and message and the remote traceback."""
 

@@ -2,7 +2,8 @@
 calls main(), which checks that the payload was pickled by this Python's minor version, loads the
 function and arguments, calls it and leaves the outcome in TFYARN_RESULT_FILE: the pickled value,
 or the exception's type, message, traceback and pickle. Exits 1 when the function raised, 2 (one
-line on stderr, which the job's diagnostics quote) when the payload is not for this task. Under
+line on stderr, which the job's diagnostics quote) when the payload is not for this task. Neither
+a refused payload nor a raised tfyarn.NoRestart restarts the job (TFYARN_NO_RESTART_FILE). Under
 torchrun (--framework pytorch) every process runs it; each container keeps LOCAL_RANK 0's value
 with its global RANK (the client looks for rank 0's: torchrun need not give worker:0 the first
 ranks), or any process's exception."""
@@ -19,6 +20,7 @@ import traceback
 from typing import Any, BinaryIO, Dict, List, Optional, Tuple
 
 from . import _result, _ship
+from ._errors import NoRestart
 
 _VERSION_LINE = re.compile(rb"[0-9]{1,3}\.[0-9]{1,3}\n")
 
@@ -100,6 +102,12 @@ def _tell_no_restart(line: str) -> None:
         pass  # the job restarts as for any failure; the line is on stderr still
 
 
+def _no_restart_line(exc: NoRestart) -> str:
+    """The reason as the diagnostics show it: the exception's type and its message's first line."""
+    lines = str(exc).strip().splitlines()
+    return "%s: %s" % (type(exc).__qualname__, lines[0]) if lines else type(exc).__qualname__
+
+
 def _write(fields: Dict[str, Any], replace: bool) -> None:
     path = os.environ.get("TFYARN_RESULT_FILE", "")
     if not path:
@@ -153,6 +161,8 @@ def main(argv: Optional[List[str]] = None) -> int:
         value = fn(*fargs, **fkwargs)
     except BaseException as exc:  # the caller re-raises it, SystemExit and KeyboardInterrupt too
         _write(_exception_fields(exc), replace=True)
+        if isinstance(exc, NoRestart):
+            _tell_no_restart(_no_restart_line(exc))
         traceback.print_exc()
         return 1
     if _writes_value():
