@@ -61,3 +61,29 @@ func TestNoRestartReasonBounded(t *testing.T) {
 	require.NoError(t, syscall.Mkfifo(fifo, 0o600))
 	require.Empty(t, noRestartReason(fifo, &logger{w: io.Discard}))
 }
+
+// A program the AM stops, or that a signal from outside ends, failed for
+// no reason of its own: its no-restart file is not sent.
+func TestNoRestartFileIgnoredAfterAStop(t *testing.T) {
+	for _, how := range []string{"stop order", "signal"} {
+		t.Run(how, func(t *testing.T) {
+			a := startAM(t, group(taskspec.Worker, 1))
+			l := a.newLaunch(id(taskspec.Worker, 0), "sh", "-c", `echo "no use" > "$TFYARN_NO_RESTART_FILE"; echo ready; exec sleep 30`)
+			l.cfg.Dir = t.TempDir()
+			done := l.start(t)
+			waitFor(t, l.stdout, "ready")
+			if how == "stop order" {
+				a.board.Stop(id(taskspec.Worker, 0), "the chief finished")
+			} else {
+				l.signals <- syscall.SIGTERM
+			}
+			o := wait(t, done, l)
+			require.NoError(t, o.err)
+			require.Equal(t, 128+15, o.code)
+			e, ok := a.board.Exit(id(taskspec.Worker, 0))
+			require.True(t, ok)
+			require.Empty(t, e.NoRestart)
+			require.NotContains(t, l.stderr.String(), "asked not to be restarted")
+		})
+	}
+}
