@@ -173,7 +173,7 @@ func (m *Machine) completed(e ContainerCompleted) {
 		return
 	}
 	if t.noRestart = e.NoRestart != "" && e.ExitStatus > 0; t.noRestart {
-		why += "; it asked not to be restarted: " + firstLine(e.NoRestart)
+		why += "; " + noRestartSaid + firstLine(e.NoRestart)
 	}
 	m.end(t, e.ExitStatus, e.Diagnostics, why)
 }

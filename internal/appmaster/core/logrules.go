@@ -16,13 +16,20 @@ import "fmt"
 //     a fault of the node ("Xid 79", "uncorrectable ECC"). The restart
 //     policy then decides the task's restart as for any failure.
 
+// failOnLogSaid and noRestartSaid introduce, in a failure line, the
+// program's own line that ended it (WithStderr does not repeat it).
+const (
+	failOnLogSaid = "wrote a line matching --fail-on-log: "
+	noRestartSaid = "it asked not to be restarted: "
+)
+
 // logRuleMatched ends live t, whose launcher ended its program for the
 // line e.LogLine matching e.LogRule.
 func (m *Machine) logRuleMatched(t *TaskStatus, e ContainerCompleted) {
 	line := firstLine(e.LogLine)
 	switch e.LogRule {
 	case FailOnLog:
-		why := "wrote a line matching --fail-on-log: " + line
+		why := failOnLogSaid + line
 		m.end(t, e.ExitStatus, e.Diagnostics, why)
 		m.finish(Failed, t.Task.String()+where(t.Container)+" "+why)
 	default:

@@ -34,7 +34,7 @@ func WithStderr(diag string, tasks []TaskStatus, tail func(TaskStatus) []string)
 		if len(parts) == diagStderrTasks {
 			break
 		}
-		if s := StderrSummary(tail(t)); s != "" {
+		if s := StderrSummary(tail(t)); s != "" && !quotesAlready(t.Failure, s) {
 			parts = append(parts, "last stderr of "+t.Task.String()+": "+s)
 		}
 	}
@@ -42,6 +42,14 @@ func WithStderr(diag string, tasks []TaskStatus, tail func(TaskStatus) []string)
 		return diag
 	}
 	return strings.Join(append([]string{diag}, parts...), "; ")
+}
+
+// quotesAlready reports whether failure quotes the program's own line that
+// summary is (cut or not): its no-restart reason or its --fail-on-log
+// line, often its last stderr line too, is not said twice.
+func quotesAlready(failure, summary string) bool {
+	line := strings.TrimSuffix(summary, "…")
+	return strings.Contains(failure, noRestartSaid+line) || strings.Contains(failure, failOnLogSaid+line)
 }
 
 // StderrSummary is the last few non-blank lines of a stderr tail, trimmed
