@@ -87,3 +87,27 @@ func TestNoRestartFileIgnoredAfterAStop(t *testing.T) {
 		})
 	}
 }
+
+// An elastic torchrun node starts its processes again when one fails, so
+// its launcher watches the no-restart file while it runs: once a process
+// has written it, the launcher ends the program and sends the reason.
+func TestNoRestartEndsAProgramThatRestartsItsProcesses(t *testing.T) {
+	dir := t.TempDir()
+	// A stand-in for python -m torch.distributed.run: its "process" asks
+	// not to be restarted, and it goes on as torchrun's agent would.
+	fake := filepath.Join(dir, "python")
+	require.NoError(t, os.WriteFile(fake, []byte("#!/bin/sh\necho \"shard 7 is corrupt\" > \"$TFYARN_NO_RESTART_FILE\"\necho started\nexec sleep 60\n"), 0o755))
+	a := startAM(t, group(taskspec.Worker, 1))
+	l := a.newLaunch(id(taskspec.Worker, 0), fake, "train.py")
+	l.cfg.Dir = dir
+	l.cfg.Env = append(os.Environ(), contract.EnvFramework+"=pytorch", contract.EnvMinWorkers+"=1", contract.EnvJobService+"=127.0.0.1:9")
+	o := l.run(t)
+	require.NoError(t, o.err, l.stderr.String())
+	require.Equal(t, 128+15, o.code, l.stderr.String())
+	require.Contains(t, l.stderr.String(), "elastic torchrun node")
+	require.Contains(t, l.stderr.String(), "a process asked not to be restarted (shard 7 is corrupt), and the program restarts its processes: sending SIGTERM")
+	e, ok := a.board.Exit(id(taskspec.Worker, 0))
+	require.True(t, ok)
+	require.Equal(t, "shard 7 is corrupt", e.NoRestart)
+	require.False(t, e.Stopped)
+}

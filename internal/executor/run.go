@@ -124,7 +124,11 @@ func Run(ctx context.Context, cfg Config) (exitCode int, err error) {
 		go handOffPort(runCtx, res, prog.done, cfg.PortHandoffTimeout, log)
 	}
 	refreshing, progress := startWatchers(runCtx, &cfg, client, tokens, start, env, mark, prog, log)
-	stopped, signal := supervise(ctx, runCtx, &cfg, client, prog, sigs, log)
+	var asked <-chan string // a process's no-restart request, which the program would not heed
+	if launch.RestartsProcesses {
+		asked = watchNoRestart(runCtx, start.noRestart, noRestartPoll)
+	}
+	stopped, signal := supervise(ctx, runCtx, &cfg, client, prog, sigs, asked, log)
 	cancel()
 	<-refreshing // no rewrite of the token file after the program
 	if signal == "" {
@@ -423,13 +427,12 @@ func meet(ctx context.Context, cfg *Config, client *rendezvous.Client, reg rende
 }
 
 // supervise waits for the program to end, forwarding signals and carrying
-// out the AM's stop order (or the caller's cancellation) as SIGTERM, then
-// SIGKILL after the grace period. It reports whether the program was
-// stopped on the AM's or the caller's behalf.
-// supervise runs until the program ends, obeying the AM's stop order and
-// forwarding signals. It reports whether the AM stopped the program, and the
-// first signal that came from outside (the NodeManager), if any.
-func supervise(ctx, runCtx context.Context, cfg *Config, client *rendezvous.Client, prog *child, sigs <-chan os.Signal, log *logger) (stopped bool, signal string) {
+// out the AM's stop order, the caller's cancellation, a --fail-on-log
+// match or a process's no-restart request (asked, nil when not watched) as
+// SIGTERM, then SIGKILL after the grace period. It reports whether the AM
+// stopped the program, and the first signal that came from outside (the
+// NodeManager), if any.
+func supervise(ctx, runCtx context.Context, cfg *Config, client *rendezvous.Client, prog *child, sigs <-chan os.Signal, asked <-chan string, log *logger) (stopped bool, signal string) {
 	orders := make(chan rendezvous.StopOrder, 1)
 	go func() {
 		o, err := client.WaitStop(runCtx, cfg.Task, cfg.ContainerID)
@@ -460,6 +463,9 @@ func supervise(ctx, runCtx context.Context, cfg *Config, client *rendezvous.Clie
 			matched = nil
 			rule, line := cfg.logRules.match()
 			terminate(fmt.Sprintf("its stderr line %q matches --%s", line, rule), false)
+		case reason := <-asked:
+			asked = nil
+			terminate("a process asked not to be restarted ("+reason+"), and the program restarts its processes", false)
 		case sig := <-sigs:
 			log.printf("forwarding %s to the program", describeSignal(sig))
 			if signal == "" {

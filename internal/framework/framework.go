@@ -162,6 +162,12 @@ type Launch struct {
 	// runs at start: the launcher writes it as sitecustomize.py into a
 	// directory of its own, first on PYTHONPATH.
 	PythonHook string
+	// RestartsProcesses: the program starts its processes again when one
+	// fails (torchrun's elastic agent), so a process's no-restart request
+	// (contract.EnvNoRestartFile) would be repeated, not heeded: the
+	// launcher watches the file while the program runs and ends the
+	// program once a process has written it.
+	RestartsProcesses bool
 	// Describe is what the launcher logs about the launch (one line).
 	Describe string
 }

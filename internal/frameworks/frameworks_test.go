@@ -78,8 +78,9 @@ func TestLaunch(t *testing.T) {
 				Argv: []string{"py", "-m", "torch.distributed.run", "--nnodes=1:2", "--nproc-per-node=1",
 					"--rdzv-backend=c10d", "--rdzv-endpoint=am:5000", "--rdzv-id=r", "--rdzv-conf=is_host=false",
 					"--max-restarts=10", "el.py"},
-				Set:      map[string]string{"TORCH_DISABLE_SHARE_RDZV_TCP_STORE": "1"},
-				Describe: "elastic torchrun node, 1 to 2 nodes, 1 process(es), rendezvous at am:5000 (r)",
+				Set:               map[string]string{"TORCH_DISABLE_SHARE_RDZV_TCP_STORE": "1"},
+				RestartsProcesses: true,
+				Describe:          "elastic torchrun node, 1 to 2 nodes, 1 process(es), rendezvous at am:5000 (r)",
 			},
 		},
 		{
@@ -89,8 +90,9 @@ func TestLaunch(t *testing.T) {
 				Argv: []string{"py", "-m", "torch.distributed.run", "--nnodes=1:2", "--nproc-per-node=1",
 					"--rdzv-backend=c10d", "--rdzv-endpoint=am:5000", "--rdzv-id=r", "--rdzv-conf=is_host=false,last_call_timeout=5",
 					"--max-restarts=10", "el.py"},
-				Set:      map[string]string{"TORCH_DISABLE_SHARE_RDZV_TCP_STORE": "1"},
-				Describe: "elastic torchrun node, 1 to 2 nodes, 1 process(es), rendezvous at am:5000 (r), last call 5s",
+				Set:               map[string]string{"TORCH_DISABLE_SHARE_RDZV_TCP_STORE": "1"},
+				RestartsProcesses: true,
+				Describe:          "elastic torchrun node, 1 to 2 nodes, 1 process(es), rendezvous at am:5000 (r), last call 5s",
 			},
 		},
 		{

@@ -24,7 +24,8 @@ import (
 //   - Nothing is replaced once a worker has succeeded (the others are
 //     finishing: a newcomer would find no round to join), nor a worker
 //     that never got a container (its failure is the cluster's answer),
-//     nor past MaxReplacements.
+//     nor one whose program said a restart cannot help (NoRestart), nor
+//     past MaxReplacements.
 //   - A worker still waiting for a container past --alloc-timeout
 //     (Overdue: the job held Min at its deadline, the core's elastic_alloc.go) does
 //     not count among the workers that remain either.
@@ -51,7 +52,7 @@ func (p Elastic) Verdict(v View) Verdict {
 		switch {
 		case t.State == TaskSucceeded:
 			succeeded++
-		case t.State == TaskFailed && !t.Unallocated:
+		case t.State == TaskFailed && !t.Unallocated && !t.NoRestart:
 			replaceable = append(replaceable, t.Task)
 		case t.State == TaskPending && t.Overdue:
 			// Past --alloc-timeout, still asked for:

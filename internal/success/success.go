@@ -150,6 +150,9 @@ type TaskStatus struct {
 	// --alloc-timeout while the job holds its minimum: still asked for, no
 	// longer one of the workers that remain.
 	Overdue bool
+	// NoRestart: it failed, and its program said a restart cannot help
+	// (the launcher's no-restart file): not replaced either.
+	NoRestart bool
 }
 
 // View is what a Policy sees.

@@ -52,4 +52,9 @@ func TestElasticPolicy(t *testing.T) {
 	require.Equal(t, Verdict{Replace: []taskspec.TaskID{{Type: taskspec.Worker, Index: 2}}}, p.Verdict(lost2), "one replacement left")
 	lost2.Replaced = p.MaxReplacements
 	require.Equal(t, Verdict{}, p.Verdict(lost2), "none left: the others go on without them")
+
+	// A worker whose program asked not to be restarted is not replaced.
+	refused := elasticView(TaskRunning, TaskRunning, TaskFailed)
+	refused.Tasks[2].NoRestart = true
+	require.Equal(t, Verdict{}, p.Verdict(refused), "the others go on without it")
 }

@@ -45,7 +45,7 @@ func policyStatus(t *TaskStatus) success.TaskStatus {
 		StopRequested: t.StopRequested, StopRequestedAt: t.StopRequestedAt,
 		PlaceOn:     t.PlaceOn,
 		RequestedAt: t.RequestedAt, EndedAt: t.EndedAt, EndOrder: t.EndOrder,
-		Unallocated: t.unallocated, Overdue: t.overdue,
+		Unallocated: t.unallocated, Overdue: t.overdue, NoRestart: t.noRestart,
 	}
 }
 

@@ -230,7 +230,10 @@ func elasticLaunch(t framework.Task, nodes, nproc int, runID string) (framework.
 		// later, after importing torch: a window another process could
 		// use, which fails the round, and the agents meet again
 		// (ElasticAgentRestarts).
-		Set:      map[string]string{EnvTorchNoSharedStore: "1"},
-		Describe: fmt.Sprintf("elastic torchrun node, %d to %d nodes, %d process(es), rendezvous at %s (%s)%s", t.MinWorkers, nodes, nproc, t.JobService, runID, lastCallNote(t.ElasticLastCall)),
+		Set: map[string]string{EnvTorchNoSharedStore: "1"},
+		// Its agent restarts its processes (ElasticAgentRestarts), also
+		// one that asked not to be restarted.
+		RestartsProcesses: true,
+		Describe:          fmt.Sprintf("elastic torchrun node, %d to %d nodes, %d process(es), rendezvous at %s (%s)%s", t.MinWorkers, nodes, nproc, t.JobService, runID, lastCallNote(t.ElasticLastCall)),
 	}, nil
 }
