@@ -54,14 +54,30 @@ func simpleAttackUsers(t *testing.T, c *clustertest.Cluster) (admin, alice, bob 
 	}
 	admin = as(currentOSUser(t))
 	alice, bob = as(c.User(t, "tfyarn-alice-"+id)), as(c.User(t, "tfyarn-bob-"+id))
-	root := admin.HDFS(t)
 	for _, u := range []attackUser{alice, bob} {
-		home := hdfs.HomeDir(u.Name)
-		require.NoError(t, root.MkdirAll(home, 0o755))
-		require.NoError(t, root.Chown(home, u.Name, "supergroup"))
-		t.Cleanup(func() { _ = root.RemoveAll(home) })
+		giveHome(t, admin.HDFS(t), u.Name)
 	}
 	return admin, alice, bob
+}
+
+// freshUser is a new user of the plain cluster, named prefix and random hex, with an HDFS home
+// directory and a local cache of its own: for a test that a parallel test's submissions as the
+// shared test user could upset.
+func freshUser(t *testing.T, c *clustertest.Cluster, prefix string) attackUser {
+	t.Helper()
+	name := c.User(t, prefix+randomHex(t))
+	giveHome(t, simpleHDFSClient(t, c, currentOSUser(t)), name)
+	return attackUser{Name: name, Env: []string{"HADOOP_USER_NAME=" + name, "XDG_CACHE_HOME=" + filepath.Join(t.TempDir(), name)},
+		HDFS: func(t *testing.T) *gohdfs.Client { return simpleHDFSClient(t, c, name) }}
+}
+
+// giveHome makes user's HDFS home directory as the superuser (root), removed after the test.
+func giveHome(t *testing.T, root *gohdfs.Client, user string) {
+	t.Helper()
+	home := hdfs.HomeDir(user)
+	require.NoError(t, root.MkdirAll(home, 0o755))
+	require.NoError(t, root.Chown(home, user, "supergroup"))
+	t.Cleanup(func() { _ = root.RemoveAll(home) })
 }
 
 // simpleHDFSClient is colinmarc's client acting as user on the plain

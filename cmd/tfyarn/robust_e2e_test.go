@@ -20,7 +20,6 @@ import (
 	"github.com/tfyarn/tfyarn/internal/clustertest"
 	"github.com/tfyarn/tfyarn/internal/hadoopconf"
 	"github.com/tfyarn/tfyarn/internal/hdfs"
-	"github.com/tfyarn/tfyarn/internal/ipc"
 	"github.com/tfyarn/tfyarn/internal/yarn"
 )
 
@@ -107,7 +106,10 @@ func testRobustKillEnded(t *testing.T, c *clustertest.Cluster, bin string) {
 // those of applications the RM reports ended; neither touches the one of a
 // running application.
 func testRobustOrphans(t *testing.T, c *clustertest.Cluster, bin string) {
-	user := ipc.DefaultUser()
+	// A user of its own: every submission sweeps its user's ended staging directories, so a
+	// parallel test's run as the shared test user once removed the one cache clean was to find.
+	owner := freshUser(t, c, "tfyarn-e2e-orphans-")
+	user := owner.Name
 	conf, err := hadoopconf.LoadDir(c.ConfDir)
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
@@ -133,7 +135,7 @@ func testRobustOrphans(t *testing.T, c *clustertest.Cluster, bin string) {
 
 	// A running application: its staging directory must survive both.
 	long := exec.Command(bin, "run", "--worker", "1c,256m", "--name", "e2e-orphans-running", "--", "sleep", "120")
-	long.Env = c.Env()
+	long.Env = c.Env(owner.Env...)
 	var longOut bytes.Buffer
 	long.Stdout, long.Stderr = &longOut, &longOut
 	require.NoError(t, long.Start())
@@ -161,7 +163,7 @@ func testRobustOrphans(t *testing.T, c *clustertest.Cluster, bin string) {
 	// An application of an earlier RM incarnation: removed by the next run.
 	old := orphan("application_1000000000000_0001")
 	start := time.Now()
-	stdout, stderr, code := execTfyarn(t, c, bin, nil, "run", "--worker", "1c,256m", "--name", "e2e-orphans", "--output", "json", "--", "true")
+	stdout, stderr, code := execTfyarn(t, c, bin, owner.Env, "run", "--worker", "1c,256m", "--name", "e2e-orphans", "--output", "json", "--", "true")
 	t.Logf("%.1fs\nstdout: %s\nstderr: %s", time.Since(start).Seconds(), stdout, stderr)
 	require.Equal(t, exitOK, code, stderr)
 	r := runJSON(t, stdout)
@@ -173,11 +175,11 @@ func testRobustOrphans(t *testing.T, c *clustertest.Cluster, bin string) {
 	// An application the RM reports FINISHED, whose staging came back
 	// (client and AM died): cache clean removes and reports it.
 	ended := orphan(r.AppID)
-	stdout, stderr, code = execTfyarn(t, c, bin, nil, "cache", "clean", "--older-than", "36500d", "--dry-run")
+	stdout, stderr, code = execTfyarn(t, c, bin, owner.Env, "cache", "clean", "--older-than", "36500d", "--dry-run")
 	require.Equal(t, exitOK, code, stderr)
 	require.Contains(t, stdout, "would remove staging "+ended+" of "+r.AppID+" (FINISHED)\n")
 	require.True(t, exists(ended))
-	stdout, stderr, code = execTfyarn(t, c, bin, nil, "cache", "clean", "--older-than", "36500d")
+	stdout, stderr, code = execTfyarn(t, c, bin, owner.Env, "cache", "clean", "--older-than", "36500d")
 	require.Equal(t, exitOK, code, stderr)
 	require.Contains(t, stdout, "removed staging "+ended+" of "+r.AppID+" (FINISHED)\n")
 	require.NotContains(t, stdout, running)
@@ -185,11 +187,11 @@ func testRobustOrphans(t *testing.T, c *clustertest.Cluster, bin string) {
 	require.True(t, exists(runningDir))
 
 	// Nothing left behind: the long job killed, its staging gone.
-	_, stderr, code = execTfyarn(t, c, bin, nil, "kill", running)
+	_, stderr, code = execTfyarn(t, c, bin, owner.Env, "kill", running)
 	require.Equal(t, exitOK, code, stderr)
 	_ = long.Wait()
 	require.Eventually(t, func() bool { return !exists(runningDir) }, 30*time.Second, 500*time.Millisecond)
-	stdout, _, code = execTfyarn(t, c, bin, nil, "list")
+	stdout, _, code = execTfyarn(t, c, bin, owner.Env, "list")
 	require.Equal(t, exitOK, code)
 	require.NotContains(t, stdout, running)
 }

@@ -426,6 +426,10 @@ func meet(ctx context.Context, cfg *Config, client *rendezvous.Client, reg rende
 	}
 }
 
+// signalSettle is how long a cancelled launcher waits for the signal that
+// cancelled it to arrive on its own channel.
+const signalSettle = 100 * time.Millisecond
+
 // supervise waits for the program to end, forwarding signals and carrying
 // out the AM's stop order, the caller's cancellation, a --fail-on-log
 // match or a process's no-restart request (asked, nil when not watched) as
@@ -453,6 +457,15 @@ func supervise(ctx, runCtx context.Context, cfg *Config, client *rendezvous.Clie
 			kill = time.After(cfg.ProgramStopGrace)
 		}
 	}
+	forward := func(sig os.Signal) {
+		log.printf("forwarding %s to the program", describeSignal(sig))
+		if signal == "" {
+			signal = describeSignal(sig)
+		}
+		if s, ok := sig.(syscall.Signal); ok {
+			_ = prog.signal(s)
+		}
+	}
 	cancelled := ctx.Done()
 	matched := cfg.logRules.matched()
 	for {
@@ -467,17 +480,21 @@ func supervise(ctx, runCtx context.Context, cfg *Config, client *rendezvous.Clie
 			asked = nil
 			terminate("a process asked not to be restarted ("+reason+"), and the program restarts its processes", false)
 		case sig := <-sigs:
-			log.printf("forwarding %s to the program", describeSignal(sig))
-			if signal == "" {
-				signal = describeSignal(sig)
-			}
-			if s, ok := sig.(syscall.Signal); ok {
-				_ = prog.signal(s)
-			}
+			forward(sig)
 		case o := <-orders:
 			terminate("the AM stops this task ("+o.Reason+")", true)
 		case <-cancelled:
 			cancelled = nil
+			// `tfyarn task`'s context ends on SIGTERM too (main's
+			// NotifyContext): the NodeManager's kill (a preemption, a
+			// memory limit) then arrives on sigs as well, and must be
+			// told as a kill from outside, not as the program's own exit.
+			select {
+			case sig := <-sigs:
+				forward(sig)
+				continue
+			case <-time.After(signalSettle):
+			}
 			terminate("the launcher was cancelled", false)
 		case <-kill:
 			log.printf("the program outlived its %s grace period: SIGKILL", cfg.ProgramStopGrace)

@@ -1,6 +1,7 @@
 package executor
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -105,6 +106,34 @@ func TestSIGTERMIsForwarded(t *testing.T) {
 	require.True(t, ok)
 	require.Equal(t, "SIGTERM", e.Signal)
 	require.False(t, e.Stopped)
+}
+
+// `tfyarn task`'s context ends on SIGTERM as its signal channel gets it: a
+// NodeManager's kill (here the cancellation first, the signal 20 ms later)
+// is still told to the AM as a signal from outside, which then waits for
+// YARN's reason (a preemption is no failure of the program). A CI run once
+// lost a preempted task's restart to the cancellation winning the race.
+func TestCancellationBySIGTERMIsASignalFromOutside(t *testing.T) {
+	a := startAM(t, group(taskspec.Worker, 1))
+	l := a.newLaunch(id(taskspec.Worker, 0), "sh", "-c", `echo ready; exec sleep 30`)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan outcome, 1)
+	go func() {
+		code, err := Run(ctx, l.cfg)
+		done <- outcome{code, err}
+	}()
+	waitFor(t, l.stdout, "ready")
+	cancel()
+	time.Sleep(20 * time.Millisecond)
+	l.signals <- syscall.SIGTERM
+	o := wait(t, done, l)
+	require.NoError(t, o.err)
+	require.Equal(t, 128+15, o.code)
+	e, ok := a.board.Exit(id(taskspec.Worker, 0))
+	require.True(t, ok)
+	require.Equal(t, "SIGTERM", e.Signal, l.stderr.String())
+	require.NotContains(t, l.stderr.String(), "the launcher was cancelled")
 }
 
 func TestSignalBeforeTheProgramStarts(t *testing.T) {
