@@ -93,13 +93,18 @@ def _tell_no_restart(line: str) -> None:
     path = os.environ.get("TFYARN_NO_RESTART_FILE", "")
     if not path:
         return
-    tmp = "%s.%d.tmp" % (path, os.getpid())
     try:
-        with open(tmp, "w") as f:
-            f.write(line + "\n")
-        os.replace(tmp, path)  # torchrun's ranks may all write it: a whole line each
+        _replace_file(path, (line + "\n").encode("utf-8"))  # torchrun's ranks may all write it
     except OSError:
         pass  # the job restarts as for any failure; the line is on stderr still
+
+
+def _replace_file(path: str, data: bytes) -> None:
+    """Writes data to path whole: a reader never sees half of it, whoever else writes it too."""
+    tmp = "%s.%d.tmp" % (path, os.getpid())
+    with open(tmp, "wb") as f:
+        f.write(data)
+    os.replace(tmp, path)
 
 
 def _no_restart_line(exc: NoRestart) -> str:
@@ -114,10 +119,7 @@ def _write(fields: Dict[str, Any], replace: bool) -> None:
         return
     if not replace and os.path.exists(path):
         return
-    tmp = "%s.%d.tmp" % (path, os.getpid())
-    with open(tmp, "wb") as f:
-        f.write(_result.encode(fields))
-    os.replace(tmp, path)  # whole files only: a reader never sees half of one
+    _replace_file(path, _result.encode(fields))
 
 
 def _exception_fields(exc: BaseException) -> Dict[str, Any]:
